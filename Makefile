@@ -1,0 +1,37 @@
+# sparqlab: `make reproduce` and `make test` work on a fresh machine with nothing but Python 3.11.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup test lint reproduce kg bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch first and pinned: the CPU build on disk, never a CUDA build pulled in by another package.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check lib tests benchmarks scripts
+
+kg: setup
+	$(BIN)/sparqlab kg build movies
+
+reproduce: setup kg
+	HF_HUB_OFFLINE=1 $(BIN)/sparqlab reproduce
+
+bench: setup kg
+	$(BIN)/python benchmarks/kg_bench.py
+	$(BIN)/python benchmarks/concurrency.py
+
+clean:
+	rm -rf .cache runs

@@ -1,0 +1,45 @@
+"""The ``sparqlab`` command. Each area registers its subcommands from its own module in this package.
+
+A module exposes ``register(subparsers)``, which adds parsers whose ``handler`` default is a function taking the
+parsed arguments and returning an exit code. Handlers import heavy libraries lazily so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from sparqlab import __version__
+from sparqlab.kg.errors import KGError
+
+COMMAND_MODULES = ["kg", "data", "evaluate", "models", "runs", "reproduce"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sparqlab", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"sparqlab {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"sparqlab.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except (KGError, FileNotFoundError, ValueError) as error:
+        print(f"sparqlab {args.command}: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The one question record every loader produces and every method consumes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+AnswerForm = Literal["select", "ask", "count"]
+
+
+@dataclass
+class Question:
+    """A benchmark question.
+
+    ``gold_answers`` are normalised answer strings (IRIs, literal lexical forms, ``"true"``/``"false"`` for ASK,
+    the number for COUNT) as produced by :func:`sparqlab.eval.answer_set`, or ``None`` when the benchmark ships
+    none (then a run needs a KG to execute ``gold_sparql``). ``topic_entities`` are ids or labels of the entities
+    the question mentions. ``metadata`` keeps benchmark-specific fields (question type, paraphrases, split, ...).
+    """
+
+    id: str
+    text: str
+    gold_sparql: str | None = None
+    gold_answers: list[str] | None = None
+    answer_form: AnswerForm = "select"
+    topic_entities: list[str] = field(default_factory=list)
+    kg: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As a JSON-serialisable dict (the workbench's own JSONL line)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Question:
+        """From a JSONL line of the workbench's own format; unknown keys go into ``metadata``."""
+        known = {f for f in cls.__dataclass_fields__}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        extra = {k: v for k, v in data.items() if k not in known}
+        if extra:
+            kwargs["metadata"] = {**kwargs.get("metadata", {}), **extra}
+        if "id" not in kwargs or "text" not in kwargs:
+            raise ValueError(f"a question needs at least 'id' and 'text'; got keys {sorted(data)}")
+        kwargs["id"] = str(kwargs["id"])
+        return cls(**kwargs)

@@ -1,0 +1,88 @@
+"""The one interface to a knowledge graph, shared by the embedded store and remote endpoints.
+
+:meth:`KnowledgeGraph.query` is the only way a query reaches a store: it applies the read-only guard, the query
+cache, the timeout and the row cap, so backends only implement :meth:`KnowledgeGraph._execute`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sparqlab.core.cache import JsonCache
+from sparqlab.core.hashing import stable_hash
+from sparqlab.kg.errors import KGError
+from sparqlab.kg.guard import check_read_only
+from sparqlab.kg.results import QueryResult
+
+if TYPE_CHECKING:
+    from sparqlab.kg.profiles import KGProfile
+
+
+@dataclass
+class QueryOptions:
+    """Defaults for every query of one KG object; each call may override them.
+
+    ``timeout_s`` bounds a query's run time; ``max_rows`` caps SELECT/graph rows (``QueryResult.truncated`` says
+    when it cut); ``cache_errors`` also caches typed errors (off by default: an endpoint may recover).
+    """
+
+    timeout_s: float = 30.0
+    max_rows: int = 10_000
+    cache_errors: bool = False
+
+
+class KnowledgeGraph:
+    """A KG: a backend plus a :class:`~sparqlab.kg.profiles.KGProfile` and an optional query cache."""
+
+    def __init__(self, profile: KGProfile, cache: JsonCache | None = None, options: QueryOptions | None = None):
+        self.profile = profile
+        self.cache = cache
+        self.options = options or QueryOptions()
+
+    @property
+    def identity(self) -> str:
+        """What distinguishes this KG's results from another's (endpoint URL, store path + build hash)."""
+        raise NotImplementedError
+
+    def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
+        raise NotImplementedError
+
+    def query(self, sparql: str, *, timeout_s: float | None = None, max_rows: int | None = None,
+              use_cache: bool = True) -> QueryResult:
+        """Run a read-only query. Raises a :class:`~sparqlab.kg.errors.KGError` subclass on failure."""
+        check_read_only(sparql)
+        timeout_s = self.options.timeout_s if timeout_s is None else timeout_s
+        max_rows = self.options.max_rows if max_rows is None else max_rows
+        key = stable_hash([sparql, max_rows], 32)
+        if self.cache is not None and use_cache:
+            hit = self.cache.get(self.identity, key)
+            if hit is not None:
+                if "error" in hit:
+                    raise _error_from_cache(hit["error"])
+                result = QueryResult.from_json(hit)
+                result.cached = True
+                return result
+        start = time.perf_counter()
+        try:
+            result = self._execute(sparql, timeout_s, max_rows)
+        except KGError as error:
+            if self.cache is not None and use_cache and self.options.cache_errors:
+                self.cache.put(self.identity, key, {"error": {"kind": error.kind, "message": str(error)}})
+            raise
+        result.elapsed_s = time.perf_counter() - start
+        if self.cache is not None and use_cache:
+            self.cache.put(self.identity, key, result.to_json())
+        return result
+
+    def describe(self) -> dict:
+        """What a manifest records about this KG."""
+        return {"profile": self.profile.name, "identity": self.identity, "backend": type(self).__name__}
+
+
+def _error_from_cache(data: dict) -> KGError:
+    for cls in KGError.__subclasses__():
+        if cls.kind == data["kind"]:
+            return cls(data["message"])
+    return KGError(data["message"])

@@ -1,0 +1,99 @@
+"""Backend-independent query results: RDF terms and SELECT/ASK/graph results.
+
+Both backends produce the same objects, so metrics, caches and tools never see pyoxigraph or SPARQLWrapper
+types. Rows follow the SPARQL 1.1 JSON results format, which is also what gets cached and written to disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+@dataclass(frozen=True)
+class Term:
+    """One RDF term as in SPARQL JSON results: ``type`` is ``uri``, ``literal`` or ``bnode``."""
+
+    type: Literal["uri", "literal", "bnode"]
+    value: str
+    datatype: str | None = None
+    lang: str | None = None
+
+    @classmethod
+    def from_json(cls, binding: dict[str, Any]) -> Term:
+        """From a SPARQL-JSON binding value (``typed-literal`` of older servers is read as ``literal``)."""
+        kind = binding["type"]
+        if kind == "typed-literal":
+            kind = "literal"
+        return cls(kind, binding["value"], binding.get("datatype"), binding.get("xml:lang"))
+
+    def to_json(self) -> dict[str, str]:
+        """As a SPARQL-JSON binding value."""
+        out = {"type": self.type, "value": self.value}
+        if self.datatype:
+            out["datatype"] = self.datatype
+        if self.lang:
+            out["xml:lang"] = self.lang
+        return out
+
+    def __str__(self) -> str:
+        return self.value
+
+
+Row = dict[str, Term]
+
+
+@dataclass
+class QueryResult:
+    """The result of one query.
+
+    ``kind`` is ``select`` (``vars`` + ``rows``), ``ask`` (``boolean``) or ``graph`` (CONSTRUCT/DESCRIBE:
+    ``rows`` with variables ``subject``, ``predicate``, ``object``). ``truncated`` is true when the row cap cut
+    the result; ``cached`` when it came from the query cache.
+    """
+
+    kind: Literal["select", "ask", "graph"]
+    vars: list[str] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    boolean: bool | None = None
+    truncated: bool = False
+    elapsed_s: float = 0.0
+    cached: bool = False
+
+    def __len__(self) -> int:
+        return len(self.rows) if self.kind != "ask" else 1
+
+    @property
+    def is_empty(self) -> bool:
+        """No rows (SELECT/graph). An ASK result is never empty: ``false`` is an answer."""
+        return self.kind != "ask" and not self.rows
+
+    def column(self, var: str) -> list[Term]:
+        """The bound values of one variable, in row order (unbound cells skipped)."""
+        return [row[var] for row in self.rows if var in row]
+
+    def to_json(self) -> dict[str, Any]:
+        """SPARQL 1.1 JSON results (graph results as s/p/o bindings), plus a ``truncated`` flag."""
+        if self.kind == "ask":
+            return {"head": {}, "boolean": self.boolean}
+        return {
+            "head": {"vars": list(self.vars)},
+            "results": {"bindings": [{k: t.to_json() for k, t in row.items()} for row in self.rows]},
+            "truncated": self.truncated,
+            "kind": self.kind,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> QueryResult:
+        """Inverse of :meth:`to_json`; also reads plain SPARQL-JSON results from any endpoint."""
+        if "boolean" in data:
+            return cls("ask", boolean=bool(data["boolean"]))
+        rows = [{k: Term.from_json(v) for k, v in b.items()} for b in data["results"]["bindings"]]
+        return cls(
+            data.get("kind", "select"),
+            vars=list(data.get("head", {}).get("vars", [])),
+            rows=rows,
+            truncated=bool(data.get("truncated", False)),
+        )
