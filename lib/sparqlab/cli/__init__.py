@@ -12,6 +12,7 @@ import sys
 
 from sparqlab import __version__
 from sparqlab.kg.errors import KGError
+from sparqlab.llm.errors import ModelError
 
 COMMAND_MODULES = ["kg", "data", "evaluate", "models", "runs", "reproduce"]
 
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
-    except (KGError, FileNotFoundError, ValueError) as error:
+    except (KGError, ModelError, FileNotFoundError, ValueError) as error:
         print(f"sparqlab {args.command}: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -1,5 +1,80 @@
-"""`sparqlab` subcommands of this area (placeholder until implemented)."""
+"""``sparqlab data``: list the benchmarks, print a split's questions as JSONL, regenerate the MCQA-style set."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
 
 
 def register(subparsers) -> None:
-    """Add this area's subcommands."""
+    """Add ``sparqlab data list|show|generate-mcqa``."""
+    parser = subparsers.add_parser(
+        "data", help="benchmarks: list, show questions, generate the MCQA set", description=__doc__
+    )
+    commands = parser.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
+    parser.set_defaults(handler=lambda args: parser.print_help() or 2)
+
+    listing = commands.add_parser("list", help="dataset names, their KG and splits")
+    listing.set_defaults(handler=handle_list)
+
+    show = commands.add_parser("show", help="print a split's questions as JSONL (one Question per line)")
+    show.add_argument("name", help="dataset name (see `sparqlab data list`) or path to an own-format JSONL file")
+    show.add_argument("--split", help="split name (default: test)")
+    show.add_argument("--limit", type=int, help="print only the first N questions")
+    show.set_defaults(handler=handle_show)
+
+    generate = commands.add_parser(
+        "generate-mcqa",
+        help="regenerate the MCQA-style question set over the movie KG",
+        description="Instantiate the 64 MCQA templates with entities of the movie KG; gold answers by execution.",
+    )
+    generate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    generate.add_argument("--train", type=int, default=5000, help="train size (default: 5000)")
+    generate.add_argument("--dev", type=int, default=500, help="dev size (default: 500)")
+    generate.add_argument("--test", type=int, default=1000, help="test size (default: 1000)")
+    generate.add_argument("--kg", default="movies", help="KG name, endpoint URL or RDF file (default: movies)")
+    generate.add_argument("--out", type=Path, help="output folder (default: data/mcqa_movies)")
+    generate.add_argument("--workers", type=int, default=2, help="parallel gold queries (default: 2)")
+    generate.set_defaults(handler=handle_generate)
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    from sparqlab.data import DATASETS
+
+    width = max(len(name) for name in DATASETS)
+    for dataset in DATASETS.values():
+        print(f"{dataset.name:<{width}}  {dataset.kg:<8}  {','.join(dataset.splits):<15}  {dataset.description}")
+    return 0
+
+
+def handle_show(args: argparse.Namespace) -> int:
+    from sparqlab.data import load
+
+    for question in load(args.name, split=args.split, limit=args.limit):
+        sys.stdout.write(json.dumps(question.to_dict(), ensure_ascii=False) + "\n")
+    return 0
+
+
+def handle_generate(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from sparqlab.core.paths import data_dir
+    from sparqlab.data.mcqa import generate_mcqa, write_mcqa
+    from sparqlab.kg import open_kg
+
+    start = time.perf_counter()
+    sizes = {"train": args.train, "dev": args.dev, "test": args.test}
+    kg = open_kg(args.kg, workers=args.workers)
+    splits = generate_mcqa(kg, sizes, seed=args.seed, workers=args.workers)
+    paths = write_mcqa(splits, args.out or data_dir() / "mcqa_movies")
+    for split, questions in splits.items():
+        per_type = Counter(q.metadata["qtype"] for q in questions)
+        spread = f"{min(per_type.values())}-{max(per_type.values())}" if per_type else "-"
+        print(
+            f"{split}: {len(questions)} questions, {len(per_type)} question types ({spread} each) -> {paths[split]}"
+        )
+    print(f"generated in {time.perf_counter() - start:.1f}s (seed {args.seed})")
+    return 0

@@ -1,5 +1,107 @@
-"""`sparqlab` subcommands of this area (placeholder until implemented)."""
+"""``sparqlab eval PREDICTIONS.jsonl``: recompute per-question metrics of any predictions file and print macro averages.
+
+Every record needs ``predicted_answers`` (a list, or null when no answer was obtained) and ``gold_answers``;
+stored ``f1``/``em``/``empty`` values are ignored and recomputed, so files from older code or other tools are
+scored by the current metric code. Cost fields (``model_calls``, ``tokens``, ``latency_s``) are averaged when
+every record has them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+MISSING = "(none)"
 
 
 def register(subparsers) -> None:
-    """Add this area's subcommands."""
+    """Add ``sparqlab eval``."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="recompute F1 / EM / empty rate of a predictions file",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("predictions", type=Path,
+                        help="predictions.jsonl (or a run folder containing one)")
+    parser.add_argument("--by", metavar="FIELD",
+                        help="group by a record field; dotted paths and metadata fields work (e.g. metadata.hops)")
+    parser.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from sparqlab.core.jsonl import read_jsonl
+
+    path = args.predictions / "predictions.jsonl" if args.predictions.is_dir() else args.predictions
+    if not path.exists():
+        raise FileNotFoundError(f"no predictions file at {path}")
+    records = list(read_jsonl(path))
+    if not records:
+        raise ValueError(f"{path} holds no records")
+    table = evaluate_records(records, by=args.by)
+    print(json.dumps(table, indent=2) if args.format == "json" else format_table(table, by=args.by))
+    return 0
+
+
+def evaluate_records(records: Iterable[Mapping[str, Any]], by: str | None = None) -> dict[str, dict[str, Any]]:
+    """Rescore every record and summarise, overall (key ``"all"``) and per value of ``by`` when given."""
+    from sparqlab.eval import score_prediction, summarise
+
+    scored = []
+    for number, record in enumerate(records, start=1):
+        if "gold_answers" not in record or "predicted_answers" not in record:
+            raise ValueError(f"record {number} (id {record.get('id')!r}) needs predicted_answers and gold_answers")
+        try:
+            scores = score_prediction(record["predicted_answers"], record["gold_answers"])
+        except ValueError as error:
+            raise ValueError(f"record {number} (id {record.get('id')!r}): {error}") from None
+        scored.append({**record, **scores})
+    table = {}
+    if by:
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for record in scored:
+            groups.setdefault(_field(record, by), []).append(record)
+        table = {key: summarise(groups[key]) for key in sorted(groups)}
+    table["all"] = summarise(scored)
+    return table
+
+
+def format_table(table: Mapping[str, Mapping[str, Any]], by: str | None = None) -> str:
+    """A plain-text table, one row per group; rates as percentages, costs as means per question."""
+    columns = ["n", "f1", "em", "empty_rate", "precision", "recall", "model_calls", "tokens", "latency_s"]
+    columns = [c for c in columns if any(c in row for row in table.values())]
+    header = [by or "group", *columns]
+    lines = [[str(key), *(_cell(c, row.get(c)) for c in columns)] for key, row in table.items()]
+    widths = [max(len(r[i]) for r in [header, *lines]) for i in range(len(header))]
+
+    def render(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+
+    return "\n".join([render(header), render(["-" * w for w in widths]), *map(render, lines)])
+
+
+def _cell(column: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if column == "n":
+        return str(value)
+    if column in ("f1", "em", "empty_rate", "precision", "recall"):
+        return f"{100 * value:.2f}"
+    return f"{value:.2f}"
+
+
+def _field(record: Mapping[str, Any], path: str) -> str:
+    """``record[path]``, following dots; a name not at the top level is also looked up in ``metadata``."""
+    for root in (record, record.get("metadata") or {}):
+        value: Any = root
+        for part in path.split("."):
+            if not isinstance(value, Mapping) or part not in value:
+                break
+            value = value[part]
+        else:
+            return MISSING if value is None else str(value)
+    return MISSING

@@ -1,5 +1,122 @@
-"""`sparqlab` subcommands of this area (placeholder until implemented)."""
+"""`sparqlab kg build|search` and `sparqlab query`: build bundled KGs, search labels, run a query from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+_MAX_CELL = 70
 
 
 def register(subparsers) -> None:
-    """Add this area's subcommands."""
+    """Add ``kg`` (with ``build`` and ``search``) and ``query``."""
+    kg = subparsers.add_parser("kg", help="build and inspect knowledge graphs")
+    kg_commands = kg.add_subparsers(dest="kg_command", metavar="KG_COMMAND", required=True)
+
+    build = kg_commands.add_parser("build", help="build a bundled KG's embedded store (e.g. movies)")
+    build.add_argument("name", help="KG name with a bundled builder, e.g. movies")
+    build.add_argument("--force", action="store_true", help="rebuild even if the store exists")
+    build.set_defaults(handler=build_command)
+
+    search = kg_commands.add_parser("search", help="search a KG's entities, properties or classes by label")
+    search.add_argument("name", help="KG name, endpoint URL or RDF file")
+    search.add_argument("text")
+    search.add_argument("--kind", choices=["entity", "property", "class"], default="entity")
+    search.add_argument("--limit", type=int, default=10)
+    search.set_defaults(handler=search_command)
+
+    query = subparsers.add_parser("query", help="run a read-only SPARQL query on a KG")
+    query.add_argument("sparql", help="the query, '-' to read it from stdin, or @FILE")
+    query.add_argument("--kg", required=True, help="KG name (movies, wikidata), endpoint URL or RDF file")
+    query.add_argument("--format", choices=["table", "json"], default="table",
+                       help="table (default) or SPARQL JSON results")
+    query.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    query.add_argument("--limit", type=int, default=1000, help="row cap (default 1000)")
+    query.add_argument("--no-cache", action="store_true", help="bypass the query cache")
+    query.set_defaults(handler=query_command)
+
+
+def build_command(args: argparse.Namespace) -> int:
+    from sparqlab.kg.profiles import get_profile
+
+    profile = get_profile(args.name)
+    if profile.store_builder is None:
+        raise ValueError(f"KG {args.name!r} has no bundled builder (it is queried at {profile.endpoint})")
+    start = time.perf_counter()
+    store = profile.store_builder(force=args.force)
+    elapsed = time.perf_counter() - start
+    stats = json.loads((store.parent / "build.json").read_text(encoding="utf-8"))
+    print(f"{args.name}: store {store}")
+    print(f"  ready in {elapsed:.1f} s (bulk build took {stats['build_seconds']:.1f} s)")
+    print(f"  triples {stats['triples']:,} from {stats['kb_facts']:,} MetaQA facts")
+    per_class = ", ".join(f"{cls} {n:,}" for cls, n in stats["entities_per_class"].items())
+    print(f"  entities {stats['entities']:,}: {per_class}")
+    print(f"  labels shared by entities of several classes: {stats['labels_with_several_classes']:,}")
+    per_relation = ", ".join(f"{rel} {n:,}" for rel, n in stats["facts_per_relation"].items())
+    print(f"  facts per relation: {per_relation}")
+    return 0
+
+
+def search_command(args: argparse.Namespace) -> int:
+    from sparqlab.kg import open_kg
+
+    kg = open_kg(args.name)
+    for hit in kg.search(args.text, kind=args.kind, limit=args.limit):
+        types = ", ".join(kg.profile.shorten(t) if "://" in t else t for t in hit.types) or "-"
+        print(f"{hit.score:6.1f}  {hit.label}  [{types}]  {kg.profile.shorten(hit.id)}")
+        if hit.description:
+            print(f"        {hit.description}")
+    return 0
+
+
+def _read_query(text: str) -> str:
+    if text == "-":
+        return sys.stdin.read()
+    if text.startswith("@"):
+        from pathlib import Path
+
+        return Path(text[1:]).read_text(encoding="utf-8")
+    return text
+
+
+def query_command(args: argparse.Namespace) -> int:
+    from sparqlab.kg import open_kg
+
+    kg = open_kg(args.kg, cache=not args.no_cache, timeout_s=args.timeout, max_rows=args.limit)
+    result = kg.query(_read_query(args.sparql))
+    if args.format == "json":
+        data = result.to_json()
+        standard = {k: data[k] for k in ("head", "results", "boolean") if k in data}
+        print(json.dumps(standard, ensure_ascii=False, indent=2))
+    else:
+        print(format_table(result, kg.profile.shorten))
+    note = f"{len(result)} row(s)" if result.kind != "ask" else "ask"
+    if result.truncated:
+        note += f", truncated at --limit {args.limit}"
+    note += f", {result.elapsed_s:.3f} s" + (", from cache" if result.cached else "")
+    print(note, file=sys.stderr)
+    return 0
+
+
+def format_table(result, shorten) -> str:
+    """A plain-text table of a result (IRIs shortened with the profile's prefixes, long cells cut)."""
+    if result.kind == "ask":
+        return "true" if result.boolean else "false"
+
+    def cell(term) -> str:
+        if term is None:
+            return ""
+        text = shorten(term.value) if term.type == "uri" else term.value
+        if term.lang:
+            text += f"@{term.lang}"
+        return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 1] + "…"
+
+    header = list(result.vars)
+    body = [[cell(row.get(var)) for var in header] for row in result.rows]
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+    return "\n".join(lines)

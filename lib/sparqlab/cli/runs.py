@@ -1,5 +1,115 @@
-"""`sparqlab` subcommands of this area (placeholder until implemented)."""
+"""`sparqlab runs list|show|compare|merge|bench`: browse, combine and benchmark run results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
 
 
 def register(subparsers) -> None:
-    """Add this area's subcommands."""
+    """Add ``sparqlab runs ...``."""
+    runs = subparsers.add_parser("runs", help="browse, compare and merge run results",
+                                 description="Browse results folders runs/<experiment>/<run>/. A RUN is a folder "
+                                             "path, experiment/folder, or a unique folder name (prefix).")
+    actions = runs.add_subparsers(dest="runs_command", metavar="ACTION")
+
+    def action(name: str, help_text: str, handler, root: bool = True) -> argparse.ArgumentParser:
+        parser = actions.add_parser(name, help=help_text, description=help_text)
+        if root:
+            parser.add_argument("--root", default=None, help="runs root (default: SPARQLAB_RUNS or runs/)")
+        parser.set_defaults(handler=handler)
+        return parser
+
+    listing = action("list", "list runs: status, progress, F1/EM, model ([standin] marks stand-ins)", _list)
+    listing.add_argument("--experiment", "-e", default=None, help="only this experiment")
+
+    show = action("show", "a run's metrics and configuration", _show)
+    show.add_argument("run", metavar="RUN")
+    show.add_argument("--json", action="store_true", help="print metrics and config as one JSON object")
+
+    compare = action("compare", "runs side by side", _compare)
+    compare.add_argument("runs", nargs="+", metavar="RUN")
+
+    merge = action("merge", "merge the shards of a run into the run's folder", _merge)
+    merge.add_argument("run", metavar="RUN", help="experiment/run_id (or any of its shard folders)")
+    merge.add_argument("--allow-incomplete", action="store_true",
+                       help="merge even if shards or questions are missing (the merge reports them)")
+    merge.add_argument("--overwrite", action="store_true", help="replace an earlier merge")
+
+    bench = action("bench", "runner concurrency benchmark: N questions x S calls to standin-latency served "
+                            "over HTTP, at concurrency 1 and C (same as benchmarks/concurrency.py)", _bench, root=False)
+    bench.add_argument("--questions", "-n", type=int, default=96, help="questions per run (default 96)")
+    bench.add_argument("--calls", "-s", type=int, default=2, help="sequential model calls per question (default 2)")
+    bench.add_argument("--delay-ms", type=float, default=200.0, help="server delay per call (default 200 ms)")
+    bench.add_argument("--concurrency", "-c", type=int, nargs="+", default=[8, 16, 32],
+                       help="concurrency levels compared with 1 (default 8 16 32)")
+    bench.add_argument("--json", action="store_true", help="print the results as JSON")
+    runs.set_defaults(handler=lambda args: (runs.print_help(), 2)[1])
+
+
+def _list(args: argparse.Namespace) -> int:
+    from sparqlab.runs.results import format_table, list_runs
+
+    rows = list_runs(args.root, args.experiment)
+    columns = ["experiment", "run", "status", "done", "f1", "em", "empty_rate", "model", "method", "dataset",
+               "split", "errors"]
+    print(format_table(rows, columns))
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from sparqlab.runs.results import find_run, format_table, load_config, model_label, run_summary
+
+    run_dir = find_run(args.run, args.root)
+    summary, config = run_summary(run_dir), load_config(run_dir)
+    if args.json:
+        print(json.dumps({"metrics": summary, "config": config}, indent=2, default=str))
+        return 0
+    model = model_label(summary.get("model"), summary.get("model_is_standin"))
+    print(f"run {summary['experiment']}/{summary['folder']}  ({summary['status']})")
+    print(f"model   {model}")
+    if summary.get("model_is_standin"):
+        print("        a stand-in model: not an LLM result")
+    print(f"method  {json.dumps(config.get('method'))}")
+    print(f"data    {summary.get('dataset')} {summary.get('split') or ''} on KG {summary.get('kg')}  "
+          f"({summary['n_done']}/{summary['n_questions']} done, {summary['n_scored']} scored)")
+    scores = [{"f1": summary.get("f1"), "em": summary.get("em"), "empty_rate": summary.get("empty_rate"),
+               "precision": summary.get("precision"), "recall": summary.get("recall"),
+               "wall_time_s": summary.get("wall_time_s")}]
+    print(format_table(scores))
+    usage = summary.get("usage") or {}
+    print(f"model calls {json.dumps(usage.get('model_calls'))}  uncached {summary.get('model_calls_uncached')}")
+    print(f"tokens      {json.dumps(usage.get('tokens'))}")
+    print(f"errors      {json.dumps(summary.get('error_categories'))}")
+    print("config  " + json.dumps(config.get("run"), default=str))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from sparqlab.runs.results import compare_rows, format_table
+
+    print(format_table(compare_rows(args.runs, args.root)))
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from sparqlab.runs.merge import MergeError, merge_shards, resolve_merge_target
+
+    try:
+        report = merge_shards(resolve_merge_target(args.run, args.root), allow_incomplete=args.allow_incomplete,
+                              overwrite=args.overwrite)
+    except MergeError as error:
+        print(f"sparqlab runs merge: {error}", file=sys.stderr)
+        return 1
+    print(report.summary())
+    return 0 if report.complete else 1
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from sparqlab.runs.bench import format_report, run_benchmark
+
+    report = run_benchmark(questions=args.questions, calls=args.calls, delay_ms=args.delay_ms,
+                           levels=args.concurrency, progress=sys.stderr.isatty())
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
-from sparqlab.kg.errors import KGError
+from sparqlab.kg.errors import KGError, error_from_kind
 from sparqlab.kg.guard import check_read_only
 from sparqlab.kg.results import QueryResult
 
@@ -52,7 +52,7 @@ class KnowledgeGraph:
     def query(self, sparql: str, *, timeout_s: float | None = None, max_rows: int | None = None,
               use_cache: bool = True) -> QueryResult:
         """Run a read-only query. Raises a :class:`~sparqlab.kg.errors.KGError` subclass on failure."""
-        check_read_only(sparql)
+        check_read_only(sparql, self.profile.prefixes)
         timeout_s = self.options.timeout_s if timeout_s is None else timeout_s
         max_rows = self.options.max_rows if max_rows is None else max_rows
         key = stable_hash([sparql, max_rows], 32)
@@ -76,13 +76,26 @@ class KnowledgeGraph:
             self.cache.put(self.identity, key, result.to_json())
         return result
 
+    def search(self, text: str, *, kind: str = "entity", limit: int = 10, types: list[str] | None = None) -> list:
+        """Entities (or ``kind="property"``/``"class"``) whose label matches ``text``, best first, as
+        :class:`~sparqlab.kg.search.SearchHit` (id, label, description, types); backend chosen by the profile."""
+        from sparqlab.kg.search import searcher_for
+
+        return searcher_for(self).search(text, kind=kind, limit=limit, types=types)
+
+    def close(self) -> None:
+        """Release what the backend holds (worker processes, temporary stores); a no-op for plain endpoints."""
+
+    def __enter__(self) -> KnowledgeGraph:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
     def describe(self) -> dict:
         """What a manifest records about this KG."""
         return {"profile": self.profile.name, "identity": self.identity, "backend": type(self).__name__}
 
 
 def _error_from_cache(data: dict) -> KGError:
-    for cls in KGError.__subclasses__():
-        if cls.kind == data["kind"]:
-            return cls(data["message"])
-    return KGError(data["message"])
+    return error_from_kind(data["kind"], data["message"])

@@ -31,3 +31,11 @@ class UpdateRefused(KGError):
     """A SPARQL Update (INSERT, DELETE, LOAD, CLEAR, DROP, CREATE, ...) was refused by the read-only guard."""
 
     kind = "update_refused"
+
+
+def error_from_kind(kind: str, message: str) -> KGError:
+    """Rebuild a typed error from its ``kind`` and message (cached errors, errors sent by a worker process)."""
+    for cls in KGError.__subclasses__():
+        if cls.kind == kind:
+            return cls(message)
+    return KGError(message)

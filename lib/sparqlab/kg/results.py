@@ -74,6 +74,16 @@ class QueryResult:
         """The bound values of one variable, in row order (unbound cells skipped)."""
         return [row[var] for row in self.rows if var in row]
 
+    def to_frame(self):
+        """The rows as a pandas DataFrame of term values (one column per variable; ASK: one ``boolean`` cell),
+        for display in notebooks."""
+        import pandas as pd
+
+        if self.kind == "ask":
+            return pd.DataFrame({"boolean": [self.boolean]})
+        return pd.DataFrame([{var: row[var].value if var in row else None for var in self.vars} for row in self.rows],
+                            columns=self.vars)
+
     def to_json(self) -> dict[str, Any]:
         """SPARQL 1.1 JSON results (graph results as s/p/o bindings), plus a ``truncated`` flag."""
         if self.kind == "ask":

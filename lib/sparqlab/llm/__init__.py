@@ -1,0 +1,59 @@
+"""Chat models behind one interface: any OpenAI-compatible endpoint, deterministic stand-ins, the response
+cache with replay, accounting, and an OpenAI-compatible server.
+
+Typical use::
+
+    from sparqlab.llm import make_model
+    model = make_model({"model": "standin-echo", "cache_path": run_dir / "responses.sqlite"})
+    response = model.chat_sync("Who directed Alien?", temperature=0, max_tokens=64)
+
+The server and the embeddings are imported from their modules (``sparqlab.llm.server``,
+``sparqlab.llm.embeddings``), which load heavier libraries.
+"""
+
+from sparqlab.llm.accounting import UsageTotals, aggregate_usage
+from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Message, Usage, estimate_tokens, run_sync
+from sparqlab.llm.cache import CACHE_MODES, CachedModel, default_cache_path, request_key
+from sparqlab.llm.errors import ModelError, ModelRequestError, ModelUnavailable, ReplayMiss, UnknownModel
+from sparqlab.llm.factory import get_model, make_model
+from sparqlab.llm.openai_backend import OpenAIModel
+from sparqlab.llm.standins import (
+    STANDIN_PREFIX,
+    EchoStandin,
+    LatencyStandin,
+    StandinModel,
+    create_standin,
+    register_standin,
+    standin_names,
+)
+
+__all__ = [
+    "CACHE_MODES",
+    "STANDIN_PREFIX",
+    "CachedModel",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "EchoStandin",
+    "LatencyStandin",
+    "Message",
+    "ModelError",
+    "ModelRequestError",
+    "ModelUnavailable",
+    "OpenAIModel",
+    "ReplayMiss",
+    "StandinModel",
+    "UnknownModel",
+    "Usage",
+    "UsageTotals",
+    "aggregate_usage",
+    "create_standin",
+    "default_cache_path",
+    "estimate_tokens",
+    "get_model",
+    "make_model",
+    "register_standin",
+    "request_key",
+    "run_sync",
+    "standin_names",
+]

@@ -1,18 +1,33 @@
-"""The chat-model interface every backend and stand-in implements."""
+"""The chat-model interface every backend and stand-in implements.
+
+A call is described completely by a :class:`ChatRequest` (model, messages, sampling parameters); its canonical
+JSON is the response-cache key. A :class:`ChatResponse` carries the text and its cost: tokens, latency and why
+generation stopped.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import math
+from collections.abc import Coroutine
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 Message = dict[str, str]
 """``{"role": "system" | "user" | "assistant", "content": "..."}``"""
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """Everything that determines a response; its canonical JSON is the cache key."""
+    """Everything that determines a response; its canonical JSON is the cache key.
+
+    ``extra`` holds further request fields passed through to the server unchanged (sorted ``(name, value)``
+    pairs, e.g. ``(("reasoning_effort", "low"),)`` for gpt-oss); being part of the request, they are part of the
+    cache key too.
+    """
 
     model: str
     messages: tuple[tuple[str, str], ...]
@@ -21,38 +36,79 @@ class ChatRequest:
     max_tokens: int | None = None
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    extra: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
-    def build(cls, model: str, messages: list[Message], **params: Any) -> ChatRequest:
+    def build(cls, model: str, messages: list[Message] | str, **params: Any) -> ChatRequest:
+        """From OpenAI-style message dicts (or one string, taken as a single user message) and parameters.
+
+        An unknown parameter name raises ``TypeError``; server-specific fields go in ``extra={...}``.
+        """
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
         stop = params.pop("stop", None) or ()
         if isinstance(stop, str):
             stop = (stop,)
-        return cls(model, tuple((m["role"], m["content"]) for m in messages), stop=tuple(stop), **params)
+        extra = params.pop("extra", None) or {}
+        return cls(
+            model,
+            tuple((m["role"], m["content"]) for m in messages),
+            stop=tuple(stop),
+            extra=tuple(sorted(dict(extra).items())),
+            **params,
+        )
 
     @property
     def message_dicts(self) -> list[Message]:
         return [{"role": role, "content": content} for role, content in self.messages]
 
+    @property
+    def last_user_message(self) -> str:
+        """The content of the last ``user`` message ("" if there is none)."""
+        return next((content for role, content in reversed(self.messages) if role == "user"), "")
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["messages"] = self.message_dicts
         data["stop"] = list(self.stop)
+        data["extra"] = dict(self.extra)
         return data
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic token-count *estimate* (no tokenizer): about four characters per token, and at least one
+    per whitespace-separated word. Used where no server reports real counts; such usage is marked ``estimated``."""
+    if not text:
+        return 0
+    return max(len(text.split()), math.ceil(len(text) / 4))
 
 
 @dataclass
 class Usage:
+    """Tokens one call cost. ``estimated`` is true when the counts come from :func:`estimate_tokens` (stand-ins,
+    servers that report no usage) rather than from the model's tokenizer."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    @classmethod
+    def estimate(cls, request: ChatRequest, text: str) -> Usage:
+        prompt = sum(estimate_tokens(content) for _, content in request.messages)
+        return cls(prompt, estimate_tokens(text), estimated=True)
+
 
 @dataclass
 class ChatResponse:
-    """A model's answer with its cost: tokens, latency (0 for a cache hit) and why generation stopped."""
+    """A model's answer with its cost: tokens, latency (0 for a cache hit) and why generation stopped.
+
+    ``text`` is the final answer (the message ``content``); ``reasoning`` is a reasoning model's separate chain of
+    thought when the server returns one (vLLM's ``reasoning`` / ``reasoning_content``), else ``None``.
+    """
 
     text: str
     usage: Usage = field(default_factory=Usage)
@@ -60,10 +116,10 @@ class ChatResponse:
     finish_reason: str = "stop"
     model: str = ""
     cached: bool = False
+    reasoning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return data
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ChatResponse:
@@ -72,8 +128,23 @@ class ChatResponse:
         return cls(**data)
 
 
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from synchronous code, also inside a running event loop (Jupyter), where
+    ``asyncio.run`` is not allowed: there it runs in a fresh loop on a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # outside the except block, so tracebacks are not prefixed with "no running event loop"
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 class ChatModel:
-    """A chat model. Subclasses implement :meth:`acomplete`; :meth:`complete` is its sync form.
+    """A chat model. Subclasses implement :meth:`acomplete`; the other methods are conveniences over it.
 
     ``name`` is what gets recorded in configs and manifests; ``is_standin`` marks deterministic offline
     baselines, which must never be reported as LLM results.
@@ -85,9 +156,30 @@ class ChatModel:
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         raise NotImplementedError
 
+    async def aclose(self) -> None:
+        """Release what this model holds on the running event loop (HTTP connections). Call it before the loop
+        ends when driving the model asynchronously (``asyncio.run(...)``); the blocking methods do it for you."""
+
+    def _blocking(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        async def once() -> T:
+            try:
+                return await coroutine
+            finally:
+                await self.aclose()
+
+        return run_sync(once())
+
     def complete(self, request: ChatRequest) -> ChatResponse:
-        """Blocking call, for scripts and notebooks outside an event loop."""
-        return asyncio.run(self.acomplete(request))
+        """Blocking call, for scripts and notebooks (works inside a running event loop too)."""
+        return self._blocking(self.acomplete(request))
+
+    async def chat(self, messages: list[Message] | str, **params: Any) -> ChatResponse:
+        """``await model.chat([{"role": "user", "content": "..."}], temperature=0, max_tokens=256)``"""
+        return await self.acomplete(ChatRequest.build(self.name, messages, **params))
+
+    def chat_sync(self, messages: list[Message] | str, **params: Any) -> ChatResponse:
+        """Blocking :meth:`chat`."""
+        return self._blocking(self.chat(messages, **params))
 
     def describe(self) -> dict[str, Any]:
         """What a manifest records about this model (no secrets)."""

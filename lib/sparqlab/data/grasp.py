@@ -1,0 +1,76 @@
+"""Wikidata benchmarks shipped as question + SPARQL records: GRASP-prepared JSONL (WWQ, LC-QuAD 2.0, SPINACH)
+and JSON lists of ``{"id", "question", "sparql", ...}`` (SPINACH dataset, QALD-9-plus as copied by SPINACH).
+
+GRASP's JSONL lines are ``{"id", "question", "sparql", "paraphrases", "info"}``; WWQ keeps its gold result rows in
+``info.results``. The others ship no gold answers (``gold_answers`` is ``None``: execute ``gold_sparql``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sparqlab.core.jsonl import read_jsonl
+from sparqlab.data.files import require_file
+from sparqlab.data.forms import answer_form, answers_from_json, results_json
+from sparqlab.data.question import Question
+
+
+def load_grasp_jsonl(path: str | Path, *, kg: str = "wikidata") -> list[Question]:
+    """Questions of one GRASP-prepared JSONL file; gold answers from ``info.results`` where present."""
+    questions = []
+    for record in read_jsonl(require_file(path)):
+        info = dict(record.get("info") or {})
+        rows = info.pop("results", None)
+        gold = None if rows is None else results_json(rows)
+        metadata: dict[str, Any] = {"info": info} if info else {}
+        if record.get("paraphrases"):
+            metadata["paraphrases"] = record["paraphrases"]
+        if gold is not None:
+            metadata["gold_result"] = gold
+        questions.append(
+            Question(
+                id=str(record["id"]),
+                text=record["question"],
+                gold_sparql=record["sparql"],
+                gold_answers=None if gold is None else answers_from_json(gold),
+                answer_form=answer_form(record["sparql"], gold),
+                kg=kg,
+                metadata=metadata,
+            )
+        )
+    return questions
+
+
+def load_json_list(
+    path: str | Path, *, kg: str = "wikidata", grasp_jsonl: str | Path | None = None
+) -> list[Question]:
+    """Questions of a JSON list of ``{"id", "question", "sparql", ...}`` records (no gold answers).
+
+    Fields besides those three (SPINACH's ``title``, ``url``) go into metadata. With ``grasp_jsonl``, GRASP's
+    prepared copy of the same questions (matched by original id, ``info.id``) adds ``metadata["grasp_id"]`` and
+    ``metadata["grasp_sparql"]`` (the gold query with explicit PREFIX declarations, runnable outside WDQS).
+    """
+    records = json.loads(require_file(path).read_text(encoding="utf-8"))
+    grasp = {}
+    if grasp_jsonl is not None:
+        grasp = {str(row["info"]["id"]): row for row in read_jsonl(require_file(grasp_jsonl))}
+    questions = []
+    for record in records:
+        qid = str(record["id"])
+        metadata = {k: v for k, v in record.items() if k not in ("id", "question", "sparql")}
+        if qid in grasp:
+            metadata["grasp_id"] = grasp[qid]["id"]
+            metadata["grasp_sparql"] = grasp[qid]["sparql"]
+        questions.append(
+            Question(
+                id=qid,
+                text=record["question"],
+                gold_sparql=record["sparql"],
+                answer_form=answer_form(record["sparql"]),
+                kg=kg,
+                metadata=metadata,
+            )
+        )
+    return questions

@@ -1,0 +1,183 @@
+"""The benchmark names the workbench knows, their splits, and :func:`load`.
+
+A name maps to one loader call per split over files in ``data/`` (see each folder's PROVENANCE.md). Anywhere a
+name is accepted, a path works too: a JSONL file in the workbench's own format, or a folder of ``<split>.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from sparqlab.core.paths import data_dir
+from sparqlab.data.files import read_questions
+from sparqlab.data.question import Question
+
+SPLIT_ALIASES = {"val": "dev", "validation": "dev"}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A named benchmark: its KG, a one-line description and a loader per split (called lazily)."""
+
+    name: str
+    kg: str
+    description: str
+    splits: dict[str, Callable[[], list[Question]]]
+    default_split: str = "test"
+
+    def load(self, split: str | None = None) -> list[Question]:
+        """The questions of ``split`` (the default split when ``None``)."""
+        split = _resolve_split(split, self.splits, self.default_split)
+        if split not in self.splits:
+            raise ValueError(
+                f"dataset {self.name!r} has no split {split!r}; valid splits: {', '.join(self.splits)}"
+            )
+        return self.splits[split]()
+
+
+def _resolve_split(split: str | None, available: Collection[str], default: str) -> str:
+    """``default`` for ``None``; ``val``/``validation`` mean ``dev`` unless the split exists under that name."""
+    if split is None:
+        return default
+    return split if split in available else SPLIT_ALIASES.get(split, split)
+
+
+def _metaqa(hops: int, split: str) -> list[Question]:
+    from sparqlab.data.metaqa import load_metaqa
+
+    return load_metaqa(hops, split)
+
+
+def _qald(relative: str, grasp_ids: bool = False) -> list[Question]:
+    from sparqlab.data.qald import load_qald
+
+    return load_qald(data_dir() / relative, grasp_ids=grasp_ids)
+
+
+def _grasp(relative: str) -> list[Question]:
+    from sparqlab.data.grasp import load_grasp_jsonl
+
+    return load_grasp_jsonl(data_dir() / relative)
+
+
+def _json_list(relative: str, grasp_relative: str | None = None) -> list[Question]:
+    from sparqlab.data.grasp import load_json_list
+
+    grasp = None if grasp_relative is None else data_dir() / grasp_relative
+    return load_json_list(data_dir() / relative, grasp_jsonl=grasp)
+
+
+def _own(relative: str) -> list[Question]:
+    return read_questions(data_dir() / relative)
+
+
+def _metaqa_dataset(hops: int) -> Dataset:
+    return Dataset(
+        f"metaqa-{hops}hop",
+        "movies",
+        f"MetaQA vanilla {hops}-hop test questions; gold SPARQL from the question type's relation path",
+        {"test": partial(_metaqa, hops, "test")},
+    )
+
+
+DATASETS: dict[str, Dataset] = {
+    dataset.name: dataset
+    for dataset in [
+        _metaqa_dataset(1),
+        _metaqa_dataset(2),
+        _metaqa_dataset(3),
+        Dataset(
+            "mcqa-movies",
+            "movies",
+            "MCQA-style questions from the 64 MCQA templates over the movie KG (sparqlab data generate-mcqa)",
+            {split: partial(_own, f"mcqa_movies/{split}.jsonl") for split in ("train", "dev", "test")},
+        ),
+        Dataset(
+            "qald7",
+            "wikidata",
+            "QALD-7 task 4 (English, Wikidata) with gold answers",
+            {
+                "train": partial(_qald, "qald7_wikidata/qald-7-train-en-wikidata.json"),
+                "test": partial(_qald, "qald7_wikidata/qald-7-test-en-wikidata.json", grasp_ids=True),
+            },
+        ),
+        Dataset(
+            "qald10",
+            "wikidata",
+            "QALD-10 test (Wikidata) with gold answers",
+            {"test": partial(_qald, "qald10/qald_10.json", grasp_ids=True)},
+        ),
+        Dataset(
+            "qald9plus",
+            "wikidata",
+            "QALD-9-plus (English, Wikidata) as copied by SPINACH; SPARQL only, no gold answers",
+            {
+                "train": partial(_json_list, "qald9plus_wikidata/train.json"),
+                "test": partial(_json_list, "qald9plus_wikidata/test.json"),
+            },
+        ),
+        Dataset(
+            "wwq",
+            "wikidata",
+            "WikiWebQuestions as prepared by GRASP; gold answers for dev and test, SPARQL only for train",
+            {
+                "train": partial(_grasp, "wikiwebquestions/grasp_train.jsonl"),
+                "dev": partial(_grasp, "wikiwebquestions/grasp_val.jsonl"),
+                "test": partial(_grasp, "wikiwebquestions/grasp_test.jsonl"),
+            },
+        ),
+        Dataset(
+            "spinach",
+            "wikidata",
+            "SPINACH dataset (Wikidata 'Request a Query' questions); SPARQL only, no gold answers",
+            {
+                "dev": partial(_json_list, "spinach_dataset/dev.json"),
+                "test": partial(_json_list, "spinach_dataset/test.json", "spinach_dataset/grasp_test.jsonl"),
+            },
+        ),
+        Dataset(
+            "lcquad2",
+            "wikidata",
+            "LC-QuAD 2.0 test (Wikidata) as prepared by GRASP; SPARQL only, no gold answers",
+            {"test": partial(_grasp, "lcquad2_wikidata/grasp_test.jsonl")},
+        ),
+    ]
+}
+
+
+def dataset_names() -> list[str]:
+    """The registered dataset names."""
+    return list(DATASETS)
+
+
+def load(name_or_path: str | Path, split: str | None = None, limit: int | None = None) -> list[Question]:
+    """The questions of a named benchmark split, or of an own-format JSONL file / folder of ``<split>.jsonl``.
+
+    ``split`` defaults to the dataset's default (``test``); for a single file it must be left ``None``.
+    ``limit`` keeps the first ``limit`` questions (file order).
+    """
+    if str(name_or_path) in DATASETS:
+        questions = DATASETS[str(name_or_path)].load(split)
+    else:
+        questions = _load_path(Path(name_or_path), split)
+    return questions if limit is None else questions[:limit]
+
+
+def _load_path(path: Path, split: str | None) -> list[Question]:
+    if path.is_file():
+        if split is not None:
+            raise ValueError(f"{path} is a single question file; it has no splits (drop split={split!r})")
+        return read_questions(path)
+    if path.is_dir():
+        available = sorted(p.stem for p in path.glob("*.jsonl"))
+        split = _resolve_split(split, available, "test")
+        if split not in available:
+            raise ValueError(f"{path} has no {split}.jsonl; splits found there: {', '.join(available) or 'none'}")
+        return read_questions(path / f"{split}.jsonl")
+    raise ValueError(
+        f"unknown dataset {str(path)!r}: not a registered name ({', '.join(DATASETS)}) "
+        "and not an existing JSONL file or folder of <split>.jsonl files"
+    )

@@ -1,0 +1,119 @@
+"""Answer-set metrics as defined in the SAGA paper: per-question set F1, exact match, macro averages, empty rate.
+
+For a question with predicted answer set Â and gold set A* (both normalised by
+:func:`sparqlab.eval.normalise_answer`)::
+
+    F1 = 2|Â ∩ A*| / (|Â| + |A*|)        EM = 1[F1 = 1] = 1[Â = A*]
+
+Edge cases, chosen so that EM = 1[Â = A*] holds everywhere:
+
+* both sets empty → F1 = 1 (the prediction reproduces an empty gold answer exactly). Benchmarks rarely keep
+  such questions; when they do, execution-based scoring counts them as correct, as every execution-based paper
+  does.
+* exactly one set empty → F1 = 0 (precision or recall is undefined, the other is 0).
+* ASK answers are the one-element sets {"true"} / {"false"}, so a wrong boolean scores 0 and a right one 1.
+* a missing prediction (no query, or it failed to execute) is scored as the empty set and counts as empty.
+
+Every method is scored by :func:`score_prediction` and runs are summarised by :func:`summarise`, so all numbers
+in a comparison come from the same code.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sparqlab.eval.normalise import answer_set
+
+COST_FIELDS = ("model_calls", "tokens", "latency_s")
+"""Per-question cost fields a run record may carry; :func:`summarise` reports their mean per question."""
+
+
+@dataclass(frozen=True)
+class SetScore:
+    """Precision, recall and F1 of one predicted answer set against the gold set."""
+
+    precision: float
+    recall: float
+    f1: float
+
+    @property
+    def em(self) -> bool:
+        """Exact match: the two normalised sets are equal."""
+        return self.f1 == 1.0
+
+
+def set_scores(pred: Iterable[Any] | None, gold: Iterable[Any]) -> SetScore:
+    """Set precision/recall/F1 after normalising both sides (edge cases in the module docstring)."""
+    predicted, expected = answer_set(pred or ()), answer_set(gold)
+    if not predicted and not expected:
+        return SetScore(1.0, 1.0, 1.0)
+    if not predicted or not expected:
+        return SetScore(0.0, 0.0, 0.0)
+    hits = len(predicted & expected)
+    return SetScore(hits / len(predicted), hits / len(expected), 2 * hits / (len(predicted) + len(expected)))
+
+
+def set_f1(pred: Iterable[Any] | None, gold: Iterable[Any]) -> float:
+    """SAGA's per-question answer-set F1, ``2|Â∩A*| / (|Â|+|A*|)``, over normalised answers.
+
+    ``pred`` and ``gold`` are iterables of answers: strings, numbers, booleans, :class:`~sparqlab.kg.results.Term`
+    objects or SPARQL-JSON binding values. Duplicates and surface variants (``wd:Q42`` vs its full IRI,
+    ``"1"^^xsd:integer`` vs ``"1.0"^^xsd:decimal``) collapse before counting. Unlike
+    :func:`sparqlab.eval.row_f1` it ignores which row or column an answer came from.
+    """
+    return set_scores(pred, gold).f1
+
+
+def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[Any] | None) -> dict[str, Any]:
+    """The per-question fields every run record carries: ``f1``, ``em``, ``empty``, ``precision``, ``recall``.
+
+    ``pred_answers=None`` means no answer was obtained (no query, or execution failed): empty, and scored as
+    the empty set. Raises ``ValueError`` without gold answers, since there is nothing to score against.
+    """
+    if gold_answers is None:
+        raise ValueError("cannot score a prediction without gold answers (execute the gold SPARQL first)")
+    score = set_scores(pred_answers, gold_answers)
+    return {
+        "f1": score.f1,
+        "em": score.em,
+        "empty": not answer_set(pred_answers or ()),
+        "precision": score.precision,
+        "recall": score.recall,
+    }
+
+
+def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Macro averages over per-question records (as written to ``predictions.jsonl``).
+
+    Returns ``n``, ``f1``, ``em``, ``empty_rate`` (share of questions whose prediction returned no answer), plus
+    ``precision``/``recall`` and the mean per question of each cost field in :data:`COST_FIELDS` when every
+    record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the sum.
+    """
+    records = list(records)
+    if not records:
+        return {"n": 0}
+    for number, record in enumerate(records):
+        missing = [k for k in ("f1", "em", "empty") if k not in record]
+        if missing:
+            raise ValueError(
+                f"record {number} (id {record.get('id')!r}) lacks {missing}; score it with score_prediction first"
+            )
+    summary: dict[str, Any] = {
+        "n": len(records),
+        "f1": statistics.fmean(float(r["f1"]) for r in records),
+        "em": statistics.fmean(float(r["em"]) for r in records),
+        "empty_rate": statistics.fmean(float(r["empty"]) for r in records),
+    }
+    for key in ("precision", "recall", *COST_FIELDS):
+        if all(r.get(key) is not None for r in records):
+            summary[key] = statistics.fmean(_amount(r[key]) for r in records)
+    return summary
+
+
+def _amount(value: Any) -> float:
+    if isinstance(value, Mapping):
+        return float(value["total"]) if "total" in value else float(sum(value.values()))
+    return float(value)

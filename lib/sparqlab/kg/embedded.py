@@ -1,0 +1,342 @@
+"""The embedded backend: a pyoxigraph store on disk, queried in worker processes so that a timeout stops a query.
+
+pyoxigraph 0.5 gives Python no query timeout or cancellation (the Rust API and ``oxigraph serve`` have one; the
+Python side is oxigraph issue #1926), and it evaluates aggregates, ORDER BY and ASK inside the ``query()`` call,
+so deadline checks between rows cannot stop a ``COUNT`` over a cross product, and a Python thread cannot be
+killed. Each query therefore runs in a small worker process that keeps the store open read-only; the caller
+waits until the deadline and kills the worker if it passes (the next query starts a fresh one, ~0.3 s).
+
+Residual limits: the row cap is applied while streaming SELECT/CONSTRUCT rows, but sorting or grouping still
+computes the full intermediate result, bounded only by the timeout and by the worker's memory cap (RLIMIT_DATA,
+8 GiB by default: a query over it kills its worker, reported as an EndpointError); a killed worker costs the
+next query a restart (~0.1-0.3 s); results cross a pipe as JSON (tens of microseconds per row).
+``SERVICE`` clauses are refused: pyoxigraph would make live HTTP calls, which an offline, cached and
+reproducible run must not do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from functools import cached_property
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from sparqlab.core.cache import JsonCache
+from sparqlab.kg.base import KnowledgeGraph, QueryOptions
+from sparqlab.kg.errors import EndpointError, QueryTimeout, error_from_kind
+from sparqlab.kg.guard import scan
+from sparqlab.kg.profiles import XSD, KGProfile, generic_profile
+from sparqlab.kg.results import QueryResult, Term
+
+_WORKER_CODE = "import sys; from sparqlab.kg.embedded import serve_worker; serve_worker(*sys.argv[1:])"
+_STARTUP_TIMEOUT_S = 120.0
+_PLAIN_DATATYPES = {XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"}
+
+
+def to_term(node: Any) -> Term:
+    """A pyoxigraph term as a :class:`Term`, with plain literals written as SPARQL JSON results write them."""
+    import pyoxigraph
+
+    if isinstance(node, pyoxigraph.NamedNode):
+        return Term("uri", node.value)
+    if isinstance(node, pyoxigraph.BlankNode):
+        return Term("bnode", node.value)
+    if isinstance(node, pyoxigraph.Literal):
+        datatype = node.datatype.value
+        return Term("literal", node.value, None if datatype in _PLAIN_DATATYPES else datatype, node.language)
+    return Term("literal", str(node))  # an RDF-star quoted triple, kept readable
+
+
+def run_on_store(store: Any, sparql: str, max_rows: int, prefixes: dict[str, str] | None = None) -> QueryResult:
+    """Evaluate one query on an open pyoxigraph store, streaming at most ``max_rows`` rows."""
+    import pyoxigraph
+
+    solutions = store.query(sparql, prefixes=prefixes or None)
+    if isinstance(solutions, pyoxigraph.QueryBoolean):
+        return QueryResult("ask", boolean=bool(solutions))
+    if isinstance(solutions, pyoxigraph.QueryTriples):
+        names = ["subject", "predicate", "object"]
+        rows = [
+            dict(zip(names, (to_term(t.subject), to_term(t.predicate), to_term(t.object)), strict=True))
+            for t in islice(solutions, max_rows + 1)
+        ]
+        kind = "graph"
+    else:
+        names = [v.value for v in solutions.variables]
+        rows = [
+            {name: to_term(value) for name, value in zip(names, solution, strict=True) if value is not None}
+            for solution in islice(solutions, max_rows + 1)
+        ]
+        kind = "select"
+    return QueryResult(kind, vars=names, rows=rows[:max_rows], truncated=len(rows) > max_rows)
+
+
+def serve_worker(store_path: str, prefixes_json: str, memory_limit_bytes: str = "0") -> None:
+    """Worker process loop: one JSON request per stdin line, one JSON reply per line on the original stdout.
+
+    Anything else printed to stdout (by a library) goes to stderr so it cannot corrupt the replies. A positive
+    ``memory_limit_bytes`` caps the worker's heap (RLIMIT_DATA, which unlike RLIMIT_AS ignores reserved but
+    unused address space), so a query that would exhaust the machine's memory kills only its worker.
+    """
+    import pyoxigraph
+
+    # Ctrl-C (or a notebook kernel's interrupt) goes to the whole process group; the parent decides what stops,
+    # and this worker ends with it (end of input, or the parent watch below).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent()
+    if int(memory_limit_bytes) > 0:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (int(memory_limit_bytes), int(memory_limit_bytes)))
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    store = pyoxigraph.Store.read_only(store_path)
+    prefixes = json.loads(prefixes_json)
+    replies.write(b'{"ready": true}\n')
+    replies.flush()
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        try:
+            result = run_on_store(store, request["sparql"], request["max_rows"], prefixes)
+            reply: dict[str, Any] = {"result": result.to_json()}
+        except SyntaxError as error:
+            reply = {"error": {"kind": "syntax_error", "message": f"SPARQL syntax error: {error}"}}
+        except Exception as error:  # noqa: BLE001 - every failure must reach the caller as a typed error
+            reply = {"error": {"kind": "endpoint_error", "message": f"{type(error).__name__}: {error}"}}
+        replies.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+        replies.flush()
+
+
+def _exit_with_parent() -> None:
+    """End the worker when its parent dies, even in the middle of a long query (end of input comes too late)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+class _Expired(Exception):
+    """The worker did not answer before the deadline."""
+
+
+class _WorkerDied(Exception):
+    """The worker's pipe closed (crash, out of memory, killed from outside)."""
+
+
+class _Worker:
+    """One worker process and its line protocol."""
+
+    def __init__(self, store_path: Path, prefixes: dict[str, str], memory_limit_bytes: int):
+        import sparqlab
+
+        env = dict(os.environ)
+        package_root = str(Path(sparqlab.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _WORKER_CODE, str(store_path), json.dumps(prefixes), str(memory_limit_bytes)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+        )
+        self._pending = bytearray()
+        try:
+            self.receive(_STARTUP_TIMEOUT_S)
+        except (_Expired, _WorkerDied):
+            self.kill()
+            raise EndpointError(
+                f"could not start a query worker on the store {store_path} (exit code {self.process.returncode}); "
+                "is it a pyoxigraph store, and is no other process writing to it?"
+            ) from None
+
+    def send(self, request: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
+        self.process.stdin.flush()
+
+    def receive(self, timeout_s: float) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout_s
+        descriptor = self.process.stdout.fileno()
+        while b"\n" not in self._pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Expired
+            ready, _, _ = select.select([descriptor], [], [], remaining)
+            if ready:
+                chunk = os.read(descriptor, 1 << 20)
+                if not chunk:
+                    raise _WorkerDied
+                self._pending += chunk
+        end = self._pending.index(b"\n")
+        line = bytes(self._pending[:end])
+        del self._pending[: end + 1]
+        return json.loads(line)
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
+
+    def close(self) -> None:
+        """Ask the worker to exit (end of its input); kill it if it does not."""
+        try:
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+
+class _WorkerPool:
+    """Up to ``size`` workers shared by the threads of one process; a fork starts with an empty pool."""
+
+    def __init__(self, store_path: Path, prefixes: dict[str, str], size: int, memory_limit_bytes: int):
+        self.store_path = store_path
+        self.prefixes = prefixes
+        self.memory_limit_bytes = memory_limit_bytes
+        self._slots = threading.BoundedSemaphore(size)
+        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+        self._pid = os.getpid()
+
+    def run(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        with self._slots:
+            worker = self._take()
+            try:
+                worker.send(request)
+                reply = worker.receive(timeout_s)
+            except BaseException:
+                worker.kill()
+                raise
+            self._idle.put(worker)
+            return reply
+
+    def _take(self) -> _Worker:
+        if self._pid != os.getpid():  # the workers belong to the parent process
+            self._idle = queue.SimpleQueue()
+            self._pid = os.getpid()
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            return _Worker(self.store_path, self.prefixes, self.memory_limit_bytes)
+
+    def close(self) -> None:
+        if self._pid != os.getpid():
+            return
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+
+def _shutdown(pool: _WorkerPool, scratch: Path | None) -> None:
+    pool.close()
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class EmbeddedKG(KnowledgeGraph):
+    """A KG in a local pyoxigraph store directory, opened read-only (see the module docstring for timeouts).
+
+    ``identity`` names the store's content for the query cache (e.g. ``movies@<build hash>``); by default it is
+    the store's absolute path. ``workers`` bounds how many queries run at once; ``memory_limit_gb`` caps each
+    worker's heap (``None``: no cap), so a runaway ORDER BY fails alone instead of starving the machine.
+    """
+
+    def __init__(self, store_path: str | Path, profile: KGProfile, *, identity: str | None = None,
+                 cache: JsonCache | None = None, options: QueryOptions | None = None, workers: int = 2,
+                 memory_limit_gb: float | None = 8.0, scratch: Path | None = None):
+        super().__init__(profile, cache, options)
+        self.store_path = Path(store_path)
+        if not self.store_path.is_dir():
+            raise FileNotFoundError(f"no pyoxigraph store at {self.store_path}")
+        self._identity = identity or f"store:{self.store_path.resolve()}"
+        limit = int(memory_limit_gb * 2**30) if memory_limit_gb else 0
+        self._pool = _WorkerPool(self.store_path, profile.prefixes, max(1, workers), limit)
+        self._finalizer = weakref.finalize(self, _shutdown, self._pool, scratch)
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @cached_property
+    def store(self) -> Any:
+        """The store opened read-only in this process, for trusted bulk reads (index building, statistics).
+
+        Untrusted queries go through :meth:`query`, which has the guard, the timeout and the row cap.
+        """
+        import pyoxigraph
+
+        return pyoxigraph.Store.read_only(str(self.store_path))
+
+    def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
+        if scan(sparql).uses_service:
+            raise EndpointError(
+                "SERVICE (federated query) is not run by the embedded store: it would call the network. "
+                "Query the remote endpoint directly instead."
+            )
+        try:
+            reply = self._pool.run({"sparql": sparql, "max_rows": max_rows}, timeout_s)
+        except _Expired:
+            raise QueryTimeout(
+                f"query ran longer than {timeout_s:g} s and was stopped; make it more selective "
+                "(constant entities, LIMIT) or raise the timeout"
+            ) from None
+        except _WorkerDied:
+            raise EndpointError(
+                "the embedded store's query worker died while running the query, most likely over its memory "
+                "limit; make the query more selective (constant entities, LIMIT without ORDER BY)"
+            ) from None
+        if "error" in reply:
+            raise error_from_kind(reply["error"]["kind"], reply["error"]["message"])
+        return QueryResult.from_json(reply["result"])
+
+    def close(self) -> None:
+        """Stop the worker processes (and delete a temporary store); also done when the object is collected."""
+        self._finalizer()
+
+    def describe(self) -> dict:
+        return {**super().describe(), "store": str(self.store_path)}
+
+
+def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: Any) -> EmbeddedKG:
+    """An :class:`EmbeddedKG` over a temporary store holding one RDF file (format from its extension).
+
+    The store is deleted when the KG is closed or collected. The query-cache identity is the file's content
+    hash, so the same file gives the same cache entries wherever it lives.
+    """
+    import pyoxigraph
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no RDF file at {path}")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    scratch = Path(tempfile.mkdtemp(prefix="sparqlab-kg-"))
+    try:
+        store = pyoxigraph.Store(str(scratch / "store"))
+        store.bulk_load(path=str(path))
+        store.flush()
+        del store
+    except (ValueError, SyntaxError) as error:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise ValueError(f"cannot load {path} as RDF: {error}") from None
+    return EmbeddedKG(scratch / "store", profile or generic_profile(path.stem),
+                      identity=f"file:{digest}", scratch=scratch, **kwargs)

@@ -1,0 +1,166 @@
+"""The endpoint backend: any SPARQL 1.1 HTTP endpoint (Wikidata's service, QLever, Virtuoso, oxigraph server).
+
+Requests go through SPARQLWrapper with content negotiation only (SPARQL JSON results for SELECT/ASK, an RDF
+syntax for CONSTRUCT/DESCRIBE). The profile's predefined prefixes that a query does not declare are prepended,
+so a query valid for the profile runs the same on every endpoint (QLever, unlike Wikidata's service, predefines
+none). Limits: the timeout is the HTTP client's (connect and each read), so the server may go on working after
+the client gives up unless it has its own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); the row cap is
+applied to the received result, so the server still sends every row.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import time
+import urllib.error
+from typing import Any
+from urllib.parse import quote
+
+from sparqlab import __version__
+from sparqlab.core.cache import JsonCache
+from sparqlab.kg.base import KnowledgeGraph, QueryOptions
+from sparqlab.kg.errors import EndpointError, QueryTimeout, SparqlSyntaxError
+from sparqlab.kg.guard import scan
+from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.results import QueryResult
+
+USER_AGENT = f"sparqlab/{__version__} (text-to-SPARQL research workbench; SPARQLWrapper)"
+_MAX_GET_URL = 2000
+_SYNTAX_HINTS = ("parse", "syntax", "malformed", "lexical", "expected", "error at", "unexpected")
+_TIMEOUT_HINTS = ("timeout", "timed out", "time limit", "cancelled")
+
+
+class EndpointKG(KnowledgeGraph):
+    """A KG behind a SPARQL 1.1 endpoint URL."""
+
+    def __init__(self, url: str, profile: KGProfile, *, cache: JsonCache | None = None,
+                 options: QueryOptions | None = None, user_agent: str = USER_AGENT):
+        super().__init__(profile, cache, options)
+        self.url = url
+        self.user_agent = user_agent
+
+    @property
+    def identity(self) -> str:
+        return f"endpoint:{self.url}"
+
+    def with_prefixes(self, sparql: str) -> str:
+        """``sparql`` after one line declaring the profile's prefixes that it does not declare itself."""
+        declared = scan(sparql).declared_prefixes
+        missing = [f"PREFIX {name}: <{iri}>" for name, iri in self.profile.prefixes.items() if name not in declared]
+        return " ".join(missing) + "\n" + sparql if missing else sparql
+
+    def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
+        from SPARQLWrapper import GET, JSON, POST, TURTLE, SPARQLWrapper
+
+        graph = scan(sparql).keyword in ("CONSTRUCT", "DESCRIBE")
+        text = self.with_prefixes(sparql)
+        client = SPARQLWrapper(self.url, agent=self.user_agent)
+        client.setOnlyConneg(True)
+        client.setReturnFormat(TURTLE if graph else JSON)
+        client.timeout = timeout_s  # setTimeout() would round it down to whole seconds (0.5 -> no timeout)
+        client.setMethod(GET if len(self.url) + len(quote(text)) < _MAX_GET_URL else POST)
+        client.setQuery(text)
+        raw, content_type = self._fetch(client, time.monotonic() + timeout_s, timeout_s, added_line=text != sparql)
+        result = _graph_result(raw, content_type, self.url) if graph else _json_result(raw, self.url)
+        if len(result.rows) > max_rows:
+            result.rows = result.rows[:max_rows]
+            result.truncated = True
+        return result
+
+    def _fetch(self, client: Any, deadline: float, timeout_s: float, added_line: bool) -> tuple[bytes, str]:
+        """Run the request and read the answer before ``deadline``; map every failure to a typed error."""
+        from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
+
+        try:
+            response = client.query().response
+            chunks = []
+            while chunk := response.read(1 << 16):
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    response.close()
+                    raise TimeoutError
+            return b"".join(chunks), response.headers.get("Content-Type", "")
+        except QueryBadFormed as error:
+            body = _body(error)
+            if any(hint in body.lower() for hint in _SYNTAX_HINTS):
+                note = " (its line numbers count the added line of PREFIX declarations)" if added_line else ""
+                raise SparqlSyntaxError(f"the endpoint rejected the query{note}: {body}") from None
+            raise EndpointError(f"HTTP 400 from {self.url}: {body}") from None
+        except SPARQLWrapperException as error:
+            body = _body(error)
+            if any(hint in body.lower() for hint in _TIMEOUT_HINTS):
+                raise QueryTimeout(f"the endpoint {self.url} stopped the query (its own time limit): {body}") from None
+            raise EndpointError(f"{type(error).__name__} from {self.url}: {body}") from None
+        except urllib.error.HTTPError as error:
+            raise EndpointError(f"HTTP {error.code} from {self.url}: {_body(error)}") from None
+        except urllib.error.URLError as error:
+            if isinstance(error.reason, TimeoutError):
+                raise _timeout(self.url, timeout_s) from None
+            raise EndpointError(
+                f"cannot reach the SPARQL endpoint {self.url}: {error.reason}; is the server running and the URL right?"
+            ) from None
+        except TimeoutError:
+            raise _timeout(self.url, timeout_s) from None
+        except OSError as error:
+            raise EndpointError(f"connection to {self.url} failed: {error}") from None
+
+
+def _timeout(url: str, timeout_s: float) -> QueryTimeout:
+    return QueryTimeout(
+        f"no answer from {url} within {timeout_s:g} s; make the query more selective or raise the timeout"
+    )
+
+
+def _body(error: Exception) -> str:
+    """The server's message from a SPARQLWrapper or urllib error, on one line and not too long."""
+    if isinstance(error, urllib.error.HTTPError):
+        try:
+            text = error.read().decode("utf-8", "replace")
+        except OSError:
+            text = str(error)
+    else:  # SPARQLWrapper keeps the server's answer only as a bytes repr inside its message
+        text = str(error)
+        if "Response:\n" in text:
+            with contextlib.suppress(ValueError, SyntaxError, AttributeError):
+                text = ast.literal_eval(text.split("Response:\n", 1)[1]).decode("utf-8", "replace")
+    text = " ".join(text.replace("\\n", " ").split())
+    return text[:500] + (" …" if len(text) > 500 else "")
+
+
+def _json_result(raw: bytes, url: str) -> QueryResult:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        text = raw[-2000:].decode("utf-8", "replace")
+        if any(hint in text.lower() for hint in _TIMEOUT_HINTS):
+            raise QueryTimeout(f"the endpoint {url} stopped the query mid-answer (its own time limit)") from None
+        raise EndpointError(
+            f"incomplete or invalid SPARQL JSON results from {url} ({len(raw)} bytes, ending {text[-120:]!r}); "
+            "the server may have stopped the query at its own time limit"
+        ) from None
+    try:
+        return QueryResult.from_json(data)
+    except (KeyError, TypeError) as error:
+        raise EndpointError(f"malformed SPARQL JSON results from {url}: missing {error}") from None
+
+
+def _graph_result(raw: bytes, content_type: str, url: str) -> QueryResult:
+    import pyoxigraph
+
+    from sparqlab.kg.embedded import to_term
+
+    media_type = content_type.split(";")[0].strip() or "text/turtle"
+    rdf_format = pyoxigraph.RdfFormat.from_media_type(media_type)
+    if rdf_format is None:
+        raise EndpointError(f"the endpoint {url} answered a graph query with unsupported {media_type!r}")
+    try:
+        triples = list(pyoxigraph.parse(raw, format=rdf_format))
+    except SyntaxError as error:
+        raise EndpointError(f"cannot parse the graph returned by {url}: {error}") from None
+    names = ["subject", "predicate", "object"]
+    rows = [dict(zip(names, (to_term(t.subject), to_term(t.predicate), to_term(t.object)), strict=True))
+            for t in triples]
+    return QueryResult("graph", vars=names, rows=rows)
+

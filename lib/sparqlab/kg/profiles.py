@@ -1,0 +1,214 @@
+"""Everything that differs between knowledge graphs, one :class:`KGProfile` per KG.
+
+Code outside this module never spells a KG-specific IRI, prefix or endpoint: it asks the profile (type and label
+predicates, how IDs look, how domain/range constraints are declared, which search backend to use, whether answers
+are compared by IRI or by label).
+
+Adding a KG means adding one profile. Freebase, for example, needs (no default endpoint is bundled: point it at a
+QLever or Virtuoso server holding the dump)::
+
+    KGProfile(
+        name="freebase", type_predicate=FB + "type.object.type", label_predicate=FB + "type.object.name",
+        description_predicate=FB + "common.topic.description", prefixes={"ns": FB, **STANDARD_PREFIXES},
+        entity_id_pattern=r"^http://rdf\\.freebase\\.com/ns/[mg]\\.[0-9a-z_]+$", entity_id_example="ns:m.0d3k14",
+        property_id_pattern=r"^http://rdf\\.freebase\\.com/ns/[a-z_0-9]+\\.[a-z_0-9]+\\.[a-z_0-9]+$",
+        constraints=ConstraintScheme("rdfs", domain_predicate=FB + "type.property.schema",
+                                     range_predicate=FB + "type.property.expected_type"),
+        property_types=(FB + "type.property",), answer_key="iri", endpoint="http://HOST:PORT/sparql")
+
+with ``FB = "http://rdf.freebase.com/ns/"`` (and ``label_languages=("en",)``, as names carry language tags).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+OWL = "http://www.w3.org/2002/07/owl#"
+SCHEMA = "http://schema.org/"
+
+STANDARD_PREFIXES = {"rdf": RDF, "rdfs": RDFS, "xsd": XSD, "owl": OWL}
+"""Prefixes every profile predefines; any SPARQL 1.1 endpoint understands their IRIs."""
+
+
+@dataclass(frozen=True)
+class ConstraintScheme:
+    """How a KG declares which subjects and objects a property expects.
+
+    ``kind="rdfs"``: a triple ``property domain_predicate Class`` (and ``range_predicate``) — RDFS, and Freebase
+    with its own predicates. ``kind="wikidata"``: property-constraint statements (P2302) whose value is the
+    subject-type or value-type constraint item, with the allowed classes in a qualifier (P2308).
+    """
+
+    kind: Literal["rdfs", "wikidata"]
+    domain_predicate: str | None = None
+    range_predicate: str | None = None
+    statement_predicate: str | None = None
+    statement_value: str | None = None
+    subject_type_item: str | None = None
+    value_type_item: str | None = None
+    class_qualifier: str | None = None
+
+    def domain_range_query(self, property_iri: str) -> str:
+        """A SELECT with ``?kind`` (``"domain"``/``"range"``) and ``?class`` for one property."""
+        if self.kind == "rdfs":
+            return (
+                "SELECT ?kind ?class WHERE { "
+                f'{{ <{property_iri}> <{self.domain_predicate}> ?class BIND("domain" AS ?kind) }} UNION '
+                f'{{ <{property_iri}> <{self.range_predicate}> ?class BIND("range" AS ?kind) }} }}'
+            )
+        return (
+            "SELECT ?kind ?class WHERE { "
+            f"<{property_iri}> <{self.statement_predicate}> ?st . "
+            f"?st <{self.statement_value}> ?constraint ; <{self.class_qualifier}> ?class . "
+            f'VALUES (?constraint ?kind) {{ (<{self.subject_type_item}> "domain") '
+            f'(<{self.value_type_item}> "range") }} }}'
+        )
+
+
+@dataclass(frozen=True)
+class KGProfile:
+    """What a KG looks like to the rest of the workbench.
+
+    ``prefixes`` are predefined: a query may use them without declaring them, on every backend (the embedded
+    store passes them to the parser, endpoints get the missing declarations prepended). ``answer_key`` says how
+    answers are compared: ``"iri"`` (entity IRIs / literal values) or ``"label"`` (the ``label_predicate``
+    values, for KGs whose gold answers are names). ``store_builder(force=False)`` returns the directory of a
+    pyoxigraph store (building it if missing or if ``force``), with a ``build.json`` of counts beside it, for KGs
+    bundled with the workbench; ``endpoint`` is the default SPARQL service
+    otherwise. ``search`` picks the entity search backend: ``"local"`` (SQLite FTS5 label index built from the
+    KG) or ``"wikidata_api"`` (``search_api_url``, a MediaWiki ``wbsearchentities`` API).
+    ``prompt_notes`` tell a model how queries over this KG are written (identifiers, labels, answer shape);
+    ``schema_in_prompt`` adds the declared classes and relations (:func:`sparqlab.kg.describe.describe_schema`),
+    for KGs whose schema is small enough to list in full.
+    """
+
+    name: str
+    type_predicate: str
+    label_predicate: str
+    description_predicate: str
+    prefixes: dict[str, str]
+    entity_id_pattern: str
+    entity_id_example: str
+    property_id_pattern: str
+    constraints: ConstraintScheme
+    answer_key: Literal["iri", "label"] = "iri"
+    endpoint: str | None = None
+    store_builder: Callable[..., Path] | None = field(default=None, compare=False)
+    search: Literal["local", "wikidata_api"] = "local"
+    search_api_url: str | None = None
+    label_languages: tuple[str, ...] = ("", "en")
+    property_types: tuple[str, ...] = (RDF + "Property",)
+    class_types: tuple[str, ...] = (RDFS + "Class", OWL + "Class")
+    namespace: str | None = None
+    prompt_notes: str = ""
+    schema_in_prompt: bool = False
+
+    def shorten(self, iri: str) -> str:
+        """``prefix:local`` when a predefined prefix covers ``iri`` and the rest is a plain name, else ``<iri>``."""
+        for prefix, base in self.prefixes.items():
+            local = iri[len(base):]
+            if iri.startswith(base) and local and all(c.isalnum() or c in "_-" for c in local):
+                return f"{prefix}:{local}"
+        return f"<{iri}>"
+
+
+def _build_movies(force: bool = False) -> Path:
+    from sparqlab.kg.movies import ensure_store
+
+    return ensure_store(force)
+
+
+MOVIES_NS = "http://sparqlab.org/movies/"
+
+MOVIES = KGProfile(
+    name="movies",
+    type_predicate=RDF + "type",
+    label_predicate=RDFS + "label",
+    description_predicate=RDFS + "comment",
+    prefixes={**STANDARD_PREFIXES, "movie": MOVIES_NS + "entity/", "mclass": MOVIES_NS + "class/",
+              "mrel": MOVIES_NS + "relation/"},
+    entity_id_pattern=r"^http://sparqlab\.org/movies/entity/[A-Za-z]+/[^/]+$",
+    entity_id_example="<http://sparqlab.org/movies/entity/Person/Matthias%20Schoenaerts>",
+    property_id_pattern=r"^http://sparqlab\.org/movies/relation/[a-z_]+$",
+    constraints=ConstraintScheme("rdfs", domain_predicate=RDFS + "domain", range_predicate=RDFS + "range"),
+    answer_key="label",
+    store_builder=_build_movies,
+    namespace=MOVIES_NS,
+    prompt_notes="""\
+Every entity, class and relation is an IRI that carries an rdfs:label. Match entities and relations by their
+exact label instead of guessing IRIs, e.g. `?film ?rel ?person . ?rel rdfs:label "directed_by" .
+?person rdfs:label "Ridley Scott" .` One name can label entities of two classes (a film and a tag both called
+"Rain"); add `?x rdf:type mclass:Film` when the question makes the class clear. Select the answer entity and its
+label: `SELECT DISTINCT ?label ?uri WHERE { ... ?uri rdfs:label ?label . }`.""",
+    schema_in_prompt=True,
+)
+"""The bundled MetaQA/WikiMovies KG (:mod:`sparqlab.kg.movies`); gold answers are names, so ``answer_key`` is
+``label`` and gold SPARQL is label-based (``?rel rdfs:label "starred_actors"``)."""
+
+WD = "http://www.wikidata.org/"
+
+WIKIDATA = KGProfile(
+    name="wikidata",
+    type_predicate=WD + "prop/direct/P31",
+    label_predicate=RDFS + "label",
+    description_predicate=SCHEMA + "description",
+    prefixes={
+        **STANDARD_PREFIXES,
+        "wd": WD + "entity/", "wdt": WD + "prop/direct/", "p": WD + "prop/", "ps": WD + "prop/statement/",
+        "pq": WD + "prop/qualifier/", "wds": WD + "entity/statement/", "wdv": WD + "value/",
+        "wikibase": "http://wikiba.se/ontology#", "schema": SCHEMA, "skos": "http://www.w3.org/2004/02/skos/core#",
+        "bd": "http://www.bigdata.com/rdf#", "psv": WD + "prop/statement/value/",
+        "pqv": WD + "prop/qualifier/value/", "prov": "http://www.w3.org/ns/prov#",
+    },
+    entity_id_pattern=r"^http://www\.wikidata\.org/entity/Q[1-9][0-9]*$",
+    entity_id_example="wd:Q42",
+    property_id_pattern=r"^http://www\.wikidata\.org/(entity|prop/direct)/P[1-9][0-9]*$",
+    constraints=ConstraintScheme(
+        "wikidata", statement_predicate=WD + "prop/P2302", statement_value=WD + "prop/statement/P2302",
+        subject_type_item=WD + "entity/Q21503250", value_type_item=WD + "entity/Q21510865",
+        class_qualifier=WD + "prop/qualifier/P2308",
+    ),
+    answer_key="iri",
+    endpoint="https://query.wikidata.org/sparql",
+    search="wikidata_api",
+    search_api_url="https://www.wikidata.org/w/api.php",
+    label_languages=("en",),
+    property_types=("http://wikiba.se/ontology#Property",),
+    prompt_notes="""\
+Entities are Wikidata items `wd:Q...`; direct claims use `wdt:P...`, statements with qualifiers `p:`/`ps:`/`pq:`.
+The prefixes wd, wdt, p, ps, pq, rdfs, schema and wikibase are predefined. Entity types are given by
+`wdt:P31` (instance of) and `wdt:P279` (subclass of). Labels are `rdfs:label` literals with language tags; select
+entity IRIs rather than labels for entity answers.""",
+)
+"""Wikidata through its public query service (or any mirror: pass its URL with ``profile=WIKIDATA``)."""
+
+PROFILES: dict[str, KGProfile] = {p.name: p for p in (MOVIES, WIKIDATA)}
+
+
+def generic_profile(name: str) -> KGProfile:
+    """A profile for an unknown KG (an endpoint URL or an RDF file): RDF/RDFS vocabulary, answers by IRI."""
+    return KGProfile(
+        name=name,
+        type_predicate=RDF + "type",
+        label_predicate=RDFS + "label",
+        description_predicate=RDFS + "comment",
+        prefixes=dict(STANDARD_PREFIXES),
+        entity_id_pattern=r"^\S+$",
+        entity_id_example="<http://example.org/entity>",
+        property_id_pattern=r"^\S+$",
+        constraints=ConstraintScheme("rdfs", domain_predicate=RDFS + "domain", range_predicate=RDFS + "range"),
+    )
+
+
+def get_profile(name: str) -> KGProfile:
+    """The registered profile called ``name``; the error lists the known ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown KG profile {name!r}; known: {', '.join(sorted(PROFILES))}") from None

@@ -1,0 +1,99 @@
+"""The response cache: every chat call keyed by its full request, so that a rerun of a finished configuration
+makes zero model calls and notebooks re-execute on a laptop from a GPU run's cache (replay).
+
+The key is a hash of the request's canonical JSON (model name, messages, temperature, top_p, max_tokens, stop,
+seed, extra fields) and nothing else: not the endpoint URL, so a cache filled against one server replays
+anywhere. Note that with ``temperature > 0`` a cached request returns its *first* response on every rerun:
+reproducibility wins over diversity. To draw several samples, vary ``seed`` (it is part of the key).
+
+Modes: ``read_write`` (serve hits, call and store misses), ``off`` (always call, store nothing), ``replay``
+(serve hits; a miss raises :class:`~sparqlab.llm.errors.ReplayMiss`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from sparqlab.core.cache import JsonCache
+from sparqlab.core.hashing import stable_hash
+from sparqlab.core.paths import cache_dir
+from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
+from sparqlab.llm.errors import ReplayMiss
+
+CACHE_MODES = ("read_write", "off", "replay")
+NAMESPACE = "chat"
+"""The :class:`JsonCache` namespace of chat responses (one file may hold other caches too)."""
+
+
+def default_cache_path() -> Path:
+    """``cache_dir()/responses.sqlite``; a run may choose a path inside its results folder instead."""
+    return cache_dir() / "responses.sqlite"
+
+
+def request_key(request: ChatRequest) -> str:
+    """The cache key of a request: a hash of its canonical JSON."""
+    return stable_hash(request.to_dict(), length=32)
+
+
+def prompt_excerpt(request: ChatRequest, length: int = 120) -> str:
+    """The start of the last user message on one line, for error messages."""
+    text = re.sub(r"\s+", " ", request.last_user_message).strip()
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+class CachedModel(ChatModel):
+    """Wraps a model with the response cache, and counts what happened: ``calls`` (real calls to the wrapped
+    model, failed ones included) and ``hits`` (responses served from the cache). A hit has ``cached=True`` and ``latency_s=0``; its
+    token counts are those of the original call, so metrics do not depend on whether the cache was warm."""
+
+    def __init__(self, inner: ChatModel, path: str | Path | None = None, mode: str = "read_write"):
+        if mode not in CACHE_MODES:
+            raise ValueError(f"unknown cache mode {mode!r}; use one of {', '.join(CACHE_MODES)}")
+        self.inner = inner
+        self.name = inner.name
+        self.is_standin = inner.is_standin
+        self.mode = mode
+        self.path = None if mode == "off" else Path(path or default_cache_path())
+        self.cache = None if self.path is None else JsonCache(self.path)
+        self.calls = 0
+        self.hits = 0
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        if self.cache is None:
+            return await self._call(request)
+        key = request_key(request)
+        stored = self.cache.get(NAMESPACE, key)
+        if stored is not None:
+            self.hits += 1
+            response = ChatResponse.from_dict(stored["response"])
+            response.cached = True
+            response.latency_s = 0.0
+            return response
+        if self.mode == "replay":
+            raise ReplayMiss(
+                f"replay mode: no cached response in {self.path} for model {request.model!r} and the prompt "
+                f"{prompt_excerpt(request)!r} (the cache holds {self.cache.count(NAMESPACE)} responses). Replay "
+                f"needs the cache of a run with the same model, messages and parameters; fill it by running "
+                f"with cache_mode='read_write' against a live endpoint."
+            )
+        response = await self._call(request)
+        self.cache.put(NAMESPACE, key, {"request": request.to_dict(), "response": response.to_dict()})
+        return response
+
+    async def _call(self, request: ChatRequest) -> ChatResponse:
+        self.calls += 1
+        return await self.inner.acomplete(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def stats(self) -> dict[str, Any]:
+        """Calls and hits so far, with the mode and file."""
+        return {"mode": self.mode, "path": None if self.path is None else str(self.path),
+                "calls": self.calls, "hits": self.hits}
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "cache": {"mode": self.mode, "path": None if self.path is None
+                                                   else str(self.path)}}

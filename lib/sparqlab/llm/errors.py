@@ -1,0 +1,33 @@
+"""Typed errors of the model layer. Each message says what went wrong and what to try."""
+
+from __future__ import annotations
+
+
+class ModelError(Exception):
+    """Base class: anything that stops a chat call from producing a response."""
+
+    kind = "model_error"
+
+
+class ModelUnavailable(ModelError):
+    """The endpoint could not be reached, or kept failing (timeouts, 429, 5xx) after every retry."""
+
+    kind = "model_unavailable"
+
+
+class UnknownModel(ModelError):
+    """The endpoint is up but does not serve the requested model name."""
+
+    kind = "unknown_model"
+
+
+class ModelRequestError(ModelError):
+    """The endpoint refused the request (4xx other than an unknown model), e.g. a prompt longer than the context."""
+
+    kind = "model_request_error"
+
+
+class ReplayMiss(ModelError):
+    """Replay mode serves only cached responses, and this request has none."""
+
+    kind = "replay_miss"

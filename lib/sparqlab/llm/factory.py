@@ -1,0 +1,58 @@
+"""Turning a model name or a run's model config into a model: stand-ins for ``standin-*`` names, the
+OpenAI-compatible backend for every other name."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from sparqlab.llm.base import ChatModel
+from sparqlab.llm.cache import CachedModel
+from sparqlab.llm.openai_backend import OpenAIModel
+from sparqlab.llm.standins import STANDIN_PREFIX, create_standin
+
+
+def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, **kwargs: Any) -> ChatModel:
+    """A model without cache.
+
+    ``name_or_spec`` is a name (``standin-echo``, ``openai/gpt-oss-120b``), a dict ``{"model": name, **kwargs}``,
+    a ready model (returned as is), or ``None`` for ``SPARQLAB_MODEL``. ``kwargs`` go to the stand-in's factory
+    (e.g. ``delay_ms``) or to :class:`OpenAIModel` (``base_url``, ``api_key``, ``max_retries``, ``timeout_s``).
+    A stand-in name with a ``base_url`` means that stand-in served over HTTP (``sparqlab serve-model``): the
+    OpenAI-compatible backend, still marked ``is_standin``.
+    """
+    if isinstance(name_or_spec, ChatModel):
+        if kwargs:
+            raise TypeError(f"options {sorted(kwargs)} given with a ready model {name_or_spec.name!r}")
+        return name_or_spec
+    if isinstance(name_or_spec, Mapping):
+        spec = dict(name_or_spec)
+        name = spec.pop("model", None)
+        kwargs = {**spec, **kwargs}
+    else:
+        name = name_or_spec
+    name = name or os.environ.get("SPARQLAB_MODEL")
+    if not name:
+        raise ValueError("no model given: pass a name (a stand-in such as 'standin-echo', or a served model such "
+                         "as 'openai/gpt-oss-120b') or set SPARQLAB_MODEL")
+    if name.startswith(STANDIN_PREFIX) and "base_url" not in kwargs:
+        return create_standin(name, **kwargs)
+    return OpenAIModel(name, **kwargs)
+
+
+def make_model(config: str | Mapping[str, Any] | ChatModel | None = None) -> CachedModel:
+    """The model a run uses: :func:`get_model` behind the response cache.
+
+    ``config`` is a name, a ready model (default cache) or a dict with ``model`` plus optional ``cache_mode`` (``read_write`` default, ``off``,
+    ``replay``), ``cache_path`` (default ``cache_dir()/responses.sqlite``; a run may point it into its results
+    folder so the cache ships with the results) and any :func:`get_model` options.
+    """
+    if isinstance(config, ChatModel):
+        return CachedModel(config)
+    if config is None or isinstance(config, str):
+        config = {"model": config}
+    config = dict(config)
+    mode = config.pop("cache_mode", "read_write")
+    path = config.pop("cache_path", None)
+    return CachedModel(get_model(config), path=path, mode=mode)

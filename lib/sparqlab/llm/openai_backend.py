@@ -1,0 +1,192 @@
+"""Any OpenAI-compatible chat endpoint (vLLM, SGLang, llama.cpp server, OpenAI) through the official ``openai``
+client.
+
+Retries are the client's own: on connection errors, timeouts, 408, 409, 429 and 5xx it retries up to
+``max_retries`` times with exponential backoff (0.5 s doubling up to 8 s, with jitter, honouring ``Retry-After``).
+Errors that retrying cannot fix become typed :mod:`sparqlab.llm.errors` with a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+
+from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
+from sparqlab.llm.errors import ModelError, ModelRequestError, ModelUnavailable, UnknownModel
+from sparqlab.llm.standins import STANDIN_PREFIX
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+"""Where ``vllm serve`` listens by default."""
+
+PLACEHOLDER_API_KEY = "EMPTY"
+"""Sent when no key is configured: local servers (vLLM without ``--api-key``) accept any key."""
+
+
+def normalise_base_url(url: str) -> str:
+    """Add the ``/v1`` that OpenAI-compatible servers expect when the URL has no path (``http://host:8000``)."""
+    url = url.rstrip("/")
+    return url + "/v1" if urlsplit(url).path in ("", "/") else url
+
+
+class OpenAIModel(ChatModel):
+    """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+    ``model``, ``base_url`` and ``api_key`` default to ``SPARQLAB_MODEL``, ``SPARQLAB_MODEL_URL`` (else
+    :data:`DEFAULT_BASE_URL`) and ``SPARQLAB_API_KEY`` (else a placeholder, fine for vLLM). ``timeout_s`` bounds
+    one attempt; reasoning models can take minutes for a long answer, hence the generous default.
+    A served stand-in (name ``standin-*``) stays marked ``is_standin``.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 4,
+        timeout_s: float = 600.0,
+        connect_timeout_s: float = 10.0,
+    ):
+        name = model or os.environ.get("SPARQLAB_MODEL")
+        if not name:
+            raise ValueError("no model name: pass model=... or set SPARQLAB_MODEL")
+        self.name = name
+        self.is_standin = name.startswith(STANDIN_PREFIX)
+        self.base_url = normalise_base_url(base_url or os.environ.get("SPARQLAB_MODEL_URL") or DEFAULT_BASE_URL)
+        self._api_key = api_key or os.environ.get("SPARQLAB_API_KEY") or PLACEHOLDER_API_KEY
+        self.max_retries = max_retries
+        self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
+        self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
+
+    def _client(self) -> openai.AsyncOpenAI:
+        """The client of the running event loop: an async connection pool belongs to one loop, and blocking
+        calls (``complete``, ``chat_sync``) each run in a fresh loop."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            for stale in [other for other in self._clients if other.is_closed()]:
+                del self._clients[stale]  # a loop that ended without aclose(): let its client go
+            client = self._clients[loop] = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=self.max_retries,
+                timeout=openai.Timeout(self.timeout_s, connect=min(self.connect_timeout_s, self.timeout_s)),
+            )
+        return client
+
+    async def aclose(self) -> None:
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        params: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.message_dicts,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+        }
+        if request.max_tokens is not None:
+            params["max_tokens"] = request.max_tokens
+        if request.stop:
+            params["stop"] = list(request.stop)
+        if request.seed is not None:
+            params["seed"] = request.seed
+        if request.extra:
+            params["extra_body"] = dict(request.extra)
+        start = time.perf_counter()
+        try:
+            completion = await self._client().chat.completions.create(**params)
+        except openai.APIError as error:
+            raise await self._translate(error, request.model) from error
+        latency = time.perf_counter() - start
+        if not completion.choices:
+            raise ModelRequestError(f"{self.base_url} returned a completion without choices for {request.model!r}")
+        choice = completion.choices[0]
+        message = choice.message
+        text = message.content or ""
+        reasoning = getattr(message, "reasoning", None) or getattr(message, "reasoning_content", None)
+        if completion.usage is not None:
+            usage = Usage(completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0)
+        else:
+            usage = Usage.estimate(request, text)
+        return ChatResponse(
+            text=text,
+            usage=usage,
+            latency_s=latency,
+            finish_reason=choice.finish_reason or "stop",
+            model=completion.model or request.model,
+            reasoning=reasoning,
+        )
+
+    async def list_models(self) -> list[str]:
+        """The model names the endpoint serves (``GET /v1/models``), without retries."""
+        try:
+            page = await self._client().with_options(max_retries=0).models.list()
+        except openai.APIError as error:
+            raise await self._translate(error, self.name, diagnose=False) from error
+        return [entry.id for entry in page.data]
+
+    async def check(self) -> None:
+        """Fail fast, before a run: raise :class:`ModelUnavailable` or :class:`UnknownModel` unless the endpoint
+        is up and serves this model."""
+        served = await self.list_models()
+        if self.name not in served:
+            raise UnknownModel(self._unknown_model_message(self.name, served))
+
+    def _unreachable_message(self, cause: str) -> str:
+        return (
+            f"cannot reach the model endpoint {self.base_url} ({cause}). Start a server there, e.g. "
+            f"`vllm serve {self.name} --host 127.0.0.1 --port 8000` (SPARQLAB_MODEL_URL=http://127.0.0.1:8000/v1), "
+            f"or an offline stand-in with `sparqlab serve-model --model standin-echo --port 8000`; "
+            f"or point SPARQLAB_MODEL_URL (base_url=...) at the server's /v1 URL."
+        )
+
+    def _unknown_model_message(self, name: str, served: list[str]) -> str:
+        offered = ", ".join(repr(model) for model in served) or "no models"
+        return (
+            f"the endpoint {self.base_url} does not serve the model {name!r}; it serves {offered}. "
+            f"Set SPARQLAB_MODEL (or model=...) to one of these."
+        )
+
+    async def _translate(self, error: openai.APIError, name: str, diagnose: bool = True) -> ModelError:
+        """The typed error for a failed call, after the client's retries are spent."""
+        attempts = f"after {self.max_retries} retries"
+        if isinstance(error, openai.APITimeoutError):
+            return ModelUnavailable(
+                f"the model endpoint {self.base_url} did not answer within {self.timeout_s:g} s ({attempts}); "
+                f"raise timeout_s, lower max_tokens, or check the server's load"
+            )
+        if isinstance(error, openai.APIConnectionError):
+            cause = str(error.__cause__ or error)
+            return ModelUnavailable(self._unreachable_message(cause))
+        if not isinstance(error, openai.APIStatusError):
+            return ModelRequestError(f"{self.base_url} sent a response that is not a valid completion: {error}")
+        status = error.status_code
+        if status in (408, 409, 429) or status >= 500:
+            return ModelUnavailable(f"the model endpoint {self.base_url} kept failing with HTTP {status} "
+                                    f"({attempts}): {error.message}")
+        if diagnose and status in (400, 404):
+            try:
+                served = await self.list_models()
+            except ModelError:
+                served = None
+            if served is not None and name not in served:
+                return UnknownModel(self._unknown_model_message(name, served))
+        hint = " Check that the base URL ends in /v1." if status == 404 else ""
+        return ModelRequestError(f"{self.base_url} refused the request for {name!r} (HTTP {status}): "
+                                 f"{error.message}.{hint}")
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "base_url": self.base_url,
+            "max_retries": self.max_retries,
+            "timeout_s": self.timeout_s,
+        }

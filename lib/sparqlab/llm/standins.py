@@ -1,0 +1,166 @@
+"""Stand-in models: deterministic, offline models behind the chat interface, for CI, for demos without a GPU and
+as non-LLM baselines. Their names start with ``standin-`` (enforced) and they are marked ``is_standin``, so that a
+stand-in is never reported as an LLM result. Their token counts are estimates (``Usage.estimated``).
+
+Adding one (e.g. in a method's module, registered when the module is imported)::
+
+    from sparqlab.llm import StandinModel, register_standin
+
+    @register_standin("standin-template")
+    class TemplateStandin(StandinModel):
+        '''Fills a fixed SPARQL template with the question's entity.'''
+
+        name = "standin-template"
+
+        def respond(self, request):          # deterministic: same request, same text
+            return "SELECT ..."
+
+``get_model("standin-template", **kwargs)`` then calls ``TemplateStandin(**kwargs)``; any callable returning a
+stand-in works as the factory. ``sparqlab serve-model --model standin-template --plugin my.module`` serves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage, estimate_tokens
+
+STANDIN_PREFIX = "standin-"
+
+StandinFactory = Callable[..., ChatModel]
+
+_REGISTRY: dict[str, StandinFactory] = {}
+
+
+def check_standin_name(name: str) -> str:
+    """``name`` if it is a valid stand-in name, else ``ValueError``."""
+    if not isinstance(name, str) or not name.startswith(STANDIN_PREFIX) or name == STANDIN_PREFIX:
+        raise ValueError(f"stand-in names must start with {STANDIN_PREFIX!r} (got {name!r}), so that a stand-in "
+                         f"can never be mistaken for an LLM")
+    return name
+
+
+def register_standin(name: str, factory: StandinFactory | None = None):
+    """Register ``factory(**kwargs) -> ChatModel`` under ``name`` (``standin-*``).
+
+    Usable as a call or as a class/function decorator. Registering the same factory again is a no-op (module
+    reloads); a different factory under a taken name is an error.
+    """
+    check_standin_name(name)
+    if factory is None:
+        return lambda decorated: register_standin(name, decorated)
+    existing = _REGISTRY.get(name)
+    if existing is not None and existing is not factory:
+        raise ValueError(f"a stand-in named {name!r} is already registered ({existing!r})")
+    _REGISTRY[name] = factory
+    return factory
+
+
+def standin_names() -> list[str]:
+    """Names of the registered stand-ins, sorted."""
+    return sorted(_REGISTRY)
+
+
+def standin_factory(name: str) -> StandinFactory:
+    """The registered factory of ``name``; ``ValueError`` naming the registered ones if there is none."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"no stand-in named {name!r}; registered: {', '.join(standin_names())}. A method's stand-ins are "
+            f"registered when its module is imported."
+        ) from None
+
+
+def create_standin(name: str, **kwargs: Any) -> ChatModel:
+    """Instantiate a registered stand-in, checking that it is one (``is_standin`` and a ``standin-*`` name)."""
+    model = standin_factory(check_standin_name(name))(**kwargs)
+    if not getattr(model, "is_standin", False):
+        raise TypeError(f"the factory registered as {name!r} returned {model!r}, which is not marked is_standin")
+    check_standin_name(model.name)
+    return model
+
+
+def apply_limits(text: str, request: ChatRequest) -> tuple[str, str]:
+    """Cut ``text`` as a server would: at the first stop sequence, then to the longest run of whole words whose
+    token estimate fits ``max_tokens``. Returns the text and the finish reason (``stop`` or ``length``)."""
+    cuts = [text.find(stop) for stop in request.stop if stop and stop in text]
+    if cuts:
+        text = text[: min(cuts)]
+    limit = request.max_tokens
+    if limit is None or estimate_tokens(text) <= limit:
+        return text, "stop"
+    kept: list[str] = []
+    for word in text.split():
+        if estimate_tokens(" ".join([*kept, word])) > limit:
+            break
+        kept.append(word)
+    return (" ".join(kept) if kept else text[: 4 * limit]), "length"
+
+
+class StandinModel(ChatModel):
+    """Base class of deterministic stand-ins: implement :meth:`respond`, which must be quick (it runs on the
+    event loop) and depend on the request only. Stop sequences and ``max_tokens`` are applied for you."""
+
+    is_standin = True
+
+    def __init__(self, name: str | None = None):
+        if name is not None:
+            self.name = name
+        check_standin_name(self.name)
+
+    def respond(self, request: ChatRequest) -> str:
+        raise NotImplementedError
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        start = time.perf_counter()
+        text, finish_reason = apply_limits(self.respond(request), request)
+        return ChatResponse(text, Usage.estimate(request, text), time.perf_counter() - start, finish_reason,
+                            self.name)
+
+
+@register_standin("standin-echo")
+class EchoStandin(StandinModel):
+    """Answers with the last user message: the smallest model that exercises every code path."""
+
+    name = "standin-echo"
+
+    def respond(self, request: ChatRequest) -> str:
+        return request.last_user_message
+
+
+@register_standin("standin-latency")
+class LatencyStandin(StandinModel):
+    """Another stand-in (``inner``, default ``standin-echo``) plus a fixed delay per call, for benchmarks.
+
+    The delay is an ``asyncio.sleep``, so concurrent calls overlap, as they would on a batching server.
+    ``name`` defaults to ``standin-latency``; pass the inner model's name to add latency to it transparently.
+    """
+
+    name = "standin-latency"
+
+    def __init__(self, inner: str | ChatModel = "standin-echo", delay_ms: float = 100.0, name: str | None = None,
+                 **inner_kwargs: Any):
+        super().__init__(name)
+        self.inner = inner if isinstance(inner, ChatModel) else create_standin(inner, **inner_kwargs)
+        if not self.inner.is_standin:
+            raise ValueError(f"standin-latency wraps stand-ins only, not {self.inner.name!r}")
+        if delay_ms < 0:
+            raise ValueError(f"delay_ms must be >= 0 (got {delay_ms})")
+        self.delay_ms = delay_ms
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        start = time.perf_counter()
+        await asyncio.sleep(self.delay_ms / 1000)
+        response = await self.inner.acomplete(request)
+        return dataclasses.replace(response, latency_s=time.perf_counter() - start, model=self.name)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "delay_ms": self.delay_ms, "inner": self.inner.describe()}

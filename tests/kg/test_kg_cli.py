@@ -1,0 +1,77 @@
+"""`sparqlab kg build`, `sparqlab kg search` and `sparqlab query` as a researcher runs them."""
+
+from __future__ import annotations
+
+import json
+
+from sparqlab.cli import main
+
+GGC_DRAMA = ('PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> SELECT DISTINCT ?label ?uri WHERE { '
+             '?uri ?rel1 ?e1 ; ?rel2 ?e2 ; rdfs:label ?label . ?rel1 rdfs:label "starred_actors" . '
+             '?e1 rdfs:label "Matthias Schoenaerts" . ?rel2 rdfs:label "has_tags" . ?e2 rdfs:label "drama" . }')
+
+
+def test_kg_build_prints_counts(movie_store, capsys):
+    assert main(["kg", "build", "movies"]) == 0
+    out = capsys.readouterr().out
+    stats = json.loads((movie_store.parent / "build.json").read_text(encoding="utf-8"))
+    assert str(movie_store) in out
+    assert f"triples {stats['triples']:,} from {stats['kb_facts']:,} MetaQA facts" in out
+    for cls, count in stats["entities_per_class"].items():
+        assert f"{cls} {count:,}" in out
+    assert "ready in" in out
+
+
+def test_query_prints_a_table(movie_store, capsys):
+    assert main(["query", "--kg", "movies", "--no-cache", GGC_DRAMA]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].split() == ["label", "uri"]
+    assert any(line.startswith("Bullhead ") for line in lines[2:])
+    assert "row(s)" in captured.err
+
+
+def test_query_json_is_sparql_results(movie_store, capsys):
+    assert main(["query", "--kg", "movies", "--no-cache", "--format", "json", "--limit", "2",
+                 "SELECT ?s WHERE { ?s a mclass:Film }"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["head"]["vars"] == ["s"]
+    assert len(data["results"]["bindings"]) == 2
+    assert data["results"]["bindings"][0]["s"]["type"] == "uri"
+    assert "truncated at --limit 2" in captured.err
+
+
+def test_query_reads_stdin_and_files(movie_store, capsys, monkeypatch, tmp_path):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO('ASK { ?f rdfs:label "Wind" }'))
+    assert main(["query", "--kg", "movies", "--no-cache", "-"]) == 0
+    assert capsys.readouterr().out.strip() == "true"
+    path = tmp_path / "q.rq"
+    path.write_text('ASK { ?f rdfs:label "No Such Film Anywhere" }', encoding="utf-8")
+    assert main(["query", "--kg", "movies", "--no-cache", f"@{path}"]) == 0
+    assert capsys.readouterr().out.strip() == "false"
+
+
+def test_errors_are_one_line(movie_store, capsys, refused_url):
+    cases = [
+        (["query", "--kg", "movies", "DROP ALL"], "UpdateRefused"),
+        (["query", "--kg", "movies", "SELECT * WHERE { ?s"], "SparqlSyntaxError"),
+        (["query", "--kg", "movies", "--timeout", "0.5", "--no-cache",
+          "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"], "QueryTimeout"),
+        (["query", "--kg", refused_url, "ASK {}"], "EndpointError"),
+        (["query", "--kg", "no-such-kg", "ASK {}"], "unknown KG"),
+        (["kg", "build", "wikidata"], "no bundled builder"),
+    ]
+    for argv, expected in cases:
+        assert main(argv) == 1
+        err = capsys.readouterr().err.strip()
+        assert expected in err and "\n" not in err, err
+
+
+def test_kg_search_command(movie_store, capsys):
+    assert main(["kg", "search", "movies", "Mathias Schoenarts", "--limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "Matthias Schoenaerts  [Person]" in out
+    assert "actor in" in out

@@ -1,0 +1,111 @@
+"""The read-only guard: updates never reach a store, queries with update words in them still run."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparqlab.kg import SparqlSyntaxError, UpdateRefused, check_read_only, open_kg
+from sparqlab.kg.guard import scan
+
+UPDATES = [
+    "INSERT DATA { <http://example.org/x> <http://example.org/p> 1 }",
+    "delete where { ?s ?p ?o }",
+    "DeLeTe { ?s ?p ?o } WHERE { ?s ?p ?o }",
+    "LOAD <http://example.org/data.ttl>",
+    "CLEAR ALL",
+    "DROP GRAPH <http://example.org/g>",
+    "CREATE GRAPH <http://example.org/g>",
+    "ADD DEFAULT TO <http://example.org/g>",
+    "MOVE DEFAULT TO <http://example.org/g>",
+    "COPY DEFAULT TO <http://example.org/g>",
+    "WITH <http://example.org/g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }",
+    "PREFIX ex: <http://example.org/>\n# SELECT * WHERE { ?s ?p ?o }\nINSERT DATA { ex:x ex:p 'SELECT' }",
+    "BASE <http://example.org/> PREFIX select: <http://example.org/s#> DROP ALL",
+    "  # a comment\n  PREFIX : <http://example.org/>  insert data { :a :b :c }",
+    "INSERT DATA { <http://example.org/x> <http://example.org/p> ",  # malformed, still an update
+]
+
+
+@pytest.mark.parametrize("update", UPDATES)
+def test_updates_are_refused(update):
+    with pytest.raises(UpdateRefused) as caught:
+        check_read_only(update)
+    assert caught.value.kind == "update_refused"
+    assert "read-only" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("query", "form"),
+    [
+        ('SELECT ?s WHERE { ?s ?p "delete" }', "select"),
+        ("SELECT ?s WHERE { ?s ?p 'INSERT DATA { <a> <b> <c> }' }", "select"),
+        ('SELECT ?s WHERE { ?s ?p """DROP ALL\nCLEAR""" }', "select"),
+        ("# DELETE WHERE { ?s ?p ?o }\nASK { ?s ?p ?o }", "ask"),
+        ("PREFIX delete: <http://example.org/delete#> SELECT * WHERE { ?s delete:load ?o }", "select"),
+        ("SELECT ?insert ?drop WHERE { ?insert <http://example.org/drop#x> ?drop }", "select"),
+        ("select * where { <http://example.org/a#INSERT> ?p ?o }", "select"),
+        ("CONSTRUCT WHERE { ?s ?p ?o }", "graph"),
+        ("DESCRIBE <http://example.org/a>", "graph"),
+        ("SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }", "select"),
+        ("ASK { SERVICE SILENT <http://127.0.0.1:9/sparql> { ?s ?p ?o } }", "ask"),
+    ],
+)
+def test_queries_pass_and_report_their_form(query, form):
+    assert check_read_only(query) == form
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["SELECT * WHERE { ?s ?p ", "SELEC * WHERE { ?s ?p ?o }", "", "# only a comment",
+     "SELECT * WHERE { ?s ?p ?o } ; DROP ALL", "SELECT * WHERE { wd:Q42 ?p ?o }"],
+)
+def test_malformed_queries_are_syntax_errors(bad):
+    with pytest.raises(SparqlSyntaxError) as caught:
+        check_read_only(bad)
+    assert caught.value.kind == "syntax_error"
+    assert str(caught.value).startswith("SPARQL syntax error")
+
+
+def test_syntax_error_names_position_and_line():
+    with pytest.raises(SparqlSyntaxError) as caught:
+        check_read_only("SELECT ?s\nWHERE { ?s ?p ?o } LIMT 3")
+    message = str(caught.value)
+    assert "error at 2:" in message
+    assert "line 2: WHERE { ?s ?p ?o } LIMT 3" in message
+    assert "\\u{" not in message  # the parser's Unicode ranges are summarised
+
+
+def test_predefined_prefixes_are_accepted():
+    query = "SELECT * WHERE { wd:Q42 ?p ?o }"
+    assert check_read_only(query, {"wd": "http://www.wikidata.org/entity/"}) == "select"
+
+
+def test_scan_finds_keyword_prefixes_and_service_outside_strings():
+    found = scan('PREFIX a: <http://a/> PREFIX : <http://b/> select * { ?s ?p "SERVICE" SERVICE <http://x> {} }')
+    assert found.keyword == "SELECT"
+    assert found.declared_prefixes == {"a", ""}
+    assert len(found.service_spans) == 1
+    assert not scan("SELECT ?service WHERE { ?service <http://x#SERVICE> 'SERVICE' }").uses_service
+
+
+def test_refused_update_leaves_the_store_unchanged(small_ttl):
+    kg = open_kg(small_ttl, cache=False)
+    try:
+        count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+        before = kg.query(count).rows[0]["n"].value
+        for update in ["INSERT DATA { <http://example.org/new> <http://example.org/p> 1 }",
+                       "DELETE WHERE { ?s ?p ?o }", "CLEAR ALL", "DROP ALL"]:
+            with pytest.raises(UpdateRefused):
+                kg.query(update)
+        assert kg.query(count).rows[0]["n"].value == before
+        assert int(before) > 0
+        assert kg.query("ASK { <http://example.org/new> ?p ?o }").boolean is False
+    finally:
+        kg.close()
+
+
+def test_guard_runs_before_any_endpoint(refused_url):
+    """An update to an unreachable endpoint is refused by the guard, not reported as a connection error."""
+    kg = open_kg(refused_url, cache=False)
+    with pytest.raises(UpdateRefused):
+        kg.query("DROP ALL")

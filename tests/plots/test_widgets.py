@@ -1,0 +1,95 @@
+"""The trace browser: loading a run folder, rendering events and predictions, and the widget wiring."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparqlab import widgets
+from sparqlab.core.jsonl import write_jsonl
+
+TRACE = [
+    {"event": "thought", "t": 10.0, "text": "Find the director."},
+    {"event": "action", "t": 10.5, "name": "execute_sparql", "args": {"sparql": "SELECT ?x WHERE { ?x ?p ?o }"}},
+    {"event": "model_call", "t": 11.0, "kind": "generate", "messages": [{"role": "user", "content": "<b>hi</b>"}],
+     "response": "Thought: done", "usage": {"prompt": 5, "completion": 2}},
+    {"event": "query", "t": 12.25, "sparql": "SELECT ?d WHERE { ?f ?r ?d }", "rows": 1, "cached": False},
+]
+PREDICTION = {"id": "q1", "question": "Who directed <Heat>?", "predicted_sparql": "SELECT ?d WHERE { ?f ?r ?d }",
+              "predicted_answers": ["Michael Mann"], "gold_answers": ["Michael Mann"], "f1": 1.0, "em": True,
+              "empty": False}
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    folder = tmp_path / "runs" / "exp" / "abc123"
+    write_jsonl(folder / "predictions.jsonl", [PREDICTION, {**PREDICTION, "id": "q2", "em": False}])
+    write_jsonl(folder / "traces.jsonl", [{"id": "q1", "trace": TRACE}, {"id": "q3", "trace": TRACE[:1]}])
+    (tmp_path / "runs" / "exp" / "empty").mkdir()
+    return folder
+
+
+def test_list_and_load_runs(run_dir):
+    root = run_dir.parents[1]
+    assert widgets.list_runs(root) == [run_dir]
+    assert widgets.list_runs(root / "nowhere") == []
+    run = widgets.load_run(run_dir)
+    assert run.question_ids == ["q1", "q2", "q3"]
+    assert [e["event"] for e in run.events("q1")] == ["thought", "action", "model_call", "query"]
+    assert run.events("q2") == []
+    assert widgets.question_label(run, "q1").startswith("q1 ✓ — Who directed")
+    with pytest.raises(FileNotFoundError):
+        widgets.load_run(root / "missing")
+
+
+def test_event_fields_put_long_text_in_blocks():
+    kind, blocks, short = widgets.event_fields(TRACE[2])
+    assert kind == "model_call"
+    assert [k for k, _ in blocks][:2] == ["response", "message 1 (user)"]
+    assert dict(short)["kind"] == "generate"
+    assert '"prompt": 5' in dict(blocks)["usage"]  # nested values are indented JSON, so multi-line blocks
+
+
+def test_render_event_escapes_html_and_shows_position_and_time():
+    out = widgets.render_event(TRACE[2], 2, 4, start_time=10.0)
+    assert "&lt;b&gt;hi&lt;/b&gt;" in out and "<b>hi</b>" not in out
+    assert "step 3 of 4" in out and "+1.00 s" in out
+    text = widgets.event_text(TRACE[3], 3, 4)
+    assert text.splitlines()[0] == "[4/4] query"
+    assert "    SELECT ?d WHERE { ?f ?r ?d }" in text.splitlines()
+
+
+def test_render_step_clamps_and_handles_empty_traces():
+    assert "step 4 of 4" in widgets.render_step(TRACE, 99)
+    assert "step 1 of 4" in widgets.render_step(TRACE, -3)
+    assert "No trace" in widgets.render_step([], 0)
+    assert widgets.clamp_step(5, TRACE) == 3 and widgets.clamp_step(5, []) == 0
+
+
+def test_render_prediction():
+    out = widgets.render_prediction(PREDICTION)
+    assert "Who directed &lt;Heat&gt;?" in out and "Michael Mann" in out and "<b>em</b>: yes" in out
+    assert "none (no query" in widgets.render_prediction({**PREDICTION, "predicted_answers": None})
+    many = widgets.render_prediction({**PREDICTION, "predicted_answers": [str(i) for i in range(30)]}, max_answers=5)
+    assert "(30 in all)" in many
+    assert "No prediction" in widgets.render_prediction(None)
+
+
+def test_browser_wiring_steps_through_a_trace(run_dir):
+    browser = widgets.trace_browser(run_dir.parents[1])
+    assert [value for _, value in browser.run_picker.options] == [run_dir]
+    browser.run_picker.value = run_dir
+    assert browser.question_picker.value == "q1"
+    assert "Find the director." in browser.event_view.value
+    assert "Michael Mann" in browser.prediction_view.value
+    browser.next_button.click()
+    browser.next_button.click()
+    assert browser.step_slider.value == 2 and "model_call" in browser.event_view.value
+    for _ in range(5):
+        browser.next_button.click()
+    assert browser.step_slider.value == 3
+    browser.previous_button.click()
+    assert browser.step_slider.value == 2
+    browser.question_picker.value = "q2"
+    assert browser.step_slider.value == 0 and "No trace" in browser.event_view.value
+    browser.question_picker.value = "q3"
+    assert "No prediction" in browser.prediction_view.value and "Find the director." in browser.event_view.value

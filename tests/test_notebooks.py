@@ -1,0 +1,84 @@
+"""Notebook conventions, and headless reproduction with papermill through `sparqlab reproduce`."""
+
+import json
+import os
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from sparqlab.notebooks import NOTEBOOKS_DIR, execute_notebook, find_notebooks, parse_parameter
+
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_conventions(path):
+    notebook = nbformat.read(path, as_version=4)
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", []), "the first code cell holds the parameters"
+    for cell in code:
+        assert not cell.get("outputs"), "notebooks are committed without outputs"
+        for keyword in ("def ", "class ", "while ", "lambda "):
+            assert keyword not in cell.source, f"logic belongs in sparqlab, not in a notebook: {keyword!r}"
+
+
+def test_parameters_parse_as_literals_or_strings():
+    assert parse_parameter("8") == 8
+    assert parse_parameter("None") is None
+    assert parse_parameter("['a', 'b']") == ["a", "b"]
+    assert parse_parameter("http://gpu:8000/v1") == "http://gpu:8000/v1"
+
+
+def test_unknown_notebook_name_lists_the_known_ones():
+    with pytest.raises(FileNotFoundError, match="00_quickstart"):
+        find_notebooks(["no-such-notebook"])
+
+
+def sparqlab(*args, env):
+    return subprocess.run([sys.executable, "-m", "sparqlab", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+@pytest.fixture
+def isolated_env(tmp_path):
+    return {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "runs"), "SPARQLAB_FIGURES": str(tmp_path / "figures"),
+            "SPARQLAB_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+
+
+def test_quickstart_reproduces_headless_then_replays_from_cache(tmp_path, isolated_env):
+    first = sparqlab("reproduce", "00_quickstart", "-p", "limit", "10", env=isolated_env)
+    assert first.returncode == 0, first.stderr + first.stdout
+    assert "all notebooks ran" in first.stdout
+    executed = nbformat.read(tmp_path / "runs" / "notebooks" / "00_quickstart.ipynb", as_version=4)
+    assert all(cell.get("outputs") is not None for cell in executed.cells if cell.cell_type == "code")
+    figures = tmp_path / "figures"
+    assert (figures / "quickstart_f1_by_dataset.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (figures / "quickstart_f1_by_dataset.pdf").read_bytes()[:5] == b"%PDF-"
+    metrics = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "quickstart").glob("*/metrics.json")]
+    assert len(metrics) == 4 and all(m["model_is_standin"] for m in metrics)
+
+    # Replay: the same notebook again, model calls served from the response cache only (a miss would fail).
+    replay = sparqlab("reproduce", "00_quickstart", "-p", "limit", "10", "-p", "cache", "replay",
+                      "-p", "experiment", "quickstart-replay", env=isolated_env)
+    assert replay.returncode == 0, replay.stderr + replay.stdout
+    replayed = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "quickstart-replay").glob("*/metrics.json")]
+    assert sorted(m["f1"] for m in replayed) == sorted(m["f1"] for m in metrics)
+    assert all(m["model_calls_uncached"] == 0 for m in replayed)
+
+
+def test_failing_notebook_is_reported_by_name(tmp_path, isolated_env):
+    notebook = new_notebook(cells=[new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+                                   new_code_cell("1 / 0")],
+                            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                     "language": "python"}})
+    path = tmp_path / "broken.ipynb"
+    nbformat.write(notebook, path)
+    outcome = execute_notebook(path, tmp_path / "out")
+    assert not outcome.ok and "ZeroDivisionError" in outcome.error
+    result = sparqlab("reproduce", str(path), "--output-dir", str(tmp_path / "out"), env=isolated_env)
+    assert result.returncode == 1
+    assert "broken.ipynb failed" in result.stderr and "ZeroDivisionError" in result.stderr
