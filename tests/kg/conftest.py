@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from sparqlab.core.processes import stop_process
+
 SMALL_TTL = """\
 @prefix ex: <http://example.org/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -114,12 +116,7 @@ def oxigraph_server(store: Path, timeout_s: float | None = None) -> Iterator[str
                 time.sleep(0.05)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         process.stderr.close()
 
 

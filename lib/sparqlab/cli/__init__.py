@@ -18,7 +18,8 @@ COMMAND_MODULES = ["kg", "data", "evaluate", "models", "runs", "reproduce"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sparqlab", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="sparqlab", description="A research workbench for LLM text-to-SPARQL over "
+                                     "knowledge graphs. `sparqlab COMMAND --help` documents each command.")
     parser.add_argument("--version", action="version", version=f"sparqlab {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:

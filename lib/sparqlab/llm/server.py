@@ -24,6 +24,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from sparqlab.core.processes import stop_process
 from sparqlab.llm.base import ChatModel, ChatRequest
 from sparqlab.llm.errors import ModelError
 from sparqlab.llm.factory import get_model
@@ -253,8 +254,7 @@ def serve_in_background(
 
 @contextlib.contextmanager
 def _serve_process(name: str, host: str, port: int, delay_ms: float | None, timeout_s: float) -> Iterator[str]:
-    command = [sys.executable, "-c", "import sys; from sparqlab.cli import main; sys.exit(main())",
-               "serve-model", "--model", name, "--host", host, "--port", str(port)]
+    command = [sys.executable, "-m", "sparqlab", "serve-model", "--model", name, "--host", host, "--port", str(port)]
     if delay_ms is not None:
         command += ["--delay-ms", str(delay_ms)]
     with tempfile.TemporaryFile("w+") as stderr:
@@ -266,12 +266,7 @@ def _serve_process(name: str, host: str, port: int, delay_ms: float | None, time
                 raise RuntimeError(f"`sparqlab serve-model --model {name}` did not start: {stderr.read().strip()}")
             yield line.rsplit(" ", 1)[-1].strip()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, timeout_s=15)
             proc.stdout.close()
 
 

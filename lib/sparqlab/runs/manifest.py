@@ -1,0 +1,101 @@
+"""Provenance of a run: ``environment.json`` (where and with what it ran) and ``manifest.json`` (what it is).
+
+``environment.json`` records the first start of a run folder; every later resume appends a short entry to its
+``resumes`` list, so a result can always be traced to the code revisions and hosts that produced it.
+``manifest.json`` is the small summary that browsing and merging read without opening the predictions: ids,
+shard, model and whether that model is a stand-in.
+"""
+
+from __future__ import annotations
+
+import getpass
+import platform
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from sparqlab.core.paths import PROJECT_ROOT
+
+KEY_PACKAGES = ("sparqlab", "pyoxigraph", "SPARQLWrapper", "rdflib", "openai", "httpx", "numpy", "pandas",
+                "tqdm", "torch", "sentence-transformers", "fastapi", "uvicorn")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def package_versions(names: tuple[str, ...] = KEY_PACKAGES) -> dict[str, str | None]:
+    """Installed versions (``None`` for a package that is not installed)."""
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:
+    """Revision and dirty flag of the checkout; ``revision`` is ``None`` outside git or before a first commit."""
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    revision = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"revision": revision, "dirty": bool(status) if status is not None else None}
+
+
+def is_standin(model: Any) -> bool:
+    """Stand-ins are flagged by the model object or recognisable by their ``standin-*`` name (e.g. a stand-in
+    served over HTTP and reached through the OpenAI-compatible client)."""
+    return bool(getattr(model, "is_standin", False)) or str(getattr(model, "name", "")).startswith("standin-")
+
+
+def describe_model(model: Any) -> dict[str, Any] | None:
+    """The model's own description plus the runner's ``is_standin`` verdict; ``None`` without a model."""
+    if model is None:
+        return None
+    return {**model.describe(), "is_standin": is_standin(model)}
+
+
+def environment(model: Any, kg: Any) -> dict[str, Any]:
+    """Everything about the machine and code that a result depends on (no secrets)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = None
+    return {
+        "started": now_iso(),
+        "hostname": socket.gethostname(),
+        "user": user,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "argv": sys.argv,
+        "packages": package_versions(),
+        "git": git_state(),
+        "model": describe_model(model),
+        "kg": kg.describe(),
+    }
+
+
+def resume_entry(env: dict[str, Any]) -> dict[str, Any]:
+    """The short record of one resume of an existing run folder."""
+    return {key: env[key] for key in ("started", "hostname", "git", "packages")}
+
+
+def manifest_document(header: dict[str, Any], status: str, n_done: int, fingerprint: str, n_total: int,
+                      question_ids: list[str]) -> dict[str, Any]:
+    """``manifest.json``: the run's header, progress (``status`` running / complete / incomplete) and the ids
+    this folder is responsible for, in question order (a merge checks shards against them)."""
+    return {**header, "status": status, "n_questions": len(question_ids), "n_done": n_done,
+            "n_total": n_total, "questions_fingerprint": fingerprint, "updated": now_iso(),
+            "question_ids": question_ids}

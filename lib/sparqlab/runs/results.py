@@ -1,0 +1,181 @@
+"""Browsing results: find runs, summarise them, load them into pandas, and format tables for the CLI.
+
+A run is referred to by its folder path, by ``<experiment>/<folder>``, or by its folder name (or a unique
+prefix of it) under the runs root. Summaries of runs still in progress, or killed before they wrote
+``metrics.json``, are recomputed from their predictions, so ``runs list`` is live.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sparqlab.core.paths import runs_dir
+from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, PREDICTIONS, TRACES, is_locked, read_json, read_records
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STANDIN_LABEL = "[standin]"
+NO_MODEL_LABEL = "[no model]"
+
+
+def model_label(model: str | None, is_standin: bool | None) -> str:
+    """How a run's model is shown everywhere: stand-ins and model-free runs are labelled, never bare."""
+    if model is None:
+        return NO_MODEL_LABEL
+    return f"{model} {STANDIN_LABEL}" if is_standin else model
+
+
+def run_dirs(root: str | Path | None = None, experiment: str | None = None) -> list[Path]:
+    """Every run folder (one holding ``manifest.json``) under ``root``, optionally of one experiment."""
+    root = Path(root) if root else runs_dir()
+    pattern = f"{experiment}/*/{MANIFEST}" if experiment else f"*/*/{MANIFEST}"
+    return sorted(path.parent for path in root.glob(pattern))
+
+
+def find_run(ref: str | Path, root: str | Path | None = None) -> Path:
+    """The run folder ``ref`` names (a path, ``experiment/folder``, or a unique folder name or prefix)."""
+    path = Path(ref)
+    if (path / MANIFEST).exists():
+        return path
+    root = Path(root) if root else runs_dir()
+    if (root / path / MANIFEST).exists():
+        return root / path
+    matches = [d for d in run_dirs(root) if d.name == str(ref)] or \
+              [d for d in run_dirs(root) if d.name.startswith(str(ref))]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise FileNotFoundError(f"no run {str(ref)!r} under {root} (try `sparqlab runs list`)")
+    shown = ", ".join(f"{d.parent.name}/{d.name}" for d in matches[:8])
+    raise ValueError(f"{str(ref)!r} matches {len(matches)} runs ({shown}); name it as experiment/folder")
+
+
+def run_status(run_dir: Path) -> str:
+    """``complete``, ``incomplete`` (stopped early), ``running`` (a process holds it) or ``interrupted`` (killed
+    while running)."""
+    status = read_json(run_dir / MANIFEST).get("status", "incomplete")
+    if status == "running" and not is_locked(run_dir):
+        return "interrupted"
+    return status
+
+
+def run_summary(run_dir: str | Path) -> dict[str, Any]:
+    """``metrics.json`` plus ``status``; recomputed from the predictions when the run has not finished."""
+    run_dir = Path(run_dir)
+    status = run_status(run_dir)
+    if status in ("running", "interrupted") or not (run_dir / METRICS).exists():
+        manifest = read_json(run_dir / MANIFEST)
+        header = {k: manifest.get(k) for k in ("run_id", "experiment", "folder", "method", "model",
+                                               "model_is_standin", "kg", "dataset", "split", "shard_index",
+                                               "num_shards")}
+        metrics = metrics_document(header, read_records(run_dir / PREDICTIONS), manifest["n_questions"], 0.0)
+    else:
+        metrics = read_json(run_dir / METRICS)
+    return {**metrics, "status": status, "path": str(run_dir)}
+
+
+def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
+    usage = summary.get("usage") or {}
+    per_question = usage.get("per_question", {})
+    return {
+        "experiment": summary.get("experiment"),
+        "run": summary.get("folder"),
+        "status": summary.get("status"),
+        "done": f"{summary.get('n_done')}/{summary.get('n_questions')}",
+        "f1": summary.get("f1"),
+        "em": summary.get("em"),
+        "empty_rate": summary.get("empty_rate"),
+        "model": model_label(summary.get("model"), summary.get("model_is_standin")),
+        "model_is_standin": summary.get("model_is_standin"),
+        "method": summary.get("method"),
+        "kg": summary.get("kg"),
+        "dataset": summary.get("dataset"),
+        "split": summary.get("split"),
+        "calls_per_q": per_question.get("model_calls"),
+        "tokens_per_q": per_question.get("tokens"),
+        "latency_s": (summary.get("latency_s") or {}).get("mean"),
+        "wall_time_s": summary.get("wall_time_s"),
+        "errors": ", ".join(f"{k}={v}" for k, v in (summary.get("error_categories") or {}).items() if k != "none"),
+    }
+
+
+def list_runs(root: str | Path | None = None, experiment: str | None = None) -> list[dict[str, Any]]:
+    """One row per run folder: ids, status, progress, scores, model (stand-ins labelled), costs."""
+    return [_table_row(run_summary(d)) for d in run_dirs(root, experiment)]
+
+
+def load_runs(experiment: str | None = None, root: str | Path | None = None) -> pd.DataFrame:
+    """:func:`list_runs` as a DataFrame, for notebooks."""
+    import pandas as pd
+
+    return pd.DataFrame(list_runs(root, experiment))
+
+
+def load_predictions(run: str | Path, root: str | Path | None = None) -> pd.DataFrame:
+    """``predictions.jsonl`` of a run as a DataFrame, one row per question, with ``experiment``, ``run``,
+    ``model``, ``model_is_standin`` and ``dataset`` columns so that several runs concatenate into one table. The questions' metadata
+    (question type, hops ...) become columns of their own, for grouping, unless a column has that name already."""
+    import pandas as pd
+
+    run_dir = find_run(run, root)
+    manifest = read_json(run_dir / MANIFEST)
+    frame = pd.DataFrame(read_records(run_dir / PREDICTIONS))
+    if "metadata" in frame:
+        metadata = pd.DataFrame(list(frame["metadata"].map(lambda m: m or {})), index=frame.index)
+        frame = frame.join(metadata[[c for c in metadata.columns if c not in frame.columns]])
+    frame.insert(0, "experiment", manifest.get("experiment"))
+    frame.insert(1, "run", run_dir.name)
+    frame.insert(2, "model", manifest.get("model"))
+    frame.insert(3, "model_is_standin", manifest.get("model_is_standin"))
+    frame.insert(4, "dataset", manifest.get("dataset"))
+    return frame
+
+
+def load_traces(run: str | Path, root: str | Path | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Question id → its trace (the steps of the method, then the final query)."""
+    return {r["id"]: r["trace"] for r in read_records(find_run(run, root) / TRACES)}
+
+
+def load_config(run: str | Path, root: str | Path | None = None) -> dict[str, Any]:
+    """The run's ``config.json``."""
+    return read_json(find_run(run, root) / CONFIG)
+
+
+COMPARE_FIELDS = ("model", "method", "kg", "dataset", "split", "status", "done", "f1", "em", "empty_rate",
+                  "calls_per_q", "tokens_per_q", "latency_s", "wall_time_s", "errors")
+
+
+def compare_rows(runs: Sequence[str | Path], root: str | Path | None = None) -> list[dict[str, Any]]:
+    """Side-by-side comparison: one row per field of :data:`COMPARE_FIELDS`, one column per run."""
+    rows = [_table_row(run_summary(find_run(ref, root))) for ref in runs]
+    names = [f"{r['experiment']}/{r['run']}" for r in rows]
+    return [{"field": field, **{name: row[field] for name, row in zip(names, rows, strict=True)}}
+            for field in COMPARE_FIELDS]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, Mapping | list):
+        return json.dumps(value)
+    return str(value)
+
+
+def format_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """A plain-text table with a header line; floats to three decimals, ``None`` as ``-``."""
+    rows = list(rows)
+    if not rows:
+        return "(no runs)"
+    columns = list(columns or rows[0].keys())
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(line.rstrip() for line in lines)

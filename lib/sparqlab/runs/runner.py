@@ -1,0 +1,431 @@
+"""The one runner every method goes through: ``run(method, questions, config)``.
+
+For each question the runner builds a :class:`~sparqlab.methods.base.QuestionContext`, awaits
+``method.answer`` (bounded by the per-question timeout), **executes the final query on the KG**, turns the result
+into answers and scores them with :mod:`sparqlab.eval`, and appends one line to ``predictions.jsonl`` at once.
+Many questions are in flight (``config.concurrency`` asyncio workers), so a batching model server stays busy.
+
+Failures stay inside their question: a method exception is ``error_category="method_error"`` (message and
+traceback in the trace), a per-question timeout is ``"timeout"``, a failing final query is its ``KGError.kind``
+(``syntax_error``, ``timeout``, ``endpoint_error`` ...), and a per-request model refusal its ``ModelError.kind``.
+Failures that would only repeat for every remaining question abort the run instead of being recorded as answers:
+an unreachable model endpoint, an unknown model name, a replay-cache miss. Finished questions are on disk, so
+the same call afterwards resumes (see :mod:`sparqlab.runs.store`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import traceback
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sparqlab.data.question import Question
+from sparqlab.eval import answers_from_result, score_prediction
+from sparqlab.kg.errors import KGError
+from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
+from sparqlab.methods.base import Method, MethodOutput, QuestionContext
+from sparqlab.runs import manifest as provenance
+from sparqlab.runs.config import (
+    RunConfig,
+    apply_limit,
+    identity,
+    make_run_id,
+    questions_fingerprint,
+    select_shard,
+    shard_folder_name,
+)
+from sparqlab.runs.manifest import manifest_document
+from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.store import CONFIG, ENVIRONMENT, MANIFEST, METRICS, RunStore, read_json, write_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sparqlab.kg.base import KnowledgeGraph
+
+FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss)
+"""Model errors that abort a run: retrying the next question would fail the same way."""
+
+UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
+
+
+def scalar_metadata(question: Question) -> dict[str, Any]:
+    """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
+    values such as stored gold results stay out of the predictions file."""
+    return {k: v for k, v in question.metadata.items() if isinstance(v, str | int | float | bool)}
+
+
+class RunAborted(RuntimeError):
+    """The run stopped early; finished questions are saved and the same call resumes."""
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` returns: where the results are and their metrics (also in ``metrics.json``)."""
+
+    run_dir: Path
+    run_id: str
+    config: RunConfig
+    metrics: dict[str, Any]
+    answered: int
+    """Questions answered by this call (the rest were already done)."""
+
+    def predictions(self) -> pd.DataFrame:
+        """``predictions.jsonl`` as a DataFrame."""
+        from sparqlab.runs.results import load_predictions
+
+        return load_predictions(self.run_dir)
+
+
+def run(method: Method, questions: Sequence[Question] | None = None, config: RunConfig | None = None, *,
+        kg: KnowledgeGraph | None = None, model: ChatModel | None = None,
+        redo_errors: Iterable[str] = ()) -> RunResult:
+    """Run ``method`` over ``questions`` (or ``config.dataset``) and return the results folder and metrics.
+
+    ``kg`` / ``model`` are ready objects to use instead of opening ``config.kg`` / ``config.model`` (a model that
+    is not a :class:`~sparqlab.llm.CachedModel` gets the response cache of ``config.cache``). ``redo_errors``
+    names error categories whose finished questions are answered again (e.g. ``["endpoint_error"]`` after an
+    outage). Works in scripts and inside Jupyter's running event loop (on a fresh loop in a worker thread).
+    ``await arun(...)`` is the async form; it uses the caller's loop as it is, so with a slow remote KG and high
+    concurrency give that loop a default executor with enough threads for the methods' KG calls.
+    """
+    config = config or RunConfig()
+
+    async def in_own_loop() -> RunResult:
+        # Methods reach the KG through asyncio.to_thread; size the loop's thread pool for the concurrency
+        # (the default has min(32, cores + 4) threads). asyncio.run shuts it down afterwards.
+        workers = max(32, 2 * config.concurrency)
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, "sparqlab-kg"))
+        return await arun(method, questions, config, kg=kg, model=model, redo_errors=redo_errors)
+
+    return run_sync(in_own_loop())
+
+
+async def arun(method: Method, questions: Sequence[Question] | None = None, config: RunConfig | None = None, *,
+               kg: KnowledgeGraph | None = None, model: ChatModel | None = None,
+               redo_errors: Iterable[str] = ()) -> RunResult:
+    """Async form of :func:`run`."""
+    runner = Runner(method, questions, config or RunConfig(), kg=kg, model=model)
+    return await runner.execute(set(redo_errors))
+
+
+def _resolve_questions(questions: Sequence[Question] | None, config: RunConfig) -> tuple[list[Question], str | None]:
+    """The (limited) question list and the split it came from (a named dataset's default split made explicit,
+    so that leaving ``split`` unset and naming the default give the same run)."""
+    split = config.split
+    if questions is None:
+        if not config.dataset:
+            raise ValueError("no questions: pass questions=... or set RunConfig.dataset (e.g. 'metaqa-1hop')")
+        from sparqlab.data import DATASETS, load
+
+        if split is None and config.dataset in DATASETS:
+            split = DATASETS[config.dataset].default_split
+        questions = load(config.dataset, split)
+    return apply_limit(list(questions), config.limit), split
+
+
+def _resolve_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Question]) -> tuple[Any, str]:
+    if kg is not None:
+        name = kg.profile.name
+        if config.kg and config.kg != name:
+            raise ValueError(f"config.kg is {config.kg!r} but the KG passed in is {name!r}")
+        return kg, name
+    name = config.kg
+    if not name:
+        names = {q.kg for q in questions if q.kg}
+        if len(names) != 1:
+            raise ValueError("set RunConfig.kg: the questions do not name one KG "
+                             f"({', '.join(sorted(names)) or 'none given'})")
+        name = names.pop()
+    from sparqlab.kg import PROFILES, open_kg
+
+    if config.kg_url:
+        return open_kg(config.kg_url, profile=name if name in PROFILES else None, **config.kg_options), name
+    return open_kg(name, **config.kg_options), name
+
+
+def _resolve_model(config: RunConfig, model: ChatModel | None, method: Method) -> ChatModel | None:
+    if model is not None:
+        if config.model and config.model != model.name:
+            raise ValueError(f"config.model is {config.model!r} but the model passed in is {model.name!r}")
+        return model if isinstance(model, CachedModel) else CachedModel(model, config.cache_path, config.cache)
+    if not config.model:
+        if method.needs_model:
+            raise ValueError(f"method {method.name!r} needs a model: set RunConfig.model (e.g. 'standin-echo') "
+                             "or pass model=...")
+        return None
+    from sparqlab.llm import make_model
+
+    spec = {"model": config.model, **config.model_options, "cache_mode": config.cache,
+            "cache_path": config.cache_path}
+    if config.model_url:
+        spec["base_url"] = config.model_url
+    return make_model(spec)
+
+
+def _uncached_calls(trace: list[dict[str, Any]]) -> int:
+    return sum(1 for step in trace if step.get("event") == "model_call" and not step.get("cached"))
+
+
+class Runner:
+    """One invocation of a run: resolves questions, KG and model, opens the results folder, answers, scores."""
+
+    def __init__(self, method: Method, questions: Sequence[Question] | None, config: RunConfig, *,
+                 kg: KnowledgeGraph | None = None, model: ChatModel | None = None):
+        self.method = method
+        all_questions, split = _resolve_questions(questions, config)
+        self.kg, kg_name = _resolve_kg(config, kg, all_questions)
+        self.model = _resolve_model(config, model, method)
+        self.config = dataclasses.replace(config, kg=kg_name, split=split,
+                                          model=self.model.name if self.model else None)
+        self.method_config = method.config()
+        self.fingerprint = questions_fingerprint(all_questions)
+        self.n_total = len(all_questions)
+        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint)
+        self.questions = select_shard(all_questions, self.config.shard_index, self.config.num_shards)
+        self.run_dir = (self.config.root() / self.config.experiment
+                        / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
+        self.model_is_standin = provenance.is_standin(self.model) if self.model else None
+        self._pool = ThreadPoolExecutor(max_workers=max(8, 2 * self.config.concurrency),
+                                        thread_name_prefix="sparqlab-run")
+        self._gold: dict[str, asyncio.Future] = {}
+
+    # -- folder ---------------------------------------------------------------------------------------------
+
+    def _config_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "experiment": self.config.experiment,
+            "run": self.config.to_dict(),
+            "method": self.method_config,
+            "method_class": f"{type(self.method).__module__}.{type(self.method).__qualname__}",
+            "questions": {"fingerprint": self.fingerprint, "n_total": self.n_total,
+                          "dataset": self.config.dataset, "split": self.config.split, "limit": self.config.limit},
+            "identity": identity(self.config, self.method_config, self.fingerprint),
+        }
+
+    def _header(self) -> dict[str, Any]:
+        """Identifying fields shared by ``manifest.json`` and ``metrics.json``."""
+        return {
+            "run_id": self.run_id,
+            "experiment": self.config.experiment,
+            "folder": self.run_dir.name,
+            "method": self.method_config.get("method", self.method.name),
+            "model": self.config.model,
+            "model_is_standin": self.model_is_standin,
+            "kg": self.config.kg,
+            "dataset": self.config.dataset,
+            "split": self.config.split,
+            "shard_index": self.config.shard_index,
+            "num_shards": self.config.num_shards,
+        }
+
+    def _manifest(self, status: str, n_done: int) -> dict[str, Any]:
+        return manifest_document(self._header(), status, n_done, self.fingerprint, self.n_total,
+                                 [q.id for q in self.questions])
+
+    def _write_provenance(self) -> None:
+        config_path = self.run_dir / CONFIG
+        if config_path.exists():
+            stored = read_json(config_path).get("run_id")
+            if stored != self.run_id:
+                raise ValueError(f"{config_path} belongs to run {stored!r}, not {self.run_id!r}; "
+                                 "refusing to mix two runs in one folder")
+        write_json(config_path, self._config_json())
+        env = provenance.environment(self.model, self.kg)
+        env_path = self.run_dir / ENVIRONMENT
+        if env_path.exists():
+            first = read_json(env_path)
+            first.setdefault("resumes", []).append(provenance.resume_entry(env))
+            env = first
+        write_json(env_path, env)
+
+    # -- answering ------------------------------------------------------------------------------------------
+
+    async def _call_method(self, question: Question, ctx: QuestionContext) -> MethodOutput:
+        scope = asyncio.timeout(self.config.timeout_s)
+        try:
+            async with scope:
+                output = await self.method.answer(question, ctx)
+            if not isinstance(output, MethodOutput):
+                raise TypeError(f"{type(self.method).__name__}.answer returned {type(output).__name__}, "
+                                "not a MethodOutput")
+            return output
+        except TimeoutError as error:
+            if scope.expired():
+                ctx.log("timeout", timeout_s=self.config.timeout_s)
+                return MethodOutput(None, error_category="timeout")
+            return self._method_error(ctx, error)
+        except FATAL_MODEL_ERRORS:
+            raise
+        except ModelError as error:
+            ctx.log("model_error", kind=error.kind, message=str(error))
+            return MethodOutput(None, error_category=error.kind)
+        except Exception as error:
+            return self._method_error(ctx, error)
+
+    @staticmethod
+    def _method_error(ctx: QuestionContext, error: Exception) -> MethodOutput:
+        ctx.log("method_error", error=type(error).__name__, message=str(error),
+                traceback="".join(traceback.format_exception(error)))
+        return MethodOutput(None, error_category="method_error")
+
+    def _execute(self, sparql: str) -> tuple[list[str], dict[str, Any]]:
+        """Blocking: run a query and turn its result into the sorted, normalised answer list."""
+        result = self.kg.query(sparql)
+        answers = sorted(answers_from_result(result, self.kg))
+        return answers, {"rows": len(result), "truncated": result.truncated, "cached": result.cached,
+                         "elapsed_s": round(result.elapsed_s, 6)}
+
+    async def _final_answers(self, sparql: str | None, ctx: QuestionContext) -> tuple[list[str] | None, str | None]:
+        """Execute the final query; returns the answers (``None`` if there are none) and an error category."""
+        if sparql is None:
+            return None, None
+        loop = asyncio.get_running_loop()
+        try:
+            answers, info = await loop.run_in_executor(self._pool, self._execute, sparql)
+        except KGError as error:
+            ctx.log("final_query", sparql=sparql, error=error.kind, message=str(error))
+            return None, error.kind
+        except Exception as error:
+            ctx.log("final_query", sparql=sparql, error="answer_error", message=str(error),
+                    traceback="".join(traceback.format_exception(error)))
+            return None, "answer_error"
+        ctx.log("final_query", sparql=sparql, answers=answers, **info)
+        return answers, None
+
+    async def _gold_answers(self, question: Question) -> tuple[list[str] | None, str | None]:
+        """Gold answers and where they came from (``given``, ``gold_sparql``, or ``error: <kind>``)."""
+        if question.gold_answers is not None:
+            return list(question.gold_answers), "given"
+        if not question.gold_sparql:
+            return None, None
+        future = self._gold.get(question.gold_sparql)
+        if future is None:
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self._pool, self._execute, question.gold_sparql)
+            self._gold[question.gold_sparql] = future
+        try:
+            answers, _ = await asyncio.shield(future)
+        except Exception as error:  # a broken gold query leaves the question unscored, not the run crashed
+            return None, f"error: {getattr(error, 'kind', 'answer_error')}: {error}"
+        return answers, "gold_sparql"
+
+    async def answer(self, question: Question) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """One question, end to end: the prediction record and the trace."""
+        ctx = QuestionContext(question, self.kg, self.model, model_params=self.config.sampling_params())
+        started = time.perf_counter()
+        output = await self._call_method(question, ctx)
+        predicted, query_error = await self._final_answers(output.sparql, ctx)
+        latency = time.perf_counter() - started
+        gold, gold_source = await self._gold_answers(question)
+        scores = UNSCORED if gold is None else score_prediction(predicted, gold)
+        tokens = {"prompt": ctx.tokens["prompt"], "completion": ctx.tokens["completion"]}
+        record = {
+            "id": question.id,
+            "question": question.text,
+            "answer_form": question.answer_form,
+            "predicted_sparql": output.sparql,
+            "predicted_answers": predicted,
+            "gold_sparql": question.gold_sparql,
+            "gold_answers": gold,
+            "gold_source": gold_source,
+            **scores,
+            "error_category": output.error_category or query_error,
+            "model_calls": dict(sorted(ctx.model_calls.items())),
+            "model_calls_uncached": _uncached_calls(ctx.trace),
+            "tokens": {**tokens, "total": sum(tokens.values())},
+            "kg_calls": ctx.kg_calls,
+            "latency_s": round(latency, 6),
+            "model_latency_s": round(ctx.model_latency_s, 6),
+            "extra": output.extra,
+            "metadata": scalar_metadata(question),
+        }
+        return record, ctx.trace
+
+    # -- the run --------------------------------------------------------------------------------------------
+
+    async def execute(self, redo_errors: set[str]) -> RunResult:
+        started = time.perf_counter()
+        store = RunStore(self.run_dir)
+        done = store.open(redo_errors)
+        try:
+            self._write_provenance()
+            todo = [q for q in self.questions if q.id not in done]
+            write_json(self.run_dir / MANIFEST, self._manifest("running", len(self.questions) - len(todo)))
+        except BaseException:
+            store.close()
+            self._pool.shutdown(wait=False)
+            raise
+        # Appends (with their fsyncs) run on one writer thread, in completion order, off the event loop.
+        writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparqlab-writer")
+        answered = 0
+        try:
+            answered = await self._answer_all(todo, store, writer)
+        finally:
+            writer.shutdown(wait=True)
+            try:
+                metrics = self._finish(store, time.perf_counter() - started)
+            finally:
+                store.close()
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                await self._release_model()
+        return RunResult(self.run_dir, self.run_id, self.config, metrics, answered)
+
+    async def _release_model(self) -> None:
+        """Close the model's connections of this event loop (a sync ``run`` closes its loop afterwards)."""
+        if self.model is not None:
+            await self.model.aclose()
+
+    async def _answer_all(self, todo: list[Question], store: RunStore, writer: ThreadPoolExecutor) -> int:
+        from tqdm.auto import tqdm
+
+        loop = asyncio.get_running_loop()
+        pending = iter(todo)
+        answered = 0
+        bar = tqdm(total=len(self.questions), initial=len(self.questions) - len(todo), unit="q",
+                   desc=f"{self.config.experiment}/{self.run_dir.name}", disable=not self.config.progress)
+
+        async def worker() -> None:
+            nonlocal answered
+            for question in pending:
+                record, trace = await self.answer(question)
+                await loop.run_in_executor(writer, store.append, record, trace)
+                answered += 1
+                bar.update(1)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(self.config.concurrency, len(todo))):
+                    group.create_task(worker())
+        except BaseExceptionGroup as failures:
+            first = failures.exceptions[0]
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            if isinstance(first, FATAL_MODEL_ERRORS):
+                raise RunAborted(f"run {self.run_id} stopped: {first} — the {answered} questions answered so far "
+                                 f"are saved in {self.run_dir}; the same call resumes") from first
+            raise first from None
+        finally:
+            bar.close()
+        return answered
+
+    def _finish(self, store: RunStore, wall_time_s: float) -> dict[str, Any]:
+        """Recompute ``metrics.json`` from every prediction of this folder; update the manifest."""
+        wanted = {q.id for q in self.questions}
+        records = [r for r in store.predictions() if r["id"] in wanted]
+        metrics_path = self.run_dir / METRICS
+        previous = read_json(metrics_path).get("wall_time_s", 0.0) if metrics_path.exists() else 0.0
+        metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s)
+        if self.model is not None:
+            metrics["model_cache_last_session"] = self.model.stats()
+        write_json(metrics_path, metrics)
+        write_json(self.run_dir / MANIFEST, self._manifest("complete" if metrics["complete"] else "incomplete",
+                                                           metrics["n_done"]))
+        return metrics

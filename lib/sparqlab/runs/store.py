@@ -1,0 +1,208 @@
+"""The results folder of one run: crash-safe appends, resume, and atomic JSON files.
+
+``predictions.jsonl`` is the source of truth for what is finished: a question counts as done once its line is
+complete on disk. Each finished question writes its trace line first and its prediction line second, each
+flushed and fsynced, so a prediction never exists without its trace. On reopening, a torn last line (the
+process died mid-write) is cut off, and trace lines of questions without a prediction (died between the two
+writes) are dropped, so the question is redone and nothing is duplicated.
+
+One process at a time may write a folder: an exclusive ``flock`` on ``.lock`` (released by the OS even after
+SIGKILL) turns a second concurrent writer into a clear error instead of interleaved lines.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sparqlab.core.jsonl import read_jsonl
+
+PREDICTIONS = "predictions.jsonl"
+TRACES = "traces.jsonl"
+CONFIG = "config.json"
+ENVIRONMENT = "environment.json"
+MANIFEST = "manifest.json"
+METRICS = "metrics.json"
+
+
+class RunInProgressError(RuntimeError):
+    """Another process holds the run folder."""
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Replace ``path`` atomically (temp file + rename), so readers never see half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False, default=str)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def repair_torn_line(path: Path) -> bool:
+    """Cut a partial last line (no trailing newline) off ``path``; True if something was cut."""
+    if not path.exists():
+        return False
+    with path.open("rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return False
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return False
+        # Scan back in blocks for the last newline; everything after it is the torn line.
+        position, keep = size, 0
+        while position > 0:
+            step = min(65536, position)
+            position -= step
+            handle.seek(position)
+            index = handle.read(step).rfind(b"\n")
+            if index >= 0:
+                keep = position + index + 1
+                break
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return True
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, default=str) + "\n"
+
+
+def _first_per_id(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    unique = []
+    for record in records:
+        if record["id"] not in seen:
+            seen.add(record["id"])
+            unique.append(record)
+    return unique
+
+
+def _rewrite(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace a JSONL file atomically with ``records``."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        handle.writelines(_line(record) for record in records)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def is_locked(path: Path) -> bool:
+    """True while a process holds the run folder ``path`` (it is being written right now)."""
+    lock = path / ".lock"
+    if not lock.exists():
+        return False
+    with lock.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every complete line of a JSONL file (a torn last line is ignored, a corrupt earlier line raises)."""
+    return list(read_jsonl(path))
+
+
+class RunStore:
+    """Appends and reads one run folder. Use :meth:`open` to lock, repair and learn what is already done."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock_handle = None
+        self._predictions = None
+        self._traces = None
+
+    @property
+    def predictions_path(self) -> Path:
+        return self.path / PREDICTIONS
+
+    @property
+    def traces_path(self) -> Path:
+        return self.path / TRACES
+
+    def open(self, redo_errors: set[str] | frozenset[str] = frozenset()) -> set[str]:
+        """Lock the folder, repair torn lines and orphan traces, and return the ids already finished.
+
+        Predictions whose ``error_category`` is in ``redo_errors`` are removed (with their traces), so that
+        those questions are answered again.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock()
+        repair_torn_line(self.predictions_path)
+        repair_torn_line(self.traces_path)
+        done = self._keep_predictions(redo_errors)
+        self._drop_orphan_traces(done)
+        self._predictions = self.predictions_path.open("a", encoding="utf-8")
+        self._traces = self.traces_path.open("a", encoding="utf-8")
+        return done
+
+    def _lock(self) -> None:
+        handle = (self.path / ".lock").open("a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise RunInProgressError(
+                f"{self.path} is being written by another process; wait for it or stop it first"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._lock_handle = handle
+
+    def _keep_predictions(self, redo_errors: set[str] | frozenset[str]) -> set[str]:
+        """Drop duplicate ids (first line wins) and predictions to redo; return the kept ids."""
+        records = read_records(self.predictions_path)
+        kept = _first_per_id(r for r in records if r.get("error_category") not in redo_errors)
+        if len(kept) != len(records):
+            _rewrite(self.predictions_path, kept)
+        return {r["id"] for r in kept}
+
+    def _drop_orphan_traces(self, done: set[str]) -> None:
+        """Keep one trace per finished question; traces of unfinished questions go (they will be redone)."""
+        records = read_records(self.traces_path)
+        kept = _first_per_id(r for r in records if r["id"] in done)
+        if len(kept) != len(records):
+            _rewrite(self.traces_path, kept)
+
+    def append(self, prediction: dict[str, Any], trace: list[dict[str, Any]]) -> None:
+        """Persist one finished question: trace line, then prediction line, each fsynced."""
+        if self._predictions is None:
+            raise RuntimeError("RunStore.open() must be called before append()")
+        for handle, record in ((self._traces, {"id": prediction["id"], "trace": trace}),
+                               (self._predictions, prediction)):
+            handle.write(_line(record))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def close(self) -> None:
+        for handle in (self._predictions, self._traces, self._lock_handle):
+            if handle is not None:
+                handle.close()
+        self._predictions = self._traces = self._lock_handle = None
+
+    def predictions(self) -> list[dict[str, Any]]:
+        return read_records(self.predictions_path)
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,13 @@
+"""The concurrency benchmark runs end to end (tiny sizes; speed itself is measured by benchmarks/, not here)."""
+
+from sparqlab.runs.bench import format_report, run_benchmark
+
+
+def test_benchmark_reports_every_level_against_a_served_standin():
+    report = run_benchmark(questions=4, calls=2, delay_ms=20, levels=[4])
+    assert [row["concurrency"] for row in report["levels"]] == [1, 4]
+    assert all(row["calls"] == 8 for row in report["levels"])
+    assert report["levels"][0]["speedup"] == 1.0 and report["levels"][1]["speedup"] > 1.0
+    assert report["levels"][1]["model_latency_ms_per_call"] >= 20
+    text = format_report(report)
+    assert "4 questions x 2 calls" in text and "runner overhead per model call" in text
