@@ -1,5 +1,5 @@
 # sparqlab: `make reproduce` and `make test` work on a fresh machine with nothing but Python 3.11.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

@@ -14,7 +14,7 @@ from sparqlab import __version__
 from sparqlab.kg.errors import KGError
 from sparqlab.llm.errors import ModelError
 
-COMMAND_MODULES = ["kg", "data", "evaluate", "models", "runs", "reproduce"]
+COMMAND_MODULES = ["kg", "data", "evaluate", "models", "run", "runs", "reproduce"]
 
 
 def build_parser() -> argparse.ArgumentParser:
