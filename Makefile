@@ -8,12 +8,12 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet pip==26.3
 	# torch first and pinned: the CPU build on disk, never a CUDA build pulled in by another package.
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(BIN)/pip install --quiet torch==2.13.0 -c constraints.txt
+	$(BIN)/pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 

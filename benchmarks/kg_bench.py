@@ -2,9 +2,9 @@
 
 Reports: store build time (N-Triples generation + bulk load), first-query latency (worker start), median 1-hop
 lookup latency through ``KnowledgeGraph.query`` (guard + worker + JSON) and directly on pyoxigraph, label-index
-build time and search latency (exact and misspelt names), and pyoxigraph vs rdflib on the same queries (median per query type and the
-ratio). rdflib loads the full graph unless ``--rdflib-triples`` asks for a sample (then both engines run on that
-sample, so the ratio stays like for like).
+build time and search latency (exact and misspelt names), and pyoxigraph vs rdflib on the same queries (median
+per query type and the ratio). rdflib loads the full graph unless ``--rdflib-triples`` asks for a sample (then
+both engines run on that sample, so the ratio stays like for like).
 
 Usage: python benchmarks/kg_bench.py [--samples 200] [--rdflib-queries 30] [--rdflib-triples 0] [--json OUT]
 """
@@ -56,29 +56,32 @@ def build_benchmark() -> dict:
             "entities_per_class": stats["entities_per_class"]}
 
 
+def labels_of(store, *classes: str) -> list[str]:
+    """The sorted labels of the movie KG's entities of the given classes."""
+    from sparqlab.kg.movies import class_iri
+    from sparqlab.kg.profiles import RDFS
+
+    values = " ".join(f"<{class_iri(cls)}>" for cls in classes)
+    query = f"SELECT ?l WHERE {{ VALUES ?c {{ {values} }} ?e a ?c ; <{RDFS}label> ?l }}"
+    return sorted(s["l"].value for s in store.query(query))
+
+
 def query_sets(store, rng: random.Random, samples: int) -> dict[str, list[str]]:
     """Queries of four shapes over randomly chosen films and people (same texts for every engine)."""
-    films = [s["l"].value for s in store.query(
-        "SELECT ?l WHERE { ?f a <http://sparqlab.org/movies/class/Film> ; "
-        "<http://www.w3.org/2000/01/rdf-schema#label> ?l }")]
-    people = [s["l"].value for s in store.query(
-        "SELECT ?l WHERE { ?f a <http://sparqlab.org/movies/class/Person> ; "
-        "<http://www.w3.org/2000/01/rdf-schema#label> ?l }")]
-    films, people = sorted(films), sorted(people)
-    picked_films, picked_people = rng.sample(films, samples), rng.sample(people, samples)
+    from sparqlab.data.movieqa import PREFIXES
+    from sparqlab.kg.movies import FILM, entity_iri, relation_iri
 
-    from sparqlab.kg.movies import entity_iri, relation_iri
-
-    prefix = "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
+    picked_films = rng.sample(labels_of(store, FILM), samples)
+    picked_people = rng.sample(labels_of(store, "Person"), samples)
     return {
-        "1-hop by IRI": [f"SELECT ?o WHERE {{ <{entity_iri('Film', f)}> <{relation_iri('directed_by')}> ?o }}"
+        "1-hop by IRI": [f"SELECT ?o WHERE {{ <{entity_iri(FILM, f)}> <{relation_iri('directed_by')}> ?o }}"
                          for f in picked_films],
-        "1-hop by label": [prefix + f'SELECT ?label WHERE {{ ?f rdfs:label {json.dumps(f)} ; ?rel ?o . '
+        "1-hop by label": [PREFIXES + f'SELECT ?label WHERE {{ ?f rdfs:label {json.dumps(f)} ; ?rel ?o . '
                            f'?rel rdfs:label "starred_actors" . ?o rdfs:label ?label }}' for f in picked_films],
-        "2-hop by label": [prefix + f'SELECT DISTINCT ?label WHERE {{ ?p rdfs:label {json.dumps(p)} . '
+        "2-hop by label": [PREFIXES + f'SELECT DISTINCT ?label WHERE {{ ?p rdfs:label {json.dumps(p)} . '
                            f'?f ?r1 ?p . ?r1 rdfs:label "starred_actors" . ?f ?r2 ?d . '
                            f'?r2 rdfs:label "directed_by" . ?d rdfs:label ?label }}' for p in picked_people],
-        "count by label": [prefix + f'SELECT (COUNT(DISTINCT ?f) AS ?n) WHERE {{ ?p rdfs:label {json.dumps(p)} . '
+        "count by label": [PREFIXES + f'SELECT (COUNT(DISTINCT ?f) AS ?n) WHERE {{ ?p rdfs:label {json.dumps(p)} . '
                            f'?f ?rel ?p }}' for p in picked_people],
     }
 
@@ -98,10 +101,7 @@ def kg_benchmark(samples: int, rng: random.Random) -> tuple[dict, dict[str, list
         direct = [timed(lambda q: list(kg.store.query(q)), q) for q in texts]
         result["query_ms"][shape] = {"KnowledgeGraph.query": median_ms(via_kg), "pyoxigraph direct": median_ms(direct)}
 
-    names = [h["l"].value for h in kg.store.query(
-        "SELECT ?l WHERE { ?e a ?c ; <http://www.w3.org/2000/01/rdf-schema#label> ?l "
-        "FILTER(?c IN (<http://sparqlab.org/movies/class/Film>, <http://sparqlab.org/movies/class/Person>)) }")]
-    names = rng.sample(sorted(names), samples)
+    names = rng.sample(labels_of(kg.store, "Film", "Person"), samples)
     with tempfile.TemporaryDirectory() as scratch:
         index_path = Path(scratch) / "index.sqlite"
         index_s = timed(build_index, kg, index_path)

@@ -22,6 +22,36 @@ from sparqlab.data.movieqa import run_label_queries
 from sparqlab.kg import open_kg
 
 
+def check(kg, hops: int, workers: int, show: int) -> bool:
+    """Print how many gold answer sets the KG reproduces for one hop count, and why the others differ;
+    true when the result is as expected (every set for 2 and 3 hops)."""
+    questions = load(f"metaqa-{hops}hop")
+    start = time.perf_counter()
+    results = run_label_queries(kg, [q.gold_sparql for q in questions], workers=workers)
+    elapsed = time.perf_counter() - start
+    kinds: Counter[str] = Counter()
+    shown = 0
+    for question, labels in zip(questions, results, strict=True):
+        gold, got = set(question.gold_answers), set(labels)
+        if gold == got:
+            continue
+        kinds[mismatch_kind(gold, got)] += 1
+        if shown < show:
+            shown += 1
+            print(
+                f"  {question.id} {question.text!r}: gold-only {sorted(gold - got)[:5]}, "
+                f"kg-only {sorted(got - gold)[:5]}"
+            )
+    exact = len(questions) - sum(kinds.values())
+    print(
+        f"MetaQA {hops}-hop: {exact}/{len(questions)} gold answer sets reproduced exactly "
+        f"({elapsed:.1f}s, {len(questions) / elapsed:.0f} queries/s, {workers} workers)"
+    )
+    for kind, count in kinds.most_common():
+        print(f"    {count:5d}  {kind}")
+    return hops == 1 or exact == len(questions)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hops", type=int, nargs="+", default=[1, 2, 3], choices=[1, 2, 3])
@@ -30,34 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=3, help="mismatching questions to print per hop")
     args = parser.parse_args(argv)
 
-    kg = open_kg(args.kg, workers=args.workers)
     all_exact = True
-    for hops in args.hops:
-        questions = load(f"metaqa-{hops}hop")
-        start = time.perf_counter()
-        results = run_label_queries(kg, [q.gold_sparql for q in questions], workers=args.workers)
-        elapsed = time.perf_counter() - start
-        kinds: Counter[str] = Counter()
-        shown = 0
-        for question, labels in zip(questions, results, strict=True):
-            gold, got = set(question.gold_answers), set(labels)
-            if gold == got:
-                continue
-            kinds[mismatch_kind(gold, got)] += 1
-            if shown < args.show:
-                shown += 1
-                print(
-                    f"  {question.id} {question.text!r}: gold-only {sorted(gold - got)[:5]}, "
-                    f"kg-only {sorted(got - gold)[:5]}"
-                )
-        exact = len(questions) - sum(kinds.values())
-        print(
-            f"MetaQA {hops}-hop: {exact}/{len(questions)} gold answer sets reproduced exactly "
-            f"({elapsed:.1f}s, {len(questions) / elapsed:.0f} queries/s, {args.workers} workers)"
-        )
-        for kind, count in kinds.most_common():
-            print(f"    {count:5d}  {kind}")
-        all_exact &= hops == 1 or exact == len(questions)
+    with open_kg(args.kg, workers=args.workers) as kg:
+        for hops in args.hops:
+            all_exact &= check(kg, hops, args.workers, args.show)
     return 0 if all_exact else 1
 
 

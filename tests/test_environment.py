@@ -37,3 +37,10 @@ def test_environment_yml_uses_python_311_and_installs_project():
     text = (ROOT / "environment.yml").read_text()
     assert "python=3.11" in text
     assert "- -e ." in text
+
+
+def test_constraints_agree_with_requirements():
+    """constraints.txt (the full freeze) must not contradict a direct pin (local labels such as +cpu aside)."""
+    frozen = {name: version.split("+")[0] for name, version in pip_pins("constraints.txt").items()}
+    for package, version in pip_pins("requirements.txt", "requirements-dev.txt").items():
+        assert frozen.get(package.replace("_", "-")) == version, package

@@ -26,9 +26,11 @@ EVENT_COLOURS = {
     "observation": "#029e73",
     "model_call": "#cc78bc",
     "query": "#d55e00",
+    "final_query": "#ca9161",
     "error": "#c00000",
 }
-"""Header colour per event type (colour-blind palette); other event types are grey."""
+"""Header colour per event type (colour-blind palette). Failures (``*_error``, ``*_failure``, ``timeout``) take
+the ``error`` colour; other event types are grey."""
 
 BLOCK_FIELDS = ("text", "thought", "action", "observation", "content", "response", "sparql", "query", "message",
                 "result", "error")
@@ -116,11 +118,20 @@ def event_text(event: dict[str, Any], index: int | None = None, total: int | Non
     return "\n".join(lines)
 
 
+def event_colour(kind: str) -> str:
+    """The header colour of an event type (see :data:`EVENT_COLOURS`), so failures stand out in a long trace."""
+    if kind in EVENT_COLOURS:
+        return EVENT_COLOURS[kind]
+    if kind == "timeout" or kind.endswith(("_error", "_failure")):
+        return EVENT_COLOURS["error"]
+    return "#666666"
+
+
 def render_event(event: dict[str, Any], index: int | None = None, total: int | None = None,
                  start_time: float | None = None) -> str:
     """An event as an HTML fragment: coloured header, short fields as a line, long fields as ``<pre>`` blocks."""
     kind, blocks, short = event_fields(event)
-    colour = EVENT_COLOURS.get(kind, "#666666")
+    colour = event_colour(kind)
     position = f"step {index + 1} of {total} · " if index is not None and total else ""
     elapsed = ""
     if start_time is not None and isinstance(event.get("t"), int | float):
@@ -145,7 +156,7 @@ def render_timeline(events: list[dict[str, Any]], current: int) -> str:
     chips = []
     for index, event in enumerate(events):
         kind = str(event.get("event", "event"))
-        colour = EVENT_COLOURS.get(kind, "#666666")
+        colour = event_colour(kind)
         fill = f"background:{colour};color:white" if index == current else f"color:{colour}"
         chips.append(f'<span title="{index + 1}: {html.escape(kind)}" style="border:1px solid {colour};'
                      f'{fill};padding:0 3px;margin:1px;font-size:75%">{html.escape(kind[:1].upper())}</span>')

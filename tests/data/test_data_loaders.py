@@ -7,6 +7,7 @@ import pytest
 
 from sparqlab.data import DATASETS, Question, dataset_names, load, read_questions, write_questions
 from sparqlab.data.forms import answer_form
+from sparqlab.data.metaqa import load_metaqa
 
 # Upstream counts (data/*/PROVENANCE.md) and whether the split ships gold answers.
 EXPECTED = [
@@ -135,9 +136,45 @@ def test_own_format_folder_of_splits(tmp_path):
 
 def test_own_format_reports_the_bad_record(tmp_path):
     path = tmp_path / "bad.jsonl"
-    path.write_text(json.dumps({"id": "1", "text": "ok"}) + "\n" + json.dumps({"text": "no id"}) + "\n")
-    with pytest.raises(ValueError, match="record 2"):
+    path.write_text(json.dumps({"id": "1", "text": "ok"}) + "\n\n" + json.dumps({"text": "no id"}) + "\n")
+    with pytest.raises(ValueError, match=r"bad.jsonl, line 3: .*'id' and 'text'"):
         read_questions(path)
+
+
+@pytest.mark.parametrize(
+    ("last_line", "message"),
+    [
+        ('{"id": "2", "text": "cut off', "line 2: not valid JSON"),
+        ('["2", "a list"]', "line 2: expected a JSON object"),
+        ('{"id": "2", "text": "q", "gold_answers": "Paris"}', "line 2: 'gold_answers' must be a list"),
+        ('{"id": "2", "text": "q", "answer_form": "SELECT"}', "line 2: 'answer_form' must be one of select"),
+        ('{"id": "2", "text": "q", "topic_entities": "Paris"}', "line 2: 'topic_entities' must be a list"),
+        ('{"id": "2", "text": "q", "metadata": [1], "x": 1}', "line 2: 'metadata' must be a JSON object"),
+    ],
+)
+def test_own_format_refuses_a_bad_last_line_instead_of_dropping_it(tmp_path, last_line, message):
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps({"id": "1", "text": "ok"}) + "\n" + last_line, encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        load(path)
+
+
+def test_unknown_keys_go_into_metadata():
+    question = Question.from_dict({"id": 7, "text": "q", "metadata": {"a": 1}, "source": "mine"})
+    assert question.id == "7" and question.metadata == {"a": 1, "source": "mine"}
+    assert question.gold_answers is None and question.answer_form == "select"
+
+
+def test_metaqa_names_a_malformed_line(tmp_path):
+    folder = tmp_path / "1-hop"
+    folder.mkdir()
+    (folder / "qa_test_qtype.txt").write_text("movie_to_director\nmovie_to_director\n", encoding="utf-8")
+    (folder / "qa_test.txt").write_text("who directed [Wind]\tCarroll Ballard\n[Alien]\tRidley Scott\n",
+                                        encoding="utf-8")
+    assert [q.gold_answers for q in load_metaqa(1, root=tmp_path)] == [["Carroll Ballard"], ["Ridley Scott"]]
+    (folder / "qa_test.txt").write_text("who directed [Wind]\tCarroll Ballard\nno tab here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"qa_test.txt:2: expected question<TAB>"):
+        load_metaqa(1, root=tmp_path)
 
 
 def test_split_given_for_a_single_file_is_refused(tmp_path):

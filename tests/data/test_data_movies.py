@@ -19,7 +19,8 @@ EXPLAINED_1HOP = {"kg superset (same-title films merged in the MetaQA KB)", "gol
 
 @pytest.fixture(scope="module")
 def kg():
-    return open_kg("movies")
+    with open_kg("movies", cache=False) as movies:
+        yield movies
 
 
 @pytest.fixture(scope="module")

@@ -56,6 +56,23 @@ def test_table_output(predictions):
     assert lines[-1].split()[:3] == ["all", "3", "55.56"]
 
 
+def test_records_without_gold_answers_are_counted_not_scored(tmp_path, capsys):
+    path = tmp_path / "predictions.jsonl"
+    unscored = {"id": "q4", "predicted_answers": ["z"], "gold_answers": None, "f1": None, "metadata": {"hops": 2},
+                "tokens": 99}
+    write_jsonl(path, [*RECORDS, unscored])
+    assert main(["eval", str(path), "--by", "hops", "--format", "json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    assert table["all"]["n"] == 3 and table["all"]["unscored"] == 1
+    assert table["all"]["f1"] == pytest.approx((1 + 2 / 3 + 0) / 3)
+    assert table["all"]["tokens"] == pytest.approx(20), "costs are averaged over the scored questions"
+    assert table["2"]["unscored"] == 1 and "unscored" not in table["1"]
+    assert main(["eval", str(path), "--by", "hops"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["hops", "n", "unscored"]
+    assert lines[2].split()[:3] == ["1", "1", "0"] and lines[-1].split()[:3] == ["all", "3", "1"]
+
+
 def test_clear_errors(tmp_path, capsys):
     assert main(["eval", str(tmp_path / "missing.jsonl")]) == 1
     assert "no predictions file" in capsys.readouterr().err
@@ -63,3 +80,6 @@ def test_clear_errors(tmp_path, capsys):
     write_jsonl(bad, [{"id": "x", "predicted_answers": ["a"]}])
     assert main(["eval", str(bad)]) == 1
     assert "needs predicted_answers and gold_answers" in capsys.readouterr().err
+    write_jsonl(bad, [{"id": "x", "predicted_answers": [["nested"]], "gold_answers": ["a"]}])
+    assert main(["eval", str(bad)]) == 1
+    assert "record 1 (id 'x'): cannot normalise" in capsys.readouterr().err

@@ -61,6 +61,15 @@ def test_summarise_macro_averages_and_costs():
     assert summary["latency_s"] == pytest.approx(2.0)
 
 
+def test_summarise_counts_cost_dicts_without_a_total_like_the_run_totals():
+    from sparqlab.llm import aggregate_usage
+
+    records = [{"f1": 1.0, "em": True, "empty": False, "tokens": {"prompt": 10, "completion": 2, "estimated": True}},
+               {"f1": 0.0, "em": False, "empty": True, "tokens": {"prompt": 4, "completion": 0, "total": 4}}]
+    assert summarise(records)["tokens"] == pytest.approx((12 + 4) / 2), "the estimated flag is not a token"
+    assert summarise(records)["tokens"] == aggregate_usage(records)["per_question"]["tokens"]
+
+
 def test_summarise_leaves_out_costs_some_records_lack():
     summary = summarise([{"f1": 1.0, "em": True, "empty": False, "tokens": 5}, {"f1": 0.0, "em": False, "empty": True}])
     assert "tokens" not in summary and "precision" not in summary

@@ -83,12 +83,17 @@ def test_errors_can_be_cached_and_replayed_typed(movies_kg, tmp_path):
     kg = EmbeddedKG(movies_kg.store_path, movies_kg.profile, identity="errors-test", cache=cache,
                     options=QueryOptions(cache_errors=True), workers=1)
     runaway = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"
+    execute = kg._execute
     try:
         with pytest.raises(QueryTimeout):
             kg.query(runaway, timeout_s=0.5)
         assert cache.count("errors-test") == 1
-        with pytest.raises(QueryTimeout):  # replayed from the cache, typed, without running the query
-            kg.query(runaway, timeout_s=0.5)
+        kg._execute = lambda *args: pytest.fail("a cached error must be replayed without running the query")
+        with pytest.raises(QueryTimeout, match="longer than 0.5 s"):  # replayed, typed
+            kg.query(runaway, timeout_s=0.4)
+        kg._execute = execute
+        with pytest.raises(QueryTimeout, match="longer than 1 s"):  # a longer timeout runs the query again
+            kg.query(runaway, timeout_s=1)
     finally:
         kg.close()
 

@@ -116,3 +116,18 @@ def test_server_time_limit_is_a_timeout(movies_endpoint):
     """The fixture's server stops queries after 3 s; the cut-off answer is reported as a timeout."""
     with pytest.raises(QueryTimeout):
         movies_endpoint.query(RUNAWAY, timeout_s=60)
+
+
+def test_bulk_values_read_everything_or_refuse(small_server, small_ttl, small_triples, monkeypatch):
+    """Index and question-set builders read whole KGs: in-process on a store, through HTTP otherwise, never cut."""
+    from sparqlab.kg import base
+
+    everything = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
+    remote = EndpointKG(small_server, generic_profile("small"))
+    with open_kg(small_ttl, cache=False) as local:
+        assert sorted(map(str, local.bulk_values(everything))) == sorted(map(str, remote.bulk_values(everything)))
+    assert len(remote.bulk_values(everything)) == small_triples
+    assert all(isinstance(value, str) for row in remote.bulk_values(everything) for value in row.values())
+    monkeypatch.setattr(base, "BULK_MAX_ROWS", small_triples - 1)
+    with pytest.raises(EndpointError, match="too large"):
+        remote.bulk_values(everything)

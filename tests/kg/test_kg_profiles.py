@@ -76,3 +76,23 @@ def test_open_kg_by_name_picks_the_profile_backend(movie_store):
         assert movies.identity == f"movies@{movie_store.parent.name}"
         assert (movies.options.timeout_s, movies.options.max_rows) == (5, 7)
         assert len(movies.query("SELECT * WHERE { ?s ?p ?o }").rows) == 7
+
+
+def test_schema_description_is_read_from_the_kg(movies_kg, small_ttl):
+    from dataclasses import replace
+
+    from sparqlab.kg.describe import describe_schema
+    from sparqlab.kg.movies import CLASS_COMMENTS, RELATION_RANGES
+
+    lines = describe_schema(movies_kg).splitlines()
+    middle = lines.index("Relations (subject class -> object class):")
+    classes, relations = lines[1:middle], lines[middle + 1:]
+    assert lines[0] == "Classes:" and classes == sorted(classes) and relations == sorted(relations)
+    assert {line.split(":")[0] for line in classes} == {f"- class {cls}" for cls in CLASS_COMMENTS}
+    declared = {f"- {relation}: Film -> {cls}" for relation, cls in RELATION_RANGES.items()}
+    assert {line.split(" (")[0] for line in relations} == declared
+    with open_kg(small_ttl, cache=False) as small:
+        assert describe_schema(small) == ""  # the generic profile does not list a schema
+        small.profile = replace(small.profile, schema_in_prompt=True)
+        assert describe_schema(small).splitlines() == [
+            "Classes:", "- class Person", "Relations (subject class -> object class):", "- knows: Person -> Person"]

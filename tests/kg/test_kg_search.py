@@ -144,3 +144,15 @@ def test_wikidata_api_search_path(fake_api, tmp_path):
         assert _FakeWikibaseApi.calls[0]["action"] == "wbsearchentities"
     finally:
         kg.close()
+
+
+def test_failed_index_build_leaves_nothing_behind(small_ttl, tmp_path, monkeypatch):
+    from sparqlab.kg import search
+
+    def interrupted(path, rows):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(search, "_write_index", interrupted)
+    with open_kg(small_ttl, cache=False) as kg, pytest.raises(KeyboardInterrupt):
+        search.build_index(kg, tmp_path / "index.sqlite")
+    assert list(tmp_path.iterdir()) == []

@@ -7,9 +7,10 @@ import pytest
 from sparqlab.llm.server import serve_in_background
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def echo_server():
-    """Base URL of `sparqlab serve-model --model standin-echo --port 0`, started as a subprocess."""
+    """Base URL of `sparqlab serve-model --model standin-echo --port 0`, started as a subprocess once (it keeps
+    no state between requests)."""
     with serve_in_background("standin-echo", process=True) as url:
         yield url
 

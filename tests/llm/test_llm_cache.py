@@ -86,6 +86,22 @@ def test_key_is_stable_and_model_specific():
     assert request_key(request) != request_key(ChatRequest.build("other", "q", stop=["END"]))
 
 
+def test_integer_and_float_parameters_are_one_request():
+    """``temperature=0`` (a papermill ``-p temperature 0``) must hit what ``temperature=0.0`` cached."""
+    default = request_key(ChatRequest.build("m", "q"))
+    assert request_key(ChatRequest.build("m", "q", temperature=0, top_p=1)) == default
+    assert request_key(ChatRequest.build("m", "q", temperature=1)) == request_key(ChatRequest.build("m", "q",
+                                                                                                   temperature=1.0))
+    assert request_key(ChatRequest.build("m", "q", temperature=1)) != default
+
+
+def test_unknown_parameters_are_refused_with_the_known_ones():
+    with pytest.raises(TypeError) as caught:
+        ChatRequest.build("m", "q", max_new_tokens=5)
+    message = str(caught.value)
+    assert "max_new_tokens" in message and "max_tokens" in message and "extra=" in message
+
+
 def test_cache_off_stores_nothing(tmp_path):
     model = make_model({"model": "standin-echo", "cache_mode": "off"})
     model.chat_sync("q")

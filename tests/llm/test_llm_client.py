@@ -1,7 +1,10 @@
 """The OpenAI-compatible backend against the project's own server over real HTTP, through the `openai` client."""
 
 import asyncio
+import json
 
+import httpx
+import openai
 import pytest
 
 from sparqlab.llm import (
@@ -40,6 +43,25 @@ def test_sampling_parameters_reach_the_server(echo_server):
     assert truncated.finish_reason == "length"
     assert truncated.text and long_text.startswith(truncated.text)
     assert estimate_tokens(truncated.text) <= 3 < estimate_tokens(long_text)
+
+
+class ParameterEcho(ChatModel):
+    """Answers with the sampling parameters of the request it received, as JSON."""
+
+    name = "standin-parameters"
+    is_standin = True
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        received = {k: v for k, v in request.to_dict().items() if k not in ("model", "messages", "extra")}
+        return ChatResponse(json.dumps(received), Usage(1, 1), model=self.name)
+
+
+def test_every_sampling_parameter_reaches_the_server():
+    with serve_in_background(ParameterEcho()) as url:
+        reply = OpenAIModel("standin-parameters", base_url=url).chat_sync(
+            "q", temperature=0.7, top_p=0.5, max_tokens=33, stop=["END", "\n\n"], seed=11)
+    assert json.loads(reply.text) == {"temperature": 0.7, "top_p": 0.5, "max_tokens": 33, "stop": ["END", "\n\n"],
+                                      "seed": 11}
 
 
 def test_many_concurrent_calls(echo_server):
@@ -92,6 +114,17 @@ def test_unreachable_endpoint_says_where_and_how_to_start_a_server(dead_url):
     assert dead_url in message
     assert "vllm serve openai/gpt-oss-120b" in message
     assert "sparqlab serve-model" in message
+    served_standin = OpenAIModel("standin-echo", base_url=dead_url, max_retries=0)
+    with pytest.raises(ModelUnavailable) as caught:
+        served_standin.chat_sync("hi")
+    assert "sparqlab serve-model --model standin-echo" in str(caught.value)
+    assert "vllm" not in str(caught.value)
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch):
+    """The openai client's first retry waits 0.5 s, doubling; the retry tests need the retries, not the waits."""
+    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.01)
 
 
 class FlakyModel(ChatModel):
@@ -111,7 +144,7 @@ class FlakyModel(ChatModel):
         return ChatResponse(request.last_user_message, Usage(1, 1), model=self.name)
 
 
-def test_retries_on_server_errors_until_success():
+def test_retries_on_server_errors_until_success(fast_backoff):
     flaky = FlakyModel(failures=2)
     with serve_in_background(flaky) as url:
         response = OpenAIModel("standin-flaky", base_url=url, max_retries=3).chat_sync("persist")
@@ -119,7 +152,7 @@ def test_retries_on_server_errors_until_success():
     assert flaky.calls == 3
 
 
-def test_gives_up_after_max_retries_with_the_status():
+def test_gives_up_after_max_retries_with_the_status(fast_backoff):
     flaky = FlakyModel(failures=10)
     with serve_in_background(flaky) as url, pytest.raises(ModelUnavailable) as caught:
         OpenAIModel("standin-flaky", base_url=url, max_retries=1).chat_sync("persist")
@@ -133,6 +166,15 @@ def test_bad_request_is_not_retried():
         with pytest.raises(ModelRequestError) as caught:
             model.chat_sync("hi", temperature=5.0)
     assert "temperature" in str(caught.value) and "HTTP 400" in str(caught.value)
+
+
+def test_a_refused_api_key_says_which_setting_to_check():
+    model = OpenAIModel("gpt-4o", base_url="http://127.0.0.1:9/v1", api_key="wrong")
+    reply = httpx.Response(401, request=httpx.Request("POST", f"{model.base_url}/chat/completions"))
+    refused = openai.AuthenticationError("Incorrect API key provided", response=reply, body=None)
+    error = asyncio.run(model._translate(refused, model.name))
+    assert isinstance(error, ModelRequestError)
+    assert "HTTP 401" in str(error) and "SPARQLAB_API_KEY" in str(error)
 
 
 class ReasoningModel(ChatModel):

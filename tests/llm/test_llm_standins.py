@@ -84,6 +84,8 @@ def test_get_model_routes_real_names_to_the_http_backend(monkeypatch):
     assert isinstance(get_model({"model": "standin-echo"}), EchoStandin)
     wrapped = make_model("standin-echo")
     assert isinstance(wrapped, CachedModel) and wrapped.is_standin and wrapped.name == "standin-echo"
+    # an unset endpoint (a notebook's ``model_url = None``) means the in-process stand-in, not HTTP
+    assert isinstance(get_model({"model": "standin-echo", "base_url": None}), EchoStandin)
 
 
 def test_echo_is_deterministic_and_marks_estimates():

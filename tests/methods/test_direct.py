@@ -123,3 +123,11 @@ def test_methods_are_known_by_name():
     assert isinstance(make_method("direct", reparse_attempts=0), DirectSparql)
     with pytest.raises(ValueError, match="known: direct"):
         make_method("nope")
+
+
+def test_standin_token_counts_are_flagged_as_estimates(config):
+    question = Question("q4", "which movies did [Ridley Scott] direct", kg="movies", gold_answers=["x"])
+    result = run(DirectSparql(), [question], config(experiment="estimates"))
+    record = result.predictions().iloc[0]
+    assert record["tokens_estimated"] and record["tokens"]["total"] > 0
+    assert result.metrics["tokens_estimated"] is True

@@ -58,6 +58,16 @@ def test_render_event_escapes_html_and_shows_position_and_time():
     assert "    SELECT ?d WHERE { ?f ?r ?d }" in text.splitlines()
 
 
+def test_failures_stand_out_in_the_colours():
+    error = widgets.EVENT_COLOURS["error"]
+    for kind in ("model_error", "method_error", "parse_failure", "timeout"):
+        assert widgets.event_colour(kind) == error, kind
+    assert len({widgets.event_colour(k) for k in ("thought", "query", "final_query", "model_call", "model_error")}) == 5
+    assert widgets.event_colour("something_new") not in widgets.EVENT_COLOURS.values()
+    timeline = widgets.render_timeline([{"event": "query"}, {"event": "model_error"}], current=0)
+    assert f"border:1px solid {error}" in timeline
+
+
 def test_render_step_clamps_and_handles_empty_traces():
     assert "step 4 of 4" in widgets.render_step(TRACE, 99)
     assert "step 1 of 4" in widgets.render_step(TRACE, -3)

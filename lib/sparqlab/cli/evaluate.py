@@ -2,8 +2,9 @@
 
 Every record needs ``predicted_answers`` (a list, or null when no answer was obtained) and ``gold_answers``;
 stored ``f1``/``em``/``empty`` values are ignored and recomputed, so files from older code or other tools are
-scored by the current metric code. Cost fields (``model_calls``, ``tokens``, ``latency_s``) are averaged when
-every record has them.
+scored by the current metric code. A record whose ``gold_answers`` is null (a benchmark without gold answers, or
+a gold query that failed) is left out of the scores and counted as ``unscored``, as in a run's metrics.json.
+Cost fields (``model_calls``, ``tokens``, ``latency_s``) are averaged when every scored record has them.
 """
 
 from __future__ import annotations
@@ -48,38 +49,53 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def evaluate_records(records: Iterable[Mapping[str, Any]], by: str | None = None) -> dict[str, dict[str, Any]]:
-    """Rescore every record and summarise, overall (key ``"all"``) and per value of ``by`` when given."""
+    """Rescore every record and summarise, overall (key ``"all"``) and per value of ``by`` when given.
+
+    Records without gold answers are not scored; a group that has some reports their number as ``unscored``.
+    """
     from sparqlab.eval import score_prediction, summarise
 
-    scored = []
+    rescored = []
     for number, record in enumerate(records, start=1):
         if "gold_answers" not in record or "predicted_answers" not in record:
             raise ValueError(f"record {number} (id {record.get('id')!r}) needs predicted_answers and gold_answers")
+        if record["gold_answers"] is None:
+            rescored.append(record)
+            continue
         try:
             scores = score_prediction(record["predicted_answers"], record["gold_answers"])
-        except ValueError as error:
+        except (TypeError, ValueError) as error:
             raise ValueError(f"record {number} (id {record.get('id')!r}): {error}") from None
-        scored.append({**record, **scores})
+        rescored.append({**record, **scores})
+
+    def summary(group: list[Mapping[str, Any]]) -> dict[str, Any]:
+        result = summarise([r for r in group if r["gold_answers"] is not None])
+        unscored = sum(1 for r in group if r["gold_answers"] is None)
+        return {**result, "unscored": unscored} if unscored else result
+
     table = {}
     if by:
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for record in scored:
+        groups: dict[str, list[Mapping[str, Any]]] = {}
+        for record in rescored:
             groups.setdefault(_field(record, by), []).append(record)
-        table = {key: summarise(groups[key]) for key in sorted(groups)}
-    table["all"] = summarise(scored)
+        table = {key: summary(groups[key]) for key in sorted(groups)}
+    table["all"] = summary(rescored)
     return table
 
 
 def format_table(table: Mapping[str, Mapping[str, Any]], by: str | None = None) -> str:
-    """A plain-text table, one row per group; rates as percentages, costs as means per question."""
-    columns = ["n", "f1", "em", "empty_rate", "precision", "recall", "model_calls", "tokens", "latency_s"]
+    """A plain-text table, one row per group; rates as percentages, costs as means per scored question."""
+    columns = ["n", "unscored", "f1", "em", "empty_rate", "precision", "recall", "model_calls", "tokens",
+               "latency_s"]
     columns = [c for c in columns if any(c in row for row in table.values())]
     header = [by or "group", *columns]
-    lines = [[str(key), *(_cell(c, row.get(c)) for c in columns)] for key, row in table.items()]
+    lines = [[str(key), *(_cell(c, row.get(c, 0 if c == "unscored" else None)) for c in columns)]
+             for key, row in table.items()]
     widths = [max(len(r[i]) for r in [header, *lines]) for i in range(len(header))]
 
     def render(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(padded)
 
     return "\n".join([render(header), render(["-" * w for w in widths]), *map(render, lines)])
 
@@ -87,7 +103,7 @@ def format_table(table: Mapping[str, Mapping[str, Any]], by: str | None = None) 
 def _cell(column: str, value: Any) -> str:
     if value is None:
         return "-"
-    if column == "n":
+    if column in ("n", "unscored"):
         return str(value)
     if column in ("f1", "em", "empty_rate", "precision", "recall"):
         return f"{100 * value:.2f}"

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 _MAX_CELL = 70
 
@@ -39,6 +40,7 @@ def register(subparsers) -> None:
 
 
 def build_command(args: argparse.Namespace) -> int:
+    """Build (or find) the store and print the counts its builder recorded in ``build.json``."""
     from sparqlab.kg.profiles import get_profile
 
     profile = get_profile(args.name)
@@ -62,8 +64,9 @@ def build_command(args: argparse.Namespace) -> int:
 def search_command(args: argparse.Namespace) -> int:
     from sparqlab.kg import open_kg
 
-    kg = open_kg(args.name)
-    for hit in kg.search(args.text, kind=args.kind, limit=args.limit):
+    with open_kg(args.name) as kg:
+        hits = kg.search(args.text, kind=args.kind, limit=args.limit)
+    for hit in hits:
         types = ", ".join(kg.profile.shorten(t) if "://" in t else t for t in hit.types) or "-"
         print(f"{hit.score:6.1f}  {hit.label}  [{types}]  {kg.profile.shorten(hit.id)}")
         if hit.description:
@@ -72,11 +75,10 @@ def search_command(args: argparse.Namespace) -> int:
 
 
 def _read_query(text: str) -> str:
+    """The query given on the command line: itself, ``-`` for stdin, or ``@FILE``."""
     if text == "-":
         return sys.stdin.read()
     if text.startswith("@"):
-        from pathlib import Path
-
         return Path(text[1:]).read_text(encoding="utf-8")
     return text
 
@@ -84,8 +86,9 @@ def _read_query(text: str) -> str:
 def query_command(args: argparse.Namespace) -> int:
     from sparqlab.kg import open_kg
 
-    kg = open_kg(args.kg, cache=not args.no_cache, timeout_s=args.timeout, max_rows=args.limit)
-    result = kg.query(_read_query(args.sparql))
+    sparql = _read_query(args.sparql)
+    with open_kg(args.kg, cache=not args.no_cache, timeout_s=args.timeout, max_rows=args.limit) as kg:
+        result = kg.query(sparql)
     if args.format == "json":
         data = result.to_json()
         standard = {k: data[k] for k in ("head", "results", "boolean") if k in data}

@@ -18,7 +18,8 @@ def register(subparsers) -> None:
         description="Serve a model as an OpenAI-compatible endpoint (/v1/models, /v1/chat/completions). "
                     "Prints 'serving NAME at URL' once listening.",
     )
-    serve.add_argument("--model", required=True, help="a stand-in name (standin-echo, standin-latency, ...)")
+    serve.add_argument("--model", required=True,
+                       help="a registered stand-in (standin-echo, standin-latency, ...: `sparqlab models list`)")
     serve.add_argument("--port", type=int, default=8000, help="0 picks a free port (default 8000)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: local only)")
     serve.add_argument("--delay-ms", type=float, default=None,
@@ -33,6 +34,7 @@ def register(subparsers) -> None:
     listing.add_argument("--url", default=None, help="an OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1)")
     _add_plugin_argument(listing)
     listing.set_defaults(handler=_list)
+    models.set_defaults(handler=lambda args: models.print_help() or 2)
 
 
 def _add_plugin_argument(parser: argparse.ArgumentParser) -> None:

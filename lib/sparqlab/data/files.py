@@ -6,22 +6,43 @@ files), so a researcher can run methods on questions of their own without writin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from sparqlab.core.jsonl import read_jsonl, write_jsonl
+from sparqlab.core.jsonl import write_jsonl
 from sparqlab.data.question import Question
 
 
-def read_questions(path: str | Path) -> list[Question]:
-    """All questions of one own-format JSONL file; a line without ``id``/``text`` raises with its number."""
+def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSON Lines input file.
+
+    Strict, unlike :func:`sparqlab.core.jsonl.read_jsonl` (which skips a torn last line of a run's own output):
+    a question file is input, and a line that does not parse must stop the load, not silently drop a question.
+    """
     path = require_file(path)
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}, line {number}: expected a JSON object, got {type(record).__name__}")
+            yield number, record
+
+
+def read_questions(path: str | Path) -> list[Question]:
+    """All questions of one own-format JSONL file; a bad line raises with its number and what is wrong."""
     questions = []
-    for number, record in enumerate(read_jsonl(path), start=1):
+    for number, record in read_records(path):
         try:
             questions.append(Question.from_dict(record))
         except (TypeError, ValueError) as error:
-            raise ValueError(f"{path}: record {number}: {error}") from None
+            raise ValueError(f"{path}, line {number}: {error}") from None
     return questions
 
 

@@ -11,8 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.jsonl import read_jsonl
-from sparqlab.data.files import require_file
+from sparqlab.data.files import read_records, require_file
 from sparqlab.data.forms import answer_form, answers_from_json, results_json
 from sparqlab.data.question import Question
 
@@ -20,7 +19,7 @@ from sparqlab.data.question import Question
 def load_grasp_jsonl(path: str | Path, *, kg: str = "wikidata") -> list[Question]:
     """Questions of one GRASP-prepared JSONL file; gold answers from ``info.results`` where present."""
     questions = []
-    for record in read_jsonl(require_file(path)):
+    for _, record in read_records(path):
         info = dict(record.get("info") or {})
         rows = info.pop("results", None)
         gold = None if rows is None else results_json(rows)
@@ -55,7 +54,7 @@ def load_json_list(
     records = json.loads(require_file(path).read_text(encoding="utf-8"))
     grasp = {}
     if grasp_jsonl is not None:
-        grasp = {str(row["info"]["id"]): row for row in read_jsonl(require_file(grasp_jsonl))}
+        grasp = {str(row["info"]["id"]): row for _, row in read_records(grasp_jsonl)}
     questions = []
     for record in records:
         qid = str(record["id"])

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING
 
 from sparqlab.core.paths import data_dir
 from sparqlab.data.files import require_file, write_questions
-from sparqlab.data.movieqa import PREFIXES, ROLE_RELATION, literal, run_label_queries, select_labels
+from sparqlab.data.movieqa import PREFIXES, ROLE_RELATION, run_label_queries, select_labels
 from sparqlab.data.question import Question
+from sparqlab.kg.results import quote_literal
 
 if TYPE_CHECKING:
     from sparqlab.kg.base import KnowledgeGraph
@@ -92,14 +93,13 @@ class LabelGraph:
     @classmethod
     def from_kg(cls, kg: KnowledgeGraph) -> LabelGraph:
         """All (film label, relation label, object label) triples of the MetaQA relations, read by one query."""
-        relations = " ".join(literal(r) for r in sorted(set(ROLE_RELATION.values())))
+        relations = " ".join(quote_literal(r) for r in sorted(set(ROLE_RELATION.values())))
         sparql = (
             f"{PREFIXES}SELECT ?s ?r ?o WHERE {{\n"
             f"  VALUES ?r {{ {relations} }}\n"
             "  ?rel rdfs:label ?r . ?film ?rel ?obj . ?film rdfs:label ?s . ?obj rdfs:label ?o .\n}"
         )
-        result = kg.query(sparql, timeout_s=600, max_rows=10_000_000, use_cache=False)
-        return cls([(row["s"].value, row["r"].value, row["o"].value) for row in result.rows])
+        return cls([(row["s"], row["r"], row["o"]) for row in kg.bulk_values(sparql)])
 
     def related(self, role: str, film: str) -> set[str]:
         """Entities in ``role`` of ``film``."""
@@ -190,15 +190,15 @@ def gold_query(instance: Instance) -> str:
     Triple patterns are the paper's; their order puts the named entities first, because the embedded store
     joins in the written order (about 100x faster than starting from the relation's triples).
     """
-    qtype, topic, con = instance.qtype, literal(instance.topic), literal(instance.constraint)
-    link = literal(ROLE_RELATION[qtype.linking_role])
+    qtype, topic, con = instance.qtype, quote_literal(instance.topic), quote_literal(instance.constraint)
+    link = quote_literal(ROLE_RELATION[qtype.linking_role])
     if qtype.hops == 1 and qtype.topic != "movie":
         return select_labels(
             [
                 f"?e1 rdfs:label {topic} .",
                 f"?rel1 rdfs:label {link} .",
                 f"?e2 rdfs:label {con} .",
-                f"?rel2 rdfs:label {literal(ROLE_RELATION[qtype.constraint])} .",
+                f"?rel2 rdfs:label {quote_literal(ROLE_RELATION[qtype.constraint])} .",
                 "?uri ?rel1 ?e1 ; ?rel2 ?e2 ; rdfs:label ?label .",
             ]
         )
@@ -217,7 +217,7 @@ def gold_query(instance: Instance) -> str:
                 f"?e1 rdfs:label {topic} ; ?rel1 ?e2 .",
                 f"?rel1 rdfs:label {link} .",
                 f"?e4 rdfs:label {con} .",
-                f"?rel4 rdfs:label {literal(ROLE_RELATION[qtype.constraint])} .",
+                f"?rel4 rdfs:label {quote_literal(ROLE_RELATION[qtype.constraint])} .",
                 "?uri ?rel1 ?e2 ; ?rel4 ?e4 ; rdfs:label ?label .",
                 f"FILTER(?label != {topic})",
             ]
@@ -227,7 +227,7 @@ def gold_query(instance: Instance) -> str:
             f"?e1 rdfs:label {topic} .",
             f"?rel1 rdfs:label {link} .",
             "?e2 ?rel1 ?e1 ; ?rel2 ?uri .",
-            f"?rel2 rdfs:label {literal(ROLE_RELATION[qtype.path[2]])} .",
+            f"?rel2 rdfs:label {quote_literal(ROLE_RELATION[qtype.path[2]])} .",
             f"?e3 rdfs:label {con} ; ?rel2 ?uri .",
             "?uri rdfs:label ?label .",
             f"FILTER(?label != {topic})",

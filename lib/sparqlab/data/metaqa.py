@@ -17,9 +17,10 @@ from pathlib import Path
 
 from sparqlab.core.paths import data_dir
 from sparqlab.data.files import require_file
-from sparqlab.data.movieqa import ROLE_CLASS, hop_relations, literal, select_labels
+from sparqlab.data.movieqa import ROLE_CLASS, hop_relations, select_labels
 from sparqlab.data.question import Question
 from sparqlab.kg.movies import class_iri
+from sparqlab.kg.results import quote_literal
 
 _TOPIC = re.compile(r"\[([^\]]+)\]")
 
@@ -29,11 +30,11 @@ def path_query(topic: str, qtype: str) -> str:
     roles = qtype.split("_to_")
     hops = hop_relations(roles)
     relation_vars: dict[str, str] = {}
-    patterns = [f"?e0 rdfs:label {literal(topic)} ; a <{class_iri(ROLE_CLASS[roles[0]])}> ."]
+    patterns = [f"?e0 rdfs:label {quote_literal(topic)} ; a <{class_iri(ROLE_CLASS[roles[0]])}> ."]
     for number, (relation, forward) in enumerate(hops, start=1):
         if relation not in relation_vars:
             relation_vars[relation] = f"?rel{len(relation_vars) + 1}"
-            patterns.append(f"{relation_vars[relation]} rdfs:label {literal(relation)} .")
+            patterns.append(f"{relation_vars[relation]} rdfs:label {quote_literal(relation)} .")
         last = number == len(hops)
         source, target = f"?e{number - 1}", "?uri" if last else f"?e{number}"
         subject, obj = (source, target) if forward else (target, source)
@@ -42,7 +43,7 @@ def path_query(topic: str, qtype: str) -> str:
         if last or number > 1:
             patterns.append(f"{target} rdfs:label {label} .")
         if number > 1:
-            patterns.append(f"FILTER({label} != {literal(topic)})")
+            patterns.append(f"FILTER({label} != {quote_literal(topic)})")
     return select_labels(patterns)
 
 
@@ -55,10 +56,13 @@ def load_metaqa(hops: int, split: str = "test", root: str | Path | None = None) 
         raise ValueError(f"{folder}: {len(lines)} questions but {len(qtypes)} question types")
     questions = []
     for number, (line, qtype) in enumerate(zip(lines, qtypes, strict=True)):
+        where = f"{folder}/qa_{split}.txt:{number + 1}"
+        if line.count("\t") != 1:
+            raise ValueError(f"{where}: expected question<TAB>answer|answer|..., got {line!r}")
         text, answers = line.split("\t")
         topic = _TOPIC.search(text)
         if topic is None:
-            raise ValueError(f"{folder}/qa_{split}.txt:{number + 1}: no [topic entity] in {text!r}")
+            raise ValueError(f"{where}: no [topic entity] in {text!r}")
         roles = qtype.split("_to_")
         questions.append(
             Question(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 AnswerForm = Literal["select", "ask", "count"]
 
@@ -33,13 +33,32 @@ class Question:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Question:
-        """From a JSONL line of the workbench's own format; unknown keys go into ``metadata``."""
+        """From a JSONL line of the workbench's own format; unknown keys go into ``metadata``.
+
+        Raises ``ValueError`` naming the field when one is missing or has a type that would be misread later.
+        """
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in data.items() if k in known}
+        if "id" not in kwargs or "text" not in kwargs:
+            raise ValueError(f"a question needs at least 'id' and 'text'; got keys {sorted(data)}")
+        _check_types(kwargs)
         extra = {k: v for k, v in data.items() if k not in known}
         if extra:
             kwargs["metadata"] = {**kwargs.get("metadata", {}), **extra}
-        if "id" not in kwargs or "text" not in kwargs:
-            raise ValueError(f"a question needs at least 'id' and 'text'; got keys {sorted(data)}")
         kwargs["id"] = str(kwargs["id"])
         return cls(**kwargs)
+
+
+_FIELD_TYPES = {"text": (str, "a string"), "gold_answers": (list, "a list (or null)"),
+                "topic_entities": (list, "a list"), "metadata": (dict, "a JSON object")}
+
+
+def _check_types(fields: dict[str, Any]) -> None:
+    """Refuse values that would be misread later (a bare string of gold answers would be scored letter by letter)."""
+    for name, (kind, described) in _FIELD_TYPES.items():
+        value = fields.get(name)
+        if name in fields and not isinstance(value, kind) and not (name == "gold_answers" and value is None):
+            raise ValueError(f"{name!r} must be {described}, got {type(value).__name__} {value!r:.60}")
+    form = fields.get("answer_form", "select")
+    if form not in get_args(AnswerForm):
+        raise ValueError(f"'answer_form' must be one of {', '.join(get_args(AnswerForm))}, got {form!r}")

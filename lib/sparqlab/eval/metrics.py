@@ -90,7 +90,8 @@ def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
     Returns ``n``, ``f1``, ``em``, ``empty_rate`` (share of questions whose prediction returned no answer), plus
     ``precision``/``recall`` and the mean per question of each cost field in :data:`COST_FIELDS` when every
-    record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the sum.
+    record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the sum of
+    its counts.
     """
     records = list(records)
     if not records:
@@ -114,6 +115,10 @@ def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _amount(value: Any) -> float:
-    if isinstance(value, Mapping):
-        return float(value["total"]) if "total" in value else float(sum(value.values()))
-    return float(value)
+    """A cost given as a number or as a dict by kind: its ``total`` entry, else the sum of its numeric entries
+    (flags such as ``"estimated": True`` are not counts), as :func:`sparqlab.llm.aggregate_usage` reads it."""
+    if not isinstance(value, Mapping):
+        return float(value)
+    if "total" in value:
+        return float(value["total"])
+    return float(sum(v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)))

@@ -1,7 +1,9 @@
 """The one interface to a knowledge graph, shared by the embedded store and remote endpoints.
 
-:meth:`KnowledgeGraph.query` is the only way a query reaches a store: it applies the read-only guard, the query
-cache, the timeout and the row cap, so backends only implement :meth:`KnowledgeGraph._execute`.
+:meth:`KnowledgeGraph.query` is the only way an untrusted query reaches a store: it applies the read-only guard, the
+query cache, the timeout and the row cap, so backends only implement :meth:`KnowledgeGraph._execute`. Queries the
+workbench writes itself to read a whole KG (label index, question-set generation) use
+:meth:`KnowledgeGraph.bulk_values`.
 """
 
 from __future__ import annotations
@@ -12,12 +14,18 @@ from typing import TYPE_CHECKING
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
-from sparqlab.kg.errors import KGError, error_from_kind
+from sparqlab.kg.errors import EndpointError, KGError, QueryTimeout, error_from_kind
 from sparqlab.kg.guard import check_read_only
 from sparqlab.kg.results import QueryResult
 
 if TYPE_CHECKING:
     from sparqlab.kg.profiles import KGProfile
+    from sparqlab.kg.search import SearchHit
+
+BULK_TIMEOUT_S = 900.0
+BULK_MAX_ROWS = 50_000_000
+"""Limits of :meth:`KnowledgeGraph.bulk_values` on a remote KG: a label index or question-set build reads
+everything once, which takes far longer than any one agent query may."""
 
 
 @dataclass
@@ -25,7 +33,8 @@ class QueryOptions:
     """Defaults for every query of one KG object; each call may override them.
 
     ``timeout_s`` bounds a query's run time; ``max_rows`` caps SELECT/graph rows (``QueryResult.truncated`` says
-    when it cut); ``cache_errors`` also caches typed errors (off by default: an endpoint may recover).
+    when it cut); ``cache_errors`` also caches typed errors (off by default: an endpoint may recover). A cached
+    timeout is replayed only to calls whose timeout is no longer, so raising the timeout reruns the query.
     """
 
     timeout_s: float = 30.0
@@ -58,9 +67,11 @@ class KnowledgeGraph:
         key = stable_hash([sparql, max_rows], 32)
         if self.cache is not None and use_cache:
             hit = self.cache.get(self.identity, key)
-            if hit is not None:
-                if "error" in hit:
-                    raise _error_from_cache(hit["error"])
+            if hit is not None and "error" in hit:
+                error = hit["error"]
+                if timeout_s <= error.get("timeout_s", float("inf")):  # else a longer timeout may succeed
+                    raise error_from_kind(error["kind"], error["message"])
+            elif hit is not None:
                 result = QueryResult.from_json(hit)
                 result.cached = True
                 return result
@@ -69,14 +80,32 @@ class KnowledgeGraph:
             result = self._execute(sparql, timeout_s, max_rows)
         except KGError as error:
             if self.cache is not None and use_cache and self.options.cache_errors:
-                self.cache.put(self.identity, key, {"error": {"kind": error.kind, "message": str(error)}})
+                entry = {"kind": error.kind, "message": str(error)}
+                if isinstance(error, QueryTimeout):
+                    entry["timeout_s"] = timeout_s
+                self.cache.put(self.identity, key, {"error": entry})
             raise
         result.elapsed_s = time.perf_counter() - start
         if self.cache is not None and use_cache:
             self.cache.put(self.identity, key, result.to_json())
         return result
 
-    def search(self, text: str, *, kind: str = "entity", limit: int = 10, types: list[str] | None = None) -> list:
+    def bulk_values(self, sparql: str) -> list[dict[str, str]]:
+        """Every row of a trusted query the workbench writes itself (label index, question-set generation), as
+        ``{variable: value}``; uncached, with :data:`BULK_TIMEOUT_S`, and an error rather than a cut result.
+
+        Never pass it generated SPARQL: an embedded store answers it in-process, without the worker's timeout.
+        """
+        result = self.query(sparql, timeout_s=BULK_TIMEOUT_S, max_rows=BULK_MAX_ROWS, use_cache=False)
+        if result.truncated:
+            raise EndpointError(
+                f"reading all of {self.identity} gives more than {BULK_MAX_ROWS:,} rows: too large to index or "
+                "sample locally; a KG this size needs a search API (as the wikidata profile uses)"
+            )
+        return [{var: term.value for var, term in row.items()} for row in result.rows]
+
+    def search(self, text: str, *, kind: str = "entity", limit: int = 10,
+               types: list[str] | None = None) -> list[SearchHit]:
         """Entities (or ``kind="property"``/``"class"``) whose label matches ``text``, best first, as
         :class:`~sparqlab.kg.search.SearchHit` (id, label, description, types); backend chosen by the profile."""
         from sparqlab.kg.search import searcher_for
@@ -95,7 +124,3 @@ class KnowledgeGraph:
     def describe(self) -> dict:
         """What a manifest records about this KG."""
         return {"profile": self.profile.name, "identity": self.identity, "backend": type(self).__name__}
-
-
-def _error_from_cache(data: dict) -> KGError:
-    return error_from_kind(data["kind"], data["message"])

@@ -9,10 +9,11 @@ so the response cache key, is the same on every run.
 from __future__ import annotations
 
 from sparqlab.kg.base import KnowledgeGraph
+from sparqlab.kg.profiles import RDFS
 
 CLASSES_QUERY = """\
 SELECT ?class ?label ?comment WHERE {{
-  ?class a <http://www.w3.org/2000/01/rdf-schema#Class> ; <{label}> ?label .
+  ?class a <{rdfs_class}> ; <{label}> ?label .
   OPTIONAL {{ ?class <{comment}> ?comment }}
 }}"""
 
@@ -31,9 +32,10 @@ def describe_schema(kg: KnowledgeGraph) -> str:
     if not profile.schema_in_prompt:
         return ""
     names = {"label": profile.label_predicate, "comment": profile.description_predicate,
-             "domain": profile.constraints.domain_predicate, "range": profile.constraints.range_predicate}
+             "domain": profile.constraints.domain_predicate, "range": profile.constraints.range_predicate,
+             "rdfs_class": RDFS + "Class"}
     classes = sorted(
-        f"- class {row['label'].value}: {row['comment'].value if 'comment' in row else ''}".rstrip(": ")
+        f"- class {row['label'].value}" + (f": {row['comment'].value}" if "comment" in row else "")
         for row in kg.query(CLASSES_QUERY.format(**names)).rows
     )
     relations = sorted(

@@ -149,7 +149,7 @@ def _json_result(raw: bytes, url: str) -> QueryResult:
 def _graph_result(raw: bytes, content_type: str, url: str) -> QueryResult:
     import pyoxigraph
 
-    from sparqlab.kg.embedded import to_term
+    from sparqlab.kg.embedded import GRAPH_VARS, triple_row
 
     media_type = content_type.split(";")[0].strip() or "text/turtle"
     rdf_format = pyoxigraph.RdfFormat.from_media_type(media_type)
@@ -159,8 +159,5 @@ def _graph_result(raw: bytes, content_type: str, url: str) -> QueryResult:
         triples = list(pyoxigraph.parse(raw, format=rdf_format))
     except SyntaxError as error:
         raise EndpointError(f"cannot parse the graph returned by {url}: {error}") from None
-    names = ["subject", "predicate", "object"]
-    rows = [dict(zip(names, (to_term(t.subject), to_term(t.predicate), to_term(t.object)), strict=True))
-            for t in triples]
-    return QueryResult("graph", vars=names, rows=rows)
+    return QueryResult("graph", vars=list(GRAPH_VARS), rows=[triple_row(t) for t in triples])
 

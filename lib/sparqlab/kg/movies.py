@@ -29,6 +29,7 @@ from urllib.parse import quote
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir, data_dir
 from sparqlab.kg.profiles import MOVIES, RDF, RDFS
+from sparqlab.kg.results import quote_literal
 
 FILM = "Film"
 RELATION_RANGES = {
@@ -82,6 +83,7 @@ def kb_path() -> Path:
 
 
 def entity_iri(cls: str, name: str) -> str:
+    """The IRI of the entity of class ``cls`` named ``name`` (so a name in two roles gives two IRIs)."""
     return f"{MOVIES.namespace}entity/{cls}/{quote(name, safe='')}"
 
 
@@ -101,16 +103,14 @@ def read_kb(path: Path | None = None) -> list[tuple[str, str, str]]:
             line = line.rstrip("\n")
             if not line:
                 continue
-            subject, relation, obj = line.split("|")
+            fields = line.split("|")
+            if len(fields) != 3:
+                raise ValueError(f"{path or kb_path()}:{number}: expected subject|relation|object, got {line!r}")
+            subject, relation, obj = fields
             if relation not in RELATION_RANGES:
                 raise ValueError(f"{path or kb_path()}:{number}: unknown relation {relation!r}")
             triples.append((subject, relation, obj))
     return triples
-
-
-def _literal(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-    return f'"{escaped}"'
 
 
 def _examples(names: list[str], limit: int) -> str:
@@ -157,17 +157,17 @@ def to_ntriples(triples: list[tuple[str, str, str]]) -> tuple[str, dict]:
     for cls, name, description in entities:
         iri = f"<{entity_iri(cls, name)}>"
         lines.append(f"{iri} {type_iri} <{class_iri(cls)}> .")
-        lines.append(f"{iri} {label_iri} {_literal(name)} .")
-        lines.append(f"{iri} {comment_iri} {_literal(description)} .")
+        lines.append(f"{iri} {label_iri} {quote_literal(name)} .")
+        lines.append(f"{iri} {comment_iri} {quote_literal(description)} .")
 
     for cls, comment in CLASS_COMMENTS.items():
         iri = f"<{class_iri(cls)}>"
-        lines += [f"{iri} {type_iri} <{RDFS}Class> .", f"{iri} {label_iri} {_literal(cls)} .",
-                  f"{iri} {comment_iri} {_literal(comment)} ."]
+        lines += [f"{iri} {type_iri} <{RDFS}Class> .", f"{iri} {label_iri} {quote_literal(cls)} .",
+                  f"{iri} {comment_iri} {quote_literal(comment)} ."]
     for relation, range_cls in RELATION_RANGES.items():
         iri = f"<{relation_iri(relation)}>"
-        lines += [f"{iri} {type_iri} <{RDF}Property> .", f"{iri} {label_iri} {_literal(relation)} .",
-                  f"{iri} {comment_iri} {_literal(RELATION_COMMENTS[relation])} .",
+        lines += [f"{iri} {type_iri} <{RDF}Property> .", f"{iri} {label_iri} {quote_literal(relation)} .",
+                  f"{iri} {comment_iri} {quote_literal(RELATION_COMMENTS[relation])} .",
                   f"{iri} <{RDFS}domain> <{class_iri(FILM)}> .", f"{iri} <{RDFS}range> <{class_iri(range_cls)}> ."]
 
     stats = {
@@ -214,15 +214,19 @@ def build(target: Path, force: bool = False) -> dict:
     ntriples, stats = to_ntriples(read_kb())
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
-    scratch.chmod(0o755)  # mkdtemp's 0700 would hide the store from other users of a shared cache
-    store = pyoxigraph.Store(str(scratch / "store"))
-    store.bulk_load(ntriples.encode("utf-8"), format=pyoxigraph.RdfFormat.N_TRIPLES)
-    store.flush()
-    del store
-    gc.collect()
-    stats["build_seconds"] = round(time.perf_counter() - start, 2)
-    stats["pyoxigraph"] = pyoxigraph.__version__
-    (scratch / "build.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+    try:
+        scratch.chmod(0o755)  # mkdtemp's 0700 would hide the store from other users of a shared cache
+        store = pyoxigraph.Store(str(scratch / "store"))
+        store.bulk_load(ntriples.encode("utf-8"), format=pyoxigraph.RdfFormat.N_TRIPLES)
+        store.flush()
+        del store
+        gc.collect()
+        stats["build_seconds"] = round(time.perf_counter() - start, 2)
+        stats["pyoxigraph"] = pyoxigraph.__version__
+        (scratch / "build.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+    except BaseException:  # an interrupted build leaves no half-built store in the cache
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
     if force and target.exists():
         shutil.rmtree(target)
     try:

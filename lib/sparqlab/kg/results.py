@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from sparqlab.kg.profiles import XSD as XSD  # re-exported: the eval layer reads datatypes against it
+
+
+def quote_literal(text: str) -> str:
+    """``text`` as a double-quoted string literal, escaped alike for SPARQL and N-Triples."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,9 @@ Message = dict[str, str]
 
 T = TypeVar("T")
 
+SAMPLING_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "seed", "extra")
+"""The parameters :meth:`ChatRequest.build` accepts besides the model and the messages."""
+
 
 @dataclass(frozen=True)
 class ChatRequest:
@@ -38,12 +41,25 @@ class ChatRequest:
     seed: int | None = None
     extra: tuple[tuple[str, Any], ...] = ()
 
+    def __post_init__(self) -> None:
+        # ``temperature=0`` and ``temperature=0.0`` are one request: store floats so both get one cache key.
+        for name in ("temperature", "top_p"):
+            value = getattr(self, name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, name, float(value))
+
     @classmethod
     def build(cls, model: str, messages: list[Message] | str, **params: Any) -> ChatRequest:
         """From OpenAI-style message dicts (or one string, taken as a single user message) and parameters.
 
-        An unknown parameter name raises ``TypeError``; server-specific fields go in ``extra={...}``.
+        An unknown parameter name raises ``TypeError`` naming the known ones; server-specific fields go in
+        ``extra={...}``.
         """
+        unknown = sorted(set(params) - set(SAMPLING_PARAMETERS))
+        if unknown:
+            raise TypeError(f"unknown chat parameter(s) {', '.join(unknown)}: the interface takes "
+                            f"{', '.join(SAMPLING_PARAMETERS)}; pass server-specific request fields as "
+                            f"extra={{{unknown[0]!r}: ...}}")
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
         stop = params.pop("stop", None) or ()

@@ -45,8 +45,9 @@ def prompt_excerpt(request: ChatRequest, length: int = 120) -> str:
 
 class CachedModel(ChatModel):
     """Wraps a model with the response cache, and counts what happened: ``calls`` (real calls to the wrapped
-    model, failed ones included) and ``hits`` (responses served from the cache). A hit has ``cached=True`` and ``latency_s=0``; its
-    token counts are those of the original call, so metrics do not depend on whether the cache was warm."""
+    model, failed ones included) and ``hits`` (responses served from the cache). A hit has ``cached=True`` and
+    ``latency_s=0``; its token counts are those of the original call, so metrics do not depend on whether the
+    cache was warm. Failed calls are not stored, so a rerun retries them."""
 
     def __init__(self, inner: ChatModel, path: str | Path | None = None, mode: str = "read_write"):
         if mode not in CACHE_MODES:
@@ -76,7 +77,8 @@ class CachedModel(ChatModel):
                 f"replay mode: no cached response in {self.path} for model {request.model!r} and the prompt "
                 f"{prompt_excerpt(request)!r} (the cache holds {self.cache.count(NAMESPACE)} responses). Replay "
                 f"needs the cache of a run with the same model, messages and parameters; fill it by running "
-                f"with cache_mode='read_write' against a live endpoint."
+                f"in read_write mode (the default: RunConfig(cache='read_write'), make_model(cache_mode=...)) "
+                f"against a live endpoint."
             )
         response = await self._call(request)
         self.cache.put(NAMESPACE, key, {"request": request.to_dict(), "response": response.to_dict()})

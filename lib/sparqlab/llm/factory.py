@@ -36,7 +36,8 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
     if not name:
         raise ValueError("no model given: pass a name (a stand-in such as 'standin-echo', or a served model such "
                          "as 'openai/gpt-oss-120b') or set SPARQLAB_MODEL")
-    if name.startswith(STANDIN_PREFIX) and "base_url" not in kwargs:
+    if name.startswith(STANDIN_PREFIX) and kwargs.get("base_url") is None:
+        kwargs.pop("base_url", None)  # e.g. a notebook's ``model_url = None``: the in-process stand-in
         return create_standin(name, **kwargs)
     return OpenAIModel(name, **kwargs)
 
@@ -44,9 +45,10 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
 def make_model(config: str | Mapping[str, Any] | ChatModel | None = None) -> CachedModel:
     """The model a run uses: :func:`get_model` behind the response cache.
 
-    ``config`` is a name, a ready model (default cache) or a dict with ``model`` plus optional ``cache_mode`` (``read_write`` default, ``off``,
-    ``replay``), ``cache_path`` (default ``cache_dir()/responses.sqlite``; a run may point it into its results
-    folder so the cache ships with the results) and any :func:`get_model` options.
+    ``config`` is a name, a ready model (default cache) or a dict with ``model`` plus optional ``cache_mode``
+    (``read_write`` default, ``off``, ``replay``), ``cache_path`` (default ``cache_dir()/responses.sqlite``; a
+    run may point it into its results folder so the cache ships with the results) and any :func:`get_model`
+    options.
     """
     if isinstance(config, ChatModel):
         return CachedModel(config)

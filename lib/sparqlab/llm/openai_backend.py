@@ -141,11 +141,15 @@ class OpenAIModel(ChatModel):
             raise UnknownModel(self._unknown_model_message(self.name, served))
 
     def _unreachable_message(self, cause: str) -> str:
+        if self.is_standin:
+            start = f"`sparqlab serve-model --model {self.name} --port 8000`"
+        else:
+            start = (f"`vllm serve {self.name} --host 127.0.0.1 --port 8000`, or an offline stand-in with "
+                     f"`sparqlab serve-model --model standin-echo --port 8000`")
         return (
-            f"cannot reach the model endpoint {self.base_url} ({cause}). Start a server there, e.g. "
-            f"`vllm serve {self.name} --host 127.0.0.1 --port 8000` (SPARQLAB_MODEL_URL=http://127.0.0.1:8000/v1), "
-            f"or an offline stand-in with `sparqlab serve-model --model standin-echo --port 8000`; "
-            f"or point SPARQLAB_MODEL_URL (base_url=...) at the server's /v1 URL."
+            f"cannot reach the model endpoint {self.base_url} ({cause}). Start a server there, e.g. {start} "
+            f"(SPARQLAB_MODEL_URL=http://127.0.0.1:8000/v1); or point SPARQLAB_MODEL_URL (base_url=...) at the "
+            f"server's /v1 URL."
         )
 
     def _unknown_model_message(self, name: str, served: list[str]) -> str:
@@ -179,7 +183,9 @@ class OpenAIModel(ChatModel):
                 served = None
             if served is not None and name not in served:
                 return UnknownModel(self._unknown_model_message(name, served))
-        hint = " Check that the base URL ends in /v1." if status == 404 else ""
+        hint = {401: " Check the API key (SPARQLAB_API_KEY or api_key=...).",
+                403: " Check the API key (SPARQLAB_API_KEY or api_key=...) and its access to this model.",
+                404: " Check that the base URL ends in /v1."}.get(status, "")
         return ModelRequestError(f"{self.base_url} refused the request for {name!r} (HTTP {status}): "
                                  f"{error.message}.{hint}")
 

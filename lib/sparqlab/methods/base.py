@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ from sparqlab.data.question import Question
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.errors import KGError
 from sparqlab.kg.results import QueryResult
+from sparqlab.llm.accounting import UsageTotals
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Message
 
 
@@ -38,8 +38,9 @@ class MethodOutput:
 class QuestionContext:
     """Per-question access to the model and the KG, with accounting and a trace.
 
-    ``model_calls`` and ``tokens`` are counted by call kind (``generate``, ``reparse``, ``gate`` ...) so that a
-    results table can say where the cost went.
+    ``usage`` counts model calls by call kind (``generate``, ``reparse``, ``gate`` ...), tokens (flagged when
+    estimated, as for stand-ins), cache hits and model latency, so that a results table can say where the cost
+    went.
     """
 
     question: Question
@@ -47,10 +48,8 @@ class QuestionContext:
     model: ChatModel | None
     model_params: dict[str, Any] = field(default_factory=dict)
     trace: list[dict[str, Any]] = field(default_factory=list)
-    model_calls: Counter = field(default_factory=Counter)
-    tokens: Counter = field(default_factory=Counter)
+    usage: UsageTotals = field(default_factory=UsageTotals)
     kg_calls: int = 0
-    model_latency_s: float = 0.0
 
     def log(self, event: str, **data: Any) -> None:
         """Append one step (thought, action, observation, ...) to the trace."""
@@ -62,10 +61,7 @@ class QuestionContext:
             raise RuntimeError("this method needs a model, but the run was configured without one")
         request = ChatRequest.build(self.model.name, messages, **{**self.model_params, **params})
         response = await self.model.acomplete(request)
-        self.model_calls[kind] += 1
-        self.tokens["prompt"] += response.usage.prompt_tokens
-        self.tokens["completion"] += response.usage.completion_tokens
-        self.model_latency_s += response.latency_s
+        self.usage.add(response, kind)
         self.log("model_call", kind=kind, messages=request.message_dicts, response=response.text,
                  usage={"prompt": response.usage.prompt_tokens, "completion": response.usage.completion_tokens},
                  cached=response.cached)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from sparqlab.kg.results import quote_literal
 from sparqlab.llm import ChatRequest, StandinModel, register_standin
 
 _RELATION_LINE = re.compile(r"^\s*-\s*(\w+):\s*(\w+)\s*->\s*(\w+)\b.*$", re.MULTILINE)
@@ -60,11 +61,10 @@ def keyword_query(system_prompt: str, question: str) -> str | None:
         pattern = "?topic ?rel ?uri ."  # "which person ... [film]": the answers are objects
     else:
         pattern = "{ ?topic ?rel ?uri . } UNION { ?uri ?rel ?topic . }"
-    entity = topic.group(1).replace("\\", "\\\\").replace('"', '\\"')
     return (
         "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
         "SELECT DISTINCT ?label ?uri WHERE {\n"
-        f'  ?topic rdfs:label "{entity}" .\n'
+        f"  ?topic rdfs:label {quote_literal(topic.group(1))} .\n"
         f'  ?rel rdfs:label "{label}" .\n'
         f"  {pattern}\n"
         "  ?uri rdfs:label ?label .\n"

@@ -1,9 +1,11 @@
 """Figures for papers and notebooks: one seaborn style, one way to save, a few generic charts.
 
 Importing the module applies :func:`use_style` (colour-blind-safe palette, paper font sizes, fonts embedded as
-TrueType in PDFs); create figures after the import, or with :func:`subplots`, so they pick the style up. Helpers take per-question records (a DataFrame or a list of dicts such as ``predictions.jsonl`` lines with a
-``method`` column added) and returns the matplotlib ``Axes``, so a notebook can adjust it before
-:func:`save_figure` writes PNG and PDF to :func:`sparqlab.core.paths.figures_dir`.
+TrueType in PDFs); create figures after the import, or with :func:`subplots`, so they pick the style up.
+Helpers take per-question records (a DataFrame or a list of dicts, such as ``predictions.jsonl`` lines with a
+``method`` column added) and return the matplotlib ``Axes``, so a notebook can adjust it (e.g. a title marking
+stand-ins with :func:`sparqlab.runs.model_label`) before :func:`save_figure` writes PNG and PDF to
+:func:`sparqlab.core.paths.figures_dir`.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         **{key: summary.get(key) for key in SCORE_KEYS},
         "error_categories": dict(sorted(Counter(r.get("error_category") or "none" for r in records).items())),
         "usage": aggregate_usage(records),
+        "tokens_estimated": any(r.get("tokens_estimated") for r in records),
         "model_calls_uncached": sum(int(r.get("model_calls_uncached") or 0) for r in records),
         "kg_calls": sum(int(r.get("kg_calls") or 0) for r in records),
         "latency_s": {

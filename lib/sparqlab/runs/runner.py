@@ -169,10 +169,6 @@ def _resolve_model(config: RunConfig, model: ChatModel | None, method: Method) -
     return make_model(spec)
 
 
-def _uncached_calls(trace: list[dict[str, Any]]) -> int:
-    return sum(1 for step in trace if step.get("event") == "model_call" and not step.get("cached"))
-
-
 class Runner:
     """One invocation of a run: resolves questions, KG and model, opens the results folder, answers, scores."""
 
@@ -326,7 +322,7 @@ class Runner:
         latency = time.perf_counter() - started
         gold, gold_source = await self._gold_answers(question)
         scores = UNSCORED if gold is None else score_prediction(predicted, gold)
-        tokens = {"prompt": ctx.tokens["prompt"], "completion": ctx.tokens["completion"]}
+        usage = ctx.usage
         record = {
             "id": question.id,
             "question": question.text,
@@ -338,12 +334,14 @@ class Runner:
             "gold_source": gold_source,
             **scores,
             "error_category": output.error_category or query_error,
-            "model_calls": dict(sorted(ctx.model_calls.items())),
-            "model_calls_uncached": _uncached_calls(ctx.trace),
-            "tokens": {**tokens, "total": sum(tokens.values())},
+            "model_calls": dict(sorted(usage.calls.items())),
+            "model_calls_uncached": usage.total_calls - usage.cached_calls,
+            "tokens": {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens,
+                       "total": usage.total_tokens},
+            "tokens_estimated": usage.estimated,
             "kg_calls": ctx.kg_calls,
             "latency_s": round(latency, 6),
-            "model_latency_s": round(ctx.model_latency_s, 6),
+            "model_latency_s": round(usage.latency_s, 6),
             "extra": output.extra,
             "metadata": scalar_metadata(question),
         }
