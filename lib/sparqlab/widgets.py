@@ -1,6 +1,6 @@
 """A trace browser for notebooks: pick a run and a question, step through its trace, see the final query and answers.
 
-The loading, stepping and rendering are plain functions (:func:`list_runs`, :func:`load_run`,
+The loading, stepping and rendering are plain functions (:func:`sparqlab.runs.results.run_dirs`, :func:`load_run`,
 :func:`render_event`, :func:`render_step`, :func:`render_prediction`, ...) that tests and other front ends call
 directly; :class:`TraceBrowser` only wires them to ipywidgets. Usage in a notebook::
 
@@ -18,6 +18,7 @@ from typing import Any
 
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.core.paths import runs_dir
+from sparqlab.runs.results import run_dirs
 from sparqlab.runs.store import PREDICTIONS, TRACES
 
 EVENT_COLOURS = {
@@ -53,14 +54,6 @@ class RunTraces:
     def events(self, question_id: str) -> list[dict[str, Any]]:
         """The trace of one question (empty when none was recorded)."""
         return self.traces.get(question_id, [])
-
-
-def list_runs(root: str | Path | None = None) -> list[Path]:
-    """Run folders ``<root>/<experiment>/<run_id>/`` holding predictions or traces, sorted by path."""
-    root = Path(root) if root is not None else runs_dir()
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.glob("*/*") if p.is_dir() and ((p / PREDICTIONS).exists() or (p / TRACES).exists()))
 
 
 def load_run(run_dir: str | Path) -> RunTraces:
@@ -207,7 +200,7 @@ class TraceBrowser:
         self.root = Path(root) if root is not None else runs_dir()
         self.run: RunTraces | None = None
         self.events: list[dict[str, Any]] = []
-        runs = list_runs(self.root)
+        runs = run_dirs(self.root)
         self.run_picker = w.Dropdown(description="run", options=[(str(p.relative_to(self.root)), p) for p in runs],
                                      value=None, layout=w.Layout(width="60%"))
         self.question_picker = w.Dropdown(description="question", options=[], layout=w.Layout(width="90%"))

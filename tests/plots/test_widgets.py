@@ -6,6 +6,7 @@ import pytest
 
 from sparqlab import widgets
 from sparqlab.core.jsonl import write_jsonl
+from sparqlab.runs.results import run_dirs
 
 TRACE = [
     {"event": "thought", "t": 10.0, "text": "Find the director."},
@@ -24,14 +25,15 @@ def run_dir(tmp_path):
     folder = tmp_path / "runs" / "exp" / "abc123"
     write_jsonl(folder / "predictions.jsonl", [PREDICTION, {**PREDICTION, "id": "q2", "em": False}])
     write_jsonl(folder / "traces.jsonl", [{"id": "q1", "trace": TRACE}, {"id": "q3", "trace": TRACE[:1]}])
+    (folder / "manifest.json").write_text("{}")  # what marks a run folder (the runner writes it first)
     (tmp_path / "runs" / "exp" / "empty").mkdir()
     return folder
 
 
 def test_list_and_load_runs(run_dir):
     root = run_dir.parents[1]
-    assert widgets.list_runs(root) == [run_dir]
-    assert widgets.list_runs(root / "nowhere") == []
+    assert run_dirs(root) == [run_dir]  # the browser's run picker lists these
+    assert run_dirs(root / "nowhere") == []
     run = widgets.load_run(run_dir)
     assert run.question_ids == ["q1", "q2", "q3"]
     assert [e["event"] for e in run.events("q1")] == ["thought", "action", "model_call", "query"]
