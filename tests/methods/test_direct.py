@@ -131,3 +131,14 @@ def test_standin_token_counts_are_flagged_as_estimates(config):
     record = result.predictions().iloc[0]
     assert record["tokens_estimated"] and record["tokens"]["total"] > 0
     assert result.metrics["tokens_estimated"] is True
+
+
+def test_model_from_environment_is_the_same_run_as_naming_it(config, monkeypatch):
+    question = Question("q5", "which movies did [Ridley Scott] direct", kg="movies", gold_answers=["x"])
+    named = run(DirectSparql(), [question], config(experiment="env"))
+    monkeypatch.setenv("SPARQLAB_MODEL", "standin-keyword-rules")
+    from_env = run(DirectSparql(), [question], config(experiment="env", model=None))
+    assert from_env.run_id == named.run_id and from_env.answered == 0
+    monkeypatch.delenv("SPARQLAB_MODEL")
+    with pytest.raises(ValueError, match="SPARQLAB_MODEL"):
+        run(DirectSparql(), [question], config(experiment="env", model=None))

@@ -39,8 +39,6 @@ def register(subparsers) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import os
-
     from sparqlab.methods import make_method
     from sparqlab.notebooks import parse_parameter
     from sparqlab.runs import RunConfig, model_label, run
@@ -56,7 +54,7 @@ def _run(args: argparse.Namespace) -> int:
         model_params["max_tokens"] = args.max_tokens
     config = RunConfig(
         experiment=args.experiment, kg=args.kg, kg_url=args.kg_url,
-        model=args.model or os.environ.get("SPARQLAB_MODEL"), model_url=args.model_url,
+        model=args.model, model_url=args.model_url,
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
         concurrency=args.concurrency, timeout_s=args.timeout, shard_index=args.shard_index,
         num_shards=args.num_shards, cache=args.cache,

@@ -39,8 +39,9 @@ class RunConfig:
       KG object passed to ``run``).
     - ``model`` / ``model_url`` / ``model_options``: model name (a registered ``standin-*`` or the name an
       OpenAI-compatible server knows), its endpoint (``None``: the llm layer's default / environment) and
-      backend options passed to the llm layer's factory (e.g. a stand-in's delay). ``model=None`` for methods
-      that need no model.
+      backend options passed to the llm layer's factory (e.g. a stand-in's delay). ``model=None`` takes
+      ``SPARQLAB_MODEL`` for methods that need a model (the resolved name goes into the run id and
+      ``config.json``); methods that need none ignore it.
     - ``model_params``: sampling parameters of every request (temperature, top_p, max_tokens, stop ...).
     - ``dataset`` / ``split`` / ``limit``: which questions, when ``run`` is not given them directly. ``limit``
       keeps the first N in dataset order (it also applies to questions passed in).

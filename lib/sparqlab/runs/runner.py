@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import time
 import traceback
 from collections.abc import Iterable, Sequence
@@ -155,14 +156,15 @@ def _resolve_model(config: RunConfig, model: ChatModel | None, method: Method) -
         if config.model and config.model != model.name:
             raise ValueError(f"config.model is {config.model!r} but the model passed in is {model.name!r}")
         return model if isinstance(model, CachedModel) else CachedModel(model, config.cache_path, config.cache)
-    if not config.model:
+    name = config.model or (os.environ.get("SPARQLAB_MODEL") if method.needs_model else None)
+    if not name:
         if method.needs_model:
-            raise ValueError(f"method {method.name!r} needs a model: set RunConfig.model (e.g. 'standin-echo') "
-                             "or pass model=...")
+            raise ValueError(f"method {method.name!r} needs a model: set RunConfig.model (e.g. 'standin-echo'), "
+                             "the SPARQLAB_MODEL environment variable, or pass model=...")
         return None
     from sparqlab.llm import make_model
 
-    spec = {"model": config.model, **config.model_options, "cache_mode": config.cache,
+    spec = {"model": name, **config.model_options, "cache_mode": config.cache,
             "cache_path": config.cache_path}
     if config.model_url:
         spec["base_url"] = config.model_url
