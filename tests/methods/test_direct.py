@@ -8,7 +8,6 @@ from sparqlab.llm import StandinModel
 from sparqlab.llm.server import serve_in_background
 from sparqlab.methods import DirectSparql, make_method
 from sparqlab.methods.direct import build_messages, kg_notes
-from sparqlab.methods.keyword_rules import keyword_query
 from sparqlab.runs import RunConfig, run
 
 
@@ -50,16 +49,6 @@ def test_prompt_has_system_examples_and_question(notes):
     assert messages[-1]["content"] == "Question: what films did [Ridley Scott] direct"
     with pytest.raises(ValueError, match="no gold SPARQL"):
         build_messages(Question("q", "x"), "movies", notes, [Question("bad", "y")])
-
-
-def test_keyword_rules_pick_relation_and_direction(notes):
-    asks_films = keyword_query(notes, "which movies did [Ridley Scott] direct")
-    assert '"directed_by"' in asks_films and "?uri ?rel ?topic ." in asks_films
-    asks_person = keyword_query(notes, "which person directed [Alien]")
-    assert "?topic ?rel ?uri ." in asks_person
-    assert "UNION" in keyword_query(notes, "[Alien] was directed by who")
-    assert keyword_query(notes, "tell me something about [Alien]") is None
-    assert keyword_query(notes, "who directed Alien") is None  # no bracketed entity
 
 
 def test_run_answers_from_executing_the_final_query(movies, config):

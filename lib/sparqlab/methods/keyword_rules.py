@@ -4,7 +4,9 @@ It reads what a model would read: the class and relation lists in the system pro
 ``- class Name: comment`` and ``- label: Domain -> Range``, as :func:`sparqlab.kg.describe.describe_schema`
 writes them) and the question. It answers with a one-hop query: the bracketed topic entity (``[Wind]``,
 MetaQA/MCQA style), the relation whose label words share the longest prefixes with the question's words, and a
-direction chosen by the class that the words before the entity name mention (both directions when neither).
+direction chosen from the classes of the relation's two ends that the words before the entity name mention: a
+class named right before the entity ("the film [Alien]") is the entity's own, else the first one named ("which
+movies did [Ridley Scott] direct") is the answer's; both directions when neither is named.
 Multi-hop questions are beyond it by design. Replies without a usable entity or relation contain no query, which
 exercises the re-parse path. It is a stand-in: never report its scores as an LLM result.
 """
@@ -17,10 +19,10 @@ from sparqlab.kg.results import quote_literal
 from sparqlab.llm import ChatRequest, StandinModel, register_standin
 
 _RELATION_LINE = re.compile(r"^\s*-\s*(\w+):\s*(\w+)\s*->\s*(\w+)\b.*$", re.MULTILINE)
-_CLASS_LINE = re.compile(r"^\s*-\s*class (\w+):\s*([\w ,]*)$", re.MULTILINE)
+_CLASS_LINE = re.compile(r"^\s*-\s*class (\w+):(.*)$", re.MULTILINE)
 _TOPIC = re.compile(r"\[([^\]]+)\]")
 _WORD = re.compile(r"[a-z]+")
-_FUNCTION_WORDS = {"by", "has", "in", "of", "the", "imdb", "is"}
+_FUNCTION_WORDS = {"a", "an", "and", "by", "has", "in", "of", "or", "the", "imdb", "is"}
 MIN_SHARED_PREFIX = 4
 
 
@@ -34,17 +36,58 @@ def shared_prefix(a: str, b: str) -> int:
     return length
 
 
+def content_words(label: str) -> list[str]:
+    """The lower-case words of ``label`` without function words."""
+    return [w for w in _WORD.findall(label.lower()) if w not in _FUNCTION_WORDS]
+
+
+def matches(word: str, question_word: str) -> bool:
+    """A label word and a question word match when they share a long prefix (``direct`` / ``directed``)."""
+    return shared_prefix(word, question_word) >= min(MIN_SHARED_PREFIX, len(word))
+
+
 def relation_score(label: str, question_words: list[str]) -> int:
-    """How many content words of ``label`` (a relation label or a class with its synonyms) some question word
-    shares a long prefix with."""
-    words = [w for w in _WORD.findall(label.lower()) if w not in _FUNCTION_WORDS]
-    return sum(any(shared_prefix(w, q) >= min(MIN_SHARED_PREFIX, len(w)) for q in question_words) for w in words)
+    """How many content words of ``label`` some question word shares a long prefix with."""
+    return sum(any(matches(w, q) for q in question_words) for w in content_words(label))
+
+
+def class_words(system_prompt: str) -> dict[str, list[str]]:
+    """Each listed class's words: its name and the words of its note that are long enough to be specific and do
+    not name another class (the Tag note "a user tag attached to films" must not make "films" a Tag word)."""
+    notes = dict(_CLASS_LINE.findall(system_prompt))
+    words = {}
+    for name, note in notes.items():
+        others = [other.lower() for other in notes if other != name]
+        specific = [
+            w for w in content_words(note)
+            if len(w) >= MIN_SHARED_PREFIX and not any(matches(o, w) for o in others)
+        ]
+        words[name] = list(dict.fromkeys([name.lower(), *specific]))
+    return words
+
+
+def answer_side(domain: list[str], range_: list[str], words_before_topic: list[str]) -> str | None:
+    """``"subject"`` or ``"object"``: where the answers sit in the relation's triples, or ``None`` when the words
+    before the topic entity name neither end's class. A word names a class when it starts with one of the class's
+    words ("movies", "directors"; not the verb "directed")."""
+    named = [
+        (position, side)
+        for position, word in enumerate(words_before_topic)
+        for side, words in (("subject", domain), ("object", range_))
+        if any(word.startswith(w) for w in words)
+    ]
+    if not named:
+        return None
+    position, side = named[-1]
+    if position == len(words_before_topic) - 1:  # "... the film [Alien]": the topic's class, answers opposite
+        return "object" if side == "subject" else "subject"
+    return named[0][1]
 
 
 def keyword_query(system_prompt: str, question: str) -> str | None:
     """The one-hop label-based query for ``question``, or ``None`` when the rules find no entity or relation."""
     relations = _RELATION_LINE.findall(system_prompt)
-    class_words = {name: f"{name} {synonyms}" for name, synonyms in _CLASS_LINE.findall(system_prompt)}
+    classes = class_words(system_prompt)
     topic = _TOPIC.search(question)
     if not relations or not topic:
         return None
@@ -54,13 +97,16 @@ def keyword_query(system_prompt: str, question: str) -> str | None:
     if scores[best] == 0:
         return None
     label, domain, range_ = relations[best]
-    words_before_topic = _WORD.findall(question[: topic.start()].lower())
-    if relation_score(class_words.get(domain, domain), words_before_topic):
-        pattern = "?uri ?rel ?topic ."  # "which films ... [person]": the answers are subjects
-    elif relation_score(class_words.get(range_, range_), words_before_topic):
-        pattern = "?topic ?rel ?uri ."  # "which person ... [film]": the answers are objects
-    else:
-        pattern = "{ ?topic ?rel ?uri . } UNION { ?uri ?rel ?topic . }"
+    side = answer_side(
+        classes.get(domain, [domain.lower()]),
+        classes.get(range_, [range_.lower()]),
+        _WORD.findall(question[: topic.start()].lower()),
+    )
+    pattern = {
+        "subject": "?uri ?rel ?topic .",  # "which films ... [person]": the answers are subjects
+        "object": "?topic ?rel ?uri .",  # "which person ... [film]": the answers are objects
+        None: "{ ?topic ?rel ?uri . } UNION { ?uri ?rel ?topic . }",
+    }[side]
     return (
         "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
         "SELECT DISTINCT ?label ?uri WHERE {\n"
