@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test lint reproduce kg bench clean
+.PHONY: setup test lint reproduce kg bench clean lab
 
 setup: $(STAMP)
 
@@ -28,6 +28,10 @@ kg: setup
 
 reproduce: setup kg
 	HF_HUB_OFFLINE=1 $(BIN)/sparqlab reproduce
+
+lab: setup kg
+	# JupyterLab on 127.0.0.1 serving the checkout; prints the URL (with its token) to open in a browser.
+	$(BIN)/sparqlab lab
 
 bench: setup kg
 	$(BIN)/python benchmarks/kg_bench.py

@@ -15,19 +15,25 @@ The defaults run offline with `standin-keyword-rules`, a deterministic keyword b
 scores are labelled `[standin]`). To use a real model, serve it with vLLM and set `model` and `model_url`, e.g.
 `sparqlab reproduce 00_quickstart -p model openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`."""),
     new_code_cell("""\
-# Parameters (papermill overrides these; the defaults need no GPU and no network)
-kg = "movies"                     # KG name (movies, wikidata), SPARQL endpoint URL or RDF file
-datasets = ["metaqa-1hop", "metaqa-2hop", "mcqa-movies"]  # names from `sparqlab data list`, or JSONL paths
-split = "test"
-limit = 40                        # questions per dataset in the small run
-model = "standin-keyword-rules"   # a registered stand-in, or the model name your server serves
-model_url = None                  # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
-temperature = 0.0
-max_tokens = 512
-seed = 0
-concurrency = 8                   # questions in flight at once
-experiment = "quickstart"
-cache = "read_write"              # "replay": serve model calls from the response cache only""",
+# Parameters (papermill overrides these; the defaults need no GPU and no network).
+# `sparqlab reproduce 00_quickstart -p NAME VALUE` checks each override against the type declared here.
+from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
+
+kg: str = "movies"                # KG name (movies, wikidata), SPARQL endpoint URL or RDF file
+datasets: list[str] = ["metaqa-1hop", "metaqa-2hop", "mcqa-movies"]  # `sparqlab data list` names or JSONL paths
+split: str = "test"               # dataset split
+sample: Optional[int] = 40           # questions per dataset, drawn at random stratified by question type; None: all
+sample_seed: int = 0              # seed of that draw (same seed, same questions)
+limit: Optional[int] = None          # keep only the first N questions in file order (before sampling); None: all
+model: str = "standin-keyword-rules"  # a registered stand-in, or the model name your server serves
+model_url: Optional[str] = None      # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
+temperature: float = 0.0          # sampling temperature of every model call
+max_tokens: int = 512             # completion budget of every model call
+seed: int = 0                     # request seed
+concurrency: int = 8              # questions in flight at once
+experiment: str = "quickstart"    # runs go to runs/<experiment>/, figures to figures/<experiment>/
+cache: str = "read_write"         # "replay": serve model calls from the response cache only
+showcase_question: Optional[str] = "test_0"  # id of the question asked alone (None: the first one)""",
                   metadata={"tags": ["parameters"]}),
     new_code_cell("""\
 import pandas as pd
@@ -52,7 +58,8 @@ SELECT ?title ?year WHERE {
 settings = dict(experiment=experiment, kg=kg, model=model, model_url=model_url, seed=seed, cache=cache,
                 model_params={"temperature": temperature, "max_tokens": max_tokens}, concurrency=concurrency)
 method = DirectSparql()
-question = load(datasets[0], split=split, limit=1)[0]
+pool = load(datasets[0], split=split)
+question = ([q for q in pool if q.id == showcase_question] or pool)[0]
 single = run(method, [question], RunConfig(**settings))
 display(HTML(widgets.render_prediction(single.predictions().iloc[0].to_dict())))"""),
     new_code_cell("""\
@@ -61,17 +68,20 @@ display(HTML("".join(widgets.render_event(event, i, len(trace)) for i, event in 
     new_markdown_cell("## A small run\nFinished questions are saved as they complete; re-running this cell resumes "
                       "and makes no new model calls (the responses are cached)."),
     new_code_cell("""\
-results = [run(method, config=RunConfig(**settings, dataset=name, split=split, limit=limit)) for name in datasets]
+results = [run(method, config=RunConfig(**settings, dataset=name, split=split, limit=limit, sample=sample,
+                                         sample_seed=sample_seed)) for name in datasets]
 load_runs(experiment)"""),
     new_code_cell("""\
 predictions = pd.concat([result.predictions() for result in results], ignore_index=True)
-predictions[["dataset", "id", "question", "f1", "em", "error_category", "model_calls"]].sample(8, random_state=seed)"""),
-    new_markdown_cell("## A figure\nSaved as PNG and PDF under `figures/`."),
+predictions[["dataset", "id", "question", "f1", "em", "error_category", "model_calls"]].sample(min(8, len(predictions)), random_state=seed)"""),
+    new_markdown_cell("## A figure\nSaved as PNG and PDF under `figures/<experiment>/`, named by the parameters that "
+                      "select the questions, with a JSON sidecar naming the runs it was drawn from."),
     new_code_cell("""\
 fig, ax = plots.subplots(figsize=(5, 3))
 plots.metric_bars(predictions, metric="f1", x="dataset", ax=ax)
 ax.set_title(model_label(model, results[0].metrics["model_is_standin"]))
-plots.save_figure(fig, "quickstart_f1_by_dataset")"""),
+plots.save_figure(fig, "f1_by_dataset", experiment=experiment, runs=results,
+                  params={"model": model, "sample": sample, "seed": sample_seed, "limit": limit})"""),
     new_markdown_cell("## Browse traces\nInteractive: pick a run and a question, step through the trace."),
     new_code_cell("widgets.trace_browser()"),
 ]

@@ -52,7 +52,7 @@ def test_metric_bars_are_macro_averages_in_percent(figures):
     ax = plots.metric_bars(RECORDS, metric="f1", x="method")
     labels = [t.get_text() for t in ax.get_xticklabels()]
     heights = dict(zip(labels, (bar.get_height() for bar in ax.patches), strict=True))
-    assert heights == pytest.approx({"direct": 50.0, "agent": 80.0})
+    assert heights == pytest.approx({"direct (n=3)": 50.0, "agent (n=3)": 80.0})
     assert ax.get_ylabel() == "F1 (%)"
     assert len(ax.lines) >= 2  # one confidence interval per bar
 

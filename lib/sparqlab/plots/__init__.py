@@ -10,12 +10,15 @@ stand-ins with :func:`sparqlab.runs.model_label`) before :func:`save_figure` wri
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
@@ -63,43 +66,161 @@ def subplots(*args: Any, **kwargs: Any) -> tuple[Figure, Any]:
     return plt.subplots(*args, **kwargs)
 
 
-def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf")) -> list[Path]:
-    """Write ``fig`` as ``<figures_dir>/<name>.png`` and ``.pdf``; returns the paths written.
+def figure_stem(name: str, params: Mapping[str, Any] | None = None) -> str:
+    """``name`` followed by ``--key-value`` for each parameter, e.g. ``f1_by_dataset--limit-10--sample-40``.
 
-    ``name`` is a file stem (letters, digits, ``-``, ``_``, ``.``), so figures of different notebooks cannot
-    overwrite each other by accident through paths.
+    Put the parameters a sweep varies here, so the figures of a smoke test (``-p limit 10``) and of the full run
+    get different files. ``None`` values are left out; values are shortened to file-name characters.
+    """
+    parts = [name] + [f"{key}-{_slug(value)}" for key, value in (params or {}).items() if value is not None]
+    return "--".join(parts)
+
+
+def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"), *, experiment: str | None = None,
+                params: Mapping[str, Any] | None = None, runs: Iterable[Any] = ()) -> list[Path]:
+    """Write ``fig`` as PNG and PDF plus a sidecar ``.json``; returns the figure paths written.
+
+    The files go to ``<figures_dir>/<experiment>/`` (or ``<figures_dir>/`` without an experiment) under
+    :func:`figure_stem` ``(name, params)``. The sidecar names the runs the figure was drawn from (``runs``: run
+    results, run folders or run ids) with the experiment and parameters, so a figure can be traced back to its
+    data. ``name`` is a file stem (letters, digits, ``-``, ``_``, ``.``).
     """
     if not re.fullmatch(r"[\w][\w.-]*", name) or name.endswith((".png", ".pdf")):
         raise ValueError(f"figure name must be a plain file stem without extension, got {name!r}")
-    folder = figures_dir()
+    if experiment is not None and not re.fullmatch(r"[\w][\w.-]*", experiment):
+        raise ValueError(f"experiment must be a plain folder name, got {experiment!r}")
+    folder = figures_dir() / experiment if experiment else figures_dir()
     folder.mkdir(parents=True, exist_ok=True)
+    stem = figure_stem(name, params)
     paths = []
     for fmt in formats:
-        path = folder / f"{name}.{fmt}"
+        path = folder / f"{stem}.{fmt}"
         fig.savefig(path, format=fmt)
         paths.append(path)
+    sidecar = {"figure": name, "experiment": experiment, "params": dict(params or {}),
+               "runs": [_run_reference(r) for r in runs], "files": [p.name for p in paths],
+               "created": datetime.now(UTC).isoformat(timespec="seconds")}
+    (folder / f"{stem}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n", encoding="utf-8")
     return paths
 
 
+def _run_reference(run: Any) -> str:
+    """A run result (anything with ``run_dir``), a run folder or a run id, as a string."""
+    return str(getattr(run, "run_dir", run))
+
+
+def _slug(value: Any) -> str:
+    return re.sub(r"[^\w.]+", "_", str(value)).strip("_")[:40] or "none"
+
+
+HORIZONTAL_AFTER = 6
+""":func:`metric_bars` draws horizontal bars when there are more groups than this (their labels stay readable)."""
+
+
 def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | None = None,
-                ax: Axes | None = None, ci: float = 95, seed: int = 0) -> Axes:
+                ax: Axes | None = None, ci: float = 95, seed: int = 0, horizontal: bool | None = None) -> Axes:
     """Mean of a per-question metric per ``x`` (and ``hue``) with bootstrap confidence intervals.
 
     The bars are macro averages over questions, as in the paper tables; the error bars are ``ci``% percentile
-    bootstrap intervals over questions (seeded, so re-running a notebook draws the same figure).
+    bootstrap intervals over questions (seeded, so re-running a notebook draws the same figure), and the group
+    axis label says so. Each group label carries its number of questions (``n=``); a bar of height zero is drawn
+    as a thick line at zero, so "scored 0" differs visibly from "not run". With more than
+    :data:`HORIZONTAL_AFTER` groups (or ``horizontal=True``) the bars are horizontal.
     """
     frame = _frame(data, [metric, x] + ([hue] if hue else []))
     frame[metric] = frame[metric].astype(float) * (100 if metric in METRIC_LABELS else 1)
-    ax = _axes(ax)
-    sns.barplot(frame, x=x, y=metric, hue=hue, errorbar=("ci", ci), seed=seed, ax=ax,
+    frame[x] = frame[x].astype(str)
+    order = list(dict.fromkeys(frame[x]))
+    horizontal = len(order) > HORIZONTAL_AFTER if horizontal is None else horizontal
+    if ax is None:
+        size = (SINGLE_COLUMN[0], max(SINGLE_COLUMN[1], 0.25 * len(order) + 0.8)) if horizontal else None
+        ax = subplots(figsize=size)[1]
+    sns.barplot(frame, x=metric if horizontal else x, y=x if horizontal else metric, hue=hue, order=order,
+                orient="h" if horizontal else "v", errorbar=("ci", ci), seed=seed, ax=ax,
                 palette=PALETTE if hue else None, color=None if hue else sns.color_palette(PALETTE)[0],
                 capsize=0.1, err_kws={"linewidth": 1})
-    ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-    ax.set_xlabel(x.replace("_", " "))
+    counts = _group_counts(frame, x, hue)
+    labels = [f"{group} (n={counts[group]})" for group in order]
+    value_label = METRIC_LABELS.get(metric, metric)
+    group_label = f"{x.replace('_', ' ')}  [error bars: {ci:g}% bootstrap CI over questions]"
+    if horizontal:
+        ax.set_yticks(range(len(order)), labels)
+        ax.set_xlabel(value_label)
+        ax.set_ylabel(group_label)
+    else:
+        ax.set_xticks(range(len(order)), labels)
+        ax.set_ylabel(value_label)
+        ax.set_xlabel(group_label)
+    _mark_zero_bars(ax, horizontal)
     _legend_outside(ax)
     if metric in METRIC_LABELS:
-        ax.set_ylim(0, 100)
+        (ax.set_xlim if horizontal else ax.set_ylim)(0, 100)
     return ax
+
+
+def metric_by_field(data: Any, field: str, metric: str = "f1", min_n: int = 1, ci: float = 95, seed: int = 0,
+                    ax: Axes | None = None) -> Axes:
+    """Mean metric per value of ``field`` as a sorted dot plot with bootstrap intervals, readable with 50+ groups.
+
+    One row per group (question type, relation, answer type ...), best first, labelled ``value (n=...)``; the
+    figure grows with the number of groups. Groups with fewer than ``min_n`` questions are left out (the x label
+    says how many). Intervals are ``ci``% percentile bootstrap intervals over the group's questions (seeded).
+    """
+    frame = _frame(data, [metric, field])
+    scale = 100 if metric in METRIC_LABELS else 1
+    stats = []
+    rng = np.random.default_rng(seed)
+    for group, values in frame.groupby(frame[field].astype(str), sort=False)[metric]:
+        scores = values.astype(float).to_numpy() * scale
+        if len(scores) < min_n:
+            continue
+        means = rng.choice(scores, size=(1000, len(scores))).mean(axis=1)
+        low, high = np.percentile(means, [(100 - ci) / 2, 100 - (100 - ci) / 2])
+        stats.append((group, scores.mean(), low, high, len(scores)))
+    if not stats:
+        raise ValueError(f"no group of {field!r} has at least {min_n} questions")
+    stats.sort(key=lambda s: (-s[1], s[0]))
+    stats.reverse()  # rows are drawn bottom-up: best (then alphabetically first) at the top
+    dropped = frame[field].astype(str).nunique() - len(stats)
+    if ax is None:
+        ax = subplots(figsize=(SINGLE_COLUMN[0] + 1, max(SINGLE_COLUMN[1], 0.16 * len(stats) + 0.9)))[1]
+    rows = np.arange(len(stats))
+    means = np.array([s[1] for s in stats])
+    errors = np.array([[s[1] - s[2] for s in stats], [s[3] - s[1] for s in stats]])
+    ax.errorbar(means, rows, xerr=errors, fmt="o", markersize=3, color=sns.color_palette(PALETTE)[0],
+                ecolor="0.6", elinewidth=0.8, capsize=0)
+    ax.set_yticks(rows, [f"{s[0]} (n={s[4]})" for s in stats], fontsize=6 if len(stats) > 30 else None)
+    ax.set_ylim(-0.7, len(stats) - 0.3)
+    ax.set_ylabel(field.replace("_", " "))
+    omitted = f"; {dropped} group(s) with n<{min_n} omitted" if dropped else ""
+    ax.set_xlabel(f"{METRIC_LABELS.get(metric, metric)}  [{ci:g}% bootstrap CI{omitted}]")
+    if scale == 100:
+        ax.set_xlim(-2, 102)
+    return ax
+
+
+def _group_counts(frame: pd.DataFrame, x: str, hue: str | None) -> dict[str, str]:
+    """Questions per ``x`` group; ``a–b`` when the ``hue`` levels of a group have different counts."""
+    counts = {}
+    for group, part in frame.groupby(x, sort=False):
+        sizes = part.groupby(hue).size() if hue else pd.Series([len(part)])
+        low, high = int(sizes.min()), int(sizes.max())
+        counts[group] = str(low) if low == high else f"{low}–{high}"
+    return counts
+
+
+def _mark_zero_bars(ax: Axes, horizontal: bool) -> None:
+    """Draw each zero-height bar as a thick line at zero in its colour, so it does not look like a missing bar."""
+    for patch in ax.patches:
+        length = patch.get_width() if horizontal else patch.get_height()
+        if length != 0 or np.isnan(length):
+            continue
+        if horizontal:
+            y0, y1 = patch.get_y(), patch.get_y() + patch.get_height()
+            ax.plot([0, 0], [y0, y1], color=patch.get_facecolor(), linewidth=3, solid_capstyle="butt", zorder=3)
+        else:
+            x0, x1 = patch.get_x(), patch.get_x() + patch.get_width()
+            ax.plot([x0, x1], [0, 0], color=patch.get_facecolor(), linewidth=3, solid_capstyle="butt", zorder=3)
 
 
 def score_distribution(data: Any, metric: str = "f1", hue: str | None = "method", bins: int = 10,
