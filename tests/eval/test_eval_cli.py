@@ -52,8 +52,8 @@ def test_table_output(predictions):
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
     assert lines[0].split() == ["hops", "n", "f1", "em", "empty_rate", "precision", "recall", "tokens"]
-    assert lines[2].split()[:4] == ["1", "1", "100.00", "100.00"]
-    assert lines[-1].split()[:3] == ["all", "3", "55.56"]
+    assert lines[2].split()[:4] == ["1", "1", "100.0", "100.0"]
+    assert lines[-1].split()[:3] == ["all", "3", "55.6"]
 
 
 def test_records_without_gold_answers_are_counted_not_scored(tmp_path, capsys):

@@ -8,19 +8,25 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from sparqlab import __version__
 from sparqlab.kg.errors import KGError
 from sparqlab.llm.errors import ModelError
 
-COMMAND_MODULES = ["kg", "data", "evaluate", "models", "run", "runs", "reproduce"]
+DEBUG_ENV = "SPARQLAB_DEBUG"
+"""Set to 1 to make every ``sparqlab`` command print tracebacks (same as ``--debug``)."""
+
+COMMAND_MODULES = ["kg", "data", "evaluate", "models", "methods", "run", "runs", "reproduce"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sparqlab", description="A research workbench for LLM text-to-SPARQL over "
                                      "knowledge graphs. `sparqlab COMMAND --help` documents each command.")
     parser.add_argument("--version", action="version", version=f"sparqlab {__version__}")
+    parser.add_argument("--debug", action="store_true", default=os.environ.get(DEBUG_ENV, "") not in ("", "0"),
+                        help=f"show the full traceback of an error (also: environment variable {DEBUG_ENV}=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"sparqlab.cli.{name}").register(subparsers)
@@ -35,12 +41,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
+    except BrokenPipeError:
+        # the reader went away (`sparqlab runs list | head`): stop quietly, as `yes | head` does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (KGError, ModelError, FileNotFoundError, ValueError) as error:
+        if args.debug:
+            raise
         print(f"sparqlab {args.command}: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # an unexpected failure: still one line; the traceback only on request
+        if args.debug:
+            raise
+        print(f"sparqlab {args.command}: {type(error).__name__}: {error}\n(run `sparqlab --debug "
+              f"{args.command} ...` or set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -26,10 +26,11 @@ def register(subparsers) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("predictions", type=Path,
-                        help="predictions.jsonl (or a run folder containing one)")
+    parser.add_argument("predictions",
+                        help="predictions.jsonl, a run folder, or a run name as `sparqlab runs list` shows it")
     parser.add_argument("--by", metavar="FIELD",
-                        help="group by a record field; dotted paths and metadata fields work (e.g. metadata.hops)")
+                        help="group by a record field; dotted paths and metadata fields work (e.g. metadata.hops); "
+                             "an unknown field is an error listing the known ones")
     parser.add_argument("--format", choices=["table", "json"], default="table", help="output format")
     parser.set_defaults(handler=handle)
 
@@ -37,15 +38,47 @@ def register(subparsers) -> None:
 def handle(args: argparse.Namespace) -> int:
     from sparqlab.core.jsonl import read_jsonl
 
-    path = args.predictions / "predictions.jsonl" if args.predictions.is_dir() else args.predictions
-    if not path.exists():
-        raise FileNotFoundError(f"no predictions file at {path}")
+    path = _predictions_path(args.predictions)
     records = list(read_jsonl(path))
     if not records:
         raise ValueError(f"{path} holds no records")
     table = evaluate_records(records, by=args.by)
     print(json.dumps(table, indent=2) if args.format == "json" else format_table(table, by=args.by))
     return 0
+
+
+def _predictions_path(ref: str) -> Path:
+    """A predictions file, a run folder holding one, or a run found by name under the runs root."""
+    from sparqlab.runs.results import find_run
+
+    path = Path(ref)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        try:
+            path = find_run(ref)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no predictions file, run folder or run named {ref!r} "
+                                    "(see `sparqlab runs list`)") from None
+    if not (path / "predictions.jsonl").exists():
+        raise FileNotFoundError(f"no predictions file in {path}")
+    return path / "predictions.jsonl"
+
+
+def known_fields(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The ``--by`` fields the records have: top-level keys, dotted paths into nested objects, metadata keys."""
+    found: set[str] = set()
+
+    def walk(value: Mapping[str, Any], prefix: str) -> None:
+        for key, inner in value.items():
+            found.add(prefix + key)
+            if isinstance(inner, Mapping) and not prefix:
+                walk(inner, f"{key}.")
+
+    for record in records:
+        walk(record, "")
+        found.update(str(k) for k in (record.get("metadata") or {}))
+    return sorted(found)
 
 
 def evaluate_records(records: Iterable[Mapping[str, Any]], by: str | None = None) -> dict[str, dict[str, Any]]:
@@ -74,6 +107,8 @@ def evaluate_records(records: Iterable[Mapping[str, Any]], by: str | None = None
         return {**result, "unscored": unscored} if unscored else result
 
     table = {}
+    if by and all(_field(record, by) == MISSING for record in rescored):
+        raise ValueError(f"no record has field {by!r}; known fields: {', '.join(known_fields(rescored))}")
     if by:
         groups: dict[str, list[Mapping[str, Any]]] = {}
         for record in rescored:
@@ -84,7 +119,8 @@ def evaluate_records(records: Iterable[Mapping[str, Any]], by: str | None = None
 
 
 def format_table(table: Mapping[str, Mapping[str, Any]], by: str | None = None) -> str:
-    """A plain-text table, one row per group; rates as percentages, costs as means per scored question."""
+    """A plain-text table, one row per group; rates in percent with one decimal (as papers print them), costs as
+    means per scored question."""
     columns = ["n", "unscored", "f1", "em", "empty_rate", "precision", "recall", "model_calls", "tokens",
                "latency_s"]
     columns = [c for c in columns if any(c in row for row in table.values())]
@@ -106,7 +142,7 @@ def _cell(column: str, value: Any) -> str:
     if column in ("n", "unscored"):
         return str(value)
     if column in ("f1", "em", "empty_rate", "precision", "recall"):
-        return f"{100 * value:.2f}"
+        return f"{100 * value:.1f}"
     return f"{value:.2f}"
 
 

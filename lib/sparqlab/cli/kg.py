@@ -28,7 +28,14 @@ def register(subparsers) -> None:
     search.add_argument("--limit", type=int, default=10)
     search.set_defaults(handler=search_command)
 
-    query = subparsers.add_parser("query", help="run a read-only SPARQL query on a KG")
+    prefixes = kg_commands.add_parser("prefixes", help="the prefixes a KG predefines (usable without PREFIX)")
+    prefixes.add_argument("name", nargs="?", default=None, help="KG name (default: every known KG)")
+    prefixes.set_defaults(handler=prefixes_command)
+
+    query = subparsers.add_parser("query", help="run a read-only SPARQL query on a KG",
+                                  description="Run a read-only SPARQL query. The KG's predefined prefixes "
+                                              "(`sparqlab kg prefixes KG`) need no PREFIX declaration; IRIs in "
+                                              "the table are shortened by them and shown with their labels.")
     query.add_argument("sparql", help="the query, '-' to read it from stdin, or @FILE")
     query.add_argument("--kg", required=True, help="KG name (movies, wikidata), endpoint URL or RDF file")
     query.add_argument("--format", choices=["table", "json"], default="table",
@@ -36,6 +43,7 @@ def register(subparsers) -> None:
     query.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
     query.add_argument("--limit", type=int, default=1000, help="row cap (default 1000)")
     query.add_argument("--no-cache", action="store_true", help="bypass the query cache")
+    query.add_argument("--no-labels", action="store_true", help="do not look up labels of the IRIs in the table")
     query.set_defaults(handler=query_command)
 
 
@@ -74,6 +82,18 @@ def search_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def prefixes_command(args: argparse.Namespace) -> int:
+    from sparqlab.kg.profiles import PROFILES, get_profile
+
+    profiles = [get_profile(args.name)] if args.name else [PROFILES[name] for name in sorted(PROFILES)]
+    for profile in profiles:
+        print(f"{profile.name}:")
+        width = max(map(len, profile.prefixes), default=0)
+        for prefix, iri in sorted(profile.prefixes.items()):
+            print(f"  PREFIX {(prefix + ':').ljust(width + 1)} <{iri}>")
+    return 0
+
+
 def _read_query(text: str) -> str:
     """The query given on the command line: itself, ``-`` for stdin, or ``@FILE``."""
     if text == "-":
@@ -89,12 +109,13 @@ def query_command(args: argparse.Namespace) -> int:
     sparql = _read_query(args.sparql)
     with open_kg(args.kg, cache=not args.no_cache, timeout_s=args.timeout, max_rows=args.limit) as kg:
         result = kg.query(sparql)
+        labels = {} if args.no_labels or args.format == "json" else _labels(kg, result)
     if args.format == "json":
         data = result.to_json()
         standard = {k: data[k] for k in ("head", "results", "boolean") if k in data}
         print(json.dumps(standard, ensure_ascii=False, indent=2))
     else:
-        print(format_table(result, kg.profile.shorten))
+        print(format_table(result, kg.profile.shorten, labels))
     note = f"{len(result)} row(s)" if result.kind != "ask" else "ask"
     if result.truncated:
         note += f", truncated at --limit {args.limit}"
@@ -103,8 +124,21 @@ def query_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_table(result, shorten) -> str:
-    """A plain-text table of a result (IRIs shortened with the profile's prefixes, long cells cut)."""
+def _labels(kg, result) -> dict[str, str]:
+    """Labels of the IRIs in a result (one batched query); none when the lookup fails, the table still prints."""
+    from sparqlab.eval.normalise import fetch_labels
+    from sparqlab.kg.errors import KGError
+
+    iris = {term.value for row in result.rows for term in row.values() if term is not None and term.type == "uri"}
+    try:
+        return fetch_labels(kg, iris) if iris else {}
+    except KGError:
+        return {}
+
+
+def format_table(result, shorten, labels: dict[str, str] | None = None) -> str:
+    """A plain-text table of a result: IRIs shortened with the profile's prefixes and followed by their label in
+    parentheses when ``labels`` has one, long cells cut."""
     if result.kind == "ask":
         return "true" if result.boolean else "false"
 
@@ -112,6 +146,8 @@ def format_table(result, shorten) -> str:
         if term is None:
             return ""
         text = shorten(term.value) if term.type == "uri" else term.value
+        if term.type == "uri" and (labels or {}).get(term.value):
+            text += f" ({labels[term.value]})"
         if term.lang:
             text += f"@{term.lang}"
         return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 1] + "…"

@@ -28,8 +28,11 @@ def register(subparsers) -> None:
     show.add_argument("run", metavar="RUN")
     show.add_argument("--json", action="store_true", help="print metrics and config as one JSON object")
 
-    compare = action("compare", "runs side by side", _compare)
-    compare.add_argument("runs", nargs="+", metavar="RUN")
+    compare = action("compare", "runs side by side; for two runs also a paired per-question comparison", _compare)
+    compare.add_argument("runs", nargs="+", metavar="RUN",
+                         help="runs (folder, experiment/folder, name or prefix), or an experiment name for all its runs")
+    compare.add_argument("--flips", type=int, default=10, metavar="N",
+                         help="with two runs: list up to N questions whose exact match flipped (default 10, 0: none)")
 
     merge = action("merge", "merge the shards of a run into the run's folder", _merge)
     merge.add_argument("run", metavar="RUN", help="experiment/run_id (or any of its shard folders)")
@@ -89,8 +92,48 @@ def _show(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from sparqlab.runs.results import compare_rows, format_table
 
-    print(format_table(compare_rows(args.runs, args.root)))
+    run_dirs = _expand_runs(args.runs, args.root)
+    print(format_table(compare_rows(run_dirs, args.root)))
+    if len(run_dirs) == 2:
+        print()
+        print(_paired(run_dirs, args.flips))
     return 0
+
+
+def _expand_runs(refs: list[str], root: str | None) -> list:
+    """Run folders for the references; a name that is an experiment folder stands for all of its runs."""
+    from pathlib import Path
+
+    from sparqlab.core.paths import runs_dir
+    from sparqlab.runs.results import find_run, run_dirs
+
+    found = []
+    for ref in refs:
+        experiment = Path(root) if root else runs_dir()
+        in_experiment = run_dirs(experiment, ref) if "/" not in ref and (experiment / ref).is_dir() else []
+        found += in_experiment or [find_run(ref, root)]
+    return found
+
+
+def _paired(run_dirs: list, flips: int) -> str:
+    """The paired comparison of two runs, with the flipped questions and where to see their traces."""
+    from sparqlab.eval.paired import paired_comparison
+    from sparqlab.runs.results import load_predictions
+
+    frames = [load_predictions(d) for d in run_dirs]
+    names = [f"{d.parent.name}/{d.name}" for d in run_dirs]
+    records = [frame.to_dict("records") for frame in frames]
+    result = paired_comparison(records[0], records[1], names[0], names[1])
+    lines = [result.summary()]
+    texts = {str(r["id"]): r for r in records[0]}
+    for label, ids in (("exact only in A", result.a_only), ("exact only in B", result.b_only)):
+        if flips and ids:
+            lines.append(f"{label} ({len(ids)}; first {min(flips, len(ids))}):")
+            lines += [f"  {qid}  {str(texts[qid].get('question', ''))[:90]}" for qid in ids[:flips]]
+    if flips and (result.a_only or result.b_only):
+        lines.append("traces: open each run in the trace browser (sparqlab.widgets.trace_browser) or "
+                     "sparqlab.runs.load_traces(RUN)[QUESTION_ID]")
+    return "\n".join(lines)
 
 
 def _merge(args: argparse.Namespace) -> int:

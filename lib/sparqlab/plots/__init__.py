@@ -199,6 +199,28 @@ def metric_by_field(data: Any, field: str, metric: str = "f1", min_n: int = 1, c
     return ax
 
 
+def paired_flips(comparison: Any, ax: Axes | None = None) -> Axes:
+    """The outcome of a :func:`sparqlab.eval.paired.paired_comparison` as four horizontal bars.
+
+    Questions exact in both runs, only in A, only in B, in neither (counts written at the bars); the title holds
+    McNemar's p and the paired-bootstrap interval of the F1 difference, so the figure states its test.
+    """
+    ax = _axes(ax)
+    labels = ["exact in both", f"only in A ({comparison.a})", f"only in B ({comparison.b})", "in neither"]
+    counts = [comparison.both, len(comparison.a_only), len(comparison.b_only), comparison.neither]
+    colours = sns.color_palette(PALETTE)
+    ax.barh(range(4), counts, color=[colours[2], colours[0], colours[1], "0.7"])
+    for row, count in enumerate(counts):
+        ax.annotate(str(count), (count, row), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+    ax.set_yticks(range(4), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"questions (n={comparison.n} paired)")
+    low, high = comparison.f1_diff_ci
+    ax.set_title(f"McNemar p={comparison.mcnemar_p:.3g}; ΔF1 {100 * comparison.f1_diff:+.1f} pts "
+                 f"[{100 * low:+.1f}, {100 * high:+.1f}]", fontsize=8)
+    return ax
+
+
 def _group_counts(frame: pd.DataFrame, x: str, hue: str | None) -> dict[str, str]:
     """Questions per ``x`` group; ``a–b`` when the ``hue`` levels of a group have different counts."""
     counts = {}

@@ -1,0 +1,101 @@
+"""The CLI's everyday surface: one clean error line (traceback only with --debug), `| head` without a BrokenPipe
+traceback, `eval --by` validation and run names, `kg prefixes`, prefix errors, labels beside IRIs."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sparqlab.cli import main
+
+SPARQLAB = [str(Path(sys.executable).parent / "sparqlab")]
+
+
+def sparqlab(*args, env=None):
+    return subprocess.run(SPARQLAB + list(args), capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def test_error_is_one_line_and_debug_shows_the_traceback(tmp_path):
+    missing = str(tmp_path / "nothing.jsonl")
+    plain = sparqlab("eval", missing, env={"SPARQLAB_DEBUG": ""})
+    assert plain.returncode == 1 and "Traceback" not in plain.stderr
+    assert plain.stderr.strip().splitlines() == [plain.stderr.strip()]  # one line
+    assert "no predictions file, run folder or run named" in plain.stderr
+    for debug in (sparqlab("--debug", "eval", missing), sparqlab("eval", missing, env={"SPARQLAB_DEBUG": "1"})):
+        assert debug.returncode != 0 and "Traceback" in debug.stderr and "FileNotFoundError" in debug.stderr
+
+
+def test_unexpected_errors_are_one_line_with_a_debug_hint(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SPARQLAB_DEBUG", raising=False)
+    bad = tmp_path / "params.yaml"
+    bad.write_text("limit: [unclosed", encoding="utf-8")  # a YAML parse error is not one of the expected types
+    assert main(["reproduce", "00_quickstart", "-f", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "ScannerError" in err or "ParserError" in err
+    assert "--debug" in err and "Traceback" not in err
+
+
+def test_reading_only_the_head_of_the_output_ends_quietly(movies_store):
+    query = "SELECT ?film ?p ?o WHERE { ?film ?p ?o } LIMIT 5000"
+    process = subprocess.Popen(SPARQLAB + ["query", "--kg", "movies", "--limit", "5000", "--no-labels", query],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = process.stdout.readline()
+    process.stdout.close()  # what `| head -1` does
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=120) == 141
+    assert first.startswith(b"film") and "Traceback" not in stderr and "BrokenPipe" not in stderr
+
+
+def test_kg_prefixes_and_unknown_prefix_error_lists_them(movies_store):
+    listed = sparqlab("kg", "prefixes", "movies")
+    assert listed.returncode == 0
+    assert "PREFIX mrel:" in listed.stdout and "<http://sparqlab.org/movies/relation/>" in listed.stdout
+    failed = sparqlab("query", "--kg", "movies", "SELECT ?x WHERE { ?x foo:bar ?y }")
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert "undeclared prefix foo:" in failed.stderr and "predefined here: mclass:, movie:, mrel:" in failed.stderr
+
+
+def test_query_table_shows_labels_beside_iris(movies_store):
+    query = 'SELECT ?film WHERE { ?film rdfs:label "Bartleby" ; mrel:directed_by ?d }'
+    shown = sparqlab("query", "--kg", "movies", query)
+    assert shown.returncode == 0, shown.stderr
+    assert "entity/Film/Bartleby> (Bartleby)" in shown.stdout
+    bare = sparqlab("query", "--kg", "movies", "--no-labels", query)
+    assert "(Bartleby)" not in bare.stdout
+
+
+@pytest.fixture
+def predictions(tmp_path):
+    path = tmp_path / "predictions.jsonl"
+    rows = [{"id": "a", "predicted_answers": ["x"], "gold_answers": ["x"], "metadata": {"qtype": "t1"}},
+            {"id": "b", "predicted_answers": [], "gold_answers": ["y"], "metadata": {"qtype": "t2"}},
+            {"id": "c", "predicted_answers": ["z"], "gold_answers": ["z", "w"], "metadata": {"qtype": "t2"}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_eval_by_unknown_field_lists_the_known_ones(predictions, capsys):
+    assert main(["eval", str(predictions), "--by", "qtyp"]) == 1
+    err = capsys.readouterr().err
+    assert "no record has field 'qtyp'" in err and "qtype" in err and "metadata" in err
+
+
+def test_eval_prints_percent_with_one_decimal(predictions, capsys):
+    assert main(["eval", str(predictions), "--by", "qtype"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].split()[:4] == ["all", "3", "55.6", "33.3"]
+
+
+def test_eval_accepts_a_run_name(predictions, tmp_path, monkeypatch, capsys):
+    run = tmp_path / "runs" / "exp" / "direct-m-abc123"
+    run.mkdir(parents=True)
+    (run / "predictions.jsonl").write_text(predictions.read_text(), encoding="utf-8")
+    (run / "manifest.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+    assert main(["eval", "direct-m", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["all"]["n"] == 3
