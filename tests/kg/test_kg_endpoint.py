@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from sparqlab.kg import EndpointError, EndpointKG, QueryTimeout, SparqlSyntaxError, UpdateRefused, open_kg
@@ -106,10 +104,9 @@ RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"
 
 
 def test_client_timeout(movies_endpoint):
-    start = time.monotonic()
+    """The server would stop the query only after 3 s (and say so); the client's own 0.5 s timeout fires first."""
     with pytest.raises(QueryTimeout, match="within 0.5 s"):
         movies_endpoint.query(RUNAWAY, timeout_s=0.5)
-    assert time.monotonic() - start < 3
 
 
 def test_server_time_limit_is_a_timeout(movies_endpoint):

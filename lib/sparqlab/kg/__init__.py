@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from sparqlab.core.cache import JsonCache
@@ -27,6 +28,10 @@ __all__ = [
 ]
 
 
+SEARCH_BACKENDS = {"local": "local", "api": "wikidata_api"}
+"""``open_kg(search=...)`` values and the profile search backends they select."""
+
+
 def query_cache() -> JsonCache:
     """The shared query cache file, ``cache_dir()/queries.sqlite`` (namespaced by each KG's identity)."""
     return JsonCache(cache_dir() / "queries.sqlite")
@@ -34,20 +39,30 @@ def query_cache() -> JsonCache:
 
 def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None = None,
             cache: bool | JsonCache = True, timeout_s: float = 30.0, max_rows: int = 10_000,
-            workers: int = 2) -> KnowledgeGraph:
+            workers: int = 2, memory_limit_gb: float | None = None, search: str | None = None) -> KnowledgeGraph:
     """Open a KG by profile name (``movies``, ``wikidata``), SPARQL endpoint URL, RDF file or store directory.
 
     ``profile`` overrides the profile (e.g. ``profile="wikidata"`` for a QLever mirror's URL); without it a URL
     or file gets a generic RDFS profile. ``cache`` is ``True`` for the shared query cache, ``False`` for none,
     or a :class:`JsonCache` to use. ``timeout_s`` and ``max_rows`` are the defaults of every ``query`` call;
-    ``workers`` bounds concurrent queries on an embedded store.
+    ``workers`` bounds concurrent queries on an embedded store and ``memory_limit_gb`` caps each worker's heap
+    (default ``SPARQLAB_WORKER_MEMORY_GB`` or 2 GiB; see :data:`sparqlab.kg.embedded.DEFAULT_MEMORY_LIMIT_GB`).
+    ``search`` overrides the profile's entity search: ``"api"`` (a ``wbsearchentities`` API) or ``"local"`` (a
+    label index built from the KG itself, for a small mirror or a Wikidata-shaped RDF file behind an endpoint).
     """
     if isinstance(profile, str):
         profile = get_profile(profile)
+    if search is not None:
+        if search not in SEARCH_BACKENDS:
+            raise ValueError(f"search must be one of {', '.join(SEARCH_BACKENDS)}; got {search!r}")
+        profile = profile or PROFILES.get(str(name_or_url_or_path)) or generic_profile(str(name_or_url_or_path))
+        profile = dataclasses.replace(profile, search=SEARCH_BACKENDS[search])
     query_cache_ = query_cache() if cache is True else cache if isinstance(cache, JsonCache) else None
     options = QueryOptions(timeout_s=timeout_s, max_rows=max_rows)
     target = str(name_or_url_or_path)
     embedded = {"cache": query_cache_, "options": options, "workers": workers}
+    if memory_limit_gb is not None:
+        embedded["memory_limit_gb"] = memory_limit_gb
 
     if target in PROFILES:
         named = PROFILES[target]

@@ -8,10 +8,15 @@ waits until the deadline and kills the worker if it passes (the next query start
 
 Residual limits: the row cap is applied while streaming SELECT/CONSTRUCT rows, but sorting or grouping still
 computes the full intermediate result, bounded only by the timeout and by the worker's memory cap (RLIMIT_DATA,
-8 GiB by default: a query over it kills its worker, reported as an EndpointError); a killed worker costs the
-next query a restart (~0.1-0.3 s); results cross a pipe as JSON (tens of microseconds per row).
-``SERVICE`` clauses are refused: pyoxigraph would make live HTTP calls, which an offline, cached and
-reproducible run must not do.
+:data:`DEFAULT_MEMORY_LIMIT_GB` by default: a query over it kills its worker, reported as an EndpointError); a
+killed worker costs the next query a restart (~0.1-0.3 s); results cross a pipe as JSON (tens of microseconds
+per row). The worker's stderr (Rust's "memory allocation failed" lines, a crash report) goes to a scratch file,
+read only to explain a worker's death, so it never reaches a run's stderr.
+
+The worker is also where the untrusted text is parsed (see :mod:`sparqlab.kg.guard`): a parse that crashes
+(stack overflow), takes long or takes memory does so under the query's timeout and memory cap, and kills only
+the worker. ``SERVICE`` is refused there, decided from the parsed algebra: pyoxigraph would make live HTTP calls,
+which an offline, cached and reproducible run must not do.
 """
 
 from __future__ import annotations
@@ -37,13 +42,22 @@ from typing import Any
 from sparqlab.core.cache import JsonCache
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.errors import EndpointError, QueryTimeout, error_from_kind
-from sparqlab.kg.guard import scan
+from sparqlab.kg.guard import syntax_message, uses_service
 from sparqlab.kg.profiles import RDF, XSD, KGProfile, generic_profile
 from sparqlab.kg.results import QueryResult, Term
 
 _WORKER_CODE = "import sys; from sparqlab.kg.embedded import serve_worker; serve_worker(*sys.argv[1:])"
 _STARTUP_TIMEOUT_S = 120.0
 _PLAIN_DATATYPES = {XSD + "string", RDF + "langString"}
+
+DEFAULT_MEMORY_LIMIT_GB = float(os.environ.get("SPARQLAB_WORKER_MEMORY_GB", "2"))
+"""Heap cap of each query worker (GiB), from ``SPARQLAB_WORKER_MEMORY_GB`` (default 2): with the default two
+workers one runaway query holds at most 2 GiB, which leaves a laptop or a 24 GB machine usable. Raise it (the
+variable, or ``EmbeddedKG(memory_limit_gb=...)``) for a store whose legitimate queries sort or group millions of
+rows; ``0`` means no cap."""
+
+SERVICE_REFUSED = ("SERVICE (federated query) is not run by the embedded store: it would call the network. "
+                   "Query the remote endpoint directly instead.")
 
 
 def to_term(node: Any) -> Term:
@@ -112,15 +126,21 @@ def serve_worker(store_path: str, prefixes_json: str, memory_limit_bytes: str = 
     os.dup2(2, 1)
     store = pyoxigraph.Store.read_only(store_path)
     prefixes = json.loads(prefixes_json)
+    uses_service("ASK {}")  # loads the parser before the first query's clock starts
     replies.write(b'{"ready": true}\n')
     replies.flush()
     for line in sys.stdin.buffer:
         request = json.loads(line)
+        sparql = request["sparql"]
         try:
-            result = run_on_store(store, request["sparql"], request["max_rows"], prefixes)
+            if uses_service(sparql, prefixes):
+                raise PermissionError(SERVICE_REFUSED)
+            result = run_on_store(store, sparql, request["max_rows"], prefixes)
             reply: dict[str, Any] = {"result": result.to_json()}
+        except PermissionError as error:
+            reply = {"error": {"kind": "endpoint_error", "message": str(error)}}
         except SyntaxError as error:
-            reply = {"error": {"kind": "syntax_error", "message": f"SPARQL syntax error: {error}"}}
+            reply = {"error": {"kind": "syntax_error", "message": syntax_message(sparql, str(error))}}
         except Exception as error:  # noqa: BLE001 - every failure must reach the caller as a typed error
             reply = {"error": {"kind": "endpoint_error", "message": f"{type(error).__name__}: {error}"}}
         replies.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
@@ -144,7 +164,7 @@ class _Expired(Exception):
 
 
 class _WorkerDied(Exception):
-    """The worker's pipe closed (crash, out of memory, killed from outside)."""
+    """The worker's pipe closed (crash, out of memory, killed from outside); the message says which."""
 
 
 class _Worker:
@@ -156,9 +176,10 @@ class _Worker:
         env = dict(os.environ)
         package_root = str(Path(sparqlab.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in kill()
         self.process = subprocess.Popen(
             [sys.executable, "-c", _WORKER_CODE, str(store_path), json.dumps(prefixes), str(memory_limit_bytes)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
         )
         self._pending = bytearray()
         try:
@@ -187,17 +208,31 @@ class _Worker:
             if ready:
                 chunk = os.read(descriptor, 1 << 20)
                 if not chunk:
-                    raise _WorkerDied
+                    raise _WorkerDied(self.death_reason())
                 self._pending += chunk
         end = self._pending.index(b"\n")
         line = bytes(self._pending[:end])
         del self._pending[: end + 1]
         return json.loads(line)
 
+    def death_reason(self) -> str:
+        """Why the worker ended, from its exit status and the end of its stderr."""
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "its pipe closed"
+        self.stderr.seek(max(0, self.stderr.seek(0, os.SEEK_END) - 4096))
+        tail = self.stderr.read().decode("utf-8", "replace")
+        if "memory allocation" in tail or "MemoryError" in tail:
+            return "it ran out of its memory limit"
+        if code < 0:
+            return f"it crashed ({signal.Signals(-code).name})"
+        return f"it exited with code {code}"
+
     def kill(self) -> None:
         self.process.kill()
         self.process.wait()
-        for pipe in (self.process.stdin, self.process.stdout):
+        for pipe in (self.process.stdin, self.process.stdout, self.stderr):
             if pipe is not None:
                 pipe.close()
 
@@ -265,12 +300,13 @@ class EmbeddedKG(KnowledgeGraph):
 
     ``identity`` names the store's content for the query cache (e.g. ``movies@<build hash>``); by default it is
     the store's absolute path. ``workers`` bounds how many queries run at once; ``memory_limit_gb`` caps each
-    worker's heap (``None``: no cap), so a runaway ORDER BY fails alone instead of starving the machine.
+    worker's heap (default :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails
+    alone instead of starving the machine.
     """
 
     def __init__(self, store_path: str | Path, profile: KGProfile, *, identity: str | None = None,
                  cache: JsonCache | None = None, options: QueryOptions | None = None, workers: int = 2,
-                 memory_limit_gb: float | None = 8.0, scratch: Path | None = None):
+                 memory_limit_gb: float | None = DEFAULT_MEMORY_LIMIT_GB, scratch: Path | None = None):
         super().__init__(profile, cache, options)
         self.store_path = Path(store_path)
         if not self.store_path.is_dir():
@@ -301,11 +337,6 @@ class EmbeddedKG(KnowledgeGraph):
         return [{n: v.value for n, v in zip(names, s, strict=True) if v is not None} for s in solutions]
 
     def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
-        if scan(sparql).uses_service:
-            raise EndpointError(
-                "SERVICE (federated query) is not run by the embedded store: it would call the network. "
-                "Query the remote endpoint directly instead."
-            )
         try:
             reply = self._pool.run({"sparql": sparql, "max_rows": max_rows}, timeout_s)
         except _Expired:
@@ -313,10 +344,10 @@ class EmbeddedKG(KnowledgeGraph):
                 f"query ran longer than {timeout_s:g} s and was stopped; make it more selective "
                 "(constant entities, LIMIT) or raise the timeout"
             ) from None
-        except _WorkerDied:
+        except _WorkerDied as died:
             raise EndpointError(
-                "the embedded store's query worker died while running the query, most likely over its memory "
-                "limit; make the query more selective (constant entities, LIMIT without ORDER BY)"
+                f"the embedded store's query worker died while parsing or running the query: {died}; make the "
+                "query simpler and more selective (constant entities, LIMIT without ORDER BY)"
             ) from None
         if "error" in reply:
             raise error_from_kind(reply["error"]["kind"], reply["error"]["message"])

@@ -1,42 +1,63 @@
-"""The read-only guard: every query is checked here before it reaches a store or an endpoint.
+"""The read-only guard: every untrusted query is screened here before it reaches a store or an endpoint.
 
-Two steps. (1) A small tokenizer skips comments, IRIs and string literals, reads the prologue (``BASE``,
-``PREFIX``) and finds the operation keyword. In the SPARQL 1.1 grammar every update operation starts with one of
-:data:`UPDATE_KEYWORDS`, so an update is recognised (and refused) even when it is malformed, whatever its case,
-comments or literals. (2) Anything else must parse as a SPARQL 1.1 query: pyoxigraph's parser decides, against
-an empty in-memory store, with the KG profile's predefined prefixes; a parse failure is a
-:class:`~sparqlab.kg.errors.SparqlSyntaxError` carrying the parser's position and message.
+Two stages, split by where a hostile query can do harm.
 
-pyoxigraph has no parse-only entry point, and on an empty store it evaluates ASK and aggregate queries at once,
-which is free except for ``SERVICE`` (a network call). The copy given to the parser therefore has each
-``SERVICE [SILENT]`` replaced by ``GRAPH`` padded to the same length: the grammar of the two clauses is the same
-and error positions stay valid.
+1. :func:`screen` runs in the caller and never parses: one linear pass of a small tokenizer (constant memory,
+   possessive patterns, no token list) that skips comments, IRIs and string literals, reads the prologue
+   (``BASE``, ``PREFIX``), finds the operation keyword and measures bracket nesting. In the SPARQL 1.1 grammar
+   every update operation starts with one of :data:`UPDATE_KEYWORDS`, so an update is refused even when it is
+   malformed, whatever its case, comments, literals or ``\\u`` escapes. Nesting deeper than :data:`MAX_NESTING`
+   (pyoxigraph's recursive parser overflows its stack near 3,000 levels and takes its process down with SIGSEGV),
+   unbalanced brackets, undeclared prefixes and queries longer than :data:`MAX_QUERY_CHARS` are refused here too.
+2. Parsing happens only where a crash, a slow parse or a huge intermediate result cannot hurt the caller: in the
+   embedded store's worker process (under the query's timeout and the worker's memory cap), which also decides
+   with :func:`uses_service` — from rdflib's algebra of the query, not from tokens — whether the query calls
+   ``SERVICE``; or at a remote endpoint, which parses what it is sent.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from sparqlab.kg.errors import SparqlSyntaxError, UpdateRefused
+from sparqlab.kg.errors import EndpointError, SparqlSyntaxError, UpdateRefused
 
 UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"})
 """The keywords an update operation (``Update1`` in the grammar) can start with."""
 
+QUERY_FORMS = {"SELECT": "select", "ASK": "ask", "CONSTRUCT": "graph", "DESCRIBE": "graph"}
+"""Query keyword -> form of the result."""
+
+MAX_NESTING = 64
+"""Deepest bracket nesting (``{ ( [`` together) a query may have; real queries stay under 15."""
+
+MAX_QUERY_CHARS = 1_000_000
+"""Longest query accepted (long VALUES lists stay far below)."""
+
 QueryForm = Literal["select", "ask", "graph"]
 
+_NOT_WORD = r"\s<>\"'{}()\[\];,.\#?$=!&|*/+^"
+# Possessive quantifiers and unrolled loops: no backtracking state per character, so a 5 MB literal costs O(1)
+# extra memory. A quote or '<' that does not close becomes one token up to the end of its line (or of the text
+# for a long string), so a failed attempt never rescans the same characters.
 _TOKEN = re.compile(
-    r"""(?P<space>\s+)
-      | (?P<comment>\#[^\r\n]*)
-      | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
-      | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
-                  |'(?:[^'\\\r\n]|\\.)*'|"(?:[^"\\\r\n]|\\.)*")
-      | (?P<var>[?$][^\s<>"'{}()\[\];,.\#?$=!&|*/+^-]+)
-      | (?P<word>[^\s<>"'{}()\[\];,\#?$=!&|*/+^]+)
+    rf"""(?P<space>\s++)
+      | (?P<comment>\#[^\r\n]*+)
+      | (?P<iri><[^<>"{{}}|^`\\\x00-\x20]*+>)
+      | (?P<string>'''[^'\\]*+(?:(?:\\.|'(?!''))[^'\\]*+)*+'''
+                  |\"\"\"[^"\\]*+(?:(?:\\.|"(?!""))[^"\\]*+)*+\"\"\"
+                  |'[^'\\\r\n]*+(?:\\[^\r\n][^'\\\r\n]*+)*+'
+                  |"[^"\\\r\n]*+(?:\\[^\r\n][^"\\\r\n]*+)*+")
+      | (?P<unterminated>'''.*+|\"\"\".*+|'[^\r\n]*+|"[^\r\n]*+)
+      | (?P<var>[?$][^{_NOT_WORD}]++)
+      | (?P<word>[^{_NOT_WORD}]++(?:\.[^{_NOT_WORD}]++)*+)
       | (?P<other>.)""",
     re.VERBOSE | re.DOTALL,
 )
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_OPEN, _CLOSE = "{([", "})]"
 
 _MAX_MESSAGE = 400
 _CHAR_RANGES = re.compile(r"(?:\[[^\[\]]*\.\.=[^\[\]]*\](?:, )?)+(?:\[_\])?")
@@ -46,78 +67,159 @@ _CHAR_RANGES = re.compile(r"(?:\[[^\[\]]*\.\.=[^\[\]]*\](?:, )?)+(?:\[_\])?")
 @dataclass(frozen=True)
 class Scan:
     """What the tokenizer found: the operation ``keyword`` (upper case, ``None`` if there is none), the
-    prefixes the prologue declares, and the spans of ``SERVICE`` / ``SERVICE SILENT`` clauses' keywords."""
+    prefixes the prologue declares, the prefixes the body uses, the deepest bracket nesting, whether brackets
+    balance, whether a ``;`` separates operations at the top level, and whether a ``SERVICE`` keyword occurs."""
 
     keyword: str | None
     declared_prefixes: frozenset[str]
-    service_spans: tuple[tuple[int, int], ...]
+    used_prefixes: frozenset[str]
+    max_depth: int
+    balanced: bool
+    top_level_semicolon: bool
+    mentions_service: bool
 
-    @property
-    def uses_service(self) -> bool:
-        return bool(self.service_spans)
+
+def _tokens(sparql: str) -> Iterator[tuple[str, str]]:
+    for match in _TOKEN.finditer(sparql):
+        if match.lastgroup not in ("space", "comment"):
+            yield match.lastgroup, match.group()
+
+
+def expand_escapes(sparql: str) -> str:
+    """Apply SPARQL's ``\\uXXXX`` / ``\\UXXXXXXXX`` code-point escapes, which the grammar allows anywhere."""
+    def char(match: re.Match) -> str:
+        code = int(match.group(1) or match.group(2), 16)
+        return chr(code) if code <= 0x10FFFF else match.group()
+
+    return _ESCAPE.sub(char, sparql) if "\\" in sparql else sparql
 
 
 def scan(sparql: str) -> Scan:
-    """Tokenize ``sparql`` (outside comments, IRIs and strings) without parsing it."""
-    tokens = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(sparql)]
-    tokens = [t for t in tokens if t[0] not in ("space", "comment")]
+    """Tokenize ``sparql`` (outside comments, IRIs and strings) in one linear pass, without parsing it."""
     declared: set[str] = set()
-    keyword = None
-    i = 0
-    while i < len(tokens):
-        kind, text, _, _ = tokens[i]
+    used: set[str] = set()
+    keyword: str | None = None
+    in_prologue, expect = True, ""
+    depth = max_depth = 0
+    balanced, semicolon, service = True, False, False
+    for kind, text in _tokens(expand_escapes(sparql)):
         upper = text.upper() if kind == "word" else ""
-        if upper == "BASE":
-            i += 2
-        elif upper == "PREFIX":
-            if i + 1 < len(tokens) and tokens[i + 1][1].endswith(":"):
-                declared.add(tokens[i + 1][1][:-1])
-            i += 3
-        else:
+        if in_prologue:
+            if expect == "prefix_name":
+                if text.endswith(":"):
+                    declared.add(text[:-1])
+                expect = "prefix_iri"
+                continue
+            if expect:
+                expect = ""
+                continue
+            if upper in ("BASE", "PREFIX"):
+                expect = "base_iri" if upper == "BASE" else "prefix_name"
+                continue
+            in_prologue = False
             keyword = upper or None
-            break
-    spans = []
-    for j, (kind, text, start, end) in enumerate(tokens):
-        if kind == "word" and text.upper() == "SERVICE":
-            following = tokens[j + 1] if j + 1 < len(tokens) else None
-            if following and following[0] == "word" and following[1].upper() == "SILENT":
-                end = following[3]
-            spans.append((start, end))
-    return Scan(keyword, frozenset(declared), tuple(spans))
+        if kind == "word":
+            service = service or upper == "SERVICE"
+            prefix, colon, _ = text.partition(":")
+            if colon and prefix != "_" and not text.startswith("@"):
+                used.add(prefix)
+        elif kind != "other":
+            continue
+        elif text in _OPEN:
+            depth += 1
+            max_depth = max(max_depth, depth)
+        elif text in _CLOSE:
+            depth -= 1
+            balanced = balanced and depth >= 0
+        elif text == ";" and depth == 0:
+            semicolon = True
+    return Scan(keyword, frozenset(declared), frozenset(used), max_depth, balanced and depth == 0, semicolon,
+                service)
 
 
-def check_read_only(sparql: str, prefixes: dict[str, str] | None = None) -> QueryForm:
-    """Refuse SPARQL Update, require a parseable query; returns its form (``select``, ``ask`` or ``graph``).
+def screen(sparql: str, prefixes: dict[str, str] | None = None) -> Scan:
+    """Stage 1 of the guard (see the module docstring): refuse updates and what no parser should be given.
 
-    ``prefixes`` are those the KG predefines (its profile's). Raises :class:`UpdateRefused` or
-    :class:`SparqlSyntaxError`.
+    ``prefixes`` are those the KG predefines (its profile's). Raises :class:`UpdateRefused`,
+    :class:`SparqlSyntaxError` or (too long) :class:`EndpointError`; returns the :class:`Scan`.
     """
-    import pyoxigraph
-
+    if not isinstance(sparql, str):
+        raise SparqlSyntaxError(f"SPARQL syntax error: a query is text, not {type(sparql).__name__}")
+    if len(sparql) > MAX_QUERY_CHARS:
+        raise EndpointError(f"query refused: {len(sparql):,} characters, more than the limit of "
+                            f"{MAX_QUERY_CHARS:,}; move long VALUES lists into several queries")
     found = scan(sparql)
     if found.keyword in UPDATE_KEYWORDS:
         raise UpdateRefused(
             f"SPARQL Update ({found.keyword}) refused: knowledge graphs are read-only here. "
             "Only SELECT, ASK, CONSTRUCT and DESCRIBE queries are run."
         )
+    if found.keyword not in QUERY_FORMS:
+        seen = f"found {found.keyword!r}" if found.keyword else "the query is empty"
+        raise SparqlSyntaxError(f"SPARQL syntax error: expected SELECT, ASK, CONSTRUCT or DESCRIBE ({seen})")
+    if found.max_depth > MAX_NESTING:
+        raise SparqlSyntaxError(
+            f"SPARQL syntax error: brackets nested {found.max_depth} deep, more than the limit of {MAX_NESTING}; "
+            "flatten the query (nested groups can be written as one group)"
+        )
+    if not found.balanced:
+        raise SparqlSyntaxError("SPARQL syntax error: unbalanced brackets ({ } ( ) [ ] do not pair up)")
+    if found.top_level_semicolon:
+        raise SparqlSyntaxError("SPARQL syntax error: ';' after the query (one query per request)")
+    undeclared = sorted(found.used_prefixes - found.declared_prefixes - set(prefixes or ()))
+    if undeclared:
+        predefined = f"; predefined here: {', '.join(p + ':' for p in sorted(prefixes))}" if prefixes else ""
+        raise SparqlSyntaxError(f"SPARQL syntax error: undeclared prefix {', '.join(p + ':' for p in undeclared)}"
+                                f" (declare it with PREFIX{predefined})")
+    return found
+
+
+def check_read_only(sparql: str, prefixes: dict[str, str] | None = None) -> QueryForm:
+    """Stage 1 of the guard as a yes/no: raises like :func:`screen`, returns the query's form (``select``,
+    ``ask`` or ``graph``). The full grammar check is the parser's, in the worker or at the endpoint."""
+    return QUERY_FORMS[screen(sparql, prefixes).keyword]  # type: ignore[index, return-value]
+
+
+def uses_service(sparql: str, prefixes: dict[str, str] | None = None) -> bool:
+    """Whether the query's algebra holds a ``SERVICE`` pattern anywhere (subqueries, EXISTS, OPTIONAL ...).
+
+    Decided from rdflib's parsed algebra, which applies ``\\u`` escapes as the grammar says. Text in which the
+    letters ``service`` occur nowhere, in any case or escape, cannot hold the keyword, so it skips the parse (which
+    is slow on very long queries). A query rdflib cannot parse (a grammar corner it misses, recursion too deep)
+    falls back to the conservative answer: any ``SERVICE`` keyword outside strings, IRIs and comments counts. Run
+    it only where a slow parse is bounded (the worker).
+    """
+    from pyparsing import ParseResults
+    from rdflib.plugins.sparql.algebra import translateQuery
+    from rdflib.plugins.sparql.parser import parseQuery
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    text = expand_escapes(sparql)
+    if "SERVICE" not in text.upper() and "service" not in text.casefold():
+        return False
     try:
-        result = pyoxigraph.Store().query(_without_service(sparql, found), prefixes=prefixes or None)
-    except SyntaxError as error:
-        raise SparqlSyntaxError(_syntax_message(sparql, str(error))) from None
-    if isinstance(result, pyoxigraph.QueryBoolean):
-        return "ask"
-    if isinstance(result, pyoxigraph.QueryTriples):
-        return "graph"
-    return "select"
+        algebra = translateQuery(parseQuery(sparql), initNs=prefixes or {}).algebra
+    except Exception:  # noqa: BLE001 - any parse failure takes the conservative path below
+        return scan(sparql).mentions_service
+    stack: list[object] = [algebra]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, CompValue):
+            if node.name == "ServiceGraphPattern":
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple | set | ParseResults):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+    return False
 
 
-def _without_service(sparql: str, found: Scan) -> str:
-    for start, end in reversed(found.service_spans):
-        sparql = sparql[:start] + "GRAPH".ljust(end - start) + sparql[end:]
-    return sparql
-
-
-def _syntax_message(sparql: str, message: str) -> str:
+def syntax_message(sparql: str, message: str) -> str:
     """The parser's message, shortened, with the offending line so a reader (or an agent) can fix it."""
     message = " ".join(message.split())
     message = _CHAR_RANGES.sub("a name character", message)
