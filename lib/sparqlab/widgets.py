@@ -18,6 +18,7 @@ from typing import Any
 
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.core.paths import runs_dir
+from sparqlab.methods.trace import TraceEvent
 from sparqlab.runs.results import run_dirs
 from sparqlab.runs.store import PREDICTIONS, TRACES
 
@@ -44,14 +45,14 @@ class RunTraces:
 
     path: Path
     predictions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    traces: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    traces: dict[str, list[TraceEvent]] = field(default_factory=dict)
 
     @property
     def question_ids(self) -> list[str]:
         """Ids with a prediction, then ids that only have a trace."""
         return list(self.predictions) + [i for i in self.traces if i not in self.predictions]
 
-    def events(self, question_id: str) -> list[dict[str, Any]]:
+    def events(self, question_id: str) -> list[TraceEvent]:
         """The trace of one question (empty when none was recorded)."""
         return self.traces.get(question_id, [])
 
@@ -65,7 +66,7 @@ def load_run(run_dir: str | Path) -> RunTraces:
     for record in read_jsonl(run_dir / PREDICTIONS):
         run.predictions[str(record["id"])] = record
     for record in read_jsonl(run_dir / TRACES):
-        run.traces[str(record["id"])] = list(record.get("trace") or [])
+        run.traces[str(record["id"])] = [TraceEvent.from_json(e) for e in record.get("trace") or []]
     return run
 
 
@@ -77,20 +78,34 @@ def question_label(run: RunTraces, question_id: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def clamp_step(step: int, events: list[dict[str, Any]]) -> int:
+def as_event(event: TraceEvent | dict[str, Any]) -> TraceEvent:
+    """A typed event (a ``traces.jsonl`` dict, typed or from an older run, is converted)."""
+    return event if isinstance(event, TraceEvent) else TraceEvent.from_json(event)
+
+
+def clamp_step(step: int, events: list[TraceEvent]) -> int:
     """A valid index into ``events`` (0 when there are none)."""
     return max(0, min(step, len(events) - 1))
 
 
-def event_fields(event: dict[str, Any]) -> tuple[str, list[tuple[str, str]], list[tuple[str, str]]]:
-    """Split an event into its type, block fields (long text, in :data:`BLOCK_FIELDS` order) and short fields.
+def event_fields(event: TraceEvent | dict[str, Any]) -> tuple[str, list[tuple[str, str]], list[tuple[str, str]]]:
+    """Split an event into its kind, block fields (long text, in :data:`BLOCK_FIELDS` order) and short fields
+    (step and role first).
 
-    Values that are not strings are shown as indented JSON; chat ``messages`` become one block per message.
+    Values that are not strings are shown as indented JSON; chat ``messages`` become one block per message (a
+    model call that continues an earlier conversation shows only its new messages and says which it continues).
     """
-    kind = str(event.get("event", "event"))
-    rest = {k: v for k, v in event.items() if k not in ("event", "t", "messages")}
+    event = as_event(event)
+    kind = event.kind
+    data = event.data
+    rest = {k: v for k, v in data.items() if k not in ("messages", "continues", "prefix")}
+    head = {k: v for k, v in (("step", event.step), ("role", event.role)) if v is not None}
+    if "continues" in data:
+        head["continues"] = f"event {data['continues'] + 1} (first {data.get('prefix')} messages not repeated)"
+    rest = {**head, **rest}
     blocks = [(k, _as_text(rest.pop(k))) for k in BLOCK_FIELDS if k in rest]
-    for number, message in enumerate(event.get("messages") or [], start=1):
+    first = data.get("prefix", 0) + 1
+    for number, message in enumerate(data.get("messages") or [], start=first):
         role = message.get("role", "?") if isinstance(message, dict) else "?"
         content = message.get("content", "") if isinstance(message, dict) else message
         blocks.append((f"message {number} ({role})", _as_text(content)))
@@ -100,7 +115,7 @@ def event_fields(event: dict[str, Any]) -> tuple[str, list[tuple[str, str]], lis
     return kind, blocks, short
 
 
-def event_text(event: dict[str, Any], index: int | None = None, total: int | None = None) -> str:
+def event_text(event: TraceEvent | dict[str, Any], index: int | None = None, total: int | None = None) -> str:
     """An event as plain text (for terminals and logs)."""
     kind, blocks, short = event_fields(event)
     header = f"[{index + 1}/{total}] {kind}" if index is not None and total else kind
@@ -115,20 +130,21 @@ def event_colour(kind: str) -> str:
     """The header colour of an event type (see :data:`EVENT_COLOURS`), so failures stand out in a long trace."""
     if kind in EVENT_COLOURS:
         return EVENT_COLOURS[kind]
-    if kind == "timeout" or kind.endswith(("_error", "_failure")):
+    if kind.endswith(("timeout", "_error", "_failure")):
         return EVENT_COLOURS["error"]
     return "#666666"
 
 
-def render_event(event: dict[str, Any], index: int | None = None, total: int | None = None,
+def render_event(event: TraceEvent | dict[str, Any], index: int | None = None, total: int | None = None,
                  start_time: float | None = None) -> str:
     """An event as an HTML fragment: coloured header, short fields as a line, long fields as ``<pre>`` blocks."""
+    event = as_event(event)
     kind, blocks, short = event_fields(event)
     colour = event_colour(kind)
     position = f"step {index + 1} of {total} · " if index is not None and total else ""
     elapsed = ""
-    if start_time is not None and isinstance(event.get("t"), int | float):
-        elapsed = f" · +{event['t'] - start_time:.2f} s"
+    if start_time is not None and isinstance(event.t, int | float):
+        elapsed = f" · +{event.t - start_time:.2f} s"
     parts = [
         f'<div style="border-left:4px solid {colour};padding:4px 8px;margin:4px 0">',
         f'<div style="color:{colour};font-weight:bold">{html.escape(position)}{html.escape(kind)}'
@@ -144,11 +160,11 @@ def render_event(event: dict[str, Any], index: int | None = None, total: int | N
     return "\n".join(parts)
 
 
-def render_timeline(events: list[dict[str, Any]], current: int) -> str:
+def render_timeline(events: list[TraceEvent | dict[str, Any]], current: int) -> str:
     """One small chip per event, the current one filled, so the position in a long trace stays visible."""
     chips = []
     for index, event in enumerate(events):
-        kind = str(event.get("event", "event"))
+        kind = as_event(event).kind
         colour = event_colour(kind)
         fill = f"background:{colour};color:white" if index == current else f"color:{colour}"
         chips.append(f'<span title="{index + 1}: {html.escape(kind)}" style="border:1px solid {colour};'
@@ -156,12 +172,13 @@ def render_timeline(events: list[dict[str, Any]], current: int) -> str:
     return '<div style="line-height:1.8">' + "".join(chips) + "</div>"
 
 
-def render_step(events: list[dict[str, Any]], step: int) -> str:
+def render_step(events: list[TraceEvent | dict[str, Any]], step: int) -> str:
     """The timeline plus the event at ``step`` (clamped), or a note when the trace is empty."""
     if not events:
         return "<i>No trace recorded for this question.</i>"
+    events = [as_event(e) for e in events]
     step = clamp_step(step, events)
-    times = [e["t"] for e in events if isinstance(e.get("t"), int | float)]
+    times = [e.t for e in events if isinstance(e.t, int | float)]
     return render_timeline(events, step) + render_event(events[step], step, len(events),
                                                         start_time=min(times) if times else None)
 
@@ -199,7 +216,7 @@ class TraceBrowser:
 
         self.root = Path(root) if root is not None else runs_dir()
         self.run: RunTraces | None = None
-        self.events: list[dict[str, Any]] = []
+        self.events: list[TraceEvent] = []
         runs = run_dirs(self.root)
         self.run_picker = w.Dropdown(description="run", options=[(str(p.relative_to(self.root)), p) for p in runs],
                                      value=None, layout=w.Layout(width="60%"))

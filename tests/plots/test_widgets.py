@@ -9,10 +9,13 @@ from sparqlab.core.jsonl import write_jsonl
 from sparqlab.runs.results import run_dirs
 
 TRACE = [
-    {"event": "thought", "t": 10.0, "text": "Find the director."},
-    {"event": "action", "t": 10.5, "name": "execute_sparql", "args": {"sparql": "SELECT ?x WHERE { ?x ?p ?o }"}},
-    {"event": "model_call", "t": 11.0, "kind": "generate", "messages": [{"role": "user", "content": "<b>hi</b>"}],
-     "response": "Thought: done", "usage": {"prompt": 5, "completion": 2}},
+    {"kind": "thought", "step": 0, "role": None, "t": 10.0, "data": {"text": "Find the director."}},
+    {"kind": "action", "step": 0, "role": None, "t": 10.5,
+     "data": {"name": "execute_sparql", "args": {"sparql": "SELECT ?x WHERE { ?x ?p ?o }"}}},
+    {"kind": "model_call", "step": 1, "role": "generator", "t": 11.0,
+     "data": {"kind": "generate", "messages": [{"role": "user", "content": "<b>hi</b>"}],
+              "response": "Thought: done", "usage": {"prompt": 5, "completion": 2}}},
+    # an untyped event as older runs wrote them
     {"event": "query", "t": 12.25, "sparql": "SELECT ?d WHERE { ?f ?r ?d }", "rows": 1, "cached": False},
 ]
 PREDICTION = {"id": "q1", "question": "Who directed <Heat>?", "predicted_sparql": "SELECT ?d WHERE { ?f ?r ?d }",
@@ -36,7 +39,8 @@ def test_list_and_load_runs(run_dir):
     assert run_dirs(root / "nowhere") == []
     run = widgets.load_run(run_dir)
     assert run.question_ids == ["q1", "q2", "q3"]
-    assert [e["event"] for e in run.events("q1")] == ["thought", "action", "model_call", "query"]
+    assert [e.kind for e in run.events("q1")] == ["thought", "action", "model_call", "query"]
+    assert run.events("q1")[3].data["rows"] == 1 and run.events("q1")[2].role == "generator"
     assert run.events("q2") == []
     assert widgets.question_label(run, "q1").startswith("q1 ✓ — Who directed")
     with pytest.raises(FileNotFoundError):
@@ -47,7 +51,7 @@ def test_event_fields_put_long_text_in_blocks():
     kind, blocks, short = widgets.event_fields(TRACE[2])
     assert kind == "model_call"
     assert [k for k, _ in blocks][:2] == ["response", "message 1 (user)"]
-    assert dict(short)["kind"] == "generate"
+    assert dict(short)["kind"] == "generate" and dict(short)["role"] == "generator" and dict(short)["step"] == "1"
     assert '"prompt": 5' in dict(blocks)["usage"]  # nested values are indented JSON, so multi-line blocks
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import Counter
-from typing import Any
+from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
@@ -21,6 +21,7 @@ from sparqlab.kg.errors import SparqlSyntaxError
 from sparqlab.kg.profiles import generic_profile
 from sparqlab.kg.results import QueryResult
 from sparqlab.methods.base import Method, MethodOutput, QuestionContext
+from sparqlab.methods.config import MethodConfig
 
 EX = "http://example.org/tiny/"
 
@@ -64,22 +65,31 @@ def index(question: Question) -> int:
     return int(question.id[1:])
 
 
+@dataclass(frozen=True)
+class LookupConfig(MethodConfig):
+    """- ``behaviour``: question id → what goes wrong; - ``variant``: a label that changes the run id."""
+
+    behaviour: dict[str, str] = field(default_factory=dict)
+    variant: str = "a"
+
+
 class LookupMethod(Method):
     """Answers question i with the lookup query; ``behaviour`` maps a question id to what goes wrong instead:
-    ``raise``, ``sleep:<seconds>``, ``malformed``, ``update``, ``wrong`` (a query for another entity)."""
+    ``raise``, ``sleep:<seconds>``, ``malformed``, ``update``, ``wrong`` (a query for another entity).
+    ``delay_s`` only slows it down (not part of the config)."""
 
     name = "lookup"
+    config_class = LookupConfig
+    roles = ()
     needs_model = False
 
     def __init__(self, behaviour: dict[str, str] | None = None, delay_s: float = 0.0, variant: str = "a"):
-        self.behaviour = behaviour or {}
-        self.delay_s = delay_s
+        super().__init__(behaviour=behaviour or {}, variant=variant)
+        self.behaviour = self.config.behaviour
         self.variant = variant
+        self.delay_s = delay_s
         self.in_flight = 0
         self.max_in_flight = 0
-
-    def config(self) -> dict[str, Any]:
-        return {"method": self.name, "variant": self.variant, "behaviour": self.behaviour}
 
     async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
         self.in_flight += 1
@@ -105,21 +115,26 @@ class LookupMethod(Method):
             self.in_flight -= 1
 
 
+@dataclass(frozen=True)
+class EchoChatConfig(MethodConfig):
+    """- ``calls``: model calls per question."""
+
+    calls: int = 2
+
+
 class EchoChatMethod(Method):
     """Sends the lookup query to the model as the user message; ``standin-echo`` sends it back, so the answer
     is right and every call goes through the model path (cache, accounting, trace)."""
 
     name = "echo-chat"
+    config_class = EchoChatConfig
 
     def __init__(self, calls: int = 2):
-        self.calls = calls
-
-    def config(self) -> dict[str, Any]:
-        return {"method": self.name, "calls": self.calls}
+        super().__init__(calls=calls)
 
     async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
         reply = None
-        for step in range(self.calls):
+        for step in range(self.config.calls):
             kind = "generate" if step == 0 else "refine"
             reply = await ctx.chat([{"role": "user", "content": lookup_sparql(index(question))}], kind=kind)
         return MethodOutput(reply.text)

@@ -13,7 +13,8 @@ from sparqlab.runs import RunAborted, RunConfig, RunInProgressError, load_predic
 from sparqlab.runs.store import RunStore
 
 REQUIRED_FIELDS = {"id", "question", "predicted_sparql", "predicted_answers", "gold_answers", "f1", "em", "empty",
-                   "error_category", "model_calls", "tokens", "latency_s", "kg_calls", "extra"}
+                   "error_category", "model_calls", "tokens", "latency_s", "kg_calls", "extra", "scores",
+                   "role_usage"}
 
 
 def config(root, **overrides):
@@ -40,7 +41,7 @@ def test_run_writes_every_file_and_scores_by_executing_the_final_query(root):
     ok = preds["q0"]
     assert ok["predicted_answers"] == ["v0"] and ok["gold_answers"] == ["v0"]
     assert (ok["f1"], ok["em"], ok["empty"], ok["error_category"]) == (1.0, True, False, None)
-    assert ok["kg_calls"] == 1 and ok["extra"] == {"variant": "a"}
+    assert ok["kg_calls"] == {"query": 1} and ok["extra"] == {"variant": "a"}
     # A wrong query executes and is scored against the gold answers, not trusted.
     assert preds["q1"]["predicted_answers"] == ["v2"] and preds["q1"]["f1"] == 0.0
     # A malformed final query and an update are recorded with the KG error's kind, never a crash.
@@ -51,11 +52,11 @@ def test_run_writes_every_file_and_scores_by_executing_the_final_query(root):
     assert preds["q4"]["error_category"] == "method_error" and preds["q4"]["predicted_sparql"] is None
     traces = {r["id"]: r["trace"] for r in read_jsonl(result.run_dir / "traces.jsonl")}
     assert sorted(traces) == sorted(preds)
-    failure = [step for step in traces["q4"] if step["event"] == "method_error"]
-    assert failure and "deliberate failure on q4" in failure[0]["message"]
-    assert "RuntimeError" in failure[0]["traceback"]
-    final = [step for step in traces["q0"] if step["event"] == "final_query"]
-    assert final[0]["answers"] == ["v0"] and final[0]["rows"] == 1
+    failure = [step for step in traces["q4"] if step["kind"] == "method_error"]
+    assert failure and "deliberate failure on q4" in failure[0]["data"]["message"]
+    assert "RuntimeError" in failure[0]["data"]["traceback"]
+    final = [step for step in traces["q0"] if step["kind"] == "final_query"]
+    assert final[0]["data"]["answers"] == ["v0"] and final[0]["data"]["rows"] == 1
 
     metrics = json.loads((result.run_dir / "metrics.json").read_text())
     assert metrics == result.metrics
@@ -64,7 +65,7 @@ def test_run_writes_every_file_and_scores_by_executing_the_final_query(root):
     assert metrics["empty_rate"] == pytest.approx(3 / 8)
     assert metrics["error_categories"] == {"method_error": 1, "none": 5, "syntax_error": 1, "update_refused": 1}
     assert metrics["model"] is None and metrics["model_is_standin"] is None
-    assert metrics["kg_calls"] == 4 and metrics["wall_time_s"] > 0
+    assert metrics["kg_calls"] == {"total": 4, "query": 4} and metrics["wall_time_s"] > 0
 
 
 def test_config_environment_and_manifest_say_how_to_rerun(root):
@@ -73,7 +74,8 @@ def test_config_environment_and_manifest_say_how_to_rerun(root):
     saved = json.loads((result.run_dir / "config.json").read_text())
     assert saved["run_id"] == result.run_id
     assert RunConfig.from_dict(saved["run"]) == result.config
-    assert saved["method"] == {"method": "echo-chat", "calls": 2}
+    assert saved["method"] == {"method": "echo-chat", "config": {"calls": 2}, "prompts": {}, "artifacts": {}}
+    assert saved["roles"] == {"generator": "standin-echo"}
     assert saved["method_class"].endswith("EchoChatMethod")
     env = json.loads((result.run_dir / "environment.json").read_text())
     assert env["python"].count(".") == 2 and env["packages"]["pyoxigraph"]
@@ -102,7 +104,7 @@ def test_same_config_same_run_id_and_execution_knobs_do_not_matter(root):
         "method setting": run(LookupMethod(variant="b"), questions, config(root), kg=kg),
         "limit": run(LookupMethod(), questions, config(root, limit=3), kg=kg),
         "seed": run(LookupMethod(), questions, config(root, seed=1), kg=kg),
-        "timeout": run(LookupMethod(), questions, config(root, timeout_s=9), kg=kg),
+        "timeout": run(LookupMethod(), questions, config(root, question_timeout_s=9), kg=kg),
         "questions": run(LookupMethod(), tiny_questions(3), config(root), kg=kg),
     }
     ids = {name: result.run_id for name, result in different.items()}
@@ -111,13 +113,13 @@ def test_same_config_same_run_id_and_execution_knobs_do_not_matter(root):
 
 def test_per_question_timeout_is_recorded_and_the_run_goes_on(root):
     method = LookupMethod({"q1": "sleep:30"})
-    result = run(method, tiny_questions(4), config(root, timeout_s=0.5, concurrency=4), kg=TinyKG(4))
+    result = run(method, tiny_questions(4), config(root, question_timeout_s=0.5, concurrency=4), kg=TinyKG(4))
     preds = predictions(result.run_dir)
-    assert preds["q1"]["error_category"] == "timeout" and preds["q1"]["predicted_sparql"] is None
+    assert preds["q1"]["error_category"] == "question_timeout" and preds["q1"]["predicted_sparql"] is None
     assert preds["q1"]["latency_s"] < 10
     assert all(preds[q]["f1"] == 1.0 for q in ("q0", "q2", "q3"))
     trace = next(r["trace"] for r in read_jsonl(result.run_dir / "traces.jsonl") if r["id"] == "q1")
-    assert [s["event"] for s in trace] == ["thought", "timeout"]
+    assert [s["kind"] for s in trace] == ["thought", "question_timeout"]
 
 
 def test_many_questions_are_in_flight_up_to_the_concurrency(root):

@@ -10,7 +10,9 @@ from sparqlab.runs import MergeError, RunConfig, merge_shards, run, select_shard
 from sparqlab.runs.store import RunStore
 
 TIMING = {"latency_s", "model_latency_s"}
-VOLATILE_METRICS = {"experiment", "wall_time_s", "updated", "latency_s", "usage", "model_cache_last_session", "merged_from"}
+VOLATILE_METRICS = {"experiment", "wall_time_s", "updated", "latency_s", "usage", "model_cache_last_session", "merged_from",
+                    "prepare"}
+"""``prepare`` differs by design: every shard prepares once, so a merge reports the shards' summed cost."""
 
 
 def config(root, experiment, **overrides):
@@ -58,6 +60,7 @@ def test_shards_plus_merge_equal_the_unsharded_run(root):
 
     merged_metrics = json.loads((merged_dir / "metrics.json").read_text())
     assert without(merged_metrics, VOLATILE_METRICS) == without(whole.metrics, VOLATILE_METRICS)
+    assert merged_metrics["prepare"]["artifacts"] == whole.metrics["prepare"]["artifacts"]
     assert merged_metrics["usage"]["model_calls"] == whole.metrics["usage"]["model_calls"]
     assert merged_metrics["merged_from"] == 3
     manifest = json.loads((merged_dir / "manifest.json").read_text())

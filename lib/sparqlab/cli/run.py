@@ -12,7 +12,7 @@ def register(subparsers) -> None:
                     "the same folder. For a Slurm array job give each task --shard-index $SLURM_ARRAY_TASK_ID "
                     "--num-shards N, then `sparqlab runs merge`.",
     )
-    parser.add_argument("method", help="method name (`direct`; more arrive with the agents, GGC, DeSQ, GenOp)")
+    parser.add_argument("method", help="method name (`sparqlab methods list`)")
     parser.add_argument("--dataset", "-d", required=True, help="dataset name (`sparqlab data list`) or JSONL path")
     parser.add_argument("--split", default=None, help="split (default: the dataset's test split)")
     parser.add_argument("--limit", type=int, default=None, help="first N questions only")
@@ -28,38 +28,63 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument("--experiment", "-e", default="default", help="results go to runs/<experiment>/")
     parser.add_argument("--concurrency", "-c", type=int, default=8, help="questions in flight (default 8)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="per-question time limit in s (default 300)")
+    parser.add_argument("--question-timeout", "--timeout", dest="question_timeout", type=float, default=300.0,
+                        help="per-question time limit in s for the method's work and, separately, for executing its "
+                             "final query (default 300)")
     parser.add_argument("--shard-index", type=int, default=0, help="this shard (0-based)")
     parser.add_argument("--num-shards", type=int, default=1, help="number of shards")
     parser.add_argument("--cache", choices=["read_write", "replay", "off"], default="read_write",
                         help="model response cache mode (default read_write; replay: cached responses only)")
     parser.add_argument("--option", "-o", action="append", default=[], metavar="NAME=VALUE",
-                        help="a method option, e.g. -o reparse_attempts=2 (values are Python literals)")
+                        help="a method config field, e.g. -o reparse_attempts=2 (checked against the method's config "
+                             "dataclass: `sparqlab methods list` shows the fields; tuples as a,b,c)")
+    parser.add_argument("--model-role", action="append", default=[], metavar="ROLE=NAME[@URL]",
+                        help="the model of one method role, e.g. --model-role corrector=meta-llama/Llama-3.1-70B"
+                             "@http://gpu2:8000/v1 (repeatable; roles not named use --model)")
     parser.set_defaults(handler=_run)
 
 
+def parse_pairs(items: list[str], what: str) -> dict[str, str]:
+    """``NAME=VALUE`` strings as a dict; a malformed or repeated name is an error."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{what} are NAME=VALUE, got {item!r}")
+        if name.strip() in pairs:
+            raise ValueError(f"{what}: {name.strip()!r} given twice")
+        pairs[name.strip()] = value
+    return pairs
+
+
+def parse_model_roles(items: list[str]) -> dict[str, dict[str, str]]:
+    """``ROLE=NAME[@URL]`` strings as ``RunConfig.model_roles`` (the URL split at the last ``@http``)."""
+    roles = {}
+    for role, spec in parse_pairs(items, "--model-role values").items():
+        name, sep, url = spec.rpartition("@http")
+        roles[role] = {"model": name, "url": "http" + url} if sep else {"model": spec}
+        if not roles[role]["model"]:
+            raise ValueError(f"--model-role {role}= needs a model name")
+    return roles
+
+
 def _run(args: argparse.Namespace) -> int:
-    from sparqlab.methods import make_method
-    from sparqlab.notebooks import parse_parameter
+    from sparqlab.methods import get_method
     from sparqlab.runs import RunConfig, model_label, run
 
-    options = {}
-    for item in args.option:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"method options are NAME=VALUE, got {item!r}")
-        options[name] = parse_parameter(value)
+    method_class = get_method(args.method)
+    method = method_class(method_class.config_class.from_options(parse_pairs(args.option, "method options")))
     model_params = {"temperature": args.temperature}
     if args.max_tokens is not None:
         model_params["max_tokens"] = args.max_tokens
     config = RunConfig(
         experiment=args.experiment, kg=args.kg, kg_url=args.kg_url,
-        model=args.model, model_url=args.model_url,
+        model=args.model, model_url=args.model_url, model_roles=parse_model_roles(args.model_role),
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
-        concurrency=args.concurrency, timeout_s=args.timeout, shard_index=args.shard_index,
+        concurrency=args.concurrency, question_timeout_s=args.question_timeout, shard_index=args.shard_index,
         num_shards=args.num_shards, cache=args.cache,
     )
-    result = run(make_method(args.method, **options), config=config)
+    result = run(method, config=config)
     metrics = result.metrics
     print(f"{result.run_dir}\n{model_label(metrics.get('model'), metrics.get('model_is_standin'))}: "
           f"F1 {metrics['f1']:.4f}  EM {metrics['em']:.4f}  empty {metrics['empty_rate']:.4f}  "

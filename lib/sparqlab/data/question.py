@@ -7,6 +7,12 @@ from typing import Any, Literal, get_args
 
 AnswerForm = Literal["select", "ask", "count"]
 
+PUBLIC_METADATA = frozenset({"paraphrases", "keywords", "title", "url"})
+"""Metadata a method may read: what the benchmark gives together with the question text (paraphrases, QALD's
+keywords, SPINACH's discussion title and URL). Everything else (question type, hops, template, MetaQA's relation
+path, MCQA's template id and roles, stored gold results, GRASP's info) is derived from the gold query or its
+answers and is withheld; see docs/metrics.md."""
+
 
 @dataclass
 class Question:
@@ -26,6 +32,14 @@ class Question:
     topic_entities: list[str] = field(default_factory=list)
     kg: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def public(self) -> Question:
+        """What a method may see: no gold query, no gold answers, metadata restricted to
+        :data:`PUBLIC_METADATA`. ``answer_form`` (the question's form) and ``topic_entities`` (as the benchmark
+        marks them in the text) stay."""
+        return Question(id=self.id, text=self.text, answer_form=self.answer_form,
+                        topic_entities=list(self.topic_entities), kg=self.kg,
+                        metadata={k: v for k, v in self.metadata.items() if k in PUBLIC_METADATA})
 
     def to_dict(self) -> dict[str, Any]:
         """As a JSON-serialisable dict (the workbench's own JSONL line)."""

@@ -80,6 +80,32 @@ class QueryResult:
         """The bound values of one variable, in row order (unbound cells skipped)."""
         return [row[var] for row in self.rows if var in row]
 
+    def to_observation(self, max_rows: int = 20, labels: dict[str, str] | None = None) -> str:
+        """The one compact rendering of a result for a model: a ``|``-separated table with a header, an IRI's
+        label beside it when ``labels`` has one, and truncation said explicitly (rows beyond ``max_rows``, and a
+        result cut by the KG's row cap). ASK gives ``true`` / ``false``; no rows gives ``(no rows)``."""
+        if self.kind == "ask":
+            return "true" if self.boolean else "false"
+        if not self.rows:
+            return "(no rows)"
+        labels = labels or {}
+
+        def cell(term: Term | None) -> str:
+            if term is None:
+                return ""
+            text = term.value.replace("\n", " ")
+            label = labels.get(term.value) if term.type == "uri" else None
+            return f"{label} ({text})" if label and label != text else text
+
+        columns = self.vars or sorted({k for row in self.rows for k in row})
+        lines = [" | ".join(f"?{c}" for c in columns)]
+        lines += [" | ".join(cell(row.get(c)) for c in columns) for row in self.rows[:max_rows]]
+        if len(self.rows) > max_rows:
+            lines.append(f"... {len(self.rows) - max_rows} more rows not shown")
+        if self.truncated:
+            lines.append(f"(result cut at {len(self.rows)} rows by the KG's row cap; more rows exist)")
+        return "\n".join(lines)
+
     def to_frame(self):
         """The rows as a pandas DataFrame of term values (one column per variable; ASK: one ``boolean`` cell),
         for display in notebooks."""

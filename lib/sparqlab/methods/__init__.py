@@ -1,24 +1,32 @@
-"""Text-to-SPARQL methods: the shared protocol, the one-shot baseline and its stand-in.
+"""Text-to-SPARQL methods: the platform every method plugs into, and the one-shot baseline.
 
-Importing this package registers every method's stand-in models, so ``sparqlab serve-model`` and
-``sparqlab.llm.get_model`` know them by name.
+Importing this package registers the stand-in models of this layer (``standin-keyword-rules``), so
+``sparqlab serve-model`` and ``sparqlab.llm.get_model`` know them by name. Method packages above this layer
+(agents, ggc, desq, genop) register themselves with :func:`register_method`; :func:`get_method` finds them.
 """
 
+from typing import Any
+
 from sparqlab.methods import keyword_rules  # noqa: F401  (registers standin-keyword-rules)
-from sparqlab.methods.base import Method, MethodOutput, QuestionContext
-from sparqlab.methods.direct import DirectSparql
+from sparqlab.methods.base import Method, MethodOutput
+from sparqlab.methods.config import MethodConfig
+from sparqlab.methods.context import PrepareContext, QuestionContext, RoleModel
+from sparqlab.methods.direct import DirectConfig, DirectSparql
 from sparqlab.methods.parsing import extract_sparql
-
-METHODS = {DirectSparql.name: DirectSparql}
-"""Methods by name, for configs and the command line."""
-
-
-def make_method(name: str, **options) -> Method:
-    """A method by its registered name; ``ValueError`` listing the known names otherwise."""
-    try:
-        return METHODS[name](**options)
-    except KeyError:
-        raise ValueError(f"unknown method {name!r}; known: {', '.join(sorted(METHODS))}") from None
+from sparqlab.methods.prompts import PromptTemplate, prompt_table
+from sparqlab.methods.registry import METHOD_MODULES, get_method, method_names, register_method
+from sparqlab.methods.tools import Observation, Tool, get_tools, register_tool
+from sparqlab.methods.trace import Trace, TraceEvent, conversation
 
 
-__all__ = ["METHODS", "DirectSparql", "Method", "MethodOutput", "QuestionContext", "extract_sparql", "make_method"]
+def make_method(name: str, **options: Any) -> Method:
+    """A method by its registered name, with config ``options`` (validated; errors list the valid names)."""
+    return get_method(name)(**options)
+
+
+__all__ = [
+    "METHOD_MODULES", "DirectConfig", "DirectSparql", "Method", "MethodConfig", "MethodOutput", "Observation",
+    "PrepareContext", "PromptTemplate", "QuestionContext", "RoleModel", "Tool", "Trace", "TraceEvent",
+    "conversation", "extract_sparql", "get_method", "get_tools", "make_method", "method_names", "prompt_table",
+    "register_method", "register_tool",
+]

@@ -19,29 +19,36 @@ from __future__ import annotations
 
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sparqlab.data.question import Question
 from sparqlab.methods.base import Method, MethodOutput, QuestionContext
+from sparqlab.methods.config import MethodConfig
 
 BENCH_ANSWER = "http://example.org/bench/answer"
 BENCH_SPARQL = f"SELECT ?x WHERE {{ <{BENCH_ANSWER}> ?p ?o BIND(<{BENCH_ANSWER}> AS ?x) }}"
+
+
+@dataclass(frozen=True)
+class MultiCallConfig(MethodConfig):
+    """- ``calls``: sequential model calls per question."""
+
+    calls: int = 1
 
 
 class MultiCallMethod(Method):
     """S sequential model calls per question (like an agent's steps), then a fixed final query."""
 
     name = "bench-multicall"
+    config_class = MultiCallConfig
 
     def __init__(self, calls: int):
-        self.calls = calls
-
-    def config(self) -> dict[str, Any]:
-        return {"method": self.name, "calls": self.calls}
+        super().__init__(calls=calls)
 
     async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
-        for step in range(self.calls):
+        for step in range(self.config.calls):
             await ctx.chat([{"role": "user", "content": f"Question: {question.text} (step {step})"}],
                            kind="step", max_tokens=32)
         return MethodOutput(BENCH_SPARQL)
@@ -66,7 +73,7 @@ def _timed_run(method: Method, questions: list[Question], concurrency: int, root
     from sparqlab.runs.runner import run
 
     config = RunConfig(experiment="bench", cache="off", concurrency=concurrency, progress=progress,
-                       output_root=str(root / f"c{concurrency}-{time.monotonic_ns()}"), timeout_s=None,
+                       output_root=str(root / f"c{concurrency}-{time.monotonic_ns()}"), question_timeout_s=None,
                        model=model.get("name"), model_url=model.get("url"))
     start, cpu = time.perf_counter(), time.process_time()
     result = run(method, questions, config, kg=kg, model=model.get("model"))

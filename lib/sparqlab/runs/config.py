@@ -43,11 +43,19 @@ class RunConfig:
       ``SPARQLAB_MODEL`` for methods that need a model (the resolved name goes into the run id and
       ``config.json``); methods that need none ignore it.
     - ``model_params``: sampling parameters of every request (temperature, top_p, max_tokens, stop ...).
+    - ``model_roles``: models by role for methods that call several (``{"corrector": {"model": NAME, "url": URL,
+      "params": {...}, "options": {...}}}``); a role not named here uses the run's model. ``params`` override
+      ``model_params`` for that role's requests; ``options`` go to the llm factory; ``url`` (like ``model_url``)
+      is a location and stays out of the run id.
     - ``dataset`` / ``split`` / ``limit``: which questions, when ``run`` is not given them directly. ``limit``
       keeps the first N in dataset order (it also applies to questions passed in).
+    - ``sample`` / ``sample_seed``: draw ``sample`` questions reproducibly, stratified by question type
+      (:func:`sparqlab.data.sampling.sample_questions`), before ``limit`` applies; ``None`` keeps all.
     - ``seed``: the requests' sampling seed unless ``model_params`` sets one.
     - ``concurrency``: questions in flight at once (asyncio tasks).
-    - ``timeout_s``: per-question limit on the method's work; hitting it records ``error_category="timeout"``.
+    - ``question_timeout_s``: per-question limit on the method's work (``answer``) and, separately, on its
+      final-query execution; hitting it records ``error_category="question_timeout"`` (a final query that hits
+      the KG's own query timeout is ``final_query_timeout``).
     - ``shard_index`` / ``num_shards``: this process handles questions whose position ``i`` in the (limited)
       question list has ``i % num_shards == shard_index``; see :func:`select_shard`.
     - ``output_root``: the runs root (default :func:`sparqlab.core.paths.runs_dir`).
@@ -65,12 +73,15 @@ class RunConfig:
     model_url: str | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
     model_params: dict[str, Any] = field(default_factory=dict)
+    model_roles: dict[str, dict[str, Any]] = field(default_factory=dict)
     dataset: str | None = None
     split: str | None = None
     limit: int | None = None
+    sample: int | None = None
+    sample_seed: int = 0
     seed: int = 0
     concurrency: int = 8
-    timeout_s: float | None = 300.0
+    question_timeout_s: float | None = 300.0
     shard_index: int = 0
     num_shards: int = 1
     output_root: str | None = None
@@ -91,6 +102,13 @@ class RunConfig:
             raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}; got {self.cache!r}")
         if self.limit is not None and self.limit < 0:
             raise ValueError(f"limit must be >= 0 or None; got {self.limit}")
+        if self.sample is not None and self.sample < 0:
+            raise ValueError(f"sample must be >= 0 or None; got {self.sample}")
+        for role, spec in self.model_roles.items():
+            unknown = sorted(set(spec) - ROLE_KEYS) if isinstance(spec, dict) else None
+            if unknown is None or unknown or not spec.get("model"):
+                raise ValueError(f"model_roles[{role!r}] must be a dict with 'model' and optionally "
+                                 f"{', '.join(sorted(ROLE_KEYS - {'model'}))}; got {spec!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,6 +117,9 @@ class RunConfig:
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
         """From ``config.json``'s ``run`` section; unknown keys are an error (they would be silently lost)."""
         known = {f.name for f in fields(cls)}
+        data = dict(data)
+        if "timeout_s" in data and "question_timeout_s" not in data:  # config.json of runs before the rename
+            data["question_timeout_s"] = data.pop("timeout_s")
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown RunConfig fields: {', '.join(unknown)}")
@@ -116,6 +137,10 @@ class RunConfig:
         return {"seed": self.seed, **self.model_params}
 
 
+ROLE_KEYS = frozenset({"model", "url", "params", "options"})
+"""Keys of one ``model_roles`` entry."""
+
+
 def questions_fingerprint(questions: list[Question]) -> str:
     """Hash of the full question list in order (ids, texts, gold), so a changed question set is a new run."""
     return stable_hash([[q.id, q.text, q.gold_sparql, q.gold_answers] for q in questions], 16)
@@ -124,6 +149,8 @@ def questions_fingerprint(questions: list[Question]) -> str:
 def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str) -> dict[str, Any]:
     """What the run id hashes: the result-relevant config fields, the method's config and the questions."""
     run = {k: v for k, v in config.to_dict().items() if k not in NOT_IN_RUN_ID}
+    run["model_roles"] = {role: {k: v for k, v in spec.items() if k != "url"}
+                          for role, spec in sorted(config.model_roles.items())}
     return {"run": run, "method": method_config, "questions": fingerprint}
 
 

@@ -20,6 +20,7 @@ from sparqlab.core.jsonl import write_jsonl
 from sparqlab.core.paths import runs_dir
 from sparqlab.runs.manifest import manifest_document, now_iso
 from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.records import header_from
 from sparqlab.runs.store import (
     CONFIG,
     ENVIRONMENT,
@@ -161,11 +162,12 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
     write_jsonl(target / TRACES, [traces[q] for q in order if q in traces])
 
     first = manifests[min(manifests)]
-    header = {key: first[key] for key in ("run_id", "experiment", "method", "model", "model_is_standin", "kg",
-                                          "dataset", "split")}
-    header.update(folder=target.name, shard_index=0, num_shards=1, merged_from=num_shards)
-    wall = sum(read_json(p / METRICS).get("wall_time_s", 0.0) for p in shards.values() if (p / METRICS).exists())
-    report.metrics = metrics_document(header, merged, first["n_total"], wall)
+    header = {**header_from(first), "folder": target.name, "shard_index": 0, "num_shards": 1,
+              "merged_from": num_shards}
+    shard_metrics = [read_json(p / METRICS) for p in shards.values() if (p / METRICS).exists()]
+    wall = sum(m.get("wall_time_s", 0.0) for m in shard_metrics)
+    report.metrics = metrics_document(header, merged, first["n_total"], wall,
+                                      prepare=_merged_prepare([m.get("prepare") or {} for m in shard_metrics]))
     write_json(target / METRICS, report.metrics)
     config = read_json(shards[min(shards)] / CONFIG)
     config["run"].update(shard_index=0, num_shards=1)
@@ -177,6 +179,21 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
     write_json(target / MANIFEST, manifest_document(header, status, len(merged), first["questions_fingerprint"],
                                                     first["n_total"], _question_order(manifests, num_shards)))
     return report
+
+
+def _merged_prepare(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shards' ``prepare`` costs summed (each shard prepares once); artifacts are the same in every shard."""
+    if not any(parts):
+        return {}
+
+    def add(values: list[Any]) -> Any:
+        if all(isinstance(v, dict) for v in values):
+            keys = sorted({k for v in values for k in v})
+            return {k: add([v[k] for v in values if k in v]) for k in keys}
+        return round(sum(v for v in values if isinstance(v, int | float)), 6)
+
+    summed = add([{k: v for k, v in p.items() if k != "artifacts"} for p in parts])
+    return {**summed, "artifacts": next((p["artifacts"] for p in parts if p.get("artifacts")), {})}
 
 
 def _manifest(path: Path) -> dict[str, Any]:

@@ -24,6 +24,41 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _counts(values: Iterable[Any]) -> dict[str, int]:
+    """Sum of per-record counts given as a number or a ``{name: n}`` dict: ``{"total", **by_name}``."""
+    by_name: Counter = Counter()
+    total = 0
+    for value in values:
+        if isinstance(value, Mapping):
+            by_name.update({k: int(v) for k, v in value.items() if k != "total"})
+            total += sum(int(v) for k, v in value.items() if k != "total")
+        elif value:
+            total += int(value)
+    return {"total": total, **dict(sorted(by_name.items()))}
+
+
+def role_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per model role: calls by kind (with ``total``) and tokens, summed over the records' ``role_usage``."""
+    roles: dict[str, dict[str, Any]] = {}
+    for record in records:
+        for role, usage in (record.get("role_usage") or {}).items():
+            entry = roles.setdefault(role, {"calls": Counter(), "tokens": 0})
+            entry["calls"].update(usage.get("calls") or {})
+            entry["tokens"] += int((usage.get("tokens") or {}).get("total", 0))
+    return {role: {"calls": {"total": sum(e["calls"].values()), **dict(sorted(e["calls"].items()))},
+                   "tokens": e["tokens"]} for role, e in sorted(roles.items())}
+
+
+def method_scores(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Mean of each numeric (or boolean) entry of the records' ``scores`` over the records that have it."""
+    values: dict[str, list[float]] = {}
+    for record in records:
+        for key, value in (record.get("scores") or {}).items():
+            if isinstance(value, int | float):
+                values.setdefault(key, []).append(float(value))
+    return {key: round(statistics.fmean(v), 6) for key, v in sorted(values.items())}
+
+
 def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> dict[str, Any]:
     """Scores, costs and error counts of ``records`` (prediction lines) out of ``n_questions`` selected."""
     records = list(records)
@@ -42,7 +77,9 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "usage": aggregate_usage(records),
         "tokens_estimated": any(r.get("tokens_estimated") for r in records),
         "model_calls_uncached": sum(int(r.get("model_calls_uncached") or 0) for r in records),
-        "kg_calls": sum(int(r.get("kg_calls") or 0) for r in records),
+        "kg_calls": _counts(r.get("kg_calls") for r in records),
+        "role_usage": role_usage(records),
+        "method_scores": method_scores(records),
         "latency_s": {
             "mean": statistics.fmean(latencies) if latencies else None,
             "p50": _quantile(latencies, 0.5) if latencies else None,
@@ -53,8 +90,10 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
 
 
 def metrics_document(header: Mapping[str, Any], records: Iterable[Mapping[str, Any]], n_questions: int,
-                     wall_time_s: float) -> dict[str, Any]:
+                     wall_time_s: float, prepare: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The content of ``metrics.json``: the run's header (ids, method, model, ``model_is_standin``, KG, data,
-    shard) followed by :func:`compute_metrics` and the wall time summed over the sessions that finished."""
+    shard) followed by :func:`compute_metrics`, the wall time summed over the sessions that finished, and the
+    cost of the last session's ``prepare`` step (``wall_s``, ``model_calls``, ``tokens``, ``kg_calls``,
+    ``artifacts``), apart from the per-question cost."""
     return {**header, **compute_metrics(records, n_questions), "wall_time_s": round(wall_time_s, 3),
-            "updated": now_iso()}
+            "prepare": dict(prepare or {}), "updated": now_iso()}

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.paths import runs_dir
+from sparqlab.methods.trace import TraceEvent
 from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.records import flatten_prediction, header_from
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, PREDICTIONS, TRACES, is_locked, read_json, read_records
 
 if TYPE_CHECKING:
@@ -70,9 +72,7 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
     status = run_status(run_dir)
     if status in ("running", "interrupted") or not (run_dir / METRICS).exists():
         manifest = read_json(run_dir / MANIFEST)
-        header = {k: manifest.get(k) for k in ("run_id", "experiment", "folder", "method", "model",
-                                               "model_is_standin", "kg", "dataset", "split", "shard_index",
-                                               "num_shards")}
+        header = header_from(manifest)
         metrics = metrics_document(header, read_records(run_dir / PREDICTIONS), manifest["n_questions"], 0.0)
     else:
         metrics = read_json(run_dir / METRICS)
@@ -118,16 +118,15 @@ def load_runs(experiment: str | None = None, root: str | Path | None = None) -> 
 
 def load_predictions(run: str | Path, root: str | Path | None = None) -> pd.DataFrame:
     """``predictions.jsonl`` of a run as a DataFrame, one row per question, with ``experiment``, ``run``,
-    ``model``, ``model_is_standin`` and ``dataset`` columns so that several runs concatenate into one table. The questions' metadata
-    (question type, hops ...) become columns of their own, for grouping, unless a column has that name already."""
+    ``model``, ``model_is_standin`` and ``dataset`` columns so that several runs concatenate into one table.
+    Scalar entries of ``extra`` and ``scores`` become ``extra.<key>`` / ``scores.<key>`` columns, and the
+    questions' metadata (question type, hops ...) columns of their own unless a column has that name already
+    (:func:`sparqlab.runs.records.flatten_prediction`)."""
     import pandas as pd
 
     run_dir = find_run(run, root)
     manifest = read_json(run_dir / MANIFEST)
-    frame = pd.DataFrame(read_records(run_dir / PREDICTIONS))
-    if "metadata" in frame:
-        metadata = pd.DataFrame(list(frame["metadata"].map(lambda m: m or {})), index=frame.index)
-        frame = frame.join(metadata[[c for c in metadata.columns if c not in frame.columns]])
+    frame = pd.DataFrame([flatten_prediction(r) for r in read_records(run_dir / PREDICTIONS)])
     frame.insert(0, "experiment", manifest.get("experiment"))
     frame.insert(1, "run", run_dir.name)
     frame.insert(2, "model", manifest.get("model"))
@@ -136,9 +135,11 @@ def load_predictions(run: str | Path, root: str | Path | None = None) -> pd.Data
     return frame
 
 
-def load_traces(run: str | Path, root: str | Path | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Question id → its trace (the steps of the method, then the final query)."""
-    return {r["id"]: r["trace"] for r in read_records(find_run(run, root) / TRACES)}
+def load_traces(run: str | Path, root: str | Path | None = None) -> dict[str, list[TraceEvent]]:
+    """Question id → its typed trace events (the steps of the method, then the final query); untyped events of
+    older runs are read too."""
+    return {r["id"]: [TraceEvent.from_json(e) for e in r["trace"]]
+            for r in read_records(find_run(run, root) / TRACES)}
 
 
 def load_config(run: str | Path, root: str | Path | None = None) -> dict[str, Any]:

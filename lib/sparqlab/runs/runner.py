@@ -1,13 +1,19 @@
 """The one runner every method goes through: ``run(method, questions, config)``.
 
-For each question the runner builds a :class:`~sparqlab.methods.base.QuestionContext`, awaits
-``method.answer`` (bounded by the per-question timeout), **executes the final query on the KG**, turns the result
-into answers and scores them with :mod:`sparqlab.eval`, and appends one line to ``predictions.jsonl`` at once.
-Many questions are in flight (``config.concurrency`` asyncio workers), so a batching model server stays busy.
+Before the questions, the runner resolves one model per method role, calls ``method.prepare`` once (cost
+reported apart in ``metrics.json``), refuses few-shot or training examples that overlap the scored questions, and
+only then computes the run id (prompt and artifact digests are part of it). For each question it builds a
+:class:`~sparqlab.methods.context.QuestionContext` around the question's **public** form (no gold), awaits
+``method.answer`` (bounded by the per-question timeout), **executes the final query** through
+``method.execute_final`` (by default on the KG), turns the result into answers and scores them with
+:mod:`sparqlab.eval`, adds ``method.score`` (with the full question), and appends one line to
+``predictions.jsonl`` at once. Many questions are in flight (``config.concurrency`` asyncio workers), so a
+batching model server stays busy.
 
 Failures stay inside their question: a method exception is ``error_category="method_error"`` (message and
-traceback in the trace), a per-question timeout is ``"timeout"``, a failing final query is its ``KGError.kind``
-(``syntax_error``, ``timeout``, ``endpoint_error`` ...), and a per-request model refusal its ``ModelError.kind``.
+traceback in the trace), the per-question timeout is ``"question_timeout"``, a final query that hits the KG's
+timeout is ``"final_query_timeout"``, another failing final query its ``KGError.kind`` (``syntax_error``,
+``endpoint_error`` ...), and a per-request model refusal its ``ModelError.kind``.
 Failures that would only repeat for every remaining question abort the run instead of being recorded as answers:
 an unreachable model endpoint, an unknown model name, a replay-cache miss. Finished questions are on disk, so
 the same call afterwards resumes (see :mod:`sparqlab.runs.store`).
@@ -28,9 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.data.question import Question
 from sparqlab.eval import answers_from_result, score_prediction
-from sparqlab.kg.errors import KGError
+from sparqlab.kg.errors import KGError, QueryTimeout
+from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
-from sparqlab.methods.base import Method, MethodOutput, QuestionContext
+from sparqlab.methods.base import Method, MethodOutput
+from sparqlab.methods.context import PrepareContext, QuestionContext, RoleModel
 from sparqlab.runs import manifest as provenance
 from sparqlab.runs.config import (
     RunConfig,
@@ -43,6 +51,7 @@ from sparqlab.runs.config import (
 )
 from sparqlab.runs.manifest import manifest_document
 from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.records import prediction_record, run_header
 from sparqlab.runs.store import CONFIG, ENVIRONMENT, MANIFEST, METRICS, RunStore, read_json, write_json
 
 if TYPE_CHECKING:
@@ -128,7 +137,12 @@ def _resolve_questions(questions: Sequence[Question] | None, config: RunConfig) 
         if split is None and config.dataset in DATASETS:
             split = DATASETS[config.dataset].default_split
         questions = load(config.dataset, split)
-    return apply_limit(list(questions), config.limit), split
+    questions = list(questions)
+    if config.sample is not None:
+        from sparqlab.data.sampling import sample_questions
+
+        questions = sample_questions(questions, config.sample, config.sample_seed)
+    return apply_limit(questions, config.limit), split
 
 
 def _resolve_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Question]) -> tuple[Any, str]:
@@ -151,48 +165,119 @@ def _resolve_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Qu
     return open_kg(name, **config.kg_options), name
 
 
+def _cached_model(config: RunConfig, name: str, url: str | None, options: dict[str, Any]) -> ChatModel:
+    from sparqlab.llm import make_model
+
+    spec = {"model": name, **options, "cache_mode": config.cache, "cache_path": config.cache_path}
+    if url:
+        spec["base_url"] = url
+    return make_model(spec)
+
+
 def _resolve_model(config: RunConfig, model: ChatModel | None, method: Method) -> ChatModel | None:
+    """The run's own model: needed when the method calls a model through a role the run does not map
+    to another model."""
     if model is not None:
         if config.model and config.model != model.name:
             raise ValueError(f"config.model is {config.model!r} but the model passed in is {model.name!r}")
         return model if isinstance(model, CachedModel) else CachedModel(model, config.cache_path, config.cache)
-    name = config.model or (os.environ.get("SPARQLAB_MODEL") if method.needs_model else None)
+    needed = method.needs_model and any(role not in config.model_roles for role in method.roles)
+    name = config.model or (os.environ.get("SPARQLAB_MODEL") if needed else None)
     if not name:
-        if method.needs_model:
+        if needed:
             raise ValueError(f"method {method.name!r} needs a model: set RunConfig.model (e.g. 'standin-echo'), "
                              "the SPARQLAB_MODEL environment variable, or pass model=...")
         return None
-    from sparqlab.llm import make_model
+    return _cached_model(config, name, config.model_url, config.model_options)
 
-    spec = {"model": name, **config.model_options, "cache_mode": config.cache,
-            "cache_path": config.cache_path}
-    if config.model_url:
-        spec["base_url"] = config.model_url
-    return make_model(spec)
+
+def _resolve_roles(config: RunConfig, model: ChatModel | None, method: Method) -> dict[str, RoleModel]:
+    """One model per method role: ``config.model_roles[role]`` or the run's model."""
+    unknown = sorted(set(config.model_roles) - set(method.roles))
+    if unknown:
+        raise ValueError(f"model_roles names {', '.join(unknown)}, which method {method.name!r} does not have; "
+                         f"its roles: {', '.join(method.roles) or '(none)'}")
+    base = config.sampling_params()
+    roles = {}
+    for role in method.roles:
+        spec = config.model_roles.get(role)
+        if spec is None:
+            if model is not None:
+                roles[role] = RoleModel(role, model, base)
+            continue
+        roles[role] = RoleModel(role, _cached_model(config, spec["model"], spec.get("url"), spec.get("options", {})),
+                                {**base, **spec.get("params", {})})
+    return roles
+
+
+def _normalised_text(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def check_examples(method: Method, questions: Sequence[Question]) -> None:
+    """Refuse few-shot / training examples whose id or text is among the scored questions."""
+    ids = {q.id for q in questions}
+    texts = {_normalised_text(q.text): q.id for q in questions}
+    by_id = sorted(method.example_ids() & ids)
+    by_text = sorted(texts[t] for t in {_normalised_text(t) for t in method.example_texts()} if t in texts)
+    if by_id or by_text:
+        parts = ([f"ids {', '.join(by_id[:5])}"] if by_id else []) + \
+                ([f"texts of {', '.join(by_text[:5])}"] if by_text else [])
+        raise ValueError(f"method {method.name!r} uses few-shot or training examples that are among the scored "
+                         f"questions ({'; '.join(parts)}{' ...' if max(len(by_id), len(by_text)) > 5 else ''}); "
+                         "take examples from another split")
 
 
 class Runner:
-    """One invocation of a run: resolves questions, KG and model, opens the results folder, answers, scores."""
+    """One invocation of a run: resolves questions, KG and models, prepares the method, opens the results folder,
+    answers, scores."""
 
     def __init__(self, method: Method, questions: Sequence[Question] | None, config: RunConfig, *,
                  kg: KnowledgeGraph | None = None, model: ChatModel | None = None):
         self.method = method
-        all_questions, split = _resolve_questions(questions, config)
-        self.kg, kg_name = _resolve_kg(config, kg, all_questions)
+        self.all_questions, split = _resolve_questions(questions, config)
+        self.kg, kg_name = _resolve_kg(config, kg, self.all_questions)
         self.model = _resolve_model(config, model, method)
+        self.roles = _resolve_roles(config, self.model, method)
         self.config = dataclasses.replace(config, kg=kg_name, split=split,
                                           model=self.model.name if self.model else None)
-        self.method_config = method.config()
-        self.fingerprint = questions_fingerprint(all_questions)
-        self.n_total = len(all_questions)
-        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint)
-        self.questions = select_shard(all_questions, self.config.shard_index, self.config.num_shards)
-        self.run_dir = (self.config.root() / self.config.experiment
-                        / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
-        self.model_is_standin = provenance.is_standin(self.model) if self.model else None
+        self.fingerprint = questions_fingerprint(self.all_questions)
+        self.n_total = len(self.all_questions)
+        self.questions = select_shard(self.all_questions, self.config.shard_index, self.config.num_shards)
+        models = [self.model, *(r.model for r in self.roles.values())]
+        self.models = list({id(m): m for m in models if m is not None}.values())
+        self.model_is_standin = any(provenance.is_standin(m) for m in self.models) if self.models else None
         self._pool = ThreadPoolExecutor(max_workers=max(8, 2 * self.config.concurrency),
                                         thread_name_prefix="sparqlab-run")
         self._gold: dict[str, asyncio.Future] = {}
+        self.prepare_stats: dict[str, Any] = {}
+        self.method_config: dict[str, Any] = {}
+        self.run_id = ""
+        self.run_dir = Path()
+
+    # -- preparation ----------------------------------------------------------------------------------------
+
+    async def prepare(self) -> None:
+        """``method.prepare`` once, the example-overlap check, then the run id (which hashes the method's
+        prompt and artifact digests, known only after preparation)."""
+        started = time.perf_counter()
+        ctx = PrepareContext(self.kg, self.roles, scored_dataset=self.config.dataset,
+                             scored_split=self.config.split, scored_ids=frozenset(q.id for q in self.all_questions))
+        await self.method.prepare(ctx)
+        ctx.mark_built()
+        check_examples(self.method, self.all_questions)
+        self.method_config = self.method.describe()
+        self.prepare_stats = {
+            "wall_s": round(time.perf_counter() - started, 6),
+            "model_calls": ctx.usage.to_dict()["calls"],
+            "tokens": {"prompt": ctx.usage.prompt_tokens, "completion": ctx.usage.completion_tokens,
+                       "total": ctx.usage.total_tokens},
+            "kg_calls": dict(ctx.kg_calls),
+            "artifacts": self.method_config["artifacts"],
+        }
+        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint)
+        self.run_dir = (self.config.root() / self.config.experiment
+                        / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
 
     # -- folder ---------------------------------------------------------------------------------------------
 
@@ -203,6 +288,7 @@ class Runner:
             "run": self.config.to_dict(),
             "method": self.method_config,
             "method_class": f"{type(self.method).__module__}.{type(self.method).__qualname__}",
+            "roles": {role: spec.model.name for role, spec in self.roles.items()},
             "questions": {"fingerprint": self.fingerprint, "n_total": self.n_total,
                           "dataset": self.config.dataset, "split": self.config.split, "limit": self.config.limit},
             "identity": identity(self.config, self.method_config, self.fingerprint),
@@ -210,19 +296,11 @@ class Runner:
 
     def _header(self) -> dict[str, Any]:
         """Identifying fields shared by ``manifest.json`` and ``metrics.json``."""
-        return {
-            "run_id": self.run_id,
-            "experiment": self.config.experiment,
-            "folder": self.run_dir.name,
-            "method": self.method_config.get("method", self.method.name),
-            "model": self.config.model,
-            "model_is_standin": self.model_is_standin,
-            "kg": self.config.kg,
-            "dataset": self.config.dataset,
-            "split": self.config.split,
-            "shard_index": self.config.shard_index,
-            "num_shards": self.config.num_shards,
-        }
+        return run_header(
+            run_id=self.run_id, experiment=self.config.experiment, folder=self.run_dir.name,
+            method=self.method.name, model=self.config.model, model_is_standin=self.model_is_standin,
+            kg=self.config.kg, dataset=self.config.dataset, split=self.config.split,
+            shard_index=self.config.shard_index, num_shards=self.config.num_shards)
 
     def _manifest(self, status: str, n_done: int) -> dict[str, Any]:
         return manifest_document(self._header(), status, n_done, self.fingerprint, self.n_total,
@@ -237,6 +315,7 @@ class Runner:
                                  "refusing to mix two runs in one folder")
         write_json(config_path, self._config_json())
         env = provenance.environment(self.model, self.kg)
+        env["roles"] = {role: provenance.describe_model(spec.model) for role, spec in self.roles.items()}
         env_path = self.run_dir / ENVIRONMENT
         if env_path.exists():
             first = read_json(env_path)
@@ -247,7 +326,7 @@ class Runner:
     # -- answering ------------------------------------------------------------------------------------------
 
     async def _call_method(self, question: Question, ctx: QuestionContext) -> MethodOutput:
-        scope = asyncio.timeout(self.config.timeout_s)
+        scope = asyncio.timeout(self.config.question_timeout_s)
         try:
             async with scope:
                 output = await self.method.answer(question, ctx)
@@ -257,8 +336,8 @@ class Runner:
             return output
         except TimeoutError as error:
             if scope.expired():
-                ctx.log("timeout", timeout_s=self.config.timeout_s)
-                return MethodOutput(None, error_category="timeout")
+                ctx.log("question_timeout", timeout_s=self.config.question_timeout_s)
+                return MethodOutput(None, error_category="question_timeout")
             return self._method_error(ctx, error)
         except FATAL_MODEL_ERRORS:
             raise
@@ -274,29 +353,56 @@ class Runner:
                 traceback="".join(traceback.format_exception(error)))
         return MethodOutput(None, error_category="method_error")
 
-    def _execute(self, sparql: str) -> tuple[list[str], dict[str, Any]]:
-        """Blocking: run a query and turn its result into the sorted, normalised answer list."""
-        result = self.kg.query(sparql)
-        answers = sorted(answers_from_result(result, self.kg))
-        return answers, {"rows": len(result), "truncated": result.truncated, "cached": result.cached,
-                         "elapsed_s": round(result.elapsed_s, 6)}
+    def _answers(self, result: QueryResult) -> list[str]:
+        """Blocking: a result's sorted, normalised answer list (labels fetched for label-keyed KGs)."""
+        return sorted(answers_from_result(result, self.kg))
 
-    async def _final_answers(self, sparql: str | None, ctx: QuestionContext) -> tuple[list[str] | None, str | None]:
-        """Execute the final query; returns the answers (``None`` if there are none) and an error category."""
-        if sparql is None:
+    def _execute(self, sparql: str) -> tuple[list[str], QueryResult]:
+        """Blocking: run a query and turn its result into answers."""
+        result = self.kg.query(sparql)
+        return self._answers(result), result
+
+    async def _run_final_query(self, sparql: str) -> QueryResult:
+        """The default final-query execution (:meth:`QuestionContext.final_query`): the runner's worker pool."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self.kg.query, sparql)
+
+    async def _final_answers(self, output: MethodOutput, ctx: QuestionContext) -> tuple[list[str] | None, str | None]:
+        """Execute the final query through the method's hook; the answers (``None`` if there are none) and an
+        error category."""
+        if output.sparql is None:
             return None, None
-        loop = asyncio.get_running_loop()
+        sparql = output.sparql
+        scope = asyncio.timeout(self.config.question_timeout_s)
         try:
-            answers, info = await loop.run_in_executor(self._pool, self._execute, sparql)
+            async with scope:
+                result = await self.method.execute_final(output, ctx)
+            answers = await asyncio.get_running_loop().run_in_executor(self._pool, self._answers, result)
+        except TimeoutError as error:
+            if not scope.expired():
+                return self._final_error(ctx, sparql, "answer_error", error)
+            ctx.log("final_query", sparql=sparql, error="final_query_timeout",
+                    message=f"final-query execution exceeded {self.config.question_timeout_s} s")
+            return None, "final_query_timeout"
         except KGError as error:
+            kind = "final_query_timeout" if isinstance(error, QueryTimeout) else error.kind
+            ctx.log("final_query", sparql=sparql, error=kind, message=str(error))
+            return None, kind
+        except FATAL_MODEL_ERRORS:
+            raise
+        except ModelError as error:
             ctx.log("final_query", sparql=sparql, error=error.kind, message=str(error))
             return None, error.kind
         except Exception as error:
-            ctx.log("final_query", sparql=sparql, error="answer_error", message=str(error),
-                    traceback="".join(traceback.format_exception(error)))
-            return None, "answer_error"
-        ctx.log("final_query", sparql=sparql, answers=answers, **info)
+            return self._final_error(ctx, sparql, "answer_error", error)
+        ctx.log("final_query", sparql=sparql, answers=answers, rows=len(result), truncated=result.truncated,
+                cached=result.cached, elapsed_s=round(result.elapsed_s, 6))
         return answers, None
+
+    @staticmethod
+    def _final_error(ctx: QuestionContext, sparql: str, kind: str, error: Exception) -> tuple[None, str]:
+        ctx.log("final_query", sparql=sparql, error=kind, message=str(error),
+                traceback="".join(traceback.format_exception(error)))
+        return None, kind
 
     async def _gold_answers(self, question: Question) -> tuple[list[str] | None, str | None]:
         """Gold answers and where they came from (``given``, ``gold_sparql``, or ``error: <kind>``)."""
@@ -315,44 +421,64 @@ class Runner:
             return None, f"error: {getattr(error, 'kind', 'answer_error')}: {error}"
         return answers, "gold_sparql"
 
+    def _method_scores(self, question: Question, output: MethodOutput, predicted: list[str] | None,
+                       gold: list[str] | None, ctx: QuestionContext) -> dict[str, Any]:
+        """``method.score`` with the full question; a failing scorer is recorded, not fatal."""
+        try:
+            return dict(self.method.score(question, output, predicted, gold))
+        except Exception as error:
+            ctx.log("score_error", error=type(error).__name__, message=str(error),
+                    traceback="".join(traceback.format_exception(error)))
+            return {"score_error": f"{type(error).__name__}: {error}"}
+
     async def answer(self, question: Question) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """One question, end to end: the prediction record and the trace."""
-        ctx = QuestionContext(question, self.kg, self.model, model_params=self.config.sampling_params())
+        """One question, end to end: the prediction record and the trace. The method sees only
+        ``question.public()``; gold is read here, after it has answered."""
+        public = question.public()
+        ctx = QuestionContext(public, self.kg, self.roles, final_executor=self._run_final_query)
         started = time.perf_counter()
-        output = await self._call_method(question, ctx)
-        predicted, query_error = await self._final_answers(output.sparql, ctx)
+        output = await self._call_method(public, ctx)
+        predicted, query_error = await self._final_answers(output, ctx)
         latency = time.perf_counter() - started
         gold, gold_source = await self._gold_answers(question)
         scores = UNSCORED if gold is None else score_prediction(predicted, gold)
         usage = ctx.usage
-        record = {
-            "id": question.id,
-            "question": question.text,
-            "answer_form": question.answer_form,
-            "predicted_sparql": output.sparql,
-            "predicted_answers": predicted,
-            "gold_sparql": question.gold_sparql,
-            "gold_answers": gold,
-            "gold_source": gold_source,
-            **scores,
-            "error_category": output.error_category or query_error,
-            "model_calls": dict(sorted(usage.calls.items())),
-            "model_calls_uncached": usage.total_calls - usage.cached_calls,
-            "tokens": {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens,
-                       "total": usage.total_tokens},
-            "tokens_estimated": usage.estimated,
-            "kg_calls": ctx.kg_calls,
-            "latency_s": round(latency, 6),
-            "model_latency_s": round(usage.latency_s, 6),
-            "extra": output.extra,
-            "metadata": scalar_metadata(question),
-        }
-        return record, ctx.trace
+        record = prediction_record(
+            id=question.id,
+            question=question.text,
+            answer_form=question.answer_form,
+            predicted_sparql=output.sparql,
+            predicted_answers=predicted,
+            gold_sparql=question.gold_sparql,
+            gold_answers=gold,
+            gold_source=gold_source,
+            **{key: scores.get(key) for key in UNSCORED},
+            error_category=output.error_category or query_error,
+            model_calls=dict(sorted(usage.calls.items())),
+            model_calls_uncached=usage.total_calls - usage.cached_calls,
+            role_usage=ctx.role_usage_dict(),
+            tokens={"prompt": usage.prompt_tokens, "completion": usage.completion_tokens,
+                    "total": usage.total_tokens},
+            tokens_estimated=usage.estimated,
+            kg_calls=dict(sorted(ctx.kg_calls.items())),
+            latency_s=round(latency, 6),
+            model_latency_s=round(usage.latency_s, 6),
+            scores=self._method_scores(question, output, predicted, gold, ctx),
+            extra=output.extra,
+            metadata=scalar_metadata(question),
+        )
+        return record, ctx.trace.to_json()
 
     # -- the run --------------------------------------------------------------------------------------------
 
     async def execute(self, redo_errors: set[str]) -> RunResult:
         started = time.perf_counter()
+        try:
+            await self.prepare()
+        except BaseException:
+            self._pool.shutdown(wait=False)
+            await self._release_model()
+            raise
         store = RunStore(self.run_dir)
         done = store.open(redo_errors)
         try:
@@ -379,9 +505,9 @@ class Runner:
         return RunResult(self.run_dir, self.run_id, self.config, metrics, answered)
 
     async def _release_model(self) -> None:
-        """Close the model's connections of this event loop (a sync ``run`` closes its loop afterwards)."""
-        if self.model is not None:
-            await self.model.aclose()
+        """Close the models' connections of this event loop (a sync ``run`` closes its loop afterwards)."""
+        for model in self.models:
+            await model.aclose()
 
     async def _answer_all(self, todo: list[Question], store: RunStore, writer: ThreadPoolExecutor) -> int:
         from tqdm.auto import tqdm
@@ -422,9 +548,13 @@ class Runner:
         records = [r for r in store.predictions() if r["id"] in wanted]
         metrics_path = self.run_dir / METRICS
         previous = read_json(metrics_path).get("wall_time_s", 0.0) if metrics_path.exists() else 0.0
-        metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s)
+        metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s,
+                                   prepare=self.prepare_stats)
         if self.model is not None:
             metrics["model_cache_last_session"] = self.model.stats()
+        role_stats = {role: spec.model.stats() for role, spec in self.roles.items() if spec.model is not self.model}
+        if role_stats:
+            metrics["role_cache_last_session"] = role_stats
         write_json(metrics_path, metrics)
         write_json(self.run_dir / MANIFEST, self._manifest("complete" if metrics["complete"] else "incomplete",
                                                            metrics["n_done"]))

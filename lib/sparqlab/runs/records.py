@@ -1,0 +1,90 @@
+"""The record schemas of a results folder, defined once: the run header and the prediction line.
+
+The runner builds records with :func:`prediction_record` and :func:`run_header`; the results loader and the shard
+merge read headers with :func:`header_from`; :func:`flatten_prediction` turns a prediction line into the columns
+of :func:`sparqlab.runs.load_predictions`. A key added here is added everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_standin", "kg", "dataset",
+                 "split", "shard_index", "num_shards")
+"""Identifying fields shared by ``manifest.json`` and ``metrics.json``."""
+
+PREDICTION_FIELDS: dict[str, str] = {
+    "id": "question id",
+    "question": "question text",
+    "answer_form": "select / ask / count",
+    "predicted_sparql": "the method's final query (null when it gave up)",
+    "predicted_answers": "normalised answers of executing the final query (null when there are none)",
+    "gold_sparql": "the benchmark's gold query",
+    "gold_answers": "normalised gold answers",
+    "gold_source": "given / gold_sparql / error: <kind>: <message>",
+    "f1": "answer-set F1 (null when unscored)",
+    "em": "answer-set exact match",
+    "empty": "the final query returned no answers",
+    "precision": "answer-set precision",
+    "recall": "answer-set recall",
+    "error_category": "why the question has no (good) answer: method's own category, question_timeout, "
+                      "method_error, a model error kind, final_query_timeout or the final query's KGError kind",
+    "model_calls": "{call kind: n} over all roles",
+    "model_calls_uncached": "calls that reached a model (not the response cache)",
+    "role_usage": "{role: {calls: {kind: n}, tokens: {prompt, completion, total}}}",
+    "tokens": "{prompt, completion, total} over all roles",
+    "tokens_estimated": "true when some call's tokens were estimated (stand-ins)",
+    "kg_calls": "{tool: n}: the method's KG calls by tool (query, search, lookup, examples)",
+    "latency_s": "wall time of the question (answer + final query)",
+    "model_latency_s": "time spent in model calls",
+    "scores": "method-specific scores from Method.score (columns scores.<key>)",
+    "extra": "method-specific values from MethodOutput.extra (columns extra.<key>)",
+    "metadata": "the question's scalar metadata (for grouping; full question, read by the runner only)",
+}
+"""Every key of a ``predictions.jsonl`` line, with its meaning."""
+
+FLATTENED = ("extra", "scores")
+"""Nested fields whose scalar entries become ``<field>.<key>`` columns in ``load_predictions``."""
+
+
+def run_header(**values: Any) -> dict[str, Any]:
+    """A header dict with exactly :data:`HEADER_FIELDS`."""
+    _check(values, HEADER_FIELDS, "run header")
+    return {key: values[key] for key in HEADER_FIELDS}
+
+
+def header_from(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The header fields of a manifest or metrics document (missing ones as ``None``)."""
+    return {key: document.get(key) for key in HEADER_FIELDS}
+
+
+def prediction_record(**values: Any) -> dict[str, Any]:
+    """A prediction line with exactly :data:`PREDICTION_FIELDS`, in that order."""
+    _check(values, tuple(PREDICTION_FIELDS), "prediction record")
+    return {key: values[key] for key in PREDICTION_FIELDS}
+
+
+def _check(values: Mapping[str, Any], expected: tuple[str, ...], what: str) -> None:
+    missing = [k for k in expected if k not in values]
+    unknown = [k for k in values if k not in expected]
+    if missing or unknown:
+        raise ValueError(f"{what}: missing {missing}, unknown {unknown} (schema in sparqlab.runs.records)")
+
+
+def is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def flatten_prediction(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A prediction line as flat columns: scalar entries of ``extra`` / ``scores`` become ``extra.<key>`` /
+    ``scores.<key>`` (structured entries stay in the nested column only), and the question's metadata become
+    columns of their own unless a column has that name already."""
+    row = dict(record)
+    for name in FLATTENED:
+        for key, value in (record.get(name) or {}).items():
+            if is_scalar(value):
+                row[f"{name}.{key}"] = value
+    for key, value in (record.get("metadata") or {}).items():
+        row.setdefault(key, value)
+    return row
