@@ -197,6 +197,12 @@ class ChatModel:
         """Blocking :meth:`chat`."""
         return self._blocking(self.chat(messages, **params))
 
+    async def served_identity(self) -> dict[str, Any] | None:
+        """What a server reports about the model it serves under :attr:`name` (vLLM's ``/v1/models`` entry:
+        ``root`` weights, ``max_model_len``), so the response cache can tell two models served under one name
+        apart. ``None`` for in-process models, whose identity is their code."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         """What a manifest records about this model (no secrets)."""
         return {"name": self.name, "standin": self.is_standin, "backend": type(self).__name__}

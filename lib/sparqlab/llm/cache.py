@@ -8,6 +8,13 @@ reproducibility wins over diversity. To draw several samples, vary ``seed`` (it 
 
 Modes: ``read_write`` (serve hits, call and store misses), ``off`` (always call, store nothing), ``replay``
 (serve hits; a miss raises :class:`~sparqlab.llm.errors.ReplayMiss`).
+
+A model name alone does not say what is served: another model (or other weights) served under the same name would
+get the old responses. Outside replay, :class:`CachedModel` therefore asks the server once which model it serves
+under the name (:meth:`ChatModel.served_identity`, vLLM's ``root`` and ``max_model_len``) and stores that identity
+with each response; a stored response whose identity differs from the server's current one is a miss. Replay
+never contacts the endpoint (so a laptop replays a GPU run's cache), and says so in :meth:`CachedModel.stats`; so
+does a read-write run whose endpoint could not be reached.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
-from sparqlab.llm.errors import ReplayMiss
+from sparqlab.llm.errors import ModelError, ReplayMiss
 
 CACHE_MODES = ("read_write", "off", "replay")
 NAMESPACE = "chat"
@@ -60,12 +67,33 @@ class CachedModel(ChatModel):
         self.cache = None if self.path is None else JsonCache(self.path)
         self.calls = 0
         self.hits = 0
+        self.identity: dict[str, Any] | None = None
+        self.endpoint_note: str | None = None
+        self._identity_checked = False
+
+    async def check_identity(self) -> dict[str, Any] | None:
+        """Ask the server once what it serves under this model's name (not in replay or without a cache)."""
+        if self._identity_checked or self.cache is None:
+            return self.identity
+        if self.mode == "replay":
+            self.endpoint_note = "replay: the model endpoint was not contacted; responses came from the cache"
+        else:
+            try:
+                self.identity = await self.inner.served_identity()
+            except ModelError as error:
+                self.endpoint_note = (f"the model endpoint could not be asked what it serves ({error}); cached "
+                                      "responses were served without contacting it")
+        self._identity_checked = True
+        return self.identity
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         if self.cache is None:
             return await self._call(request)
+        await self.check_identity()
         key = request_key(request)
         stored = self.cache.get(NAMESPACE, key)
+        if stored is not None and self.identity is not None and stored.get("served") not in (None, self.identity):
+            stored = None  # filled by another model served under this name: ask the current one
         if stored is not None:
             self.hits += 1
             response = ChatResponse.from_dict(stored["response"])
@@ -81,7 +109,8 @@ class CachedModel(ChatModel):
                 f"against a live endpoint."
             )
         response = await self._call(request)
-        self.cache.put(NAMESPACE, key, {"request": request.to_dict(), "response": response.to_dict()})
+        self.cache.put(NAMESPACE, key, {"request": request.to_dict(), "response": response.to_dict(),
+                                        "served": self.identity})
         return response
 
     async def _call(self, request: ChatRequest) -> ChatResponse:
@@ -92,10 +121,11 @@ class CachedModel(ChatModel):
         await self.inner.aclose()
 
     def stats(self) -> dict[str, Any]:
-        """Calls and hits so far, with the mode and file."""
+        """Calls and hits so far, with the mode, file, served identity and a note when the endpoint was not
+        contacted."""
         return {"mode": self.mode, "path": None if self.path is None else str(self.path),
-                "calls": self.calls, "hits": self.hits}
+                "calls": self.calls, "hits": self.hits, "served": self.identity, "endpoint_note": self.endpoint_note}
 
     def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "cache": {"mode": self.mode, "path": None if self.path is None
-                                                   else str(self.path)}}
+        return {**self.inner.describe(), "served": self.identity,
+                "cache": {"mode": self.mode, "path": None if self.path is None else str(self.path)}}

@@ -133,6 +133,20 @@ class OpenAIModel(ChatModel):
             raise await self._translate(error, self.name, diagnose=False) from error
         return [entry.id for entry in page.data]
 
+    async def served_identity(self) -> dict[str, Any] | None:
+        """This model's ``/v1/models`` entry as identity: ``id``, ``root`` (vLLM: the weights served under the
+        name) and ``max_model_len``; ``None`` when the server does not list the name. Raises
+        :class:`ModelUnavailable` when the endpoint cannot be reached."""
+        try:
+            page = await self._client().with_options(max_retries=0).models.list()
+        except openai.APIError as error:
+            raise await self._translate(error, self.name, diagnose=False) from error
+        for entry in page.data:
+            if entry.id == self.name:
+                extra = entry.model_extra or {}
+                return {"id": entry.id, "root": extra.get("root"), "max_model_len": extra.get("max_model_len")}
+        return None
+
     async def check(self) -> None:
         """Fail fast, before a run: raise :class:`ModelUnavailable` or :class:`UnknownModel` unless the endpoint
         is up and serves this model."""

@@ -116,7 +116,8 @@ def create_app(model: ChatModel) -> FastAPI:
     """The FastAPI application serving ``model`` under its name."""
     app = FastAPI(title=f"sparqlab model server: {model.name}")
     created = int(time.time())
-    card = {"id": model.name, "object": "model", "created": created, "owned_by": "sparqlab"}
+    card = {"id": model.name, "object": "model", "created": created, "owned_by": "sparqlab",
+            "root": getattr(model, "root", None) or model.name}  # vLLM's field: what is served under the name
 
     def error(status: int, message: str, kind: str, param: str | None = None, code: str | None = None):
         return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}},
