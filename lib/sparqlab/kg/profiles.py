@@ -85,7 +85,10 @@ class KGProfile:
     KG) or ``"wikidata_api"`` (``search_api_url``, a MediaWiki ``wbsearchentities`` API).
     ``prompt_notes`` tell a model how queries over this KG are written (identifiers, labels, answer shape);
     ``schema_in_prompt`` adds the declared classes and relations (:func:`sparqlab.kg.describe.describe_schema`),
-    for KGs whose schema is small enough to list in full.
+    for KGs whose schema is small enough to list in full. ``subclass_predicate`` links a class to its superclasses
+    (schema subclass closure); ``property_entity_prefix`` / ``direct_property_prefix`` map a property's own item
+    (where its label and constraints live, ``wd:P19``) to the predicate triples use (``wdt:P19``), for KGs where
+    the two differ.
     """
 
     name: str
@@ -108,6 +111,23 @@ class KGProfile:
     namespace: str | None = None
     prompt_notes: str = ""
     schema_in_prompt: bool = False
+    subclass_predicate: str = RDFS + "subClassOf"
+    property_entity_prefix: str | None = None
+    direct_property_prefix: str | None = None
+
+    def predicate_iri(self, property_iri: str) -> str:
+        """The IRI a property has as a triple's predicate (Wikidata: ``wd:P19`` -> ``wdt:P19``; else itself)."""
+        if self.property_entity_prefix and self.direct_property_prefix and property_iri.startswith(
+                self.property_entity_prefix):
+            return self.direct_property_prefix + property_iri[len(self.property_entity_prefix):]
+        return property_iri
+
+    def property_entity_iri(self, predicate_iri: str) -> str:
+        """Inverse of :meth:`predicate_iri`: where a property's own statements (label, constraints) live."""
+        if self.property_entity_prefix and self.direct_property_prefix and predicate_iri.startswith(
+                self.direct_property_prefix):
+            return self.property_entity_prefix + predicate_iri[len(self.direct_property_prefix):]
+        return predicate_iri
 
     def shorten(self, iri: str) -> str:
         """``prefix:local`` when a predefined prefix covers ``iri`` and the rest is a plain name, else ``<iri>``."""
@@ -180,6 +200,9 @@ WIKIDATA = KGProfile(
     search_api_url="https://www.wikidata.org/w/api.php",
     label_languages=("en",),
     property_types=("http://wikiba.se/ontology#Property",),
+    subclass_predicate=WD + "prop/direct/P279",
+    property_entity_prefix=WD + "entity/",
+    direct_property_prefix=WD + "prop/direct/",
     prompt_notes="""\
 Entities are Wikidata items `wd:Q...`; direct claims use `wdt:P...`, statements with qualifiers `p:`/`ps:`/`pq:`.
 The prefixes wd, wdt, p, ps, pq, rdfs, schema and wikibase are predefined. Entity types are given by

@@ -152,6 +152,9 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
                      OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel {_lang_filter("?typeLabel", languages)} }} }}
         }}""")
     predicates = {row["p"] for row in kg.bulk_values("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")}
+    # Properties described by their own item (Wikidata's wd:P19, typed rdf:type wikibase:Property)
+    values = " ".join(f"<{t}>" for t in p.property_types)
+    predicates |= {row["e"] for row in kg.bulk_values(f"SELECT DISTINCT ?e WHERE {{ VALUES ?t {{ {values} }} ?e a ?t }}")}
     popularity = {row["e"]: int(row["n"]) for row in kg.bulk_values(
         "SELECT ?e (COUNT(*) AS ?n) WHERE { { ?e ?p ?o } UNION { ?s ?p ?e } } GROUP BY ?e")}
 
