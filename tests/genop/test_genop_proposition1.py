@@ -25,7 +25,8 @@ QUERIES = {
     "variable inequality": 'SELECT ?f ?w WHERE { ?p rdfs:label "Woody Allen" . ?f mrel:directed_by ?p . '
                            "?f mrel:written_by ?w . FILTER(?w != ?p) }",
     "literal filter": f'SELECT ?f ?l WHERE {{ {RIDLEY} ?f rdfs:label ?l . FILTER(?l = "Alien" || ?l = "Legend") }}',
-    "select star": f"SELECT * WHERE {{ {RIDLEY} {{ ?f mrel:has_genre ?g . ?g rdfs:label ?gl }} "
+    "select star": f"SELECT * WHERE {{ {RIDLEY} {{ ?f mrel:has_genre ?g . ?g rdfs:label ?gl . "
+                   f"?f mrel:release_year <{M}Year/2001> }} "
                    f"MINUS {{ ?f mrel:has_genre <{M}Genre/Drama> }} }}",
 }
 

@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass
+from functools import total_ordering
 from typing import Any, Literal
 from urllib.parse import unquote
 
@@ -38,9 +39,11 @@ XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class TypedTerm:
-    """A typed term ``(t, τ)`` (Def. 4). Field order gives the total order ⪯ of Def. 7 (``rdf`` < ``gen``)."""
+    """A typed term ``(t, τ)`` (Def. 4), ordered by the total order ⪯ of Def. 7 (RDF terms before generated
+    ones, then kind, value, datatype, language)."""
 
     origin: Literal["rdf", "gen"]
     kind: str  # "uri" | "literal" | "bnode" for rdf; "gen" for generated terms
@@ -65,6 +68,12 @@ class TypedTerm:
     @property
     def is_gen(self) -> bool:
         return self.origin == "gen"
+
+    def _key(self) -> tuple:
+        return (self.origin != "rdf", self.kind, self.value, self.datatype, self.lang)
+
+    def __lt__(self, other: TypedTerm) -> bool:
+        return self._key() < other._key()
 
     def __str__(self) -> str:
         return self.value
