@@ -33,8 +33,9 @@ SEARCH_BACKENDS = {"local": "local", "api": "wikidata_api"}
 
 
 def query_cache() -> JsonCache:
-    """The shared query cache file, ``cache_dir()/queries.sqlite`` (namespaced by each KG's identity)."""
-    return JsonCache(cache_dir() / "queries.sqlite")
+    """The shared query cache file, ``cache_dir()/queries.sqlite`` (namespaced by each KG's identity); a corrupt
+    file is moved aside and rebuilt, with a warning (every entry can be recomputed from the KG)."""
+    return JsonCache(cache_dir() / "queries.sqlite", rebuild=True)
 
 
 def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None = None,

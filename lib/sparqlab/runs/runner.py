@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sparqlab.core.cache import CacheCorrupt
 from sparqlab.data.question import Question
 from sparqlab.eval import answers_from_result, score_prediction
 from sparqlab.kg.errors import KGError, QueryTimeout
@@ -59,8 +60,8 @@ if TYPE_CHECKING:
 
     from sparqlab.kg.base import KnowledgeGraph
 
-FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss)
-"""Model errors that abort a run: retrying the next question would fail the same way."""
+FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt)
+"""Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file too)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
 
@@ -417,6 +418,8 @@ class Runner:
             self._gold[question.gold_sparql] = future
         try:
             answers, _ = await asyncio.shield(future)
+        except CacheCorrupt:
+            raise
         except Exception as error:  # a broken gold query leaves the question unscored, not the run crashed
             return None, f"error: {getattr(error, 'kind', 'answer_error')}: {error}"
         return answers, "gold_sparql"
