@@ -50,7 +50,7 @@ class RunConfig:
     - ``dataset`` / ``split`` / ``limit``: which questions, when ``run`` is not given them directly. ``limit``
       keeps the first N in dataset order (it also applies to questions passed in).
     - ``sample`` / ``sample_seed``: draw ``sample`` questions reproducibly, stratified by question type
-      (:func:`sparqlab.data.sampling.sample_questions`), before ``limit`` applies; ``None`` keeps all.
+      (:func:`sparqlab.data.sampling.sample_questions`), from the questions ``limit`` kept; ``None`` keeps all.
     - ``seed``: the requests' sampling seed unless ``model_params`` sets one.
     - ``concurrency``: questions in flight at once (asyncio tasks).
     - ``question_timeout_s``: per-question limit on the method's work (``answer``) and, separately, on its
@@ -159,10 +159,13 @@ def _slug(text: str) -> str:
 
 
 def make_run_id(config: RunConfig, method_config: dict[str, Any], fingerprint: str) -> str:
-    """``<method>-<model>-<hash>``: readable in a listing, unique through the hash."""
+    """``<method>-<dataset>-<model>-<hash>``: readable in a listing, unique through the hash (the dataset part is
+    left out when the questions were passed in directly)."""
     method = str(method_config.get("method", "method"))
     digest = stable_hash(identity(config, method_config, fingerprint), 10)
-    return f"{_slug(method)}-{_slug(config.model or 'nomodel')}-{digest}"
+    dataset = f"{_slug(Path(config.dataset).stem if '/' in config.dataset else config.dataset)}-" \
+        if config.dataset else ""
+    return f"{_slug(method)}-{dataset}{_slug(config.model or 'nomodel')}-{digest}"
 
 
 def shard_folder_name(run_id: str, shard_index: int, num_shards: int) -> str:

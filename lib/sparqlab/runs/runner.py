@@ -138,12 +138,12 @@ def _resolve_questions(questions: Sequence[Question] | None, config: RunConfig) 
         if split is None and config.dataset in DATASETS:
             split = DATASETS[config.dataset].default_split
         questions = load(config.dataset, split)
-    questions = list(questions)
+    questions = apply_limit(list(questions), config.limit)
     if config.sample is not None:
         from sparqlab.data.sampling import sample_questions
 
         questions = sample_questions(questions, config.sample, config.sample_seed)
-    return apply_limit(questions, config.limit), split
+    return questions, split
 
 
 def _resolve_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Question]) -> tuple[Any, str]:
