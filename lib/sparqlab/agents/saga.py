@@ -15,15 +15,10 @@ from dataclasses import dataclass
 from sparqlab.agents.actions import first_json_object
 from sparqlab.agents.core import AgentConfig, AgentMethod, AgentSession
 from sparqlab.agents.prompts import ANSWER_TYPE, PROMPTS, WIKIDATA_TYPE_CATALOGUE
-from sparqlab.core.hashing import stable_hash
-from sparqlab.core.paths import cache_dir
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.neighbourhood import resolve_iri
 from sparqlab.methods import PrepareContext, QuestionContext, register_method
-from sparqlab.schema import SchemaIndex, load_or_build
-
-SCHEMA_INDEX_VERSION = 1
-"""Bumped when the index's content changes, so stored indexes are rebuilt."""
+from sparqlab.schema import SCHEMA_INDEX_VERSION, SchemaIndex, default_schema_folder, load_or_build
 
 
 @dataclass(frozen=True)
@@ -64,11 +59,6 @@ class SagaConfig(AgentConfig):
             raise ValueError(f"schema_coverage must be in [0, 1]; got {self.schema_coverage}")
 
 
-def schema_folder(kg: KnowledgeGraph, sample: int):
-    """Where ``sparqlab schema`` keeps a KG's index outside a run (runs use their artifact folder)."""
-    return cache_dir() / "schema" / stable_hash([kg.identity, sample, SCHEMA_INDEX_VERSION], 16)
-
-
 def schema_view(index: SchemaIndex, config: SagaConfig) -> SchemaIndex:
     """The index as one configuration sees it: coverage mask and fallback switch applied."""
     return index.with_coverage(config.schema_coverage, config.coverage_seed).with_empirical_fallback(
@@ -89,7 +79,8 @@ class Saga(AgentMethod):
 
     async def prepare(self, ctx: PrepareContext) -> None:
         """Build (or load) the KG's schema index once per run, in the platform's artifact folder."""
-        folder, _ = ctx.artifact_dir("schema-index", {"kg": ctx.kg.identity, "sample": self.config.empirical_sample,
+        folder, _ = ctx.artifact_dir("schema-index", {"kg": ctx.kg.identity, "profile": ctx.kg.profile.name,
+                                                      "sample": self.config.empirical_sample,
                                                       "version": SCHEMA_INDEX_VERSION})
         index = await asyncio.to_thread(load_or_build, ctx.kg, folder, sample=self.config.empirical_sample)
         ctx.log("schema_index", properties=len(index.properties), folder=str(folder))
@@ -97,7 +88,7 @@ class Saga(AgentMethod):
 
     async def _schema(self, kg: KnowledgeGraph) -> SchemaIndex:
         if kg.identity not in self._schemas:  # answering without the runner's prepare step (direct use)
-            index = await asyncio.to_thread(load_or_build, kg, schema_folder(kg, self.config.empirical_sample),
+            index = await asyncio.to_thread(load_or_build, kg, default_schema_folder(kg, self.config.empirical_sample),
                                             sample=self.config.empirical_sample)
             self._schemas[kg.identity] = schema_view(index, self.config)
         return self._schemas[kg.identity]

@@ -2,13 +2,23 @@
 type state Θ, the type filter P_τ(e) and the compact property rendering. Used by :mod:`sparqlab.agents` and by
 ``sparqlab schema show|filter``."""
 
-from sparqlab.schema.index import PropertySchema, SchemaIndex, build_schema_index, load_or_build, sample_types
+from sparqlab.schema.index import (
+    SCHEMA_INDEX_VERSION,
+    PropertySchema,
+    SchemaIndex,
+    build_schema_index,
+    default_schema_folder,
+    entity_types,
+    load_or_build,
+    sample_types,
+    superclasses,
+)
 from sparqlab.schema.patterns import Triple, triple_patterns, type_patterns
 from sparqlab.schema.render import render_property
 from sparqlab.schema.types import FilterResult, TypeState, domain_conflicts, superclass_query, type_filter
 
 __all__ = [
-    "FilterResult", "PropertySchema", "SchemaIndex", "Triple", "TypeState", "build_schema_index", "domain_conflicts",
+    "SCHEMA_INDEX_VERSION", "default_schema_folder", "entity_types", "superclasses", "FilterResult", "PropertySchema", "SchemaIndex", "Triple", "TypeState", "build_schema_index", "domain_conflicts",
     "load_or_build", "render_property", "sample_types", "superclass_query", "triple_patterns", "type_filter",
     "type_patterns",
 ]

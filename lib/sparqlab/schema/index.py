@@ -20,10 +20,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from sparqlab.core.hashing import stable_hash
+from sparqlab.core.paths import cache_dir
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.profiles import KGProfile
 
 Source = Literal["formal", "empirical", "none"]
+
+SCHEMA_INDEX_VERSION = 1
+"""Bumped when what the index stores changes, so stored indexes are rebuilt."""
 
 EMPIRICAL_SAMPLE = 50
 """Subjects (and objects) sampled per property for empirical domain/range evidence."""
@@ -279,3 +284,25 @@ def load_or_build(kg: KnowledgeGraph, folder: Path, **options: Any) -> SchemaInd
     index = build_schema_index(kg, **options)
     index.save(path)
     return index
+
+
+def default_schema_folder(kg: KnowledgeGraph, sample: int = EMPIRICAL_SAMPLE) -> Path:
+    """Where an index is kept outside a run (``sparqlab schema``, direct use); runs use their artifact folder."""
+    return cache_dir() / "schema" / stable_hash([kg.identity, kg.profile.name, sample, SCHEMA_INDEX_VERSION], 16)
+
+
+def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
+    """τ(e): the classes ``entity`` (an IRI) is declared to belong to, sorted."""
+    rows = kg.query(f"SELECT DISTINCT ?t WHERE {{ <{entity}> <{kg.profile.type_predicate}> ?t }}").rows
+    return sorted(r["t"].value for r in rows)
+
+
+def superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str]:
+    """The classes and everything above them by subclass-of (τ⁺ for the subclass-closure option)."""
+    from sparqlab.schema.types import superclass_query
+
+    classes = set(classes)
+    if not classes:
+        return set()
+    rows = kg.query(superclass_query(classes, kg.profile.subclass_predicate)).rows
+    return classes | {r["super"].value for r in rows if "super" in r}
