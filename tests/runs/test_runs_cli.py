@@ -28,12 +28,12 @@ def test_list_shows_progress_scores_and_labels_standins(root, capsys):
     code, out, _ = cli(capsys, "runs", "list", "--root", str(root))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split()[:7] == ["experiment", "run", "status", "done", "f1", "em", "empty_rate"]
+    assert lines[0].split()[:8] == ["experiment", "run", "date", "status", "done", "f1", "em", "empty_rate"]
     lookup_line = next(line for line in lines if lookup.run_id in line)
     echo_line = next(line for line in lines if echo.run_id in line)
-    assert "complete" in lookup_line and "4/4" in lookup_line and "0.500" in lookup_line
+    assert "complete" in lookup_line and "4/4" in lookup_line and " 50.0 " in lookup_line
     assert "[no model]" in lookup_line and "syntax_error=1" in lookup_line
-    assert "standin-echo [standin]" in echo_line and "1.000" in echo_line
+    assert "standin-echo [standin]" in echo_line and " 100.0 " in echo_line
 
     code, out, _ = cli(capsys, "runs", "list", "--root", str(root), "--experiment", "nothing-here")
     assert code == 0 and out.strip() == "(no runs)"
@@ -58,10 +58,10 @@ def test_compare_puts_runs_side_by_side(root, capsys):
     lookup, echo = make_runs(root)
     code, out, _ = cli(capsys, "runs", "compare", lookup.run_id, echo.run_id, "--root", str(root))
     assert code == 0
-    header, *rows = out.splitlines()
+    header, *rows = out.split("\n\n")[0].splitlines()  # the side-by-side table; the paired comparison follows
     assert header.split() == ["field", f"cli/{lookup.run_id}", f"cli/{echo.run_id}"]
     table = {row.split()[0]: row.split()[1:] for row in rows}
-    assert table["f1"] == ["0.500", "1.000"]
+    assert table["f1"] == ["50.0", "100.0"]  # percent, one decimal
     assert table["model"] == ["[no", "model]", "standin-echo", "[standin]"]
     assert table["calls_per_q"] == ["0.000", "2.000"]
 

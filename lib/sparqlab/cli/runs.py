@@ -21,7 +21,8 @@ def register(subparsers) -> None:
         parser.set_defaults(handler=handler)
         return parser
 
-    listing = action("list", "list runs: status, progress, F1/EM, model ([standin] marks stand-ins)", _list)
+    listing = action("list", "list runs: date, status, progress, F1/EM/empty in percent, model ([standin] marks "
+                             "stand-ins), question selection (sample / limit)", _list)
     listing.add_argument("--experiment", "-e", default=None, help="only this experiment")
 
     show = action("show", "a run's metrics and configuration", _show)
@@ -55,8 +56,8 @@ def _list(args: argparse.Namespace) -> int:
     from sparqlab.runs.results import format_table, list_runs
 
     rows = list_runs(args.root, args.experiment)
-    columns = ["experiment", "run", "status", "done", "f1", "em", "empty_rate", "model", "method", "dataset",
-               "split", "errors"]
+    columns = ["experiment", "run", "date", "status", "done", "f1", "em", "empty_rate", "model", "method",
+               "dataset", "split", "selection", "errors"]
     print(format_table(rows, columns))
     return 0
 

@@ -76,7 +76,19 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
         metrics = metrics_document(header, read_records(run_dir / PREDICTIONS), manifest["n_questions"], 0.0)
     else:
         metrics = read_json(run_dir / METRICS)
-    return {**metrics, "status": status, "path": str(run_dir)}
+    run = read_json(run_dir / CONFIG).get("run", {}) if (run_dir / CONFIG).exists() else {}
+    return {**metrics, "status": status, "path": str(run_dir), "selection": selection_label(run),
+            "date": str(read_json(run_dir / MANIFEST).get("updated") or "")[:16].replace("T", " ")}
+
+
+def selection_label(run: Mapping[str, Any]) -> str:
+    """Which questions a run used, from its config: ``all``, ``sample 40 (seed 0)``, ``limit 10`` or both."""
+    parts = []
+    if run.get("sample") is not None:
+        parts.append(f"sample {run['sample']} (seed {run.get('sample_seed', 0)})")
+    if run.get("limit") is not None:
+        parts.append(f"limit {run['limit']}")
+    return ", ".join(parts) or "all"
 
 
 def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,6 +97,7 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "experiment": summary.get("experiment"),
         "run": summary.get("folder"),
+        "date": summary.get("date"),
         "status": summary.get("status"),
         "done": f"{summary.get('n_done')}/{summary.get('n_questions')}",
         "f1": summary.get("f1"),
@@ -96,6 +109,7 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
         "kg": summary.get("kg"),
         "dataset": summary.get("dataset"),
         "split": summary.get("split"),
+        "selection": summary.get("selection"),
         "calls_per_q": per_question.get("model_calls"),
         "tokens_per_q": per_question.get("tokens"),
         "latency_s": (summary.get("latency_s") or {}).get("mean"),
@@ -147,7 +161,7 @@ def load_config(run: str | Path, root: str | Path | None = None) -> dict[str, An
     return read_json(find_run(run, root) / CONFIG)
 
 
-COMPARE_FIELDS = ("model", "method", "kg", "dataset", "split", "status", "done", "f1", "em", "empty_rate",
+COMPARE_FIELDS = ("model", "method", "kg", "dataset", "split", "selection", "date", "status", "done", "f1", "em", "empty_rate",
                   "calls_per_q", "tokens_per_q", "latency_s", "wall_time_s", "errors")
 
 
@@ -159,9 +173,15 @@ def compare_rows(runs: Sequence[str | Path], root: str | Path | None = None) -> 
             for field in COMPARE_FIELDS]
 
 
-def _cell(value: Any) -> str:
+RATE_FIELDS = frozenset({"f1", "em", "empty_rate", "precision", "recall"})
+"""Fields printed in percent with one decimal, as the papers print them."""
+
+
+def _cell(value: Any, rate: bool = False) -> str:
     if value is None:
         return "-"
+    if rate and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{100 * value:.1f}"
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, Mapping | list):
@@ -170,12 +190,14 @@ def _cell(value: Any) -> str:
 
 
 def format_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
-    """A plain-text table with a header line; floats to three decimals, ``None`` as ``-``."""
+    """A plain-text table with a header line; rates (:data:`RATE_FIELDS` columns, or rows of a comparison) in
+    percent with one decimal, other floats to three decimals, ``None`` as ``-``."""
     rows = list(rows)
     if not rows:
         return "(no runs)"
     columns = list(columns or rows[0].keys())
-    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    cells = [[_cell(row.get(c), c in RATE_FIELDS or row.get("field") in RATE_FIELDS) for c in columns]
+             for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]

@@ -1,0 +1,51 @@
+"""`runs compare` with two runs: the paired comparison (flips by question, McNemar, bootstrap); an experiment name
+stands for all its runs; `runs list` shows readable names, date, selection and percent."""
+
+import pytest
+
+from sparqlab.cli import main
+from sparqlab.methods import DirectSparql
+from sparqlab.runs import RunConfig, run
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory, movies_store):
+    """Two runs over the same 12 sampled questions (the project's KG store; runs and responses in a tmp folder)."""
+    folder = tmp_path_factory.mktemp("paired")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPARQLAB_RUNS", str(folder / "runs"))
+        settings = dict(experiment="pair", kg="movies", dataset="metaqa-1hop", sample=12, sample_seed=3,
+                        progress=False, cache_path=str(folder / "responses.sqlite"))
+        rules = run(DirectSparql(), config=RunConfig(model="standin-keyword-rules", **settings))
+        echo = run(DirectSparql(), config=RunConfig(model="standin-echo", **settings))
+        yield rules, echo
+
+
+@pytest.fixture
+def runs_env(two_runs, monkeypatch):
+    monkeypatch.setenv("SPARQLAB_RUNS", str(two_runs[0].run_dir.parents[1]))
+    return two_runs
+
+
+def test_compare_two_runs_pairs_them_by_question(runs_env, capsys):
+    rules, echo = runs_env
+    exact = rules.predictions().query("em == True")["id"].tolist()
+    assert exact, "the keyword baseline answers some sampled questions exactly"
+    assert main(["runs", "compare", rules.run_id, echo.run_id, "--flips", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "paired comparison on 12 questions" in out
+    assert f"only in A {len(exact)}, only in B 0" in out
+    assert "McNemar exact test" in out and "paired bootstrap CI" in out
+    flipped = out.split("exact only in A")[1].splitlines()[1:3]
+    assert [line.split()[0] for line in flipped] == exact[:2]
+
+
+def test_experiment_name_compares_all_its_runs_and_list_is_readable(runs_env, capsys):
+    rules, echo = runs_env
+    assert main(["runs", "compare", "pair", "--flips", "0"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert sorted(header[1:]) == sorted([f"pair/{rules.run_id}", f"pair/{echo.run_id}"])
+    assert rules.run_id.startswith("direct-metaqa-1hop-standin-keyword-rules-")
+    assert main(["runs", "list"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if rules.run_id in x)
+    assert "sample 12 (seed 3)" in line and f" {100 * rules.metrics['f1']:.1f} " in line
