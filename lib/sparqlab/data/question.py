@@ -7,11 +7,13 @@ from typing import Any, Literal, get_args
 
 AnswerForm = Literal["select", "ask", "count"]
 
-PUBLIC_METADATA = frozenset({"paraphrases", "keywords", "title", "url"})
+PUBLIC_METADATA = frozenset({"paraphrases", "keywords", "title", "url", "query"})
 """Metadata a method may read: what the benchmark gives together with the question text (paraphrases, QALD's
-keywords, SPINACH's discussion title and URL). Everything else (question type, hops, template, MetaQA's relation
-path, MCQA's template id and roles, stored gold results, GRASP's info) is derived from the gold query or its
-answers and is withheld; see docs/metrics.md."""
+keywords, SPINACH's discussion title and URL, and ``query``: a query the question file gives the method to
+evaluate, e.g. a generative SPARQL query for the ``genop`` method; gold queries go in ``gold_sparql``).
+Everything else (question type, hops, template, MetaQA's relation path, MCQA's template id and roles, stored
+gold results, GRASP's info) is derived from the gold query or its answers and is withheld; see
+docs/metrics.md."""
 
 
 @dataclass

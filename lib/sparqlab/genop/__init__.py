@@ -21,6 +21,7 @@ Every implementation policy (lexicalisation, similarity, context supply, validat
 docstring of the module that implements it and summarised in ``docs/genop.md``.
 """
 
+import sparqlab.genop.method  # noqa: F401  (registers the "genop" method)
 from sparqlab.genop.algebra import GenOpSyntaxError
 from sparqlab.genop.dependency import Dependencies, analyse
 from sparqlab.genop.evaluate import (

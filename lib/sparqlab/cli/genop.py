@@ -1,0 +1,94 @@
+"""`sparqlab genop run`: evaluate a generative SPARQL query (GENOP patterns) on a KG with a model or a script."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+SCRIPTED = "scripted:"
+
+
+def register(subparsers) -> None:
+    """Add ``genop`` with ``run``."""
+    genop = subparsers.add_parser("genop", help="generative SPARQL: queries with GENOP model calls")
+    commands = genop.add_subparsers(dest="genop_command", metavar="GENOP_COMMAND", required=True)
+    run = commands.add_parser(
+        "run", help="evaluate a generative query and print its typed result",
+        description="Evaluate a SELECT query with GENOP(\"template ?x\" AS ?y, \"model\") patterns (grammar: "
+                    "docs/genop.md). Prints the typed result table (gen marks generated values), the query's class "
+                    "(acyclic / stratified / non-stratified) and the number of model calls.")
+    run.add_argument("query_file", type=Path, help="file holding the query ('-' reads stdin)")
+    run.add_argument("--kg", required=True, help="KG name (movies), SPARQL endpoint URL or RDF file")
+    run.add_argument("--model", required=True,
+                     help="the oracle model: a model name (served at --model-url or SPARQLAB_MODEL_URL, or a "
+                          "standin-* name), an endpoint URL (the model is then SPARQLAB_MODEL or the first GENOP's "
+                          "model specifier), or scripted:FILE.json (the scripted model)")
+    run.add_argument("--model-url", default=None, help="OpenAI-compatible endpoint of --model NAME")
+    run.add_argument("--format", choices=["table", "json"], default="table",
+                     help='table (default) or one JSON object {"class", "model_calls", "rows"}')
+    run.add_argument("--semantics", default="auto",
+                     help="auto (by query class), single-pass, lfp, stratified or well-founded")
+    run.add_argument("-K", type=int, default=5, help="proposal bound K: tuples per model call (default 5)")
+    run.add_argument("-B", type=int, default=10, help="domain cap B per generated variable of a cycle (default 10)")
+    run.add_argument("-T", type=int, default=1, help="repairs T per failing candidate (default 1)")
+    run.add_argument("-R", type=int, default=1, help="validation repetitions R (default 1)")
+    run.add_argument("--aggregation", choices=["all", "majority", "any"], default="majority",
+                     help="how R validation votes are combined (default majority)")
+    run.add_argument("--similarity", default="normalised",
+                     help="string similarity for generated values: exact, normalised (default), jaccard, ratio")
+    run.add_argument("--no-memo", action="store_true", help="switch off proposal/validation memoisation")
+    run.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    run.add_argument("--max-tokens", type=int, default=512, help="completion budget per call (default 512)")
+    run.add_argument("--timeout", type=float, default=30.0, help="seconds per KG query (default 30)")
+    run.set_defaults(handler=run_command)
+
+
+def _model(spec: str, url: str | None, query):
+    from sparqlab.genop import ScriptedModel
+    from sparqlab.llm.factory import make_model
+
+    if spec.startswith(SCRIPTED):
+        return ScriptedModel(Path(spec[len(SCRIPTED):]))
+    if spec.startswith(("http://", "https://")):
+        name = os.environ.get("SPARQLAB_MODEL") or next((g.model for g in query.genops if g.model), "")
+        if not name:
+            raise ValueError("--model URL needs a model name: set SPARQLAB_MODEL or give the GENOP a model specifier")
+        return make_model({"model": name, "base_url": spec})
+    url = url or os.environ.get("SPARQLAB_MODEL_URL")
+    return make_model({"model": spec, **({"base_url": url} if url else {})})
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Parse, evaluate, print."""
+    from sparqlab.genop import EvalSettings, Oracle, parse_genop_query
+    from sparqlab.genop.evaluate import evaluate, kg_query_fn
+    from sparqlab.kg import open_kg
+    from sparqlab.llm.base import run_sync
+
+    text = sys.stdin.read() if str(args.query_file) == "-" else args.query_file.read_text(encoding="utf-8")
+    settings = EvalSettings(semantics=args.semantics, k=args.K, b=args.B, t=args.T, r=args.R,
+                            similarity=args.similarity, progress=args.format == "table")
+    with open_kg(args.kg, timeout_s=args.timeout) as kg:
+        query = parse_genop_query(text, kg.profile.prefixes)
+        model = _model(args.model, args.model_url, query)
+        oracle = Oracle.for_model(model, params={"temperature": args.temperature, "max_tokens": args.max_tokens},
+                                  aggregation=args.aggregation, memoise=not args.no_memo)
+        result = run_sync(evaluate(query, kg_query_fn(kg), oracle, settings, kg.profile.label_predicate))
+    if args.format == "json":
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+        return 0
+    deps = result.dependencies.describe()
+    print(f"class: {deps['class']} (semantics: {result.semantics}; strata: {deps['strata']})")
+    for edge in deps["edges"]:
+        print(f"  {edge['from']} -{edge['sign']}-> {edge['to']} via {', '.join('?' + v for v in edge['vars'])}")
+    frame = result.to_frame()
+    print(frame.to_string(index=False) if len(frame) else "(no rows)")
+    if result.undefined:
+        print(f"undefined (well-founded): {len(result.undefined)} rows")
+    stats = result.oracle_stats
+    print(f"model calls: {result.model_calls} ({stats['calls']}; memo hits {stats['memo_hits']}; "
+          f"model: {getattr(model, 'name', model)}{' [standin]' if getattr(model, 'is_standin', False) else ''})")
+    return 0

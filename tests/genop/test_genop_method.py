@@ -1,0 +1,62 @@
+"""The ``genop`` method through the runner: a question file's ``query`` field is evaluated with model calls on
+the ``oracle`` role, the final answers are scored like every method's, and failures get their categories."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX
+
+from sparqlab.data.question import Question
+from sparqlab.genop.method import GenOpConfig, GenOpMethod
+from sparqlab.methods import get_method
+from sparqlab.runs import RunConfig, run
+
+EXAMPLE1_Y = EXAMPLE1.replace("SELECT ?x ?y ?z", "SELECT ?y")
+EXAMPLE2 = PREFIX + 'SELECT ?y WHERE { ?x a :City . GENOP("Describe the city ?x" AS ?y) }'
+SCRIPT = {**EXAMPLE1_SCRIPT, "Describe the city Paris": ["capital of France", "cultural center"]}
+
+
+@pytest.fixture()
+def script_file(tmp_path):
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    return path
+
+
+def questions() -> list[Question]:
+    return [
+        Question("cyclic", "Which topic and city support each other for Paris?", gold_answers=["art"],
+                 metadata={"query": EXAMPLE1_Y}),
+        Question("describe", "Describe Paris", gold_answers=["capital of France", "cultural center"],
+                 metadata={"query": EXAMPLE2}),
+        Question("missing", "A question without a query", gold_answers=["x"]),
+        Question("broken", "A malformed query", gold_answers=["x"],
+                 metadata={"query": PREFIX + 'SELECT ?y WHERE { GENOP("about ?q" AS ?y) }'}),
+    ]
+
+
+def test_genop_method_runs_question_files_through_the_runner(tmp_path, example_kg, script_file):
+    assert get_method("genop") is GenOpMethod
+    config = RunConfig(experiment="genop", output_root=str(tmp_path / "runs"), progress=False, cache="off",
+                       model="standin-genop-script", model_options={"script": str(script_file)})
+    result = run(GenOpMethod(), questions(), config, kg=example_kg)
+    records = {r["id"]: r for r in map(json.loads, (result.run_dir / "predictions.jsonl").read_text().splitlines())}
+    assert records["cyclic"]["f1"] == 1.0 and records["describe"]["f1"] == 1.0
+    assert records["cyclic"]["extra"]["genop_class"] == "stratified"
+    assert records["describe"]["extra"]["genop_class"] == "acyclic"
+    assert records["missing"]["error_category"] == "no_query"
+    assert records["broken"]["error_category"] == "genop_syntax_error"
+    oracle = records["cyclic"]["role_usage"]["oracle"]["calls"]
+    assert oracle["propose"] == 8 and oracle["validate"] > 0
+    assert records["describe"]["role_usage"]["oracle"]["calls"]["propose"] == 1
+    assert records["cyclic"]["kg_calls"]["query"] >= 1           # BGPs go through the counted ctx.query
+
+
+def test_genop_config_is_validated():
+    assert GenOpConfig.from_options({"k": "3", "aggregation": "all"}).k == 3
+    with pytest.raises(ValueError):
+        GenOpConfig(k=0)
+    with pytest.raises(ValueError):
+        GenOpConfig.from_dict({"semantic": "lfp"})
