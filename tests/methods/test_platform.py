@@ -266,3 +266,82 @@ def test_model_calls_log_only_new_messages_and_rebuild_the_conversation():
     # A call that departs from every earlier conversation logs its messages in full.
     trace.model_call([{"role": "user", "content": "fresh"}], "ok", step=None, role="controller")
     assert "continues" not in trace.events[-1].data and len(trace.events[-1].data["messages"]) == 1
+
+
+# -- structure ----------------------------------------------------------------------------------------------------
+
+def _kg_import_graph():
+    import ast
+    from pathlib import Path
+
+    import sparqlab.kg
+
+    graph = {}
+    for path in Path(sparqlab.kg.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        graph[f"sparqlab.kg.{path.stem}"] = {
+            node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and id(node) not in typing_only
+            and node.module and node.module.startswith("sparqlab.kg.")}
+    return graph
+
+
+def test_kg_modules_import_each_other_without_cycles():
+    graph = _kg_import_graph()
+    assert "sparqlab.kg.profiles" not in graph["sparqlab.kg.vocab"] and not graph["sparqlab.kg.vocab"]
+    visiting, done = set(), set()
+
+    def visit(module, path):
+        assert module not in visiting, f"import cycle: {' -> '.join([*path, module])}"
+        if module in done:
+            return
+        visiting.add(module)
+        for dependency in graph.get(module, ()):
+            visit(dependency, [*path, module])
+        visiting.discard(module)
+        done.add(module)
+
+    for module in graph:
+        visit(module, [])
+
+
+def test_the_movie_store_builder_is_registered_by_its_own_module():
+    from sparqlab.kg import movies
+    from sparqlab.kg.profiles import MOVIES, STORE_BUILDERS, WIKIDATA
+
+    assert STORE_BUILDERS["movies"] is movies.ensure_store and MOVIES.store_builder is movies.ensure_store
+    assert WIKIDATA.store_builder is None
+
+
+def test_embedded_query_workers_follow_the_run_concurrency(monkeypatch):
+    from sparqlab.runs import RunConfig
+    from sparqlab.runs.runner import kg_open_options
+
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert kg_open_options(RunConfig(concurrency=1)) == {"workers": 2}
+    assert kg_open_options(RunConfig(concurrency=12)) == {"workers": 12}
+    assert kg_open_options(RunConfig(concurrency=64)) == {"workers": 16}
+    assert kg_open_options(RunConfig(concurrency=64, kg_options={"workers": 3, "timeout_s": 5})) == {
+        "workers": 3, "timeout_s": 5}
+
+
+def test_committed_quickstart_notebook_is_what_its_script_writes(monkeypatch):
+    import runpy
+    from pathlib import Path
+
+    import nbformat
+
+    root = Path(__file__).resolve().parents[2]
+    written = {}
+    monkeypatch.setattr(nbformat, "write", lambda notebook, path: written.update(notebook=notebook, path=path))
+    runpy.run_path(str(root / "scripts" / "make_quickstart.py"), run_name="__main__")
+    committed = nbformat.read(root / "notebooks" / "00_quickstart.ipynb", as_version=4)
+    generated = written["notebook"]
+    assert Path(written["path"]) == root / "notebooks" / "00_quickstart.ipynb"
+    assert generated.metadata == committed.metadata
+
+    def cells(notebook):
+        return [(c.cell_type, c.source, dict(c.metadata)) for c in notebook.cells]
+
+    assert cells(generated) == cells(committed), "regenerate it: python scripts/make_quickstart.py"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
+from sparqlab.kg import movies as _movies  # noqa: F401  (registers the movie store builder)
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.embedded import EmbeddedKG, load_rdf_file
 from sparqlab.kg.endpoint import EndpointKG

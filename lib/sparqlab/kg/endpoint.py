@@ -18,15 +18,14 @@ import urllib.error
 from typing import Any
 from urllib.parse import quote
 
-from sparqlab import __version__
 from sparqlab.core.cache import JsonCache
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.errors import EndpointError, QueryTimeout, SparqlSyntaxError
 from sparqlab.kg.guard import scan
 from sparqlab.kg.profiles import KGProfile
 from sparqlab.kg.results import QueryResult
+from sparqlab.kg.vocab import USER_AGENT
 
-USER_AGENT = f"sparqlab/{__version__} (text-to-SPARQL research workbench; SPARQLWrapper)"
 _MAX_GET_URL = 2000
 _SYNTAX_HINTS = ("parse", "syntax", "malformed", "lexical", "expected", "error at", "unexpected")
 _TIMEOUT_HINTS = ("timeout", "timed out", "time limit", "cancelled")

@@ -28,8 +28,9 @@ from urllib.parse import quote
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir, data_dir
-from sparqlab.kg.profiles import MOVIES, RDF, RDFS
+from sparqlab.kg.profiles import register_store_builder
 from sparqlab.kg.results import quote_literal
+from sparqlab.kg.vocab import MOVIES_NS, RDF, RDFS
 
 FILM = "Film"
 RELATION_RANGES = {
@@ -84,15 +85,15 @@ def kb_path() -> Path:
 
 def entity_iri(cls: str, name: str) -> str:
     """The IRI of the entity of class ``cls`` named ``name`` (so a name in two roles gives two IRIs)."""
-    return f"{MOVIES.namespace}entity/{cls}/{quote(name, safe='')}"
+    return f"{MOVIES_NS}entity/{cls}/{quote(name, safe='')}"
 
 
 def class_iri(cls: str) -> str:
-    return f"{MOVIES.namespace}class/{cls}"
+    return f"{MOVIES_NS}class/{cls}"
 
 
 def relation_iri(relation: str) -> str:
-    return f"{MOVIES.namespace}relation/{relation}"
+    return f"{MOVIES_NS}relation/{relation}"
 
 
 def read_kb(path: Path | None = None) -> list[tuple[str, str, str]]:
@@ -189,7 +190,7 @@ def build_hash(path: Path | None = None) -> str:
 
     source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
     data = hashlib.sha256((path or kb_path()).read_bytes()).hexdigest()
-    return stable_hash([source, data, pyoxigraph.__version__, MOVIES.namespace], 12)
+    return stable_hash([source, data, pyoxigraph.__version__, MOVIES_NS], 12)
 
 
 def build_dir() -> Path:
@@ -237,3 +238,5 @@ def build(target: Path, force: bool = False) -> dict:
             raise
     return stats
 
+
+register_store_builder("movies", ensure_store)

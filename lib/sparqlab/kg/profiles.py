@@ -22,18 +22,25 @@ with ``FB = "http://rdf.freebase.com/ns/"`` (and ``label_languages=("en",)``, as
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
-OWL = "http://www.w3.org/2002/07/owl#"
-SCHEMA = "http://schema.org/"
+from sparqlab.kg.vocab import MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, XSD
 
-STANDARD_PREFIXES = {"rdf": RDF, "rdfs": RDFS, "xsd": XSD, "owl": OWL}
-"""Prefixes every profile predefines; any SPARQL 1.1 endpoint understands their IRIs."""
+__all__ = ["MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA", "STANDARD_PREFIXES", "STORE_BUILDERS",
+           "WIKIDATA", "XSD", "ConstraintScheme", "KGProfile", "generic_profile", "get_profile",
+           "register_store_builder"]
+
+STORE_BUILDERS: dict[str, Callable[..., Path]] = {}
+"""Profile name → ``builder(force=False)`` returning the directory of a pyoxigraph store with a ``build.json``
+beside it, for KGs bundled with the workbench. Builders register themselves (:func:`register_store_builder`) from
+their own module (:mod:`sparqlab.kg.movies`), so this module imports none of them."""
+
+
+def register_store_builder(profile_name: str, builder: Callable[..., Path]) -> None:
+    """Make ``builder`` the store builder of the profile called ``profile_name``."""
+    STORE_BUILDERS[profile_name] = builder
 
 
 @dataclass(frozen=True)
@@ -78,9 +85,10 @@ class KGProfile:
     ``prefixes`` are predefined: a query may use them without declaring them, on every backend (the embedded
     store passes them to the parser, endpoints get the missing declarations prepended). ``answer_key`` says how
     answers are compared: ``"iri"`` (entity IRIs / literal values) or ``"label"`` (the ``label_predicate``
-    values, for KGs whose gold answers are names). ``store_builder(force=False)`` returns the directory of a
-    pyoxigraph store (building it if missing or if ``force``), with a ``build.json`` of counts beside it, for KGs
-    bundled with the workbench; ``endpoint`` is the default SPARQL service
+    values, for KGs whose gold answers are names). :attr:`store_builder` (``builder(force=False)`` returning the
+    directory of a pyoxigraph store, built if missing or if ``force``, with a ``build.json`` of counts beside it)
+    is registered in :data:`STORE_BUILDERS` for KGs bundled with the workbench; ``endpoint`` is the default SPARQL
+    service
     otherwise. ``search`` picks the entity search backend: ``"local"`` (SQLite FTS5 label index built from the
     KG) or ``"wikidata_api"`` (``search_api_url``, a MediaWiki ``wbsearchentities`` API).
     ``prompt_notes`` tell a model how queries over this KG are written (identifiers, labels, answer shape);
@@ -102,7 +110,6 @@ class KGProfile:
     constraints: ConstraintScheme
     answer_key: Literal["iri", "label"] = "iri"
     endpoint: str | None = None
-    store_builder: Callable[..., Path] | None = field(default=None, compare=False)
     search: Literal["local", "wikidata_api"] = "local"
     search_api_url: str | None = None
     label_languages: tuple[str, ...] = ("", "en")
@@ -129,6 +136,11 @@ class KGProfile:
             return self.property_entity_prefix + predicate_iri[len(self.direct_property_prefix):]
         return predicate_iri
 
+    @property
+    def store_builder(self) -> Callable[..., Path] | None:
+        """The registered store builder of this KG (``None``: not bundled; reached through ``endpoint``)."""
+        return STORE_BUILDERS.get(self.name)
+
     def shorten(self, iri: str) -> str:
         """``prefix:local`` when a predefined prefix covers ``iri`` and the rest is a plain name, else ``<iri>``."""
         for prefix, base in self.prefixes.items():
@@ -137,14 +149,6 @@ class KGProfile:
                 return f"{prefix}:{local}"
         return f"<{iri}>"
 
-
-def _build_movies(force: bool = False) -> Path:
-    from sparqlab.kg.movies import ensure_store
-
-    return ensure_store(force)
-
-
-MOVIES_NS = "http://sparqlab.org/movies/"
 
 MOVIES = KGProfile(
     name="movies",
@@ -158,7 +162,6 @@ MOVIES = KGProfile(
     property_id_pattern=r"^http://sparqlab\.org/movies/relation/[a-z_]+$",
     constraints=ConstraintScheme("rdfs", domain_predicate=RDFS + "domain", range_predicate=RDFS + "range"),
     answer_key="label",
-    store_builder=_build_movies,
     namespace=MOVIES_NS,
     prompt_notes="""\
 Every entity, class and relation is an IRI that carries an rdfs:label. Match entities and relations by their

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sparqlab.kg.profiles import XSD as XSD  # re-exported: the eval layer reads datatypes against it
+from sparqlab.kg.vocab import XSD as XSD  # re-exported: the eval layer reads datatypes against it
 
 
 def quote_literal(text: str) -> str:

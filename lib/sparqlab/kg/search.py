@@ -17,13 +17,16 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
-from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.errors import EndpointError
 from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.vocab import USER_AGENT
+
+if TYPE_CHECKING:
+    from sparqlab.kg.base import KnowledgeGraph
 
 Kind = Literal["entity", "property", "class"]
 
@@ -218,8 +221,6 @@ class WikidataApiSearch:
 
     def _call(self, params: dict) -> dict:
         import httpx
-
-        from sparqlab.kg.endpoint import USER_AGENT
 
         key = stable_hash(params, 32)
         namespace = f"search:{self.api_url}"

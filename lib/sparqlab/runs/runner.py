@@ -161,9 +161,18 @@ def _resolve_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Qu
         name = names.pop()
     from sparqlab.kg import PROFILES, open_kg
 
+    options = kg_open_options(config)
     if config.kg_url:
-        return open_kg(config.kg_url, profile=name if name in PROFILES else None, **config.kg_options), name
-    return open_kg(name, **config.kg_options), name
+        return open_kg(config.kg_url, profile=name if name in PROFILES else None, **options), name
+    return open_kg(name, **options), name
+
+
+def kg_open_options(config: RunConfig) -> dict[str, Any]:
+    """``open_kg`` options of a run: ``config.kg_options`` over an embedded store's query-worker count sized
+    from the run's concurrency (one per question in flight, at most one per core: queries are CPU-bound; at least
+    two), so an agent running many queries per question is not held to two workers."""
+    workers = max(2, min(config.concurrency, os.cpu_count() or 2))
+    return {"workers": workers, **config.kg_options}
 
 
 def _cached_model(config: RunConfig, name: str, url: str | None, options: dict[str, Any]) -> ChatModel:

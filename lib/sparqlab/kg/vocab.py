@@ -1,0 +1,22 @@
+"""Constants shared by the KG modules: standard RDF vocabularies, the bundled movie KG's namespace, the HTTP user
+agent. A leaf module (it imports nothing from ``sparqlab.kg``), so profiles, results, the movie builder, search
+and endpoints can all use these without importing each other."""
+
+from __future__ import annotations
+
+from sparqlab import __version__
+
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+OWL = "http://www.w3.org/2002/07/owl#"
+SCHEMA = "http://schema.org/"
+
+STANDARD_PREFIXES = {"rdf": RDF, "rdfs": RDFS, "xsd": XSD, "owl": OWL}
+"""Prefixes every profile predefines; any SPARQL 1.1 endpoint understands their IRIs."""
+
+MOVIES_NS = "http://sparqlab.org/movies/"
+"""Namespace of the bundled movie KG (:mod:`sparqlab.kg.movies`)."""
+
+USER_AGENT = f"sparqlab/{__version__} (text-to-SPARQL research workbench; SPARQLWrapper)"
+"""What the workbench sends to public SPARQL and search services (Wikimedia asks for an identifying agent)."""
