@@ -345,3 +345,33 @@ def test_committed_quickstart_notebook_is_what_its_script_writes(monkeypatch):
         return [(c.cell_type, c.source, dict(c.metadata)) for c in notebook.cells]
 
     assert cells(generated) == cells(committed), "regenerate it: python scripts/make_quickstart.py"
+
+
+def test_packages_import_only_the_layers_docs_design_lists_above_them():
+    import ast
+    import re
+    from pathlib import Path
+
+    import sparqlab
+
+    lib = Path(sparqlab.__file__).parent
+    design = (lib.parents[1] / "docs" / "DESIGN.md").read_text()
+    block = design.split("## Layers", 1)[1].split("```")[1]
+    order = [m.group(1) for m in re.finditer(r"^([a-z]+)\s", block, re.MULTILINE)]
+    rank = {name: i for i, name in enumerate(order)}
+    rank["widgets"] = rank["plots"]  # the trace browser is listed with the plots
+    problems = []
+    for path in sorted(lib.rglob("*.py")):
+        layer = path.relative_to(lib).parts[0].removesuffix(".py")
+        if layer in ("__init__", "__main__"):
+            continue
+        assert layer in rank, f"{layer} is not in the layer list of docs/DESIGN.md"
+        tree = ast.parse(path.read_text())
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and id(node) not in typing_only and node.module:
+                parts = node.module.split(".")
+                if parts[0] == "sparqlab" and len(parts) > 1 and rank.get(parts[1], -1) > rank[layer]:
+                    problems.append(f"{path.relative_to(lib)} imports {node.module}")
+    assert not problems, problems

@@ -109,3 +109,12 @@ def test_browser_wiring_steps_through_a_trace(run_dir):
     assert browser.step_slider.value == 0 and "No trace" in browser.event_view.value
     browser.question_picker.value = "q3"
     assert "No prediction" in browser.prediction_view.value and "Find the director." in browser.event_view.value
+
+
+def test_a_continued_conversation_shows_only_its_new_messages_and_what_it_continues():
+    event = {"kind": "model_call", "step": 2, "role": "controller", "t": 1.0,
+             "data": {"continues": 0, "prefix": 3, "kind": "step", "response": "Action: stop",
+                      "messages": [{"role": "user", "content": "Observation: 2 rows"}]}}
+    kind, blocks, short = widgets.event_fields(event)
+    assert dict(short)["continues"] == "event 1 (first 3 messages not repeated)"
+    assert [k for k, _ in blocks] == ["response", "message 4 (user)"]
