@@ -34,7 +34,7 @@ WORD_FORMS = {
     "genre": "genre genres sort kind",
     "release": "release released year premiered",
     "language": "language languages spoken",
-    "tag": "tag tags tagged keyword keywords topics",
+    "tag": "tag tags tagged keyword keywords topics describe described describes words",
     "rating": "rating rated",
     "votes": "votes voted popular famous popularity",
     "narrative": "set setting narrative",
