@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test lint reproduce kg bench clean lab
+.PHONY: setup test lint reproduce kg bench clean lab check-gold check-mutations
 
 setup: $(STAMP)
 
@@ -32,6 +32,15 @@ reproduce: setup kg
 lab: setup kg
 	# JupyterLab on 127.0.0.1 serving the checkout; prints the URL (with its token) to open in a browser.
 	$(BIN)/sparqlab lab
+
+# Every gold answer set against independent sources (MetaQA's answer files; the raw KB for MCQA-style questions).
+check-gold: setup kg
+	$(BIN)/python scripts/check_metaqa_gold.py
+	$(BIN)/python scripts/check_mcqa_gold.py
+
+# The validity tests fail on the mutations they guard against (scripts/check_mutations.py lists them).
+check-mutations: setup kg
+	$(BIN)/python scripts/check_mutations.py
 
 bench: setup kg
 	$(BIN)/python benchmarks/kg_bench.py

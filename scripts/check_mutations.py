@@ -1,9 +1,9 @@
 """Check that the validity tests can fail: apply each known mutation to a private copy of the code or data, run the
 tests that guard against it, and report whether they fail (caught) as they must.
 
-The working tree is never touched: every mutation runs in a temporary project root holding a copy of ``lib/``
-(found first on ``PYTHONPATH``) and of the mutated data folder, with the rest of ``data/`` and the movie-KG store
-linked read-only and an empty cache for everything else. The unmutated copy is run first, so a test that fails
+The working tree is never touched: every mutation runs in a temporary project root holding copies of ``lib/``
+(found first on ``PYTHONPATH``), ``tests/``, ``scripts/`` and the mutated data folder, with the rest of ``data/``,
+the built movie-KG store and the other top-level files linked, and an empty cache for everything else. The unmutated copy is run first, so a test that fails
 without any mutation is reported as such and not counted as a catch.
 
     .venv/bin/python scripts/check_mutations.py [--only NAME ...] [--list]
@@ -40,7 +40,9 @@ KEYWORD = "lib/sparqlab/methods/keyword_rules.py"
 KEYWORD_TESTS = ("tests/methods/test_keyword_rules.py",)
 NORMALISE = "lib/sparqlab/eval/normalise.py"
 NORMALISE_TESTS = ("tests/eval/test_eval_normalise.py",)
-GOLD_TESTS = ("tests/data/test_data_gold_independent.py",)
+MCQA = "lib/sparqlab/data/mcqa.py"
+MOVIE_TESTS = "tests/data/test_data_movies.py"
+MCQA_MEANING_TESTS = (f"{MOVIE_TESTS}::test_mcqa_gold_queries_mean_what_their_type_says",)
 
 MUTATIONS = [
     Mutation("keyword: old class-line pattern (notes with ':' or '(' never match)", KEYWORD,
@@ -53,14 +55,73 @@ MUTATIONS = [
              "if position == len(words_before_topic) - 1:", "if False:", KEYWORD_TESTS),
     Mutation("keyword: other classes' names kept in a class's words", KEYWORD,
              "and not any(matches(o, w) for o in others)", "", KEYWORD_TESTS),
+    Mutation("gold: MCQA same-actor/-director/-writer films keep the topic film (FILTER dropped)", MCQA,
+             '"?uri ?rel1 ?e2 ; ?rel4 ?e4 ; rdfs:label ?label .",\n                f"FILTER(?label != {topic})",',
+             '"?uri ?rel1 ?e2 ; ?rel4 ?e4 ; rdfs:label ?label .",', MCQA_MEANING_TESTS),
+    Mutation("gold: MCQA 1-hop constraint follows the topic's relation", MCQA,
+             "?rel2 rdfs:label {quote_literal(ROLE_RELATION[qtype.constraint])} .",
+             "?rel2 rdfs:label {quote_literal(ROLE_RELATION[qtype.linking_role])} .", MCQA_MEANING_TESTS),
+    Mutation("gold: MCQA co-actor/co-writer answers keep the topic person", MCQA,
+             '            "?uri rdfs:label ?label .",\n            f"FILTER(?label != {topic})",',
+             '            "?uri rdfs:label ?label .",', MCQA_MEANING_TESTS),
+    Mutation("gold: a stored MCQA gold answer set gains a wrong answer", "data/mcqa_movies/test.jsonl",
+             '"gold_answers": ["Tube Tales"]', '"gold_answers": ["Alien", "Tube Tales"]',
+             (f"{MOVIE_TESTS}::test_bundled_mcqa_gold_is_what_each_type_means_over_the_raw_kb",)),
+    Mutation("gold: MetaQA walks keep the topic on hops 2+", "lib/sparqlab/data/metaqa.py",
+             "        if number > 1:\n            patterns.append(f\"FILTER(", "        if False:\n            patterns.append(f\"FILTER(",
+             (f"{MOVIE_TESTS}::test_metaqa_multi_hop_gold_queries_reproduce_every_answer_set",)),
+    Mutation("gold: a 1-hop superset counts as a same-title merge without checking the raw KB",
+             "scripts/check_metaqa_gold.py", 'if not got - gold <= kb.objects.get((film, RELATION_OF_ROLE[role]), set()):',
+             "if False:", (f"{MOVIE_TESTS}::test_same_title_merge_check_rejects_what_it_cannot_explain",)),
+    Mutation("normalise: plain literals read as numbers again", NORMALISE,
+             '    if text.startswith(("http://", "https://")) or _expand(text) != text:\n        return _iri(text)\n    return text',
+             '    if text.startswith(("http://", "https://")) or _expand(text) != text:\n        return _iri(text)\n'
+             '    if re.fullmatch(r"[+-]?\\d+(\\.\\d+)?", text):\n        return _decimal(Decimal(text))\n    return text',
+             NORMALISE_TESTS),
+    Mutation("normalise: ill-typed literals become their bare lexical form", NORMALISE,
+             """return f'"{lexical}"^^<{term.datatype}>'""", "return lexical", NORMALISE_TESTS),
+    Mutation("normalise: integer range checks removed", NORMALISE,
+             "if (low is not None and number < low) or (high is not None and number > high):", "if False:",
+             NORMALISE_TESTS),
+    Mutation("normalise: float specials not recognised", NORMALISE,
+             "if datatype in FLOAT_TYPES and lexical in _FLOAT_SPECIAL:", "if False:", NORMALISE_TESTS),
+    Mutation("normalise: NaN written like Python", NORMALISE, 'return "NaN"', 'return "nan"', NORMALISE_TESTS),
+    Mutation("normalise: timezone offset ignored", NORMALISE, "minutes=-shift", "minutes=0", NORMALISE_TESTS),
+    Mutation("normalise: 24:00:00 not rolled to the next day", NORMALISE,
+             "days=1 if end_of_day else 0", "days=0", NORMALISE_TESTS),
+    Mutation("normalise: any day 1..31 accepted", NORMALISE,
+             "1 <= day <= _days_in_month(year, month)", "1 <= day <= 31", NORMALISE_TESTS),
+    Mutation("normalise: every fourth year a leap year", NORMALISE,
+             "(year % 100 != 0 or year % 400 == 0)", "True", NORMALISE_TESTS),
+    Mutation("normalise: a date with a time accepted as xsd:date", NORMALISE,
+             "has_time != (datatype != XSD + \"date\")", "False", NORMALISE_TESTS),
+    Mutation("normalise: any non-true boolean is false", NORMALISE,
+             '    if lexical in ("false", "0"):\n        return "false"\n    raise IllTyped(lexical)',
+             '    return "false"', NORMALISE_TESTS),
+    Mutation("normalise: blank nodes lose their _: mark", NORMALISE,
+             'return "_:" + term.value.strip().removeprefix("_:")', "return term.value.strip()", NORMALISE_TESTS),
+    Mutation("normalise: language tags kept", NORMALISE,
+             "    if term.lang or term.datatype in (None,",
+             "    if term.lang:\n        return _string(lexical) + '@' + term.lang\n    if term.datatype in (None,",
+             NORMALISE_TESTS),
 ]
 
 
+COPIED = {"lib", "tests", "scripts"}
+"""Copied into the private root (small, and the mutated code or tests import each other); the rest is linked."""
+PRIVATE = {".git", ".venv", ".cache", "data", "runs", "figures", ".pytest_cache", ".ruff_cache"}
+
+
 def _tree(mutation: Mutation | None) -> tempfile.TemporaryDirectory:
-    """A temporary project root: ``lib/`` copied, ``data/`` linked (the mutated file's folder copied)."""
+    """A private project root: code and tests copied, ``data/`` linked (the mutated file's folder copied), the
+    built movie KG linked, everything else linked."""
     folder = tempfile.TemporaryDirectory(prefix="sparqlab-mutation-")
     root = Path(folder.name)
-    shutil.copytree(ROOT / "lib", root / "lib", ignore=shutil.ignore_patterns("__pycache__"))
+    for entry in ROOT.iterdir():
+        if entry.name in COPIED:
+            shutil.copytree(entry, root / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif entry.name not in PRIVATE:
+            (root / entry.name).symlink_to(entry)
     (root / "data").mkdir()
     copied = Path(mutation.path).parts[1] if mutation and mutation.path.startswith("data/") else None
     for entry in (ROOT / "data").iterdir():
@@ -84,14 +145,14 @@ def _tree(mutation: Mutation | None) -> tempfile.TemporaryDirectory:
 
 
 def run_tests(mutation: Mutation | None, tests: tuple[str, ...]) -> subprocess.CompletedProcess:
-    """pytest on ``tests`` against the (mutated) copy."""
+    """pytest on ``tests`` in a private root holding the (mutated) copy."""
     with _tree(mutation) as root:
         env = {**os.environ, "PYTHONPATH": str(Path(root) / "lib"), "SPARQLAB_CACHE": str(Path(root) / ".cache"),
                "SPARQLAB_RUNS": str(Path(root) / "runs"), "SPARQLAB_FIGURES": str(Path(root) / "figures"),
                "HF_HUB_OFFLINE": "1"}
         env.pop("SPARQLAB_DATA", None)
         command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
-        return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=900)
 
 
 def main(argv: list[str] | None = None) -> int:
