@@ -1,0 +1,245 @@
+"""DeSQ as a platform method (``sparqlab run desq``): decomposition, structured output, URI correction against the
+KB memory, deterministic assembly; execution-free scores per prediction through :meth:`Desq.score`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from sparqlab.core.hashing import stable_hash
+from sparqlab.data.question import Question
+from sparqlab.desq.correction import STRATEGIES, Retriever, apply, check_strategy, correct_slots
+from sparqlab.desq.evaluation import gold_sparql_for, score_output, slot_kinds
+from sparqlab.desq.fragments import AssemblyError, Decomposition, Fragment, Slot, assemble, decompose, scheme_for
+from sparqlab.desq.generation import (
+    Example,
+    decompose_messages,
+    gold_example,
+    map_messages,
+    masked_words,
+    nearest,
+    parse_constraints,
+    write_finetune_jsonl,
+)
+from sparqlab.desq.memory import KBMemory, describer, kg_entries, wikidata_property_entries
+from sparqlab.desq.prompts import PROMPTS
+from sparqlab.desq.structured import output_json, parse_output
+from sparqlab.desq.verbalise import verbalise_with_model, verbalise_with_templates
+from sparqlab.eval.sparql_tree import SparqlParseError
+from sparqlab.eval.structural import structural_em
+from sparqlab.methods.base import Method, MethodOutput
+from sparqlab.methods.config import MethodConfig
+from sparqlab.methods.context import PrepareContext, QuestionContext
+from sparqlab.methods.registry import register_method
+
+MEMORY_FORMAT = 1
+"""Bumped when the memory's entries or their text change, so cached memories are rebuilt."""
+
+
+@dataclass(frozen=True)
+class DesqConfig(MethodConfig):
+    """Settings of :class:`Desq`.
+
+    - ``strategy``: URI correction strategy (appendix B): none, always-retrieve, roundtrip-exact (the paper's
+      "Round-trip"), roundtrip-fuzzy, score-threshold, combined. ``oracle`` needs gold ids, so a run cannot answer
+      with it; every run scores all seven strategies per question instead (``scores.<strategy>.*``).
+    - ``threshold``: cosine threshold of score-threshold and combined (paper: 0.85).
+    - ``jaccard``: word-level Jaccard a label must reach under roundtrip-fuzzy (paper: 0.5).
+    - ``train_dataset`` / ``train_split`` / ``train_limit``: the training questions whose gold decompositions are
+      the worked examples (0: all of the split); never the scored split.
+    - ``shots``: worked examples (nearest by masked question words) per prompt.
+    - ``memory``: ``kg`` (entities, relations and classes of the run's KG) or ``wikidata-properties``.
+    - ``memory_entities``: at most this many entities in a ``kg`` memory, in id order (0: all; relations and
+      classes always) — a speed knob for smoke tests, it changes results.
+    - ``embedder``: ``minilm`` (offline all-MiniLM-L6-v2) or a sentence-transformers model name (paper: BGE-Large).
+    - ``verbaliser``: ``template`` (deterministic, KG labels) or ``model`` (the ``verbaliser`` role, prompt
+      ``verbalise``) for the atomic constraints of the worked examples.
+    """
+
+    strategy: str = "roundtrip-exact"
+    threshold: float = 0.85
+    jaccard: float = 0.5
+    train_dataset: str = "mcqa-movies"
+    train_split: str = "train"
+    train_limit: int = 0
+    shots: int = 3
+    memory: Literal["kg", "wikidata-properties"] = "kg"
+    memory_entities: int = 0
+    embedder: str = "minilm"
+    verbaliser: Literal["template", "model"] = "template"
+
+    def __post_init__(self) -> None:
+        check_strategy(self.strategy)
+        if self.strategy == "oracle":
+            raise ValueError("strategy 'oracle' needs the gold ids, so it cannot answer questions; every run "
+                             "reports it in its per-question scores (scores.oracle.*)")
+        if not 0 <= self.threshold <= 1 or not 0 <= self.jaccard <= 1:
+            raise ValueError("threshold and jaccard must lie in [0, 1]")
+        if self.shots < 1 or self.train_limit < 0 or self.memory_entities < 0:
+            raise ValueError("shots must be >= 1, train_limit and memory_entities >= 0")
+
+
+def _example_dict(example: Example) -> dict[str, Any]:
+    d = example.decomposition
+    return {"id": example.id, "question": example.question, "sparql": example.sparql,
+            "fragments": [asdict(f) for f in d.fragments], "slots": [asdict(s) for s in d.slots], "kinds": d.kinds}
+
+
+def _example_from(data: dict[str, Any]) -> Example:
+    decomposition = Decomposition([Fragment(**f) for f in data["fragments"]], [Slot(**s) for s in data["slots"]],
+                                  data["kinds"])
+    return Example(data["id"], data["question"], data["sparql"], decomposition)
+
+
+@register_method("desq")
+class Desq(Method):
+    """DeSQ (decomposition → structured output → URI correction → assembly) over any KG with an id scheme."""
+
+    config_class = DesqConfig
+    roles = ("generator", "verbaliser")
+    prompts = PROMPTS
+
+    def __init__(self, config: DesqConfig | None = None, **overrides: Any):
+        super().__init__(config, **overrides)
+        self.memory: KBMemory | None = None
+        self.examples: list[Example] = []
+        self._words: list[frozenset[str]] = []
+        self._kg = None
+        self._retriever: Retriever | None = None
+
+    def artifacts(self) -> dict[str, str]:
+        found = {}
+        if self.memory is not None:
+            found["kb_memory"] = self.memory.digest
+        if self.examples:
+            found["examples"] = stable_hash([_example_dict(e) for e in self.examples], 16)
+        return found
+
+    def example_ids(self) -> set[str]:
+        return {e.id for e in self.examples}
+
+    def example_texts(self) -> set[str]:
+        return {e.question for e in self.examples}
+
+    # -- preparation ----------------------------------------------------------------------------------------------
+
+    async def prepare(self, ctx: PrepareContext) -> None:
+        config, kg = self.config, ctx.kg
+        self._kg = kg
+        scheme = scheme_for(kg.profile.name)
+        key = [MEMORY_FORMAT, config.memory, config.embedder, config.memory_entities,
+               kg.identity if config.memory == "kg" else "wikidata_properties"]
+        folder, built = ctx.artifact_dir("desq-memory", key)
+        if built:
+            self.memory = await asyncio.to_thread(KBMemory.load, folder)
+        else:
+            def entries():
+                if config.memory == "wikidata-properties":
+                    return wikidata_property_entries()
+                found = kg_entries(kg)
+                if config.memory_entities:
+                    others = [e for e in found if e.kind != "entity"]
+                    found = others + [e for e in found if e.kind == "entity"][:config.memory_entities]
+                return found
+
+            self.memory = await asyncio.to_thread(lambda: KBMemory.build(entries(), config.embedder))
+            await asyncio.to_thread(self.memory.save, folder)
+        ctx.log("kb_memory", entries=len(self.memory), build_s=self.memory.info.get("build_s"), cached=built)
+        self._retriever = Retriever(self.memory)
+
+        questions = ctx.train_questions(config.train_dataset, config.train_split)
+        questions = questions[:config.train_limit] if config.train_limit else questions
+        key = [config.train_dataset, config.train_split, [q.id for q in questions], kg.identity, self.memory.digest,
+               config.verbaliser, PROMPTS["verbalise"].digest]
+        folder, built = ctx.artifact_dir("desq-examples", key)
+        if built:
+            lines = (folder / "examples.jsonl").read_text(encoding="utf-8").splitlines()
+            self.examples = [_example_from(json.loads(line)) for line in lines if line]
+        else:
+            self.examples = await self._build_examples(questions, ctx, scheme)
+            (folder / "examples.jsonl").write_text(
+                "".join(json.dumps(_example_dict(e), ensure_ascii=False) + "\n" for e in self.examples), "utf-8")
+            write_finetune_jsonl(folder / "finetune.jsonl", self.examples, kg.profile.name)
+        if not self.examples:
+            raise ValueError(f"no usable training examples in {config.train_dataset}/{config.train_split}")
+        self._words = [masked_words(e.question) for e in self.examples]
+        ctx.log("desq_examples", n=len(self.examples), folder=str(folder), cached=built)
+
+    async def _build_examples(self, questions: list[Question], ctx: PrepareContext, scheme) -> list[Example]:
+        from tqdm.auto import tqdm
+
+        examples, skipped = [], 0
+        for question in tqdm(questions, desc="DeSQ gold decompositions", unit="q"):
+            try:
+                sparql = await asyncio.to_thread(gold_sparql_for, question, ctx.kg)
+                example = gold_example(question, scheme, describer(self.memory, ctx.kg), sparql)
+            except (ValueError, SparqlParseError) as error:
+                skipped += 1
+                ctx.log("skipped_example", id=question.id, error=str(error))
+                continue
+            if self.config.verbaliser == "model":
+                async def chat(messages):
+                    return (await ctx.chat(messages, role="verbaliser", kind="verbalise")).text
+
+                await verbalise_with_model(example.decomposition, question.text, chat)
+            examples.append(example)
+        ctx.log("desq_examples_built", n=len(examples), skipped=skipped)
+        return examples
+
+    # -- answering ------------------------------------------------------------------------------------------------
+
+    async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
+        if self.memory is None:
+            raise RuntimeError("Desq.prepare() must run before answer() (the runner calls it)")
+        kg_name = ctx.kg.profile.name
+        scheme = scheme_for(kg_name)
+        shown = nearest(question.text, self.examples, self.config.shots, self._words)
+        reply = await ctx.chat(decompose_messages(question.text, shown, kg_name), role="generator", kind="decompose")
+        constraints = parse_constraints(reply.text)
+        if not constraints:
+            ctx.log("parse_failure", step_name="decompose", response=reply.text)
+            return MethodOutput(None, "parse_failure")
+        reply = await ctx.chat(map_messages(question.text, constraints, shown, kg_name), role="generator",
+                               kind="map")
+        parsed = parse_output(reply.text)
+        extra: dict[str, Any] = {"constraints": len(constraints), "output_problems": len(parsed.problems),
+                                 "structured_output": output_json(parsed.fragments, parsed.slots)}
+        if parsed.problems:
+            ctx.log("output_problems", problems=parsed.problems)
+        if not parsed.usable:
+            ctx.log("parse_failure", step_name="map", response=reply.text)
+            return MethodOutput(None, "parse_failure", extra)
+        corrections = await asyncio.to_thread(
+            correct_slots, parsed.slots, self.memory, self.config.strategy, kinds=slot_kinds(parsed, scheme),
+            threshold=self.config.threshold, jaccard=self.config.jaccard, retrieve=self._retriever)
+        ctx.log("uri_correction", strategy=self.config.strategy, corrections=[asdict(c) for c in corrections])
+        extra["ids_changed"] = sum(c.changed for c in corrections)
+        try:
+            sparql = assemble(parsed.fragments, apply(parsed.slots, corrections), scheme)
+        except AssemblyError as error:
+            ctx.log("assembly_error", problems=error.problems)
+            return MethodOutput(None, "assembly_error", extra)
+        ctx.log("final_query", sparql=sparql)
+        return MethodOutput(sparql, None, extra)
+
+    # -- scoring --------------------------------------------------------------------------------------------------
+
+    def score(self, question: Question, output: MethodOutput, predicted: list[str] | None,
+              gold: list[str] | None) -> dict[str, Any]:
+        """Structural EM of the final query, fragment / URI EM of the structured output, and every correction
+        strategy's id EM, final EM, fixed and broken ids (execution-free, section 3.5); ``empty_pair`` marks a
+        question whose predicted and gold answers are both empty (execution F1 would count it as correct)."""
+        if not question.gold_sparql or self.memory is None:
+            return {}
+        scheme = scheme_for(self._kg.profile.name if self._kg is not None else question.kg)
+        gold_sparql = gold_sparql_for(question, self._kg)
+        gold_decomposition = verbalise_with_templates(decompose(gold_sparql, scheme, describer(self.memory, self._kg)))
+        parsed = parse_output(output.extra.get("structured_output", ""))
+        scores = score_output(parsed, gold_decomposition, gold_sparql, self.memory, scheme,
+                              threshold=self.config.threshold, jaccard=self.config.jaccard, strategies=STRATEGIES,
+                              retrieve=self._retriever)
+        scores["structural_em"] = structural_em(output.sparql, gold_sparql) if output.sparql else 0
+        scores["empty_pair"] = int(predicted is not None and not predicted and gold is not None and not gold)
+        return scores

@@ -1,0 +1,747 @@
+"""A small SPARQL 1.1 query parser into a tree of graph-pattern elements, and its printer.
+
+Structural exact match (:mod:`sparqlab.eval.structural`) and DeSQ's fragment extraction both need a query's triple
+patterns, filters and modifiers as separate pieces, which neither pyoxigraph nor rdflib's algebra gives back in
+source form. The tree keeps what the query says, not its algebra: a group is a list of elements (triple patterns,
+FILTER, BIND, VALUES, OPTIONAL, MINUS, UNION, GRAPH, SERVICE, sub-SELECT, nested group); expressions are token
+lists in which every variable, IRI and literal is a :class:`Term`, so a printer can rename variables or replace
+IRIs anywhere in the query. Prefixed names are expanded (with the query's own PREFIX declarations and the
+predefined prefixes of every KG profile); ``a`` becomes ``rdf:type``; ``[ ... ]`` and ``_:x`` blank nodes are
+terms of kind ``bnode`` (they behave as variables); ``;`` and ``,`` abbreviations are expanded into one triple
+pattern per subject-predicate-object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from sparqlab.kg.profiles import PROFILES, RDF
+from sparqlab.kg.results import quote_literal
+
+_WD = "http://www.wikidata.org/"
+WDQS_PREFIXES = {
+    "psn": _WD + "prop/statement/value-normalized/", "pqn": _WD + "prop/qualifier/value-normalized/",
+    "pr": _WD + "prop/reference/", "prv": _WD + "prop/reference/value/", "wdno": _WD + "prop/novalue/",
+    "wdref": _WD + "reference/", "hint": "http://www.bigdata.com/queryHints#",
+}
+"""Prefixes the Wikidata Query Service predefines beyond the wikidata profile's (benchmark queries rely on them)."""
+
+KNOWN_PREFIXES: dict[str, str] = {
+    **WDQS_PREFIXES, **{p: ns for profile in PROFILES.values() for p, ns in profile.prefixes.items()}}
+"""Prefixes a query may use without declaring them (every profile's predefined ones, and the WDQS ones)."""
+
+
+class SparqlParseError(ValueError):
+    """A query the parser cannot read; the message says where."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """A variable (``var``), IRI (``iri``), unexpanded prefixed name (``pname``: unknown prefix), literal
+    (``literal``, with ``lang`` or ``datatype``), number (``number``, its lexical form), boolean (``bool``) or
+    blank node (``bnode``)."""
+
+    kind: str
+    value: str
+    lang: str | None = None
+    datatype: str | None = None
+
+    @property
+    def is_variable(self) -> bool:
+        """Variables and blank nodes: both may be renamed consistently without changing the query."""
+        return self.kind in ("var", "bnode")
+
+
+Token = Term | str
+"""An expression token: a term, or a keyword / operator / punctuation string (keywords upper-cased)."""
+
+
+@dataclass
+class Triple:
+    subject: Term
+    predicate: list[Token]  # one term, or a property path's tokens
+    object: Term
+
+
+@dataclass
+class Filter:
+    expression: list[Token]  # the constraint, e.g. ["(", ?x, "<", 3, ")"] or ["NOT", "EXISTS", "{", ...]
+
+
+@dataclass
+class Bind:
+    expression: list[Token]
+    variable: Term
+
+
+@dataclass
+class InlineValues:
+    tokens: list[Token]  # everything after VALUES
+
+
+@dataclass
+class Group:
+    elements: list[Element] = field(default_factory=list)
+
+
+@dataclass
+class Optional:
+    group: Group
+
+
+@dataclass
+class Minus:
+    group: Group
+
+
+@dataclass
+class UnionOf:
+    groups: list[Group]
+
+
+@dataclass
+class GraphOf:
+    name: Term
+    group: Group
+
+
+@dataclass
+class Service:
+    endpoint: Term
+    group: Group
+    silent: bool = False
+
+
+@dataclass
+class SubSelect:
+    query: Query
+
+
+@dataclass
+class Include:
+    """Blazegraph's ``INCLUDE %name`` of a named subquery (Wikidata Query Service queries use it)."""
+
+    name: str
+
+
+Element = (Triple | Filter | Bind | InlineValues | Group | Optional | Minus | UnionOf | GraphOf | Service | SubSelect
+           | Include)
+
+
+@dataclass
+class Projection:
+    """One SELECT item: a variable, or ``(expression AS variable)``."""
+
+    variable: Term
+    expression: list[Token] | None = None
+
+
+@dataclass
+class Query:
+    """A parsed query. ``form`` is SELECT / ASK / CONSTRUCT / DESCRIBE; ``projection`` is ``None`` for ``*``."""
+
+    form: str
+    where: Group
+    modifier: str = ""  # DISTINCT / REDUCED
+    projection: list[Projection] | None = None
+    template: list[Triple] = field(default_factory=list)  # CONSTRUCT
+    describe: list[Term] = field(default_factory=list)  # DESCRIBE
+    dataset: list[list[Token]] = field(default_factory=list)  # FROM [NAMED] clauses
+    named: list[tuple[str, Query]] = field(default_factory=list)  # Blazegraph WITH { ... } AS %name
+    group_by: list[Token] | None = None
+    having: list[Token] | None = None
+    order_by: list[Token] | None = None
+    limit: int | None = None
+    offset: int | None = None
+    values: list[Token] | None = None  # trailing VALUES
+
+
+# ---------------------------------------------------------------------------------------------- tokenizer
+
+_STRING = r"""(?:'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
+_PN_LOCAL = r"(?:[\w\-%:]|\\.|\.(?=[\w\-%:]))*"
+_LEXER = re.compile(
+    rf"""
+    (?P<ws>\s+|\#[^\n]*)
+  | (?P<string>{_STRING})
+  | (?P<iri><[^<>"{{}}|^`\\\s]*>)
+  | (?P<var>[?$][A-Za-z0-9_\u00B7-\uFFFF]+)
+  | (?P<bnode>_:[A-Za-z0-9_][\w\-.]*)
+  | (?P<include>%[A-Za-z_]\w*)
+  | (?P<lang>@[A-Za-z]+(?:-[A-Za-z0-9]+)*)
+  | (?P<number>(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+))
+  | (?P<pname>(?:[A-Za-z][\w\-.]*)?:{_PN_LOCAL})
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>\^\^|&&|\|\||!=|<=|>=|[{{}}()\[\];,.=<>!+\-*/|^?])
+    """,
+    re.VERBOSE,
+)
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+@dataclass(frozen=True)
+class _Lexeme:
+    kind: str
+    text: str
+    position: int
+
+
+def _unescape(body: str) -> str:
+    def replace(match: re.Match) -> str:
+        code = match.group(1)
+        if code[0] in "uU":
+            return chr(int(code[1:], 16))
+        return _ESCAPES.get(code, "\\" + code)
+
+    return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", replace, body)
+
+
+def _lex(text: str) -> list[_Lexeme]:
+    lexemes, position = [], 0
+    while position < len(text):
+        match = _LEXER.match(text, position)
+        if match is None:
+            raise SparqlParseError(f"unexpected character {text[position]!r} at offset {position}: "
+                                   f"...{text[max(0, position - 30):position + 30]!r}")
+        kind = match.lastgroup
+        if kind != "ws":
+            lexemes.append(_Lexeme(kind, match.group(), position))
+        position = match.end()
+    return lexemes
+
+
+# ---------------------------------------------------------------------------------------------- parser
+
+_ELEMENT_KEYWORDS = {"FILTER", "OPTIONAL", "MINUS", "BIND", "VALUES", "SERVICE", "GRAPH", "INCLUDE"}
+_QUERY_END = {"GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "VALUES"}
+
+
+class _Parser:
+    def __init__(self, text: str, prefixes: dict[str, str] | None):
+        self.lexemes = _lex(text)
+        self.index = 0
+        self.prefixes = dict(KNOWN_PREFIXES if prefixes is None else prefixes)
+        self.base = ""
+        self.blank_count = 0
+
+    # -- cursor helpers
+    def peek(self, ahead: int = 0) -> _Lexeme | None:
+        index = self.index + ahead
+        return self.lexemes[index] if index < len(self.lexemes) else None
+
+    def keyword(self, ahead: int = 0) -> str:
+        """The upper-cased text of a bare word at the cursor, else ``""``."""
+        lexeme = self.peek(ahead)
+        return lexeme.text.upper() if lexeme is not None and lexeme.kind == "name" else ""
+
+    def is_punct(self, text: str, ahead: int = 0) -> bool:
+        lexeme = self.peek(ahead)
+        return lexeme is not None and lexeme.kind == "punct" and lexeme.text == text
+
+    def take(self) -> _Lexeme:
+        lexeme = self.peek()
+        if lexeme is None:
+            raise SparqlParseError("unexpected end of query")
+        self.index += 1
+        return lexeme
+
+    def expect(self, text: str) -> None:
+        lexeme = self.take()
+        if lexeme.text.upper() != text:
+            raise self.error(f"expected {text!r}", lexeme)
+
+    def error(self, message: str, lexeme: _Lexeme | None = None) -> SparqlParseError:
+        lexeme = lexeme or self.peek()
+        where = f"at offset {lexeme.position} ({lexeme.text!r})" if lexeme else "at the end of the query"
+        return SparqlParseError(f"{message} {where}")
+
+    # -- terms
+    def term(self, lexeme: _Lexeme) -> Term:
+        kind, text = lexeme.kind, lexeme.text
+        if kind == "var":
+            return Term("var", text[1:])
+        if kind == "iri":
+            iri = text[1:-1]
+            return Term("iri", self.base + iri if self.base and ":" not in iri else iri)
+        if kind == "pname":
+            prefix, _, local = text.partition(":")
+            local = re.sub(r"\\(.)", r"\1", local)
+            return Term("iri", self.prefixes[prefix] + local) if prefix in self.prefixes else Term("pname", text)
+        if kind == "bnode":
+            return Term("bnode", text[2:])
+        if kind == "number":
+            return Term("number", text)
+        if kind == "string":
+            quote = 3 if text[:3] in ('"""', "'''") else 1
+            value = _unescape(text[quote:-quote])
+            if self.peek() is not None and self.peek().kind == "lang":
+                return Term("literal", value, lang=self.take().text[1:].lower())
+            if self.is_punct("^^"):
+                self.take()
+                datatype = self.term(self.take())
+                return Term("literal", value, datatype=datatype.value)
+            return Term("literal", value)
+        if kind == "name" and text.lower() in ("true", "false"):
+            return Term("bool", text.lower())
+        if kind == "name" and text == "a":
+            return Term("iri", RDF + "type")
+        raise self.error("expected an RDF term", lexeme)
+
+    def fresh_blank(self) -> Term:
+        self.blank_count += 1
+        return Term("bnode", f"anon{self.blank_count}")
+
+    # -- balanced token runs (expressions)
+    def balanced(self) -> list[Token]:
+        """Tokens from an opening bracket at the cursor to its matching close, inclusive."""
+        opening = self.peek()
+        if opening is None or opening.text not in "({":
+            raise self.error("expected '(' or '{'")
+        depth, tokens = 0, []
+        while True:
+            lexeme = self.take()
+            if lexeme.kind == "punct" and lexeme.text in "({":
+                depth += 1
+            elif lexeme.kind == "punct" and lexeme.text in ")}":
+                depth -= 1
+            tokens.append(self.token(lexeme))
+            if depth == 0:
+                return tokens
+
+    def token(self, lexeme: _Lexeme) -> Token:
+        if lexeme.kind in ("punct",):
+            return lexeme.text
+        if lexeme.kind == "name" and lexeme.text.lower() not in ("true", "false", "a"):
+            return lexeme.text.upper()
+        if lexeme.kind == "lang":
+            return lexeme.text
+        return self.term(lexeme)
+
+    def call_or_bracketed(self) -> list[Token]:
+        """A bracketed expression or a function call (``CONTAINS(...)``, ``wdt:P1(...)``)."""
+        if self.is_punct("("):
+            return self.balanced()
+        head = self.take()
+        if head.kind == "name" and head.text.upper() in ("NOT", "EXISTS"):
+            tokens: list[Token] = [head.text.upper()]
+            if head.text.upper() == "NOT":
+                self.expect("EXISTS")
+                tokens.append("EXISTS")
+            return tokens + self.balanced()
+        return [self.token(head), *self.balanced()]
+
+    def until(self, stop: Callable[[], bool]) -> list[Token]:
+        """Tokens (balanced groups kept whole) until ``stop()`` or the end of the input / enclosing group."""
+        tokens: list[Token] = []
+        while self.peek() is not None and not stop() and not self.is_punct("}"):
+            tokens += self.balanced() if self.is_punct("(") or self.is_punct("{") else [self.token(self.take())]
+        return tokens
+
+    # -- query
+    def parse_query(self, top: bool = True) -> Query:
+        if top:
+            self.prologue()
+        form = self.keyword()
+        if form not in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            raise self.error("expected SELECT, ASK, CONSTRUCT or DESCRIBE")
+        self.take()
+        query = Query(form=form, where=Group())
+        if form == "SELECT":
+            if self.keyword() in ("DISTINCT", "REDUCED"):
+                query.modifier = self.take().text.upper()
+            query.projection = self.projection()
+        elif form == "CONSTRUCT" and self.is_punct("{"):
+            self.take()
+            query.template = self.triples_until_close()
+        elif form == "DESCRIBE":
+            while self.peek() is not None and self.keyword() not in ("WHERE", "FROM") and not self.is_punct("{"):
+                lexeme = self.take()
+                if not (lexeme.kind == "punct" and lexeme.text == "*"):
+                    query.describe.append(self.term(lexeme))
+        while self.keyword() == "WITH" and self.is_punct("{", 1):
+            self.take()
+            self.expect("{")
+            named = self.parse_query(top=False)
+            self.expect("}")
+            self.expect("AS")
+            name = self.take()
+            if name.kind != "include":
+                raise self.error("expected %name after WITH { ... } AS", name)
+            query.named.append((name.text[1:], named))
+        while self.keyword() == "FROM":
+            query.dataset.append([self.token(self.take()) for _ in range(3 if self.keyword(1) == "NAMED" else 2)])
+        if self.keyword() == "WHERE":
+            self.take()
+        if self.is_punct("{"):
+            query.where = self.group()
+        elif form != "DESCRIBE":
+            raise self.error("expected the WHERE clause '{'")
+        self.modifiers(query)
+        if top and self.peek() is not None:
+            raise self.error("unexpected text after the query")
+        return query
+
+    def prologue(self) -> None:
+        while self.keyword() in ("PREFIX", "BASE"):
+            if self.take().text.upper() == "BASE":
+                self.base = self.term(self.take()).value
+                continue
+            name = self.take()
+            if name.kind != "pname" or not name.text.endswith(":"):
+                raise self.error("expected 'name:' after PREFIX", name)
+            iri = self.take()
+            if iri.kind != "iri":
+                raise self.error("expected <iri> in PREFIX", iri)
+            self.prefixes[name.text[:-1]] = iri.text[1:-1]
+
+    def projection(self) -> list[Projection] | None:
+        if self.is_punct("*"):
+            self.take()
+            return None
+        items = []
+        while True:
+            lexeme = self.peek()
+            if lexeme is not None and lexeme.kind == "var":
+                items.append(Projection(self.term(self.take())))
+            elif self.is_punct("("):
+                tokens = self.balanced()
+                if len(tokens) < 5 or tokens[-3] != "AS" or not isinstance(tokens[-2], Term):
+                    raise self.error("expected (expression AS ?var) in the projection")
+                items.append(Projection(tokens[-2], tokens[1:-3]))
+            else:
+                break
+        if not items:
+            raise self.error("expected a projection")
+        return items
+
+    def modifiers(self, query: Query) -> None:
+        while True:
+            word = self.keyword()
+            if word == "GROUP":
+                self.take()
+                self.expect("BY")
+                query.group_by = self.until(lambda: self.keyword() in _QUERY_END)
+            elif word == "HAVING":
+                self.take()
+                query.having = self.until(lambda: self.keyword() in _QUERY_END)
+            elif word == "ORDER":
+                self.take()
+                self.expect("BY")
+                query.order_by = self.until(lambda: self.keyword() in _QUERY_END)
+            elif word in ("LIMIT", "OFFSET"):
+                self.take()
+                number = self.take()
+                if number.kind != "number" or not number.text.isdigit():
+                    raise self.error(f"expected an integer after {word}", number)
+                setattr(query, word.lower(), int(number.text))
+            elif word == "VALUES":
+                self.take()
+                query.values = self.values_block()
+            else:
+                return
+
+    def values_block(self) -> list[Token]:
+        head = self.balanced() if self.is_punct("(") else [self.term(self.take())]
+        return head + self.balanced()
+
+    # -- group graph patterns
+    def group(self) -> Group:
+        self.expect("{")
+        if self.keyword() == "SELECT":
+            query = self.parse_query(top=False)
+            self.expect("}")
+            return Group([SubSelect(query)])
+        group = Group()
+        while not self.is_punct("}"):
+            if self.peek() is None:
+                raise self.error("unclosed '{'")
+            if self.is_punct("."):
+                self.take()
+                continue
+            group.elements += self.element()
+        self.take()
+        return group
+
+    def element(self) -> list[Element]:
+        word = self.keyword()
+        if word == "FILTER":
+            self.take()
+            return [Filter(self.call_or_bracketed())]
+        if word in ("OPTIONAL", "MINUS"):
+            self.take()
+            return [(Optional if word == "OPTIONAL" else Minus)(self.group())]
+        if word == "BIND":
+            self.take()
+            tokens = self.balanced()
+            if len(tokens) < 5 or tokens[-3] != "AS" or not isinstance(tokens[-2], Term):
+                raise self.error("expected BIND(expression AS ?var)")
+            return [Bind(tokens[1:-3], tokens[-2])]
+        if word == "VALUES":
+            self.take()
+            return [InlineValues(self.values_block())]
+        if word == "INCLUDE":
+            self.take()
+            name = self.take()
+            if name.kind != "include":
+                raise self.error("expected %name after INCLUDE", name)
+            return [Include(name.text[1:])]
+        if word in ("SERVICE", "GRAPH"):
+            self.take()
+            silent = word == "SERVICE" and self.keyword() == "SILENT"
+            if silent:
+                self.take()
+            name = self.term(self.take())
+            return [Service(name, self.group(), silent) if word == "SERVICE" else GraphOf(name, self.group())]
+        if self.is_punct("{"):
+            groups = [self.group()]
+            while self.keyword() == "UNION":
+                self.take()
+                groups.append(self.group())
+            if len(groups) > 1:
+                return [UnionOf(groups)]
+            inner = groups[0]
+            return [SubSelect(inner.elements[0].query)] if _is_subselect(inner) else [inner]
+        return self.triples_same_subject()
+
+    def triples_until_close(self) -> list[Triple]:
+        triples: list[Triple] = []
+        while not self.is_punct("}"):
+            if self.is_punct("."):
+                self.take()
+                continue
+            triples += self.triples_same_subject()
+        self.take()
+        return triples
+
+    def triples_same_subject(self) -> list[Triple]:
+        triples: list[Triple] = []
+        if self.is_punct("["):
+            subject = self.blank_property_list(triples)
+            if self.is_punct(".") or self.is_punct("}"):
+                return triples
+        else:
+            lexeme = self.take()
+            if lexeme.kind in ("punct",) or (lexeme.kind == "name" and lexeme.text.upper() in _ELEMENT_KEYWORDS):
+                raise self.error("expected a triple pattern", lexeme)
+            subject = self.term(lexeme)
+        self.property_list(subject, triples)
+        return triples
+
+    def property_list(self, subject: Term, triples: list[Triple]) -> None:
+        while True:
+            predicate = self.verb()
+            while True:
+                triples.append(Triple(subject, predicate, self.object(triples)))
+                if not self.is_punct(","):
+                    break
+                self.take()
+            if not self.is_punct(";"):
+                return
+            while self.is_punct(";"):
+                self.take()
+            if any(self.is_punct(p) for p in ".]}{") or self.keyword() in _ELEMENT_KEYWORDS:
+                return  # a trailing ';' (Blazegraph accepts one before the next element)
+
+    def object(self, triples: list[Triple]) -> Term:
+        if self.is_punct("["):
+            return self.blank_property_list(triples)
+        if self.is_punct("("):
+            raise self.error("RDF collections '( ... )' in triple patterns are not supported")
+        lexeme = self.take()
+        if lexeme.kind == "punct" and lexeme.text in "+-" and self.peek() and self.peek().kind == "number":
+            return Term("number", lexeme.text + self.take().text)
+        return self.term(lexeme)
+
+    def blank_property_list(self, triples: list[Triple]) -> Term:
+        self.expect("[")
+        node = self.fresh_blank()
+        if not self.is_punct("]"):
+            self.property_list(node, triples)
+        self.expect("]")
+        return node
+
+    def verb(self) -> list[Token]:
+        lexeme = self.peek()
+        if lexeme is not None and lexeme.kind == "var":
+            return [self.term(self.take())]
+        return self.path_alternative()
+
+    def path_alternative(self) -> list[Token]:
+        tokens = self.path_sequence()
+        while self.is_punct("|"):
+            self.take()
+            tokens += ["|", *self.path_sequence()]
+        return tokens
+
+    def path_sequence(self) -> list[Token]:
+        tokens = self.path_element()
+        while self.is_punct("/"):
+            self.take()
+            tokens += ["/", *self.path_element()]
+        return tokens
+
+    def path_element(self) -> list[Token]:
+        tokens: list[Token] = []
+        if self.is_punct("^"):
+            self.take()
+            tokens.append("^")
+        if self.is_punct("!"):
+            self.take()
+            tokens.append("!")
+            tokens += self.balanced() if self.is_punct("(") else [self.term(self.take())]
+        elif self.is_punct("("):
+            self.take()
+            tokens += ["(", *self.path_alternative(), ")"]
+            self.expect(")")
+        else:
+            lexeme = self.take()
+            if lexeme.kind not in ("iri", "pname") and not (lexeme.kind == "name" and lexeme.text == "a"):
+                raise self.error("expected a predicate (IRI, prefixed name, 'a', variable or path)", lexeme)
+            tokens.append(self.term(lexeme))
+        for modifier in ("*", "+", "?"):
+            if self.is_punct(modifier):
+                self.take()
+                tokens.append(modifier)
+                break
+        return tokens
+
+
+def _is_subselect(group: Group) -> bool:
+    return len(group.elements) == 1 and isinstance(group.elements[0], SubSelect)
+
+
+def parse_query(text: str, prefixes: dict[str, str] | None = None) -> Query:
+    """Parse a SPARQL query; ``prefixes`` replaces the predefined prefix table (default :data:`KNOWN_PREFIXES`).
+
+    Raises :class:`SparqlParseError` (a ``ValueError``) saying where the query stops making sense.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise SparqlParseError("empty query")
+    return _Parser(text, prefixes).parse_query()
+
+
+# ---------------------------------------------------------------------------------------------- printer
+
+
+def default_term(term: Term) -> str:
+    """A term in SPARQL syntax, IRIs written in full."""
+    if term.kind == "var":
+        return f"?{term.value}"
+    if term.kind == "bnode":
+        return f"_:{term.value}"
+    if term.kind == "iri":
+        return f"<{term.value}>"
+    if term.kind == "literal":
+        text = quote_literal(term.value)
+        if term.lang:
+            return f"{text}@{term.lang}"
+        return f"{text}^^<{term.datatype}>" if term.datatype else text
+    return term.value
+
+
+TermPrinter = Callable[[Term], str]
+
+
+def tokens_text(tokens: Sequence[Token], show: TermPrinter = default_term) -> str:
+    """Expression tokens with one space between them (normalised operator and bracket spacing)."""
+    return " ".join(show(t) if isinstance(t, Term) else t for t in tokens)
+
+
+def triple_text(triple: Triple, show: TermPrinter = default_term) -> str:
+    return f"{show(triple.subject)} {tokens_text(triple.predicate, show)} {show(triple.object)}"
+
+
+def element_text(element: Element, show: TermPrinter = default_term, ordered: bool = False) -> str:
+    """One group element as SPARQL text (a triple pattern without its final dot)."""
+    if isinstance(element, Triple):
+        return triple_text(element, show)
+    if isinstance(element, Filter):
+        return f"FILTER {tokens_text(element.expression, show)}"
+    if isinstance(element, Bind):
+        return f"BIND ( {tokens_text(element.expression, show)} AS {show(element.variable)} )"
+    if isinstance(element, InlineValues):
+        return f"VALUES {tokens_text(element.tokens, show)}"
+    if isinstance(element, Group):
+        return group_text(element, show, ordered)
+    if isinstance(element, Optional):
+        return f"OPTIONAL {group_text(element.group, show, ordered)}"
+    if isinstance(element, Minus):
+        return f"MINUS {group_text(element.group, show, ordered)}"
+    if isinstance(element, UnionOf):
+        return " UNION ".join(group_text(g, show, ordered) for g in element.groups)
+    if isinstance(element, GraphOf):
+        return f"GRAPH {show(element.name)} {group_text(element.group, show, ordered)}"
+    if isinstance(element, Service):
+        silent = "SILENT " if element.silent else ""
+        return f"SERVICE {silent}{show(element.endpoint)} {group_text(element.group, show, ordered)}"
+    if isinstance(element, SubSelect):
+        return f"{{ {query_text(element.query, show, ordered)} }}"
+    if isinstance(element, Include):
+        return f"INCLUDE %{element.name}"
+    raise TypeError(f"not a group element: {element!r}")
+
+
+def group_text(group: Group, show: TermPrinter = default_term, ordered: bool = False) -> str:
+    """``{ ... }``; with ``ordered``, the group's triple patterns and its filters each in sorted order (their
+    order does not change what the group matches), every other element in place after them."""
+    if not ordered:
+        parts = [element_text(e, show) + (" ." if isinstance(e, Triple) else "") for e in group.elements]
+    else:
+        triples = sorted(element_text(e, show) + " ." for e in group.elements if isinstance(e, Triple))
+        filters = sorted(element_text(e, show, True) for e in group.elements if isinstance(e, Filter))
+        rest = [element_text(e, show, True) for e in group.elements if not isinstance(e, Triple | Filter)]
+        parts = triples + filters + rest
+    return "{ " + " ".join(parts) + " }" if parts else "{ }"
+
+
+def head_text(query: Query, show: TermPrinter = default_term, ordered: bool = False) -> str:
+    """The query form with its projection (``SELECT DISTINCT ?a (COUNT(?b) AS ?c)``), up to WHERE."""
+    parts = [query.form] + ([query.modifier] if query.modifier else [])
+    if query.form == "SELECT":
+        if query.projection is None:
+            parts.append("*")
+        for item in query.projection or []:
+            if item.expression is None:
+                parts.append(show(item.variable))
+            else:
+                parts.append(f"( {tokens_text(item.expression, show)} AS {show(item.variable)} )")
+    elif query.form == "CONSTRUCT":
+        parts.append("{ " + " ".join(triple_text(t, show) + " ." for t in query.template) + " }")
+    elif query.form == "DESCRIBE":
+        parts += [show(t) for t in query.describe] or ["*"]
+    parts += [f"WITH {{ {query_text(named, show, ordered)} }} AS %{name}" for name, named in query.named]
+    parts += [tokens_text(clause, show) for clause in query.dataset]
+    return " ".join(parts)
+
+
+def modifier_texts(query: Query, show: TermPrinter = default_term) -> list[str]:
+    """The solution modifiers in SPARQL order (GROUP BY, HAVING, ORDER BY, LIMIT, OFFSET, trailing VALUES)."""
+    parts = []
+    if query.group_by is not None:
+        parts.append(f"GROUP BY {tokens_text(query.group_by, show)}")
+    if query.having is not None:
+        parts.append(f"HAVING {tokens_text(query.having, show)}")
+    if query.order_by is not None:
+        parts.append(f"ORDER BY {tokens_text(query.order_by, show)}")
+    if query.limit is not None:
+        parts.append(f"LIMIT {query.limit}")
+    if query.offset is not None:
+        parts.append(f"OFFSET {query.offset}")
+    if query.values is not None:
+        parts.append(f"VALUES {tokens_text(query.values, show)}")
+    return parts
+
+
+def query_text(query: Query, show: TermPrinter = default_term, ordered: bool = False) -> str:
+    """The whole query on one line (no PREFIX declarations: the default printer writes IRIs in full)."""
+    return " ".join([head_text(query, show, ordered), "WHERE", group_text(query.where, show, ordered),
+                     *modifier_texts(query, show)])
+
+
+def iter_terms(query: Query) -> Iterator[Term]:
+    """Every term of the query in printing order (projection, dataset, pattern, modifiers)."""
+    found: list[Term] = []
+    query_text(query, lambda t: found.append(t) or "")
+    return iter(found)
