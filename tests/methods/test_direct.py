@@ -110,7 +110,7 @@ def test_served_standin_gives_the_same_predictions_over_http(config):
 
 def test_methods_are_known_by_name():
     assert isinstance(make_method("direct", reparse_attempts=0), DirectSparql)
-    with pytest.raises(ValueError, match="known: direct"):
+    with pytest.raises(ValueError, match="known: .*direct"):
         make_method("nope")
 
 
