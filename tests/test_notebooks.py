@@ -54,7 +54,9 @@ def test_quickstart_reproduces_headless_then_replays_from_cache(tmp_path, isolat
     assert first.returncode == 0, first.stderr + first.stdout
     assert "all notebooks ran" in first.stdout
     executed = nbformat.read(tmp_path / "runs" / "notebooks" / "00_quickstart.ipynb", as_version=4)
-    assert all(cell.get("outputs") is not None for cell in executed.cells if cell.cell_type == "code")
+    code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1)), "every code cell ran, in order"
+    assert not [out for cell in code for out in cell.outputs if out.output_type == "error"]
     figures = tmp_path / "figures"
     assert (figures / "quickstart_f1_by_dataset.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (figures / "quickstart_f1_by_dataset.pdf").read_bytes()[:5] == b"%PDF-"
