@@ -1,0 +1,145 @@
+"""The ReAct controller with a scripted stand-in: re-parse, recorded parse failures, repeated actions, the budget,
+the window, and SAGA's [BLOCKED] observation — on the Wikidata-shaped test KG (embedded)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sparqlab.agents.prompts import REPARSE
+from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.data.question import Question
+from sparqlab.kg import open_kg
+from sparqlab.llm import ChatRequest, StandinModel
+from sparqlab.methods import make_method
+from sparqlab.runs import RunConfig, load_traces, run
+
+TTL = PROJECT_ROOT / "data" / "wikidata_test" / "wikidata_test.ttl"
+QUESTION = Question("q1", "Which country is Jackson located in?", gold_answers=["http://www.wikidata.org/entity/Q30"],
+                    kg="wikidata")
+
+
+class Scripted(StandinModel):
+    """Replies from a list for controller calls (the last one repeats) and from another for re-parse calls;
+    records every request."""
+
+    name = "standin-scripted-test"
+
+    def __init__(self, controller: list[str], reparse: list[str] = ()):
+        super().__init__()
+        self.controller, self.reparse = list(controller), list(reparse)
+        self.requests: list[ChatRequest] = []
+
+    def respond(self, request: ChatRequest) -> str:
+        self.requests.append(request)
+        if request.last_user_message.startswith(REPARSE.text[:40]):
+            return self.reparse.pop(0) if self.reparse else "no idea"
+        if "answer_type_label" in request.last_user_message:
+            return '{"answer_type_label": "country", "answer_type_id": "wd:Q6256"}'
+        return self.controller.pop(0) if len(self.controller) > 1 else self.controller[0]
+
+
+@pytest.fixture
+def agent_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    kg = open_kg(TTL, profile="wikidata", search="local", cache=False)
+
+    calls = iter(range(100))
+
+    def go(method: str, model: Scripted, **options):  # each call its own experiment: the same config would resume
+        config = RunConfig(experiment=f"ctl{next(calls)}", model=model.name, cache="off", output_root=str(tmp_path / "runs"),
+                           progress=False)
+        result = run(make_method(method, **options), [QUESTION], config, kg=kg, model=model)
+        return result.predictions().iloc[0], load_traces(result.run_dir)[QUESTION.id]
+
+    yield go
+    kg.close()
+
+
+def test_unreadable_reply_is_reparsed_at_temperature_zero(agent_run):
+    model = Scripted(["I should look for Jackson first.", "Thought: done\nAction: stop()"],
+                     reparse=[json.dumps({"thought": "find it", "action_name": "search_wikidata",
+                                          "action_argument": "Jackson"})])
+    row, trace = agent_run("spinach", model)
+    assert row["model_calls"] == {"controller": 2, "reparse": 1}
+    reparse = next(r for r in model.requests if r.last_user_message.startswith(REPARSE.text[:40]))
+    assert reparse.temperature == 0.0 and "I should look for Jackson first." in reparse.last_user_message
+    assert any(e.kind == "action" and e.data["name"] == "search" for e in trace)
+    assert row["extra.parse_failures"] == 0 and row["error_category"] == "no_query"
+
+
+def test_unreadable_replies_are_recorded_as_failures_without_crashing(agent_run):
+    row, trace = agent_run("spinach", Scripted(["Hmm."]), max_parse_failures=3)
+    assert row["error_category"] == "parse_failure" and row["extra.stopped_by"] == "parse_failure"
+    assert row["extra.parse_failures"] == 3 and row["model_calls"] == {"controller": 3, "reparse": 3}
+    assert [e.data["response"] for e in trace if e.kind == "parse_failure"] == ["Hmm."] * 3
+
+
+def test_controller_call_uses_the_configured_sampling_and_stop(agent_run):
+    model = Scripted(["Thought: x\nAction: stop()"])
+    agent_run("spinach", model, controller_temperature=0.7, controller_max_tokens=321)
+    request = model.requests[0]
+    assert (request.temperature, request.top_p, request.max_tokens, request.stop) == (0.7, 0.9, 321, ("\nObservation",))
+
+
+def test_repeated_actions_are_not_rerun_and_end_the_question(agent_run):
+    model = Scripted(["Thought: again\nAction: search(Jackson)"])
+    row, trace = agent_run("spinach", model, max_repeats=2)
+    assert row["extra.stopped_by"] == "repeats" and row["extra.repeated_actions"] == 2 and row["extra.actions"] == 3
+    searches = [e for e in trace if e.kind == "tool" and e.data.get("tool") == "search"]
+    assert len(searches) == 2  # one action = entity + property search, run once only
+    assert "[REPEATED]" in model.requests[-1].last_user_message
+
+
+def test_budget_and_window(agent_run):
+    model = Scripted([f"Thought: step {i}\nAction: search(name {i})" for i in range(10)])
+    row, _ = agent_run("spinach", model, max_actions=4, window=2)
+    assert row["extra.stopped_by"] == "budget" and row["error_category"] == "budget_exhausted"
+    assert row["extra.actions"] == 4 and row["model_calls"] == {"controller": 4}
+    last = model.requests[-1].last_user_message
+    assert "(1 earlier step not shown)" in last and "search(name 1)" in last and "search(name 0)" not in last
+
+
+BLOCKED_SCRIPT = ["Thought: who is Jackson\nAction: lookup(wd:Q900001)",
+                  "Thought: country\nAction: execute(SELECT ?c WHERE { wd:Q900001 wdt:P17 ?c })",
+                  "Thought: done\nAction: stop()"]
+
+
+def test_blocked_fires_on_a_known_domain_conflict_only(agent_run):
+    row, trace = agent_run("saga", Scripted(BLOCKED_SCRIPT))
+    assert row["extra.blocked"] == 1 and row["error_category"] == "no_query"
+    blocked = [e for e in trace if e.kind == "blocked"]
+    assert len(blocked) == 1 and "human" in blocked[0].data["text"]
+    assert not any(e.kind == "query" and "wdt:P17" in e.data.get("sparql", "") for e in trace)  # never executed
+    # the same query runs when filtering is off, and a compatible pattern is never blocked
+    row, _ = agent_run("saga", Scripted(BLOCKED_SCRIPT), type_filter=False)
+    assert row["extra.blocked"] == 0 and row["predicted_answers"] == ["http://www.wikidata.org/entity/Q145"]
+    ok = ["Thought: x\nAction: execute(SELECT ?p WHERE { ?x wdt:P31 wd:Q5 . ?x wdt:P19 ?p })",
+          "Thought: done\nAction: stop()"]
+    row, _ = agent_run("saga", Scripted(ok))
+    assert row["extra.blocked"] == 0 and not row["extra.final_empty"]
+
+
+def test_variable_types_from_a_type_pattern_block_in_the_same_query(agent_run):
+    script = ["Thought: x\nAction: execute(SELECT ?c WHERE { ?x wdt:P31 wd:Q5 ; wdt:P17 ?c })",
+              "Thought: done\nAction: stop()"]
+    row, _ = agent_run("saga", Scripted(script))
+    assert row["extra.blocked"] == 1
+    row, _ = agent_run("saga", Scripted(script), type_state=False)  # the query's own pattern still counts
+    assert row["extra.blocked"] == 1
+
+
+def test_saga_lookup_filters_and_annotates_while_spinach_prunes(agent_run):
+    script = ["Thought: x\nAction: lookup(wd:Q1045540)", "Thought: done\nAction: stop()"]
+    saga_model = Scripted(script)
+    row, _ = agent_run("saga", saga_model)
+    observation = saga_model.requests[-1].last_user_message
+    assert "place of birth" not in observation and "author (wdt:P50)" in observation
+    assert "domain: literary work range: human" in observation
+    assert row["extra.properties_filtered"] == 1 and "prune" not in row["model_calls"]
+    assert "Expected answer type: country (wd:Q6256)" in saga_model.requests[-1].messages[0][1]
+    assert "White Fang (wd:Q1045540): literary work" in saga_model.requests[-1].messages[0][1]
+    spinach_model = Scripted(script)
+    row, _ = agent_run("spinach", spinach_model)
+    assert row["model_calls"]["prune"] == 1 and row["extra.properties_filtered"] == 0

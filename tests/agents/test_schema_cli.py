@@ -1,0 +1,32 @@
+"""`sparqlab schema show|filter` against the Wikidata-shaped KG behind an oxigraph server."""
+
+import json
+
+from sparqlab.cli import main
+
+WD, WDT = "http://www.wikidata.org/entity/", "http://www.wikidata.org/prop/direct/"
+
+
+def test_schema_filter_prints_types_kept_and_removed(wd_server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    assert main(["schema", "filter", "--kg", "wikidata", "--kg-url", wd_server, "--entity", "wd:Q900001",
+                 "--properties", "wdt:P17,wdt:P19,wd:P106,wdt:P50", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report == {"entity": WD + "Q900001", "types": [WD + "Q5"], "kept": [WDT + "P19", WDT + "P106"],
+                      "removed": [WDT + "P17", WDT + "P50"]}
+    assert main(["schema", "filter", "--kg", "wikidata", "--kg-url", wd_server, "--entity", "wd:Q28218",
+                 "--properties", "wdt:P1082", "--subclass-closure", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kept"] == [WDT + "P1082"]
+
+
+def test_schema_show_reports_sources_and_masking(wd_server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    args = ["schema", "show", "--kg", "wikidata", "--kg-url", wd_server, "--format", "json"]
+    assert main(args) == 0
+    full = {row["property"]: row for row in json.loads(capsys.readouterr().out)["properties"]}
+    assert full[WDT + "P17"]["source"] == "formal" and full[WDT + "P106"]["source"] == "empirical"
+    assert full[WDT + "P27"]["domain_labels"] == ["human"] and not any(r["masked"] for r in full.values())
+    assert main(args + ["--schema-coverage", "0.5", "--coverage-seed", "2"]) == 0
+    half = json.loads(capsys.readouterr().out)["properties"]
+    declared = sum(1 for row in full.values() if row["domain_source"] == "formal")
+    assert sum(row["masked"] for row in half) == declared - round(0.5 * declared)
