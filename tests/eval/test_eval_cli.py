@@ -82,4 +82,4 @@ def test_clear_errors(tmp_path, capsys):
     assert "needs predicted_answers and gold_answers" in capsys.readouterr().err
     write_jsonl(bad, [{"id": "x", "predicted_answers": [["nested"]], "gold_answers": ["a"]}])
     assert main(["eval", str(bad)]) == 1
-    assert "record 1 (id 'x'): cannot normalise" in capsys.readouterr().err
+    assert "bad.jsonl, line 1 (id 'x'): predicted_answers[0] must be a string" in capsys.readouterr().err

@@ -1,12 +1,12 @@
 """`sparqlab serve-model`: OpenAI response shape, OpenAI-style errors, and concurrent requests."""
 
 import asyncio
-import time
 
 import httpx
 import openai
 
 from sparqlab.llm import OpenAIModel
+from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
 from sparqlab.llm.server import serve_in_background
 
 
@@ -56,18 +56,40 @@ def test_malformed_requests_are_400s(echo_server):
         assert reply.json()["error"]["type"] == "invalid_request_error", label
 
 
+class BarrierModel(ChatModel):
+    """Answers no request until ``parties`` requests are in flight at once: it can only finish if the server
+    handles them concurrently (the 60 s wait is a deadlock guard that fails the test, not a measurement)."""
+
+    name = "standin-barrier"
+    is_standin = True
+
+    def __init__(self, parties: int):
+        self.parties, self.in_flight, self.most = parties, 0, 0
+        self.all_arrived: asyncio.Event | None = None
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        self.all_arrived = self.all_arrived or asyncio.Event()
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        if self.in_flight >= self.parties:
+            self.all_arrived.set()
+        await asyncio.wait_for(self.all_arrived.wait(), 60)
+        return ChatResponse(request.last_user_message)
+
+
 def test_concurrent_requests_overlap():
-    """32 requests to a 200 ms stand-in take about one delay, not 32 (6.4 s); asserted loosely."""
-    delay_s, count = 0.2, 32
-    with serve_in_background("standin-latency", delay_ms=delay_s * 1000, process=True) as url:
-        model = OpenAIModel("standin-latency", base_url=url, max_retries=0)
+    """32 requests are all in flight on the server at once (the barrier model proves it without a clock)."""
+    count = 32
+    barrier = BarrierModel(count)
+    with serve_in_background(barrier) as url:
+        model = OpenAIModel("standin-barrier", base_url=url, max_retries=0, timeout_s=120)
 
         async def burst():
-            await model.chat("warm up")
-            start = time.perf_counter()
-            responses = await asyncio.gather(*(model.chat(f"q{i}") for i in range(count)))
-            return responses, time.perf_counter() - start
+            try:
+                return await asyncio.gather(*(model.chat(f"q{i}") for i in range(count)))
+            finally:
+                await model.aclose()
 
-        responses, wall = asyncio.run(burst())
+        responses = asyncio.run(burst())
     assert sorted(r.text for r in responses) == sorted(f"q{i}" for i in range(count))
-    assert wall < 0.5 * delay_s * count, f"{count} concurrent calls took {wall:.2f} s"
+    assert barrier.most == count

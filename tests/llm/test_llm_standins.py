@@ -1,7 +1,6 @@
 """Stand-in registry: names are enforced, stand-ins are deterministic and say their token counts are estimates."""
 
 import asyncio
-import time
 
 import pytest
 
@@ -106,17 +105,29 @@ def test_stop_and_max_tokens_are_applied():
     assert response.usage.completion_tokens <= 10
 
 
-def test_latency_standin_delays_without_blocking_the_loop():
+def test_latency_standin_delays_without_blocking_the_loop(monkeypatch):
+    """The delay is an awaited sleep of ``delay_ms``: ten calls are all asleep at once (a barrier in place of the
+    sleep proves it without a clock; its 60 s wait is a deadlock guard)."""
     model = get_model("standin-latency", delay_ms=100)
     request = ChatRequest.build(model.name, "ping")
+    real_sleep, delays = asyncio.sleep, []
+
+    async def barrier_sleep(seconds):
+        delays.append(seconds)
+        if len(delays) == 10:
+            everyone.set()
+        await asyncio.wait_for(everyone.wait(), 60)
+        await real_sleep(0)
 
     async def many():
-        start = time.perf_counter()
-        responses = await asyncio.gather(*(model.acomplete(request) for _ in range(10)))
-        return responses, time.perf_counter() - start
+        nonlocal everyone
+        everyone = asyncio.Event()
+        return await asyncio.gather(*(model.acomplete(request) for _ in range(10)))
 
-    responses, wall = asyncio.run(many())
+    everyone: asyncio.Event
+    monkeypatch.setattr(asyncio, "sleep", barrier_sleep)
+    responses = asyncio.run(many())
+    monkeypatch.undo()
+    assert delays == [0.1] * 10
     assert all(r.text == "ping" and r.model == "standin-latency" for r in responses)
-    assert all(r.latency_s >= 0.1 for r in responses)
-    assert wall < 0.5, "ten overlapping 100 ms calls must not run one after another (1 s)"
     assert model.describe()["delay_ms"] == 100 and model.describe()["standin"]

@@ -29,6 +29,29 @@ def isolated_paths(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.fixture
+def movie_cache(isolated_paths):
+    """The test's own cache folder (``SPARQLAB_CACHE``) holding a link to the project's movie KG store, so the
+    store is built once per checkout, not per test (stores are opened read-only)."""
+    import os
+
+    from sparqlab.core.paths import cache_dir
+    from sparqlab.kg.movies import build_dir, ensure_store
+
+    folder = cache_dir()
+    os.environ.pop("SPARQLAB_CACHE")
+    try:
+        ensure_store()
+        built = build_dir()
+        relative = built.relative_to(cache_dir())
+    finally:
+        os.environ["SPARQLAB_CACHE"] = str(folder)
+    link = folder / relative
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(built, target_is_directory=True)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def small_ttl(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("rdf") / "small.ttl"

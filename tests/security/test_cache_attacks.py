@@ -67,21 +67,6 @@ def test_a_value_that_is_not_json_is_corruption_not_a_miss(tmp_path):
     assert cache.get("ns", "k2")["i"] == 2
 
 
-@pytest.fixture(scope="module")
-def movie_cache(tmp_path_factory):
-    """A fresh cache folder whose movie KG is the project's (built once, linked; stores are opened read-only)."""
-    from sparqlab.core.paths import cache_dir
-    from sparqlab.kg.movies import build_dir, ensure_store
-
-    ensure_store()
-    built = build_dir()
-    folder = tmp_path_factory.mktemp("cache")
-    link = folder / built.relative_to(cache_dir())
-    link.parent.mkdir(parents=True)
-    link.symlink_to(built, target_is_directory=True)
-    return folder
-
-
 def _run(experiment: str, cache_dir: Path, runs_dir: Path):
     from sparqlab.methods import get_method
     from sparqlab.runs import RunConfig, run
@@ -91,10 +76,8 @@ def _run(experiment: str, cache_dir: Path, runs_dir: Path):
     return run(get_method("direct")(), config=config)
 
 
-def test_a_run_over_a_damaged_query_cache_scores_as_a_clean_run(movie_cache, tmp_path, monkeypatch):
+def test_a_run_over_a_damaged_query_cache_scores_as_a_clean_run(movie_cache, tmp_path):
     """40 KB of garbage in the query cache turned F1 0.35 into 0.0 (every question a method_error)."""
-    monkeypatch.setenv("SPARQLAB_CACHE", str(movie_cache))
-    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
     clean = _run("clean", movie_cache, tmp_path)
     queries = movie_cache / "queries.sqlite"
     JsonCache(queries)._connect().execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -107,9 +90,7 @@ def test_a_run_over_a_damaged_query_cache_scores_as_a_clean_run(movie_cache, tmp
     assert "method_error" not in set(damaged.predictions()["error_category"].dropna())
 
 
-def test_a_run_over_a_damaged_response_cache_stops_naming_the_file(movie_cache, tmp_path, monkeypatch):
-    monkeypatch.setenv("SPARQLAB_CACHE", str(movie_cache))
-    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+def test_a_run_over_a_damaged_response_cache_stops_naming_the_file(movie_cache, tmp_path):
     _run("fill", movie_cache, tmp_path)
     responses = next(movie_cache.glob("responses*.sqlite"))
     JsonCache(responses)._connect().execute("PRAGMA wal_checkpoint(TRUNCATE)")

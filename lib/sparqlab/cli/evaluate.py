@@ -32,14 +32,21 @@ def register(subparsers) -> None:
                         help="group by a record field; dotted paths and metadata fields work (e.g. metadata.hops); "
                              "an unknown field is an error listing the known ones")
     parser.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    parser.add_argument("--gold", metavar="QUERY_OR_FILE",
+                        help="with `sparqlab eval structural`: the gold query (text or file)")
+    parser.add_argument("--pred", metavar="QUERY_OR_FILE",
+                        help="with `sparqlab eval structural`: the predicted query (text or file); prints match or "
+                             "no match under DeSQ's structural EM and exits 0 or 1")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    from sparqlab.core.jsonl import read_jsonl
+    if args.predictions == "structural":
+        from sparqlab.cli.desq import eval_structural
 
+        return eval_structural(args.gold, args.pred)
     path = _predictions_path(args.predictions)
-    records = list(read_jsonl(path))
+    records = read_predictions(path)
     if not records:
         raise ValueError(f"{path} holds no records")
     table = evaluate_records(records, by=args.by)
@@ -63,6 +70,33 @@ def _predictions_path(ref: str) -> Path:
     if not (path / "predictions.jsonl").exists():
         raise FileNotFoundError(f"no predictions file in {path}")
     return path / "predictions.jsonl"
+
+
+def read_predictions(path: Path) -> list[dict[str, Any]]:
+    """The records of a predictions file, each checked where it is read, errors naming the file and line:
+    a JSON object with ``predicted_answers`` and ``gold_answers`` that are answer lists
+    (:func:`sparqlab.eval.check_answers`). A cut-off last line (a run still writing, or killed) is left out and
+    said so on stderr; an invalid complete line is an error."""
+    import sys
+
+    from sparqlab.data.files import read_records
+    from sparqlab.eval import check_answers
+
+    records = []
+    try:
+        for number, record in read_records(path):
+            where = f"{path}, line {number} (id {record.get('id')!r})"
+            if "gold_answers" not in record or "predicted_answers" not in record:
+                raise ValueError(f"{where} needs predicted_answers and gold_answers")
+            for name in ("predicted_answers", "gold_answers"):
+                check_answers(record[name], f"{where}: {name}")
+            records.append(record)
+    except ValueError as error:
+        if "the line is cut off" not in str(error):
+            raise
+        print(f"warning: {str(error).split(': not valid JSON')[0]}: the last line is incomplete (a run still "
+              "writing, or killed mid-write); it is left out", file=sys.stderr)
+    return records
 
 
 def known_fields(records: Iterable[Mapping[str, Any]]) -> list[str]:

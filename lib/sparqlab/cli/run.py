@@ -15,9 +15,15 @@ def register(subparsers) -> None:
     parser.add_argument("method", help="method name (`sparqlab methods list`)")
     parser.add_argument("--dataset", "-d", required=True, help="dataset name (`sparqlab data list`) or JSONL path")
     parser.add_argument("--split", default=None, help="split (default: the dataset's test split)")
-    parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+    parser.add_argument("--limit", type=int, default=None, help="first N questions only (after --sample)")
+    parser.add_argument("--sample", type=int, default=None, metavar="N",
+                        help="N questions drawn reproducibly, stratified by question type (recorded in the run id)")
+    parser.add_argument("--sample-seed", type=int, default=0, metavar="S", help="seed of --sample (default 0)")
     parser.add_argument("--kg", default=None, help="KG name (default: the one the questions name)")
     parser.add_argument("--kg-url", default=None, help="SPARQL endpoint URL to use for that KG")
+    parser.add_argument("--kg-search", choices=["local", "api"], default=None,
+                        help="entity search: api (wbsearchentities, the wikidata default) or local (a label index "
+                             "built from the endpoint itself, for a small mirror)")
     parser.add_argument("--model", "-m", default=None,
                         help="model name: a registered standin-* or the name the server serves "
                              "(default: SPARQLAB_MODEL)")
@@ -79,14 +85,22 @@ def _run(args: argparse.Namespace) -> int:
         model_params["max_tokens"] = args.max_tokens
     config = RunConfig(
         experiment=args.experiment, kg=args.kg, kg_url=args.kg_url,
+        kg_options={"search": args.kg_search} if args.kg_search else {},
         model=args.model, model_url=args.model_url, model_roles=parse_model_roles(args.model_role),
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
+        sample=args.sample, sample_seed=args.sample_seed,
         concurrency=args.concurrency, question_timeout_s=args.question_timeout, shard_index=args.shard_index,
         num_shards=args.num_shards, cache=args.cache,
     )
     result = run(method, config=config)
     metrics = result.metrics
-    print(f"{result.run_dir}\n{model_label(metrics.get('model'), metrics.get('model_is_standin'))}: "
-          f"F1 {metrics['f1']:.4f}  EM {metrics['em']:.4f}  empty {metrics['empty_rate']:.4f}  "
+    scores = (f"F1 {_percent(metrics['f1'])}  EM {_percent(metrics['em'])}  empty {_percent(metrics['empty_rate'])}"
+              if metrics.get("n_scored") != 0 else "unscored (no question has gold answers or a gold query)")
+    print(f"{result.run_dir}\n{model_label(metrics.get('model'), metrics.get('model_is_standin'))}: {scores}  "
           f"({metrics['n_done']}/{metrics['n_questions']} done, {result.answered} answered now)")
     return 0
+
+
+def _percent(value: float | None) -> str:
+    """Rates as the papers print them: percent with one decimal."""
+    return "-" if value is None else f"{100 * value:.1f}%"

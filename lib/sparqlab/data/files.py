@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.jsonl import write_jsonl
+from sparqlab.core.text import lone_surrogate
 from sparqlab.data.question import Question
+from sparqlab.eval.metrics import check_answers
 
 
 def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -20,29 +22,50 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
     Strict, unlike :func:`sparqlab.core.jsonl.read_jsonl` (which skips a torn last line of a run's own output):
     a question file is input, and a line that does not parse must stop the load, not silently drop a question.
+    Every refusal names the file and line: bytes that are not UTF-8, invalid JSON (a torn last line included),
+    nesting too deep for the JSON parser, a value that is not an object, a lone surrogate.
     """
     path = require_file(path)
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{path}, line {number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{where}: not UTF-8 (byte 0x{raw[error.start]:02x} at column "
+                                 f"{error.start + 1}); save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise ValueError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+                torn = " (the line is cut off: was the file still being written?)" if not raw.endswith(b"\n") else ""
+                raise ValueError(f"{where}: not valid JSON ({error.msg}){torn}") from None
+            except RecursionError:
+                raise ValueError(f"{where}: JSON nested too deeply to read") from None
             if not isinstance(record, dict):
-                raise ValueError(f"{path}, line {number}: expected a JSON object, got {type(record).__name__}")
+                raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}")
+            surrogate = lone_surrogate(record)
+            if surrogate:
+                raise ValueError(f"{where}: {surrogate} is a lone UTF-16 surrogate, which is not text")
             yield number, record
 
 
 def read_questions(path: str | Path) -> list[Question]:
-    """All questions of one own-format JSONL file; a bad line raises with its number and what is wrong."""
+    """All questions of one own-format JSONL file; a bad line raises with its number and what is wrong, and so
+    does a file without questions. ``gold_answers`` are checked element by element
+    (:func:`sparqlab.eval.metrics.check_answers`)."""
     questions = []
     for number, record in read_records(path):
         try:
-            questions.append(Question.from_dict(record))
+            question = Question.from_dict(record)
+            check_answers(question.gold_answers, "gold_answers")
+            questions.append(question)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}, line {number}: {error}") from None
+    if not questions:
+        raise ValueError(f"{path} holds no questions (expected one JSON object per line with at least "
+                         "'id' and 'text')")
     return questions
 
 

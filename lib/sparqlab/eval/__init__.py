@@ -4,7 +4,15 @@
 ``row_f1`` compares result *rows* term by term, as SPINACH reports it. ``docs/metrics.md`` explains the difference.
 """
 
-from sparqlab.eval.metrics import COST_FIELDS, SetScore, score_prediction, set_f1, set_scores, summarise
+from sparqlab.eval.metrics import (
+    COST_FIELDS,
+    SetScore,
+    check_answers,
+    score_prediction,
+    set_f1,
+    set_scores,
+    summarise,
+)
 from sparqlab.eval.normalise import (
     answer_columns,
     answer_set,
@@ -19,6 +27,7 @@ __all__ = [
     "COST_FIELDS",
     "SetScore",
     "answer_columns",
+    "check_answers",
     "answer_set",
     "answers_from_result",
     "fetch_labels",

@@ -20,12 +20,14 @@ in a comparison come from the same code.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sparqlab.eval.normalise import answer_set
+from sparqlab.kg.results import Term
 
 COST_FIELDS = ("model_calls", "tokens", "latency_s")
 """Per-question cost fields a run record may carry; :func:`summarise` reports their mean per question."""
@@ -67,14 +69,38 @@ def set_f1(pred: Iterable[Any] | None, gold: Iterable[Any]) -> float:
     return set_scores(pred, gold).f1
 
 
+def check_answers(value: Any, name: str = "answers") -> list[Any] | None:
+    """``value`` as an answer list, or ``ValueError`` saying what is wrong with it, element by element.
+
+    An answer list is ``None`` (no answer obtained / no gold) or a list, tuple or set of strings, finite numbers,
+    booleans or :class:`~sparqlab.kg.results.Term` objects. A bare string is refused (it would be scored letter
+    by letter: ``"Alien"`` against ``["A","l","i","e","n"]`` gave F1 1.0), so is a dict, a nested list or a null
+    element. Readers of answer files call it with the file and line in ``name``.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple | set | frozenset):
+        raise ValueError(f"{name} must be a list of answers (or null), got {type(value).__name__} {value!r:.60}")
+    for index, item in enumerate(value):
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"{name}[{index}] is {item}, not an answer")
+        if not isinstance(item, str | int | float | Term):  # bool is an int
+            raise ValueError(f"{name}[{index}] must be a string, number or boolean, got {type(item).__name__} "
+                             f"{item!r:.60}")
+    return list(value)
+
+
 def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[Any] | None) -> dict[str, Any]:
     """The per-question fields every run record carries: ``f1``, ``em``, ``empty``, ``precision``, ``recall``.
 
     ``pred_answers=None`` means no answer was obtained (no query, or execution failed): empty, and scored as
-    the empty set. Raises ``ValueError`` without gold answers, since there is nothing to score against.
+    the empty set. Raises ``ValueError`` without gold answers, since there is nothing to score against, and for
+    a malformed answer list (:func:`check_answers`).
     """
     if gold_answers is None:
         raise ValueError("cannot score a prediction without gold answers (execute the gold SPARQL first)")
+    pred_answers = check_answers(pred_answers, "predicted answers")
+    gold_answers = check_answers(gold_answers, "gold answers")
     score = set_scores(pred_answers, gold_answers)
     return {
         "f1": score.f1,

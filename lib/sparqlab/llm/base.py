@@ -14,6 +14,8 @@ from collections.abc import Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from sparqlab.core.text import scrub
+
 Message = dict[str, str]
 """``{"role": "system" | "user" | "assistant", "content": "..."}``"""
 
@@ -133,6 +135,13 @@ class ChatResponse:
     model: str = ""
     cached: bool = False
     reasoning: str | None = None
+
+    def __post_init__(self) -> None:
+        # Model text enters the workbench here, from every backend and from the cache: a lone surrogate (valid in
+        # JSON, not in UTF-8) would make every later write of it fail, so it becomes U+FFFD once, here.
+        self.text = scrub(self.text)
+        if self.reasoning is not None:
+            self.reasoning = scrub(self.reasoning)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

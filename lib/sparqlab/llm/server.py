@@ -2,14 +2,19 @@
 HTTP path of the client, the runner's concurrency and notebooks can be exercised without a GPU.
 
 Endpoints: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions`` (non-streaming, ``n=1``)
-and ``GET /health``. Errors use OpenAI's body ``{"error": {"message", "type", "param", "code"}}``: 404 for an
-unknown model name, 400 for a malformed request. Requests are handled on one event loop, so a model that awaits
-(e.g. ``standin-latency``'s sleep) serves many requests at once.
+and ``GET /health``. Every error, on every route, uses OpenAI's body ``{"error": {"message", "type", "param",
+"code"}}``: 404 for an unknown model name or path, 405 for a wrong method, 400 for a malformed request (invalid
+JSON or UTF-8, JSON nested too deeply, a lone surrogate in a string), 413 for a body over
+:data:`MAX_BODY_BYTES`. A connection must deliver each request within ``read_timeout_s`` (default
+:data:`READ_TIMEOUT_S`) of opening or of its previous response, so half-open connections are closed. Requests are
+handled on one event loop, so a model that awaits (e.g. ``standin-latency``'s sleep) serves many requests at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -20,11 +25,17 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import h11
 import uvicorn
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from sparqlab.core.processes import stop_process
+from sparqlab.core.text import lone_surrogate
 from sparqlab.llm.base import ChatModel, ChatRequest
 from sparqlab.llm.errors import ModelError
 from sparqlab.llm.factory import get_model
@@ -32,13 +43,21 @@ from sparqlab.llm.standins import LatencyStandin
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 
+MAX_BODY_BYTES = 16 * 2**20
+"""Largest request body accepted (16 MiB: a 128k-token prompt is well under 1 MiB)."""
+
+READ_TIMEOUT_S = 30.0
+"""Default time a connection has to deliver a whole request."""
+
 
 class InvalidRequest(ValueError):
-    """A request body that does not describe a chat completion; ``param`` names the offending field."""
+    """A request body that does not describe a chat completion; ``param`` names the offending field, ``status``
+    is the HTTP status to answer with."""
 
-    def __init__(self, message: str, param: str | None = None):
+    def __init__(self, message: str, param: str | None = None, status: int = 400):
         super().__init__(message)
         self.param = param
+        self.status = status
 
 
 def _number(body: dict[str, Any], key: str, low: float, high: float, default: float) -> float:
@@ -112,6 +131,30 @@ def parse_chat_request(body: Any) -> ChatRequest:
     )
 
 
+async def read_body(raw: Request, limit: int = MAX_BODY_BYTES) -> Any:
+    """The request's JSON body, read up to ``limit`` bytes; :class:`InvalidRequest` (with an HTTP status) when
+    it is too large, not UTF-8, not JSON, nested too deeply, or holds a lone surrogate."""
+    declared = raw.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise InvalidRequest(f"the request body is {int(declared):,} bytes, over the limit of {limit:,}", status=413)
+    chunks, size = [], 0
+    async for chunk in raw.stream():
+        size += len(chunk)
+        if size > limit:
+            raise InvalidRequest(f"the request body is over the limit of {limit:,} bytes", status=413)
+        chunks.append(chunk)
+    try:
+        body = json.loads(b"".join(chunks))
+    except RecursionError:
+        raise InvalidRequest("the request body is JSON nested too deeply") from None
+    except ValueError:  # invalid JSON, or bytes that are not UTF-8
+        raise InvalidRequest("the request body is not valid JSON in UTF-8") from None
+    surrogate = lone_surrogate(body)
+    if surrogate:
+        raise InvalidRequest(f"{surrogate} is a lone UTF-16 surrogate, which is not text")
+    return body
+
+
 def create_app(model: ChatModel) -> FastAPI:
     """The FastAPI application serving ``model`` under its name."""
     app = FastAPI(title=f"sparqlab model server: {model.name}")
@@ -126,6 +169,21 @@ def create_app(model: ChatModel) -> FastAPI:
     def unknown_model(name: str):
         return error(404, f"The model `{name}` does not exist; this server serves `{model.name}`.",
                      "invalid_request_error", "model", "model_not_found")
+
+    @app.exception_handler(HTTPException)
+    async def http_error(raw: Request, failure: HTTPException):
+        codes = {404: "not_found", 405: "method_not_allowed"}
+        message = (f"no route {raw.method} {raw.url.path}; this server serves GET /v1/models, GET /health and "
+                   "POST /v1/chat/completions" if failure.status_code in codes else str(failure.detail))
+        return error(failure.status_code, message, "invalid_request_error", code=codes.get(failure.status_code))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(raw: Request, failure: RequestValidationError):
+        return error(400, f"invalid request: {failure.errors()!r:.300}", "invalid_request_error")
+
+    @app.exception_handler(Exception)
+    async def server_error(raw: Request, failure: Exception):
+        return error(500, f"{type(failure).__name__}: {failure}", "server_error")
 
     @app.get("/health")
     async def health():
@@ -142,9 +200,12 @@ def create_app(model: ChatModel) -> FastAPI:
     @app.post("/v1/chat/completions")
     async def chat_completions(raw: Request):
         try:
-            body = await raw.json()
-        except ValueError:
-            return error(400, "the request body is not valid JSON", "invalid_request_error")
+            body = await read_body(raw)
+        except InvalidRequest as invalid:
+            return error(invalid.status, str(invalid), "invalid_request_error")
+        except ClientDisconnect:
+            return error(400, "the client closed the connection before sending the whole body",
+                         "invalid_request_error")
         if isinstance(body, dict) and isinstance(body.get("model"), str) and body["model"] != model.name:
             return unknown_model(body["model"])
         try:
@@ -194,8 +255,41 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _uvicorn_server(model: ChatModel, log_level: str) -> uvicorn.Server:
-    config = uvicorn.Config(create_app(model), log_level=log_level, access_log=False, timeout_keep_alive=30)
+class _ReadDeadline(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline for reading each request: uvicorn times out idle keep-alive
+    connections, but not one that sends nothing, or half a request, after connecting (half-open)."""
+
+    read_timeout_s = READ_TIMEOUT_S
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = self.loop.call_later(self.read_timeout_s, self._expire)
+
+    def _expire(self) -> None:
+        # IDLE: not even the headers yet; SEND_BODY: part of the body. A request being answered is left alone.
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+            self.transport.close()
+
+
+def _uvicorn_server(model: ChatModel, log_level: str, read_timeout_s: float = READ_TIMEOUT_S) -> uvicorn.Server:
+    protocol = type("ReadDeadline", (_ReadDeadline,), {"read_timeout_s": read_timeout_s})
+    config = uvicorn.Config(create_app(model), log_level=log_level, access_log=False, timeout_keep_alive=30,
+                            http=protocol)
     return uvicorn.Server(config)
 
 
@@ -220,12 +314,14 @@ def serve_in_background(
     delay_ms: float | None = None,
     process: bool = False,
     startup_timeout_s: float = 60.0,
+    read_timeout_s: float = READ_TIMEOUT_S,
 ) -> Iterator[str]:
     """Serve a model while the block runs and yield its base URL (``http://127.0.0.1:PORT/v1``).
 
     By default the server runs on a thread of this process (``model`` may be a ready model); with
     ``process=True`` it is a ``sparqlab serve-model`` subprocess (``model`` must be a name), which keeps the
-    server's work off this interpreter, as benchmarks want.
+    server's work off this interpreter, as benchmarks want. ``read_timeout_s`` (thread only) is the time a
+    connection has to deliver a request.
     """
     if process:
         if not isinstance(model, str):
@@ -235,7 +331,7 @@ def serve_in_background(
         return
     served = model_for_serving(model, delay_ms)
     sock = _listen(host, port)
-    server = _uvicorn_server(served, "warning")
+    server = _uvicorn_server(served, "warning", read_timeout_s)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
                               name=f"serve-{served.name}")
     thread.start()

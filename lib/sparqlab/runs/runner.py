@@ -143,6 +143,9 @@ def _resolve_questions(questions: Sequence[Question] | None, config: RunConfig) 
         from sparqlab.data.sampling import sample_questions
 
         questions = sample_questions(questions, config.sample, config.sample_seed)
+    if not questions:
+        raise ValueError(f"no questions to run ({config.dataset or 'questions=...'} gives none after limit/sample); "
+                         "nothing was written")
     return questions, split
 
 

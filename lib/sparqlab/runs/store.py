@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.jsonl import read_jsonl
+from sparqlab.core.text import scrub
 
 PREDICTIONS = "predictions.jsonl"
 TRACES = "traces.jsonl"
@@ -77,7 +78,9 @@ def repair_torn_line(path: Path) -> bool:
 
 
 def _line(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    # A lone surrogate that reached a record by another way than model text (scrubbed in ChatResponse), e.g. an
+    # exception message, would make the UTF-8 write fail and abort the run on every resume: it becomes U+FFFD.
+    return scrub(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
 
 
 def _first_per_id(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
