@@ -277,3 +277,26 @@ def test_model_role_values_split_name_and_endpoint():
         "oracle": {"model": "user@host-model"}}
     with pytest.raises(ValueError, match="NAME=VALUE"):
         parse_model_roles(["corrector"])
+
+
+def test_an_artifact_being_built_is_locked_and_only_a_finished_build_counts(tmp_path, monkeypatch):
+    import threading
+
+    from sparqlab.methods import PrepareContext
+
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    failed = PrepareContext(FilmKG())
+    folder, built = failed.artifact_dir("index", {"v": 1})
+    assert not built
+    failed.finish(succeeded=False)
+    first = PrepareContext(FilmKG())
+    assert first.artifact_dir("index", {"v": 1}) == (folder, False), "a failed build is redone"
+    seen = []
+    other = threading.Thread(target=lambda: seen.append(PrepareContext(FilmKG()).artifact_dir("index", {"v": 1})))
+    other.start()
+    other.join(0.3)
+    assert seen == [], "a second process waits while the first builds"
+    first.finish(succeeded=True)
+    other.join()
+    assert seen == [(folder, True)]
+    assert PrepareContext(FilmKG()).artifact_dir("index", {"v": 2})[0] != folder

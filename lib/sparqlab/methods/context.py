@@ -9,6 +9,7 @@ metadata; only the runner's scoring sees the full question.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -164,26 +165,35 @@ class PrepareContext(_ModelAccess):
         self.scored_dataset = scored_dataset
         self.scored_split = scored_split
         self.scored_ids = scored_ids
-        self.artifact_dirs: list[Path] = []
+        self.artifact_dirs: list[tuple[Path, Any]] = []  # (folder, open lock file) being built by this run
 
     def log(self, kind: str, /, **data: Any) -> None:
         self.trace.add(kind, None, None, data)
 
     def artifact_dir(self, name: str, key: Any) -> tuple[Path, bool]:
         """``(folder, built)``: a folder under ``cache_dir()/artifacts/`` named by ``name`` and a hash of ``key``
-        (everything the artifact depends on). ``built`` is true when an earlier run finished building it; the
-        runner marks the folders handed out once ``prepare`` returns, so a failed build is redone."""
+        (everything the artifact depends on). ``built`` is true when an earlier run finished building it. A folder
+        to build is locked until ``prepare`` ends (another process asking for it, e.g. a second shard, waits and
+        then finds it built); the runner marks it complete only when ``prepare`` returns, so a failed build is
+        redone."""
         folder = cache_dir() / "artifacts" / f"{name}-{stable_hash(key, 16)}"
-        built = (folder / ".complete").exists()
+        if (folder / ".complete").exists():
+            return folder, True
         folder.mkdir(parents=True, exist_ok=True)
-        if not built:
-            self.artifact_dirs.append(folder)
-        return folder, built
+        lock = (folder / ".lock").open("a")
+        fcntl.flock(lock, fcntl.LOCK_EX)  # waits while another process builds the same artifact
+        if (folder / ".complete").exists():
+            lock.close()
+            return folder, True
+        self.artifact_dirs.append((folder, lock))
+        return folder, False
 
-    def mark_built(self) -> None:
-        """Called by the runner after a successful ``prepare``."""
-        for folder in self.artifact_dirs:
-            (folder / ".complete").write_text("ok\n", encoding="utf-8")
+    def finish(self, succeeded: bool) -> None:
+        """Called by the runner when ``prepare`` ends: mark the folders built (if it succeeded) and unlock them."""
+        for folder, lock in self.artifact_dirs:
+            if succeeded:
+                (folder / ".complete").write_text("ok\n", encoding="utf-8")
+            lock.close()
         self.artifact_dirs.clear()
 
     def train_questions(self, dataset: str, split: str) -> list[Question]:

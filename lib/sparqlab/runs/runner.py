@@ -276,8 +276,12 @@ class Runner:
         started = time.perf_counter()
         ctx = PrepareContext(self.kg, self.roles, scored_dataset=self.config.dataset,
                              scored_split=self.config.split, scored_ids=frozenset(q.id for q in self.all_questions))
-        await self.method.prepare(ctx)
-        ctx.mark_built()
+        try:
+            await self.method.prepare(ctx)
+        except BaseException:
+            ctx.finish(succeeded=False)
+            raise
+        ctx.finish(succeeded=True)
         check_examples(self.method, self.all_questions)
         self.method_config = self.method.describe()
         self.prepare_stats = {
