@@ -19,21 +19,21 @@ scores are labelled `[standin]`). To use a real model, serve it with vLLM and se
 # `sparqlab reproduce 00_quickstart -p NAME VALUE` checks each override against the type declared here.
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
-kg: str = "movies"                # KG name (movies, wikidata), SPARQL endpoint URL or RDF file
+kg: str = "movies"                    # KG name (movies, wikidata), SPARQL endpoint URL or RDF file
 datasets: list[str] = ["metaqa-1hop", "metaqa-2hop", "mcqa-movies"]  # `sparqlab data list` names or JSONL paths
-split: str = "test"               # dataset split
-sample: Optional[int] = 40           # questions per dataset, drawn at random stratified by question type; None: all
-sample_seed: int = 0              # seed of that draw (same seed, same questions)
-limit: Optional[int] = None          # keep only the first N questions in file order (before sampling); None: all
+split: str = "test"                   # dataset split
+sample: Optional[int] = 40            # questions per dataset, drawn at random stratified by question type; None: all
+sample_seed: int = 0                  # seed of that draw (same seed, same questions)
+limit: Optional[int] = None           # then keep only the first N of those (a quick smoke test); None: all
 model: str = "standin-keyword-rules"  # a registered stand-in, or the model name your server serves
-model_url: Optional[str] = None      # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
-temperature: float = 0.0          # sampling temperature of every model call
-max_tokens: int = 512             # completion budget of every model call
-seed: int = 0                     # request seed
-concurrency: int = 8              # questions in flight at once
-experiment: str = "quickstart"    # runs go to runs/<experiment>/, figures to figures/<experiment>/
-cache: str = "read_write"         # "replay": serve model calls from the response cache only
-showcase_question: Optional[str] = "test_0"  # id of the question asked alone (None: the first one)""",
+model_url: Optional[str] = None       # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
+temperature: float = 0.0              # sampling temperature of every model call
+max_tokens: int = 512                 # completion budget of every model call
+seed: int = 0                         # request seed
+concurrency: int = 8                  # questions in flight at once
+experiment: str = "quickstart"        # runs go to runs/<experiment>/, figures to figures/<experiment>/
+cache: str = "read_write"             # "replay": serve model calls from the response cache only
+showcase_question: Optional[str] = "test_1032"  # id of the question asked alone (None: the first one)""",
                   metadata={"tags": ["parameters"]}),
     new_code_cell("""\
 import pandas as pd
@@ -81,6 +81,13 @@ fig, ax = plots.subplots(figsize=(5, 3))
 plots.metric_bars(predictions, metric="f1", x="dataset", ax=ax)
 ax.set_title(model_label(model, results[0].metrics["model_is_standin"]))
 plots.save_figure(fig, "f1_by_dataset", experiment=experiment, runs=results,
+                  params={"model": model, "sample": sample, "seed": sample_seed, "limit": limit})"""),
+    new_markdown_cell("## By question type\nOne row per question type, sorted, with bootstrap intervals and n per "
+                      "row (the same helper stays readable with 50+ groups)."),
+    new_code_cell("""\
+ax = plots.metric_by_field(predictions, "qtype", metric="f1")
+ax.set_title(model_label(model, results[0].metrics["model_is_standin"]))
+plots.save_figure(ax.figure, "f1_by_qtype", experiment=experiment, runs=results,
                   params={"model": model, "sample": sample, "seed": sample_seed, "limit": limit})"""),
     new_markdown_cell("## Browse traces\nInteractive: pick a run and a question, step through the trace."),
     new_code_cell("widgets.trace_browser()"),

@@ -50,26 +50,45 @@ def isolated_env(tmp_path):
 
 
 def test_quickstart_reproduces_headless_then_replays_from_cache(tmp_path, isolated_env):
-    first = sparqlab("reproduce", "00_quickstart", "-p", "limit", "10", env=isolated_env)
+    # the smallest sensible run: two questions per dataset (the notebook must not assume more rows than that)
+    first = sparqlab("reproduce", "00_quickstart", "-p", "limit", "2", env=isolated_env)
     assert first.returncode == 0, first.stderr + first.stdout
     assert "all notebooks ran" in first.stdout
+    assert "[1/1] 00_quickstart.ipynb ok in" in first.stderr  # progress lines with elapsed time
     executed = nbformat.read(tmp_path / "runs" / "notebooks" / "00_quickstart.ipynb", as_version=4)
     code = [cell for cell in executed.cells if cell.cell_type == "code"]
     assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1)), "every code cell ran, in order"
     assert not [out for cell in code for out in cell.outputs if out.output_type == "error"]
-    figures = tmp_path / "figures"
-    assert (figures / "quickstart_f1_by_dataset.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (figures / "quickstart_f1_by_dataset.pdf").read_bytes()[:5] == b"%PDF-"
+    # figures go under the experiment, named by the parameters that select questions, with a sidecar of runs
+    stem = tmp_path / "figures" / "quickstart" / "f1_by_dataset--model-standin-keyword-rules--sample-40--seed-0--limit-2"
+    assert stem.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert stem.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
+    sidecar = json.loads(stem.with_suffix(".json").read_text())
+    assert len(sidecar["runs"]) == 3 and all("/quickstart/direct-" in run for run in sidecar["runs"])
     metrics = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "quickstart").glob("*/metrics.json")]
     assert len(metrics) == 4 and all(m["model_is_standin"] for m in metrics)
+    showcase = [m for m in metrics if m["n_questions"] == 1]
+    assert len(showcase) == 1 and showcase[0]["f1"] == 1.0, "the showcase question is one the baseline answers"
 
     # Replay: the same notebook again, model calls served from the response cache only (a miss would fail).
-    replay = sparqlab("reproduce", "00_quickstart", "-p", "limit", "10", "-p", "cache", "replay",
+    replay = sparqlab("reproduce", "00_quickstart", "-p", "limit", "2", "-p", "cache", "replay",
                       "-p", "experiment", "quickstart-replay", env=isolated_env)
     assert replay.returncode == 0, replay.stderr + replay.stdout
     replayed = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "quickstart-replay").glob("*/metrics.json")]
     assert sorted(m["f1"] for m in replayed) == sorted(m["f1"] for m in metrics)
     assert all(m["model_calls_uncached"] == 0 for m in replayed)
+
+
+def test_reproduce_refuses_a_wrong_parameter_before_running_anything(tmp_path, monkeypatch, capsys):
+    from sparqlab.cli import main
+
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+    assert main(["reproduce", "00_quickstart", "-p", "limit", "two"]) == 1
+    assert "parameter 'limit' expects int | None" in capsys.readouterr().err
+    assert main(["reproduce", "00_quickstart", "-p", "limt", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown parameter(s) limt" in err and "limit" in err
+    assert not (tmp_path / "runs").exists(), "nothing ran"
 
 
 def test_failing_notebook_is_reported_by_name(tmp_path, isolated_env):

@@ -110,7 +110,7 @@ def _run_reference(run: Any) -> str:
 
 
 def _slug(value: Any) -> str:
-    return re.sub(r"[^\w.]+", "_", str(value)).strip("_")[:40] or "none"
+    return re.sub(r"[^\w.-]+", "_", str(value)).strip("_-")[:40] or "none"
 
 
 HORIZONTAL_AFTER = 6
@@ -245,6 +245,24 @@ def _mark_zero_bars(ax: Axes, horizontal: bool) -> None:
             ax.plot([x0, x1], [0, 0], color=patch.get_facecolor(), linewidth=3, solid_capstyle="butt", zorder=3)
 
 
+def metric_lines(data: Any, x: str, metric: str = "f1", hue: str | None = None, units: str | None = None,
+                 ax: Axes | None = None) -> Axes:
+    """Mean of a per-question metric against a numeric ``x`` (a sweep), one line per ``hue``; with ``units``
+    (e.g. seeds) the band is the standard deviation of the per-unit means, i.e. the spread across seeds."""
+    frame = _frame(data, [x, metric] + [c for c in (hue, units) if c])
+    means = frame.groupby([x] + [c for c in (hue, units) if c])[metric].mean().reset_index()
+    means[metric] = means[metric].astype(float) * (100 if metric in METRIC_LABELS else 1)
+    ax = _axes(ax)
+    sns.lineplot(means, x=x, y=metric, hue=hue, errorbar="sd" if units else None, marker="o", ax=ax,
+                 palette=PALETTE if hue else None)
+    ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+    ax.set_xlabel(x.replace("_", " "))
+    if metric in METRIC_LABELS:
+        ax.set_ylim(0, 100)
+    _legend_outside(ax)
+    return ax
+
+
 def score_distribution(data: Any, metric: str = "f1", hue: str | None = "method", bins: int = 10,
                        ax: Axes | None = None) -> Axes:
     """Share of questions per bin of a per-question score in [0, 1] (one bar group per ``hue`` value).
@@ -260,6 +278,40 @@ def score_distribution(data: Any, metric: str = "f1", hue: str | None = "method"
     ax.set_ylabel("share of questions")
     ax.set_xlim(0, 1)
     _legend_outside(ax)
+    return ax
+
+
+def dependency_graph(nodes: list[str], edges: Iterable[Mapping[str, Any]], groups: Iterable[Iterable[str]] = (),
+                     ax: Axes | None = None) -> Axes:
+    """A small directed graph with signed edges (GenOp dependency graphs): ``nodes`` on a circle, each edge
+    ``{"from", "to", "sign": "+"|"-", "vars": [...]}`` an arrow labelled with its variables (negative edges dashed
+    and in the palette's second colour), and each of ``groups`` (e.g. SCCs with more than one member) shaded."""
+    ax = _axes(ax)
+    colours = sns.color_palette(PALETTE)
+    angle = np.linspace(0, 2 * np.pi, len(nodes), endpoint=False) + np.pi / 2
+    pos = {n: (np.cos(a), np.sin(a)) if len(nodes) > 1 else (0.0, 0.0) for n, a in zip(nodes, angle, strict=True)}
+    for group in groups:
+        members = [pos[n] for n in group]
+        centre = np.mean(members, axis=0)
+        radius = max(float(np.hypot(*(np.array(m) - centre))) for m in members) + 0.35
+        ax.add_patch(plt.Circle(centre, radius, color=colours[2], alpha=0.15, zorder=0))
+    for edge in edges:
+        (x1, y1), (x2, y2) = pos[edge["from"]], pos[edge["to"]]
+        negative = edge.get("sign") == "-"
+        ax.annotate("", xy=(x2, y2), xytext=(x1, y1), zorder=1,
+                    arrowprops={"arrowstyle": "-|>", "shrinkA": 14, "shrinkB": 14, "connectionstyle": "arc3,rad=0.2",
+                                "color": colours[1] if negative else colours[0],
+                                "linestyle": "--" if negative else "-"})
+        label = f"{edge.get('sign', '+')} " + ", ".join("?" + v for v in edge.get("vars", []))
+        ax.text((x1 + x2) / 2 + 0.3 * (y2 - y1), (y1 + y2) / 2 - 0.3 * (x2 - x1), label, ha="center",
+                va="center", fontsize=8)
+    for name, (x, y) in pos.items():
+        ax.text(x, y, name, ha="center", va="center", zorder=2,
+                bbox={"boxstyle": "circle", "facecolor": "white", "edgecolor": colours[0]})
+    ax.set_xlim(-1.7, 1.7)
+    ax.set_ylim(-1.7, 1.7)
+    ax.set_aspect("equal")
+    ax.axis("off")
     return ax
 
 
