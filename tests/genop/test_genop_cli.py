@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from conftest import EXAMPLE1, EXAMPLE1_SCRIPT, EXAMPLES_TTL
 
@@ -36,9 +34,10 @@ def test_table_output_and_options(tmp_path, capsys):
     assert "g1 -+-> g2 via ?y" in text and "model calls:" in text and "[standin]" in text
 
 
-def test_errors_are_one_line_messages(tmp_path):
+def test_errors_are_one_line_messages(tmp_path, capsys):
     args = _files(tmp_path)
     (tmp_path / "bad.rq").write_text('SELECT ?y WHERE { GENOP("about ?q" AS ?y) }', encoding="utf-8")
     args[2] = str(tmp_path / "bad.rq")
-    done = subprocess.run([sys.executable, "-m", "sparqlab", *args], capture_output=True, text=True)
-    assert done.returncode == 1 and "Def. 3" in done.stderr and "Traceback" not in done.stderr
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "Def. 3" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
