@@ -12,6 +12,7 @@ import os
 import sys
 
 from sparqlab import __version__
+from sparqlab.core.cache import CacheCorrupt
 from sparqlab.kg.errors import KGError
 from sparqlab.llm.errors import ModelError
 
@@ -33,6 +34,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def user_message(error: BaseException) -> str:
+    """The error's message, with Python's wording replaced where it does not help a user: a UTF-8 decode error
+    says the line and column instead of a byte offset, a recursion error says the input is nested too deeply."""
+    if isinstance(error, UnicodeDecodeError) and isinstance(error.object, bytes | bytearray):
+        data = bytes(error.object)
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        return (f"the input is not {error.encoding} text: byte 0x{data[error.start]:02x} at line {line}, column "
+                f"{column} ({error.reason})")
+    if isinstance(error, UnicodeEncodeError):
+        return (f"text holds a character {error.encoding} cannot write (U+{ord(error.object[error.start]):04X} at "
+                f"character {error.start + 1}: {error.reason})")
+    if isinstance(error, RecursionError):
+        return "the input is nested too deeply to process"
+    return str(error)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -45,10 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         # the reader went away (`sparqlab runs list | head`): stop quietly, as `yes | head` does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (KGError, ModelError, FileNotFoundError, ValueError) as error:
+    except (KGError, ModelError, CacheCorrupt, FileNotFoundError, ValueError, RecursionError) as error:
         if args.debug:
             raise
-        print(f"sparqlab {args.command}: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"sparqlab {args.command}: {type(error).__name__}: {user_message(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -56,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # an unexpected failure: still one line; the traceback only on request
         if args.debug:
             raise
+        if type(error).__module__.startswith("sparqlab."):  # the workbench's own errors are written for users
+            print(f"sparqlab {args.command}: {type(error).__name__}: {error}", file=sys.stderr)
+            return 1
         print(f"sparqlab {args.command}: {type(error).__name__}: {error}\n(run `sparqlab --debug "
               f"{args.command} ...` or set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
         return 1
