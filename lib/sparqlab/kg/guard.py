@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from sparqlab.core.text import lone_surrogate
 from sparqlab.kg.errors import EndpointError, SparqlSyntaxError, UpdateRefused
 
 UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"})
@@ -148,6 +149,10 @@ def screen(sparql: str, prefixes: dict[str, str] | None = None) -> Scan:
     if len(sparql) > MAX_QUERY_CHARS:
         raise EndpointError(f"query refused: {len(sparql):,} characters, more than the limit of "
                             f"{MAX_QUERY_CHARS:,}; move long VALUES lists into several queries")
+    surrogate = lone_surrogate(sparql)
+    if surrogate:
+        raise SparqlSyntaxError("SPARQL syntax error: the query holds a lone UTF-16 surrogate, which is not text "
+                                + surrogate.removeprefix("value "))
     found = scan(sparql)
     if found.keyword in UPDATE_KEYWORDS:
         raise UpdateRefused(
