@@ -60,3 +60,22 @@ def test_genop_config_is_validated():
         GenOpConfig(k=0)
     with pytest.raises(ValueError):
         GenOpConfig.from_dict({"semantic": "lfp"})
+
+
+def test_sparqlab_run_genop_from_the_shell(tmp_path, monkeypatch, script_file, capsys):
+    from conftest import EXAMPLES_TTL
+
+    from sparqlab.cli import main
+
+    (tmp_path / "g.ttl").write_text(EXAMPLES_TTL, encoding="utf-8")
+    dataset = tmp_path / "questions.jsonl"
+    dataset.write_text(json.dumps({"id": "q1", "text": "Describe Paris", "query": EXAMPLE2,
+                                   "gold_answers": ["capital of France", "cultural center"]}) + "\n")
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPARQLAB_GENOP_SCRIPT", str(script_file))
+    assert main(["run", "genop", "-d", str(dataset), "--kg", str(tmp_path / "g.ttl"),
+                 "-m", "standin-genop-script", "-e", "shell", "-o", "k=1"]) == 0
+    (record,) = [json.loads(line) for line in next((tmp_path / "runs" / "shell").glob("*/predictions.jsonl"))
+                 .read_text().splitlines()]
+    assert record["predicted_answers"] == ["capital of France"]     # K = 1 keeps the first proposal

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -37,6 +38,9 @@ from typing import Any
 from sparqlab.llm.base import ChatRequest
 from sparqlab.llm.standins import StandinModel, register_standin
 from sparqlab.methods.prompts import PromptTemplate, prompt_table
+
+SCRIPT_ENV = "SPARQLAB_GENOP_SCRIPT"
+"""Environment variable naming the scripted model's JSON file when none is passed."""
 
 SENTINEL = "<unknown:?{var}>"
 """How an unbound placeholder is rendered in a proposal prompt (App. A.1 (A) step 1)."""
@@ -251,12 +255,15 @@ def _line(text: str, label: str) -> str | None:
 @register_standin("standin-genop-script")
 class ScriptedModel(StandinModel):
     """Answers the GenOp oracle's prompts from a script (see the module docstring); ``script`` is a path to a
-    JSON file or a mapping."""
+    JSON file or a mapping, by default the file named by ``SPARQLAB_GENOP_SCRIPT`` (how ``sparqlab run genop -m
+    standin-genop-script`` gets its script from the shell)."""
 
     name = "standin-genop-script"
 
     def __init__(self, script: str | Path | Mapping[str, Any] | None = None, name: str | None = None):
-        self.script = load_script(script if script is not None else {})
+        if script is None:
+            script = os.environ.get(SCRIPT_ENV) or {}
+        self.script = load_script(script)
         # The script is part of the model's identity: a response cache must not mix two scripts' answers.
         digest = hashlib.sha256(json.dumps(self.script, sort_keys=True).encode()).hexdigest()[:10]
         super().__init__(name or f"standin-genop-script-{digest}")
