@@ -41,3 +41,20 @@ def test_errors_are_one_line_messages(tmp_path, capsys):
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "Def. 3" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_served_model_over_http_gives_the_same_answer(tmp_path, capsys, monkeypatch):
+    """The oracle through the OpenAI-compatible HTTP path: the scripted model served on 127.0.0.1."""
+    from sparqlab.genop import ScriptedModel
+    from sparqlab.llm.server import serve_in_background
+
+    model = ScriptedModel(EXAMPLE1_SCRIPT)
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPARQLAB_MODEL", model.name)
+    args = _files(tmp_path)
+    with serve_in_background(model) as url:
+        args[-1] = url
+        assert main([*args, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["class"] == "stratified" and out["model_calls"] == 23
+    assert [(row["y"]["value"], row["z"]["value"]) for row in out["rows"]] == [("art", "Florence")]
