@@ -111,7 +111,7 @@ def compare(kb: RawKB, questions) -> Counter:
         if expected != got:
             wrong[question.metadata["qtype"]] += 1
             if sum(wrong.values()) <= 3:
-                print(f"  {question.id} {question.text!r}: KB meaning only {sorted(expected - got)[:5]}, "
+                tqdm.write(f"  {question.id} {question.text!r}: KB meaning only {sorted(expected - got)[:5]}, "
                       f"gold only {sorted(got - expected)[:5]}")
     return wrong
 
@@ -138,11 +138,11 @@ def main(argv: list[str] | None = None) -> int:
             executed = run_label_queries(kg, [q.gold_sparql for q in sample], args.workers)
             wrong_kg = compare(kb, [replace(q, gold_answers=got) for q, got in zip(sample, executed, strict=True)])
             types = len({q.metadata["qtype"] for q in questions})
-            print(f"mcqa-movies {split}: {len(questions) - sum(wrong.values())}/{len(questions)} stored gold "
+            tqdm.write(f"mcqa-movies {split}: {len(questions) - sum(wrong.values())}/{len(questions)} stored gold "
                   f"answer sets equal the raw-KB meaning ({types} types); gold query on the KG: "
                   f"{len(sample) - sum(wrong_kg.values())}/{len(sample)}")
             for qtype, count in (wrong + wrong_kg).most_common():
-                print(f"    {count:5d}  {qtype}")
+                tqdm.write(f"    {count:5d}  {qtype}")
             ok &= not wrong and not wrong_kg
     print(f"({time.perf_counter() - start:.1f}s)")
     return 0 if ok else 1
