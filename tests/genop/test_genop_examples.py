@@ -127,3 +127,39 @@ def test_example_queries_are_well_formed_and_list_their_genops(text):
     query = parse_genop_query(text)
     assert [g.name for g in query.genops] == ["g1", "g2"]
     assert query.projection == ("x", "y", "z")
+
+
+def test_optional_genop_takes_contexts_from_the_left_and_filters_see_generated_values(example_kg):
+    text = PREFIX + """SELECT ?x ?y WHERE { ?x a ?class . OPTIONAL { GENOP("Describe the city ?x" AS ?y) }
+                                             FILTER(!bound(?y) || ?y = "cultural center") }"""
+    script = {"Describe the city Paris": ["capital of France", "cultural center"]}
+    result, oracle = run(example_kg, text, script)
+    rows = {(r["x"][0], r.get("y", ("-", ""))[0]) for r in values(result)}
+    # Paris keeps only the generated value equal to the literal; Lyon (no outputs) stays unbound by OPTIONAL.
+    assert rows == {(EX + "Paris", "cultural center"), (EX + "Lyon", "-")}
+    assert oracle.calls["propose"] == 2
+
+
+def test_a_genop_without_placeholders_runs_once_in_base_mode(example_kg):
+    text = PREFIX + 'SELECT ?x ?c WHERE { ?x a :City . GENOP("Name a colour" AS ?c) }'
+    result, oracle = run(example_kg, text, {"Name a colour": ["red", "blue"]})
+    assert {r["c"][0] for r in values(result)} == {"red", "blue"} and oracle.model_calls == 1
+
+
+REPAIR_SCRIPT = {
+    "Suggest a topic related to Paris and <unknown:?z>": ["cuisine", "art"],
+    "Suggest a city related to topic cuisine": ["Bologna"],
+    "Suggest a topic related to Paris and Bologna": ["food"],
+    "Suggest a city related to topic food": ["Bologna"],
+}
+
+
+@pytest.mark.parametrize(("repairs", "expected"), [(0, []), (1, [("food", "Bologna")])])
+def test_domain_cap_and_repairs(example_kg, repairs, expected):
+    """With B = 1 the domains are D[y] = {cuisine}, D[z] = {Bologna}; the only candidate fails at g1, whose
+    fully instantiated prompt proposes "food": one repair (T = 1) finds the self-supporting (food, Bologna)."""
+    result, _ = run(example_kg, EXAMPLE1, REPAIR_SCRIPT, b=1, t=repairs)
+    domains = next(e for e in result.events if e["event"] == "domains")["domains"]
+    assert domains == {"y": ["cuisine"], "z": ["Bologna"]}
+    assert [(r["y"][0], r["z"][0]) for r in values(result)] == expected
+    assert len([e for e in result.events if e["event"] == "repair"]) == repairs
