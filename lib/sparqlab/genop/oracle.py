@@ -13,6 +13,9 @@ The query is repeated R times (repetition r > 0 sends ``seed = r`` so that a res
 repetitions) and the votes are combined by the **aggregation policy**: ``all`` (every vote YES), ``majority``
 (more than half, the default) or ``any`` (at least one).
 
+Every GenOp of an evaluation calls the one model behind the oracle; a GenOp's model specifier M is recorded and
+is part of the memo keys (so two occurrences naming different models never share cached answers).
+
 Memoisation (App. A.1 "Memoization"): proposals are cached under ``(g, π^[S], K, decoding)``, validations under
 ``(g, π^[μ|X], μ|Y, R)`` (plus the aggregation policy); ``decoding`` is the model specifier with the sampling
 parameters. ``calls`` counts the model calls actually made (by kind); ``memo_hits`` the calls memoisation saved.
