@@ -23,7 +23,7 @@ from sparqlab.desq.generation import (
     parse_constraints,
     write_finetune_jsonl,
 )
-from sparqlab.desq.memory import KBMemory, describer, kg_entries, wikidata_property_entries
+from sparqlab.desq.memory import KBMemory, describer, kg_entries, limit_entries, wikidata_property_entries
 from sparqlab.desq.prompts import PROMPTS
 from sparqlab.desq.structured import output_json, parse_output
 from sparqlab.desq.verbalise import verbalise_with_model, verbalise_with_templates
@@ -34,7 +34,7 @@ from sparqlab.methods.config import MethodConfig
 from sparqlab.methods.context import PrepareContext, QuestionContext
 from sparqlab.methods.registry import register_method
 
-MEMORY_FORMAT = 1
+MEMORY_FORMAT = 2
 """Bumped when the memory's entries or their text change, so cached memories are rebuilt."""
 
 
@@ -51,8 +51,9 @@ class DesqConfig(MethodConfig):
       the worked examples (0: all of the split); never the scored split.
     - ``shots``: worked examples (nearest by masked question words) per prompt.
     - ``memory``: ``kg`` (entities, relations and classes of the run's KG) or ``wikidata-properties``.
-    - ``memory_entities``: at most this many entities in a ``kg`` memory, in id order (0: all; relations and
-      classes always) — a speed knob for smoke tests, it changes results.
+    - ``memory_limit``: at most this many entries of the memory's main kind — entities of a ``kg`` memory (every
+      relation and class stays), properties of ``wikidata-properties`` — in id order (0: all). A speed knob for
+      smoke tests; it changes results (the missing elements cannot be retrieved).
     - ``embedder``: ``minilm`` (offline all-MiniLM-L6-v2) or a sentence-transformers model name (paper: BGE-Large).
     - ``verbaliser``: ``template`` (deterministic, KG labels) or ``model`` (the ``verbaliser`` role, prompt
       ``verbalise``) for the atomic constraints of the worked examples.
@@ -66,7 +67,7 @@ class DesqConfig(MethodConfig):
     train_limit: int = 0
     shots: int = 3
     memory: Literal["kg", "wikidata-properties"] = "kg"
-    memory_entities: int = 0
+    memory_limit: int = 0
     embedder: str = "minilm"
     verbaliser: Literal["template", "model"] = "template"
 
@@ -77,8 +78,8 @@ class DesqConfig(MethodConfig):
                              "reports it in its per-question scores (scores.oracle.*)")
         if not 0 <= self.threshold <= 1 or not 0 <= self.jaccard <= 1:
             raise ValueError("threshold and jaccard must lie in [0, 1]")
-        if self.shots < 1 or self.train_limit < 0 or self.memory_entities < 0:
-            raise ValueError("shots must be >= 1, train_limit and memory_entities >= 0")
+        if self.shots < 1 or self.train_limit < 0 or self.memory_limit < 0:
+            raise ValueError("shots must be >= 1, train_limit and memory_limit >= 0")
 
 
 def _example_dict(example: Example) -> dict[str, Any]:
@@ -129,7 +130,7 @@ class Desq(Method):
         config, kg = self.config, ctx.kg
         self._kg = kg
         scheme = scheme_for(kg.profile.name)
-        key = [MEMORY_FORMAT, config.memory, config.embedder, config.memory_entities,
+        key = [MEMORY_FORMAT, config.memory, config.embedder, config.memory_limit,
                kg.identity if config.memory == "kg" else "wikidata_properties"]
         folder, built = ctx.artifact_dir("desq-memory", key)
         if built:
@@ -137,12 +138,8 @@ class Desq(Method):
         else:
             def entries():
                 if config.memory == "wikidata-properties":
-                    return wikidata_property_entries()
-                found = kg_entries(kg)
-                if config.memory_entities:
-                    others = [e for e in found if e.kind != "entity"]
-                    found = others + [e for e in found if e.kind == "entity"][:config.memory_entities]
-                return found
+                    return limit_entries(wikidata_property_entries(), "property", config.memory_limit)
+                return limit_entries(kg_entries(kg), "entity", config.memory_limit)
 
             self.memory = await asyncio.to_thread(lambda: KBMemory.build(entries(), config.embedder))
             await asyncio.to_thread(self.memory.save, folder)
@@ -243,3 +240,40 @@ class Desq(Method):
         scores["structural_em"] = structural_em(output.sparql, gold_sparql) if output.sparql else 0
         scores["empty_pair"] = int(predicted is not None and not predicted and gold is not None and not gold)
         return scores
+
+
+def evaluate_offline(method: Desq, questions: list[Question], kg, model: str, progress: bool = True) -> list[dict]:
+    """Prepare, answer and score ``questions`` without executing any query on the KG — DeSQ's execution-free
+    evaluation (section 3.5) for KGs not reachable offline (Wikidata). The same ``prepare`` / ``answer`` /
+    ``score`` code a run uses; returns one record per question (``id``, ``question``, ``predicted_sparql``,
+    ``error_category`` and the scores as ``scores.<key>``). Model calls go through the response cache."""
+    from tqdm.auto import tqdm
+
+    from sparqlab.llm.base import run_sync
+    from sparqlab.llm.factory import make_model
+    from sparqlab.methods.context import PrepareContext, QuestionContext, RoleModel
+
+    chat_model = make_model(model)
+    models = {role: RoleModel(role, chat_model, {"temperature": 0.0}) for role in method.roles}
+
+    async def go() -> list[dict]:
+        prepare = PrepareContext(kg, models)
+        try:
+            await method.prepare(prepare)
+        except BaseException:
+            prepare.finish(succeeded=False)
+            raise
+        prepare.finish(succeeded=True)
+        shared = method.example_texts() & {q.text for q in questions}
+        if shared:  # ids of different benchmarks collide ("1", "2" ...), so overlap is checked by text
+            raise ValueError(f"{len(shared)} scored questions are also training examples, e.g. {sorted(shared)[0]!r}")
+        records = []
+        for question in tqdm(questions, desc="DeSQ (no execution)", unit="q", disable=not progress):
+            output = await method.answer(question.public(), QuestionContext(question.public(), kg, models))
+            scores = method.score(question, output, None, None)
+            records.append({"id": question.id, "question": question.text, "predicted_sparql": output.sparql,
+                            "error_category": output.error_category,
+                            **{f"scores.{k}": v for k, v in scores.items()}})
+        return records
+
+    return run_sync(go())

@@ -1,0 +1,118 @@
+"""``sparqlab desq ...``: DeSQ's KB memory and gold decompositions from the shell (``sparqlab eval structural``
+lives with ``sparqlab eval`` and calls :func:`eval_structural`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("desq", help="DeSQ: KB memory, gold decompositions",
+                                   description="DeSQ (decomposition-based SPARQL generation) tools. Run the method "
+                                               "itself with `sparqlab run desq -d DATASET -m MODEL -o strategy=NAME`.")
+    commands = parser.add_subparsers(dest="desq_command", metavar="COMMAND")
+
+    memory = commands.add_parser("memory", help="the KB memory (dense index over KG elements)")
+    memory_commands = memory.add_subparsers(dest="memory_command", metavar="COMMAND")
+    build = memory_commands.add_parser(
+        "build", help="build (or load) and save a KB memory; prints entries, build time and index size")
+    build.add_argument("--kg", default="movies", help="KG whose entities, relations and classes are indexed")
+    build.add_argument("--source", choices=["kg", "wikidata-properties"], default="kg",
+                       help="kg: the KG's own elements; wikidata-properties: data/wikidata_properties")
+    build.add_argument("--embedder", default="minilm",
+                       help="minilm (offline all-MiniLM-L6-v2) or a sentence-transformers model name")
+    build.add_argument("--entities", type=int, default=0,
+                       help="at most N entities (properties for wikidata-properties), in id order (0: all)")
+    build.add_argument("--out", type=Path, default=None,
+                       help="folder to save to (default: <cache>/desq-memory/<kg or source>-<embedder>[-N])")
+    build.add_argument("--force", action="store_true", help="rebuild even if the folder holds a memory")
+    build.set_defaults(handler=_memory_build)
+
+    decompose = commands.add_parser(
+        "decompose", help="print the gold decomposition of a query: fragments, placeholders, atomic constraints")
+    decompose.add_argument("query", help="SPARQL text or a file holding it")
+    decompose.add_argument("--kg", default="movies", help="KG the query is for (its id scheme and labels)")
+    decompose.add_argument("--label-form", action="store_true",
+                           help="keep label constraints (movie KG) instead of resolving them to IRIs")
+    decompose.set_defaults(handler=_decompose)
+    parser.set_defaults(handler=lambda args: parser.print_help() or 2)
+    memory.set_defaults(handler=lambda args: memory.print_help() or 2)
+
+
+def read_query(value: str | None, what: str) -> str:
+    """A query given as text or as a path to a file holding it."""
+    if not value:
+        raise ValueError(f"{what} is missing")
+    path = Path(value)
+    try:
+        if len(value) < 4096 and path.is_file():
+            return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    return value
+
+
+def eval_structural(gold: str | None, pred: str | None) -> int:
+    """``sparqlab eval structural --gold Q1 --pred Q2``: prints ``match`` / ``no match``, returns 0 / 1."""
+    from sparqlab.eval.structural import structural_em
+
+    matched = structural_em(read_query(pred, "--pred"), read_query(gold, "--gold"))
+    print("match" if matched else "no match")
+    return 0 if matched else 1
+
+
+def _memory_build(args: argparse.Namespace) -> int:
+    import time
+
+    from sparqlab.core.paths import cache_dir
+    from sparqlab.desq.memory import KBMemory, kg_entries, limit_entries, wikidata_property_entries
+    from sparqlab.kg import open_kg
+
+    name = args.kg if args.source == "kg" else "wikidata-properties"
+    folder = args.out or cache_dir() / "desq-memory" / "-".join(
+        [name, args.embedder.replace("/", "_")] + ([str(args.entities)] if args.entities else []))
+    start = time.perf_counter()
+    if (folder / "memory.json").exists() and not args.force:
+        memory, how = KBMemory.load(folder), "loaded"
+    else:
+        if args.source == "kg":
+            with open_kg(args.kg, cache=False) as kg:
+                entries = kg_entries(kg)
+            entries = limit_entries(entries, "entity", args.entities)
+        else:
+            entries = limit_entries(wikidata_property_entries(), "property", args.entities)
+        memory, how = KBMemory.build(entries, args.embedder), "built"
+        memory.save(folder)
+    kinds = {kind: stop - first for kind, (first, stop) in memory.blocks.items()}
+    print(f"{how} {folder}")
+    print(f"entries     {len(memory):,}  ({', '.join(f'{k} {n:,}' for k, n in kinds.items())})")
+    print(f"embedder    {memory.model} ({memory.dimension} dimensions)")
+    print(f"build time  {memory.info.get('build_s', '-')} s (this command: {time.perf_counter() - start:.1f} s)")
+    print(f"index size  {memory.nbytes / 2**20:.1f} MiB")
+    return 0
+
+
+def _decompose(args: argparse.Namespace) -> int:
+    from sparqlab.desq.fragments import decompose, scheme_for
+    from sparqlab.desq.iri_form import iri_form
+    from sparqlab.desq.memory import describer
+    from sparqlab.desq.verbalise import verbalise_with_templates
+    from sparqlab.kg import open_kg
+
+    sparql = read_query(args.query, "QUERY")
+    with open_kg(args.kg, cache=False) as kg:
+        if kg.profile.name == "movies" and not args.label_form:
+            from sparqlab.data.movieqa import result_labels
+
+            answers = result_labels(kg.query(sparql, timeout_s=120, max_rows=1_000_000))
+            sparql = iri_form(sparql, answers, kg)
+        decomposition = verbalise_with_templates(decompose(sparql, scheme_for(kg.profile.name), describer(None, kg)))
+    print(f"query ({'label' if args.label_form else 'IRI'} form):\n  {sparql}\n\nfragments:")
+    for number, fragment in enumerate(decomposition.fragments, start=1):
+        print(f"  {number}. [{fragment.kind}] {fragment.text}\n     AC: {fragment.constraint}")
+    print("\nplaceholders:")
+    for slot in decomposition.slots:
+        kind = decomposition.kinds.get(slot.placeholder, "")
+        print(f"  {slot.placeholder}  {kind:8}  id={slot.id}  label={slot.label!r}  description={slot.description!r}")
+    return 0
