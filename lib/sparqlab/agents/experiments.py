@@ -1,0 +1,137 @@
+"""The agent experiments of the SAGA paper as library calls, so notebooks only hold parameters, calls and figures:
+SPINACH vs SAGA (Tables 1, 3, 4 and the cost of each), component ablations (Table 5) and schema coverage with
+seeds (Table 6). Every score comes from the runner's per-question records (``sparqlab.eval``'s F1 / EM / empty);
+tables average them per question (macro), in percent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from sparqlab.methods import make_method
+from sparqlab.runs import RunConfig, RunResult, run
+
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "Full SAGA": {},
+    "- type-constrained filtering": {"type_filter": False},
+    "- persistent type state": {"type_state": False},
+    "- answer-type prior": {"answer_type_prior": False},
+}
+"""Table 5's variants as SAGA options."""
+
+CALL_KINDS = ("controller", "reparse", "prune", "answer_type")
+"""Model call kinds of the agents (``model_calls`` keys)."""
+
+
+def run_variants(variants: Mapping[str, tuple[str, Mapping[str, Any]]], datasets: Sequence[str],
+                 settings: Mapping[str, Any], **selection: Any) -> tuple[pd.DataFrame, list[RunResult]]:
+    """Run each ``label -> (method name, options)`` on each dataset; returns every prediction (columns
+    ``variant`` and ``dataset`` added, plus :func:`add_costs`) and the run results. ``settings`` are RunConfig
+    fields shared by all runs; ``selection`` the question selection (``split``, ``sample``, ``sample_seed``,
+    ``limit``)."""
+    frames, results = [], []
+    for label, (method, options) in variants.items():
+        for dataset in datasets:
+            result = run(make_method(method, **dict(options)),
+                         config=RunConfig(**dict(settings), dataset=dataset, **selection))
+            frame = result.predictions()
+            frame["variant"], frame["dataset"] = label, dataset
+            frames.append(frame)
+            results.append(result)
+    return add_costs(pd.concat(frames, ignore_index=True)), results
+
+
+def coverage_sweep(coverages: Iterable[float], seeds: Iterable[int], datasets: Sequence[str],
+                   settings: Mapping[str, Any], options: Mapping[str, Any] | None = None,
+                   **selection: Any) -> tuple[pd.DataFrame, list[RunResult]]:
+    """SAGA at each schema coverage × coverage seed (Table 6); columns ``coverage`` and ``coverage_seed`` added.
+    Coverage 1.0 masks nothing, so it runs once (seed 0) and is repeated for every seed in the table."""
+    seeds = list(seeds)
+    frames, results = [], []
+    for coverage in coverages:
+        for seed in seeds[:1] if coverage == 1.0 else seeds:
+            variant = {f"{coverage:.0%} seed {seed}": ("saga", {**dict(options or {}), "schema_coverage": coverage,
+                                                                "coverage_seed": seed})}
+            frame, runs = run_variants(variant, datasets, settings, **selection)
+            copies = seeds if coverage == 1.0 else [seed]
+            for copy in copies:
+                frames.append(frame.assign(coverage=coverage, coverage_seed=copy))
+            results += runs
+    return pd.concat(frames, ignore_index=True), results
+
+
+def add_costs(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-question cost columns: ``actions``, ``model_calls_total``, ``calls.<kind>`` for each agent call kind,
+    ``tokens_total`` (0 where a method has no such calls)."""
+    frame = frame.copy()
+    calls = frame["model_calls"].map(lambda c: c if isinstance(c, dict) else {})
+    frame["model_calls_total"] = calls.map(lambda c: sum(c.values()))
+    for kind in CALL_KINDS:
+        frame[f"calls.{kind}"] = calls.map(lambda c, k=kind: c.get(k, 0))
+    frame["tokens_total"] = frame["tokens"].map(lambda t: t.get("total", 0) if isinstance(t, dict) else 0)
+    frame["actions"] = frame.get("extra.actions", pd.Series(0, index=frame.index)).fillna(0)
+    return frame
+
+
+def _percent(frame: pd.DataFrame, index: str, columns: str, metrics: Sequence[str]) -> pd.DataFrame:
+    table = frame.pivot_table(index=index, columns=columns, values=list(metrics), aggfunc="mean", sort=False) * 100
+    table = table.swaplevel(0, 1, axis=1)
+    order = list(dict.fromkeys(frame[columns]))
+    return table.reindex(columns=pd.MultiIndex.from_product([order, list(metrics)])).round(2)
+
+
+def score_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
+    """Table 1 / Table 5 layout: one row per ``by`` value, F1 and EM (%) per dataset."""
+    return _percent(frame, by, "dataset", ("f1", "em"))
+
+
+def empty_rate_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
+    """Table 4 layout: empty-result rate (%) per dataset (no final query counts as empty, as in ``sparqlab.eval``)."""
+    table = frame.pivot_table(index=by, columns="dataset", values="empty", aggfunc="mean", sort=False) * 100
+    return table.reindex(columns=list(dict.fromkeys(frame["dataset"]))).round(1)
+
+
+def question_kind(frame: pd.DataFrame) -> pd.Series:
+    """``Boolean`` for ASK questions, ``Factoid`` otherwise (Table 3's split)."""
+    return frame["answer_form"].map(lambda form: "Boolean" if form == "ask" else "Factoid")
+
+
+def boolean_factoid_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
+    """Table 3 layout: F1 and EM (%) on Boolean, Factoid and all questions."""
+    both = pd.concat([frame.assign(kind=question_kind(frame)), frame.assign(kind="Overall")], ignore_index=True)
+    table = both.pivot_table(index=by, columns="kind", values=["f1", "em"], aggfunc="mean", sort=False) * 100
+    table = table.swaplevel(0, 1, axis=1)
+    kinds = [k for k in ("Boolean", "Factoid", "Overall") if k in set(both["kind"])]
+    return table.reindex(columns=pd.MultiIndex.from_product([kinds, ["f1", "em"]])).round(2)
+
+
+def cost_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
+    """Per question, averaged: actions, model calls (total and by kind), tokens, [BLOCKED] observations, and per
+    lookup the properties shown, removed by the type filter and removed by LLM pruning."""
+    columns = {"actions": "actions", "model calls": "model_calls_total",
+               **{f"{kind} calls": f"calls.{kind}" for kind in CALL_KINDS}, "tokens": "tokens_total"}
+    extra = {"blocked": "extra.blocked", "lookups": "extra.lookups", "shown": "extra.properties_shown",
+             "filtered": "extra.properties_filtered", "pruned": "extra.properties_pruned"}
+    columns.update({name: col for name, col in extra.items() if col in frame})
+    table = frame.groupby(by, sort=False)[list(columns.values())].mean()
+    table.columns = list(columns)
+    if "lookups" in table:
+        for name in ("shown", "filtered", "pruned"):
+            table[f"{name} per lookup"] = (table.pop(name) / table["lookups"]).where(table["lookups"] > 0)
+    table.insert(0, "questions", frame.groupby(by, sort=False).size())
+    return table.round(2)
+
+
+def coverage_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 6 layout: F1 (%) per coverage level and dataset, averaged over seeds, with an ``Avg`` column and the
+    standard deviation across seeds of that average (``seed sd``)."""
+    per_seed = frame.groupby(["coverage", "coverage_seed", "dataset"], sort=True)["f1"].mean().mul(100).unstack()
+    per_seed["Avg"] = per_seed.mean(axis=1)
+    table = per_seed.groupby(level="coverage").mean()
+    table["seed sd"] = per_seed["Avg"].groupby(level="coverage").std(ddof=0)
+    table.index = [f"{c:.0%}" for c in table.index]
+    table.index.name = "coverage"
+    return table.round(2)
