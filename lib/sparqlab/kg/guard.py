@@ -78,6 +78,7 @@ class Scan:
     balanced: bool
     top_level_semicolon: bool
     mentions_service: bool
+    unterminated: bool = False
 
 
 def _tokens(sparql: str) -> Iterator[tuple[str, str]]:
@@ -102,8 +103,9 @@ def scan(sparql: str) -> Scan:
     keyword: str | None = None
     in_prologue, expect = True, ""
     depth = max_depth = 0
-    balanced, semicolon, service = True, False, False
+    balanced, semicolon, service, unterminated = True, False, False, False
     for kind, text in _tokens(expand_escapes(sparql)):
+        unterminated = unterminated or kind == "unterminated"
         upper = text.upper() if kind == "word" else ""
         if in_prologue:
             if expect == "prefix_name":
@@ -135,7 +137,7 @@ def scan(sparql: str) -> Scan:
         elif text == ";" and depth == 0:
             semicolon = True
     return Scan(keyword, frozenset(declared), frozenset(used), max_depth, balanced and depth == 0, semicolon,
-                service)
+                service, unterminated)
 
 
 def screen(sparql: str, prefixes: dict[str, str] | None = None) -> Scan:
@@ -167,6 +169,8 @@ def screen(sparql: str, prefixes: dict[str, str] | None = None) -> Scan:
             f"SPARQL syntax error: brackets nested {found.max_depth} deep, more than the limit of {MAX_NESTING}; "
             "flatten the query (nested groups can be written as one group)"
         )
+    if found.unterminated:
+        raise SparqlSyntaxError("SPARQL syntax error: a string literal is not closed (a quote is missing)")
     if not found.balanced:
         raise SparqlSyntaxError("SPARQL syntax error: unbalanced brackets ({ } ( ) [ ] do not pair up)")
     if found.top_level_semicolon:
