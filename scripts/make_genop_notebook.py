@@ -24,7 +24,7 @@ kg: str = "movies"                # KG of the movie demo: name, SPARQL endpoint 
 model: str = "scripted"           # "scripted" (the paper's assumed outputs) or the model name a server serves
 model_url: str | None = None      # OpenAI-compatible endpoint of `model`, e.g. "http://gpu-node:8000/v1"
 examples: list[str] = ["example1", "example2", "example3", "example3-minus", "example4-original",
-                       "example4-unsafe", "example4-safe"]  # worked examples to run (sparqlab.genop.examples)
+                       "example4-unsafe", "example4-safe", "even-loop"]  # examples (sparqlab.genop.examples)
 k: int = 5                        # proposal bound K (tuples per model call)
 b: int = 10                       # domain cap B per generated variable of a cycle
 t: int = 1                        # repairs T per failing candidate
@@ -96,6 +96,16 @@ for ax, (name, result) in zip(axes[0], results.items()):
     dependency_axes(result, ax=ax)
     ax.set_title(f"{name}\\n{result.query_class}", fontsize=8)
 plots.save_figure(fig, "dependency_graphs", experiment=experiment, params={"model": model})"""),
+    new_markdown_cell("""\
+## A non-stratified query: well-founded semantics
+
+In `even-loop` a place survives the MINUS unless the topic generated for a *surviving* row names it: Paris's topic
+names Lyon and Lyon's names Paris, a cycle through a negative edge. The alternating fixpoint (Def. 21) leaves both
+rows undefined; remove one of the two links from the script and the other place becomes true."""),
+    new_code_cell("""\
+if "even-loop" in results:
+    display(events(results["even-loop"], "alternation"))
+    display(typed_rows(results["even-loop"], paper_kg, undefined=True))"""),
     new_markdown_cell("## Memoisation\nThe proposal cache `(g, π^[S], K, decoding)` and the validation cache "
                       "`(g, π^[μ|X], μ|Y, R)` remove repeated model calls without changing any answer."),
     new_code_cell("""\

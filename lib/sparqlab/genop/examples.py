@@ -13,12 +13,13 @@ PAPER_GRAPH = """\
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 :Paris a :City ; rdfs:label "Paris" ; :hasTopic :Art .
 :Art rdfs:label "Art" .
+:Lyon a :Town ; rdfs:label "Lyon" .
 :s1 :p :a ; :q :c .
 :s2 :p :b .
 :a rdfs:label "A" . :b rdfs:label "B" . :c rdfs:label "C" .
 """
 """Example 1's graph ``{:Paris a :City}`` plus what Examples 3–5 need (a topic of Paris for the MINUS variant,
-the P1 / P2 data of Example 4). Labels give ``Canon``."""
+the P1 / P2 data of Example 4) and a town for the non-stratified example. Labels give ``Canon``."""
 
 _P = "PREFIX : <http://example.org/>\n"
 
@@ -80,6 +81,15 @@ EXAMPLES: dict[str, dict] = {
         "title": "Proposition 6: (P1 Join g) Join P2, safe since X is bound by P1 and P2 does not touch X",
         "query": _P + 'SELECT * WHERE { ?s :q ?z . { ?s :p ?x . GENOP("Describe ?x" AS ?y) } }',
         "script": {"Describe A": ["first letter"], "Describe B": ["second letter"]},
+    },
+    "even-loop": {
+        "title": "Non-stratified: a place survives unless a surviving row's topic names it (well-founded)",
+        "query": _P + """SELECT ?x ?w WHERE {
+  { ?x a ?type . MINUS { GENOP("Which city has the topic ?w" AS ?x) } }
+  GENOP("Name a topic of ?x" AS ?w)
+}""",
+        "script": {"Name a topic of Paris": ["art"], "Name a topic of Lyon": ["silk"],
+                   "Which city has the topic art": ["Lyon"], "Which city has the topic silk": ["Paris"]},
     },
 }
 """Worked examples by name: ``title``, ``query`` (over :data:`PAPER_GRAPH`) and ``script``."""

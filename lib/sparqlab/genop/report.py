@@ -54,19 +54,20 @@ def summary(results: Mapping[str, GenResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def typed_rows(result: GenResult, kg=None) -> pd.DataFrame:
-    """The final typed mappings, one column per projected variable, each cell ``value (origin)``; with ``kg``,
-    IRIs are shown by their labels (``label (rdf)``)."""
+def typed_rows(result: GenResult, kg=None, undefined: bool = False) -> pd.DataFrame:
+    """The final typed mappings (``undefined``: the well-founded semantics' undefined ones), one column per
+    projected variable, each cell ``value (origin)``; with ``kg``, IRIs are shown by their labels."""
+    rows = result.undefined if undefined else result.rows
     labels: dict[str, str] = {}
     if kg is not None:
         from sparqlab.kg.neighbourhood import fetch_labels
 
-        labels = fetch_labels(kg, {t.value for m in result.rows for t in m.values() if t.kind == "uri"})
+        labels = fetch_labels(kg, {t.value for m in rows for t in m.values() if t.kind == "uri"})
 
     def cell(term) -> str:
         return f"{labels.get(term.value, term.value)} ({term.origin})"
 
-    return pd.DataFrame([{v: cell(m[v]) for v in result.query.projection if v in m} for m in result.rows],
+    return pd.DataFrame([{v: cell(m[v]) for v in result.query.projection if v in m} for m in rows],
                         columns=list(result.query.projection))
 
 
