@@ -253,7 +253,7 @@ def _starts(text: str, template) -> bool:
 
 @register_standin("standin-agent")
 class AgentStandin(StandinModel):
-    """The deterministic agent policy behind the chat interface (see the module docstring)."""
+    """Deterministic lexical agent policy (search, lookup, best-matching property, execute, stop); not an LLM."""
 
     name = "standin-agent"
 
