@@ -65,6 +65,7 @@ def run_command(args: argparse.Namespace) -> int:
     """Parse, evaluate, print."""
     from sparqlab.genop import EvalSettings, Oracle, parse_genop_query
     from sparqlab.genop.evaluate import evaluate, kg_query_fn
+    from sparqlab.genop.report import typed_rows
     from sparqlab.kg import open_kg
     from sparqlab.llm.base import run_sync
 
@@ -84,7 +85,7 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"class: {deps['class']} (semantics: {result.semantics}; strata: {deps['strata']})")
     for edge in deps["edges"]:
         print(f"  {edge['from']} -{edge['sign']}-> {edge['to']} via {', '.join('?' + v for v in edge['vars'])}")
-    frame = result.to_frame()
+    frame = typed_rows(result)
     print(frame.to_string(index=False) if len(frame) else "(no rows)")
     if result.undefined:
         print(f"undefined (well-founded): {len(result.undefined)} rows")

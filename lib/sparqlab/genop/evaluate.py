@@ -170,13 +170,6 @@ class GenResult:
         return QueryResult("select", vars=list(self.query.projection),
                            rows=[{v: term(m[v]) for v in self.query.projection if v in m} for m in self.rows])
 
-    def to_frame(self):
-        """The rows as a DataFrame, each cell ``value`` with ``(gen)`` marking generated values."""
-        import pandas as pd
-
-        return pd.DataFrame([{v: (m[v].value + (" (gen)" if m[v].is_gen else "")) if v in m else None
-                              for v in self.query.projection} for m in self.rows], columns=list(self.query.projection))
-
 
 def sort_rows(rows: Iterable[Mu]) -> list[Mu]:
     return sorted(rows, key=lambda m: sorted(m.items()))
@@ -214,6 +207,7 @@ class Evaluation:
         self._bgp: dict[BGP, set[Mu]] = {}
         self._scc: dict[tuple[tuple[int, ...], Mu], list[Mu]] = {}
         self.condense = True
+        self.iterations: list[int] = []
 
     # --- KG access -------------------------------------------------------------------------------------------
 
@@ -515,7 +509,7 @@ class Evaluation:
 
     async def run(self) -> GenResult:
         """Evaluate the query under the configured semantics."""
-        self.iterations: list[int] = []
+        self.iterations = []
         pattern = self.query.pattern
         body = pattern.pattern if isinstance(pattern, Proj) else pattern
         semantics = self.settings.semantics

@@ -15,6 +15,7 @@ from typing import Literal
 
 from sparqlab.data.question import Question
 from sparqlab.genop.algebra import GenOpSyntaxError
+from sparqlab.genop.dependency import analyse
 from sparqlab.genop.evaluate import EvalSettings, Evaluation, GenOpEvaluationError
 from sparqlab.genop.oracle import PROMPTS, Oracle
 from sparqlab.genop.syntax import parse_genop_query
@@ -80,8 +81,6 @@ class GenOpMethod(Method):
         except GenOpSyntaxError as error:
             ctx.log("parse_failure", message=str(error))
             return MethodOutput(None, "genop_syntax_error", {"message": str(error)})
-        from sparqlab.genop.dependency import analyse
-
         deps = analyse(query.pattern)
         ctx.log("genop_analysis", **deps.describe())
         return MethodOutput(text, None, {"genop_class": deps.query_class, "genops": len(deps.genops)})
