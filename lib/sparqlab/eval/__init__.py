@@ -4,6 +4,7 @@
 ``row_f1`` compares result *rows* term by term, as SPINACH reports it. ``docs/metrics.md`` explains the difference.
 """
 
+from sparqlab.eval.errors import categorise, categorise_record, error_table
 from sparqlab.eval.metrics import (
     COST_FIELDS,
     SetScore,
@@ -30,6 +31,9 @@ __all__ = [
     "check_answers",
     "answer_set",
     "answers_from_result",
+    "categorise",
+    "categorise_record",
+    "error_table",
     "fetch_labels",
     "normalise_answer",
     "normalise_term",

@@ -74,6 +74,7 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "n_gold_errors": sum(1 for r in records if str(r.get("gold_source") or "").startswith("error")),
         **{key: summary.get(key) for key in SCORE_KEYS},
         "error_categories": dict(sorted(Counter(r.get("error_category") or "none" for r in records).items())),
+        "error_types": dict(sorted(Counter(r.get("error_type") or "unknown" for r in records).items())),
         "usage": aggregate_usage(records),
         "tokens_estimated": any(r.get("tokens_estimated") for r in records),
         "model_calls_uncached": sum(int(r.get("model_calls_uncached") or 0) for r in records),

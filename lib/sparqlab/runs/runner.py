@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.data.question import Question
-from sparqlab.eval import answers_from_result, score_prediction
+from sparqlab.eval import answers_from_result, categorise, score_prediction
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
@@ -473,6 +473,8 @@ class Runner:
             gold_source=gold_source,
             **{key: scores.get(key) for key in UNSCORED},
             error_category=output.error_category or query_error,
+            error_type=categorise(output.sparql, predicted, output.error_category or query_error, gold,
+                                  question.gold_sparql, gold_source),
             model_calls=dict(sorted(usage.calls.items())),
             model_calls_uncached=usage.total_calls - usage.cached_calls,
             role_usage=ctx.role_usage_dict(),

@@ -1,0 +1,277 @@
+"""Error categories of a prediction, shared by every method (GGC paper, section 4.3 and Table 3).
+
+Every prediction line gets one ``error_type``:
+
+* ``correct`` — the predicted answer set equals the gold answer set (query-level accuracy);
+* ``gold_error`` — the gold query itself fails or returns nothing, so the question cannot be judged;
+* ``no_query`` — the method produced no query (parse failure, timeout, method error);
+* ``syntax_error`` — the query does not parse;
+* ``execution_error`` — it parses but the KG did not answer it (timeout, endpoint error, refused update);
+* ``empty_result`` — it executes and returns nothing while the gold answers are not empty;
+* ``semantic:<subtype>`` — it executes, returns something, and the answers are wrong. The subtype comes from
+  comparing the predicted query with the gold query (:func:`semantic_subtype`): ``wrong_answer_form``,
+  ``missing_constraint``, ``extra_constraint``, ``wrong_entity``, ``wrong_relation``, ``over_broad``,
+  ``wrong_structure`` (same constants, arranged differently: role or variable-binding confusion) and
+  ``unknown`` (no gold query to compare with, or one of the two does not parse here).
+
+The paper's three-way split (syntax / semantic / gold) is :func:`coarse_category`. :func:`error_table` counts
+categories per run in the layout of the paper's Table 3.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from sparqlab.eval.metrics import set_scores
+from sparqlab.eval.normalise import answer_set
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+CORRECT, GOLD_ERROR, NO_QUERY = "correct", "gold_error", "no_query"
+SYNTAX_ERROR, EXECUTION_ERROR, EMPTY_RESULT = "syntax_error", "execution_error", "empty_result"
+SEMANTIC_SUBTYPES = ("wrong_answer_form", "missing_constraint", "extra_constraint", "wrong_entity",
+                     "wrong_relation", "over_broad", "wrong_structure", "unknown")
+CATEGORIES = (CORRECT, GOLD_ERROR, NO_QUERY, SYNTAX_ERROR, EXECUTION_ERROR, EMPTY_RESULT,
+              *(f"semantic:{s}" for s in SEMANTIC_SUBTYPES))
+"""Every value :func:`categorise` can return, in table order."""
+
+SYNTAX_KINDS = frozenset({"syntax_error"})
+"""Error kinds (``KGError.kind`` / a record's ``error_category``) meaning the query does not parse."""
+
+LABEL_PREDICATES = frozenset({
+    "http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://schema.org/name", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
+})
+"""Predicates that name or type a node rather than relate two entities; they are not counted as relations."""
+
+
+def categorise(predicted_sparql: str | None, predicted_answers: Iterable[Any] | None, query_error: str | None,
+               gold_answers: Iterable[Any] | None, gold_sparql: str | None = None,
+               gold_source: str | None = None) -> str:
+    """The error category of one prediction (see the module docstring).
+
+    ``predicted_answers`` is ``None`` when the final query did not run; ``query_error`` is the record's error
+    kind (a ``KGError.kind`` such as ``syntax_error``/``timeout``, or a method's reason such as
+    ``parse_failure``). ``gold_source`` is the record's (``error: ...`` when the gold query failed).
+    """
+    gold = None if gold_answers is None else answer_set(gold_answers)
+    if str(gold_source or "").startswith("error") or not gold:
+        return GOLD_ERROR
+    if not predicted_sparql:
+        return NO_QUERY
+    if predicted_answers is None:
+        return SYNTAX_ERROR if query_error in SYNTAX_KINDS else EXECUTION_ERROR
+    predicted = answer_set(predicted_answers)
+    if set_scores(predicted, gold).em:
+        return CORRECT
+    if not predicted:
+        return EMPTY_RESULT
+    return "semantic:" + semantic_subtype(predicted_sparql, gold_sparql, predicted, gold)
+
+
+def categorise_record(record: Mapping[str, Any]) -> str:
+    """:func:`categorise` on a ``predictions.jsonl`` record (``predicted_sparql``, ``predicted_answers``,
+    ``error_category``, ``gold_answers``, ``gold_sparql``, ``gold_source``)."""
+    return categorise(record.get("predicted_sparql"), record.get("predicted_answers"), record.get("error_category"),
+                      record.get("gold_answers"), record.get("gold_sparql"), record.get("gold_source"))
+
+
+def coarse_category(error_type: str) -> str:
+    """The paper's Table 3 grouping: ``correct``, ``gold_error``, ``syntax`` (no query, does not parse, does not
+    execute) or ``semantic`` (executes with wrong or empty answers)."""
+    if error_type in (CORRECT, GOLD_ERROR):
+        return error_type
+    if error_type in (NO_QUERY, SYNTAX_ERROR, EXECUTION_ERROR):
+        return "syntax"
+    return "semantic"
+
+
+# -- comparing a query with the gold query ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueryShape:
+    """What :func:`semantic_subtype` compares: the answer form, the constants in entity and relation roles, and
+    the number of constraints (triple patterns plus filters)."""
+
+    form: str
+    entities: frozenset[str]
+    relations: frozenset[str]
+    constraints: int
+
+
+_PREFIX_DECL = re.compile(r"PREFIX\s+([\w-]*):", re.IGNORECASE)
+_PREFIX_USE = re.compile(r"(?<![\w<?$\"'])([A-Za-z][\w-]*):(?=[\w])")
+
+
+def _declare_missing_prefixes(sparql: str) -> str:
+    """Declare prefixes a query uses without declaring (KG profiles add them at execution time) under a
+    placeholder namespace, so the query parses and equal prefixed names stay equal."""
+    declared = {p.lower() for p in _PREFIX_DECL.findall(sparql)}
+    body = re.sub(r"<[^>]*>|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", " ", sparql)
+    missing = sorted({p for p in _PREFIX_USE.findall(body) if p.lower() not in declared and p.lower() != "_"})
+    return "".join(f"PREFIX {p}: <urn:sparqlab:prefix:{p}/>\n" for p in missing) + sparql
+
+
+@lru_cache(maxsize=4096)
+def query_shape(sparql: str) -> QueryShape | None:
+    """The :class:`QueryShape` of a query, or ``None`` when rdflib cannot parse it."""
+    from rdflib import Literal, URIRef, Variable
+    from rdflib.paths import Path as PropertyPath
+    from rdflib.plugins.sparql.algebra import translateQuery
+    from rdflib.plugins.sparql.parser import parseQuery
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    try:
+        algebra = translateQuery(parseQuery(_declare_missing_prefixes(sparql))).algebra
+    except Exception:  # rdflib raises pyparsing and its own errors alike
+        return None
+    triples: list[tuple[Any, Any, Any]] = []
+    filters: list[Any] = []
+    aggregate = False
+
+    def walk(node: Any) -> None:
+        nonlocal aggregate
+        if isinstance(node, CompValue):
+            if node.name == "BGP":
+                triples.extend(node.get("triples") or [])
+            elif node.name == "Filter":
+                filters.append(node.get("expr"))
+            elif node.name == "AggregateJoin":
+                aggregate = True
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list | tuple):
+            for value in node:
+                walk(value)
+
+    walk(algebra)
+    predicate_vars = {p for _, p, _ in triples if isinstance(p, Variable)}
+    relations: set[str] = set()
+    entities: set[str] = set()
+    for s, p, o in triples:
+        if isinstance(p, PropertyPath):
+            relations.update(str(t) for t in _path_iris(p))
+        elif isinstance(p, URIRef) and str(p) not in LABEL_PREDICATES:
+            relations.add(str(p))
+        is_name_of_relation = isinstance(p, URIRef) and str(p) in LABEL_PREDICATES and s in predicate_vars
+        for term in (s, o):
+            if isinstance(term, URIRef | Literal):
+                (relations if is_name_of_relation and term is o else entities).add(str(term))
+    for expr in filters:
+        entities.update(str(t) for t in _constants(expr))
+    form = {"AskQuery": "ask", "ConstructQuery": "graph", "DescribeQuery": "graph"}.get(algebra.name, "select")
+    if aggregate:
+        form = "count"
+    return QueryShape(form, frozenset(entities), frozenset(relations), len(triples) + len(filters))
+
+
+def _path_iris(path: Any) -> list[Any]:
+    from rdflib import URIRef
+
+    found = []
+    for part in getattr(path, "args", None) or [getattr(path, "path", None)]:
+        if isinstance(part, URIRef):
+            found.append(part)
+        elif part is not None:
+            found.extend(_path_iris(part))
+    return found
+
+
+def _constants(expr: Any) -> list[Any]:
+    """IRIs and literals inside a filter expression."""
+    from rdflib import Literal, URIRef
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(expr, URIRef | Literal):
+        return [expr]
+    if isinstance(expr, CompValue):
+        return [c for value in expr.values() for c in _constants(value)]
+    if isinstance(expr, list | tuple):
+        return [c for value in expr for c in _constants(value)]
+    return []
+
+
+def semantic_subtype(predicted_sparql: str, gold_sparql: str | None, predicted: set[str], gold: set[str]) -> str:
+    """The subtype of an executable, non-empty, wrong query, checked in this order:
+
+    1. ``wrong_answer_form`` — ASK vs SELECT vs COUNT differ;
+    2. ``missing_constraint`` / ``extra_constraint`` — the predicted constants (entities and relations) are a
+       strict subset / superset of the gold ones;
+    3. ``wrong_entity`` — the entity constants differ; 4. ``wrong_relation`` — the relation constants differ;
+    5. ``missing_constraint`` / ``extra_constraint`` — same constants, fewer / more triple patterns and filters;
+    6. ``over_broad`` — the predicted answers strictly contain the gold answers;
+    7. ``wrong_structure`` — same constants and size, arranged differently.
+
+    Without a gold query (or when a query does not parse here) only ``over_broad`` can be told from the
+    answers; otherwise ``unknown``.
+    """
+    mine = query_shape(predicted_sparql)
+    theirs = query_shape(gold_sparql) if gold_sparql else None
+    if mine is None or theirs is None:
+        return "over_broad" if predicted > gold else "unknown"
+    if mine.form != theirs.form:
+        return "wrong_answer_form"
+    own = (mine.entities | {f"rel:{r}" for r in mine.relations})
+    ref = (theirs.entities | {f"rel:{r}" for r in theirs.relations})
+    if own < ref:
+        return "missing_constraint"
+    if own > ref:
+        return "extra_constraint"
+    if mine.entities != theirs.entities:
+        return "wrong_entity"
+    if mine.relations != theirs.relations:
+        return "wrong_relation"
+    if mine.constraints != theirs.constraints:
+        return "missing_constraint" if mine.constraints < theirs.constraints else "extra_constraint"
+    if predicted > gold:
+        return "over_broad"
+    return "wrong_structure"
+
+
+# -- tables -----------------------------------------------------------------------------------------------------
+
+
+def with_error_types(predictions: pd.DataFrame) -> pd.DataFrame:
+    """``predictions`` with an ``error_type`` column, computed with :func:`categorise_record` for rows that lack
+    one (runs recorded before every record carried it)."""
+    frame = predictions.copy()
+    have = frame.get("error_type")
+    computed = [categorise_record(row) for row in frame.to_dict("records")]
+    frame["error_type"] = computed if have is None else [h if isinstance(h, str) else c
+                                                         for h, c in zip(have, computed, strict=True)]
+    return frame
+
+
+def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True) -> pd.DataFrame:
+    """Table 3 layout: one row per error category, per run a count and a percentage column.
+
+    ``runs`` maps a label (``generator``, ``after correction``, ``spinach`` ...) to its predictions (as
+    :func:`sparqlab.runs.load_predictions` returns them). With ``errors_only`` the percentages are over the
+    run's wrong predictions excluding gold errors (as the paper reports them), and ``correct`` is left out;
+    ``gold_error`` rows are still counted. Categories no run has are omitted.
+    """
+    import pandas as pd
+
+    columns = {}
+    for label, predictions in runs.items():
+        counts = with_error_types(predictions)["error_type"].value_counts()
+        shared = counts.drop([CORRECT, GOLD_ERROR], errors="ignore") if errors_only else counts
+        columns[(label, "n")] = counts
+        columns[(label, "%")] = (100 * shared / shared.sum()).round(2) if shared.sum() else shared * 0.0
+    table = pd.DataFrame(columns)
+    order = [c for c in CATEGORIES if c in table.index and not (errors_only and c == CORRECT)]
+    table = table.loc[order]
+    for label, kind in table.columns:
+        if kind == "n":
+            table[(label, kind)] = table[(label, kind)].fillna(0).astype(int)
+        else:
+            unshared = table.index.isin([GOLD_ERROR] if errors_only else [])
+            table.loc[~unshared, (label, kind)] = table.loc[~unshared, (label, kind)].fillna(0.0)
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    return table
