@@ -1,0 +1,109 @@
+"""GGC experiments as library calls (the notebooks and ``sparqlab ggc`` are thin front ends over these).
+
+* :func:`train_gate` — generator pass over a training split (an ordinary run), labels, a trained gate saved as an
+  artifact folder with its digest;
+* :func:`gate_table` — gates compared on the labelled initial queries of a held-out generator-only run (Table 4);
+* :func:`run_modes` — generator-only vs correct-all vs gated runs of one configuration (Table 2);
+* :func:`threshold_sweep` — one gated run at the smallest τ, every τ's metrics from its records (Table 5a).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sparqlab.core.hashing import stable_hash
+from sparqlab.core.paths import cache_dir
+from sparqlab.ggc.data import labelled_queries
+from sparqlab.ggc.evaluate import gate_metrics, stage_frame, sweep
+from sparqlab.ggc.gate import Gate, GateSettings, decide
+from sparqlab.ggc.method import GGC
+
+MODE_LABELS = {"none": "generator only", "all": "correct all", "gated": "gated"}
+"""Row labels of the settings in :func:`run_modes` tables (the paper's Table 1 names)."""
+
+
+@dataclass
+class TrainedGate:
+    """A gate saved in ``folder`` with its content ``digest``, and the generator run its data came from."""
+
+    gate: Gate
+    folder: Path
+    digest: str
+    data_run: Path
+
+
+def generator_config(base: Any, **changes: Any) -> Any:
+    """``base`` (a :class:`~sparqlab.runs.RunConfig`) for a generator-only pass: the corrector role is dropped
+    (generator-only runs never call it), other ``changes`` applied."""
+    roles = {k: v for k, v in base.model_roles.items() if k != "corrector"}
+    return dataclasses.replace(base, model_roles=roles, **changes)
+
+
+def train_gate(settings: GateSettings, config: Any, *, variant: str = "movies", folder: str | Path | None = None,
+               kg: Any = None) -> TrainedGate:
+    """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
+    the initial queries and train a gate on them; save it to ``folder`` (default: a content-keyed folder under
+    ``cache_dir()/artifacts``). A finished generator run is reused (the runner resumes it)."""
+    from sparqlab.runs import run
+
+    result = run(GGC(mode="none", variant=variant), config=generator_config(config), kg=kg)
+    graph = kg if kg is not None else _open(result.config.kg)
+    examples = labelled_queries([result.run_dir], graph, settings.kg_feedback)
+    gate = Gate.train([e.gate_example() for e in examples], settings, [str(result.run_dir)])
+    folder = Path(folder) if folder else (cache_dir() / "artifacts"
+                                          / f"ggc-gate-{stable_hash([settings.to_dict(), result.run_id], 16)}")
+    digest = gate.save(folder)
+    return TrainedGate(gate, folder, digest, result.run_dir)
+
+
+def _open(kg_name: str) -> Any:
+    from sparqlab.kg import open_kg
+
+    return open_kg(kg_name)
+
+
+def gate_table(gates: Mapping[str, Gate], run_dir: str | Path, kg: Any, threshold: float = 0.5) -> pd.DataFrame:
+    """Table 4: each gate's accuracy / precision / recall / F1 / FPR / trigger rate at ``threshold`` on the
+    initial queries of a generator-only run (labels from its answers; gold errors left out)."""
+    rows = {}
+    for name, gate in gates.items():
+        examples = [q.gate_example() for q in labelled_queries([run_dir], kg, gate.settings.kg_feedback)]
+        probabilities = gate.probabilities(examples)
+        decisions = [decide(p, threshold) for p in probabilities]
+        rows[name] = gate_metrics([e.label for e in examples], decisions)
+    return pd.DataFrame(rows).T
+
+
+def run_modes(config: Any, gate_path: str | Path | None, modes: Sequence[str] = ("none", "all", "gated"),
+              kg: Any = None, **options: Any) -> dict[str, Any]:
+    """One run per mode with otherwise equal settings; ``options`` are further :class:`GGCConfig` fields
+    (``threshold``, ``kg_feedback``, ``variant`` ...). Returns ``{table label: RunResult}``."""
+    from sparqlab.runs import run
+
+    results = {}
+    for mode in modes:
+        method = GGC(mode=mode, gate_path=str(gate_path) if gate_path and mode == "gated" else None, **options)
+        results[MODE_LABELS[mode]] = run(method, config=config, kg=kg)
+    return results
+
+
+def threshold_sweep(config: Any, gate_path: str | Path, thresholds: Iterable[float], kg: Any = None,
+                    **options: Any) -> tuple[Any, pd.DataFrame]:
+    """Table 5a: one gated run at τ = min(thresholds) — generator outputs and gate probabilities computed once,
+    the corrector called once per question any τ triggers — and every τ's metrics from its records."""
+    from sparqlab.runs import run
+
+    thresholds = sorted(set(thresholds))
+    if not thresholds:
+        raise ValueError("give at least one threshold")
+    result = run(GGC(mode="gated", gate_path=str(gate_path), threshold=thresholds[0], **options), config=config,
+                 kg=kg)
+    graph = kg if kg is not None else _open(result.config.kg)
+    return result, sweep(stage_frame(result.run_dir, graph), thresholds)
+
