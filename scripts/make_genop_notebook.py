@@ -73,7 +73,7 @@ result1.dependencies.describe()"""),
     new_code_cell("events(result1, 'validate').head(12)"),
     new_markdown_cell("The final typed mappings (`rdf` from the graph, `gen` generated) and the model calls:"),
     new_code_cell("""\
-display(typed_rows(result1))
+display(typed_rows(result1, paper_kg))
 result1.oracle_stats"""),
     new_markdown_cell("""\
 ## All worked examples
@@ -89,7 +89,7 @@ summary(results)"""),
 for name in ["example3-minus", "example4-original", "example4-unsafe", "example4-safe"]:
     if name in results:
         print(name)
-        display(typed_rows(results[name]))"""),
+        display(typed_rows(results[name], paper_kg))"""),
     new_code_cell("""\
 fig, axes = plots.subplots(1, len(results), figsize=(2.2 * len(results), 2.6), squeeze=False)
 for ax, (name, result) in zip(axes[0], results.items()):

@@ -175,6 +175,11 @@ def sort_rows(rows: Iterable[Mu]) -> list[Mu]:
     return sorted(rows, key=lambda m: sorted(m.items()))
 
 
+def _values(mu: Mu, variables: Iterable[str]) -> dict[str, str]:
+    """``{var: value}`` for an event (generated values of an SCC; their origin is always ``gen``)."""
+    return {v: mu[v].value for v in variables if v in mu}
+
+
 def _spine(p: Pattern) -> list[Pattern]:
     """The operands of a left-deep Join chain (one SPARQL group), in order."""
     ops = []
@@ -364,7 +369,7 @@ class Evaluation:
         members = [self.deps.genops[i] for i in scc]
         y_c = sorted({y for m in members for y in m.outputs})
         names = ", ".join(m.name for m in members)
-        self.events.append({"event": "scc", "scc": names, "eta": mapping_to_json(eta), "Y_C": y_c,
+        self.events.append({"event": "scc", "scc": names, "eta": _values(eta, sorted(eta)), "Y_C": y_c,
                             "X_C": sorted({x for m in members for x in m.inputs} - set(y_c))})
 
         # Candidate enumeration (lines 1-13): propose with the discovered values, sentinels where none exist yet.
@@ -401,7 +406,7 @@ class Evaluation:
         for mu in tqdm(candidates, desc=f"EvalSCC {{{names}}}", disable=not s.progress, leave=False):
             tried.add(mu)
             failing = await self.self_support(members, mu)
-            self.events.append({"event": "candidate", "scc": names, "candidate": mapping_to_json(mu.restrict(y_c)),
+            self.events.append({"event": "candidate", "scc": names, "candidate": _values(mu, y_c),
                                 "accepted": failing is None, "failed": failing.name if failing else None})
             if failing is None:
                 accepted.append(mu.restrict(y_c))
@@ -419,7 +424,7 @@ class Evaluation:
                 tried.add(repaired)
                 ok = await self.self_support(members, repaired) is None
                 self.events.append({"event": "repair", "scc": names,
-                                    "candidate": mapping_to_json(repaired.restrict(y_c)), "accepted": ok})
+                                    "candidate": _values(repaired, y_c), "accepted": ok})
                 if ok:
                     accepted.append(repaired.restrict(y_c))
                     break
