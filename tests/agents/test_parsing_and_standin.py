@@ -74,3 +74,16 @@ def test_standin_answer_type_rules():
     assert json.loads(answer_type_reply(prompt.format("what films did X direct")))["answer_type_id"] == "mclass:Film"
     assert json.loads(answer_type_reply(prompt.format("Is X a film?")))["answer_type_label"] == "boolean"
     assert json.loads(answer_type_reply(prompt.format("How many films?")))["answer_type_label"] == "quantity"
+
+
+def test_standin_pruning_keeps_matching_properties_in_both_directions():
+    from sparqlab.agents.prompts import PRUNE
+    from sparqlab.agents.standin import prune_reply
+
+    edges = {"place of birth (wdt:P19)": ["San Francisco (wd:Q62)"], "occupation (wdt:P106)": ["writer (wd:Q36180)"],
+             "(incoming) author (wdt:P50)": ["White Fang (wd:Q1045540)"]}
+    prompt = PRUNE.render(entity="Jack London (wd:Q45765)", edges=json.dumps(edges),
+                          question="Which novels did Jack London write?")
+    assert json.loads(prune_reply(prompt)) == {"(incoming) author (wdt:P50)": ["White Fang (wd:Q1045540)"]}
+    unrelated = PRUNE.render(entity="Jack London (wd:Q45765)", edges=json.dumps(edges), question="Is it blue?")
+    assert json.loads(prune_reply(unrelated)) == edges  # nothing matches: everything is kept

@@ -235,7 +235,8 @@ def prune_reply(prompt: str) -> str:
     question = prompt.rsplit("Question:", 1)[-1].split("\nOutput:")[0].strip()
     entry = first_json_object(prompt.rsplit("Entity:", 1)[-1]) or {}
     wanted = question_concepts(question)
-    kept = {key: value for key, value in entry.items() if label_score(key.split(" (")[0], wanted) > 0}
+    kept = {key: value for key, value in entry.items()
+            if label_score(key.removeprefix("(incoming) ").split(" (")[0], wanted) > 0}
     return json.dumps(kept or entry, ensure_ascii=False)
 
 
