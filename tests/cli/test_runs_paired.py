@@ -49,3 +49,30 @@ def test_experiment_name_compares_all_its_runs_and_list_is_readable(runs_env, ca
     assert main(["runs", "list"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if rules.run_id in x)
     assert "sample 12 (seed 3)" in line and f" {100 * rules.metrics['f1']:.1f} " in line
+
+
+def test_predictions_carry_query_complexity_columns(runs_env):
+    rules, _ = runs_env
+    frame = rules.predictions()
+    assert set(frame["gold_complexity.triples_bucket"]) <= {"1", "2", "3-4", "5+"}
+    assert frame["gold_complexity.triples"].min() >= 1
+    answered = frame[frame["predicted_sparql"].notna()]
+    assert answered["predicted_complexity.triples"].notna().all()
+    assert frame[frame["predicted_sparql"].isna()]["predicted_complexity.triples"].isna().all()
+
+
+def test_environment_records_what_the_endpoint_serves(tmp_path, movies_store):
+    import json
+
+    from sparqlab.data import load
+    from sparqlab.llm.server import serve_in_background
+
+    questions = load("metaqa-1hop", limit=2)
+    with serve_in_background("standin-keyword-rules") as url:
+        result = run(DirectSparql(), questions, RunConfig(
+            experiment="served", kg="movies", model="standin-keyword-rules", model_url=url, progress=False,
+            output_root=str(tmp_path / "runs"), cache_path=str(tmp_path / "responses.sqlite")))
+    environment = json.loads((result.run_dir / "environment.json").read_text())
+    assert environment["model"]["served"] == {"id": "standin-keyword-rules", "root": "standin-keyword-rules",
+                                              "max_model_len": None}
+    assert result.metrics["model_cache_last_session"]["endpoint_note"] is None

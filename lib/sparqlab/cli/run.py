@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers) -> None:
@@ -98,6 +99,9 @@ def _run(args: argparse.Namespace) -> int:
               if metrics.get("n_scored") != 0 else "unscored (no question has gold answers or a gold query)")
     print(f"{result.run_dir}\n{model_label(metrics.get('model'), metrics.get('model_is_standin'))}: {scores}  "
           f"({metrics['n_done']}/{metrics['n_questions']} done, {result.answered} answered now)")
+    note = (metrics.get("model_cache_last_session") or {}).get("endpoint_note")
+    if note:
+        print(note, file=sys.stderr)
     return 0
 
 

@@ -43,10 +43,13 @@ PREDICTION_FIELDS: dict[str, str] = {
     "scores": "method-specific scores from Method.score (columns scores.<key>)",
     "extra": "method-specific values from MethodOutput.extra (columns extra.<key>)",
     "metadata": "the question's scalar metadata (for grouping; full question, read by the runner only)",
+    "gold_complexity": "the gold query's complexity features (sparqlab.eval.complexity: triples bucket, filter, "
+                       "aggregate, order_by ...; columns gold_complexity.<key>)",
+    "predicted_complexity": "the same features of the final query (columns predicted_complexity.<key>)",
 }
 """Every key of a ``predictions.jsonl`` line, with its meaning."""
 
-FLATTENED = ("extra", "scores")
+FLATTENED = ("extra", "scores", "gold_complexity", "predicted_complexity")
 """Nested fields whose scalar entries become ``<field>.<key>`` columns in ``load_predictions``."""
 
 

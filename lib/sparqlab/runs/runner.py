@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.data.question import Question
 from sparqlab.eval import answers_from_result, categorise, score_prediction
+from sparqlab.eval.complexity import query_complexity
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
@@ -487,6 +488,8 @@ class Runner:
             scores=self._method_scores(question, output, predicted, gold, ctx),
             extra=output.extra,
             metadata=scalar_metadata(question),
+            gold_complexity=query_complexity(question.gold_sparql),
+            predicted_complexity=query_complexity(output.sparql),
         )
         return record, ctx.trace.to_json()
 
@@ -500,6 +503,9 @@ class Runner:
             self._pool.shutdown(wait=False)
             await self._release_model()
             raise
+        for model in self.models:  # what each endpoint serves under the name: environment.json and the cache key
+            if isinstance(model, CachedModel):
+                await model.check_identity()
         store = RunStore(self.run_dir)
         done = store.open(redo_errors)
         try:
