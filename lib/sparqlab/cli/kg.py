@@ -38,6 +38,9 @@ def register(subparsers) -> None:
                                               "the table are shortened by them and shown with their labels.")
     query.add_argument("sparql", help="the query, '-' to read it from stdin, or @FILE")
     query.add_argument("--kg", required=True, help="KG name (movies, wikidata), endpoint URL or RDF file")
+    query.add_argument("--profile", default=None,
+                       help="KG profile of an endpoint URL, e.g. --profile wikidata for a QLever mirror of Wikidata "
+                            "(its prefixes are then predefined and sent with the query)")
     query.add_argument("--format", choices=["table", "json"], default="table",
                        help="table (default) or SPARQL JSON results")
     query.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
@@ -107,7 +110,8 @@ def query_command(args: argparse.Namespace) -> int:
     from sparqlab.kg import open_kg
 
     sparql = _read_query(args.sparql)
-    with open_kg(args.kg, cache=not args.no_cache, timeout_s=args.timeout, max_rows=args.limit) as kg:
+    with open_kg(args.kg, profile=args.profile, cache=not args.no_cache, timeout_s=args.timeout,
+                 max_rows=args.limit) as kg:
         result = kg.query(sparql)
         labels = {} if args.no_labels or args.format == "json" else _labels(kg, result)
     if args.format == "json":
