@@ -42,8 +42,7 @@ from sparqlab.core.paths import cache_dir
 from sparqlab.genop import EvalSettings, parse_genop_query, run_genop
 from sparqlab.genop.algebra import show
 from sparqlab.genop.examples import EXAMPLES, MOVIE_QUERY, MOVIE_SCRIPT, write_example_files
-from sparqlab.genop.report import (dependency_axes, events, memo_comparison, oracle_for, run_examples, summary,
-                                   typed_rows)
+from sparqlab.genop.report import events, memo_comparison, oracle_for, run_examples, summary, typed_rows
 from sparqlab.kg import open_kg
 
 settings = EvalSettings(k=k, b=b, t=t, r=r, similarity=similarity)
@@ -93,7 +92,7 @@ for name in ["example3-minus", "example4-original", "example4-unsafe", "example4
     new_code_cell("""\
 fig, axes = plots.subplots(1, len(results), figsize=(2.2 * len(results), 2.6), squeeze=False)
 for ax, (name, result) in zip(axes[0], results.items()):
-    dependency_axes(result, ax=ax)
+    plots.dependency_graph(*result.dependencies.graph_data(), ax=ax)
     ax.set_title(f"{name}\\n{result.query_class}", fontsize=8)
 plots.save_figure(fig, "dependency_graphs", experiment=experiment, params={"model": model})"""),
     new_markdown_cell("""\

@@ -60,6 +60,12 @@ class Dependencies:
         c = self.sccs[self.scc_of[index]]
         return c if len(c) > 1 else None
 
+    def graph_data(self) -> tuple[list[str], list[dict], list[list[str]]]:
+        """``(nodes, edges, groups)`` for :func:`sparqlab.plots.dependency_graph`: occurrence names, signed edges
+        and the SCCs with more than one member."""
+        described = self.describe()
+        return list(described["genops"]), described["edges"], [c for c in described["sccs"] if len(c) > 1]
+
     def describe(self) -> dict:
         """A JSON-able summary (for traces, the CLI and the notebook)."""
         name = {i: g.name for i, g in self.genops.items()}

@@ -3,7 +3,7 @@ and their event traces into tables and figures (the notebook itself holds no log
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,15 +87,3 @@ def memo_comparison(examples: Mapping[str, Mapping[str, Any]], kg, model: str = 
             rows.append({"example": name, "memoisation": "on" if memoise else "off",
                          "model_calls": result.model_calls, "rows": len(result.rows)})
     return pd.DataFrame(rows)
-
-
-def dependency_axes(result: GenResult, ax=None):
-    """Draw a result's dependency graph (SCCs with more than one member shaded) with :mod:`sparqlab.plots`."""
-    from sparqlab import plots
-
-    deps = result.dependencies.describe()
-    nodes = list(deps["genops"])
-    groups: Iterable[list[str]] = [scc for scc in deps["sccs"] if len(scc) > 1]
-    ax = plots.dependency_graph(nodes, deps["edges"], groups, ax=ax)
-    ax.set_title(f"{deps['class']}", fontsize=9)
-    return ax
