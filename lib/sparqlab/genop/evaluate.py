@@ -24,8 +24,9 @@ hold):
 
 **Cycles** (Sect. 6.4): under ``single-pass`` and ``stratified`` the occurrences of a cyclic SCC C are replaced
 by the macro-operator ``GenSCC_C``: every outer binding η (a context restricted to ``X_C``) is handed to
-:meth:`Evaluation.eval_scc` (Algorithm 1), and each occurrence of C evaluates to ``{η ⊎ ρ | ρ ∈ R_C(η)}``; its
-results are memoised per (C, η) with the oracle's memo tables. Under ``lfp`` and ``well-founded`` every GenOp is
+:meth:`Evaluation.eval_scc` (Algorithm 1), and each occurrence of C evaluates to ``{η ⊎ ρ | ρ ∈ R_C(η)}``;
+EvalSCC runs once per (C, η) in an evaluation (the macro-operator's value for that outer binding). Under ``lfp``
+and ``well-founded`` every GenOp is
 evaluated by Def. 10 on its contexts, so a cycle yields only what is derivable from ∅ (Example 1's lfp is empty:
 its answer is self-supporting, which is what EvalSCC validates).
 
@@ -363,7 +364,7 @@ class Evaluation:
         """``EvalSCC(G, P, C, η, K, B, T, R)`` (Algorithm 1): the ``Y_C``-projections of the candidates of
         ``Cand_C(η)`` that pass self-support validation (Def. 23), after up to T repairs each."""
         key = (scc, eta)
-        if self.oracle.memoise and key in self._scc:
+        if key in self._scc:
             return self._scc[key]
         s = self.settings
         members = [self.deps.genops[i] for i in scc]
