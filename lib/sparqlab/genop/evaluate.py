@@ -26,9 +26,8 @@ hold):
 by the macro-operator ``GenSCC_C``: every outer binding η (a context restricted to ``X_C``) is handed to
 :meth:`Evaluation.eval_scc` (Algorithm 1), and each occurrence of C evaluates to ``{η ⊎ ρ | ρ ∈ R_C(η)}``;
 EvalSCC runs once per (C, η) in an evaluation (the macro-operator's value for that outer binding). Under ``lfp``
-and ``well-founded`` every GenOp is
-evaluated by Def. 10 on its contexts, so a cycle yields only what is derivable from ∅ (Example 1's lfp is empty:
-its answer is self-supporting, which is what EvalSCC validates).
+and ``well-founded`` every GenOp is evaluated by Def. 10 on its contexts, so a cycle yields only what is derivable
+from ∅ (Example 1's lfp is empty: its answer is self-supporting, which is what EvalSCC validates).
 
 **Semantics** (``semantics`` option; ``auto`` picks by the query class):
 
