@@ -20,6 +20,9 @@ def register(subparsers) -> None:
     parser.add_argument("--sample", type=int, default=None, metavar="N",
                         help="N questions drawn reproducibly, stratified by question type (recorded in the run id)")
     parser.add_argument("--sample-seed", type=int, default=0, metavar="S", help="seed of --sample (default 0)")
+    parser.add_argument("--generate-only", action="store_true",
+                        help="write the final queries without executing or scoring them; score the folder later "
+                             "against any KG with `sparqlab runs score RUN --kg KG`")
     parser.add_argument("--kg", default=None, help="KG name (default: the one the questions name)")
     parser.add_argument("--kg-url", default=None, help="SPARQL endpoint URL to use for that KG")
     parser.add_argument("--kg-search", choices=["local", "api"], default=None,
@@ -89,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         kg_options={"search": args.kg_search} if args.kg_search else {},
         model=args.model, model_url=args.model_url, model_roles=parse_model_roles(args.model_role),
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
-        sample=args.sample, sample_seed=args.sample_seed,
+        sample=args.sample, sample_seed=args.sample_seed, generate_only=args.generate_only,
         concurrency=args.concurrency, question_timeout_s=args.question_timeout, shard_index=args.shard_index,
         num_shards=args.num_shards, cache=args.cache,
     )

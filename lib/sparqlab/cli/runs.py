@@ -35,6 +35,13 @@ def register(subparsers) -> None:
     compare.add_argument("--flips", type=int, default=10, metavar="N",
                          help="with two runs: list up to N questions whose exact match flipped (default 10, 0: none)")
 
+    score = action("score", "execute and score the final queries of a run (e.g. a --generate-only run) on a KG; "
+                            "the scored copy goes to RUN/scored/<kg>/", _score)
+    score.add_argument("run", metavar="RUN", help="a run (name, folder) or a predictions.jsonl")
+    score.add_argument("--kg", required=True, help="KG name, endpoint URL, RDF file or store folder")
+    score.add_argument("--profile", default=None, help="KG profile for an endpoint URL (e.g. wikidata)")
+    score.add_argument("--output", default=None, help="output folder (default RUN/scored/<kg>)")
+
     merge = action("merge", "merge the shards of a run into the run's folder", _merge)
     merge.add_argument("run", metavar="RUN", help="experiment/run_id (or any of its shard folders)")
     merge.add_argument("--allow-incomplete", action="store_true",
@@ -135,6 +142,21 @@ def _paired(run_dirs: list, flips: int) -> str:
         lines.append("traces: open each run in the trace browser (sparqlab.widgets.trace_browser) or "
                      "sparqlab.runs.load_traces(RUN)[QUESTION_ID]")
     return "\n".join(lines)
+
+
+def _score(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from sparqlab.kg import open_kg
+    from sparqlab.runs.results import find_run, format_table
+    from sparqlab.runs.scoring import score_generated
+
+    source = Path(args.run) if Path(args.run).is_file() else find_run(args.run, args.root)
+    with open_kg(args.kg, profile=args.profile) as kg:
+        folder, metrics = score_generated(source, kg, args.output, progress=sys.stderr.isatty())
+    print(format_table([{key: metrics.get(key) for key in ("n_done", "n_scored", "f1", "em", "empty_rate")}]))
+    print(f"scored copy: {folder}")
+    return 0
 
 
 def _merge(args: argparse.Namespace) -> int:

@@ -63,6 +63,9 @@ class RunConfig:
       aborts the run) or ``off``, and file (default :func:`sparqlab.llm.default_cache_path`; point it into a
       results folder to ship the cache with the results).
     - ``progress``: show a tqdm progress bar.
+    - ``generate_only``: write each question's final query without executing it (no answers, no scores, gold
+      queries not run): for executing on an offline dump later; :func:`sparqlab.runs.scoring.score_generated`
+      then scores the folder against any KG or endpoint.
     """
 
     experiment: str = "default"
@@ -88,6 +91,7 @@ class RunConfig:
     cache: str = "read_write"
     cache_path: str | None = None
     progress: bool = True
+    generate_only: bool = False
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.experiment or ""):

@@ -66,6 +66,9 @@ FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt)
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
 
+GENERATED_ONLY = "not executed (generate_only)"
+"""``gold_source`` of a generation-only run's records: nothing was executed, nothing scored."""
+
 
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
@@ -458,10 +461,14 @@ class Runner:
         ctx = QuestionContext(public, self.kg, self.roles, final_executor=self._run_final_query)
         started = time.perf_counter()
         output = await self._call_method(public, ctx)
-        predicted, query_error = await self._final_answers(output, ctx)
+        if self.config.generate_only:  # queries only; sparqlab.runs.scoring executes and scores them later
+            predicted, query_error = None, None
+            gold, gold_source = question.gold_answers, GENERATED_ONLY
+        else:
+            predicted, query_error = await self._final_answers(output, ctx)
+            gold, gold_source = await self._gold_answers(question)
         latency = time.perf_counter() - started
-        gold, gold_source = await self._gold_answers(question)
-        scores = UNSCORED if gold is None else score_prediction(predicted, gold)
+        scores = UNSCORED if gold is None or self.config.generate_only else score_prediction(predicted, gold)
         usage = ctx.usage
         record = prediction_record(
             id=question.id,
@@ -474,8 +481,9 @@ class Runner:
             gold_source=gold_source,
             **{key: scores.get(key) for key in UNSCORED},
             error_category=output.error_category or query_error,
-            error_type=categorise(output.sparql, predicted, output.error_category or query_error, gold,
-                                  question.gold_sparql, gold_source),
+            error_type=None if self.config.generate_only else categorise(
+                output.sparql, predicted, output.error_category or query_error, gold, question.gold_sparql,
+                gold_source),
             model_calls=dict(sorted(usage.calls.items())),
             model_calls_uncached=usage.total_calls - usage.cached_calls,
             role_usage=ctx.role_usage_dict(),
