@@ -39,6 +39,7 @@ run_strategy: str = "roundtrip-exact" # the strategy the run answers with (all s
 threshold: float = 0.85               # cosine threshold of score-threshold and combined (paper: 0.85)
 jaccard: float = 0.5                  # word-Jaccard cut of roundtrip-fuzzy (paper: 0.5)
 memory_limit: int = 0                 # entities in the movie KB memory (0: all 43k), smaller only for smoke tests
+embedder: str = "minilm"              # KB memory encoder: minilm (offline), hashing (model-free baseline), or a name
 wikidata_sets: list[str] = ["qald10", "lcquad2"]  # Wikidata benchmarks evaluated without an endpoint
 wikidata_train: str = "qald9plus"     # their worked examples (train split)
 wikidata_limit: int = 30              # questions per Wikidata benchmark
@@ -74,7 +75,7 @@ display(pd.DataFrame([slot.to_dict() for slot in example.slots]))"""),
                       "(`scores.<strategy>.*`) apply every strategy to the same raw structured output."),
     new_code_cell("""\
 method = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, train_dataset=train_dataset,
-              train_split=train_split, train_limit=train_limit, memory_limit=memory_limit)
+              train_split=train_split, train_limit=train_limit, memory_limit=memory_limit, embedder=embedder)
 result = run(method, config=RunConfig(experiment=experiment, kg=kg, dataset=dataset, split=split, limit=limit,
                                       model=model, model_url=model_url, cache=cache))
 predictions = result.predictions()
@@ -89,7 +90,7 @@ ax.set_ylabel("mean per question")
 ax.set_title(f"{dataset}: URI correction strategies, {title}")
 plots.save_figure(fig, "uri_strategies", experiment=experiment, runs=[result],
                   params={"dataset": dataset, "model": model, "limit": limit, "threshold": threshold,
-                          "jaccard": jaccard, "memory": memory_limit})"""),
+                          "jaccard": jaccard, "memory": memory_limit, "embedder": embedder})"""),
     new_markdown_cell("## Structure vs execution\nStructural EM of the final query beside execution F1, and the "
                       "empty-vs-empty pairs execution F1 would count as correct (section 3.5)."),
     new_code_cell("""\
@@ -111,7 +112,8 @@ wikidata = open_kg("wikidata")
 wikidata_tables = {}
 for name in wikidata_sets:
     offline = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="wikidata-properties",
-                   memory_limit=wikidata_memory_limit, train_dataset=wikidata_train, train_split="train")
+                   memory_limit=wikidata_memory_limit, embedder=embedder, train_dataset=wikidata_train,
+                   train_split="train")
     records = pd.DataFrame(evaluate_offline(offline, load(name, limit=wikidata_limit), wikidata, model))
     wikidata_tables[name] = strategy_table(records).assign(structural_em=records["scores.structural_em"].mean())
 pd.concat(wikidata_tables, names=["dataset"])"""),

@@ -12,7 +12,9 @@ A memory is built once and saved (``entries.jsonl``, ``vectors.npy``, ``memory.j
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -21,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import data_dir
 
 DEFAULT_EMBEDDER = "minilm"
@@ -61,9 +62,27 @@ def entry_text(label: str, description: str) -> str:
     return f"{label}: {' '.join(words)}" if words else str(label)
 
 
+HASHING_EMBEDDER = "hashing"
+"""A model-free baseline encoder: hashed bag of lower-case words (texts sharing words are similar). For smoke
+tests and for machines without the MiniLM package; not a semantic embedding."""
+
+
+def hashed_bag_of_words(texts: Sequence[str], dimension: int = 512) -> np.ndarray:
+    """Unit float32 rows: each lower-case word adds 1 at a position given by its (stable) hash."""
+    rows = np.zeros((len(texts), dimension), dtype=np.float32)
+    for number, text in enumerate(texts):
+        for word in re.findall(r"\w+", str(text).lower()):
+            rows[number, int(hashlib.md5(word.encode("utf-8")).hexdigest(), 16) % dimension] += 1.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1, norms)
+
+
 def embedder(name: str = DEFAULT_EMBEDDER, batch_size: int = 64) -> Callable[[list[str]], np.ndarray]:
-    """``texts -> unit float32 rows``: the offline MiniLM for ``"minilm"``, else the named sentence-transformers
-    model (loaded once per call of this function; it must be available offline)."""
+    """``texts -> unit float32 rows``: the offline MiniLM for ``"minilm"``, :func:`hashed_bag_of_words` for
+    ``"hashing"``, else the named sentence-transformers model (loaded once per call of this function; it must be
+    available offline)."""
+    if name == HASHING_EMBEDDER:
+        return hashed_bag_of_words
     if name == DEFAULT_EMBEDDER:
         from sparqlab.llm.embeddings import embed
 
@@ -79,7 +98,10 @@ class KBMemory:
     """Entries plus their unit embeddings; :meth:`search` returns the best entries of a kind for a text."""
 
     def __init__(self, entries: Sequence[Entry], vectors: np.ndarray, model: str = DEFAULT_EMBEDDER,
-                 backend: str = "auto", info: dict | None = None):
+                 backend: str = "auto", info: dict | None = None,
+                 embed: Callable[[list[str]], np.ndarray] | None = None):
+        """``vectors``: one unit row per entry; ``embed`` encodes query texts (default: the ``model`` embedder,
+        loaded on first search)."""
         if len(entries) != len(vectors):
             raise ValueError(f"{len(entries)} entries but {len(vectors)} vectors")
         order = sorted(range(len(entries)), key=lambda i: (KINDS.index(entries[i].kind)
@@ -94,7 +116,8 @@ class KBMemory:
         for position, entry in enumerate(self.entries):
             start, _ = self.blocks.get(entry.kind, (position, position))
             self.blocks[entry.kind] = (start, position + 1)
-        self._embed: Callable[[list[str]], np.ndarray] | None = None
+        self._embed = embed
+        self._digest: str | None = None
         self._lock = threading.Lock()
         self._faiss = self._faiss_indexes(backend)
 
@@ -118,10 +141,8 @@ class KBMemory:
             if vectors is None:
                 vectors = np.zeros((len(entries), chunk.shape[1]), dtype=np.float32)
             vectors[rows] = chunk
-        memory = cls(entries, vectors, model, backend,
-                     {"build_s": round(time.perf_counter() - start, 2), "entries": len(entries)})
-        memory._embed = embed
-        return memory
+        return cls(entries, vectors, model, backend,
+                   {"build_s": round(time.perf_counter() - start, 2), "entries": len(entries)}, embed)
 
     def save(self, folder: str | Path) -> Path:
         folder = Path(folder)
@@ -170,8 +191,13 @@ class KBMemory:
 
     @property
     def digest(self) -> str:
-        """Content digest (entries and embedder), for run manifests."""
-        return stable_hash([self.model, [asdict(e) for e in self.entries]], 16)
+        """Content digest (embedder and entries), for run manifests; computed once."""
+        if self._digest is None:
+            content = hashlib.sha256(self.model.encode("utf-8"))
+            for e in self.entries:
+                content.update(f"\n{e.id}\t{e.label}\t{e.description}\t{e.kind}".encode())
+            self._digest = content.hexdigest()[:16]
+        return self._digest
 
     @property
     def nbytes(self) -> int:

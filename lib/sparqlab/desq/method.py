@@ -54,7 +54,8 @@ class DesqConfig(MethodConfig):
     - ``memory_limit``: at most this many entries of the memory's main kind — entities of a ``kg`` memory (every
       relation and class stays), properties of ``wikidata-properties`` — in id order (0: all). A speed knob for
       smoke tests; it changes results (the missing elements cannot be retrieved).
-    - ``embedder``: ``minilm`` (offline all-MiniLM-L6-v2) or a sentence-transformers model name (paper: BGE-Large).
+    - ``embedder``: ``minilm`` (offline all-MiniLM-L6-v2), ``hashing`` (a model-free bag-of-words baseline, for
+      smoke tests) or a sentence-transformers model name (paper: BGE-Large).
     - ``verbaliser``: ``template`` (deterministic, KG labels) or ``model`` (the ``verbaliser`` role, prompt
       ``verbalise``) for the atomic constraints of the worked examples.
     """

@@ -172,7 +172,8 @@ _CLOSE = re.compile(r"\s*([)\]}])")
 
 def normalise_fragment(text: str) -> str:
     """The paper's fragment normalisation (appendix A): lower case, one space around operators, no space inside
-    brackets, whitespace collapsed. IRIs (``<...>``) are left as they are so ``<`` and ``>`` stay intact."""
+    brackets, whitespace collapsed. Inside IRIs (``<...>``) only the case changes: their ``<``, ``>``, ``/`` and
+``-`` are not operators."""
     parts = re.split(r"(<[^<>\s]*>)", " ".join(str(text).split()).lower())
     out = []
     for number, part in enumerate(parts):

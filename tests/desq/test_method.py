@@ -1,0 +1,107 @@
+"""The method ``desq`` on the platform with ``standin-desq``, the stand-in itself, and the DeSQ commands."""
+
+import json
+
+import pytest
+
+from sparqlab.cli import main
+from sparqlab.desq import STRATEGIES, Desq, DesqConfig
+from sparqlab.desq.generation import DesqStandin, Example, map_messages
+from sparqlab.desq.structured import parse_output
+from sparqlab.llm.base import ChatRequest
+from sparqlab.methods import get_method
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path
+
+
+def test_config_is_typed_and_oracle_cannot_answer():
+    assert get_method("desq") is Desq
+    config = DesqConfig.from_options({"strategy": "combined", "threshold": "0.9"})
+    assert config.strategy == "combined" and config.threshold == 0.9
+    with pytest.raises(ValueError, match="gold ids"):
+        Desq(strategy="oracle")
+    with pytest.raises(ValueError, match="choose one of none, oracle, always-retrieve"):
+        Desq(strategy="roundtrip")
+    with pytest.raises(ValueError, match="memory"):
+        Desq(memory="freebase")
+
+
+def test_run_answers_with_one_strategy_and_scores_all_seven(isolated, movies_kg):
+    from sparqlab.runs import RunConfig, run
+
+    method = Desq(strategy="roundtrip-exact", train_limit=400, embedder="hashing")
+    config = RunConfig(experiment="desq-test", kg="movies", dataset="mcqa-movies", split="test", limit=8,
+                       model="standin-desq", progress=False)
+    result = run(method, config=config)
+    assert result.metrics["complete"] and result.metrics["model_is_standin"]
+    predictions = result.predictions()
+    assert len(predictions) == 8
+    for strategy in STRATEGIES:
+        for key in ("id_em", "final_em", "fixed", "broken"):
+            assert f"scores.{strategy}.{key}" in predictions
+    assert (predictions["scores.oracle.broken"] == 0).all()
+    assert (predictions["scores.oracle.id_em"] >= predictions["scores.none.id_em"]).all()
+    answered = predictions[predictions["error_category"].isna()]
+    assert len(answered) > 0
+    # the final query is the run strategy's assembly: its structural EM is that strategy's final EM
+    assert (answered["scores.structural_em"] == answered["scores.roundtrip-exact.final_em"]).all()
+    assert predictions["scores.uri_label_em"].mean() > 0.5  # labels come from the question's mentions
+    record = json.loads((result.run_dir / "predictions.jsonl").read_text().splitlines()[0])
+    assert parse_output(record["extra"]["structured_output"]).usable
+    # a second run reuses the memory and the gold decompositions (content-keyed artifacts), same run id
+    again = run(Desq(strategy="roundtrip-exact", train_limit=400, embedder="hashing"), config=config)
+    assert again.run_dir == result.run_dir and again.metrics["prepare"]["artifacts"] == \
+        result.metrics["prepare"]["artifacts"]
+
+
+def test_standin_refills_the_nearest_example_for_the_new_question(movies_kg):
+    from sparqlab.desq.fragments import Decomposition, Fragment, Slot
+
+    example = Example("train_0", "which films did [Ridley Scott] direct?", "", Decomposition(
+        [Fragment("skeleton", "SELECT DISTINCT ?var1 WHERE {}", "We need ?var1"),
+         Fragment("triple", "?var1 uri1 uri2", '?var1 has directed by "Ridley Scott"'),
+         Fragment("filter", 'FILTER ( ?var1 != "Ridley Scott" )', "We need it not to be Ridley Scott")],
+        [Slot("uri1", "relation/directed_by", "directed_by", "a director of the film"),
+         Slot("uri2", "entity/Person/Ridley%20Scott", "Ridley Scott", "director of 12 films")]))
+    messages = map_messages("which films did [Wind] direct?", ["We need ?var1"], [example], "movies")
+    reply = DesqStandin().respond(ChatRequest.build("standin-desq", messages))
+    parsed = parse_output(reply)
+    assert parsed.problems == []
+    assert parsed.fragments[1].constraint == '?var1 has directed by "Wind"'
+    assert parsed.fragments[2].text == 'FILTER ( ?var1 != "Wind" )'
+    relation, entity = parsed.slots
+    assert relation == example.decomposition.slots[0]
+    # plain label lookup: the first entity id labelled "Wind" (a film and a tag share the name), and the
+    # description of the example entity's class
+    assert entity.label == "Wind" and entity.id == "entity/Film/Wind"
+    assert entity.description == "a person: actor, director or writer"
+
+
+def test_cli_eval_structural_and_desq_commands(isolated, movies_kg, capsys):
+    gold = "SELECT ?a WHERE { ?a wdt:P31 wd:Q5 . ?a wdt:P27 ?c }"
+    assert main(["eval", "structural", "--gold", gold, "--pred",
+                 "select ?x { ?x wdt:P27 ?y ; wdt:P31 wd:Q5 }"]) == 0
+    query_file = isolated / "pred.rq"
+    query_file.write_text("select ?y { ?x wdt:P27 ?y ; wdt:P31 wd:Q5 }")
+    assert main(["eval", "structural", "--gold", gold, "--pred", str(query_file)]) == 1
+    assert capsys.readouterr().out.splitlines() == ["match", "no match"]
+
+    assert main(["desq", "decompose", "--kg", "movies",
+                 'SELECT ?l ?f WHERE { ?p rdfs:label "Ridley Scott" . ?f mrel:directed_by ?p ; rdfs:label ?l }']) == 0
+    out = capsys.readouterr().out
+    assert "[triple] ?var2 uri1 uri2" in out and "id=entity/Person/Ridley%20Scott" in out
+    assert "AC: ?var2 has directed by \"Ridley Scott\"" in out
+
+    assert main(["desq", "memory", "build", "--kg", "movies", "--embedder", "hashing", "--entities", "40",
+                 "--out", str(isolated / "memory")]) == 0
+    out = capsys.readouterr().out
+    assert "built" in out and "entries     57  (entity 40, property 9, class 8)" in out and "index size" in out
+    assert main(["desq", "memory", "build", "--kg", "movies", "--embedder", "hashing", "--entities", "40",
+                 "--out", str(isolated / "memory")]) == 0
+    assert capsys.readouterr().out.startswith("loaded")

@@ -1,0 +1,113 @@
+"""Structural EM (triple-order-invariant, variable-renaming-invariant) and the fragment / URI / BLEU metrics."""
+
+import math
+
+import pytest
+
+from sparqlab.eval.sparql_tree import SparqlParseError
+from sparqlab.eval.structural import (
+    canonical_form,
+    corpus_bleu,
+    fragment_em,
+    normalise_fragment,
+    structural_em,
+    uri_em,
+)
+
+GOLD = "SELECT ?a ?b WHERE { ?c wdt:P36 ?a . ?c wdt:P1082 ?b . FILTER(?b < 10000) }"
+
+MATCH = [
+    # triple order and a renaming whose first appearance order differs
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?y . ?z wdt:P36 ?x . FILTER(?y < 10000) }",
+    # ';' abbreviation, keyword case, no WHERE keyword, filter spacing, full IRIs instead of prefixed names
+    "select ?x ?y { ?z <http://www.wikidata.org/prop/direct/P1082> ?y ; wdt:P36 ?x filter (?y<10000) }",
+    # declared prefix with another name
+    "PREFIX d: <http://www.wikidata.org/prop/direct/> SELECT ?p ?q WHERE { ?r d:P36 ?p . ?r d:P1082 ?q "
+    "FILTER(?q < 10000) }",
+]
+
+NO_MATCH = [
+    "SELECT ?y ?x WHERE { ?z wdt:P1082 ?y . ?z wdt:P36 ?x . FILTER(?y < 10000) }",  # projection order
+    "SELECT ?x WHERE { ?z wdt:P1082 ?y . ?z wdt:P36 ?x . FILTER(?y < 10000) }",  # projection
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?x . ?z wdt:P36 ?y . FILTER(?y < 10000) }",  # roles of the variables swapped
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?y . ?w wdt:P36 ?x . FILTER(?y < 10000) }",  # shared variable split
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?y . ?z wdt:P35 ?x . FILTER(?y < 10000) }",  # property
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?y . ?z wdt:P36 ?x . FILTER(?y < 1000) }",  # constant
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?y . ?z wdt:P36 ?x . FILTER(?y > 10000) }",  # filter operator
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?y . ?z wdt:P36 ?x . }",  # filter dropped
+    "SELECT DISTINCT ?x ?y WHERE { ?z wdt:P1082 ?y . ?z wdt:P36 ?x . FILTER(?y < 10000) }",  # modifier
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?y . ?z wdt:P36 ?x . FILTER(?y < 10000) } LIMIT 5",  # solution modifier
+    "SELECT ?x ?y WHERE { ?z wdt:P1082 ?y . OPTIONAL { ?z wdt:P36 ?x } FILTER(?y < 10000) }",  # optional
+]
+
+
+@pytest.mark.parametrize("predicted", MATCH)
+def test_structurally_equal_queries_match(predicted):
+    assert structural_em(predicted, GOLD) == 1
+    assert canonical_form(predicted) == canonical_form(GOLD)
+
+
+@pytest.mark.parametrize("predicted", NO_MATCH)
+def test_any_other_difference_does_not_match(predicted):
+    assert structural_em(predicted, GOLD) == 0
+
+
+def test_symmetric_variables_are_matched_whatever_their_names():
+    cycle = "SELECT * WHERE { ?a ?p ?b . ?b ?p ?c . ?c ?p ?a . ?a wdt:P31 wd:Q5 }"
+    rotated = "SELECT * WHERE { ?u ?r ?v . ?w wdt:P31 wd:Q5 . ?v ?r ?w . ?w ?r ?u }"
+    assert structural_em(rotated, cycle) == 1
+    path = "SELECT * WHERE { ?u ?r ?v . ?v ?r ?w . ?w ?r ?u . ?w wdt:P31 wd:Q5 . ?w wdt:P31 wd:Q6 }"
+    assert structural_em(path, cycle) == 0
+
+
+def test_blank_nodes_nested_groups_and_subqueries():
+    gold = ("SELECT ?item (COUNT(?unit) AS ?n) { ?item p:P4214 [ psv:P4214 [ wikibase:quantityUnit ?unit ] ] . "
+            "OPTIONAL { ?item wdt:P31 ?t . ?t wdt:P279 wd:Q5 } } GROUP BY ?item HAVING(?n > 1)")
+    same = ("SELECT ?i (COUNT(?u) AS ?m) WHERE { OPTIONAL { ?s wdt:P279 wd:Q5 . ?i wdt:P31 ?s } "
+            "_:x wikibase:quantityUnit ?u . ?i p:P4214 _:y . _:y psv:P4214 _:x } GROUP BY ?i HAVING ( ?m > 1 )")
+    assert structural_em(same, gold) == 1
+    assert structural_em(same.replace("?m > 1", "?m > 2"), gold) == 0
+
+
+def test_unparsable_prediction_scores_zero_but_a_bad_gold_query_raises():
+    assert structural_em("SELECT ?x WHERE { ?x wdt:P31 ", GOLD) == 0
+    assert structural_em(None, GOLD) == 0
+    with pytest.raises(SparqlParseError, match="end of query|expected"):
+        structural_em(GOLD, "SELECT ?x WHERE { ?x wdt:P31 ")
+
+
+def test_fragment_normalisation_follows_the_paper():
+    assert normalise_fragment("FILTER( ?var2<10000 )") == normalise_fragment("filter(?var2 < 10000)")
+    assert normalise_fragment("FILTER(?a>=2&&?b!=3)") == "filter(?a >= 2 && ?b != 3)"
+    assert normalise_fragment("?var1  <http://x.org/a_B-c>  ?var2") == "?var1 <http://x.org/a_b-c> ?var2"
+    assert normalise_fragment("?var1 wdt:uri1 ?var2") != normalise_fragment("?var2 wdt:uri1 ?var1")
+
+
+def test_fragment_em_key_and_position_alignment():
+    gold = [("We need the capitals", "SELECT ?var1 WHERE {}"), ("A country has a capital", "?var2 wdt:uri1 ?var1"),
+            ("Population below 10000", "FILTER(?var3 < 10000)")]
+    reordered = [gold[0], gold[2], gold[1]]
+    assert fragment_em(reordered, gold, "key") == (3, 3)
+    assert fragment_em(reordered, gold, "position") == (1, 3)
+    rephrased = [("We want capitals", "select ?var1 where {}"), gold[1], ("Small population", "FILTER(?var3<10000)")]
+    assert fragment_em(rephrased, gold, "key") == (1, 3)
+    assert fragment_em(rephrased, gold, "position") == (3, 3)
+    with pytest.raises(ValueError, match="alignment"):
+        fragment_em(gold, gold, "by-magic")
+
+
+def test_uri_em_counts_each_field_per_placeholder():
+    gold = [{"placeholder": "uri1", "id": "P36", "label": "capital", "description": "seat of government"},
+            {"placeholder": "uri2", "id": "P1082", "label": "population", "description": "number of people"}]
+    predicted = [{"placeholder": "uri2", "id": "P1083", "label": "Population", "description": "number of people"},
+                 {"placeholder": "uri1", "id": "P36", "label": "capital city", "description": "seat of government"}]
+    assert uri_em(predicted, gold) == {"id": (1, 2), "label": (1, 2), "description": (2, 2)}
+
+
+def test_corpus_bleu_matches_a_hand_computation():
+    assert corpus_bleu(["a b c d"], ["a b c d"]) == pytest.approx(1.0)
+    # unigrams 3/4, bigrams 2/3, equal length: sqrt(3/4 * 2/3)
+    assert corpus_bleu(["a b c d"], ["a b c e"], max_n=2) == pytest.approx(math.sqrt(0.5))
+    # a shorter hypothesis pays the brevity penalty exp(1 - 4/2)
+    assert corpus_bleu(["a b"], ["a b c d"], max_n=2) == pytest.approx(math.exp(-1))
+    assert corpus_bleu(["x y"], ["a b"]) == 0.0
