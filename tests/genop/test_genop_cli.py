@@ -30,7 +30,7 @@ def test_table_output_and_options(tmp_path, capsys):
     args = _files(tmp_path)
     assert main([*args, "--no-memo", "-K", "2"]) == 0
     text = capsys.readouterr().out
-    assert "class: stratified" in text and "art (gen)" in text and "Florence (gen)" in text
+    assert "class: stratified" in text and "Paris (rdf)" in text and "art (gen)" in text and "Florence (gen)" in text
     assert "g1 -+-> g2 via ?y" in text and "model calls:" in text and "[standin]" in text
 
 

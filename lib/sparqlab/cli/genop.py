@@ -18,8 +18,9 @@ def register(subparsers) -> None:
     run = commands.add_parser(
         "run", help="evaluate a generative query and print its typed result",
         description="Evaluate a SELECT query with GENOP(\"template ?x\" AS ?y, \"model\") patterns (grammar: "
-                    "docs/genop.md). Prints the typed result table (gen marks generated values), the query's class "
-                    "(acyclic / stratified / non-stratified) and the number of model calls.")
+                    "docs/genop.md). Prints the typed result table (each value marked rdf or gen, IRIs by their "
+                    "labels), the query's class (acyclic / stratified / non-stratified) and the number of model "
+                    "calls; --format json gives exact values.")
     run.add_argument("query_file", type=Path, help="file holding the query ('-' reads stdin)")
     run.add_argument("--kg", required=True, help="KG name (movies), SPARQL endpoint URL or RDF file")
     run.add_argument("--model", required=True,
@@ -78,14 +79,14 @@ def run_command(args: argparse.Namespace) -> int:
         oracle = Oracle.for_model(model, params={"temperature": args.temperature, "max_tokens": args.max_tokens},
                                   aggregation=args.aggregation, memoise=not args.no_memo)
         result = run_sync(evaluate(query, kg_query_fn(kg), oracle, settings, kg.profile.label_predicate))
-    if args.format == "json":
-        print(json.dumps(result.to_json(), ensure_ascii=False))
-        return 0
+        if args.format == "json":
+            print(json.dumps(result.to_json(), ensure_ascii=False))
+            return 0
+        frame = typed_rows(result, kg)  # IRIs by their labels; --format json gives the exact values
     deps = result.dependencies.describe()
     print(f"class: {deps['class']} (semantics: {result.semantics}; strata: {deps['strata']})")
     for edge in deps["edges"]:
         print(f"  {edge['from']} -{edge['sign']}-> {edge['to']} via {', '.join('?' + v for v in edge['vars'])}")
-    frame = typed_rows(result)
     print(frame.to_string(index=False) if len(frame) else "(no rows)")
     if result.undefined:
         print(f"undefined (well-founded): {len(result.undefined)} rows")
