@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from sparqlab.kg import SparqlSyntaxError, UpdateRefused, check_read_only, open_kg
@@ -110,3 +112,32 @@ def test_guard_runs_before_any_endpoint(refused_url):
     kg = open_kg(refused_url, cache=False)
     with pytest.raises(UpdateRefused):
         kg.query("DROP ALL")
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("SELECT * WHERE { { ?s ?p ?o }", "unbalanced brackets"),
+    ("SELECT * WHERE } ?s ?p ?o {", "unbalanced brackets"),
+    ('SELECT * WHERE { ?s ?p "open }', "not closed"),
+    ('SELECT * WHERE { ?s ?p """open }', "not closed"),
+    ("SELECT * WHERE { ex:a ?p ?o }", "undeclared prefix ex:"),
+    ("SELECT * WHERE " + "{" * 65 + "}" * 65, "nested 65 deep"),
+    ('SELECT * WHERE { ?s ?p "\udcff" }', "lone UTF-16 surrogate"),
+    ("HELLO", "expected SELECT, ASK, CONSTRUCT or DESCRIBE (found 'HELLO')"),
+])
+def test_screen_refuses_what_no_parser_should_see(query, message):
+    with pytest.raises(SparqlSyntaxError, match=re.escape(message)):
+        check_read_only(query)
+
+
+def test_screen_passes_names_strings_and_prefixes_that_look_odd():
+    assert check_read_only('PREFIX ex: <http://e/> SELECT * { ex:a.b ?p "x:y { ( [" . ?s ?p "it\\"s" }') == "select"
+    assert check_read_only("SELECT * { ?s ?p ?o } # unclosed ' quote and { brace in a comment") == "select"
+    assert check_read_only('SELECT * { ?s ?p "1"^^xsd:int }', {"xsd": "http://www.w3.org/2001/XMLSchema#"}) == "select"
+
+
+def test_a_query_too_long_is_refused_before_any_scan():
+    from sparqlab.kg import EndpointError
+    from sparqlab.kg.guard import MAX_QUERY_CHARS
+
+    with pytest.raises(EndpointError, match="more than the limit"):
+        check_read_only("SELECT * { ?s ?p ?o } #" + "x" * MAX_QUERY_CHARS)
