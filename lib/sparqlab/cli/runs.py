@@ -41,6 +41,8 @@ def register(subparsers) -> None:
     score.add_argument("--kg", required=True, help="KG name, endpoint URL, RDF file or store folder")
     score.add_argument("--profile", default=None, help="KG profile for an endpoint URL (e.g. wikidata)")
     score.add_argument("--output", default=None, help="output folder (default RUN/scored/<kg>)")
+    score.add_argument("--answer-match", choices=["iri", "label", "either"], default=None,
+                       help="how answers are compared (default: the KG profile's rule)")
 
     merge = action("merge", "merge the shards of a run into the run's folder", _merge)
     merge.add_argument("run", metavar="RUN", help="experiment/run_id (or any of its shard folders)")
@@ -153,7 +155,8 @@ def _score(args: argparse.Namespace) -> int:
 
     source = Path(args.run) if Path(args.run).is_file() else find_run(args.run, args.root)
     with open_kg(args.kg, profile=args.profile) as kg:
-        folder, metrics = score_generated(source, kg, args.output, progress=sys.stderr.isatty())
+        folder, metrics = score_generated(source, kg, args.output, progress=sys.stderr.isatty(),
+                                          answer_match=args.answer_match)
     print(format_table([{key: metrics.get(key) for key in ("n_done", "n_scored", "f1", "em", "empty_rate")}]))
     print(f"scored copy: {folder}")
     return 0

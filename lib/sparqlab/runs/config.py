@@ -19,6 +19,7 @@ from typing import Any
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import runs_dir
 from sparqlab.data.question import Question
+from sparqlab.eval.matching import ANSWER_MATCH_MODES
 from sparqlab.llm.cache import CACHE_MODES
 
 NOT_IN_RUN_ID = frozenset({"experiment", "output_root", "concurrency", "progress", "model_url", "kg_url", "cache",
@@ -63,6 +64,9 @@ class RunConfig:
       aborts the run) or ``off``, and file (default :func:`sparqlab.llm.default_cache_path`; point it into a
       results folder to ship the cache with the results).
     - ``progress``: show a tqdm progress bar.
+    - ``answer_match``: how predicted answers are compared with gold ones, ``iri``, ``label`` or ``either``
+      (:mod:`sparqlab.eval.matching`); ``None`` takes the KG profile's rule. The resolved rule is saved in
+      ``config.json``, enters the run id and is reported in ``metrics.json``.
     - ``generate_only``: write each question's final query without executing it (no answers, no scores, gold
       queries not run): for executing on an offline dump later; :func:`sparqlab.runs.scoring.score_generated`
       then scores the folder against any KG or endpoint.
@@ -92,6 +96,7 @@ class RunConfig:
     cache_path: str | None = None
     progress: bool = True
     generate_only: bool = False
+    answer_match: str | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.experiment or ""):
@@ -106,6 +111,9 @@ class RunConfig:
             raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}; got {self.cache!r}")
         if self.limit is not None and self.limit < 0:
             raise ValueError(f"limit must be >= 0 or None; got {self.limit}")
+        if self.answer_match not in (None, *ANSWER_MATCH_MODES):
+            raise ValueError(f"answer_match must be one of {', '.join(ANSWER_MATCH_MODES)} or None; "
+                             f"got {self.answer_match!r}")
         if self.sample is not None and self.sample < 0:
             raise ValueError(f"sample must be >= 0 or None; got {self.sample}")
         for role, spec in self.model_roles.items():

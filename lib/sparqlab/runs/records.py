@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_standin", "kg", "dataset",
-                 "split", "shard_index", "num_shards")
-"""Identifying fields shared by ``manifest.json`` and ``metrics.json``."""
+                 "split", "shard_index", "num_shards", "answer_match")
+"""Identifying fields shared by ``manifest.json`` and ``metrics.json`` (``answer_match``: the answer comparison
+rule the scores use, :mod:`sparqlab.eval.matching`)."""
 
 PREDICTION_FIELDS: dict[str, str] = {
     "id": "question id",

@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.data.question import Question
-from sparqlab.eval import answers_from_result, categorise, score_prediction
+from sparqlab.eval import categorise, score_prediction
 from sparqlab.eval.complexity import query_complexity
+from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
@@ -257,7 +258,8 @@ class Runner:
         self.model = _resolve_model(config, model, method)
         self.roles = _resolve_roles(config, self.model, method)
         self.config = dataclasses.replace(config, kg=kg_name, split=split,
-                                          model=self.model.name if self.model else None)
+                                          model=self.model.name if self.model else None,
+                                          answer_match=resolve_mode(config.answer_match, self.kg))
         self.fingerprint = questions_fingerprint(self.all_questions)
         self.n_total = len(self.all_questions)
         self.questions = select_shard(self.all_questions, self.config.shard_index, self.config.num_shards)
@@ -321,7 +323,8 @@ class Runner:
             run_id=self.run_id, experiment=self.config.experiment, folder=self.run_dir.name,
             method=self.method.name, model=self.config.model, model_is_standin=self.model_is_standin,
             kg=self.config.kg, dataset=self.config.dataset, split=self.config.split,
-            shard_index=self.config.shard_index, num_shards=self.config.num_shards)
+            shard_index=self.config.shard_index, num_shards=self.config.num_shards,
+            answer_match=self.config.answer_match)
 
     def _manifest(self, status: str, n_done: int) -> dict[str, Any]:
         return manifest_document(self._header(), status, n_done, self.fingerprint, self.n_total,
@@ -376,7 +379,7 @@ class Runner:
 
     def _answers(self, result: QueryResult) -> list[str]:
         """Blocking: a result's sorted, normalised answer list (labels fetched for label-keyed KGs)."""
-        return sorted(answers_from_result(result, self.kg))
+        return sorted(result_answers(result, self.kg, self.config.answer_match))
 
     def _execute(self, sparql: str) -> tuple[list[str], QueryResult]:
         """Blocking: run a query and turn its result into answers."""
@@ -467,6 +470,9 @@ class Runner:
         else:
             predicted, query_error = await self._final_answers(output, ctx)
             gold, gold_source = await self._gold_answers(question)
+            if self.config.answer_match == "either" and predicted and gold is not None:
+                predicted = await asyncio.get_running_loop().run_in_executor(
+                    self._pool, match_either, predicted, gold, self.kg)
         latency = time.perf_counter() - started
         scores = UNSCORED if gold is None or self.config.generate_only else score_prediction(predicted, gold)
         usage = ctx.usage

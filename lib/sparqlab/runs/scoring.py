@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
-from sparqlab.eval import answers_from_result, score_prediction
+from sparqlab.eval import score_prediction
+from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.kg.errors import KGError
 from sparqlab.runs.metrics import compute_metrics
 from sparqlab.runs.runner import UNSCORED
@@ -26,11 +27,12 @@ if TYPE_CHECKING:
     from sparqlab.kg.base import KnowledgeGraph
 
 def score_generated(source: str | Path, kg: KnowledgeGraph, output_dir: str | Path | None = None,
-                    progress: bool = True) -> tuple[Path, dict[str, Any]]:
+                    progress: bool = True, answer_match: str | None = None) -> tuple[Path, dict[str, Any]]:
     """Execute and score the final queries of ``source`` (a run folder or ``predictions.jsonl``) on ``kg``.
 
-    Returns the output folder and its metrics (the same fields as a run's ``metrics.json`` scores, plus
-    ``source`` and ``kg``). A final query that fails gets its error kind as ``error_category`` and is scored as
+    ``answer_match`` is the comparison rule (:mod:`sparqlab.eval.matching`; default: the KG profile's). Returns
+    the output folder and its metrics (the same fields as a run's ``metrics.json`` scores, plus ``source``,
+    ``kg`` and ``answer_match``). A final query that fails gets its error kind as ``error_category`` and is scored as
     no answer; a failing gold query leaves its question unscored, as in a run.
     """
     from tqdm.auto import tqdm
@@ -46,40 +48,43 @@ def score_generated(source: str | Path, kg: KnowledgeGraph, output_dir: str | Pa
     if missing:
         raise ValueError(f"records need 'id' and 'predicted_sparql'; {len(missing)} lack them (first: {missing[0]})")
     folder = Path(output_dir) if output_dir else path.parent / "scored" / _slug(kg.identity)
+    mode = resolve_mode(answer_match, kg)
     gold_cache: dict[str, tuple[list[str] | None, str]] = {}
     scored = []
     for record in tqdm(records, desc=f"scoring on {kg.identity}", unit="q", disable=not progress):
-        predicted, error = _answers(kg, record.get("predicted_sparql"))
-        gold, gold_source = _gold(kg, record, gold_cache)
+        predicted, error = _answers(kg, record.get("predicted_sparql"), mode)
+        gold, gold_source = _gold(kg, record, gold_cache, mode)
+        if mode == "either" and predicted and gold is not None:
+            predicted = match_either(predicted, gold, kg)
         scores = UNSCORED if gold is None else score_prediction(predicted, gold)
         scored.append({**record, "predicted_answers": predicted, "gold_answers": gold, "gold_source": gold_source,
                        **{key: scores.get(key) for key in UNSCORED},
                        "error_category": record.get("error_category") or error})
     folder.mkdir(parents=True, exist_ok=True)
     write_jsonl(folder / PREDICTIONS, scored)
-    metrics = {"source": str(path), "kg": kg.identity, **compute_metrics(scored, len(scored))}
+    metrics = {"source": str(path), "kg": kg.identity, "answer_match": mode, **compute_metrics(scored, len(scored))}
     write_json(folder / "metrics.json", metrics)
     return folder, metrics
 
 
-def _answers(kg: KnowledgeGraph, sparql: str | None) -> tuple[list[str] | None, str | None]:
+def _answers(kg: KnowledgeGraph, sparql: str | None, mode: str) -> tuple[list[str] | None, str | None]:
     if not sparql:
         return None, None
     try:
-        return sorted(answers_from_result(kg.query(sparql), kg)), None
+        return sorted(result_answers(kg.query(sparql), kg, mode)), None
     except KGError as error:
         return None, error.kind
 
 
-def _gold(kg: KnowledgeGraph, record: dict[str, Any],
-          cache: dict[str, tuple[list[str] | None, str]]) -> tuple[list[str] | None, str | None]:
+def _gold(kg: KnowledgeGraph, record: dict[str, Any], cache: dict[str, tuple[list[str] | None, str]],
+          mode: str) -> tuple[list[str] | None, str | None]:
     if record.get("gold_answers") is not None:
         return list(record["gold_answers"]), "given"
     sparql = record.get("gold_sparql")
     if not sparql:
         return None, None
     if sparql not in cache:
-        answers, error = _answers(kg, sparql)
+        answers, error = _answers(kg, sparql, mode)
         cache[sparql] = (answers, "gold_sparql") if error is None else (None, f"error: {error}")
     return cache[sparql]
 
