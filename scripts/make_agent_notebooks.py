@@ -15,9 +15,9 @@ SAGA changes only what it is shown; on the movie KG every relation is declared F
 so expect SAGA ≈ SPINACH in accuracy there, with fewer model calls (no pruning calls). For a real run serve
 gpt-oss-120b or Llama-3.1-70B with vLLM and set `model` / `model_url`; for Wikidata set `kg="wikidata"` (and
 `kg_url` for a mirror) with `datasets` from QALD-7 / QALD-10 / QALD-9-plus / WWQ / SPINACH / LC-QuAD 2.0.
-The Wikidata-shaped test KG shows the type-blind failure offline:
-`-p kg wikidata -p kg_url data/wikidata_test/wikidata_test.ttl -p kg_search local
--p datasets '["data/wikidata_test/questions.jsonl"]' -p sample None`."""
+The Wikidata-shaped test KG shows the type-blind failure offline (paths absolute: notebooks run in `notebooks/`):
+`sparqlab reproduce NAME -p kg wikidata -p kg_url $PWD/data/wikidata_test/wikidata_test.ttl -p kg_search local
+-p datasets $PWD/data/wikidata_test/questions.jsonl -p sample None`."""
 
 COMMON_PARAMETERS = """\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
@@ -92,6 +92,7 @@ label = model_label(model, results[0].metrics["model_is_standin"])"""),
 fig, axes = plots.subplots(1, 2, figsize=(8, 3))
 plots.metric_bars(frame, metric="f1", x="dataset", hue="variant", ax=axes[0])
 plots.metric_bars(frame, metric="model_calls_total", x="dataset", hue="variant", ax=axes[1])
+axes[0].get_legend().remove()
 axes[1].set_ylabel("model calls per question")
 fig.suptitle(label)
 plots.save_figure(fig, "agents_f1_and_calls", experiment=experiment, params=figure_params, runs=results)"""),

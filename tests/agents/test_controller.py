@@ -143,3 +143,18 @@ def test_saga_lookup_filters_and_annotates_while_spinach_prunes(agent_run):
     spinach_model = Scripted(script)
     row, _ = agent_run("spinach", spinach_model)
     assert row["model_calls"]["prune"] == 1 and row["extra.properties_filtered"] == 0
+
+
+def test_a_large_kgs_index_samples_properties_when_an_agent_meets_them(agent_run, monkeypatch):
+    from sparqlab.schema import index as schema_index
+
+    monkeypatch.setattr(schema_index, "EAGER_SAMPLING_LIMIT", 0)  # treat the test KG like Wikidata
+    occupation = "http://www.wikidata.org/prop/direct/P106"
+    script = ["Thought: x\nAction: lookup(wd:Q45765)", "Thought: done\nAction: stop()"]
+    model = Scripted(script)
+    row, trace = agent_run("saga", model)
+    sampling = [e for e in trace if e.kind == "query" and f"<{occupation}>" in e.data["sparql"]]
+    assert len(sampling) == 4  # type counts and sample size, for subjects and for objects
+    observation = model.requests[-1].last_user_message
+    assert "occupation (wdt:P106): occupation of a person domain (observed): human range (observed): profession" \
+        in observation

@@ -31,7 +31,9 @@ from sparqlab.methods.tools import Observation, Tool, register_tool
 from sparqlab.schema import (
     TypeState,
     domain_conflicts,
+    frequent_types,
     render_property,
+    sample_queries,
     superclass_query,
     triple_patterns,
     type_filter,
@@ -79,6 +81,19 @@ async def closure_of(ctx: QuestionContext, session: AgentSession, types: set[str
     return session.closures[key]
 
 
+async def ensure_sampled(ctx: QuestionContext, session: AgentSession, props) -> None:
+    """Sample the subject/object types of properties a large KG's index has not sampled yet (counted queries;
+    the samples are kept in the run's index for every later question)."""
+    schema = session.schema
+    for prop in [p for p in dict.fromkeys(props) if schema.needs_sample(p)]:
+        sides = []
+        for side in ("subject", "object"):
+            counts, sampled = [await ctx.query(q) for q in sample_queries(ctx.kg.profile, prop, side)]
+            ok = not isinstance(counts, KGError) and not isinstance(sampled, KGError)
+            sides.append(frequent_types(counts, sampled) if ok else ())
+        schema.add_sample(prop, *sides, class_labels=await _labels(ctx, {c for side in sides for c in side}))
+
+
 async def _entity_types(ctx: QuestionContext, session: AgentSession, types: set[str]) -> set[str]:
     if types and session.option("subclass_closure"):
         return await closure_of(ctx, session, types)
@@ -102,6 +117,8 @@ async def _search(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     predicates = [profile.predicate_iri(h.id) for h in props]
     by_predicate = dict(zip(predicates, props, strict=True))
     hidden: list[str] = []
+    if schema_aware:
+        await ensure_sampled(ctx, session, predicates)
     if schema_aware and session.focus and session.option("type_filter"):
         focus_types = await _entity_types(ctx, session, session.theta.get(session.focus))
         result = type_filter(predicates, focus_types, session.schema)
@@ -184,6 +201,8 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
         session.theta.add(hood.id, type_ids, hood.label, class_labels)
     groups = {"out": _group(hood.outgoing), "in": _group(hood.incoming)}
     total = sum(len(props) for props in groups.values())
+    if schema_aware:
+        await ensure_sampled(ctx, session, [p for props in groups.values() for p in props])
     filtered = pruned = 0
     notes = []
     if schema_aware and type_ids and session.option("type_filter"):

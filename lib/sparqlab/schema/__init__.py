@@ -9,7 +9,9 @@ from sparqlab.schema.index import (
     build_schema_index,
     default_schema_folder,
     entity_types,
+    frequent_types,
     load_or_build,
+    sample_queries,
     sample_types,
     superclasses,
 )
@@ -18,7 +20,8 @@ from sparqlab.schema.render import render_property
 from sparqlab.schema.types import FilterResult, TypeState, domain_conflicts, superclass_query, type_filter
 
 __all__ = [
-    "SCHEMA_INDEX_VERSION", "default_schema_folder", "entity_types", "superclasses", "FilterResult", "PropertySchema", "SchemaIndex", "Triple", "TypeState", "build_schema_index", "domain_conflicts",
+    "SCHEMA_INDEX_VERSION", "default_schema_folder", "entity_types", "frequent_types", "sample_queries",
+    "superclasses", "FilterResult", "PropertySchema", "SchemaIndex", "Triple", "TypeState", "build_schema_index", "domain_conflicts",
     "load_or_build", "render_property", "sample_types", "superclass_query", "triple_patterns", "type_filter",
     "type_patterns",
 ]

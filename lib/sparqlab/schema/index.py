@@ -24,6 +24,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.results import QueryResult
 
 Source = Literal["formal", "empirical", "none"]
 
@@ -47,8 +48,9 @@ class PropertySchema:
     description: str = ""
     formal_domain: tuple[str, ...] = ()
     formal_range: tuple[str, ...] = ()
-    empirical_domain: tuple[str, ...] = ()
-    empirical_range: tuple[str, ...] = ()
+    empirical_domain: tuple[str, ...] | None = ()
+    empirical_range: tuple[str, ...] | None = ()
+    """``None``: not sampled yet (a large KG's index samples a property the first time an agent meets it)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ class SchemaIndex:
         formal = getattr(entry, f"formal_{side}")
         if formal and not (side == "domain" and prop in self.masked):
             return formal, "formal"
-        empirical = getattr(entry, f"empirical_{side}")
+        empirical = getattr(entry, f"empirical_{side}") or ()
         if empirical and self.empirical_fallback:
             return empirical, "empirical"
         return (), "none"
@@ -126,6 +128,20 @@ class SchemaIndex:
 
     def with_empirical_fallback(self, enabled: bool) -> SchemaIndex:
         return replace(self, empirical_fallback=enabled)
+
+    # -- lazy sampling (large KGs) ----------------------------------------------------------------------------
+
+    def needs_sample(self, prop: str) -> bool:
+        """Whether δ(p) would come from empirical evidence that has not been sampled yet."""
+        entry = self.properties.get(prop)
+        return (entry is not None and self.empirical_fallback and entry.empirical_domain is None
+                and not self.formal_domain(prop))
+
+    def add_sample(self, prop: str, domain: tuple[str, ...], range_: tuple[str, ...],
+                   class_labels: dict[str, str] | None = None) -> None:
+        """Record a property's sampled types (shared by every view of this index: masking copies share it)."""
+        self.properties[prop] = replace(self.properties[prop], empirical_domain=domain, empirical_range=range_)
+        self.class_labels.update(class_labels or {})
 
     # -- reporting and storage ------------------------------------------------------------------------------
 
@@ -234,44 +250,62 @@ def _texts(kg: KnowledgeGraph, iris: list[str]) -> dict[str, tuple[str, str]]:
     return out
 
 
+def sample_queries(profile: KGProfile, prop: str, side: Literal["subject", "object"],
+                   sample: int = EMPIRICAL_SAMPLE) -> tuple[str, str]:
+    """The two queries of :func:`sample_types`: type counts among up to ``sample`` distinct subjects (or IRI
+    objects) of ``prop``, and how many were sampled."""
+    inner = f"?x <{prop}> ?o" if side == "subject" else f"?s <{prop}> ?x FILTER(isIRI(?x))"
+    sampled = f"{{ SELECT DISTINCT ?x WHERE {{ {inner} }} LIMIT {sample} }}"
+    return (f"SELECT ?t (COUNT(DISTINCT ?x) AS ?n) WHERE {{ {sampled} ?x <{profile.type_predicate}> ?t }} GROUP BY ?t",
+            f"SELECT (COUNT(*) AS ?n) WHERE {{ {sampled} }}")
+
+
+def frequent_types(type_counts: QueryResult, sampled: QueryResult) -> tuple[str, ...]:
+    """Types held by at least :data:`EMPIRICAL_MIN_SHARE` of the sample, at most :data:`EMPIRICAL_MAX_TYPES`,
+    most frequent first (ties by IRI, so the result is stable)."""
+    total = int(sampled.rows[0]["n"].value) if sampled.rows else 0
+    counts = sorted(((int(r["n"].value), r["t"].value) for r in type_counts.rows), key=lambda pair: (-pair[0], pair[1]))
+    return tuple(t for n, t in counts if total and n / total >= EMPIRICAL_MIN_SHARE)[:EMPIRICAL_MAX_TYPES]
+
+
 def sample_types(kg: KnowledgeGraph, prop: str, side: Literal["subject", "object"],
                  sample: int = EMPIRICAL_SAMPLE) -> tuple[str, ...]:
-    """The most frequent types among up to ``sample`` distinct subjects (or IRI objects) of ``prop``: types held
-    by at least :data:`EMPIRICAL_MIN_SHARE` of the sample, at most :data:`EMPIRICAL_MAX_TYPES`, most frequent
-    first (ties by IRI, so the result is stable)."""
-    profile = kg.profile
-    inner = "?x <{p}> ?o" if side == "subject" else "?s <{p}> ?x FILTER(isIRI(?x))"
-    rows = kg.query(
-        f"SELECT ?t (COUNT(DISTINCT ?x) AS ?n) WHERE {{ {{ SELECT DISTINCT ?x WHERE {{ {inner.format(p=prop)} }} "
-        f"LIMIT {sample} }} ?x <{profile.type_predicate}> ?t }} GROUP BY ?t").rows
-    sampled = kg.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ {{ SELECT DISTINCT ?x WHERE {{ {inner.format(p=prop)} }} "
-                       f"LIMIT {sample} }} }}").rows
-    total = int(sampled[0]["n"].value) if sampled else 0
-    counts = sorted(((int(r["n"].value), r["t"].value) for r in rows), key=lambda pair: (-pair[0], pair[1]))
-    return tuple(t for n, t in counts if total and n / total >= EMPIRICAL_MIN_SHARE)[:EMPIRICAL_MAX_TYPES]
+    """The most frequent types among a sample of ``prop``'s subjects (or objects): its empirical domain (range)."""
+    counts, sampled = sample_queries(kg.profile, prop, side, sample)
+    return frequent_types(kg.query(counts), kg.query(sampled))
+
+
+EAGER_SAMPLING_LIMIT = 2000
+"""KGs with more properties than this (Wikidata: ~12,000) are sampled lazily, property by property, when an agent
+first meets one; smaller KGs are sampled completely when the index is built."""
 
 
 def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: int = EMPIRICAL_SAMPLE,
                        progress: bool = True) -> SchemaIndex:
     """Read the schema index from ``kg``: its properties with labels, formal domain/range, and (``empirical``)
     the sampled subject/object types of every property (needed also for properties whose formal domain a
-    coverage mask removes). One sampling query pair per property; a tqdm bar shows progress."""
+    coverage mask removes): one sampling query pair per property, at build time for KGs with at most
+    :data:`EAGER_SAMPLING_LIMIT` properties (a tqdm bar shows progress), later and only for the properties an agent
+    meets otherwise (``None`` until then)."""
     from tqdm.auto import tqdm
 
     items = _property_items(kg)
+    eager = empirical and len(items) <= EAGER_SAMPLING_LIMIT
+    unsampled = None if empirical else ()
     formal = _formal(kg)
     texts = _texts(kg, sorted(set(items.values())))
     entries: dict[str, PropertySchema] = {}
-    for prop, item in tqdm(sorted(items.items()), desc="schema index", unit="property", disable=not progress):
+    for prop, item in tqdm(sorted(items.items()), desc="schema index", unit="property",
+                           disable=not (progress and eager)):
         declared = formal.get(item, {"domain": set(), "range": set()})
         label, description = texts.get(item, ("", ""))
         entries[prop] = PropertySchema(
             prop, label, description, tuple(sorted(declared["domain"])), tuple(sorted(declared["range"])),
-            sample_types(kg, prop, "subject", sample) if empirical else (),
-            sample_types(kg, prop, "object", sample) if empirical else (),
+            sample_types(kg, prop, "subject", sample) if eager else unsampled,
+            sample_types(kg, prop, "object", sample) if eager else unsampled,
         )
     classes = sorted({c for e in entries.values() for c in (*e.formal_domain, *e.formal_range,
-                                                            *e.empirical_domain, *e.empirical_range)})
+                                                            *(e.empirical_domain or ()), *(e.empirical_range or ()))})
     class_labels = {c: label for c, (label, _) in _texts(kg, classes).items() if label}
     return SchemaIndex(kg.identity, entries, class_labels)
 
