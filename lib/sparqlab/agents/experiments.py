@@ -7,6 +7,7 @@ tables average them per question (macro), in percent.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -38,10 +39,16 @@ def run_variants(variants: Mapping[str, tuple[str, Mapping[str, Any]]], datasets
             result = run(make_method(method, **dict(options)),
                          config=RunConfig(**dict(settings), dataset=dataset, **selection))
             frame = result.predictions()
-            frame["variant"], frame["dataset"] = label, dataset
+            frame["variant"], frame["dataset"] = label, dataset_label(dataset)
             frames.append(frame)
             results.append(result)
     return add_costs(pd.concat(frames, ignore_index=True)), results
+
+
+def dataset_label(dataset: str) -> str:
+    """A dataset's name in tables: registered names as they are, a JSONL path by its file stem."""
+    path = Path(dataset)
+    return path.stem if path.suffix == ".jsonl" else dataset
 
 
 def coverage_sweep(coverages: Iterable[float], seeds: Iterable[int], datasets: Sequence[str],
