@@ -26,6 +26,7 @@ def test_schema_show_reports_sources_and_masking(wd_server, tmp_path, monkeypatc
     full = {row["property"]: row for row in json.loads(capsys.readouterr().out)["properties"]}
     assert full[WDT + "P17"]["source"] == "formal" and full[WDT + "P106"]["source"] == "empirical"
     assert full[WDT + "P27"]["domain_labels"] == ["human"] and not any(r["masked"] for r in full.values())
+    assert all(row["sampled"] for row in full.values())  # a small KG is sampled when the index is built
     assert main(args + ["--schema-coverage", "0.5", "--coverage-seed", "2"]) == 0
     half = json.loads(capsys.readouterr().out)["properties"]
     declared = sum(1 for row in full.values() if row["domain_source"] == "formal")

@@ -156,7 +156,7 @@ class SchemaIndex:
             "domain": sorted(self.domain(prop)), "domain_labels": [self.label(c) for c in sorted(self.domain(prop))],
             "range": sorted(self.range(prop)), "range_labels": [self.label(c) for c in sorted(self.range(prop))],
             "source": source, "domain_source": domain_source, "range_source": range_source,
-            "masked": prop in self.masked,
+            "masked": prop in self.masked, "sampled": entry.empirical_domain is not None,
         }
 
     def to_json(self) -> dict[str, Any]:
