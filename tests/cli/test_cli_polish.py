@@ -99,3 +99,19 @@ def test_eval_accepts_a_run_name(predictions, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
     assert main(["eval", "direct-m", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["all"]["n"] == 3
+
+
+def test_run_model_errors_speak_in_the_commands_flags(tmp_path, monkeypatch, capsys, movies_store):
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+    for name in ("SPARQLAB_MODEL", "SPARQLAB_MODEL_URL", "SPARQLAB_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+    base = ["run", "direct", "-d", "metaqa-1hop", "--limit", "2", "-e", "errs"]
+    assert main(base) == 1
+    assert "needs a model: pass -m NAME" in capsys.readouterr().err
+    assert main(base + ["-m", "my-llama"]) == 1  # no endpoint anywhere: said, not a silent try of 127.0.0.1:8000
+    err = capsys.readouterr().err
+    assert "no endpoint is given: pass --model-url" in err and not (tmp_path / "runs").exists()
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    assert main(base + ["-m", "standin-echo", "--cache", "replay"]) == 1
+    err = capsys.readouterr().err
+    assert "what to do: --cache replay only serves cached responses" in err and "Traceback" not in err

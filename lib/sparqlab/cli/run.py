@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+from sparqlab.llm.errors import ModelUnavailable, ReplayMiss, UnknownModel
 
 
 def register(subparsers) -> None:
@@ -81,9 +84,38 @@ def parse_model_roles(items: list[str]) -> dict[str, dict[str, str]]:
     return roles
 
 
+CLI_HINTS = (
+    (ModelUnavailable, "check that the server runs and give its /v1 URL with --model-url http://HOST:PORT/v1 "
+                       "(or SPARQLAB_MODEL_URL); -m names the model it serves"),
+    (UnknownModel, "pass one of the served names with -m NAME (the list above), or point --model-url at the server "
+                   "that serves your model"),
+    (ReplayMiss, "--cache replay only serves cached responses: run once with --cache read_write (the default) "
+                 "against a live endpoint (-m NAME --model-url URL), then replay"),
+)
+"""What to do about a run stopped by a model error, in this command's flags (the library's messages speak of
+``RunConfig`` fields and environment variables)."""
+
+
+def _check_model_flags(args: argparse.Namespace, method_class) -> None:
+    """Refuse, before any work, a missing model or a served model with no endpoint (instead of silently trying
+    the llm layer's default 127.0.0.1:8000)."""
+    from sparqlab.llm.standins import STANDIN_PREFIX, standin_names
+
+    if not getattr(method_class, "needs_model", True):
+        return
+    model = args.model or os.environ.get("SPARQLAB_MODEL")
+    if not model:
+        raise ValueError(f"method {args.method!r} needs a model: pass -m NAME, a stand-in ({', '.join(standin_names())}) "
+                         "or the name your server serves together with --model-url URL; or set SPARQLAB_MODEL")
+    if not model.startswith(STANDIN_PREFIX) and not (args.model_url or os.environ.get("SPARQLAB_MODEL_URL")):
+        raise ValueError(f"model {model!r} is served by an OpenAI-compatible server, but no endpoint is given: pass "
+                         "--model-url http://HOST:PORT/v1 (or set SPARQLAB_MODEL_URL); offline, use a stand-in "
+                         f"({', '.join(standin_names())})")
+
+
 def _run(args: argparse.Namespace) -> int:
     from sparqlab.methods import get_method
-    from sparqlab.runs import RunConfig, model_label, run
+    from sparqlab.runs import RunAborted, RunConfig, model_label, run
 
     method_class = get_method(args.method)
     method = method_class(method_class.config_class.from_options(parse_pairs(args.option, "method options")))
@@ -100,7 +132,14 @@ def _run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency, question_timeout_s=args.question_timeout, shard_index=args.shard_index,
         num_shards=args.num_shards, cache=args.cache,
     )
-    result = run(method, config=config)
+    _check_model_flags(args, method_class)
+    try:
+        result = run(method, config=config)
+    except RunAborted as error:  # say what to do in terms of this command's flags
+        hint = next((text for kind, text in CLI_HINTS if isinstance(error.__cause__, kind)), None)
+        if hint is None:
+            raise
+        raise RunAborted(f"{error}\nwhat to do: {hint}") from error.__cause__
     metrics = result.metrics
     scores = (f"F1 {_percent(metrics['f1'])}  EM {_percent(metrics['em'])}  empty {_percent(metrics['empty_rate'])}"
               if metrics.get("n_scored") != 0 else "unscored (no question has gold answers or a gold query)")
