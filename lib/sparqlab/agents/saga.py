@@ -38,7 +38,9 @@ class SagaConfig(AgentConfig):
       off by default, as in the paper).
     - ``type_context_entries`` / ``knowledge_log_entries``: Θ entries (5) and outcomes (6) in the prompt.
     - ``empirical_sample``: subjects/objects sampled per property when the index is built.
-    - ``answer_type_max_tokens``: completion limit of the answer-type call (temperature 0).
+    - ``answer_type_max_tokens``: completion limit of the answer-type call (temperature 0; appendix F.1: 100). A
+      reasoning model (gpt-oss) spends part of it on reasoning: raise it, or lower the reasoning effort through
+      the run's ``model_params={"extra": {"reasoning_effort": "low"}}``.
     """
 
     type_filter: bool = True
