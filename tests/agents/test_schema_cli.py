@@ -31,3 +31,17 @@ def test_schema_show_reports_sources_and_masking(wd_server, tmp_path, monkeypatc
     half = json.loads(capsys.readouterr().out)["properties"]
     declared = sum(1 for row in full.values() if row["domain_source"] == "formal")
     assert sum(row["masked"] for row in half) == declared - round(0.5 * declared)
+
+
+def test_sparqlab_run_on_a_wikidata_mirror_with_local_search(wd_server, tmp_path, monkeypatch, capsys):
+    from sparqlab.core.paths import PROJECT_ROOT
+
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+    questions = PROJECT_ROOT / "data" / "wikidata_test" / "questions.jsonl"
+    assert main(["run", "saga", "-d", str(questions), "--kg", "wikidata", "--kg-url", wd_server, "--kg-search", "local",
+                 "-m", "standin-agent", "-o", "subclass_closure=true", "-e", "cli"]) == 0
+    out = capsys.readouterr().out
+    assert "[standin]" in out and "F1 100.0%" in out
+    config = json.loads(next((tmp_path / "runs" / "cli").glob("*/config.json")).read_text())
+    assert config["run"]["kg_options"] == {"search": "local"} and config["method"]["config"]["subclass_closure"]
