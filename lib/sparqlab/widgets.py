@@ -208,6 +208,21 @@ def render_prediction(record: dict[str, Any] | None, max_answers: int = 20) -> s
     ])
 
 
+def run_choice_label(run_dir: Path, root: Path) -> str:
+    """``experiment / run name · date · selection · F1``: runs sort by experiment, then by their readable name."""
+    from sparqlab.runs.results import run_summary
+
+    name = str(run_dir.relative_to(root)).replace("/", " / ", 1)
+    try:
+        summary = run_summary(run_dir)
+    except (KeyError, ValueError, OSError):  # a folder without a readable manifest yet: its name only
+        return name
+    f1 = summary.get("f1")
+    parts = [name, summary.get("date") or "",
+             summary.get("selection") or "", f"F1 {100 * f1:.1f}" if f1 is not None else "unscored"]
+    return " · ".join(part for part in parts if part)
+
+
 class TraceBrowser:
     """ipywidgets wiring over the functions above; display ``.widget`` (or the object itself) in a notebook."""
 
@@ -218,8 +233,8 @@ class TraceBrowser:
         self.run: RunTraces | None = None
         self.events: list[TraceEvent] = []
         runs = run_dirs(self.root)
-        self.run_picker = w.Dropdown(description="run", options=[(str(p.relative_to(self.root)), p) for p in runs],
-                                     value=None, layout=w.Layout(width="60%"))
+        self.run_picker = w.Dropdown(description="run", options=[(run_choice_label(p, self.root), p) for p in runs],
+                                     value=None, layout=w.Layout(width="80%"))
         self.question_picker = w.Dropdown(description="question", options=[], layout=w.Layout(width="90%"))
         self.step_slider = w.IntSlider(description="step", min=0, max=0, continuous_update=False)
         self.previous_button = w.Button(description="◀ previous")

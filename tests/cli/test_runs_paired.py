@@ -76,3 +76,15 @@ def test_environment_records_what_the_endpoint_serves(tmp_path, movies_store):
     assert environment["model"]["served"] == {"id": "standin-keyword-rules", "root": "standin-keyword-rules",
                                               "max_model_len": None}
     assert result.metrics["model_cache_last_session"]["endpoint_note"] is None
+
+
+def test_trace_browser_lists_runs_by_readable_name_grouped_by_experiment(runs_env):
+    from sparqlab.widgets import run_choice_label, trace_browser
+
+    rules, _ = runs_env
+    root = rules.run_dir.parents[1]
+    label = run_choice_label(rules.run_dir, root)
+    assert label.startswith(f"pair / {rules.run_id} · ") and "sample 12 (seed 3)" in label
+    assert label.endswith(f"F1 {100 * rules.metrics['f1']:.1f}")
+    labels = [text for text, _ in trace_browser(root).run_picker.options]
+    assert labels == sorted(labels) and all(text.startswith("pair / ") for text in labels)
