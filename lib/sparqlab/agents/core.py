@@ -133,7 +133,7 @@ class AgentSession:
             "repeated_actions": c["repeats"], "blocked": c["blocked"], "lookups": len(self.lookups),
             "properties_shown": sum(x["shown"] for x in self.lookups),
             "properties_filtered": sum(x["filtered"] for x in self.lookups),
-            "properties_pruned": sum(x["pruned"] for x in self.lookups),
+            "properties_pruned": sum(x["pruned"] for x in self.lookups), "prune_unreadable": c["prune_unreadable"],
             "search_properties_filtered": c["search_filtered"],
             "final_empty": self.last_query_empty,
             "answer_type": "|".join(self.theta.answer_type) if self.theta.answer_type else None,
