@@ -54,7 +54,7 @@ from IPython.display import display
 from sparqlab import plots
 from sparqlab.data import load
 from sparqlab.desq import Desq, decompose, scheme_for, strategy_long, strategy_table
-from sparqlab.desq.evaluation import gold_sparql_for
+from sparqlab.desq.evaluation import gold_sparql_for, output_bleu
 from sparqlab.desq.memory import describer
 from sparqlab.desq.method import evaluate_offline
 from sparqlab.desq.verbalise import verbalise_with_templates
@@ -100,6 +100,7 @@ pd.Series({
     "fragment EM, position-aligned": predictions["scores.fragment_em_position"].mean(),
     "URI label EM": predictions["scores.uri_label_em"].mean(),
     "URI description EM": predictions["scores.uri_description_em"].mean(),
+    "corpus BLEU of the structured outputs": output_bleu(predictions),
     "execution F1": result.metrics["f1"],
     "empty-vs-empty pairs": int(predictions["scores.empty_pair"].sum()),
     "questions": len(predictions),

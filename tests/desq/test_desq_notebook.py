@@ -22,6 +22,6 @@ def test_uri_correction_notebook_reproduces_headless(tmp_path):
     for strategy in ("oracle", "always-retrieve", "roundtrip-exact", "roundtrip-fuzzy", "score-threshold",
                      "combined"):
         assert strategy in text
-    assert "qald10" in text and "empty-vs-empty pairs" in text
+    assert "qald10" in text and "empty-vs-empty pairs" in text and "corpus BLEU" in text
     figures = list((tmp_path / "figures" / "desq-nb").glob("uri_strategies--*limit-4*.png"))
     assert len(figures) == 1 and figures[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -6,8 +6,11 @@ import pytest
 
 from sparqlab.cli import main
 from sparqlab.desq import STRATEGIES, Desq, DesqConfig
-from sparqlab.desq.generation import DesqStandin, Example, map_messages
+from sparqlab.desq.evaluation import output_bleu
+from sparqlab.desq.fragments import Decomposition, Fragment, Slot
+from sparqlab.desq.generation import DesqStandin, Example, finetune_records, map_messages, parse_constraints
 from sparqlab.desq.structured import parse_output
+from sparqlab.desq.verbalise import verbalise_with_model
 from sparqlab.llm.base import ChatRequest
 from sparqlab.methods import get_method
 
@@ -52,6 +55,7 @@ def test_run_answers_with_one_strategy_and_scores_all_seven(isolated, movies_kg)
     # the final query is the run strategy's assembly: its structural EM is that strategy's final EM
     assert (answered["scores.structural_em"] == answered["scores.roundtrip-exact.final_em"]).all()
     assert predictions["scores.uri_label_em"].mean() > 0.5  # labels come from the question's mentions
+    assert 0 < output_bleu(predictions) <= 1
     record = json.loads((result.run_dir / "predictions.jsonl").read_text().splitlines()[0])
     assert parse_output(record["extra"]["structured_output"]).usable
     # a second run reuses the memory and the gold decompositions (content-keyed artifacts), same run id
@@ -60,15 +64,17 @@ def test_run_answers_with_one_strategy_and_scores_all_seven(isolated, movies_kg)
         result.metrics["prepare"]["artifacts"]
 
 
-def test_standin_refills_the_nearest_example_for_the_new_question(movies_kg):
-    from sparqlab.desq.fragments import Decomposition, Fragment, Slot
-
-    example = Example("train_0", "which films did [Ridley Scott] direct?", "", Decomposition(
+def ridley_example() -> Example:
+    return Example("train_0", "which films did [Ridley Scott] direct?", "", Decomposition(
         [Fragment("skeleton", "SELECT DISTINCT ?var1 WHERE {}", "We need ?var1"),
          Fragment("triple", "?var1 uri1 uri2", '?var1 has directed by "Ridley Scott"'),
          Fragment("filter", 'FILTER ( ?var1 != "Ridley Scott" )', "We need it not to be Ridley Scott")],
         [Slot("uri1", "relation/directed_by", "directed_by", "a director of the film"),
          Slot("uri2", "entity/Person/Ridley%20Scott", "Ridley Scott", "director of 12 films")]))
+
+
+def test_standin_refills_the_nearest_example_for_the_new_question(movies_kg):
+    example = ridley_example()
     messages = map_messages("which films did [Wind] direct?", ["We need ?var1"], [example], "movies")
     reply = DesqStandin().respond(ChatRequest.build("standin-desq", messages))
     parsed = parse_output(reply)
@@ -105,3 +111,26 @@ def test_cli_eval_structural_and_desq_commands(isolated, movies_kg, capsys):
     assert main(["desq", "memory", "build", "--kg", "movies", "--embedder", "hashing", "--entities", "40",
                  "--out", str(isolated / "memory")]) == 0
     assert capsys.readouterr().out.startswith("loaded")
+
+
+def test_finetune_records_model_verbaliser_and_constraint_parsing():
+    example = ridley_example()
+    records = finetune_records([example], "movies")
+    assert [r["messages"][-1]["role"] for r in records] == ["assistant", "assistant"]
+    assert records[0]["messages"][-1]["content"].startswith("1. We need ?var1\n2. ?var1 has directed by")
+    assert parse_output(records[1]["messages"][-1]["content"]).slots == example.decomposition.slots
+    assert "Worked examples:\n\n\n" in records[1]["messages"][0]["content"]  # zero-shot, as fine-tuned
+
+    replies = iter(["A film directed by Ridley Scott.\nextra line", "", "Not Ridley Scott himself."])
+
+    async def chat(messages):
+        assert "?var1" in messages[0]["content"]
+        return next(replies)
+
+    import asyncio
+
+    decomposition = asyncio.run(verbalise_with_model(example.decomposition, "which films?", chat))
+    assert [f.constraint for f in decomposition.fragments] == [
+        "A film directed by Ridley Scott.", '?var1 has directed by "Ridley Scott"', "Not Ridley Scott himself."]
+    assert parse_constraints("Sure:\n1. We need ?var1\n2) ?var1 has genre Drama\n- done") == [
+        "We need ?var1", "?var1 has genre Drama", "done"]

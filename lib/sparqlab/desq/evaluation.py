@@ -114,6 +114,17 @@ def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATE
     return pd.DataFrame(rows).set_index("strategy")
 
 
+def output_bleu(predictions: pd.DataFrame) -> float:
+    """Corpus BLEU of the predicted structured outputs against the gold ones (section 3.5), from a run's
+    ``extra.structured_output`` and ``scores.gold_output`` columns (a missing output counts as empty)."""
+    from sparqlab.eval.structural import corpus_bleu
+
+    scored = predictions[predictions["scores.gold_output"].notna()]
+    predicted = scored["extra.structured_output"].fillna("") if "extra.structured_output" in scored else \
+        [""] * len(scored)
+    return corpus_bleu([str(p) for p in predicted], [str(g) for g in scored["scores.gold_output"]])
+
+
 def strategy_long(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES) -> pd.DataFrame:
     """Per-question, per-strategy rows (``strategy``, ``measure`` in {id EM, final EM}, ``value``) for plots."""
     import pandas as pd

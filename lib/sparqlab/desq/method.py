@@ -228,7 +228,8 @@ class Desq(Method):
               gold: list[str] | None) -> dict[str, Any]:
         """Structural EM of the final query, fragment / URI EM of the structured output, and every correction
         strategy's id EM, final EM, fixed and broken ids (execution-free, section 3.5); ``empty_pair`` marks a
-        question whose predicted and gold answers are both empty (execution F1 would count it as correct)."""
+        question whose predicted and gold answers are both empty (execution F1 would count it as correct);
+        ``gold_output`` is the gold structured output, for corpus BLEU against ``extra.structured_output``."""
         if not question.gold_sparql or self.memory is None:
             return {}
         scheme = scheme_for(self._kg.profile.name if self._kg is not None else question.kg)
@@ -239,6 +240,7 @@ class Desq(Method):
                               threshold=self.config.threshold, jaccard=self.config.jaccard, strategies=STRATEGIES,
                               retrieve=self._retriever)
         scores["structural_em"] = structural_em(output.sparql, gold_sparql) if output.sparql else 0
+        scores["gold_output"] = output_json(gold_decomposition.fragments, gold_decomposition.slots)  # for BLEU
         scores["empty_pair"] = int(predicted is not None and not predicted and gold is not None and not gold)
         return scores
 
@@ -274,6 +276,7 @@ def evaluate_offline(method: Desq, questions: list[Question], kg, model: str, pr
             scores = method.score(question, output, None, None)
             records.append({"id": question.id, "question": question.text, "predicted_sparql": output.sparql,
                             "error_category": output.error_category,
+                            **{f"extra.{k}": v for k, v in output.extra.items()},
                             **{f"scores.{k}": v for k, v in scores.items()}})
         return records
 
