@@ -19,14 +19,20 @@ def sparqlab(*args, env=None):
                           env={**os.environ, **(env or {})})
 
 
-def test_error_is_one_line_and_debug_shows_the_traceback(tmp_path):
+def test_error_is_one_line_and_debug_shows_the_traceback(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SPARQLAB_DEBUG", raising=False)
     missing = str(tmp_path / "nothing.jsonl")
-    plain = sparqlab("eval", missing, env={"SPARQLAB_DEBUG": ""})
-    assert plain.returncode == 1 and "Traceback" not in plain.stderr
-    assert plain.stderr.strip().splitlines() == [plain.stderr.strip()]  # one line
-    assert "no predictions file, run folder or run named" in plain.stderr
-    for debug in (sparqlab("--debug", "eval", missing), sparqlab("eval", missing, env={"SPARQLAB_DEBUG": "1"})):
-        assert debug.returncode != 0 and "Traceback" in debug.stderr and "FileNotFoundError" in debug.stderr
+    assert main(["eval", missing]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [err.strip()]  # one line
+    assert "no predictions file, run folder or run named" in err
+    with pytest.raises(FileNotFoundError):  # --debug: the exception (and so its traceback) propagates
+        main(["--debug", "eval", missing])
+    monkeypatch.setenv("SPARQLAB_DEBUG", "1")
+    with pytest.raises(FileNotFoundError):
+        main(["eval", missing])
+    debug = sparqlab("eval", missing, env={"SPARQLAB_DEBUG": "1"})  # and from the shell, a real traceback
+    assert debug.returncode != 0 and "Traceback" in debug.stderr and "FileNotFoundError" in debug.stderr
 
 
 def test_unexpected_errors_are_one_line_with_a_debug_hint(tmp_path, capsys, monkeypatch):
@@ -51,22 +57,21 @@ def test_reading_only_the_head_of_the_output_ends_quietly(movies_store):
     assert first.startswith(b"film") and "Traceback" not in stderr and "BrokenPipe" not in stderr
 
 
-def test_kg_prefixes_and_unknown_prefix_error_lists_them(movies_store):
-    listed = sparqlab("kg", "prefixes", "movies")
-    assert listed.returncode == 0
-    assert "PREFIX mrel:" in listed.stdout and "<http://sparqlab.org/movies/relation/>" in listed.stdout
-    failed = sparqlab("query", "--kg", "movies", "SELECT ?x WHERE { ?x foo:bar ?y }")
-    assert failed.returncode == 1 and "Traceback" not in failed.stderr
-    assert "undeclared prefix foo:" in failed.stderr and "predefined here: mclass:, movie:, mrel:" in failed.stderr
+def test_kg_prefixes_and_unknown_prefix_error_lists_them(movies_store, capsys):
+    assert main(["kg", "prefixes", "movies"]) == 0
+    listed = capsys.readouterr().out
+    assert "PREFIX mrel:" in listed and "<http://sparqlab.org/movies/relation/>" in listed
+    assert main(["query", "--kg", "movies", "SELECT ?x WHERE { ?x foo:bar ?y }"]) == 1
+    err = capsys.readouterr().err
+    assert "undeclared prefix foo:" in err and "predefined here: mclass:, movie:, mrel:" in err
 
 
-def test_query_table_shows_labels_beside_iris(movies_store):
+def test_query_table_shows_labels_beside_iris(movies_store, capsys):
     query = 'SELECT ?film WHERE { ?film rdfs:label "Bartleby" ; mrel:directed_by ?d }'
-    shown = sparqlab("query", "--kg", "movies", query)
-    assert shown.returncode == 0, shown.stderr
-    assert "entity/Film/Bartleby> (Bartleby)" in shown.stdout
-    bare = sparqlab("query", "--kg", "movies", "--no-labels", query)
-    assert "(Bartleby)" not in bare.stdout
+    assert main(["query", "--kg", "movies", query]) == 0
+    assert "entity/Film/Bartleby> (Bartleby)" in capsys.readouterr().out
+    assert main(["query", "--kg", "movies", "--no-labels", query]) == 0
+    assert "(Bartleby)" not in capsys.readouterr().out
 
 
 @pytest.fixture
@@ -111,7 +116,7 @@ def test_run_model_errors_speak_in_the_commands_flags(tmp_path, monkeypatch, cap
     assert main(base + ["-m", "my-llama"]) == 1  # no endpoint anywhere: said, not a silent try of 127.0.0.1:8000
     err = capsys.readouterr().err
     assert "no endpoint is given: pass --model-url" in err and not (tmp_path / "runs").exists()
-    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
-    assert main(base + ["-m", "standin-echo", "--cache", "replay"]) == 1
+    # a temperature no other run used: its requests are certainly not in the shared response cache
+    assert main(base + ["-m", "standin-echo", "--cache", "replay", "--temperature", "0.123457"]) == 1
     err = capsys.readouterr().err
     assert "what to do: --cache replay only serves cached responses" in err and "Traceback" not in err

@@ -2,10 +2,7 @@
 `sparqlab query`) keeps the Wikidata profile, and its prefixes are sent with each query, since QLever predefines
 none."""
 
-import subprocess
-import sys
-from pathlib import Path
-
+from sparqlab.cli import main
 from sparqlab.kg import open_kg
 from sparqlab.kg.endpoint import EndpointKG
 
@@ -22,13 +19,9 @@ def test_qlever_url_keeps_the_wikidata_profile_and_sends_its_prefixes():
     assert kg.with_prefixes(declared).count("PREFIX wd:") == 1  # a query's own declaration is not repeated
 
 
-def test_wikidata_queries_without_prefix_lines_run_on_a_prefixless_endpoint(wikidata_shaped_endpoint):
+def test_wikidata_queries_without_prefix_lines_run_on_a_prefixless_endpoint(wikidata_shaped_endpoint, capsys):
     query = "SELECT ?city WHERE { ?city wdt:P31 wd:Q515 } ORDER BY ?city"
-    result = subprocess.run([str(Path(sys.executable).parent / "sparqlab"), "query", "--kg",
-                             wikidata_shaped_endpoint, "--profile", "wikidata", "--no-cache", query],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert "wd:Q28218 (Jackson)" in result.stdout  # shortened by the Wikidata prefixes, with its label
-    bare = subprocess.run([str(Path(sys.executable).parent / "sparqlab"), "query", "--kg",
-                           wikidata_shaped_endpoint, "--no-cache", query], capture_output=True, text=True, timeout=120)
-    assert bare.returncode == 1 and "undeclared prefix" in bare.stderr  # without the profile: no predefined wd:
+    assert main(["query", "--kg", wikidata_shaped_endpoint, "--profile", "wikidata", "--no-cache", query]) == 0
+    assert "wd:Q28218 (Jackson)" in capsys.readouterr().out  # shortened by the Wikidata prefixes, with its label
+    assert main(["query", "--kg", wikidata_shaped_endpoint, "--no-cache", query]) == 1
+    assert "undeclared prefix" in capsys.readouterr().err  # without the profile: no predefined wd:
