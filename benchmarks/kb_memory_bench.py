@@ -1,10 +1,11 @@
 """DeSQ KB memory on the movie KG: build time, index size, and query latency (targets: build < 90 s on 2 cores,
 query p50 < 5 ms).
 
-Run: ``python benchmarks/kb_memory_bench.py [--queries 300] [--embedder minilm]``. Query latency is measured
+Run: ``python benchmarks/kb_memory_bench.py [--queries 300] [--embedder minilm] [--out DIR]``. Query latency is measured
 twice: the exact search alone (a query vector against the entity block, numpy) and end to end (embedding the
 query's label + description with the same model, then searching), each over ``--queries`` entries drawn with a
-fixed seed. The memory is built from scratch every time (the saved copy goes to a temporary folder).
+fixed seed. The memory is built from scratch every time; ``--out`` keeps the saved copy (e.g. for
+``sparqlab run desq -o memory_dir=DIR``), else it goes to a temporary folder.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=300, help="number of timed queries (default 300)")
     parser.add_argument("--embedder", default="minilm", help="minilm (offline) or a sentence-transformers name")
+    parser.add_argument("--out", default=None, help="keep the saved memory in this folder")
     args = parser.parse_args()
 
     from sparqlab.desq.memory import KBMemory, kg_entries
@@ -43,10 +45,10 @@ def main() -> None:
     start = time.perf_counter()
     memory = KBMemory.build(entries, args.embedder)
     build_s = time.perf_counter() - start
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as scratch:
         start = time.perf_counter()
-        memory.save(folder)
-        reloaded = KBMemory.load(folder)
+        memory.save(args.out or scratch)
+        reloaded = KBMemory.load(args.out or scratch)
         reload_s = time.perf_counter() - start
     rng = random.Random(0)
     sample = rng.sample([e for e in reloaded.entries if e.kind == "entity"], args.queries)

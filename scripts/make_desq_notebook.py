@@ -40,6 +40,7 @@ threshold: float = 0.85               # cosine threshold of score-threshold and 
 jaccard: float = 0.5                  # word-Jaccard cut of roundtrip-fuzzy (paper: 0.5)
 memory_limit: int = 0                 # entities in the movie KB memory (0: all 43k), smaller only for smoke tests
 embedder: str = "minilm"              # KB memory encoder: minilm (offline), hashing (model-free baseline), or a name
+memory_dir: Optional[str] = None      # a saved movie memory (`sparqlab desq memory build`) instead of building one
 wikidata_sets: list[str] = ["qald10", "lcquad2"]  # Wikidata benchmarks evaluated without an endpoint
 wikidata_train: str = "qald9plus"     # their worked examples (train split)
 wikidata_limit: int = 30              # questions per Wikidata benchmark
@@ -75,7 +76,8 @@ display(pd.DataFrame([slot.to_dict() for slot in example.slots]))"""),
                       "(`scores.<strategy>.*`) apply every strategy to the same raw structured output."),
     new_code_cell("""\
 method = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, train_dataset=train_dataset,
-              train_split=train_split, train_limit=train_limit, memory_limit=memory_limit, embedder=embedder)
+              train_split=train_split, train_limit=train_limit, memory_limit=memory_limit, embedder=embedder,
+              memory_dir=memory_dir)
 result = run(method, config=RunConfig(experiment=experiment, kg=kg, dataset=dataset, split=split, limit=limit,
                                       model=model, model_url=model_url, cache=cache))
 predictions = result.predictions()

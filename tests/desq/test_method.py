@@ -134,3 +134,18 @@ def test_finetune_records_model_verbaliser_and_constraint_parsing():
         "A film directed by Ridley Scott.", '?var1 has directed by "Ridley Scott"', "Not Ridley Scott himself."]
     assert parse_constraints("Sure:\n1. We need ?var1\n2) ?var1 has genre Drama\n- done") == [
         "We need ?var1", "?var1 has genre Drama", "done"]
+
+
+def test_a_saved_memory_is_loaded_instead_of_built(isolated, movies_kg):
+    from desq_helpers import MOVIE_ENTRIES, small_memory
+
+    from sparqlab.data import load
+    from sparqlab.desq.method import evaluate_offline
+
+    folder = small_memory(MOVIE_ENTRIES).save(isolated / "saved")
+    method = Desq(memory_dir=str(folder), train_limit=30)
+    records = evaluate_offline(method, load("mcqa-movies", "test", limit=2), movies_kg, "standin-desq",
+                               progress=False)
+    assert len(method.memory) == len(MOVIE_ENTRIES) and method.artifacts()["kb_memory"] == method.memory.digest
+    assert [r["id"] for r in records] == ["test_0", "test_1"]
+    assert all("scores.combined.final_em" in r and "extra.structured_output" in r for r in records)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from sparqlab.core.hashing import stable_hash
@@ -56,6 +57,8 @@ class DesqConfig(MethodConfig):
       smoke tests; it changes results (the missing elements cannot be retrieved).
     - ``embedder``: ``minilm`` (offline all-MiniLM-L6-v2), ``hashing`` (a model-free bag-of-words baseline, for
       smoke tests) or a sentence-transformers model name (paper: BGE-Large).
+    - ``memory_dir``: a saved memory (``sparqlab desq memory build``) to load instead of building one; its content
+      digest enters the run id, and ``memory`` / ``memory_limit`` / ``embedder`` are then not used.
     - ``verbaliser``: ``template`` (deterministic, KG labels) or ``model`` (the ``verbaliser`` role, prompt
       ``verbalise``) for the atomic constraints of the worked examples.
     """
@@ -70,6 +73,7 @@ class DesqConfig(MethodConfig):
     memory: Literal["kg", "wikidata-properties"] = "kg"
     memory_limit: int = 0
     embedder: str = "minilm"
+    memory_dir: str | None = None
     verbaliser: Literal["template", "model"] = "template"
 
     def __post_init__(self) -> None:
@@ -133,7 +137,7 @@ class Desq(Method):
         scheme = scheme_for(kg.profile.name)
         key = [MEMORY_FORMAT, config.memory, config.embedder, config.memory_limit,
                kg.identity if config.memory == "kg" else "wikidata_properties"]
-        folder, built = ctx.artifact_dir("desq-memory", key)
+        folder, built = (Path(config.memory_dir), True) if config.memory_dir else ctx.artifact_dir("desq-memory", key)
         if built:
             self.memory = await asyncio.to_thread(KBMemory.load, folder)
         else:
