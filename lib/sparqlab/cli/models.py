@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-DEFAULT_PLUGINS = ["sparqlab.methods", "sparqlab.agents"]
+DEFAULT_PLUGINS = ["sparqlab.methods", "sparqlab.agents", "sparqlab.desq"]
 """Imported before resolving a model name: method packages register their stand-ins on import."""
 
 

@@ -140,7 +140,8 @@ _BLOCK = re.compile(r"Question: (?P<question>[^\n]*)\nAtomic constraints:\n(?P<c
 
 @register_standin("standin-desq")
 class DesqStandin(StandinModel):
-    """Nearest-example re-filling (module docstring). ``kg`` names the KG whose labels the id lookup reads."""
+    """DeSQ baseline (not an LLM): the nearest worked example re-filled with the question's [mentions], ids by
+    plain label lookup (module docstring). ``kg`` names the KG whose labels the lookup reads."""
 
     name = "standin-desq"
 
