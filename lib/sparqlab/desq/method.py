@@ -237,8 +237,12 @@ class Desq(Method):
         if not question.gold_sparql or self.memory is None:
             return {}
         scheme = scheme_for(self._kg.profile.name if self._kg is not None else question.kg)
-        gold_sparql = gold_sparql_for(question, self._kg)
-        gold_decomposition = verbalise_with_templates(decompose(gold_sparql, scheme, describer(self.memory, self._kg)))
+        try:
+            gold_sparql = gold_sparql_for(question, self._kg)
+            gold_decomposition = verbalise_with_templates(
+                decompose(gold_sparql, scheme, describer(self.memory, self._kg)))
+        except (ValueError, SparqlParseError):  # a gold query DeSQ cannot decompose is not scored
+            return {"gold_decomposition_error": 1}
         parsed = parse_output(output.extra.get("structured_output", ""))
         scores = score_output(parsed, gold_decomposition, gold_sparql, self.memory, scheme,
                               threshold=self.config.threshold, jaccard=self.config.jaccard, strategies=STRATEGIES,
