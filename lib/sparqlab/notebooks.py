@@ -211,7 +211,10 @@ def notebook_parameters(notebook: Path) -> dict[str, NotebookParameter]:
             name, annotation, value = node.targets[0].id, None, node.value
         else:
             continue
-        default = ast.literal_eval(value) if value is not None else None
+        try:
+            default = ast.literal_eval(value) if value is not None else None
+        except (ValueError, SyntaxError):  # an expression (e.g. a computed path): shown as written
+            default = ast.unparse(value)
         comment = lines[node.end_lineno - 1].partition("#")[2].strip() if "#" in lines[node.end_lineno - 1] else ""
         found[name] = NotebookParameter(name, _kind_of(annotation, default), default, comment)
     return found
