@@ -144,27 +144,22 @@ class Slot:
 
 @dataclass
 class Decomposition:
-    """A query's fragments and grounding; ``prefixes[placeholder]`` records the namespace prefixes a placeholder
-    is written with (``wdt``, ``p`` ...), ``kinds[placeholder]`` its slot kind."""
+    """A query's fragments and grounding slots; ``kinds[placeholder]`` is a slot's kind (entity, property,
+    class), which restricts retrieval in the KB memory."""
 
     fragments: list[Fragment]
     slots: list[Slot]
     kinds: dict[str, str] = field(default_factory=dict)
 
-    def slot(self, placeholder: str) -> Slot | None:
-        return next((s for s in self.slots if s.placeholder == placeholder), None)
-
-
 
 # ------------------------------------------------------------------------------------------------ extraction
 
 _SIMPLE_LOCAL = re.compile(r"^[A-Za-z_][\w\-]*$")
-VOCABULARY_PREFIXES = {p: ns for p, ns in KNOWN_PREFIXES.items()}
 
 
 def compact_iri(iri: str) -> str:
     """``prefix:local`` for a vocabulary IRI under a known prefix, else ``<iri>``."""
-    for prefix, namespace in VOCABULARY_PREFIXES.items():
+    for prefix, namespace in KNOWN_PREFIXES.items():
         if iri.startswith(namespace) and _SIMPLE_LOCAL.match(iri[len(namespace):]):
             return f"{prefix}:{iri[len(namespace):]}"
     return f"<{iri}>"

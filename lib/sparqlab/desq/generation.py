@@ -26,6 +26,7 @@ from sparqlab.desq.fragments import Decomposition, IdScheme, decompose, scheme_f
 from sparqlab.desq.prompts import PREFIX_NOTES, PROMPTS
 from sparqlab.desq.structured import FORMAT_EXAMPLE, output_json, parse_output
 from sparqlab.desq.verbalise import verbalise_with_templates
+from sparqlab.kg.movies import CLASS_COMMENTS
 from sparqlab.kg.results import quote_literal
 from sparqlab.llm.base import ChatRequest, Message
 from sparqlab.llm.standins import StandinModel, register_standin
@@ -193,7 +194,7 @@ class DesqStandin(StandinModel):
                 cls = slot.id.split("/")[1] if slot.id.count("/") >= 2 else ""
                 slot.label = mapping[slot.label]
                 slot.id = self.lookup(slot.label)
-                slot.description = _CLASS_DESCRIPTIONS.get(cls, slot.description)
+                slot.description = CLASS_COMMENTS.get(cls, slot.description)
         return output_json(parsed.fragments, parsed.slots)
 
 
@@ -204,11 +205,3 @@ def _replace_mentions(text: str, pairs: list[tuple[str, str]]) -> str:
     pattern = re.compile("|".join(re.escape(old) for old in sorted(mapping, key=len, reverse=True)))
     return pattern.sub(lambda m: mapping[m.group(0)], text)
 
-
-def _class_descriptions() -> dict[str, str]:
-    from sparqlab.kg.movies import CLASS_COMMENTS
-
-    return dict(CLASS_COMMENTS)
-
-
-_CLASS_DESCRIPTIONS = _class_descriptions()
