@@ -9,6 +9,7 @@ from typing import Any
 
 from sparqlab.llm.base import ChatModel
 from sparqlab.llm.cache import CachedModel
+from sparqlab.llm.local_transformers import LOCAL_PREFIX, local_model
 from sparqlab.llm.openai_backend import OpenAIModel
 from sparqlab.llm.standins import STANDIN_PREFIX, create_standin
 
@@ -39,6 +40,8 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
     if name.startswith(STANDIN_PREFIX) and kwargs.get("base_url") is None:
         kwargs.pop("base_url", None)  # e.g. a notebook's ``model_url = None``: the in-process stand-in
         return create_standin(name, **kwargs)
+    if name.startswith(LOCAL_PREFIX):  # a transformers folder run in process (options: adapter, served_name)
+        return local_model(name, **kwargs)
     return OpenAIModel(name, **kwargs)
 
 

@@ -315,6 +315,22 @@ def dependency_graph(nodes: list[str], edges: Iterable[Mapping[str, Any]], group
     return ax
 
 
+def loss_curves(history: Iterable[Mapping[str, Any]], hue: str | None = None, ax: Axes | None = None) -> Axes:
+    """Training loss (``loss``) and held-out loss (``eval_loss``) against ``step``, from a transformers
+    ``Trainer`` log history (``training.json``'s ``history``); with ``hue`` (a key added to every entry, e.g. the
+    data composition) one colour per value, solid for training and dashed for held-out loss."""
+    rows = [{"step": e["step"], "loss": float(e[key]), "split": split, "group": e.get(hue, "") if hue else ""}
+            for e in history for key, split in (("loss", "train"), ("eval_loss", "held-out")) if key in e]
+    frame = _frame(rows, ["step", "loss"])
+    ax = _axes(ax)
+    sns.lineplot(frame, x="step", y="loss", hue="group" if hue else None, style="split", marker="o",
+                 markersize=3, ax=ax, palette=PALETTE if hue else None)
+    ax.set_xlabel("optimiser step")
+    ax.set_ylabel("loss (response tokens)")
+    _legend_outside(ax)
+    return ax
+
+
 def _axes(ax: Axes | None) -> Axes:
     return ax if ax is not None else subplots()[1]
 

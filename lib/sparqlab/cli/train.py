@@ -1,0 +1,211 @@
+"""`sparqlab train sft|gate|data|serve|tiny`: fine-tune generators/correctors with LoRA, train the GGC encoder
+gate, build training data, serve a fine-tuned adapter locally, and write tiny offline models for pipeline checks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    """Add ``train`` with its actions."""
+    from sparqlab.train.sft import SFTConfig
+
+    train = subparsers.add_parser("train", help="fine-tuning: LoRA SFT, the GGC encoder gate, training data")
+    actions = train.add_subparsers(dest="train_command", metavar="ACTION", required=True)
+
+    defaults = SFTConfig(base="", data="", out="")
+    sft = actions.add_parser(
+        "sft", help="LoRA supervised fine-tuning of a chat model (loss on the response tokens only)",
+        description="Fine-tune a local chat model with LoRA on instruction/response JSONL records (chat 'messages' "
+                    "or Alpaca instruction/input/output). Writes OUT/adapter (LoRA weights + tokenizer), "
+                    "OUT/checkpoints (resumed when the same command runs again), OUT/training.json (settings, "
+                    "data sha256, losses) and OUT/loss_curve.png. Defaults: GGC appendix A.2.")
+    sft.add_argument("--base", required=True, help="base model folder (e.g. a local Llama-3.2-3B-Instruct)")
+    sft.add_argument("--data", required=True, help="training records, JSON Lines")
+    sft.add_argument("--out", required=True, help="output folder")
+    sft.add_argument("--lora-r", type=int, default=defaults.lora_r, help=f"LoRA rank (default {defaults.lora_r})")
+    sft.add_argument("--lora-alpha", type=int, default=defaults.lora_alpha,
+                     help=f"LoRA alpha (default {defaults.lora_alpha})")
+    sft.add_argument("--lora-dropout", type=float, default=defaults.lora_dropout, help="LoRA dropout (default 0)")
+    sft.add_argument("--target-modules", default=defaults.target_modules,
+                     help="modules given adapters: all-linear (default) or a comma list such as q_proj,v_proj")
+    sft.add_argument("--epochs", type=float, default=defaults.epochs, help="epochs (default 1)")
+    sft.add_argument("--max-steps", type=int, default=defaults.max_steps,
+                     help="optimiser steps; overrides --epochs when > 0 (default -1: by epochs)")
+    sft.add_argument("--lr", type=float, default=defaults.learning_rate, help="learning rate (default 2e-4)")
+    sft.add_argument("--batch-size", type=int, default=defaults.batch_size, help="per-device batch (default 2)")
+    sft.add_argument("--grad-accum", type=int, default=defaults.grad_accum,
+                     help="gradient-accumulation steps (default 4)")
+    sft.add_argument("--weight-decay", type=float, default=defaults.weight_decay, help="weight decay (default 0.01)")
+    sft.add_argument("--max-length", type=int, default=defaults.max_length,
+                     help="tokens per conversation (default 2048)")
+    sft.add_argument("--eval-fraction", type=float, default=defaults.eval_fraction,
+                     help="share of records held out for the evaluation loss (default 0.05; 0: none)")
+    sft.add_argument("--eval-steps", type=int, default=0, help="evaluate every N steps (default: once per epoch)")
+    sft.add_argument("--save-steps", type=int, default=0, help="checkpoint every N steps (default: once per epoch)")
+    sft.add_argument("--seed", type=int, default=defaults.seed, help="seed (default 3407)")
+    sft.add_argument("--4bit", dest="load_4bit", action="store_true",
+                     help="QLoRA: load the base in 4 bit with bitsandbytes (CUDA only)")
+    sft.add_argument("--optim", default=defaults.optim,
+                     help="Trainer optimiser (default adamw_torch; adamw_8bit on CUDA as in the paper)")
+    sft.add_argument("--threads", type=int, default=0, help="PyTorch CPU threads (default: PyTorch's choice)")
+    sft.add_argument("--no-progress", action="store_true", help="no progress bars")
+    sft.set_defaults(handler=_sft)
+
+    gate = actions.add_parser(
+        "gate", help="train the GGC encoder gate and report P/R/F1/FPR on a validation slice",
+        description="Fine-tune a local encoder (RoBERTa in the paper) as the GGC gate on labelled (question, "
+                    "initial query) pairs — a `train data --builder ggc-gate` file or generator run folders — "
+                    "and report precision, recall, F1 and FPR of 'correction required' on a stratified "
+                    "validation slice. The gate goes to OUT/gate (use it with `sparqlab run ggc -o "
+                    "gate_path=OUT/gate`), the summary to OUT/training.json.")
+    source = gate.add_mutually_exclusive_group(required=True)
+    source.add_argument("--data", help="gate examples, JSON Lines {question, sparql, label}")
+    source.add_argument("--runs", nargs="+", help="generator-only run folders to label (needs --kg for gold errors)")
+    gate.add_argument("--encoder", required=True, help="local Hugging Face encoder folder (e.g. roberta-base)")
+    gate.add_argument("--out", required=True, help="output folder")
+    gate.add_argument("--kg", default=None, help="KG of --runs (to execute queries); default: none")
+    gate.add_argument("--epochs", type=int, default=3, help="epochs (default 3, appendix A.2)")
+    gate.add_argument("--lr", type=float, default=2e-5, help="learning rate (default 2e-5)")
+    gate.add_argument("--batch-size", type=int, default=8, help="batch size (default 8)")
+    gate.add_argument("--max-length", type=int, default=256, help="tokens per pair (default 256)")
+    gate.add_argument("--val-fraction", type=float, default=0.2, help="validation share per class (default 0.2)")
+    gate.add_argument("--threshold", type=float, default=0.5, help="tau for the validation metrics (default 0.5)")
+    gate.add_argument("--seed", type=int, default=42, help="seed (default 42)")
+    gate.set_defaults(handler=_gate)
+
+    data = actions.add_parser(
+        "data", help="write fine-tuning records (JSONL + manifest) from a dataset split or GGC generator runs",
+        description="Builders: generic (question -> gold SPARQL, any bundled dataset), ggc-generator, desq (two "
+                    "records per question: constraints, structured output), ggc-corrector (W1.0, W1.0+C0.2, "
+                    "W1.0+C0.5, W1.0+C0.8 from generator runs; --out is a folder), ggc-gate (gate examples from "
+                    "generator runs). Each writes a manifest with counts, sources and the sha256.")
+    data.add_argument("--builder", required=True,
+                      help="generic | ggc-generator | desq | ggc-corrector | ggc-gate")
+    data.add_argument("--out", required=True, help="output JSONL file (a folder for ggc-corrector)")
+    data.add_argument("--dataset", help="dataset name (generic, ggc-generator, desq)")
+    data.add_argument("--split", default="train", help="dataset split (default train)")
+    data.add_argument("--limit", type=int, default=None, help="first N questions of the split")
+    data.add_argument("--runs", nargs="+", help="generator-only run folders (ggc-corrector, ggc-gate)")
+    data.add_argument("--kg", default=None,
+                      help="KG name/URL (needed by ggc-generator, desq, ggc-corrector; optional for generic)")
+    data.add_argument("--variant", default="movies", help="GGC prompt variant: movies or wikidata")
+    data.add_argument("--seed", type=int, default=0, help="seed of the corrector compositions (default 0)")
+    data.add_argument("--allow-test", action="store_true", help="allow building from a test split")
+    data.set_defaults(handler=_data)
+
+    serve = actions.add_parser(
+        "serve", help="serve a local model (with an optional LoRA adapter) as an OpenAI-compatible endpoint (CPU)",
+        description="Serve a transformers model folder, with a fine-tuned adapter, through the project's model "
+                    "server, e.g. to use it as a role: `sparqlab run ggc --model-role corrector=NAME@URL`. For "
+                    "real models use vLLM (README).")
+    serve.add_argument("--base", required=True, help="base model folder")
+    serve.add_argument("--adapter", default=None, help="LoRA adapter folder (OUT/adapter of `train sft`)")
+    serve.add_argument("--name", default=None, help="served model name (default: the adapter folder's name)")
+    serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one (default 8000)")
+    serve.set_defaults(handler=_serve)
+
+    tiny = actions.add_parser(
+        "tiny", help="write a tiny random decoder or encoder with a tokenizer trained on a data file (offline "
+                     "pipeline checks only)")
+    tiny.add_argument("kind", choices=["decoder", "encoder"], help="decoder (Llama-style) or encoder (RoBERTa-style)")
+    tiny.add_argument("--out", required=True, help="model folder to write")
+    tiny.add_argument("--data", default=None, help="JSONL whose text trains the tokenizer")
+    tiny.set_defaults(handler=_tiny)
+
+
+def _sft(args: argparse.Namespace) -> int:
+    from sparqlab.train.sft import SFTConfig, train_sft
+
+    config = SFTConfig(base=args.base, data=args.data, out=args.out, lora_r=args.lora_r, lora_alpha=args.lora_alpha,
+                       lora_dropout=args.lora_dropout, target_modules=args.target_modules, epochs=args.epochs,
+                       max_steps=args.max_steps, learning_rate=args.lr, batch_size=args.batch_size,
+                       grad_accum=args.grad_accum, weight_decay=args.weight_decay, max_length=args.max_length,
+                       eval_fraction=args.eval_fraction, eval_steps=args.eval_steps, save_steps=args.save_steps,
+                       seed=args.seed, load_4bit=args.load_4bit, optim=args.optim, threads=args.threads,
+                       progress=not args.no_progress)
+    summary = train_sft(config).summary
+    keys = ("steps", "resumed", "first_train_loss", "last_train_loss", "initial_eval_loss", "final_eval_loss",
+            "wall_s")
+    print(json.dumps({"adapter": str(Path(args.out) / "adapter"), "records": summary["data"]["records"],
+                      **{k: summary[k] for k in keys}}, indent=2))
+    return 0
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from sparqlab.ggc.gate import GateSettings
+    from sparqlab.train.gate import read_gate_examples, train_gate
+
+    settings = GateSettings(backend="encoder", encoder_path=args.encoder, epochs=args.epochs,
+                            learning_rate=args.lr, batch_size=args.batch_size, max_length=args.max_length,
+                            seed=args.seed)
+    if args.data:
+        examples, sources = read_gate_examples(args.data), []
+    else:
+        from sparqlab.ggc.data import labelled_queries
+
+        kg = _open_kg(args.kg) if args.kg else None
+        examples = [q.gate_example() for q in labelled_queries(args.runs, kg)]
+        sources = list(args.runs)
+    summary = train_gate(examples, settings, args.out, val_fraction=args.val_fraction, threshold=args.threshold,
+                         seed=args.seed, data_file=args.data, sources=sources)
+    metrics = summary["validation"]
+    print(f"gate saved to {Path(args.out) / 'gate'} (digest {summary['gate_digest']}); validation "
+          f"n={summary['data']['validation']}: " + ", ".join(
+              f"{k.removeprefix('gate_')}={metrics[k]:.3f}" for k in ("gate_precision", "gate_recall", "gate_f1",
+                                                                      "gate_fpr")))
+    return 0
+
+
+def _open_kg(name: str):
+    from sparqlab.kg import open_kg
+
+    return open_kg(name)
+
+
+def _data(args: argparse.Namespace) -> int:
+    from sparqlab.train import data
+
+    kg = _open_kg(args.kg) if args.kg else None
+    if args.builder in data.DATASET_BUILDERS:
+        if not args.dataset:
+            raise ValueError(f"--builder {args.builder} needs --dataset")
+        manifest = data.build_from_dataset(args.builder, args.dataset, args.split, args.out, limit=args.limit,
+                                           kg=kg, variant=args.variant, allow_test=args.allow_test)
+    elif args.builder not in data.RUN_BUILDERS:
+        raise ValueError(f"unknown builder {args.builder!r}; use one of {', '.join(data.BUILDERS)}")
+    elif not args.runs:
+        raise ValueError(f"--builder {args.builder} needs --runs (generator-only run folders)")
+    elif args.builder == "ggc-corrector":
+        if kg is None:
+            raise ValueError("--builder ggc-corrector needs --kg (its prompts carry the KG's notes)")
+        manifest = data.build_corrector_data(args.runs, args.out, kg, variant=args.variant, seed=args.seed)
+    else:
+        manifest = data.build_gate_data(args.runs, args.out, kg)
+    print(json.dumps(manifest, indent=2))
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from sparqlab.llm.local_transformers import LocalTransformersModel
+    from sparqlab.llm.server import serve
+
+    serve(LocalTransformersModel(args.base, args.adapter, args.name), host=args.host, port=args.port)
+    return 0
+
+
+def _tiny(args: argparse.Namespace) -> int:
+    from sparqlab.train.records import read_records, record_messages
+    from sparqlab.train.tiny import build_tiny_decoder, build_tiny_encoder
+
+    texts = []
+    if args.data:
+        for record in read_records(args.data):
+            prompt, response = record_messages(record)
+            texts += [m["content"] for m in prompt] + [response]
+    build = build_tiny_decoder if args.kind == "decoder" else build_tiny_encoder
+    print(f"tiny random {args.kind} (pipeline checks only) written to {build(args.out, texts)}")
+    return 0
