@@ -68,3 +68,10 @@ def trained(tiny_decoder, toy_data, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SPARQLAB_FIGURES", str(root / "figures"))
         return train_sft(sft_config(tiny_decoder, toy_data, root / "run"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_outputs(tmp_path, monkeypatch):
+    """Figures and runs of a test go to its own folder, never into the project's."""
+    monkeypatch.setenv("SPARQLAB_FIGURES", str(tmp_path / "figures"))
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))

@@ -252,18 +252,18 @@ def train_sft(config: SFTConfig, *, figure: bool = True) -> SFTResult:
         "initial_eval_loss": initial_eval, "final_eval_loss": final_eval, "history": history,
     }
     (out / TRAINING_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
-    _loss_figure(out, history, figure)
+    _loss_figure(out, history, figure, digest[:8])
     return SFTResult(out, adapter, summary)
 
 
-def _loss_figure(out: Path, history: list[dict[str, Any]], save_copy: bool) -> None:
+def _loss_figure(out: Path, history: list[dict[str, Any]], save_copy: bool, data: str) -> None:
     from sparqlab import plots
 
     ax = plots.loss_curves(history)
     ax.set_title(f"LoRA SFT: {out.name}")
     ax.figure.savefig(out / "loss_curve.png")
     if save_copy:
-        plots.save_figure(ax.figure, "loss-curve", experiment="train-sft", params={"out": out.name})
+        plots.save_figure(ax.figure, "loss-curve", experiment="train-sft", params={"out": out.name, "data": data})
     import matplotlib.pyplot as plt
 
     plt.close(ax.figure)

@@ -1,0 +1,74 @@
+"""Training-data builders and `sparqlab train`: JSONL with manifests, refusal of test splits, and the CLI from
+data to a trained adapter (in process)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sparqlab.cli import main
+from sparqlab.train.data import build_from_dataset, manifest_path, question_records
+from sparqlab.train.records import file_digest, read_records, record_messages
+
+
+def test_generic_builder_writes_gold_queries_with_a_manifest(tmp_path):
+    from sparqlab.data.registry import load
+    from sparqlab.methods.parsing import extract_sparql
+
+    out = tmp_path / "generic.jsonl"
+    manifest = build_from_dataset("generic", "mcqa-movies", "train", out, limit=5, progress=False)
+    records = read_records(out)
+    questions = load("mcqa-movies", "train", 5)
+    assert [r["id"] for r in records] == [q.id for q in questions]
+    for record, question in zip(records, questions, strict=True):
+        prompt, response = record_messages(record)
+        assert question.text in prompt[-1]["content"] and "movies knowledge graph" in prompt[0]["content"]
+        assert extract_sparql(response).strip() == question.gold_sparql.strip()  # what inference parses back
+    assert manifest == json.loads(manifest_path(out).read_text())
+    assert manifest["sha256"] == file_digest(out) and manifest["records"] == 5
+    assert manifest["sources"]["dataset"] == "mcqa-movies" and manifest["counts"]["without_gold"] == 0
+
+
+def test_questions_without_gold_are_left_out_and_test_splits_refused(tmp_path):
+    from sparqlab.data.question import Question
+
+    questions = [Question(id="a", text="Who?", gold_sparql="ASK {}", kg="movies"),
+                 Question(id="b", text="What?", gold_sparql=None, kg="movies")]
+    assert [r["id"] for r in question_records(questions)] == ["a"]
+    with pytest.raises(ValueError, match="test split"):
+        build_from_dataset("generic", "mcqa-movies", "test", tmp_path / "x.jsonl", limit=2)
+    with pytest.raises(ValueError, match="needs the KG"):
+        build_from_dataset("desq", "mcqa-movies", "train", tmp_path / "x.jsonl", limit=2)
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_cli_builds_data_writes_a_tiny_model_and_fine_tunes_it(tmp_path, capsys):
+    data, model, out = tmp_path / "d.jsonl", tmp_path / "tiny", tmp_path / "sft"
+    assert main(["train", "data", "--builder", "generic", "--dataset", "mcqa-movies", "--limit", "6",
+                 "--out", str(data)]) == 0
+    assert json.loads(capsys.readouterr().out)["records"] == 6
+    assert main(["train", "tiny", "decoder", "--out", str(model), "--data", str(data)]) == 0
+    assert "pipeline checks only" in capsys.readouterr().out
+    assert main(["train", "sft", "--base", str(model), "--data", str(data), "--out", str(out), "--max-steps", "2",
+                 "--batch-size", "2", "--grad-accum", "1", "--eval-fraction", "0.34", "--lora-r", "4",
+                 "--threads", "1", "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    printed = json.loads(text[text.rindex('{\n  "adapter"'):])
+    assert printed["steps"] == 2 and printed["records"] == 6 and printed["adapter"] == str(out / "adapter")
+    training = json.loads((out / "training.json").read_text())
+    assert training["steps"] == 2 and training["data"]["eval"] == 2 and training["config"]["lora_r"] == 4
+    assert (out / "adapter" / "adapter_config.json").is_file()
+    stem = f"loss-curve--out-sft--data-{file_digest(data)[:8]}"
+    assert (tmp_path / "figures" / "train-sft" / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert main(["train", "data", "--builder", "nope", "--out", str(tmp_path / "x.jsonl")]) == 1
+    assert "unknown builder 'nope'" in capsys.readouterr().err
+    assert main(["train", "data", "--builder", "ggc-corrector", "--out", str(tmp_path / "c")]) == 1
+    assert "needs --runs" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": [{"role": "user", "content": "q"}]}\n', encoding="utf-8")
+    assert main(["train", "sft", "--base", str(tmp_path), "--data", str(bad), "--out", str(tmp_path / "o")]) == 1
+    assert "bad.jsonl:1" in capsys.readouterr().err
