@@ -145,16 +145,17 @@ def sft_record(query: LabelledQuery, kg_name: str, kg_notes: str, variant: str =
 def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, kg: Any, *,
                          variant: str = "movies", kg_feedback: bool = False,
                          compositions: Mapping[str, float] = COMPOSITIONS, seed: int = 0,
-                         sources: Sequence[str] = ()) -> dict[str, Any]:
+                         sources: Sequence[str] = (), notes: str | None = None) -> dict[str, Any]:
     """Write ``<composition>.jsonl`` per composition, LLaMA-Factory's ``dataset_info.json`` and a
-    ``manifest.json`` (sizes, seed, source runs); returns the manifest."""
+    ``manifest.json`` (sizes, seed, source runs); returns the manifest. ``notes`` is the KG description in the
+    prompt (default: what the method's prompt says about ``kg``)."""
     from sparqlab.methods.direct import kg_notes
 
     if kg_feedback and any(q.feedback is None for q in queries):
         raise ValueError("kg_feedback is on but some labelled queries have no feedback")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    notes = kg_notes(kg)
+    notes = kg_notes(kg) if notes is None else notes
     sets = compose(queries, compositions, seed)
     sizes, info = {}, {}
     for name, members in sets.items():

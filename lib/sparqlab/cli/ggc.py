@@ -1,0 +1,148 @@
+"""``sparqlab ggc``: train a gate, build corrector SFT data, sweep the gate threshold (Generator–Gate–Corrector)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    """Add ``sparqlab ggc train-gate|build-data|sweep``."""
+    parser = subparsers.add_parser("ggc", help="Generator-Gate-Corrector: gates, corrector data, threshold sweeps",
+                                   description=__doc__)
+    commands = parser.add_subparsers(dest="ggc_command", metavar="SUBCOMMAND")
+    parser.set_defaults(handler=lambda args: parser.print_help() or 2)
+
+    train = commands.add_parser(
+        "train-gate", help="train and save a gate on the generator's labelled output",
+        description="Run the generator over a training split (an ordinary run folder; skipped with --runs), label "
+                    "each initial query by query-level accuracy, train a gate and save it; prints its folder and "
+                    "digest (pass the folder as -o gate_path=... to `sparqlab run ggc`).")
+    _generator_options(train, default_split="train", default_limit=1000)
+    train.add_argument("--runs", nargs="+", type=Path, help="use these generator-only run folders instead of "
+                       "running the generator")
+    train.add_argument("--gate", default="tfidf", choices=("tfidf", "sbert", "encoder"), help="backend "
+                       "(default: tfidf)")
+    train.add_argument("--kg-feedback", action="store_true", help="add KG execution feedback features")
+    train.add_argument("--encoder-path", help="local Hugging Face encoder folder (--gate encoder)")
+    train.add_argument("--c", type=float, default=1.0, help="inverse regularisation of the tfidf/sbert head")
+    train.add_argument("--epochs", type=int, default=3, help="encoder fine-tuning epochs (default: 3)")
+    train.add_argument("--learning-rate", type=float, default=2e-5, help="encoder learning rate (default: 2e-5)")
+    train.add_argument("--batch-size", type=int, default=8, help="encoder batch size (default: 8)")
+    train.add_argument("--seed", type=int, default=42, help="training seed (default: 42)")
+    train.add_argument("--out", type=Path, help="gate folder (default: a content-keyed folder in the cache)")
+    train.set_defaults(handler=handle_train_gate)
+
+    build = commands.add_parser(
+        "build-data", help="write corrector SFT JSONL for the W1.0 / W1.0+C0.2 / +C0.5 / +C0.8 compositions",
+        description="Label the initial queries of generator-only run folders and write one instruction/response "
+                    "JSONL per composition (Alpaca columns for LLaMA-Factory with dataset_info.json, and chat "
+                    "'messages' for TRL), plus manifest.json.")
+    build.add_argument("--runs", nargs="+", type=Path, required=True, help="generator-only run folders")
+    build.add_argument("--out", type=Path, required=True, help="output folder")
+    build.add_argument("--kg", default="movies", help="the runs' KG (default: movies)")
+    build.add_argument("--variant", default="movies", choices=("movies", "wikidata"), help="prompt variant")
+    build.add_argument("--kg-feedback", action="store_true", help="put execution feedback into the prompts")
+    build.add_argument("--compositions", default="W1.0,W1.0+C0.2,W1.0+C0.5,W1.0+C0.8",
+                       help="comma-separated composition names (default: all four)")
+    build.add_argument("--seed", type=int, default=0, help="seed of the correct-sample choice (default: 0)")
+    build.set_defaults(handler=handle_build_data)
+
+    sweep = commands.add_parser(
+        "sweep", help="pipeline and gate metrics for several thresholds from one gated run",
+        description="One gated run at the smallest threshold (generator outputs and gate probabilities computed "
+                    "once, the corrector called once per question any threshold triggers), then every "
+                    "threshold's metrics from its records.")
+    _generator_options(sweep, default_split="test", default_limit=None)
+    sweep.add_argument("--gate-path", type=Path, required=True, help="trained gate folder")
+    sweep.add_argument("--thresholds", default="0.1,0.25,0.5,0.75,0.9", help="comma-separated τ values")
+    sweep.add_argument("--corrector", help="corrector model (default: the run's model)")
+    sweep.add_argument("--corrector-url", help="corrector endpoint")
+    sweep.add_argument("--kg-feedback", action="store_true", help="use KG feedback (the gate must be trained so)")
+    sweep.add_argument("--out", type=Path, help="also write the table as CSV here")
+    sweep.set_defaults(handler=handle_sweep)
+
+
+def _generator_options(parser: argparse.ArgumentParser, default_split: str, default_limit: int | None) -> None:
+    parser.add_argument("-m", "--model", default="standin-knn", help="generator model (default: standin-knn)")
+    parser.add_argument("--model-url", help="OpenAI-compatible endpoint of the generator")
+    parser.add_argument("-d", "--dataset", default="mcqa-movies", help="dataset (default: mcqa-movies)")
+    parser.add_argument("--split", default=default_split, help=f"split (default: {default_split})")
+    parser.add_argument("--limit", type=int, default=default_limit, help=f"first N questions (default: "
+                        f"{default_limit or 'all'})")
+    parser.add_argument("--kg", default="movies", help="KG (default: movies)")
+    parser.add_argument("--variant", default="movies", choices=("movies", "wikidata"), help="prompt variant")
+    parser.add_argument("--experiment", default="ggc", help="experiment folder of the runs (default: ggc)")
+    parser.add_argument("--concurrency", type=int, default=8, help="questions in flight (default: 8)")
+
+
+def _run_config(args: argparse.Namespace, **changes):
+    from sparqlab.runs import RunConfig
+
+    roles = {}
+    if getattr(args, "corrector", None):
+        roles["corrector"] = {"model": args.corrector, "url": args.corrector_url}
+    return RunConfig(experiment=args.experiment, kg=args.kg, model=args.model, model_url=args.model_url,
+                     model_roles=roles, dataset=args.dataset, split=args.split, limit=args.limit,
+                     concurrency=args.concurrency, **changes)
+
+
+def handle_train_gate(args: argparse.Namespace) -> int:
+    from sparqlab.ggc import Gate, GateSettings, labelled_queries, train_gate
+    from sparqlab.kg import open_kg
+
+    settings = GateSettings(args.gate, args.kg_feedback, args.c, args.encoder_path, args.epochs,
+                            args.learning_rate, args.batch_size, seed=args.seed)
+    with open_kg(args.kg) as kg:
+        if args.runs:
+            if not args.out:
+                raise ValueError("--runs needs --out (where to save the gate)")
+            examples = labelled_queries(args.runs, kg, settings.kg_feedback)
+            gate = Gate.train([e.gate_example() for e in examples], settings, [str(r) for r in args.runs])
+            folder, digest = args.out, gate.save(args.out)
+        else:
+            trained = train_gate(settings, _run_config(args), variant=args.variant, folder=args.out, kg=kg)
+            gate, folder, digest = trained.gate, trained.folder, trained.digest
+            print(f"generator run: {trained.data_run}")
+    print(f"gate: {folder}\ndigest: {digest}\ntrained on {gate.training['n']} initial queries, "
+          f"{gate.training['n_positive']} wrong")
+    return 0
+
+
+def handle_build_data(args: argparse.Namespace) -> int:
+    from sparqlab.ggc import COMPOSITIONS, labelled_queries, write_corrector_data
+    from sparqlab.kg import open_kg
+
+    names = [n.strip() for n in args.compositions.split(",") if n.strip()]
+    unknown = [n for n in names if n not in COMPOSITIONS]
+    if unknown:
+        raise ValueError(f"unknown compositions {unknown}; known: {', '.join(COMPOSITIONS)}")
+    with open_kg(args.kg) as kg:
+        queries = labelled_queries(args.runs, kg, args.kg_feedback)
+        manifest = write_corrector_data(queries, args.out, kg, variant=args.variant, kg_feedback=args.kg_feedback,
+                                        compositions={n: COMPOSITIONS[n] for n in names}, seed=args.seed,
+                                        sources=[str(r) for r in args.runs])
+    print(json.dumps(manifest["sizes"], indent=2))
+    print(f"written to {args.out}")
+    return 0
+
+
+def handle_sweep(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from sparqlab.ggc import threshold_sweep
+    from sparqlab.kg import open_kg
+
+    thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
+    with open_kg(args.kg) as kg:
+        result, table = threshold_sweep(_run_config(args), args.gate_path, thresholds, kg=kg,
+                                        kg_feedback=args.kg_feedback, variant=args.variant)
+    columns = ["threshold", "trigger_rate", "gate_precision", "gate_recall", "gate_f1", "gate_fpr", "accuracy",
+               "item_f1", "corrector_calls", "time_s"]
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(table[columns].round(4).to_string(index=False))
+    print(f"run: {result.run_dir}")
+    if args.out:
+        table.to_csv(args.out, index=False)
+    return 0

@@ -1,0 +1,140 @@
+"""Training data: labelled initial queries from run folders, corrector compositions and their SFT files, and the
+evaluation arithmetic (gate metrics, τ selection, subset analysis) on constructed records."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparqlab.core.jsonl import write_jsonl
+from sparqlab.ggc.data import COMPOSITIONS, LabelledQuery, compose, correct_count, labelled_queries, sft_record
+from sparqlab.ggc.evaluate import gate_metrics, pipeline_metrics, subset_analysis, sweep, triggers
+
+
+def labelled(n_wrong, n_correct):
+    return [LabelledQuery(f"w{i}", f"question [W{i}]?", f"SELECT ?w{i} WHERE {{}}", False, f"SELECT ?gold{i} {{}}")
+            for i in range(n_wrong)] + \
+           [LabelledQuery(f"c{i}", f"question [C{i}]?", f"SELECT ?c{i} WHERE {{}}", True, f"SELECT ?c{i} {{}}")
+            for i in range(n_correct)]
+
+
+def test_composition_sizes_follow_the_correct_share():
+    assert [correct_count(40, COMPOSITIONS[name]) for name in COMPOSITIONS] == [0, 10, 40, 160]
+    sets = compose(labelled(40, 200), seed=3)
+    assert {name: len(members) for name, members in sets.items()} == \
+        {"W1.0": 40, "W1.0+C0.2": 50, "W1.0+C0.5": 80, "W1.0+C0.8": 200}
+    for name, share in COMPOSITIONS.items():
+        members = sets[name]
+        assert sum(not q.correct for q in members) == 40
+        assert sum(q.correct for q in members) / len(members) == pytest.approx(share, abs=0.01)
+    small, large = ({q.question_id for q in sets[n]} for n in ("W1.0+C0.2", "W1.0+C0.8"))
+    assert small < large  # nested: a larger share adds to the smaller one's correct samples
+    assert [q.question_id for q in compose(labelled(40, 200), seed=3)["W1.0+C0.5"]] == \
+        [q.question_id for q in sets["W1.0+C0.5"]]
+    assert [q.question_id for q in compose(labelled(40, 200), seed=4)["W1.0+C0.5"]] != \
+        [q.question_id for q in sets["W1.0+C0.5"]]
+
+
+def test_composition_errors_are_clear():
+    with pytest.raises(ValueError, match="needs 160 correct samples but only 100"):
+        compose(labelled(40, 100))
+    with pytest.raises(ValueError, match="no wrong initial queries"):
+        compose(labelled(0, 10))
+    with pytest.raises(ValueError, match="share"):
+        correct_count(10, 1.0)
+
+
+def test_sft_record_is_the_corrector_prompt_with_the_gold_response():
+    query = labelled(1, 0)[0]
+    record = sft_record(query, "movies", "relation labels: directed_by", "movies")
+    assert record["output"] == query.gold_sparql and record["input"] == "" and record["source"] == "wrong"
+    assert "Question: question [W0]?" in record["instruction"] and query.sparql in record["instruction"]
+    assert "relation labels: directed_by" in record["system"]
+    assert [m["role"] for m in record["messages"]] == ["system", "user", "assistant"]
+    assert query.gold_sparql in record["messages"][2]["content"]
+
+
+def test_labelled_queries_skip_gold_errors_and_corrected_questions(tmp_path):
+    gold = ["a", "b"]
+    base = {"gold_sparql": "SELECT ?x {}", "gold_answers": gold, "gold_source": "given", "error_category": None}
+    write_jsonl(tmp_path / "predictions.jsonl", [
+        {**base, "id": "1", "question": "q1", "predicted_sparql": "S1", "predicted_answers": gold, "em": True},
+        {**base, "id": "2", "question": "q2", "predicted_sparql": "S2", "predicted_answers": ["a"], "em": False},
+        {**base, "id": "3", "question": "q3", "predicted_sparql": None, "predicted_answers": None, "em": False},
+        {**base, "id": "4", "question": "q4", "predicted_sparql": "S4", "predicted_answers": gold, "em": True,
+         "extra": {"triggered": True}},
+        {**base, "id": "5", "question": "q5", "predicted_sparql": "S5", "predicted_answers": ["a"], "em": False,
+         "gold_answers": None, "gold_source": "error: syntax_error: broken"},
+    ])
+    found = labelled_queries([tmp_path])
+    assert [(q.question_id, q.sparql, q.correct) for q in found] == [("1", "S1", True), ("2", "S2", False),
+                                                                     ("3", "", False)]
+    assert [q.gate_example().label for q in found] == [0, 1, 1]
+    with pytest.raises(ValueError, match="needs the KG"):
+        labelled_queries([tmp_path], kg_feedback=True)
+    with pytest.raises(FileNotFoundError, match="not a run folder"):
+        labelled_queries([tmp_path / "missing"])
+
+
+def stage_rows():
+    """Six questions: p, initial correct?, corrected correct?; gold sizes 2; times 1 s per stage."""
+    spec = [(0.9, False, True), (0.8, False, False), (0.6, True, True), (0.55, True, False), (0.2, False, True),
+            (0.1, True, True)]
+    rows = []
+    for i, (p, initial, corrected) in enumerate(spec):
+        rows.append({"id": str(i), "gate_prob": p, "corrected": True, "initial_hits": 2 * initial,
+                     "initial_size": 2, "initial_correct": initial, "corrected_hits": 2 * corrected,
+                     "corrected_size": 2, "corrected_correct": corrected, "gold_size": 2,
+                     "t_generator_s": 1.0, "t_feedback_s": 0.0, "t_gate_s": 0.1, "t_corrector_s": 2.0,
+                     "model_calls": 2})
+    return pd.DataFrame(rows)
+
+
+def test_gate_metrics_positive_class_is_correction_required():
+    metrics = gate_metrics([1, 1, 0, 0, 1, 0], [True, True, True, False, False, False])
+    assert (metrics["tp"], metrics["fp"], metrics["fn"], metrics["tn"]) == (2, 1, 1, 2)
+    assert metrics["gate_precision"] == pytest.approx(2 / 3) and metrics["gate_recall"] == pytest.approx(2 / 3)
+    assert metrics["gate_fpr"] == pytest.approx(1 / 3) and metrics["trigger_rate"] == 0.5
+    assert metrics["gate_accuracy"] == pytest.approx(4 / 6)
+
+
+def test_thresholds_select_from_one_run_and_subsets():
+    frame = stage_rows()
+    assert triggers(frame, 0.0).all() and not triggers(frame, 1.01).any()
+    assert list(triggers(frame, 0.55)) == [True, True, True, True, False, False]
+    table = sweep(frame, [0.0, 0.55, 0.7, 1.01])
+    assert list(table["accuracy"]) == pytest.approx([4 / 6, 3 / 6, 4 / 6, 3 / 6])
+    assert list(table["corrector_calls"]) == [6, 4, 2, 0]
+    assert list(table["time_s"]) == pytest.approx([6.6 + 12, 6.6 + 8, 6.6 + 4, 6.6])
+    at = pipeline_metrics(frame, 0.55)
+    assert at["gate_recall"] == pytest.approx(2 / 3) and at["gate_fpr"] == pytest.approx(2 / 3)
+    subsets = subset_analysis(frame, 0.55)
+    assert subsets.loc["correction required (triggered)", "n"] == 4
+    assert subsets.loc["correction required (triggered)", "accuracy"] == 0.5
+    assert subsets.loc["originally wrong", "fixed"] == 1 and subsets.loc["originally wrong", "accuracy"] == 1 / 3
+    assert subsets.loc["originally correct", "broken"] == 1
+    assert subsets.loc["originally correct", "accuracy"] == pytest.approx(2 / 3)
+    uncorrected = frame.assign(corrected=[True, False, True, True, False, False])
+    with pytest.raises(ValueError, match="did not correct"):
+        triggers(uncorrected, 0.55)
+    assert np.array_equal(triggers(uncorrected, None), uncorrected["corrected"].to_numpy())
+
+
+def test_sft_file_layout(tmp_path):
+    from sparqlab.ggc.data import write_corrector_data
+
+    class Graph:  # a KG stand-in exposing what the SFT writer reads
+        identity = "test"
+
+        class profile:  # noqa: N801
+            name = "movies"
+            prompt_notes = "Relations are matched by label."
+            prefixes = {}
+
+    manifest = write_corrector_data(labelled(4, 20), tmp_path, Graph(), seed=1, notes="Relations by label.")
+    assert manifest["sizes"]["W1.0+C0.8"] == {"total": 20, "wrong": 4, "correct": 16}
+    info = json.loads((tmp_path / "dataset_info.json").read_text())
+    assert info["ggc_corrector_W1.0+C0.2"]["file_name"] == "W1.0+C0.2.jsonl"
+    lines = (tmp_path / "W1.0+C0.2.jsonl").read_text().splitlines()
+    assert len(lines) == 5 and all(json.loads(line)["output"].startswith("SELECT") for line in lines)

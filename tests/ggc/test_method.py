@@ -1,0 +1,124 @@
+"""The ggc method end to end on the movie KG with the stand-ins: modes, the ≥ threshold at its extremes, a sweep
+from one run equal to a run at that threshold, the trained gate's digest in the run config, training in prepare,
+and the CLI."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import TEST_LIMIT, base_config
+
+from sparqlab.core.jsonl import read_jsonl
+from sparqlab.eval.errors import CATEGORIES
+from sparqlab.ggc import GGC, pipeline_metrics, stage_frame
+from sparqlab.runs import run
+
+
+def records(result):
+    return {r["id"]: r for r in read_jsonl(result.run_dir / "predictions.jsonl")}
+
+
+def corrector_calls(record):
+    return sum(record["role_usage"].get("corrector", {}).get("calls", {}).values())
+
+
+@pytest.fixture(scope="module")
+def test_runs(trained, movies, tmp_path_factory):
+    import os
+
+    os.environ["SPARQLAB_RUNS"] = str(tmp_path_factory.mktemp("mode-runs"))
+    config = base_config(dataset="mcqa-movies", split="test", limit=TEST_LIMIT)
+    gate = str(trained.folder)
+    methods = {"none": GGC(mode="none"), "all": GGC(mode="all"),
+               "zero": GGC(mode="gated", gate_path=gate, threshold=0.0),
+               "half": GGC(mode="gated", gate_path=gate, threshold=0.5),
+               "above": GGC(mode="gated", gate_path=gate, threshold=1.01)}
+    return {name: run(method, config=config, kg=movies) for name, method in methods.items()}
+
+
+def test_generator_data_run_is_an_ordinary_run(trained):
+    folder = trained.data_run
+    config = json.loads((folder / "config.json").read_text())
+    assert config["method"]["method"] == "ggc" and config["method"]["config"]["mode"] == "none"
+    assert json.loads((folder / "metrics.json").read_text())["complete"]
+    labels = [r["em"] for r in read_jsonl(folder / "predictions.jsonl")]
+    assert trained.gate.training["n"] == len(labels) and trained.gate.training["n_positive"] == labels.count(False)
+
+
+def test_modes(test_runs):
+    none, every = records(test_runs["none"]), records(test_runs["all"])
+    assert len(none) == len(every) == TEST_LIMIT
+    for record in none.values():
+        assert record["predicted_sparql"] == record["extra"]["initial_sparql"]
+        assert not record["extra"]["triggered"] and corrector_calls(record) == 0
+        assert record["error_type"] in CATEGORIES
+    for record in every.values():
+        assert record["extra"]["triggered"] and corrector_calls(record) == 1
+        assert record["extra"]["initial_sparql"] == none[record["id"]]["predicted_sparql"]
+        assert record["extra"]["t_corrector_s"] >= 0 and "gate_prob" not in record["extra"]
+    wrong = sum(not r["em"] for r in none.values())
+    assert 0 < wrong < TEST_LIMIT / 2  # the stand-in generator makes real mistakes, but not mostly
+    fixed = sum(not none[i]["em"] and every[i]["em"] for i in none)
+    assert fixed > 0  # the stand-in corrector repairs some of them
+
+
+def test_threshold_extremes_equal_correct_all_and_generator_only(test_runs, trained):
+    none, every = records(test_runs["none"]), records(test_runs["all"])
+    zero, above = records(test_runs["zero"]), records(test_runs["above"])
+    assert {i: r["predicted_sparql"] for i, r in zero.items()} == {i: r["predicted_sparql"] for i, r in every.items()}
+    assert all(r["extra"]["triggered"] and 0 <= r["extra"]["gate_prob"] <= 1 for r in zero.values())
+    assert {i: r["predicted_sparql"] for i, r in above.items()} == {i: r["predicted_sparql"] for i, r in none.items()}
+    assert not any(r["extra"]["triggered"] or corrector_calls(r) for r in above.values())
+    config = json.loads((test_runs["zero"].run_dir / "config.json").read_text())
+    assert config["method"]["artifacts"] == {"gate": trained.digest}
+    assert test_runs["zero"].run_id != test_runs["above"].run_id
+
+
+def test_sweep_from_one_run_equals_the_run_at_that_threshold(test_runs, movies):
+    frame = stage_frame(test_runs["zero"].run_dir, movies)
+    half = records(test_runs["half"])
+    chosen = {i for i, p in zip(frame["id"], frame["gate_prob"], strict=True) if p >= 0.5}
+    assert chosen == {i for i, r in half.items() if r["extra"]["triggered"]}
+    derived = pipeline_metrics(frame, 0.5)
+    assert derived["accuracy"] == pytest.approx(sum(r["em"] for r in half.values()) / len(half))
+    assert derived["corrector_calls"] == sum(corrector_calls(r) for r in half.values())
+    assert pipeline_metrics(frame, 0.0)["accuracy"] == pytest.approx(
+        sum(r["em"] for r in records(test_runs["all"]).values()) / TEST_LIMIT)
+    assert pipeline_metrics(frame, 1.01)["accuracy"] == pytest.approx(
+        sum(r["em"] for r in records(test_runs["none"]).values()) / TEST_LIMIT)
+    assert sum(corrector_calls(r) for r in records(test_runs["zero"]).values()) == TEST_LIMIT
+
+
+def test_gate_trained_in_prepare_is_a_cached_artifact(movies):
+    config = base_config(dataset="mcqa-movies", split="test", limit=3)
+    method = GGC(mode="gated", train_limit=24)
+    first = run(method, config=config, kg=movies)
+    saved = json.loads((first.run_dir / "config.json").read_text())
+    digest = saved["method"]["artifacts"]["gate"]
+    assert len(digest) == 16 and method.gate.training["n"] == 24
+    assert json.loads((first.run_dir / "metrics.json").read_text())["prepare"]["artifacts"] == {"gate": digest}
+    again = run(GGC(mode="gated", train_limit=24), config=config, kg=movies)
+    assert again.run_id == first.run_id and again.answered == 0
+    with pytest.raises(ValueError, match="another split"):
+        run(GGC(mode="gated", train_limit=24), config=base_config(dataset="mcqa-movies", split="train", limit=3),
+            kg=movies)
+
+
+def sparqlab(*args):
+    return subprocess.run([sys.executable, "-m", "sparqlab", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_train_gate_and_build_data_from_runs(trained, tmp_path):
+    gate = sparqlab("ggc", "train-gate", "--runs", str(trained.data_run), "--out", str(tmp_path / "gate"))
+    assert gate.returncode == 0, gate.stderr
+    assert f"digest: {trained.digest}" in gate.stdout  # same data, same settings: the same artifact
+    built = sparqlab("ggc", "build-data", "--runs", str(trained.data_run), "--out", str(tmp_path / "sft"),
+                     "--compositions", "W1.0,W1.0+C0.5")
+    assert built.returncode == 0, built.stderr
+    manifest = json.loads((tmp_path / "sft" / "manifest.json").read_text())
+    wrong = trained.gate.training["n_positive"]
+    assert manifest["sizes"]["W1.0"] == {"total": wrong, "wrong": wrong, "correct": 0}
+    assert manifest["sizes"]["W1.0+C0.5"]["correct"] == wrong
+    bad = sparqlab("ggc", "build-data", "--runs", str(tmp_path), "--out", str(tmp_path / "x"))
+    assert bad.returncode == 1 and "not a run folder" in bad.stderr
