@@ -121,3 +121,51 @@ def test_failed_calls_are_not_cached(tmp_path, dead_url):
 def test_unknown_mode_is_refused(tmp_path):
     with pytest.raises(ValueError, match="read_write"):
         make_model({"model": "standin-echo", "cache_mode": "readonly"})
+
+
+STANDIN_SOURCE = '''
+from sparqlab.llm import StandinModel
+
+
+class Answerer(StandinModel):
+    name = "standin-edited"
+
+    def respond(self, request):
+        return "{answer}"
+'''
+
+
+def load_standin(folder, module_name, answer):
+    """A stand-in class from a module file, as a researcher's edited stand-in would be."""
+    import importlib.util
+    import sys
+
+    path = folder / f"{module_name}.py"
+    path.write_text(STANDIN_SOURCE.format(answer=answer))
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module.Answerer()
+
+
+@pytest.mark.parametrize("over_http", [False, True], ids=["in-process", "served"])
+def test_an_edited_standin_misses_the_cache_instead_of_replaying_old_answers(tmp_path, over_http):
+    cache_path = tmp_path / "responses.sqlite"
+
+    def ask(standin):
+        if not over_http:
+            return asyncio.run(CachedModel(standin, cache_path).chat("Who directed Alien?"))
+        with serve_in_background(standin) as url:
+            model = make_model({"model": "standin-edited", "base_url": url, "cache_path": cache_path})
+            return asyncio.run(model.chat("Who directed Alien?"))
+
+    first = load_standin(tmp_path, "standin_v1", "old answer")
+    same_code = load_standin(tmp_path, "standin_v1_again", "old answer")
+    edited = load_standin(tmp_path, "standin_v2", "new answer")
+    assert first.root == same_code.root != edited.root
+    assert ask(first).text == "old answer"
+    replayed = ask(same_code)
+    assert replayed.cached and replayed.text == "old answer"
+    fresh = ask(edited)
+    assert not fresh.cached and fresh.text == "new answer"

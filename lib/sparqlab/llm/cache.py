@@ -62,6 +62,7 @@ class CachedModel(ChatModel):
         self.inner = inner
         self.name = inner.name
         self.is_standin = inner.is_standin
+        self.root = getattr(inner, "root", None)  # what a server serving this wrapper reports (stand-in code)
         self.mode = mode
         self.path = None if mode == "off" else Path(path or default_cache_path())
         self.cache = None if self.path is None else JsonCache(self.path)

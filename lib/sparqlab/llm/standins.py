@@ -23,8 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import hashlib
+import inspect
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage, estimate_tokens
@@ -102,6 +107,24 @@ def apply_limits(text: str, request: ChatRequest) -> tuple[str, str]:
     return (" ".join(kept) if kept else text[: 4 * limit]), "length"
 
 
+@functools.cache
+def code_digest(cls: type) -> str:
+    """Digest of the source files of the modules that define ``cls`` and its base classes (builtins aside); a
+    class defined where no file exists (a notebook cell) contributes its source if Python can find it, else its
+    name."""
+    digest = hashlib.sha256()
+    for module_name in sorted({base.__module__ for base in cls.__mro__} - {"builtins", "abc"}):
+        file = getattr(sys.modules.get(module_name), "__file__", None)
+        if file and Path(file).is_file():
+            digest.update(Path(file).read_bytes())
+        else:
+            try:
+                digest.update(inspect.getsource(cls).encode())
+            except (OSError, TypeError):
+                digest.update(f"{module_name}.{cls.__qualname__}".encode())
+    return digest.hexdigest()[:12]
+
+
 class StandinModel(ChatModel):
     """Base class of deterministic stand-ins: implement :meth:`respond`, which must be quick (it runs on the
     event loop) and depend on the request only. Stop sequences and ``max_tokens`` are applied for you."""
@@ -112,6 +135,16 @@ class StandinModel(ChatModel):
         if name is not None:
             self.name = name
         check_standin_name(self.name)
+
+    @property
+    def root(self) -> str:
+        """What is served under the name, as vLLM's ``root`` field says it: the name plus a digest of the code of
+        the modules defining this stand-in, so an edited stand-in misses the response cache (in-process and
+        through the project's server) instead of replaying the old code's answers."""
+        return f"{self.name}@{code_digest(type(self))}"
+
+    async def served_identity(self) -> dict[str, Any] | None:
+        return {"root": self.root}
 
     def respond(self, request: ChatRequest) -> str:
         raise NotImplementedError
