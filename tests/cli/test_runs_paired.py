@@ -73,8 +73,8 @@ def test_environment_records_what_the_endpoint_serves(tmp_path, movies_store):
             experiment="served", kg="movies", model="standin-keyword-rules", model_url=url, progress=False,
             output_root=str(tmp_path / "runs"), cache_path=str(tmp_path / "responses.sqlite")))
     environment = json.loads((result.run_dir / "environment.json").read_text())
-    assert environment["model"]["served"] == {"id": "standin-keyword-rules", "root": "standin-keyword-rules",
-                                              "max_model_len": None}
+    served = environment["model"]["served"]
+    assert served["id"] == "standin-keyword-rules" and served["root"].startswith("standin-keyword-rules")
     assert result.metrics["model_cache_last_session"]["endpoint_note"] is None
 
 
