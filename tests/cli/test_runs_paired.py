@@ -36,8 +36,10 @@ def test_compare_two_runs_pairs_them_by_question(runs_env, capsys):
     assert "paired comparison on 12 questions" in out
     assert f"only in A {len(exact)}, only in B 0" in out
     assert "McNemar exact test" in out and "paired bootstrap CI" in out
-    flipped = out.split("exact only in A")[1].splitlines()[1:3]
-    assert [line.split()[0] for line in flipped] == exact[:2]
+    flipped = [line for line in out.split("exact only in A")[1].splitlines()[1:] if not line.startswith("      ")]
+    assert [line.split()[0] for line in flipped[:2]] == exact[:2]
+    first = out.split(f"  {exact[0]}  ")[1].splitlines()
+    assert "SELECT" in first[1] and first[1].strip().startswith("A: ") and first[2].strip().startswith("B: ")
 
 
 def test_experiment_name_compares_all_its_runs_and_list_is_readable(runs_env, capsys):

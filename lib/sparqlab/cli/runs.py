@@ -135,11 +135,14 @@ def _paired(run_dirs: list, flips: int) -> str:
     records = [frame.to_dict("records") for frame in frames]
     result = paired_comparison(records[0], records[1], names[0], names[1])
     lines = [result.summary()]
-    texts = {str(r["id"]): r for r in records[0]}
+    by_id = [{str(r["id"]): r for r in run_records} for run_records in records]
     for label, ids in (("exact only in A", result.a_only), ("exact only in B", result.b_only)):
         if flips and ids:
             lines.append(f"{label} ({len(ids)}; first {min(flips, len(ids))}):")
-            lines += [f"  {qid}  {str(texts[qid].get('question', ''))[:90]}" for qid in ids[:flips]]
+            for qid in ids[:flips]:
+                lines.append(f"  {qid}  {str(by_id[0][qid].get('question', ''))[:90]}")
+                lines += [f"      {side}: {_one_line(run[qid].get('predicted_sparql'))}"
+                          for side, run in zip("AB", by_id, strict=True)]
     if flips and (result.a_only or result.b_only):
         lines.append("traces: open each run in the trace browser (sparqlab.widgets.trace_browser) or "
                      "sparqlab.runs.load_traces(RUN)[QUESTION_ID]")
@@ -160,6 +163,14 @@ def _score(args: argparse.Namespace) -> int:
     print(format_table([{key: metrics.get(key) for key in ("n_done", "n_scored", "f1", "em", "empty_rate")}]))
     print(f"scored copy: {folder}")
     return 0
+
+
+def _one_line(sparql: str | None, width: int = 100) -> str:
+    """A final query on one line, cut to ``width`` characters (``(no query)`` when the method gave none)."""
+    if not sparql:
+        return "(no query)"
+    text = " ".join(str(sparql).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _merge(args: argparse.Namespace) -> int:
