@@ -295,4 +295,4 @@ def _as_text(value: Any) -> str:
 def _score(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return f"{value:.3f}" if isinstance(value, float) else html.escape(str(value))
+    return f"{100 * value:.1f}%" if isinstance(value, float) else html.escape(str(value))  # papers' unit

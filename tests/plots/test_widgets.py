@@ -84,6 +84,7 @@ def test_render_step_clamps_and_handles_empty_traces():
 def test_render_prediction():
     out = widgets.render_prediction(PREDICTION)
     assert "Who directed &lt;Heat&gt;?" in out and "Michael Mann" in out and "<b>em</b>: yes" in out
+    assert "<b>f1</b>: 100.0%" in out
     assert "none (no query" in widgets.render_prediction({**PREDICTION, "predicted_answers": None})
     many = widgets.render_prediction({**PREDICTION, "predicted_answers": [str(i) for i in range(30)]}, max_answers=5)
     assert "(30 in all)" in many
