@@ -29,7 +29,7 @@ from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Opt
 kg: str = "movies"                       # KG the training questions are asked over
 dataset: str = "mcqa-movies"             # training questions (gold queries label the generator's output)
 split: str = "train"                     # never the scored split
-limit: int = 60                          # first N training questions labelled (the paper: the whole train split)
+limit: int = 40                          # first N training questions labelled (the paper: the whole train split)
 generator: str = "standin-knn"           # generator of the labelled run: a stand-in, or a served model's name
 generator_url: Optional[str] = None      # OpenAI-compatible endpoint of `generator` (vLLM), None for stand-ins
 generator_options: dict = {}             # model factory options, e.g. {"start": 2500, "stop": 2600} (standin-knn memory)
@@ -38,7 +38,7 @@ base_model: Optional[str] = None         # local base chat model folder; None: t
 encoder: Optional[str] = None            # local gate encoder folder (roberta-base); None: tiny random encoder
 gpu: bool = False                        # CUDA: 4-bit loading (bitsandbytes) and 8-bit AdamW as in the paper
 train_generator: bool = True             # also fine-tune the generator (Table 6's first row)
-max_steps: int = 12                      # optimiser steps per module; -1: by epochs (the paper: 1 epoch)
+max_steps: int = 8                       # optimiser steps per module; -1: by epochs (the paper: 1 epoch)
 epochs: float = 1.0                      # epochs when max_steps is -1
 learning_rate: float = 3e-3              # LoRA learning rate (paper: 2e-4; tiny models need more)
 batch_size: int = 4                      # per-device batch (paper: 2)

@@ -72,3 +72,29 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     bad.write_text('{"messages": [{"role": "user", "content": "q"}]}\n', encoding="utf-8")
     assert main(["train", "sft", "--base", str(tmp_path), "--data", str(bad), "--out", str(tmp_path / "o")]) == 1
     assert "bad.jsonl:1" in capsys.readouterr().err
+
+
+def test_desq_and_ggc_generator_builders_use_their_packages_prompts(tmp_path):
+    from sparqlab.data.registry import load
+    from sparqlab.desq.structured import parse_output
+    from sparqlab.ggc.prompts import GENERATOR_USER
+    from sparqlab.kg import open_kg
+    from sparqlab.kg.movies import ensure_store
+    from sparqlab.methods.parsing import extract_sparql
+
+    ensure_store()
+    with open_kg("movies") as kg:
+        desq = build_from_dataset("desq", "mcqa-movies", "train", tmp_path / "desq.jsonl", limit=2, kg=kg,
+                                  progress=False)
+        ggc = build_from_dataset("ggc-generator", "mcqa-movies", "train", tmp_path / "gen.jsonl", limit=2, kg=kg)
+    assert desq["records"] == 4 and desq["counts"]["undecomposable"] == 0  # two records per question
+    constraints, structured = read_records(tmp_path / "desq.jsonl")[:2]
+    assert constraints["messages"][-1]["content"].startswith("1. ")
+    parsed = parse_output(structured["messages"][-1]["content"])  # the two-part output parses back
+    assert parsed.fragments and parsed.slots and not parsed.problems
+    generator = read_records(tmp_path / "gen.jsonl")
+    question = load("mcqa-movies", "train", 1)[0]
+    assert ggc["records"] == 2 and generator[0]["messages"][1]["content"] == GENERATOR_USER.render(
+        question=question.text)
+    assert "movies" in generator[0]["messages"][0]["content"]
+    assert extract_sparql(generator[0]["messages"][2]["content"]).strip() == question.gold_sparql.strip()
