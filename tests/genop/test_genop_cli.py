@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import EXAMPLE1, EXAMPLE1_SCRIPT, EXAMPLES_TTL
+from genop_helpers import EXAMPLE1, EXAMPLE1_SCRIPT, EXAMPLES_TTL
 
 from sparqlab.cli import main
 

@@ -5,7 +5,7 @@ with two outputs), Example 3 (positive vs negative dependency, stratification), 
 from __future__ import annotations
 
 import pytest
-from conftest import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX, run, values
+from genop_helpers import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX, run, values
 
 from sparqlab.genop import analyse, parse_genop_query
 from sparqlab.genop.algebra import BGP, GenOp, Join
@@ -112,7 +112,7 @@ def test_proposition_6_on_the_algebra(example_kg):
     p2 = BGP(((("?s", f"<{EX}q>", "?z")),), frozenset({"s", "z"}))
     g = GenOp(0, "Describe ?x", ("y",))
     query = parse_genop_query(ORIGINAL)
-    from conftest import scripted
+    from genop_helpers import scripted
 
     def evaluate(pattern):
         evaluation = Evaluation(query, kg_query_fn(example_kg), scripted(DESCRIBE))

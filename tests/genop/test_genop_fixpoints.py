@@ -4,7 +4,7 @@ answers agree where they should, the alternating fixpoint of Def. 21, and memois
 from __future__ import annotations
 
 import pytest
-from conftest import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX, run, values
+from genop_helpers import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX, run, values
 
 from sparqlab.genop import analyse, parse_genop_query
 from sparqlab.genop.evaluate import GenOpEvaluationError, alternating_fixpoint

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX
+from genop_helpers import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX
 
 from sparqlab.data.question import Question
 from sparqlab.genop.method import GenOpConfig, GenOpMethod
@@ -63,7 +63,7 @@ def test_genop_config_is_validated():
 
 
 def test_sparqlab_run_genop_from_the_shell(tmp_path, monkeypatch, script_file, capsys):
-    from conftest import EXAMPLES_TTL
+    from genop_helpers import EXAMPLES_TTL
 
     from sparqlab.cli import main
 
