@@ -228,7 +228,7 @@ class KBMemory:
         if index is not None:
             scores, rows = index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
         else:
-            similarity = queries @ self.vectors[start:stop].T
+            similarity = (self.vectors[start:stop] @ queries.T).T  # row-major block times query: one pass
             rows = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
             scores = np.take_along_axis(similarity, rows, axis=1)
             order = np.argsort(-scores, axis=1, kind="stable")
