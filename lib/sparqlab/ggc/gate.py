@@ -171,7 +171,9 @@ class Gate:
         pairs = [self._pair(e) for e in examples]
         target = torch.tensor(labels, dtype=torch.long)
         model.train()
-        for _ in range(self.settings.epochs):
+        from tqdm.auto import tqdm
+
+        for _ in tqdm(range(self.settings.epochs), desc="encoder gate", unit="epoch", leave=False):
             for batch in torch.randperm(len(pairs), generator=order).split(self.settings.batch_size):
                 encoded = self._tokenize(tokenizer, [pairs[i] for i in batch.tolist()])
                 logits = model(**encoded).logits
