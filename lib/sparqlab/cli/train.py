@@ -22,7 +22,8 @@ def register(subparsers) -> None:
                     "or Alpaca instruction/input/output). Writes OUT/adapter (LoRA weights + tokenizer), "
                     "OUT/checkpoints (resumed when the same command runs again), OUT/training.json (settings, "
                     "data sha256, losses) and OUT/loss_curve.png. Defaults: GGC appendix A.2.")
-    sft.add_argument("--base", required=True, help="base model folder (e.g. a local Llama-3.2-3B-Instruct)")
+    sft.add_argument("--base", required=True, help="base chat model folder (e.g. a local Llama-3.2-3B-Instruct; a hub name only with "
+                          "HF_HUB_OFFLINE=0 and network)")
     sft.add_argument("--data", required=True, help="training records, JSON Lines")
     sft.add_argument("--out", required=True, help="output folder")
     sft.add_argument("--lora-r", type=int, default=defaults.lora_r, help=f"LoRA rank (default {defaults.lora_r})")

@@ -18,6 +18,7 @@ CPU the optimiser is PyTorch's AdamW (``optim``).
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import random
@@ -139,6 +140,9 @@ def load_base(base: str, load_4bit: bool = False) -> tuple[Any, Any]:
     if load_4bit:
         if not torch.cuda.is_available():
             raise RuntimeError("--4bit (QLoRA) needs a CUDA GPU and bitsandbytes; train without it on this machine")
+        if importlib.util.find_spec("bitsandbytes") is None:
+            raise RuntimeError("--4bit (QLoRA) needs bitsandbytes, which is installed only on CUDA machines: "
+                               "pip install bitsandbytes")
         from transformers import BitsAndBytesConfig
 
         options["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
