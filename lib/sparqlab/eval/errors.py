@@ -248,24 +248,27 @@ def with_error_types(predictions: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True) -> pd.DataFrame:
+def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coarse: bool = False) -> pd.DataFrame:
     """Table 3 layout: one row per error category, per run a count and a percentage column.
 
     ``runs`` maps a label (``generator``, ``after correction``, ``spinach`` ...) to its predictions (as
     :func:`sparqlab.runs.load_predictions` returns them). With ``errors_only`` the percentages are over the
     run's wrong predictions excluding gold errors (as the paper reports them), and ``correct`` is left out;
-    ``gold_error`` rows are still counted. Categories no run has are omitted.
+    ``gold_error`` rows are still counted. ``coarse`` groups into the paper's syntax / semantic / gold rows
+    (:func:`coarse_category`). Categories no run has are omitted.
     """
     import pandas as pd
 
     columns = {}
     for label, predictions in runs.items():
-        counts = with_error_types(predictions)["error_type"].value_counts()
+        types = with_error_types(predictions)["error_type"]
+        counts = (types.map(coarse_category) if coarse else types).value_counts()
         shared = counts.drop([CORRECT, GOLD_ERROR], errors="ignore") if errors_only else counts
         columns[(label, "n")] = counts
         columns[(label, "%")] = (100 * shared / shared.sum()).round(2) if shared.sum() else shared * 0.0
     table = pd.DataFrame(columns)
-    order = [c for c in CATEGORIES if c in table.index and not (errors_only and c == CORRECT)]
+    known = (CORRECT, GOLD_ERROR, "syntax", "semantic") if coarse else CATEGORIES
+    order = [c for c in known if c in table.index and not (errors_only and c == CORRECT)]
     table = table.loc[order]
     for label, kind in table.columns:
         if kind == "n":

@@ -164,3 +164,16 @@ def time_ratios(table: pd.DataFrame, gated: str = "gated", generator: str = "gen
     """The paper's cost shape: gated / generator-only and gated / correct-all inference time."""
     return {"gated/generator": float(table.loc[gated, "time_s"] / table.loc[generator, "time_s"]),
             "gated/correct_all": float(table.loc[gated, "time_s"] / table.loc[correct_all, "time_s"])}
+
+
+SWEEP_MEASURES = {"trigger_rate": "trigger rate", "gate_precision": "gate precision", "gate_recall": "gate recall",
+                  "gate_f1": "gate F1", "gate_fpr": "gate FPR", "accuracy": "query accuracy"}
+"""Columns of a sweep table drawn against τ, with their legend names."""
+
+
+def sweep_long(table: pd.DataFrame) -> pd.DataFrame:
+    """A sweep table as long rows (``threshold``, ``measure``, ``percent``) for a line plot per measure."""
+    long = table.melt(id_vars=["threshold"], value_vars=list(SWEEP_MEASURES), var_name="measure", value_name="value")
+    long["measure"] = long["measure"].map(SWEEP_MEASURES)
+    long["percent"] = 100 * long["value"].astype(float)
+    return long

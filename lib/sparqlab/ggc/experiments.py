@@ -28,6 +28,36 @@ MODE_LABELS = {"none": "generator only", "all": "correct all", "gated": "gated"}
 """Row labels of the settings in :func:`run_modes` tables (the paper's Table 1 names)."""
 
 
+STANDIN_MEMORY_OPTIONS = ("standin-knn", "standin-corrector")
+"""Stand-ins that take a memory slice (``start``)."""
+
+
+def pipeline_config(*, experiment: str, dataset: str, split: str, limit: int | None, generator: str,
+                    corrector: str | None = None, generator_url: str | None = None, corrector_url: str | None = None,
+                    kg: str = "movies", memory_start: int | None = None, params: Mapping[str, Any] | None = None,
+                    concurrency: int = 1, cache: str = "off") -> Any:
+    """The :class:`~sparqlab.runs.RunConfig` of a GGC experiment: the generator as the run's model, the
+    corrector as the ``corrector`` role (default: the generator), ``memory_start`` for the GGC stand-ins'
+    memory (ignored for other models), sampling ``params``. ``concurrency=1`` keeps the per-stage times
+    uninterleaved and ``cache="off"`` makes them measure the models rather than the response cache."""
+    from sparqlab.runs import RunConfig
+
+    def options(name: str) -> dict[str, Any]:
+        return {"start": memory_start} if memory_start is not None and name in STANDIN_MEMORY_OPTIONS else {}
+
+    roles = {}
+    if corrector:
+        roles["corrector"] = {"model": corrector, "url": corrector_url, "options": options(corrector)}
+    return RunConfig(experiment=experiment, kg=kg, model=generator, model_url=generator_url,
+                     model_options=options(generator), model_params=dict(params or {}), model_roles=roles,
+                     dataset=dataset, split=split, limit=limit, concurrency=concurrency, cache=cache)
+
+
+def predictions_by_setting(results: Mapping[str, Any]) -> pd.DataFrame:
+    """The predictions of several runs in one frame with a ``setting`` column (for per-question figures)."""
+    return pd.concat([r.predictions().assign(setting=label) for label, r in results.items()], ignore_index=True)
+
+
 @dataclass
 class TrainedGate:
     """A gate saved in ``folder`` with its content ``digest``, and the generator run its data came from."""

@@ -263,6 +263,31 @@ def metric_lines(data: Any, x: str, metric: str = "f1", hue: str | None = None, 
     return ax
 
 
+def category_shares(counts: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Shares of categories per run as horizontal stacked bars (100 % each), counts in the legend order.
+
+    ``counts`` has one row per category and one column of counts per run (e.g. the ``n`` columns of
+    :func:`sparqlab.eval.error_table`); each bar is labelled with its run's total.
+    """
+    if counts.empty:
+        raise ValueError("no categories to plot")
+    totals = counts.sum(axis=0)
+    shares = 100 * counts.div(totals.where(totals > 0, 1), axis=1)
+    if ax is None:
+        ax = subplots(figsize=(SINGLE_COLUMN[0] + 1.5, max(SINGLE_COLUMN[1], 0.35 * len(counts.columns) + 1)))[1]
+    left = np.zeros(len(counts.columns))
+    colours = sns.color_palette(PALETTE, len(counts.index))
+    for colour, (category, row) in zip(colours, shares.iterrows(), strict=True):
+        ax.barh(range(len(row)), row.to_numpy(), left=left, color=colour, label=str(category))
+        left += row.to_numpy()
+    ax.set_yticks(range(len(counts.columns)), [f"{run} (n={int(totals[run])})" for run in counts.columns])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of predictions (%)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    return ax
+
+
 def score_distribution(data: Any, metric: str = "f1", hue: str | None = "method", bins: int = 10,
                        ax: Axes | None = None) -> Axes:
     """Share of questions per bin of a per-question score in [0, 1] (one bar group per ``hue`` value).
