@@ -87,6 +87,9 @@ def test_standin_refills_the_nearest_example_for_the_new_question(movies_kg):
     # description of the example entity's class
     assert entity.label == "Wind" and entity.id == "entity/Film/Wind"
     assert entity.description == "a person: actor, director or writer"
+    # the lookup ignores case, as a search box would: a tag and a person sharing a name both match
+    assert DesqStandin().lookup("adam sandler") == DesqStandin().lookup("Adam Sandler") == \
+        "entity/Person/Adam%20Sandler"
 
 
 def test_cli_eval_structural_and_desq_commands(isolated, movies_kg, capsys):

@@ -7,8 +7,9 @@ structured output. The paper fine-tunes the generator on the same pairs; :func:`
 
 ``standin-desq`` is an honest non-LLM baseline: it answers with the first (nearest) worked example of the prompt,
 re-filled for the new question — entity labels from the question's [bracketed] mentions, ids from a plain label
-lookup in the KG that takes the first IRI carrying the label (so when a person and a film share a name it
-sometimes picks the wrong one), descriptions from the class of the example's entity. The correction strategies
+lookup in the KG (case-insensitive exact match, first id in sorted order: when a person and a film, or a tag and a
+person, share a name it picks one of them whatever the question meant), descriptions from the class of the
+example's entity. The correction strategies
 then meet real id errors behind correct labels.
 """
 
@@ -161,13 +162,18 @@ class DesqStandin(StandinModel):
                 scheme = scheme_for(self.kg_name)
                 with open_kg(self.kg_name, cache=False) as kg:
                     index = label_index(kg)
-                self._lookup = {label: [s[1] for s in map(scheme.split, iris) if s and s[2] == "entity"]
-                                for label, iris in index.items()}
+                lookup: dict[str, set[str]] = {}
+                for label, iris in index.items():
+                    ids = {s[1] for s in map(scheme.split, iris) if s and s[2] == "entity"}
+                    lookup.setdefault(label.lower(), set()).update(ids)
+                self._lookup = {label: sorted(ids) for label, ids in lookup.items() if ids}
         return self._lookup
 
     def lookup(self, label: str) -> str:
-        """The first entity id labelled ``label`` (sorted ids), ``""`` when none is."""
-        ids = self._ids().get(label, [])
+        """The first entity id (in sorted order) whose label equals ``label`` ignoring case, as a plain search box
+        would match it; ``""`` when there is none. The tag "adam sandler" and the person "Adam Sandler" are both
+        candidates for either mention, and the person comes first."""
+        ids = self._ids().get(label.lower(), [])
         return ids[0] if ids else ""
 
     def respond(self, request: ChatRequest) -> str:
