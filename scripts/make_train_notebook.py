@@ -49,6 +49,11 @@ eval_fraction: float = 0.2               # held-out share for the evaluation los
 gate_epochs: int = 3                     # encoder gate epochs (paper: 3)
 gate_learning_rate: float = 1e-3         # encoder gate learning rate (paper: 2e-5; tiny models need more)
 threads: int = 1                         # PyTorch CPU threads (1 is fastest for tiny models on a shared machine)
+evaluate: bool = False                   # Table 5c: a gated GGC run per trained corrector (served in process)
+eval_split: str = "test"                 # questions of those runs
+eval_limit: int = 20                     # first N of them
+eval_max_tokens: int = 256               # completion budget of a correction
+threshold: float = 0.5                   # gate threshold tau of those runs (paper: 0.5)
 experiment: str = "train-composition"    # figures go to figures/<experiment>/""",
                   metadata={"tags": ["parameters"]}),
     new_code_cell("""\
@@ -58,7 +63,7 @@ from IPython.display import display
 from sparqlab import plots
 from sparqlab.core.paths import runs_dir
 from sparqlab.ggc.data import COMPOSITIONS
-from sparqlab.train.experiments import composition_experiment
+from sparqlab.train.experiments import composition_experiment, evaluate_correctors
 
 sft = {"max_steps": max_steps, "epochs": epochs, "learning_rate": learning_rate, "batch_size": batch_size,
        "grad_accum": grad_accum, "lora_r": lora_r, "lora_alpha": lora_alpha, "eval_fraction": eval_fraction,
@@ -93,6 +98,19 @@ plots.loss_curves(result.histories, hue="module", ax=ax)
 ax.set_title(("[pipeline check] " if result.pipeline_check else "") + f"LoRA SFT on {model_label}")
 plots.save_figure(fig, "loss_curves", experiment=experiment,
                   params={"model": model_label, "limit": limit, "steps": max_steps})"""),
+    new_markdown_cell("""\
+## Correctors in the gated pipeline (Table 5c layout, with `evaluate=True`)
+
+One gated GGC run per trained corrector on the evaluation questions: the generator as above, the experiment's
+encoder gate at τ, the corrector role served in process from its adapter. Query-level accuracy is the paper's
+primary metric. With the tiny random models this only checks that trained adapters plug into the runner."""),
+    new_code_cell("""\
+if evaluate:
+    corrected = evaluate_correctors(result, kg_name=kg, dataset=dataset, split=eval_split, limit=eval_limit,
+                                    generator=generator, generator_url=generator_url,
+                                    generator_options=generator_options, threshold=threshold,
+                                    device="cuda" if gpu else "cpu", max_tokens=eval_max_tokens)
+    display(corrected)"""),
     new_markdown_cell("""\
 ## Using a trained corrector
 

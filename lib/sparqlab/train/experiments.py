@@ -35,7 +35,13 @@ class CompositionResult:
     out: Path
     run_dir: Path
     pipeline_check: bool
+    base: str
     gate_validation: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def adapters(self) -> dict[str, Path]:
+        """Composition name → its trained corrector adapter folder."""
+        return {row["module"].removeprefix("Corrector "): self.out / "sft" / row["module"].split()[-1] / "adapter"
+                for row in self.table.to_dict("records") if row["module"].startswith("Corrector ")}
 
 
 def feasible_compositions(queries: Sequence[Any], compositions: Mapping[str, float]
@@ -156,4 +162,40 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
     (out / "table6.json").write_text(json.dumps({"rows": rows, "skipped": skipped, "pipeline_check": pipeline_check,
                                                  "gate_validation": gate_validation}, indent=2, default=str) + "\n",
                                      encoding="utf-8")
-    return CompositionResult(table, histories, skipped, out, Path(result.run_dir), pipeline_check, gate_validation)
+    return CompositionResult(table, histories, skipped, out, Path(result.run_dir), pipeline_check, base,
+                             gate_validation)
+
+
+def evaluate_correctors(result: CompositionResult, *, kg_name: str = "movies", dataset: str = "mcqa-movies",
+                        split: str = "test", limit: int | None = 20, generator: str = "standin-knn",
+                        generator_url: str | None = None, generator_options: Mapping[str, Any] | None = None,
+                        gate: str = "encoder", threshold: float = 0.5, device: str = "cpu", max_tokens: int = 256,
+                        progress: bool = True) -> pd.DataFrame:
+    """Table 5c: one gated GGC run (Algorithm 1, τ = ``threshold``) per trained corrector, the corrector role
+    served in process from its adapter (:mod:`sparqlab.llm.local_transformers`, ``device`` cpu or cuda, at most
+    ``max_tokens`` per correction) and the gate ``gate-<gate>`` the experiment trained; rows give query-level
+    accuracy, item-level P/R/F1 and corrector calls on ``dataset``/``split`` (first ``limit`` questions), from
+    :func:`sparqlab.ggc.evaluate.pipeline_metrics`. The generator is configured as in
+    :func:`composition_experiment`."""
+    from sparqlab.ggc.evaluate import pipeline_metrics, stage_frame
+    from sparqlab.ggc.method import GGC
+    from sparqlab.kg import open_kg
+    from sparqlab.runs import RunConfig, run
+
+    gate_path = result.out / f"gate-{gate}" / "gate"
+    if not gate_path.is_dir():
+        raise FileNotFoundError(f"{gate_path} does not exist: the experiment trained no {gate!r} gate")
+    rows = []
+    with open_kg(kg_name) as kg:
+        for name, adapter in result.adapters().items():
+            role = {"model": f"local:{result.base}", "params": {"max_tokens": max_tokens},
+                    "options": {"adapter": str(adapter), "served_name": f"corrector-{name}", "device": device}}
+            config = RunConfig(experiment="train-composition-eval", kg=kg_name, dataset=dataset, split=split,
+                               limit=limit, model=generator, model_url=generator_url,
+                               model_options=dict(generator_options or {}), model_roles={"corrector": role},
+                               concurrency=2, progress=progress)
+            run_result = run(GGC(mode="gated", gate_path=str(gate_path), threshold=threshold), config=config, kg=kg)
+            metrics = pipeline_metrics(stage_frame(run_result.run_dir, kg))
+            rows.append({"composition": name, **{k: metrics[k] for k in (
+                "n", "accuracy", "item_precision", "item_recall", "item_f1", "corrector_calls")}})
+    return pd.DataFrame(rows)
