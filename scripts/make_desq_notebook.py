@@ -88,7 +88,7 @@ table"""),
 long = strategy_long(predictions)
 fig, ax = plots.subplots(figsize=(6, 3.2))
 plots.metric_bars(long, metric="value", x="strategy", hue="measure", ax=ax)
-ax.set_ylabel("mean per question")
+ax.set_xlabel("mean over questions (0 to 1)")
 ax.set_title(f"{dataset}: URI correction strategies, {title}")
 plots.save_figure(fig, "uri_strategies", experiment=experiment, runs=[result],
                   params={"dataset": dataset, "model": model, "limit": limit, "threshold": threshold,
