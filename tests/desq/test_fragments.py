@@ -131,3 +131,19 @@ def test_iri_form_of_movie_gold_queries_round_trips(movies_kg):
         decomposition = decompose(gold, MOVIES_SCHEME)
         assert all(s.id.startswith(("entity/", "relation/")) for s in decomposition.slots)
         assert structural_em(assemble(decomposition.fragments, decomposition.slots, MOVIES_SCHEME), gold) == 1
+
+
+def test_a_homonym_is_resolved_by_the_gold_answer_set(movies_kg):
+    from sparqlab.data import load
+    from sparqlab.data.movieqa import result_labels
+    from sparqlab.desq.iri_form import iri_form, label_index
+    from sparqlab.eval import set_f1
+
+    question = next(q for q in load("mcqa-movies", "test") if q.id == "test_79")  # [War] is a film and a genre
+    assert [i for i in label_index(movies_kg)["War"] if "/entity/" in i] == [
+        "http://sparqlab.org/movies/entity/Film/War", "http://sparqlab.org/movies/entity/Genre/War"]
+    gold = iri_form(question.gold_sparql, question.gold_answers, movies_kg)
+    assert "entity/Genre/War>" in gold and "entity/Film/War>" not in gold
+    assert set_f1(result_labels(movies_kg.query(gold)), question.gold_answers) == 1.0
+    first = gold.replace("entity/Genre/War>", "entity/Film/War>")
+    assert set_f1(result_labels(movies_kg.query(first)), question.gold_answers) < 1.0
