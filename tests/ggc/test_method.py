@@ -122,3 +122,21 @@ def test_cli_train_gate_and_build_data_from_runs(trained, tmp_path):
     assert manifest["sizes"]["W1.0+C0.5"]["correct"] == wrong
     bad = sparqlab("ggc", "build-data", "--runs", str(tmp_path), "--out", str(tmp_path / "x"))
     assert bad.returncode == 1 and "not a run folder" in bad.stderr
+
+
+def test_cli_sweep_in_process(trained, capsys, tmp_path):
+    from conftest import MEMORY
+
+    from sparqlab.cli import main
+
+    code = main(["ggc", "sweep", "--gate-path", str(trained.folder), "--limit", "6", "--thresholds", "0,0.5,1.01",
+                 "--corrector", "standin-corrector", "--memory-start", str(MEMORY["start"]), "--memory-stop",
+                 str(MEMORY["stop"]), "--experiment", "ggc-cli", "--out", str(tmp_path / "sweep.csv")])
+    assert code == 0
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "sweep.csv")
+    assert list(table["threshold"]) == [0.0, 0.5, 1.01]
+    assert list(table["trigger_rate"])[0] == 1.0 and list(table["trigger_rate"])[-1] == 0.0
+    assert list(table["corrector_calls"]) == sorted(table["corrector_calls"], reverse=True)
+    assert "run:" in capsys.readouterr().out

@@ -57,8 +57,6 @@ def register(subparsers) -> None:
     _generator_options(sweep, default_split="test", default_limit=None)
     sweep.add_argument("--gate-path", type=Path, required=True, help="trained gate folder")
     sweep.add_argument("--thresholds", default="0.1,0.25,0.5,0.75,0.9", help="comma-separated τ values")
-    sweep.add_argument("--corrector", help="corrector model (default: the run's model)")
-    sweep.add_argument("--corrector-url", help="corrector endpoint")
     sweep.add_argument("--kg-feedback", action="store_true", help="use KG feedback (the gate must be trained so)")
     sweep.add_argument("--out", type=Path, help="also write the table as CSV here")
     sweep.set_defaults(handler=handle_sweep)
@@ -74,18 +72,23 @@ def _generator_options(parser: argparse.ArgumentParser, default_split: str, defa
     parser.add_argument("--kg", default="movies", help="KG (default: movies)")
     parser.add_argument("--variant", default="movies", choices=("movies", "wikidata"), help="prompt variant")
     parser.add_argument("--experiment", default="ggc", help="experiment folder of the runs (default: ggc)")
-    parser.add_argument("--concurrency", type=int, default=8, help="questions in flight (default: 8)")
+    parser.add_argument("--concurrency", type=int, default=1, help="questions in flight (default: 1, so the "
+                        "per-stage times are not interleaved)")
+    parser.add_argument("--cache", default="off", choices=("off", "read_write", "replay"),
+                        help="model response cache (default: off, so times measure the models)")
+    parser.add_argument("--memory-start", type=int, help="GGC stand-ins: first remembered training question")
+    parser.add_argument("--memory-stop", type=int, help="GGC stand-ins: end of the remembered slice")
+    parser.add_argument("--corrector", help="corrector model (default: the generator model)")
+    parser.add_argument("--corrector-url", help="corrector endpoint")
 
 
-def _run_config(args: argparse.Namespace, **changes):
-    from sparqlab.runs import RunConfig
+def _run_config(args: argparse.Namespace):
+    from sparqlab.ggc.experiments import pipeline_config
 
-    roles = {}
-    if getattr(args, "corrector", None):
-        roles["corrector"] = {"model": args.corrector, "url": args.corrector_url}
-    return RunConfig(experiment=args.experiment, kg=args.kg, model=args.model, model_url=args.model_url,
-                     model_roles=roles, dataset=args.dataset, split=args.split, limit=args.limit,
-                     concurrency=args.concurrency, **changes)
+    return pipeline_config(experiment=args.experiment, dataset=args.dataset, split=args.split, limit=args.limit,
+                           generator=args.model, generator_url=args.model_url, corrector=args.corrector,
+                           corrector_url=args.corrector_url, kg=args.kg, memory_start=args.memory_start,
+                           memory_stop=args.memory_stop, concurrency=args.concurrency, cache=args.cache)
 
 
 def handle_train_gate(args: argparse.Namespace) -> int:

@@ -29,21 +29,23 @@ MODE_LABELS = {"none": "generator only", "all": "correct all", "gated": "gated"}
 
 
 STANDIN_MEMORY_OPTIONS = ("standin-knn", "standin-corrector")
-"""Stand-ins that take a memory slice (``start``)."""
+"""Stand-ins that take a memory slice (``start``, ``stop``)."""
 
 
 def pipeline_config(*, experiment: str, dataset: str, split: str, limit: int | None, generator: str,
                     corrector: str | None = None, generator_url: str | None = None, corrector_url: str | None = None,
-                    kg: str = "movies", memory_start: int | None = None, params: Mapping[str, Any] | None = None,
-                    concurrency: int = 1, cache: str = "off") -> Any:
+                    kg: str = "movies", memory_start: int | None = None, memory_stop: int | None = None,
+                    params: Mapping[str, Any] | None = None, concurrency: int = 1, cache: str = "off") -> Any:
     """The :class:`~sparqlab.runs.RunConfig` of a GGC experiment: the generator as the run's model, the
-    corrector as the ``corrector`` role (default: the generator), ``memory_start`` for the GGC stand-ins'
-    memory (ignored for other models), sampling ``params``. ``concurrency=1`` keeps the per-stage times
-    uninterleaved and ``cache="off"`` makes them measure the models rather than the response cache."""
+    corrector as the ``corrector`` role (default: the generator), ``memory_start``/``memory_stop`` for the GGC
+    stand-ins' memory slice (ignored for other models), sampling ``params``. ``concurrency=1`` keeps the
+    per-stage times uninterleaved and ``cache="off"`` makes them measure the models, not the response cache."""
     from sparqlab.runs import RunConfig
 
+    memory = {k: v for k, v in (("start", memory_start), ("stop", memory_stop)) if v is not None}
+
     def options(name: str) -> dict[str, Any]:
-        return {"start": memory_start} if memory_start is not None and name in STANDIN_MEMORY_OPTIONS else {}
+        return dict(memory) if name in STANDIN_MEMORY_OPTIONS else {}
 
     roles = {}
     if corrector:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from sparqlab.ggc.feedback import FEATURES, KGFeedback
-from sparqlab.ggc.memory import BRACKET, LITERAL, bracketed, unescape_literal
+from sparqlab.ggc.memory import BRACKET, LITERAL, bracketed, embed_texts, one_torch_thread, unescape_literal
 
 BACKENDS = ("tfidf", "sbert", "encoder")
 GATE_FILE = "gate.json"
@@ -137,7 +137,8 @@ class Gate:
             "n": len(examples), "n_positive": int(labels.sum()), "sources": list(sources),
             "question_ids": sorted({e.question_id for e in examples if e.question_id})})
         if settings.backend == "encoder":
-            gate._fit_encoder(examples, labels)
+            with one_torch_thread():  # small CPU batches: see one_torch_thread (no effect on a GPU)
+                gate._fit_encoder(examples, labels)
         else:
             gate._fit_linear(examples, labels)
         return gate
@@ -193,7 +194,8 @@ class Gate:
         if self.settings.kg_feedback and any(e.feedback is None for e in examples):
             raise ValueError("this gate reads KG feedback, but an example has none")
         if self.settings.backend == "encoder":
-            return self._encoder_probabilities(examples)
+            with one_torch_thread():
+                return self._encoder_probabilities(examples)
         scores = self._features(examples) @ np.asarray(self.state["coef"]) + self.state["intercept"]
         return 1.0 / (1.0 + np.exp(-np.asarray(scores).ravel()))
 
@@ -212,10 +214,8 @@ class Gate:
             if self.settings.kg_feedback:
                 matrix = hstack([matrix, csr_matrix(_feedback_matrix(examples))]).tocsr()
             return matrix
-        from sparqlab.llm.embeddings import embed
-
         questions, queries = zip(*(gate_inputs(e.question, e.sparql) for e in examples), strict=True)
-        u, v = embed(list(questions)), embed(list(queries))
+        u, v = embed_texts(list(questions)), embed_texts(list(queries))
         parts = [u, v, np.abs(u - v), u * v]
         if self.settings.kg_feedback:
             parts.append(_feedback_matrix(examples))
