@@ -7,24 +7,9 @@ import json
 import os
 
 import pytest
+from train_helpers import sft_config, toy_records
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-NAMES = ["Tom Hanks", "Meryl Streep", "Ridley Scott", "Greta Gerwig", "Bong Joon-ho", "Agnes Varda",
-         "Akira Kurosawa", "Sofia Coppola"]
-RELATIONS = {"star in": "starred_actors", "direct": "directed_by", "write": "written_by"}
-
-
-def toy_records() -> list[dict]:
-    """A learnable toy task: the response repeats the bracketed name and maps the verb to a relation."""
-    records = []
-    for name in NAMES:
-        for verb, relation in RELATIONS.items():
-            records.append({"id": f"{relation}-{name}", "messages": [
-                {"role": "system", "content": "You translate questions into SPARQL."},
-                {"role": "user", "content": f"Question: Which films did [{name}] {verb}?"},
-                {"role": "assistant", "content": f'SELECT ?f WHERE {{ ?f :{relation} "{name}" }}'}]})
-    return records
 
 
 @pytest.fixture(scope="session")
@@ -48,15 +33,6 @@ def tiny_encoder(tmp_path_factory):
 
     return build_tiny_encoder(tmp_path_factory.mktemp("models") / "encoder", [r["messages"][1]["content"]
                                                                               for r in toy_records()])
-
-
-def sft_config(base, data, out, **changes):
-    from sparqlab.train.sft import SFTConfig
-
-    settings = {"max_steps": 8, "batch_size": 8, "grad_accum": 1, "learning_rate": 1e-2, "eval_fraction": 0.25,
-                "eval_steps": 4, "save_steps": 4, "lora_r": 8, "lora_alpha": 16, "threads": 1, "progress": False,
-                "seed": 0}
-    return SFTConfig(base=str(base), data=str(data), out=str(out), **{**settings, **changes})
 
 
 @pytest.fixture(scope="session")

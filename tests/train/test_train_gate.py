@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import NAMES, RELATIONS
+from train_helpers import NAMES, RELATIONS
 
 from sparqlab.train.gate import read_gate_examples, stratified_split, train_gate
 from sparqlab.train.records import RecordError, file_digest

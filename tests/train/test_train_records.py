@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import toy_records
+from train_helpers import toy_records
 
 from sparqlab.train.records import IGNORE_INDEX, RecordError, collate, encode, read_records, record_messages
 

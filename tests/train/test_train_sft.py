@@ -7,7 +7,7 @@ import json
 
 import openai
 import pytest
-from conftest import sft_config
+from train_helpers import sft_config
 
 from sparqlab.train.records import file_digest
 from sparqlab.train.sft import load_training, split_records, train_sft
