@@ -140,3 +140,9 @@ def test_cli_sweep_in_process(trained, capsys, tmp_path):
     assert list(table["trigger_rate"])[0] == 1.0 and list(table["trigger_rate"])[-1] == 0.0
     assert list(table["corrector_calls"]) == sorted(table["corrector_calls"], reverse=True)
     assert "run:" in capsys.readouterr().out
+
+
+def test_scoring_the_gate_training_questions_is_refused(trained, movies):
+    config = base_config(dataset="mcqa-movies", split="train", limit=3)
+    with pytest.raises(ValueError, match="training examples"):
+        run(GGC(mode="gated", gate_path=str(trained.folder)), config=config, kg=movies)

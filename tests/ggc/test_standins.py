@@ -1,0 +1,49 @@
+"""The template memory and the GGC stand-ins on their own: entity re-filling, prompt parsing, and the corrector's
+fallback to the generated query; the prompt table renders for both variants."""
+
+import pytest
+from conftest import MEMORY
+
+from sparqlab.ggc.memory import bracketed, fill_template, mask_entities, same_query
+from sparqlab.ggc.prompts import PROMPTS, corrector_messages, generator_messages
+from sparqlab.ggc.standins import question_in
+from sparqlab.llm import get_model
+from sparqlab.methods.parsing import extract_sparql
+
+TEMPLATE = 'SELECT ?uri WHERE { ?a rdfs:label "Alien" . ?b rdfs:label "Sigourney \\"S\\" Weaver" . FILTER(?l != "Alien") }'
+
+
+def test_fill_template_maps_entities_in_order_and_escapes():
+    filled = fill_template(TEMPLATE, ["Alien", 'Sigourney "S" Weaver'], ["Heat", 'Al "P" Pacino'])
+    assert filled == ('SELECT ?uri WHERE { ?a rdfs:label "Heat" . ?b rdfs:label "Al \\"P\\" Pacino" . '
+                      'FILTER(?l != "Heat") }')
+    assert fill_template(TEMPLATE, ["Alien"], ["Heat", "Pacino"]) is None
+    assert bracketed("films by [Ridley Scott] tagged [sci-fi]") == ["Ridley Scott", "sci-fi"]
+    assert mask_entities("films by [Ridley Scott] tagged [sci-fi]") == "films by [X] tagged [X]"
+    assert same_query("SELECT  ?x\n{ }", "SELECT ?x { }") and not same_query(None, "SELECT")
+
+
+def test_prompts_render_for_both_variants():
+    for variant in ("movies", "wikidata"):
+        system, user = generator_messages("who directed [Heat]?", "movies", "NOTES", variant)
+        assert "NOTES" in system["content"] and question_in(user["content"]) == "who directed [Heat]?"
+        system, user = corrector_messages("who directed [Heat]?", "SELECT ?x {}", "movies", "NOTES", variant,
+                                          feedback="the query executes but returns no results")
+        assert extract_sparql(user["content"]) == "SELECT ?x {}" and "returns no results" in user["content"]
+    assert "Execution feedback" not in corrector_messages("q", "SELECT ?x {}", "m", "n")[1]["content"]
+    assert all(template.digest for template in PROMPTS.values())
+
+
+def test_standins_answer_from_memory_and_corrector_keeps_what_it_cannot_improve(movies):
+    generator = get_model("standin-knn", **MEMORY)
+    corrector = get_model("standin-corrector", **MEMORY)
+    question = "which [Drama] movies did [Ridley Scott] direct?"
+    reply = generator.chat_sync(generator_messages(question, "movies", "notes"))
+    query = extract_sparql(reply.text)
+    assert query and '"Ridley Scott"' in query and generator.is_standin
+    assert generator.chat_sync([{"role": "user", "content": "no question here"}]).text.startswith("I could not")
+    unanswerable = "which [Nothing] movies did [Nobody Atall] direct?"
+    kept = corrector.chat_sync(corrector_messages(unanswerable, query, "movies", "notes"))
+    assert extract_sparql(kept.text) == query  # no candidate executes non-empty: the input comes back unchanged
+    with pytest.raises(ValueError, match="k must be"):
+        get_model("standin-corrector", k=0, **MEMORY)
