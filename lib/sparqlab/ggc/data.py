@@ -61,7 +61,7 @@ class LabelledQuery:
 
 async def generator_pass(questions: Sequence[Question], kg: Any, model: Any, params: Mapping[str, Any] | None = None,
                          *, variant: str = "movies", experiment: str = "ggc-gate-data",
-                         output_root: str | None = None, progress: bool = False) -> Any:
+                         output_root: str | None = None, progress: bool = True) -> Any:
     """Run the generator alone (``GGC(mode="none")``) over ``questions`` as an ordinary run; returns the
     :class:`~sparqlab.runs.RunResult`. ``model`` is a ready chat model, ``params`` its sampling parameters."""
     from sparqlab.ggc.method import GGC
