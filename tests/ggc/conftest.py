@@ -9,11 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-MEMORY = {"start": 4000, "stop": 4200}
-"""The stand-ins' memory in these tests: 200 questions of mcqa-movies train (disjoint from the gate data)."""
-TRAIN_LIMIT = 80
-TEST_LIMIT = 16
+from ggc_helpers import TRAIN_LIMIT, base_config
 
 
 @pytest.fixture(scope="session")
@@ -44,16 +40,6 @@ def movies(session_cache):
     kg = open_kg("movies")
     yield kg
     kg.close()
-
-
-def base_config(**changes):
-    """A run configuration with the GGC stand-ins on the small memory (response cache off)."""
-    from sparqlab.runs import RunConfig
-
-    settings = dict(experiment="ggc-test", kg="movies", model="standin-knn", model_options=dict(MEMORY),
-                    model_roles={"corrector": {"model": "standin-corrector", "options": dict(MEMORY)}},
-                    cache="off", concurrency=2, progress=False)
-    return RunConfig(**{**settings, **changes})
 
 
 @pytest.fixture(scope="session")

@@ -169,3 +169,19 @@ def test_an_edited_standin_misses_the_cache_instead_of_replaying_old_answers(tmp
     assert replayed.cached and replayed.text == "old answer"
     fresh = ask(edited)
     assert not fresh.cached and fresh.text == "new answer"
+
+
+def test_a_standin_created_with_other_options_misses_the_cache(tmp_path):
+    from sparqlab.llm import create_standin
+
+    cache_path = tmp_path / "responses.sqlite"
+
+    def ask(delay_ms):
+        standin = create_standin("standin-latency", delay_ms=delay_ms)
+        return standin.root, asyncio.run(CachedModel(standin, cache_path).chat("Who directed Alien?"))
+
+    first_root, first = ask(0)
+    again_root, again = ask(0)
+    other_root, other = ask(1)
+    assert first_root == again_root != other_root
+    assert not first.cached and again.cached and not other.cached

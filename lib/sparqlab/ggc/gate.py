@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from sparqlab.ggc.feedback import FEATURES, KGFeedback
-from sparqlab.ggc.memory import BRACKET, LITERAL, bracketed, embed_texts, one_torch_thread, unescape_literal
+from sparqlab.ggc.memory import BRACKET, LITERAL, bracketed, unescape_literal
+from sparqlab.llm.embeddings import embed, one_torch_thread
 
 BACKENDS = ("tfidf", "sbert", "encoder")
 GATE_FILE = "gate.json"
@@ -215,7 +216,7 @@ class Gate:
                 matrix = hstack([matrix, csr_matrix(_feedback_matrix(examples))]).tocsr()
             return matrix
         questions, queries = zip(*(gate_inputs(e.question, e.sparql) for e in examples), strict=True)
-        u, v = embed_texts(list(questions)), embed_texts(list(queries))
+        u, v = embed(list(questions)), embed(list(queries))
         parts = [u, v, np.abs(u - v), u * v]
         if self.settings.kg_feedback:
             parts.append(_feedback_matrix(examples))

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,37 +22,11 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.data.question import Question
 from sparqlab.kg.results import quote_literal
+from sparqlab.llm.embeddings import embed
 
 BRACKET = re.compile(r"\[([^\[\]]+)\]")
 MASK = "[X]"
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
-
-
-_TORCH_LOCK = threading.Lock()
-
-
-@contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run torch on one thread inside the block (and one block at a time). The stand-ins embed one question
-    per call; with two threads on a busy two-core machine, OpenMP's waiting makes such a call 50x slower
-    (measured: 0.49 s vs 0.008 s)."""
-    import torch
-
-    with _TORCH_LOCK:
-        previous = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(previous)
-
-
-def embed_texts(texts: str | Sequence[str]) -> np.ndarray:
-    """:func:`sparqlab.llm.embeddings.embed` under :func:`one_torch_thread`."""
-    from sparqlab.llm.embeddings import embed
-
-    with one_torch_thread():
-        return embed(texts)
 
 
 def bracketed(text: str) -> list[str]:
@@ -110,7 +83,7 @@ class TemplateMemory:
 
     def nearest(self, text: str, k: int) -> list[tuple[Template, float]]:
         """The ``k`` templates whose masked questions are most similar to ``text``'s, most similar first."""
-        similarity = self.vectors @ embed_texts(mask_entities(text))[0]
+        similarity = self.vectors @ embed(mask_entities(text))[0]
         order = np.argsort(-similarity, kind="stable")[:k]
         return [(self.templates[i], float(similarity[i])) for i in order]
 
@@ -134,7 +107,7 @@ def _cached_embeddings(texts: list[str]) -> np.ndarray:
     path = cache_dir() / "ggc" / f"memory-{stable_hash([MODEL_NAME, texts], 16)}.npy"
     if path.exists():
         return np.load(path, allow_pickle=False)
-    vectors = embed_texts(texts)
+    vectors = embed(texts)
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_save(path, vectors)
     return vectors

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.hashing import stable_hash
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage, estimate_tokens
 
 STANDIN_PREFIX = "standin-"
@@ -87,6 +88,8 @@ def create_standin(name: str, **kwargs: Any) -> ChatModel:
     if not getattr(model, "is_standin", False):
         raise TypeError(f"the factory registered as {name!r} returned {model!r}, which is not marked is_standin")
     check_standin_name(model.name)
+    if kwargs and isinstance(model, StandinModel):
+        model.options = dict(kwargs)
     return model
 
 
@@ -130,6 +133,8 @@ class StandinModel(ChatModel):
     event loop) and depend on the request only. Stop sequences and ``max_tokens`` are applied for you."""
 
     is_standin = True
+    options: dict[str, Any] = {}
+    """The options it was created with by :func:`create_standin` (a run's ``model_options``); part of :attr:`root`."""
 
     def __init__(self, name: str | None = None):
         if name is not None:
@@ -140,8 +145,10 @@ class StandinModel(ChatModel):
     def root(self) -> str:
         """What is served under the name, as vLLM's ``root`` field says it: the name plus a digest of the code of
         the modules defining this stand-in, so an edited stand-in misses the response cache (in-process and
-        through the project's server) instead of replaying the old code's answers."""
-        return f"{self.name}@{code_digest(type(self))}"
+        through the project's server) instead of replaying the old code's answers; likewise a stand-in created
+        with other options (e.g. another retrieval memory) does not replay the answers of the first."""
+        root = f"{self.name}@{code_digest(type(self))}"
+        return f"{root}/{stable_hash(self.options, 8)}" if self.options else root
 
     async def served_identity(self) -> dict[str, Any] | None:
         return {"root": self.root}

@@ -2,7 +2,7 @@
 fallback to the generated query; the prompt table renders for both variants."""
 
 import pytest
-from conftest import MEMORY
+from ggc_helpers import MEMORY
 
 from sparqlab.ggc.memory import bracketed, fill_template, mask_entities, same_query
 from sparqlab.ggc.prompts import PROMPTS, corrector_messages, generator_messages

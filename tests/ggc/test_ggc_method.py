@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TEST_LIMIT, base_config
+from ggc_helpers import TEST_LIMIT, base_config
 
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.eval.errors import CATEGORIES
@@ -125,7 +125,7 @@ def test_cli_train_gate_and_build_data_from_runs(trained, tmp_path):
 
 
 def test_cli_sweep_in_process(trained, capsys, tmp_path):
-    from conftest import MEMORY
+    from ggc_helpers import MEMORY
 
     from sparqlab.cli import main
 
