@@ -9,17 +9,16 @@ given a placeholder namespace, which changes no feature.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
+
+from sparqlab.eval.algebra import parse_algebra
 
 TRIPLE_BUCKETS = ((1, "1"), (2, "2"), (4, "3-4"), (None, "5+"))
 """Upper bounds (inclusive) and names of the ``triples_bucket`` feature; 0 triples is ``"0"``."""
 
 FEATURES = ("triples", "triples_bucket", "filter", "aggregate", "order_by", "optional", "union")
 """The keys :func:`query_complexity` returns (each ``None`` when the query does not parse)."""
-
-_PREFIXED = re.compile(r"(?<![\w<:/#])([A-Za-z][\w.-]*)?:(?=[\w%\\]|\s|$)")
 
 
 def triples_bucket(count: int) -> str:
@@ -38,13 +37,8 @@ def query_complexity(sparql: str | None) -> dict[str, Any]:
 
 @lru_cache(maxsize=4096)
 def _complexity(sparql: str) -> tuple[tuple[str, Any], ...]:
-    from rdflib.plugins.sparql.algebra import translateQuery
-    from rdflib.plugins.sparql.parser import parseQuery
-
-    namespaces = {prefix or "": f"urn:sparqlab:prefix:{prefix}#" for prefix in _PREFIXED.findall(sparql)}
-    try:
-        algebra = translateQuery(parseQuery(sparql), initNs=namespaces).algebra
-    except Exception:  # noqa: BLE001 - rdflib raises bare Exceptions and pyparsing errors; any failure = unparsed
+    algebra = parse_algebra(sparql)
+    if algebra is None:
         return tuple(dict.fromkeys(FEATURES).items())
     found = {"triples": 0, "filter": False, "aggregate": False, "order_by": False, "optional": False,
              "union": False}

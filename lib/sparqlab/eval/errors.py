@@ -20,12 +20,12 @@ categories per run in the layout of the paper's Table 3.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from sparqlab.eval.algebra import parse_algebra
 from sparqlab.eval.metrics import set_scores
 from sparqlab.eval.normalise import answer_set
 
@@ -105,31 +105,15 @@ class QueryShape:
     constraints: int
 
 
-_PREFIX_DECL = re.compile(r"PREFIX\s+([\w-]*):", re.IGNORECASE)
-_PREFIX_USE = re.compile(r"(?<![\w<?$\"'])([A-Za-z][\w-]*):(?=[\w])")
-
-
-def _declare_missing_prefixes(sparql: str) -> str:
-    """Declare prefixes a query uses without declaring (KG profiles add them at execution time) under a
-    placeholder namespace, so the query parses and equal prefixed names stay equal."""
-    declared = {p.lower() for p in _PREFIX_DECL.findall(sparql)}
-    body = re.sub(r"<[^>]*>|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", " ", sparql)
-    missing = sorted({p for p in _PREFIX_USE.findall(body) if p.lower() not in declared and p.lower() != "_"})
-    return "".join(f"PREFIX {p}: <urn:sparqlab:prefix:{p}/>\n" for p in missing) + sparql
-
-
 @lru_cache(maxsize=4096)
 def query_shape(sparql: str) -> QueryShape | None:
-    """The :class:`QueryShape` of a query, or ``None`` when rdflib cannot parse it."""
+    """The :class:`QueryShape` of a query, or ``None`` when it has no algebra (:func:`parse_algebra`)."""
     from rdflib import Literal, URIRef, Variable
     from rdflib.paths import Path as PropertyPath
-    from rdflib.plugins.sparql.algebra import translateQuery
-    from rdflib.plugins.sparql.parser import parseQuery
     from rdflib.plugins.sparql.parserutils import CompValue
 
-    try:
-        algebra = translateQuery(parseQuery(_declare_missing_prefixes(sparql))).algebra
-    except Exception:  # rdflib raises pyparsing and its own errors alike
+    algebra = parse_algebra(sparql)
+    if algebra is None:
         return None
     triples: list[tuple[Any, Any, Any]] = []
     filters: list[Any] = []
