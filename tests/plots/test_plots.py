@@ -21,14 +21,6 @@ RECORDS = [
 ]
 
 
-@pytest.fixture
-def figures(tmp_path, monkeypatch):
-    folder = tmp_path / "figs"
-    monkeypatch.setenv("SPARQLAB_FIGURES", str(folder))
-    yield folder
-    plt.close("all")
-
-
 def test_save_figure_writes_valid_png_and_pdf(figures):
     ax = plots.metric_bars(RECORDS, metric="f1", x="method")
     paths = plots.save_figure(ax.figure, "f1_by_method")

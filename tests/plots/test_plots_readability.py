@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import json
 
-import matplotlib
+import pytest
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-
-from sparqlab import plots  # noqa: E402
-
-
-@pytest.fixture
-def figures(tmp_path, monkeypatch):
-    folder = tmp_path / "figs"
-    monkeypatch.setenv("SPARQLAB_FIGURES", str(folder))
-    yield folder
-    plt.close("all")
+from sparqlab import plots
 
 
 def records(groups: int, per_group: int = 3, field: str = "qtype"):
