@@ -1,12 +1,10 @@
 """Writes notebooks/01_agent_runs.ipynb, 02_schema_coverage.ipynb and 03_ablations.ipynb (issue 8), kept as a script
 so the notebooks' source is reviewable as text. All logic lives in ``sparqlab.agents.experiments``."""
 
-from pathlib import Path
-
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+from sparqlab.notebooks import parameters_cell, write_generated_notebook
 
 STANDIN_NOTE = """\
 The defaults run offline on the bundled movie KG with `standin-agent`, a deterministic lexical policy that answers
@@ -52,18 +50,11 @@ agent_options = dict(controller_temperature=controller_temperature, max_actions=
 figure_params = {"model": model, "kg": kg, "sample": sample, "limit": limit}"""
 
 
-def notebook(cells: list) -> nbformat.NotebookNode:
-    return new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "language_info": {"name": "python"},
-    })
-
-
 def parameters(sample: int, extra: str) -> nbformat.NotebookNode:
-    return new_code_cell(COMMON_PARAMETERS.format(sample=sample) + "\n" + extra, metadata={"tags": ["parameters"]})
+    return parameters_cell(COMMON_PARAMETERS.format(sample=sample) + "\n" + extra)
 
 
-AGENT_RUNS = notebook([
+AGENT_RUNS = [
     new_markdown_cell("# SPINACH vs SAGA\n\nThe SAGA paper's main comparison on any dataset: F1 / EM (Table 1 layout), "
                       "empty-result rate (Table 4), Boolean vs factoid questions (Table 3), and what each method "
                       "spends per question (actions, model calls by kind, tokens, properties shown and removed).\n\n"
@@ -99,9 +90,9 @@ plots.save_figure(fig, "agents_f1_and_calls", experiment=experiment, params=figu
     new_code_cell("""\
 display(frame[["variant", "dataset", "question", "f1", "actions", "model_calls_total", "error_category",
                "predicted_sparql"]].head(12))"""),
-])
+]
 
-COVERAGE = notebook([
+COVERAGE = [
     new_markdown_cell("# Robustness to incomplete schema\n\nSAGA keeping a fraction of the formal domain "
                       "declarations (P2302 on Wikidata, `rdfs:domain` on the movie KG), chosen by a seed; masked "
                       "properties fall back to sampled types, or stay unconstrained without the empirical fallback "
@@ -127,9 +118,9 @@ ax = plots.metric_lines(frame, x="coverage", metric="f1", hue="dataset", units="
 ax.set_title(f"{label}, band: sd over {len(seeds)} seeds")
 plots.save_figure(ax.figure, "coverage_f1", experiment=experiment,
                   params={**figure_params, "seeds": len(seeds), "fallback": empirical_fallback}, runs=results)"""),
-])
+]
 
-ABLATION = notebook([
+ABLATION = [
     new_markdown_cell("# Component ablation\n\nFull SAGA against SAGA without type-constrained filtering, without "
                       "the persistent type state, and without the answer-type prior (Table 5 layout), with "
                       "SPINACH for reference.\n\n" + STANDIN_NOTE),
@@ -151,9 +142,7 @@ label = model_label(model, results[0].metrics["model_is_standin"])"""),
 ax = plots.metric_bars(frame, metric="f1", x="variant", hue="dataset")
 ax.set_title(label)
 plots.save_figure(ax.figure, "ablation_f1", experiment=experiment, params=figure_params, runs=results)"""),
-])
+]
 
-for name, nb in (("01_agent_runs", AGENT_RUNS), ("02_schema_coverage", COVERAGE), ("03_ablations", ABLATION)):
-    path = NOTEBOOKS / f"{name}.ipynb"
-    nbformat.write(nb, path)
-    print(f"wrote {path}")
+for name, cells in (("01_agent_runs", AGENT_RUNS), ("02_schema_coverage", COVERAGE), ("03_ablations", ABLATION)):
+    write_generated_notebook(cells, f"{name}.ipynb")

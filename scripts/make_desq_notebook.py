@@ -1,9 +1,8 @@
 """Writes notebooks/07_uri_correction.ipynb (kept as a script so the notebook's source is reviewable as text)."""
 
-from pathlib import Path
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from sparqlab.notebooks import parameters_cell, write_generated_notebook
 
 CELLS = [
     new_markdown_cell("""\
@@ -22,7 +21,7 @@ The defaults run offline with `standin-desq`, a deterministic nearest-example ba
 by a film and a person sometimes gets the wrong id behind the right label. The first run builds the movie KB memory
 (43k entries, embedded once with the offline MiniLM and cached under `.cache/artifacts/`); later runs load it.
 Use a real model with `-p model openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`."""),
-    new_code_cell("""\
+    parameters_cell("""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
@@ -46,8 +45,7 @@ wikidata_train: str = "qald9plus"     # their worked examples (train split)
 wikidata_limit: int = 30              # questions per Wikidata benchmark
 wikidata_memory_limit: int = 0        # properties in the Wikidata property memory (0: all 12,066)
 experiment: str = "desq_uri_correction"  # runs/<experiment>/, figures/<experiment>/
-cache: str = "read_write"             # "replay": serve model calls from the response cache only""",
-                  metadata={"tags": ["parameters"]}),
+cache: str = "read_write"             # "replay": serve model calls from the response cache only"""),
     new_code_cell("""\
 import pandas as pd
 from IPython.display import display
@@ -122,10 +120,4 @@ for name in wikidata_sets:
 pd.concat(wikidata_tables, names=["dataset"])"""),
 ]
 
-notebook = new_notebook(cells=CELLS, metadata={
-    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-    "language_info": {"name": "python"},
-})
-path = Path(__file__).resolve().parents[1] / "notebooks" / "07_uri_correction.ipynb"
-nbformat.write(notebook, path)
-print(f"wrote {path}")
+write_generated_notebook(CELLS, "07_uri_correction.ipynb")

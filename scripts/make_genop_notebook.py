@@ -1,9 +1,8 @@
 """Writes notebooks/08_generative_sparql.ipynb (kept as a script so the notebook's source is reviewable as text)."""
 
-from pathlib import Path
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from sparqlab.notebooks import parameters_cell, write_generated_notebook
 
 CELLS = [
     new_markdown_cell("""\
@@ -18,7 +17,7 @@ query over the movie KG that joins generated genres back to the KG by similarity
 By default the oracle is the **scripted model** (`standin-genop-script`, the paper's *assumed* model outputs
 written out, not an LLM). With a served model: `sparqlab reproduce 08_generative_sparql -p model
 openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`."""),
-    new_code_cell("""\
+    parameters_cell("""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 kg: str = "movies"                # KG of the movie demo: name, SPARQL endpoint URL or RDF file
 model: str = "scripted"           # "scripted" (the paper's assumed outputs) or the model name a server serves
@@ -32,8 +31,7 @@ r: int = 1                        # validation repetitions R
 aggregation: str = "majority"     # how the R validation votes combine: all, majority, any
 similarity: str = "normalised"    # Str≃ for generated values: exact, normalised, jaccard, ratio
 director: str = "Ridley Scott"    # the movie demo's director (the scripted outputs cover Ridley Scott's genres)
-experiment: str = "genop"         # figures go to figures/<experiment>/""",
-                  metadata={"tags": ["parameters"]}),
+experiment: str = "genop"         # figures go to figures/<experiment>/"""),
     new_code_cell("""\
 from IPython.display import display
 
@@ -133,10 +131,4 @@ table.head(15)"""),
     new_code_cell("events(movie_result, 'propose').head(10)"),
 ]
 
-notebook = new_notebook(cells=CELLS, metadata={
-    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-    "language_info": {"name": "python"},
-})
-path = Path(__file__).resolve().parents[1] / "notebooks" / "08_generative_sparql.ipynb"
-nbformat.write(notebook, path)
-print(f"wrote {path}")
+write_generated_notebook(CELLS, "08_generative_sparql.ipynb")

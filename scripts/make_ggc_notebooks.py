@@ -1,12 +1,9 @@
 """Writes notebooks/04_ggc_main.ipynb, 05_gate_threshold_sweep.ipynb and 06_error_categorisation.ipynb (kept as a
 script so the notebooks' source is reviewable as text). All logic lives in sparqlab.ggc / sparqlab.eval."""
 
-from pathlib import Path
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+from sparqlab.notebooks import parameters_cell, write_generated_notebook
 
 STANDIN_NOTE = """\
 The defaults run offline with the GGC stand-ins — `standin-knn` (generator: the nearest remembered training
@@ -66,12 +63,6 @@ def parameters(extra: str, train_limit: int, test_limit: int) -> str:
             + COMMON_PARAMETERS.format(train_limit=train_limit, test_limit=test_limit) + "\n" + extra)
 
 
-def notebook(cells: list) -> nbformat.NotebookNode:
-    return new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "language_info": {"name": "python"}})
-
-
 MAIN = [
     new_markdown_cell(f"""\
 # GGC: generator only vs correct all vs gated (Tables 2 and 4)
@@ -81,14 +72,13 @@ P(correction required | q, s(0)), and the corrector runs only when that probabil
 on the generator's own output over a training split (an ordinary run in `runs/ggc-gate-data/`).
 
 {STANDIN_NOTE}"""),
-    new_code_cell(parameters("""\
+    parameters_cell(parameters("""\
 gate_backends: list[str] = ["tfidf", "sbert"]  # gates compared in Table 4
 encoder_path: Optional[str] = None         # a local Hugging Face encoder folder adds the paper's RoBERTa-style gate
 gate_backend: str = "tfidf"                # the gate of the gated pipeline
 threshold: float = 0.5                     # τ
 kg_feedback: bool = False                  # execute s(0) and give gate and corrector the feedback
-experiment: str = "ggc-main"               # runs/<experiment>/, figures/<experiment>/""", 400, 120),
-                  metadata={"tags": ["parameters"]}),
+experiment: str = "ggc-main"               # runs/<experiment>/, figures/<experiment>/""", 400, 120)),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_markdown_cell("## Train the gates\nOne generator pass over the training questions; each backend is trained "
@@ -138,13 +128,12 @@ corrector once per question that any τ triggers; every τ's trigger rate, gate 
 time then come from its records (`sparqlab ggc sweep` does the same from the shell).
 
 {STANDIN_NOTE}"""),
-    new_code_cell(parameters("""\
+    parameters_cell(parameters("""\
 thresholds: list[float] = [0.1, 0.25, 0.5, 0.75, 0.9]  # τ values of the sweep
 gate_backend: str = "tfidf"                # gate backend (tfidf, sbert, encoder)
 encoder_path: Optional[str] = None         # local encoder folder for gate_backend="encoder"
 threshold: float = 0.5                     # τ of the with/without feedback comparison
-experiment: str = "ggc-sweep"              # runs/<experiment>/, figures/<experiment>/""", 400, 120),
-                  metadata={"tags": ["parameters"]}),
+experiment: str = "ggc-sweep"              # runs/<experiment>/, figures/<experiment>/""", 400, 120)),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_code_cell("""\
@@ -181,12 +170,11 @@ notebook tabulates them for the GGC generator before and after gated correction,
 (`run_dirs`, e.g. the agents' runs; older runs without the field are categorised on the fly).
 
 {STANDIN_NOTE}"""),
-    new_code_cell(parameters("""\
+    parameters_cell(parameters("""\
 run_dirs: list[str] = []                   # more run folders to tabulate (any method)
 gate_backend: str = "tfidf"                # gate of the gated run
 threshold: float = 0.5                     # τ of the gated run
-experiment: str = "ggc-errors"             # runs/<experiment>/, figures/<experiment>/""", 300, 100),
-                  metadata={"tags": ["parameters"]}),
+experiment: str = "ggc-errors"             # runs/<experiment>/, figures/<experiment>/""", 300, 100)),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_code_cell("""\
@@ -209,6 +197,4 @@ plots.save_figure(ax.figure, "error_categories", experiment=experiment, runs=[*r
 ]
 
 for name, cells in (("04_ggc_main", MAIN), ("05_gate_threshold_sweep", SWEEP), ("06_error_categorisation", ERRORS)):
-    path = NOTEBOOKS / f"{name}.ipynb"
-    nbformat.write(notebook(cells), path)
-    print(f"wrote {path}")
+    write_generated_notebook(cells, f"{name}.ipynb")

@@ -1,9 +1,8 @@
 """Writes notebooks/00_quickstart.ipynb (kept as a script so the notebook's source is reviewable as text)."""
 
-from pathlib import Path
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from sparqlab.notebooks import parameters_cell, write_generated_notebook
 
 CELLS = [
     new_markdown_cell("""\
@@ -14,7 +13,7 @@ Build the bundled movie KG, ask one question with a model, look at its trace, sc
 The defaults run offline with `standin-keyword-rules`, a deterministic keyword baseline (**not an LLM**; its
 scores are labelled `[standin]`). To use a real model, serve it with vLLM and set `model` and `model_url`, e.g.
 `sparqlab reproduce 00_quickstart -p model openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`."""),
-    new_code_cell("""\
+    parameters_cell("""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 # `sparqlab reproduce 00_quickstart -p NAME VALUE` checks each override against the type declared here.
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
@@ -33,8 +32,7 @@ seed: int = 0                         # request seed
 concurrency: int = 8                  # questions in flight at once
 experiment: str = "quickstart"        # runs go to runs/<experiment>/, figures to figures/<experiment>/
 cache: str = "read_write"             # "replay": serve model calls from the response cache only
-showcase_question: Optional[str] = "test_1032"  # id of the question asked alone (None: the first one)""",
-                  metadata={"tags": ["parameters"]}),
+showcase_question: Optional[str] = "test_1032"  # id of the question asked alone (None: the first one)"""),
     new_code_cell("""\
 import pandas as pd
 from IPython.display import HTML, display
@@ -93,10 +91,4 @@ plots.save_figure(ax.figure, "f1_by_qtype", experiment=experiment, runs=results,
     new_code_cell("widgets.trace_browser()"),
 ]
 
-notebook = new_notebook(cells=CELLS, metadata={
-    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-    "language_info": {"name": "python"},
-})
-path = Path(__file__).resolve().parents[1] / "notebooks" / "00_quickstart.ipynb"
-nbformat.write(notebook, path)
-print(f"wrote {path}")
+write_generated_notebook(CELLS, "00_quickstart.ipynb")

@@ -1,9 +1,8 @@
 """Writes notebooks/09_corrector_data_composition.ipynb (kept as a script so the notebook's source is reviewable)."""
 
-from pathlib import Path
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from sparqlab.notebooks import parameters_cell, write_generated_notebook
 
 CELLS = [
     new_markdown_cell("""\
@@ -22,7 +21,7 @@ the pipeline runs end to end and that the loss on the response tokens falls; the
 models. On a GPU machine: `sparqlab reproduce 09_corrector_data_composition -p base_model /models/Llama-3.2-3B-Instruct
 -p encoder /models/roberta-base -p gpu true -p max_steps -1 -p learning_rate 2e-4 -p limit 2500`, with the
 generator served by vLLM (`-p generator generator -p generator_url http://gpu-node:8000/v1`)."""),
-    new_code_cell("""\
+    parameters_cell("""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[str], not str | None
 
@@ -54,8 +53,7 @@ eval_split: str = "test"                 # questions of those runs
 eval_limit: int = 20                     # first N of them
 eval_max_tokens: int = 256               # completion budget of a correction
 threshold: float = 0.5                   # gate threshold tau of those runs (paper: 0.5)
-experiment: str = "train-composition"    # figures go to figures/<experiment>/""",
-                  metadata={"tags": ["parameters"]}),
+experiment: str = "train-composition"    # figures go to figures/<experiment>/"""),
     new_code_cell("""\
 import pandas as pd
 from IPython.display import display
@@ -122,10 +120,4 @@ through the project's own server."""),
     new_code_cell("print(result.out)"),
 ]
 
-notebook = new_notebook(cells=CELLS, metadata={
-    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-    "language_info": {"name": "python"},
-})
-path = Path(__file__).resolve().parents[1] / "notebooks" / "09_corrector_data_composition.ipynb"
-nbformat.write(notebook, path)
-print(f"wrote {path}")
+write_generated_notebook(CELLS, "09_corrector_data_composition.ipynb")
