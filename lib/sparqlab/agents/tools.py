@@ -29,6 +29,7 @@ from sparqlab.kg.results import QueryResult
 from sparqlab.methods import QuestionContext
 from sparqlab.methods.tools import Observation, Tool, register_tool
 from sparqlab.schema import (
+    Triple,
     TypeState,
     domain_conflicts,
     frequent_types,
@@ -277,11 +278,10 @@ async def _examples(ctx: QuestionContext, args: dict[str, Any]) -> Observation:
     return Observation("\n".join(lines), rows)
 
 
-async def _blocked(ctx: QuestionContext, session: AgentSession, sparql: str) -> str | None:
+async def _blocked(ctx: QuestionContext, session: AgentSession, triples: list[Triple]) -> str | None:
     """SAGA's execute-time check: the [BLOCKED] text for the first pattern whose property's known domain excludes
     its subject's known types (Θ plus the query's own type patterns), else ``None``."""
     profile = ctx.kg.profile
-    triples = triple_patterns(sparql, profile.prefixes)
     # without a persistent state only what this query itself says counts
     state = session.theta if session.option("type_state") else TypeState()
     for term, cls in state.observe_query(triples, profile.type_predicate):
@@ -306,11 +306,12 @@ async def _blocked(ctx: QuestionContext, session: AgentSession, sparql: str) -> 
             f"Use a property that applies to {kinds}.")
 
 
-async def _range_evidence(ctx: QuestionContext, session: AgentSession, sparql: str, result: QueryResult) -> None:
+async def _range_evidence(ctx: QuestionContext, session: AgentSession, triples: list[Triple],
+                          result: QueryResult) -> None:
     """Trace-local evidence: types of a few result values of each pattern ``s p ?o`` whose property has no
     indexed range; kept in Θ for this interaction only."""
     profile = ctx.kg.profile
-    for triple in triple_patterns(sparql, profile.prefixes):
+    for triple in triples:
         var = triple.object[1:] if triple.object.startswith("?") else None
         if not var or var not in result.vars or session.schema.range(triple.predicate) or "://" not in triple.predicate:
             continue
@@ -329,8 +330,10 @@ async def _range_evidence(ctx: QuestionContext, session: AgentSession, sparql: s
 async def _execute(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool) -> Observation:
     session = session_of(ctx)
     sparql = args["sparql"]
+    # SAGA reads the query's triple patterns once, for the [BLOCKED] check and the range evidence
+    triples = triple_patterns(sparql, ctx.kg.profile.prefixes) if schema_aware else []
     if schema_aware:
-        blocked = await _blocked(ctx, session, sparql)
+        blocked = await _blocked(ctx, session, triples)
         if blocked:
             session.counts["blocked"] += 1
             ctx.log("blocked", sparql=sparql, text=blocked)
@@ -347,7 +350,7 @@ async def _execute(ctx: QuestionContext, args: dict[str, Any], schema_aware: boo
     text = result.to_observation(session.config.execute_max_rows, await _labels(ctx, iris))
     session.note(f"[ok] {len(result)} row{'s' if len(result) != 1 else ''}: {' '.join(sparql.split())[:120]}")
     if schema_aware and session.option("type_state") and result.kind == "select":
-        await _range_evidence(ctx, session, sparql, result)
+        await _range_evidence(ctx, session, triples, result)
     return Observation(text, result)
 
 
