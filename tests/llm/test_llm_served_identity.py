@@ -1,10 +1,6 @@
 """The response cache knows *what* was served under a model name, not only the name: another model served under
 the same name does not get old responses, and a rerun that never reached the endpoint says so."""
 
-import socket
-
-import pytest
-
 from sparqlab.llm import CachedModel, ChatModel, ChatResponse, OpenAIModel
 from sparqlab.llm.server import serve_in_background
 
@@ -24,14 +20,6 @@ def ask(url: str, cache_path, mode: str = "read_write"):
     model = CachedModel(OpenAIModel("team-model", base_url=url, max_retries=0, connect_timeout_s=2),
                         cache_path, mode)
     return model.chat_sync("Who directed Alien?", temperature=0, max_tokens=16).text, model
-
-
-@pytest.fixture
-def dead_url():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 def test_other_weights_under_the_same_name_miss_the_cache(tmp_path):
