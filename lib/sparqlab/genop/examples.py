@@ -22,6 +22,11 @@ PAPER_GRAPH = """\
 the P1 / P2 data of Example 4) and a town for the non-stratified example. Labels give ``Canon``."""
 
 _P = "PREFIX : <http://example.org/>\n"
+_TOPIC_CITY = {"Find topic for Paris": ["art", "fashion"], "Find city for art": ["Florence"],
+               "Find city for fashion": ["Milan"]}
+"""The script of Example 3 and its MINUS variant."""
+_DESCRIBE = {"Describe A": ["first letter"], "Describe B": ["second letter"]}
+"""The script of the three Example 4 variants."""
 
 EXAMPLES: dict[str, dict] = {
     "example1": {
@@ -53,8 +58,7 @@ EXAMPLES: dict[str, dict] = {
   GENOP("Find topic for ?x" AS ?y, "GPT-4o") .
   GENOP("Find city for ?y" AS ?z, "GPT-4o") .
 }""",
-        "script": {"Find topic for Paris": ["art", "fashion"], "Find city for art": ["Florence"],
-                   "Find city for fashion": ["Milan"]},
+        "script": _TOPIC_CITY,
     },
     "example3-minus": {
         "title": "Example 3, MINUS variant: the dependency becomes negative, sigma(g1) < sigma(g2)",
@@ -64,23 +68,22 @@ EXAMPLES: dict[str, dict] = {
   GENOP("Find city for ?y" AS ?z, "GPT-4o") .
   MINUS { ?x :hasTopic ?y . }
 }""",
-        "script": {"Find topic for Paris": ["art", "fashion"], "Find city for art": ["Florence"],
-                   "Find city for fashion": ["Milan"]},
+        "script": _TOPIC_CITY,
     },
     "example4-original": {
         "title": "Example 4: (P1 Join P2) Join g",
         "query": _P + 'SELECT * WHERE { ?s :p ?x . ?s :q ?z . GENOP("Describe ?x" AS ?y) }',
-        "script": {"Describe A": ["first letter"], "Describe B": ["second letter"]},
+        "script": _DESCRIBE,
     },
     "example4-unsafe": {
         "title": "Example 4/5: P1 Join (P2 Join g), unsafe: P2 gives g no ?x",
         "query": _P + 'SELECT * WHERE { ?s :p ?x . { ?s :q ?z . GENOP("Describe ?x" AS ?y) } }',
-        "script": {"Describe A": ["first letter"], "Describe B": ["second letter"]},
+        "script": _DESCRIBE,
     },
     "example4-safe": {
         "title": "Proposition 6: (P1 Join g) Join P2, safe since X is bound by P1 and P2 does not touch X",
         "query": _P + 'SELECT * WHERE { ?s :q ?z . { ?s :p ?x . GENOP("Describe ?x" AS ?y) } }',
-        "script": {"Describe A": ["first letter"], "Describe B": ["second letter"]},
+        "script": _DESCRIBE,
     },
     "even-loop": {
         "title": "Non-stratified: a place survives unless a surviving row's topic names it (well-founded)",
