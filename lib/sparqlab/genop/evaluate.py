@@ -78,7 +78,7 @@ from sparqlab.genop.algebra import (
 )
 from sparqlab.genop.dependency import Dependencies, analyse
 from sparqlab.genop.oracle import SENTINEL, Oracle
-from sparqlab.genop.syntax import GenQuery
+from sparqlab.genop.syntax import GenQuery, parse_genop_query
 from sparqlab.genop.terms import (
     EMPTY,
     Compatibility,
@@ -89,6 +89,7 @@ from sparqlab.genop.terms import (
     mapping_to_json,
 )
 from sparqlab.kg.results import QueryResult, Term
+from sparqlab.llm.base import run_sync
 
 SEMANTICS = ("auto", "single-pass", "lfp", "stratified", "well-founded")
 
@@ -581,9 +582,6 @@ async def evaluate(query: GenQuery, query_kg: QueryFn, oracle: Oracle, settings:
 
 def run_genop(text: str, kg, oracle: Oracle, settings: EvalSettings | None = None) -> GenResult:
     """Parse ``text`` with the KG profile's prefixes and evaluate it on ``kg`` (blocking; works in Jupyter)."""
-    from sparqlab.genop.syntax import parse_genop_query
-    from sparqlab.llm.base import run_sync
-
     query = parse_genop_query(text, kg.profile.prefixes)
     return run_sync(evaluate(query, kg_query_fn(kg), oracle, settings, kg.profile.label_predicate))
 
