@@ -9,7 +9,6 @@ given a placeholder namespace, which changes no feature.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from sparqlab.eval.algebra import parse_algebra
@@ -30,21 +29,14 @@ def triples_bucket(count: int) -> str:
 
 def query_complexity(sparql: str | None) -> dict[str, Any]:
     """The features of :data:`FEATURES` for one query; all ``None`` for no query or one that does not parse."""
-    if not sparql:
-        return dict.fromkeys(FEATURES)
-    return dict(_complexity(sparql))
-
-
-@lru_cache(maxsize=4096)
-def _complexity(sparql: str) -> tuple[tuple[str, Any], ...]:
-    algebra = parse_algebra(sparql)
+    algebra = parse_algebra(sparql) if sparql else None  # parses each distinct query once (cached there)
     if algebra is None:
-        return tuple(dict.fromkeys(FEATURES).items())
+        return dict.fromkeys(FEATURES)
     found = {"triples": 0, "filter": False, "aggregate": False, "order_by": False, "optional": False,
              "union": False}
     _walk(algebra, found, set())
     found["triples_bucket"] = triples_bucket(found["triples"])
-    return tuple((key, found[key]) for key in FEATURES)
+    return {key: found[key] for key in FEATURES}
 
 
 def _walk(node: Any, found: dict[str, Any], seen: set[int]) -> None:
