@@ -381,10 +381,9 @@ class Runner:
         """Blocking: a result's sorted, normalised answer list (labels fetched for label-keyed KGs)."""
         return sorted(result_answers(result, self.kg, self.config.answer_match))
 
-    def _execute(self, sparql: str) -> tuple[list[str], QueryResult]:
+    def _execute(self, sparql: str) -> list[str]:
         """Blocking: run a query and turn its result into answers."""
-        result = self.kg.query(sparql)
-        return self._answers(result), result
+        return self._answers(self.kg.query(sparql))
 
     async def _run_final_query(self, sparql: str) -> QueryResult:
         """The default final-query execution (:meth:`QuestionContext.final_query`): the runner's worker pool."""
@@ -440,7 +439,7 @@ class Runner:
             future = loop.run_in_executor(self._pool, self._execute, question.gold_sparql)
             self._gold[question.gold_sparql] = future
         try:
-            answers, _ = await asyncio.shield(future)
+            answers = await asyncio.shield(future)
         except CacheCorrupt:
             raise
         except Exception as error:  # a broken gold query leaves the question unscored, not the run crashed
@@ -475,6 +474,7 @@ class Runner:
                     self._pool, match_either, predicted, gold, self.kg)
         latency = time.perf_counter() - started
         scores = UNSCORED if gold is None or self.config.generate_only else score_prediction(predicted, gold)
+        error_category = output.error_category or query_error
         usage = ctx.usage
         record = prediction_record(
             id=question.id,
@@ -486,10 +486,9 @@ class Runner:
             gold_answers=gold,
             gold_source=gold_source,
             **{key: scores.get(key) for key in UNSCORED},
-            error_category=output.error_category or query_error,
+            error_category=error_category,
             error_type=None if self.config.generate_only else categorise(
-                output.sparql, predicted, output.error_category or query_error, gold, question.gold_sparql,
-                gold_source),
+                output.sparql, predicted, error_category, gold, question.gold_sparql, gold_source),
             model_calls=dict(sorted(usage.calls.items())),
             model_calls_uncached=usage.total_calls - usage.cached_calls,
             role_usage=ctx.role_usage_dict(),
