@@ -105,7 +105,7 @@ def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[
     return {
         "f1": score.f1,
         "em": score.em,
-        "empty": not answer_set(pred_answers or ()),
+        "empty": not pred_answers,  # check_answers refused null items, so a non-empty list has answers
         "precision": score.precision,
         "recall": score.recall,
     }
