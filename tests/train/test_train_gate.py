@@ -84,6 +84,22 @@ def test_the_saved_gate_reloads_and_has_learnt_the_training_pairs(trained_gate):
     assert probabilities[labels == 1].mean() > probabilities[labels == 0].mean()
 
 
+def test_both_gate_commands_read_the_same_training_options():
+    from sparqlab.cli import build_parser
+    from sparqlab.cli.ggc import gate_settings
+    from sparqlab.ggc.gate import GateSettings
+
+    parser = build_parser()
+    options = ["--epochs", "2", "--lr", "1e-3", "--batch-size", "4", "--max-length", "64", "--seed", "7"]
+    from_train = parser.parse_args(["train", "gate", "--data", "g.jsonl", "--encoder", "enc", "--out", "o", *options])
+    from_ggc = parser.parse_args(["ggc", "train-gate", "--gate", "encoder", "--encoder-path", "enc", *options])
+    expected = GateSettings("encoder", encoder_path="enc", epochs=2, learning_rate=1e-3, batch_size=4, max_length=64,
+                            seed=7)
+    assert gate_settings(from_train, backend="encoder", encoder_path="enc") == expected
+    assert gate_settings(from_ggc, backend="encoder", encoder_path="enc") == expected
+    assert gate_settings(parser.parse_args(["ggc", "train-gate"])) == GateSettings()
+
+
 @pytest.mark.parametrize("line, message", [
     ('{"question": "q", "sparql": "s", "label": 2}', "0/1 'label'"),
     ('{"question": "q", "label": 1}', "string 'question' and 'sparql'"),

@@ -27,10 +27,7 @@ def register(subparsers) -> None:
     train.add_argument("--kg-feedback", action="store_true", help="add KG execution feedback features")
     train.add_argument("--encoder-path", help="local Hugging Face encoder folder (--gate encoder)")
     train.add_argument("--c", type=float, default=1.0, help="inverse regularisation of the tfidf/sbert head")
-    train.add_argument("--epochs", type=int, default=3, help="encoder fine-tuning epochs (default: 3)")
-    train.add_argument("--learning-rate", type=float, default=2e-5, help="encoder learning rate (default: 2e-5)")
-    train.add_argument("--batch-size", type=int, default=8, help="encoder batch size (default: 8)")
-    train.add_argument("--seed", type=int, default=42, help="training seed (default: 42)")
+    add_gate_training_options(train)
     train.add_argument("--out", type=Path, help="gate folder (default: a content-keyed folder in the cache)")
     train.set_defaults(handler=handle_train_gate)
 
@@ -60,6 +57,29 @@ def register(subparsers) -> None:
     sweep.add_argument("--kg-feedback", action="store_true", help="use KG feedback (the gate must be trained so)")
     sweep.add_argument("--out", type=Path, help="also write the table as CSV here")
     sweep.set_defaults(handler=handle_sweep)
+
+
+GATE_TRAINING_OPTIONS = ("epochs", "learning_rate", "batch_size", "max_length", "seed")
+"""The :class:`~sparqlab.ggc.gate.GateSettings` fields set by :func:`add_gate_training_options`."""
+
+
+def add_gate_training_options(parser: argparse.ArgumentParser) -> None:
+    """The gate-training hyper-parameters of ``ggc train-gate`` and ``train gate``; left out, they take the
+    :class:`~sparqlab.ggc.gate.GateSettings` defaults (:func:`gate_settings`)."""
+    parser.add_argument("--epochs", type=int, help="encoder fine-tuning epochs (default: 3, appendix A.2)")
+    parser.add_argument("--learning-rate", "--lr", type=float, help="encoder learning rate (default: 2e-5)")
+    parser.add_argument("--batch-size", type=int, help="encoder batch size (default: 8)")
+    parser.add_argument("--max-length", type=int, help="encoder tokens per (question, query) pair (default: 256)")
+    parser.add_argument("--seed", type=int, help="training seed, also of the tfidf/sbert heads (default: 42)")
+
+
+def gate_settings(args: argparse.Namespace, **fields):
+    """:class:`~sparqlab.ggc.gate.GateSettings` from ``fields`` and the options of
+    :func:`add_gate_training_options` that were given."""
+    from sparqlab.ggc.gate import GateSettings
+
+    given = {name: getattr(args, name) for name in GATE_TRAINING_OPTIONS if getattr(args, name) is not None}
+    return GateSettings(**fields, **given)
 
 
 def _generator_options(parser: argparse.ArgumentParser, default_split: str, default_limit: int | None) -> None:
@@ -92,11 +112,11 @@ def _run_config(args: argparse.Namespace):
 
 
 def handle_train_gate(args: argparse.Namespace) -> int:
-    from sparqlab.ggc import Gate, GateSettings, labelled_queries, train_gate
+    from sparqlab.ggc import Gate, labelled_queries, train_gate
     from sparqlab.kg import open_kg
 
-    settings = GateSettings(args.gate, args.kg_feedback, args.c, args.encoder_path, args.epochs,
-                            args.learning_rate, args.batch_size, seed=args.seed)
+    settings = gate_settings(args, backend=args.gate, kg_feedback=args.kg_feedback, c=args.c,
+                             encoder_path=args.encoder_path)
     with open_kg(args.kg) as kg:
         if args.runs:
             if not args.out:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     """Add ``train`` with its actions."""
+    from sparqlab.cli.ggc import add_gate_training_options
     from sparqlab.train.sft import SFTConfig
 
     train = subparsers.add_parser("train", help="fine-tuning: LoRA SFT, the GGC encoder gate, training data")
@@ -68,13 +69,9 @@ def register(subparsers) -> None:
     gate.add_argument("--encoder", required=True, help="local Hugging Face encoder folder (e.g. roberta-base)")
     gate.add_argument("--out", required=True, help="output folder")
     gate.add_argument("--kg", default=None, help="KG of --runs (to execute queries); default: none")
-    gate.add_argument("--epochs", type=int, default=3, help="epochs (default 3, appendix A.2)")
-    gate.add_argument("--lr", type=float, default=2e-5, help="learning rate (default 2e-5)")
-    gate.add_argument("--batch-size", type=int, default=8, help="batch size (default 8)")
-    gate.add_argument("--max-length", type=int, default=256, help="tokens per pair (default 256)")
+    add_gate_training_options(gate)
     gate.add_argument("--val-fraction", type=float, default=0.2, help="validation share per class (default 0.2)")
     gate.add_argument("--threshold", type=float, default=0.5, help="tau for the validation metrics (default 0.5)")
-    gate.add_argument("--seed", type=int, default=42, help="seed (default 42)")
     gate.set_defaults(handler=_gate)
 
     data = actions.add_parser(
@@ -137,12 +134,10 @@ def _sft(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from sparqlab.ggc.gate import GateSettings
+    from sparqlab.cli.ggc import gate_settings
     from sparqlab.train.gate import read_gate_examples, train_gate
 
-    settings = GateSettings(backend="encoder", encoder_path=args.encoder, epochs=args.epochs,
-                            learning_rate=args.lr, batch_size=args.batch_size, max_length=args.max_length,
-                            seed=args.seed)
+    settings = gate_settings(args, backend="encoder", encoder_path=args.encoder)
     if args.data:
         examples, sources = read_gate_examples(args.data), []
     else:
@@ -152,7 +147,7 @@ def _gate(args: argparse.Namespace) -> int:
         examples = [q.gate_example() for q in labelled_queries(args.runs, kg)]
         sources = list(args.runs)
     summary = train_gate(examples, settings, args.out, val_fraction=args.val_fraction, threshold=args.threshold,
-                         seed=args.seed, data_file=args.data, sources=sources)
+                         seed=settings.seed, data_file=args.data, sources=sources)
     metrics = summary["validation"]
     print(f"gate saved to {Path(args.out) / 'gate'} (digest {summary['gate_digest']}); validation "
           f"n={summary['data']['validation']}: " + ", ".join(
