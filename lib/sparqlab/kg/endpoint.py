@@ -44,17 +44,19 @@ class EndpointKG(KnowledgeGraph):
     def identity(self) -> str:
         return f"endpoint:{self.url}"
 
-    def with_prefixes(self, sparql: str) -> str:
-        """``sparql`` after one line declaring the profile's prefixes that it does not declare itself."""
-        declared = scan(sparql).declared_prefixes
+    def with_prefixes(self, sparql: str, declared: frozenset[str] | None = None) -> str:
+        """``sparql`` after one line declaring the profile's prefixes that it does not declare itself
+        (``declared``: the query's own prefixes, if already scanned)."""
+        declared = scan(sparql).declared_prefixes if declared is None else declared
         missing = [f"PREFIX {name}: <{iri}>" for name, iri in self.profile.prefixes.items() if name not in declared]
         return " ".join(missing) + "\n" + sparql if missing else sparql
 
     def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
         from SPARQLWrapper import GET, JSON, POST, TURTLE, SPARQLWrapper
 
-        graph = scan(sparql).keyword in ("CONSTRUCT", "DESCRIBE")
-        text = self.with_prefixes(sparql)
+        found = scan(sparql)
+        graph = found.keyword in ("CONSTRUCT", "DESCRIBE")
+        text = self.with_prefixes(sparql, found.declared_prefixes)
         client = SPARQLWrapper(self.url, agent=self.user_agent)
         client.setOnlyConneg(True)
         client.setReturnFormat(TURTLE if graph else JSON)
