@@ -34,7 +34,10 @@ class Dependencies:
     sccs: list[tuple[int, ...]]               # in topological order of the condensation
     strata: dict[int, int] | None             # a minimal stratification σ, or None if none exists
     monotone: bool
-    scc_of: dict[int, int] = field(default_factory=dict)
+    scc_of: dict[int, int] = field(init=False)  # occurrence -> position of its SCC in ``sccs``
+
+    def __post_init__(self) -> None:
+        self.scc_of = {g: k for k, c in enumerate(self.sccs) for g in c}
 
     @property
     def acyclic(self) -> bool:
@@ -164,6 +167,4 @@ def analyse(p: Pattern) -> Dependencies:
     gs = {g.index: g for g in genops(p)}
     edges = signed_edges(p)
     sccs = tarjan_sccs(list(gs), edges)
-    deps = Dependencies(gs, edges, sccs, stratify(sccs, edges), is_monotone(p))
-    deps.scc_of = {g: k for k, c in enumerate(sccs) for g in c}
-    return deps
+    return Dependencies(gs, edges, sccs, stratify(sccs, edges), is_monotone(p))
