@@ -34,6 +34,11 @@ KG_TOOLS = ("query", "search", "lookup", "examples")
 """The KG calls a context counts (``kg_calls`` keys)."""
 
 
+def token_counts(usage: UsageTotals) -> dict[str, int]:
+    """``{"prompt", "completion", "total"}`` tokens of ``usage``: the ``tokens`` shape of records and metrics."""
+    return {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.total_tokens}
+
+
 @dataclass
 class RoleModel:
     """The model behind one role of a run, with the sampling parameters of that role's requests."""
@@ -84,9 +89,7 @@ class _ModelAccess:
 
     def role_usage_dict(self) -> dict[str, dict[str, Any]]:
         """``{role: {"calls": {kind: n}, "tokens": {"prompt", "completion", "total"}}}``."""
-        return {role: {"calls": dict(sorted(u.calls.items())),
-                       "tokens": {"prompt": u.prompt_tokens, "completion": u.completion_tokens,
-                                  "total": u.total_tokens}}
+        return {role: {"calls": dict(sorted(u.calls.items())), "tokens": token_counts(u)}
                 for role, u in sorted(self.role_usage.items())}
 
 

@@ -41,7 +41,7 @@ from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
 from sparqlab.methods.base import Method, MethodOutput
-from sparqlab.methods.context import PrepareContext, QuestionContext, RoleModel
+from sparqlab.methods.context import PrepareContext, QuestionContext, RoleModel, token_counts
 from sparqlab.runs import manifest as provenance
 from sparqlab.runs.config import (
     RunConfig,
@@ -293,8 +293,7 @@ class Runner:
         self.prepare_stats = {
             "wall_s": round(time.perf_counter() - started, 6),
             "model_calls": ctx.usage.to_dict()["calls"],
-            "tokens": {"prompt": ctx.usage.prompt_tokens, "completion": ctx.usage.completion_tokens,
-                       "total": ctx.usage.total_tokens},
+            "tokens": token_counts(ctx.usage),
             "kg_calls": dict(ctx.kg_calls),
             "artifacts": self.method_config["artifacts"],
         }
@@ -492,8 +491,7 @@ class Runner:
             model_calls=dict(sorted(usage.calls.items())),
             model_calls_uncached=usage.total_calls - usage.cached_calls,
             role_usage=ctx.role_usage_dict(),
-            tokens={"prompt": usage.prompt_tokens, "completion": usage.completion_tokens,
-                    "total": usage.total_tokens},
+            tokens=token_counts(usage),
             tokens_estimated=usage.estimated,
             kg_calls=dict(sorted(ctx.kg_calls.items())),
             latency_s=round(latency, 6),
