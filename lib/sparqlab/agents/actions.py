@@ -89,9 +89,10 @@ def _thought(text: str) -> str:
 
 def json_objects(text: str):
     """Every JSON object embedded in a reply, in order (models wrap JSON in prose or code fences)."""
+    decoder = json.JSONDecoder()
     for match in re.finditer(r"\{", text):
         try:
-            data, _ = json.JSONDecoder().raw_decode(text[match.start():])
+            data, _ = decoder.raw_decode(text, match.start())
         except ValueError:
             continue
         if isinstance(data, dict):
