@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 from typing import Any, Literal
 from urllib.parse import unquote
 
@@ -129,8 +129,10 @@ EMPTY = Mu()
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 
 
+@lru_cache(maxsize=65536)
 def normalise_text(text: str) -> str:
-    """NFKC, case folding, whitespace collapsed, surrounding punctuation stripped."""
+    """NFKC, case folding, whitespace collapsed, surrounding punctuation stripped (cached: the similarities
+    normalise the same labels and generated values once per pair)."""
     text = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
     return _EDGE_PUNCT.sub("", text)
 
