@@ -298,10 +298,11 @@ class Compatibility:
                         union(first[k], t)
                     else:
                         first[k] = t
-        else:
-            for g in gens:
-                for t in universe:
-                    if t != g and self.sim(g, t) >= theta:
+        else:  # Str≃ is symmetric: each pair once (a generated term against the RDF terms and the later ones)
+            rdf_terms = [t for t in universe if not t.is_gen]
+            for i, g in enumerate(gens):
+                for t in (*rdf_terms, *gens[i + 1:]):
+                    if self.sim(g, t) >= theta:
                         union(g, t)
         return {t: find(t) for t in universe}
 
