@@ -3,11 +3,12 @@ train tests, so each expensive step happens once per session."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 from train_helpers import sft_config, toy_records
+
+from sparqlab.core.jsonl import write_jsonl
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -15,7 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 @pytest.fixture(scope="session")
 def toy_data(tmp_path_factory):
     path = tmp_path_factory.mktemp("data") / "toy.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in toy_records()), encoding="utf-8")
+    write_jsonl(path, toy_records())
     return path
 
 

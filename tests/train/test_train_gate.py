@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from train_helpers import NAMES, RELATIONS
 
+from sparqlab.core.jsonl import write_jsonl
 from sparqlab.train.gate import read_gate_examples, stratified_split, train_gate
 from sparqlab.train.records import RecordError, file_digest
 
@@ -27,26 +28,19 @@ def gate_rows() -> list[dict]:
 @pytest.fixture(scope="module")
 def gate_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("gate") / "gate.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in gate_rows()), encoding="utf-8")
+    write_jsonl(path, gate_rows())
     return path
 
 
 @pytest.fixture(scope="module")
 def trained_gate(gate_file, tiny_encoder, tmp_path_factory):
-    import torch
-
     from sparqlab.ggc.gate import GateSettings
 
     settings = GateSettings(backend="encoder", encoder_path=str(tiny_encoder), epochs=4, learning_rate=3e-3,
                             batch_size=8, max_length=64, seed=0)
     out = tmp_path_factory.mktemp("gate-out")
     examples = read_gate_examples(gate_file)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a tiny model trains fastest on one thread of a shared machine
-    try:
-        return out, examples, train_gate(examples, settings, out, val_fraction=0.25, data_file=gate_file, seed=0)
-    finally:
-        torch.set_num_threads(threads)
+    return out, examples, train_gate(examples, settings, out, val_fraction=0.25, data_file=gate_file, seed=0)
 
 
 def test_the_validation_slice_is_stratified_and_disjoint(gate_file):
