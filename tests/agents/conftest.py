@@ -5,27 +5,14 @@ The movie KG and its label index stay in the project cache (building them per te
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from sparqlab.core.paths import PROJECT_ROOT
-from sparqlab.core.processes import stop_process
+from sparqlab.kg.server import serve_store
 
 WIKIDATA_TEST = PROJECT_ROOT / "data" / "wikidata_test"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -44,30 +31,8 @@ def wd_store(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def wd_server(wd_store) -> str:
     """The test KG behind ``oxigraph serve-read-only`` on a free 127.0.0.1 port; yields the query URL."""
-    local = Path(sys.executable).with_name("oxigraph")
-    binary = str(local) if local.exists() else shutil.which("oxigraph")
-    if not binary:
-        pytest.fail("the oxigraph server is not installed (pip install -r requirements-dev.txt)")
-    port = _free_port()
-    process = subprocess.Popen([binary, "serve-read-only", "--location", str(wd_store), "--bind",
-                                f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/query"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"oxigraph server exited: {process.stderr.read().decode(errors='replace')}")
-            try:
-                urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=2).read()
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if time.monotonic() > deadline:
-                    pytest.fail("oxigraph server did not start within 30 s")
-                time.sleep(0.05)
+    with serve_store(wd_store) as url:
         yield url
-    finally:
-        stop_process(process)
-        process.stderr.close()
 
 
 @pytest.fixture(scope="session")

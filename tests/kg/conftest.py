@@ -3,20 +3,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from sparqlab.core.processes import stop_process
+from sparqlab.kg.server import free_port, serve_store
 
 SMALL_TTL = """\
 @prefix ex: <http://example.org/> .
@@ -79,47 +71,6 @@ def small_store(tmp_path_factory, small_ttl) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def oxigraph_binary() -> str:
-    local = Path(sys.executable).with_name("oxigraph")
-    found = str(local) if local.exists() else shutil.which("oxigraph")
-    if not found:
-        pytest.fail("the oxigraph server is not installed (pip install -r requirements-dev.txt)")
-    return found
-
-
-@contextlib.contextmanager
-def oxigraph_server(store: Path, timeout_s: float | None = None) -> Iterator[str]:
-    """Run ``oxigraph serve-read-only`` on a free local port; yields the query URL, stops the server after."""
-    port = free_port()
-    command = [oxigraph_binary(), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"]
-    if timeout_s:
-        command += ["--timeout-s", str(timeout_s)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/query"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"oxigraph server exited: {process.stderr.read().decode(errors='replace')}")
-            try:
-                urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=2).read()
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if time.monotonic() > deadline:
-                    pytest.fail("oxigraph server did not start within 30 s")
-                time.sleep(0.05)
-        yield url
-    finally:
-        stop_process(process)
-        process.stderr.close()
-
-
 @pytest.fixture
 def refused_url() -> str:
     """A local URL where nothing listens."""
@@ -128,12 +79,12 @@ def refused_url() -> str:
 
 @pytest.fixture(scope="session")
 def small_server(small_store) -> Iterator[str]:
-    with oxigraph_server(small_store) as url:
+    with serve_store(small_store) as url:
         yield url
 
 
 @pytest.fixture(scope="session")
 def movie_server(movie_store) -> Iterator[str]:
     """The movie KG behind a real oxigraph server that stops any query after 3 s."""
-    with oxigraph_server(movie_store, timeout_s=3) as url:
+    with serve_store(movie_store, timeout_s=3) as url:
         yield url
