@@ -76,6 +76,23 @@ def test_unparsable_prediction_scores_zero_but_a_bad_gold_query_raises():
         structural_em(GOLD, "SELECT ?x WHERE { ?x wdt:P31 ")
 
 
+def _nested(kind: str, depth: int) -> str:
+    if kind == "groups":
+        return "SELECT ?x WHERE " + "{" * depth + " ?x wdt:P31 ?y " + "}" * depth
+    if kind == "path":
+        return "SELECT ?x WHERE { ?x " + "(" * depth + "wdt:P31" + ")" * depth + " ?y }"
+    return "SELECT ?x WHERE { ?x wdt:P31 ?y FILTER(" + "(" * depth + "?y" + ")" * depth + ") }"
+
+
+@pytest.mark.parametrize("kind", ["groups", "path", "filter"])
+def test_nesting_past_the_guard_limit_is_a_parse_error_not_a_recursion_error(kind):
+    assert structural_em(_nested(kind, 3), _nested(kind, 3)) == 1
+    deep = _nested(kind, 2000)
+    assert structural_em(deep, GOLD) == 0
+    with pytest.raises(SparqlParseError, match="nested 200[0-2] deep, more than the limit of 64"):
+        canonical_form(deep)
+
+
 def test_fragment_normalisation_follows_the_paper():
     assert normalise_fragment("FILTER( ?var2<10000 )") == normalise_fragment("filter(?var2 < 10000)")
     assert normalise_fragment("FILTER(?a>=2&&?b!=3)") == "filter(?a >= 2 && ?b != 3)"

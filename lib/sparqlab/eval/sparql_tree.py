@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from sparqlab.kg.guard import MAX_NESTING, scan
 from sparqlab.kg.profiles import PROFILES, RDF
 from sparqlab.kg.results import quote_literal
 
@@ -615,10 +616,15 @@ def _is_subselect(group: Group) -> bool:
 def parse_query(text: str, prefixes: dict[str, str] | None = None) -> Query:
     """Parse a SPARQL query; ``prefixes`` replaces the predefined prefix table (default :data:`KNOWN_PREFIXES`).
 
-    Raises :class:`SparqlParseError` (a ``ValueError``) saying where the query stops making sense.
+    Raises :class:`SparqlParseError` (a ``ValueError``) saying where the query stops making sense, and for
+    brackets nested deeper than the KG guard's :data:`~sparqlab.kg.guard.MAX_NESTING` (the parser and the printers
+    recurse per level, and predicted queries are untrusted).
     """
     if not isinstance(text, str) or not text.strip():
         raise SparqlParseError("empty query")
+    depth = scan(text).max_depth
+    if depth > MAX_NESTING:
+        raise SparqlParseError(f"brackets nested {depth} deep, more than the limit of {MAX_NESTING}")
     return _Parser(text, prefixes).parse_query()
 
 
