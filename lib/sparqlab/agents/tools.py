@@ -246,14 +246,15 @@ def _render_lookup(ctx: QuestionContext, session: AgentSession, hood: Neighbourh
         props = groups[direction]
         if not props:
             continue
-        order = sorted(props, key=lambda p: not _answer_fit(session, p, direction))  # stable: fits first
+        fits = {p: _answer_fit(session, p, direction) for p in props}
+        order = sorted(props, key=lambda p: not fits[p])  # stable: fits first
         lines.append(f"{title}:")
         for prop in order:
             edges = props[prop]
             if schema_aware:
                 head = render_property(prop, session.schema, _short(ctx, prop), edges[0].property_label,
                                        range_evidence=session.theta.range_evidence.get(prop, ()))
-                if _answer_fit(session, prop, direction):
+                if fits[prop]:
                     head += " [fits the expected answer type]"
             else:
                 head = _named(ctx, prop, edges[0].property_label)
