@@ -14,7 +14,6 @@ import ast
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -316,13 +315,6 @@ def lab_command(port: int, token: str, root: Path = PROJECT_ROOT, expose_app: bo
     return command
 
 
-def free_port() -> int:
-    """A TCP port nothing listens on at the moment (for local servers started by tests and checks)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def serve_lab(root: Path = PROJECT_ROOT, token: str = "sparqlab", expose_app: bool = False,
               timeout_s: float = 60.0, env: dict[str, str] | None = None) -> Iterator[str]:
@@ -332,6 +324,7 @@ def serve_lab(root: Path = PROJECT_ROOT, token: str = "sparqlab", expose_app: bo
     exits or does not answer within ``timeout_s``.
     """
     from sparqlab.core.processes import stop_process
+    from sparqlab.kg.server import free_port
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
