@@ -110,8 +110,7 @@ def fetch_labels(kg: KnowledgeGraph, iris: set[str] | list[str]) -> dict[str, st
 
 def _property_labels(kg: KnowledgeGraph, predicates: set[str]) -> dict[str, str]:
     """Labels of predicates, read from the property's own item where the KG keeps it apart (Wikidata)."""
-    to_entity = getattr(kg.profile, "property_entity_iri", lambda iri: iri)
-    entities = {p: to_entity(p) for p in predicates}
+    entities = {p: kg.profile.property_entity_iri(p) for p in predicates}
     labels = fetch_labels(kg, set(entities.values()))
     return {p: labels[e] for p, e in entities.items() if e in labels}
 
@@ -154,8 +153,7 @@ def lookup(kg: KnowledgeGraph, entity: str, *, incoming: bool | None = None, lim
 def property_examples(kg: KnowledgeGraph, prop: str, limit: int = 3) -> list[dict[str, str]]:
     """Up to ``limit`` real uses of a property: ``{"subject", "subject_label", "object", "object_label"}``
     (a literal object has no label). A property given as its own item (``wd:P19``) is mapped to its predicate."""
-    to_predicate = getattr(kg.profile, "predicate_iri", lambda iri: iri)
-    predicate = _iri(to_predicate(resolve_iri(kg, prop)))
+    predicate = _iri(kg.profile.predicate_iri(resolve_iri(kg, prop)))
     result = kg.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }} LIMIT {int(limit)}")
     labels = fetch_labels(kg, {t.value for r in result.rows for t in r.values() if t.type == "uri"})
     return [{"subject": r["s"].value, "subject_label": labels.get(r["s"].value, ""),
