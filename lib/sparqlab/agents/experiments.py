@@ -83,10 +83,13 @@ def add_costs(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _percent(frame: pd.DataFrame, index: str, columns: str, metrics: Sequence[str]) -> pd.DataFrame:
+def _percent(frame: pd.DataFrame, index: str, columns: str, metrics: Sequence[str],
+             order: Sequence[str] | None = None) -> pd.DataFrame:
+    """Mean ``metrics`` (%) per ``index`` value, grouped by ``columns`` value (in ``order``, else as they first
+    appear)."""
     table = frame.pivot_table(index=index, columns=columns, values=list(metrics), aggfunc="mean", sort=False) * 100
     table = table.swaplevel(0, 1, axis=1)
-    order = list(dict.fromkeys(frame[columns]))
+    order = list(order or dict.fromkeys(frame[columns]))
     return table.reindex(columns=pd.MultiIndex.from_product([order, list(metrics)])).round(2)
 
 
@@ -109,10 +112,8 @@ def question_kind(frame: pd.DataFrame) -> pd.Series:
 def boolean_factoid_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
     """Table 3 layout: F1 and EM (%) on Boolean, Factoid and all questions."""
     both = pd.concat([frame.assign(kind=question_kind(frame)), frame.assign(kind="Overall")], ignore_index=True)
-    table = both.pivot_table(index=by, columns="kind", values=["f1", "em"], aggfunc="mean", sort=False) * 100
-    table = table.swaplevel(0, 1, axis=1)
     kinds = [k for k in ("Boolean", "Factoid", "Overall") if k in set(both["kind"])]
-    return table.reindex(columns=pd.MultiIndex.from_product([kinds, ["f1", "em"]])).round(2)
+    return _percent(both, by, "kind", ("f1", "em"), order=kinds)
 
 
 def cost_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
