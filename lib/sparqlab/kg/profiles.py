@@ -124,17 +124,11 @@ class KGProfile:
 
     def predicate_iri(self, property_iri: str) -> str:
         """The IRI a property has as a triple's predicate (Wikidata: ``wd:P19`` -> ``wdt:P19``; else itself)."""
-        if self.property_entity_prefix and self.direct_property_prefix and property_iri.startswith(
-                self.property_entity_prefix):
-            return self.direct_property_prefix + property_iri[len(self.property_entity_prefix):]
-        return property_iri
+        return _swap_prefix(property_iri, self.property_entity_prefix, self.direct_property_prefix)
 
     def property_entity_iri(self, predicate_iri: str) -> str:
         """Inverse of :meth:`predicate_iri`: where a property's own statements (label, constraints) live."""
-        if self.property_entity_prefix and self.direct_property_prefix and predicate_iri.startswith(
-                self.direct_property_prefix):
-            return self.property_entity_prefix + predicate_iri[len(self.direct_property_prefix):]
-        return predicate_iri
+        return _swap_prefix(predicate_iri, self.direct_property_prefix, self.property_entity_prefix)
 
     @property
     def store_builder(self) -> Callable[..., Path] | None:
@@ -148,6 +142,12 @@ class KGProfile:
             if iri.startswith(base) and local and all(c.isalnum() or c in "_-" for c in local):
                 return f"{prefix}:{local}"
         return f"<{iri}>"
+
+
+def _swap_prefix(iri: str, old: str | None, new: str | None) -> str:
+    """``iri`` with its prefix ``old`` replaced by ``new``; unchanged when either is unset or ``old`` is not its
+    prefix."""
+    return new + iri[len(old):] if old and new and iri.startswith(old) else iri
 
 
 MOVIES = KGProfile(
