@@ -235,7 +235,8 @@ def placeholders_in(text: str) -> list[tuple[str | None, str]]:
     return found
 
 
-def _substitute(text: str, resolve: Callable[[str | None, str], str]) -> str:
+def substitute_placeholders(text: str, resolve: Callable[[str | None, str], str]) -> str:
+    """``text`` with every placeholder use outside string literals replaced by ``resolve(prefix, placeholder)``."""
     parts = LITERAL_PATTERN.split(text)
     return "".join(part if number % 2 else PLACEHOLDER_USE.sub(lambda m: resolve(m.group(1), m.group(2)), part)
                    for number, part in enumerate(parts))
@@ -285,11 +286,11 @@ def assemble(fragments: Sequence[str | Fragment], slots: Sequence[Slot], scheme:
             return placeholder
         return f"{prefix}:{slot.id}" if prefix else f"<{iri}>"
 
-    skeleton = _substitute(skeletons[0], resolve) if skeletons else ""
-    parts = [_substitute(t, resolve) + (" ." if _is_triple(t) else "") for t in body]
+    skeleton = substitute_placeholders(skeletons[0], resolve) if skeletons else ""
+    parts = [substitute_placeholders(t, resolve) + (" ." if _is_triple(t) else "") for t in body]
     ordered = sorted(modifiers, key=lambda t: next(
         (n for n, m in enumerate(_MODIFIER_ORDER) if t.upper().startswith(m)), len(_MODIFIER_ORDER)))
-    tail = [_substitute(t, resolve) for t in ordered]
+    tail = [substitute_placeholders(t, resolve) for t in ordered]
     if problems:
         raise AssemblyError(problems)
     where = "{\n" + "".join(f"  {p}\n" for p in parts) + "}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 
-from sparqlab.desq.fragments import LITERAL_PATTERN, PLACEHOLDER_USE, Decomposition, Fragment, Slot
+from sparqlab.desq.fragments import Decomposition, Fragment, Slot, substitute_placeholders
 from sparqlab.desq.prompts import PROMPTS
 from sparqlab.kg.profiles import RDF, RDFS
 
@@ -23,12 +23,13 @@ _MODIFIER_WORDS = (("GROUP BY", "Group the results by"), ("HAVING", "Keep only g
 
 
 def _with_labels(text: str, slots: dict[str, Slot]) -> str:
-    def label(match: re.Match) -> str:
-        slot = slots.get(match.group(2))
-        return f'"{slot.label}"' if slot is not None and slot.label else match.group(0)
+    def label(prefix: str | None, placeholder: str) -> str:
+        slot = slots.get(placeholder)
+        if slot is not None and slot.label:
+            return f'"{slot.label}"'
+        return f"{prefix}:{placeholder}" if prefix else placeholder
 
-    parts = LITERAL_PATTERN.split(text)
-    return "".join(part if n % 2 else PLACEHOLDER_USE.sub(label, part) for n, part in enumerate(parts))
+    return substitute_placeholders(text, label)
 
 
 def template_constraint(fragment: Fragment, slots: Sequence[Slot]) -> str:
