@@ -60,7 +60,7 @@ def categorise(predicted_sparql: str | None, predicted_answers: Iterable[Any] | 
     ``parse_failure``). ``gold_source`` is the record's (``error: ...`` when the gold query failed).
     """
     gold = None if gold_answers is None else answer_set(gold_answers)
-    if str(gold_source or "").startswith("error") or not gold:
+    if _gold_error(gold, gold_source):
         return GOLD_ERROR
     if not predicted_sparql:
         return NO_QUERY
@@ -72,6 +72,20 @@ def categorise(predicted_sparql: str | None, predicted_answers: Iterable[Any] | 
     if not predicted:
         return EMPTY_RESULT
     return "semantic:" + semantic_subtype(predicted_sparql, gold_sparql, predicted, gold)
+
+
+def is_gold_error(gold_answers: Iterable[Any] | None, gold_source: str | None = None) -> bool:
+    """Whether a question cannot be judged (``gold_error``): its gold query failed or returned nothing."""
+    return _gold_error(None if gold_answers is None else answer_set(gold_answers), gold_source)
+
+
+def _gold_error(gold: set[str] | None, gold_source: str | None) -> bool:
+    return str(gold_source or "").startswith("error") or not gold
+
+
+def is_gold_error_record(record: Mapping[str, Any]) -> bool:
+    """:func:`is_gold_error` on a ``predictions.jsonl`` record, without categorising its prediction."""
+    return is_gold_error(record.get("gold_answers"), record.get("gold_source"))
 
 
 def categorise_record(record: Mapping[str, Any]) -> str:
@@ -225,10 +239,9 @@ def with_error_types(predictions: pd.DataFrame) -> pd.DataFrame:
     """``predictions`` with an ``error_type`` column, computed with :func:`categorise_record` for rows that lack
     one (runs recorded before every record carried it)."""
     frame = predictions.copy()
-    have = frame.get("error_type")
-    computed = [categorise_record(row) for row in frame.to_dict("records")]
-    frame["error_type"] = computed if have is None else [h if isinstance(h, str) else c
-                                                         for h, c in zip(have, computed, strict=True)]
+    have = frame["error_type"].tolist() if "error_type" in frame else [None] * len(frame)
+    frame["error_type"] = [h if isinstance(h, str) else categorise_record(row)
+                           for h, row in zip(have, frame.to_dict("records"), strict=True)]
     return frame
 
 

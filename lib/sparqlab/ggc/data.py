@@ -34,7 +34,7 @@ from typing import Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
 from sparqlab.data.question import Question
-from sparqlab.eval.errors import GOLD_ERROR, categorise_record
+from sparqlab.eval.errors import is_gold_error_record
 from sparqlab.ggc.feedback import KGFeedback, feedback_for
 from sparqlab.ggc.gate import GateExample
 from sparqlab.ggc.prompts import corrector_messages
@@ -91,7 +91,7 @@ def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback
             extra = record.get("extra") or {}
             if record["id"] in found or extra.get("triggered") or record.get("em") is None:
                 continue
-            if categorise_record(record) == GOLD_ERROR:
+            if is_gold_error_record(record):
                 continue
             sparql = record.get("predicted_sparql") or ""
             feedback = feedback_for(kg, sparql) if kg_feedback else None

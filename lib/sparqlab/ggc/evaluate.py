@@ -25,7 +25,7 @@ import pandas as pd
 
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.eval import answers_from_result
-from sparqlab.eval.errors import GOLD_ERROR, categorise_record
+from sparqlab.eval.errors import is_gold_error_record
 from sparqlab.eval.normalise import answer_set
 from sparqlab.ggc.gate import decide
 from sparqlab.kg.errors import KGError
@@ -58,7 +58,7 @@ def stage_frame(run_dir: str | Path, kg: Any) -> pd.DataFrame:
     """
     rows = []
     for record in read_jsonl(Path(run_dir) / "predictions.jsonl"):
-        if categorise_record(record) == GOLD_ERROR:
+        if is_gold_error_record(record):
             continue
         extra = record.get("extra") or {}
         if "initial_sparql" not in extra:
