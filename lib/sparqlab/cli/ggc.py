@@ -112,7 +112,8 @@ def _run_config(args: argparse.Namespace):
 
 
 def handle_train_gate(args: argparse.Namespace) -> int:
-    from sparqlab.ggc import Gate, labelled_queries, train_gate
+    from sparqlab.ggc.data import gate_from_runs
+    from sparqlab.ggc.experiments import train_gate
     from sparqlab.kg import open_kg
 
     settings = gate_settings(args, backend=args.gate, kg_feedback=args.kg_feedback, c=args.c,
@@ -121,8 +122,7 @@ def handle_train_gate(args: argparse.Namespace) -> int:
         if args.runs:
             if not args.out:
                 raise ValueError("--runs needs --out (where to save the gate)")
-            examples = labelled_queries(args.runs, kg, settings.kg_feedback)
-            gate = Gate.train([e.gate_example() for e in examples], settings, [str(r) for r in args.runs])
+            gate = gate_from_runs(args.runs, kg, settings)
             folder, digest = args.out, gate.save(args.out)
         else:
             trained = train_gate(settings, _run_config(args), variant=args.variant, folder=args.out, kg=kg)

@@ -36,7 +36,7 @@ from sparqlab.core.jsonl import read_jsonl, write_jsonl
 from sparqlab.data.question import Question
 from sparqlab.eval.errors import is_gold_error_record
 from sparqlab.ggc.feedback import KGFeedback, feedback_for
-from sparqlab.ggc.gate import GateExample
+from sparqlab.ggc.gate import Gate, GateExample, GateSettings
 from sparqlab.ggc.prompts import corrector_messages
 
 COMPOSITIONS: dict[str, float] = {"W1.0": 0.0, "W1.0+C0.2": 0.2, "W1.0+C0.5": 0.5, "W1.0+C0.8": 0.8}
@@ -100,6 +100,13 @@ def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback
     if not found:
         raise ValueError("no judgeable initial queries in the given run folders")
     return list(found.values())
+
+
+def gate_from_runs(run_dirs: Iterable[str | Path], kg: Any, settings: GateSettings) -> Gate:
+    """A gate trained on the :func:`labelled_queries` of generator-only runs (recorded as its sources)."""
+    run_dirs = list(run_dirs)
+    examples = labelled_queries(run_dirs, kg, settings.kg_feedback)
+    return Gate.train([e.gate_example() for e in examples], settings, [str(d) for d in run_dirs])
 
 
 def correct_count(n_wrong: int, share: float) -> int:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
-from sparqlab.ggc.data import labelled_queries
+from sparqlab.ggc.data import gate_from_runs, labelled_queries
 from sparqlab.ggc.evaluate import gate_metrics, stage_frame, sweep
 from sparqlab.ggc.gate import Gate, GateSettings, decide
 from sparqlab.ggc.method import GGC
@@ -86,8 +86,7 @@ def train_gate(settings: GateSettings, config: Any, *, variant: str = "movies", 
 
     result = run(GGC(mode="none", variant=variant), config=generator_config(config), kg=kg)
     graph = kg if kg is not None else _open(result.config.kg)
-    examples = labelled_queries([result.run_dir], graph, settings.kg_feedback)
-    gate = Gate.train([e.gate_example() for e in examples], settings, [str(result.run_dir)])
+    gate = gate_from_runs([result.run_dir], graph, settings)
     folder = Path(folder) if folder else (cache_dir() / "artifacts"
                                           / f"ggc-gate-{stable_hash([settings.to_dict(), result.run_id], 16)}")
     digest = gate.save(folder)

@@ -139,7 +139,7 @@ class GGC(Method):
             self.gate, self.gate_digest, self.gate_folder = gate, folder_digest(folder), folder
             ctx.log("gate_loaded", path=str(folder), digest=self.gate_digest)
             return
-        from sparqlab.ggc.data import generator_pass, labelled_queries
+        from sparqlab.ggc.data import gate_from_runs, generator_pass
 
         generator = ctx.models["generator"]
         identity = model_identity(generator.model)
@@ -155,11 +155,9 @@ class GGC(Method):
             result = await generator_pass(questions, ctx.kg, generator.model, generator.params,
                                           variant=self.config.variant,
                                           experiment=f"ggc-gate-data-{stable_hash(identity, 8)}")
-            examples = await asyncio.to_thread(labelled_queries, [result.run_dir], ctx.kg, settings.kg_feedback)
-            gate = await asyncio.to_thread(Gate.train, [e.gate_example() for e in examples], settings,
-                                           [str(result.run_dir)])
+            gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings)
             await asyncio.to_thread(gate.save, folder)
-            ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=len(examples))
+            ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=gate.training["n"])
         gate = await asyncio.to_thread(Gate.load, folder)
         self.gate, self.gate_digest, self.gate_folder = gate, folder_digest(folder), folder
 
