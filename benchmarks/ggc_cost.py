@@ -33,7 +33,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     from sparqlab.ggc import GateSettings, pipeline_metrics, stage_frame, train_gate
-    from sparqlab.ggc.experiments import pipeline_config, threshold_sweep
+    from sparqlab.ggc.experiments import MODE_LABELS, pipeline_config, run_modes
     from sparqlab.kg import open_kg
 
     shared = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
@@ -46,8 +46,9 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as root:
                 os.environ["SPARQLAB_RUNS"] = root  # a fresh folder: the run is executed, not resumed
                 config = pipeline_config(experiment="ggc-cost", split="test", limit=args.limit, **shared)
-                result, _ = threshold_sweep(config, gate.folder, [0.0], kg=kg, kg_feedback=args.kg_feedback)
-                frame = stage_frame(result.run_dir, kg)
+                results = run_modes(config, gate.folder, ["gated"], kg=kg, threshold=0.0,
+                                    kg_feedback=args.kg_feedback)
+                frame = stage_frame(results[MODE_LABELS["gated"]].run_dir, kg)
             generator = float(frame["t_generator_s"].sum())
             gated = pipeline_metrics(frame, args.threshold)
             every = pipeline_metrics(frame, 0.0)
