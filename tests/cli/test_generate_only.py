@@ -33,6 +33,8 @@ def test_generate_then_score_later_equals_a_normal_run(tmp_path, monkeypatch, ca
     scored = {r["id"]: r for r in map(json.loads, (scored_dir / "predictions.jsonl").read_text().splitlines())}
     expected = normal.predictions().set_index("id")
     assert {k: r["f1"] for k, r in scored.items()} == pytest.approx(expected["f1"].to_dict())
+    assert {k: r["error_type"] for k, r in scored.items()} == expected["error_type"].to_dict()
+    assert metrics["error_types"] == normal.metrics["error_types"]
 
 
 def test_scoring_refuses_records_without_queries(tmp_path, movies_store):

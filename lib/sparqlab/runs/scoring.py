@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
-from sparqlab.eval import score_prediction
+from sparqlab.eval import categorise_record, score_prediction
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.kg.errors import KGError
 from sparqlab.runs.metrics import compute_metrics
@@ -32,8 +32,9 @@ def score_generated(source: str | Path, kg: KnowledgeGraph, output_dir: str | Pa
 
     ``answer_match`` is the comparison rule (:mod:`sparqlab.eval.matching`; default: the KG profile's). Returns
     the output folder and its metrics (the same fields as a run's ``metrics.json`` scores, plus ``source``,
-    ``kg`` and ``answer_match``). A final query that fails gets its error kind as ``error_category`` and is scored as
-    no answer; a failing gold query leaves its question unscored, as in a run.
+    ``kg`` and ``answer_match``). Each line gets its ``error_type`` (:func:`sparqlab.eval.categorise_record`), as a
+    run's lines do. A final query that fails gets its error kind as ``error_category`` and is scored as no answer;
+    a failing gold query leaves its question unscored, as in a run.
     """
     from tqdm.auto import tqdm
 
@@ -57,9 +58,10 @@ def score_generated(source: str | Path, kg: KnowledgeGraph, output_dir: str | Pa
         if mode == "either" and predicted and gold is not None:
             predicted = match_either(predicted, gold, kg)
         scores = UNSCORED if gold is None else score_prediction(predicted, gold)
-        scored.append({**record, "predicted_answers": predicted, "gold_answers": gold, "gold_source": gold_source,
-                       **{key: scores.get(key) for key in UNSCORED},
-                       "error_category": record.get("error_category") or error})
+        line = {**record, "predicted_answers": predicted, "gold_answers": gold, "gold_source": gold_source,
+                **{key: scores.get(key) for key in UNSCORED},
+                "error_category": record.get("error_category") or error}
+        scored.append({**line, "error_type": categorise_record(line)})
     folder.mkdir(parents=True, exist_ok=True)
     write_jsonl(folder / PREDICTIONS, scored)
     metrics = {"source": str(path), "kg": kg.identity, "answer_match": mode, **compute_metrics(scored, len(scored))}
