@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from sparqlab.genop import EvalSettings, Oracle, ScriptedModel, run_genop
-from sparqlab.genop.examples import EXAMPLES, write_example_files
 from sparqlab.kg import open_kg
+from sparqlab.methods.genop import EvalSettings, Oracle, ScriptedModel, run_genop
+from sparqlab.methods.genop.examples import EXAMPLES, write_example_files
 
 M = "http://sparqlab.org/movies/entity/"
 RIDLEY = '?d rdfs:label "Ridley Scott" . ?f mrel:directed_by ?d .'

@@ -32,14 +32,14 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from sparqlab.ggc import GateSettings, pipeline_metrics, stage_frame, train_gate
-    from sparqlab.ggc.experiments import MODE_LABELS, pipeline_config, run_modes
+    from sparqlab.experiments.ggc import MODE_LABELS, gate_from_generator_run, pipeline_config, run_modes
     from sparqlab.kg import open_kg
+    from sparqlab.methods.ggc import GateSettings, pipeline_metrics, stage_frame
 
     shared = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
     ratios = []
     with open_kg("movies") as kg:
-        gate = train_gate(GateSettings(args.gate, args.kg_feedback),
+        gate = gate_from_generator_run(GateSettings(args.gate, args.kg_feedback),
                           pipeline_config(experiment="ggc-gate-data", split="train", limit=args.train_limit,
                                           **shared), kg=kg)
         for _ in range(args.repeats):

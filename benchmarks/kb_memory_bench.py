@@ -34,8 +34,8 @@ def main() -> None:
                         help="load the memory saved in DIR instead of building one (query latency only)")
     args = parser.parse_args()
 
-    from sparqlab.desq.memory import KBMemory, kg_entries
     from sparqlab.kg import open_kg
+    from sparqlab.methods.desq.kb_memory import KBMemory, kg_entries
 
     with open_kg("movies", cache=False) as kg:
         start = time.perf_counter()

@@ -12,8 +12,8 @@ import time
 from collections import Counter
 
 from sparqlab.data.registry import DATASETS
-from sparqlab.desq.fragments import AssemblyError, assemble, decompose, scheme_for
 from sparqlab.eval.structural import structural_em
+from sparqlab.methods.desq.fragments import AssemblyError, assemble, decompose, scheme_for
 
 
 def main() -> int:

@@ -36,7 +36,7 @@ class Mutation:
     tests: tuple[str, ...]
 
 
-KEYWORD = "lib/sparqlab/methods/keyword_rules.py"
+KEYWORD = "lib/sparqlab/methods/direct/keyword_rules.py"
 KEYWORD_TESTS = ("tests/methods/test_keyword_rules.py",)
 NORMALISE = "lib/sparqlab/eval/normalise.py"
 NORMALISE_TESTS = ("tests/eval/test_eval_normalise.py",)
@@ -107,7 +107,7 @@ MUTATIONS = [
     Mutation("tautology: kg build reports one triple fewer than it stored", "lib/sparqlab/kg/movies.py",
              '"triples": len(lines),', '"triples": len(lines) - 1,',
              ("tests/kg/test_kg_cli.py::test_kg_build_prints_counts",)),
-    Mutation("tautology: bench speedup of each level against itself", "lib/sparqlab/runs/bench.py",
+    Mutation("tautology: bench speedup of each level against itself", "lib/sparqlab/experiments/runner_bench.py",
              'row["speedup"] = base["wall_s"] / row["wall_s"]', 'row["speedup"] = row["wall_s"] / row["wall_s"]',
              ("tests/runs/test_runs_bench.py",)),
     Mutation("tautology: notebooks prepared but not executed", "lib/sparqlab/notebooks.py",

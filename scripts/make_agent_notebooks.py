@@ -1,5 +1,5 @@
 """Writes notebooks/01_agent_runs.ipynb, 02_schema_coverage.ipynb and 03_ablations.ipynb (issue 8), kept as a script
-so the notebooks' source is reviewable as text. All logic lives in ``sparqlab.agents.experiments``."""
+so the notebooks' source is reviewable as text. All logic lives in ``sparqlab.experiments.agents``."""
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell
@@ -39,7 +39,7 @@ IMPORTS = """\
 from IPython.display import display
 
 from sparqlab import plots
-from sparqlab.agents import experiments
+from sparqlab.experiments import agents as experiments
 from sparqlab.runs import model_label"""
 
 SETTINGS = """\

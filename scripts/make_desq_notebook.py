@@ -52,11 +52,11 @@ from IPython.display import display
 
 from sparqlab import plots
 from sparqlab.data import load
-from sparqlab.desq import Desq, decompose, scheme_for, strategy_long, strategy_table
-from sparqlab.desq.evaluation import gold_sparql_for, output_bleu
-from sparqlab.desq.memory import describer
-from sparqlab.desq.method import evaluate_offline
-from sparqlab.desq.verbalise import verbalise_with_templates
+from sparqlab.methods.desq import Desq, decompose, scheme_for, strategy_long, strategy_table
+from sparqlab.methods.desq.metrics import gold_sparql_for, output_bleu
+from sparqlab.methods.desq.kb_memory import describer
+from sparqlab.methods.desq.method import evaluate_offline
+from sparqlab.methods.desq.verbalise import verbalise_with_templates
 from sparqlab.kg import open_kg
 from sparqlab.runs import RunConfig, model_label, run"""),
     new_markdown_cell("## A gold decomposition\nThe IRI form of a gold query (label constraints resolved to the IRIs "

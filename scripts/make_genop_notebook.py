@@ -23,7 +23,7 @@ kg: str = "movies"                # KG of the movie demo: name, SPARQL endpoint 
 model: str = "scripted"           # "scripted" (the paper's assumed outputs) or the model name a server serves
 model_url: str | None = None      # OpenAI-compatible endpoint of `model`, e.g. "http://gpu-node:8000/v1"
 examples: list[str] = ["example1", "example2", "example3", "example3-minus", "example4-original",
-                       "example4-unsafe", "example4-safe", "even-loop"]  # examples (sparqlab.genop.examples)
+                       "example4-unsafe", "example4-safe", "even-loop"]  # examples (sparqlab.methods.genop.examples)
 k: int = 5                        # proposal bound K (tuples per model call)
 b: int = 10                       # domain cap B per generated variable of a cycle
 t: int = 1                        # repairs T per failing candidate
@@ -37,10 +37,10 @@ from IPython.display import display
 
 from sparqlab import plots
 from sparqlab.core.paths import cache_dir
-from sparqlab.genop import EvalSettings, parse_genop_query, run_genop
-from sparqlab.genop.algebra import show
-from sparqlab.genop.examples import EXAMPLES, MOVIE_QUERY, MOVIE_SCRIPT, write_example_files
-from sparqlab.genop.report import events, memo_comparison, oracle_for, run_examples, summary, typed_rows
+from sparqlab.methods.genop import EvalSettings, parse_genop_query, run_genop
+from sparqlab.methods.genop.algebra import show
+from sparqlab.methods.genop.examples import EXAMPLES, MOVIE_QUERY, MOVIE_SCRIPT, write_example_files
+from sparqlab.methods.genop.report import events, memo_comparison, oracle_for, run_examples, summary, typed_rows
 from sparqlab.kg import open_kg
 
 settings = EvalSettings(k=k, b=b, t=t, r=r, similarity=similarity)

@@ -1,5 +1,5 @@
 """Writes notebooks/04_ggc_main.ipynb, 05_gate_threshold_sweep.ipynb and 06_error_categorisation.ipynb (kept as a
-script so the notebooks' source is reviewable as text). All logic lives in sparqlab.ggc / sparqlab.eval."""
+script so the notebooks' source is reviewable as text). All logic lives in sparqlab.methods.ggc / sparqlab.eval."""
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
@@ -45,9 +45,10 @@ import pandas as pd
 from IPython.display import display
 
 from sparqlab import plots
-from sparqlab.ggc import GateSettings, compare, run_modes, stage_frame, subset_analysis, train_gate
-from sparqlab.ggc.evaluate import sweep_long, time_ratios
-from sparqlab.ggc.experiments import gate_table, pipeline_config, predictions_by_setting, threshold_sweep
+from sparqlab.experiments.ggc import gate_from_generator_run, run_modes
+from sparqlab.methods.ggc import GateSettings, compare, stage_frame, subset_analysis
+from sparqlab.methods.ggc.metrics import sweep_long, time_ratios
+from sparqlab.experiments.ggc import gate_table, pipeline_config, predictions_by_setting, threshold_sweep
 from sparqlab.eval import error_table
 from sparqlab.kg import open_kg
 from sparqlab.runs import load_predictions, model_label"""
@@ -85,7 +86,7 @@ experiment: str = "ggc-main"               # runs/<experiment>/, figures/<experi
                       "on the same labelled initial queries and saved as an artifact with a content digest."),
     new_code_cell("""\
 backends = gate_backends + (["encoder"] if encoder_path else [])
-gates = {name: train_gate(GateSettings(name, kg_feedback, encoder_path=encoder_path), train_config, kg=graph)
+gates = {name: gate_from_generator_run(GateSettings(name, kg_feedback, encoder_path=encoder_path), train_config, kg=graph)
          for name in backends}
 pd.DataFrame({name: {"digest": g.digest, "trained on": g.gate.training["n"], "wrong": g.gate.training["n_positive"],
                      "folder": str(g.folder)} for name, g in gates.items()}).T"""),
@@ -137,7 +138,7 @@ experiment: str = "ggc-sweep"              # runs/<experiment>/, figures/<experi
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_code_cell("""\
-plain = train_gate(GateSettings(gate_backend, False, encoder_path=encoder_path), train_config, kg=graph)
+plain = gate_from_generator_run(GateSettings(gate_backend, False, encoder_path=encoder_path), train_config, kg=graph)
 sweep_run, sweep_table = threshold_sweep(test_config, plain.folder, thresholds, kg=graph)
 sweep_table[["threshold", "trigger_rate", "gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr",
              "accuracy", "item_f1", "corrector_calls", "time_s"]].astype(float).round(4)"""),
@@ -152,7 +153,7 @@ plots.save_figure(fig, "ggc_threshold_sweep", experiment=experiment, runs=[sweep
                           "thresholds": "-".join(map(str, thresholds))})"""),
     new_markdown_cell("## With and without KG execution feedback (Table 5b)"),
     new_code_cell(f"""\
-with_feedback = train_gate(GateSettings(gate_backend, True, encoder_path=encoder_path), train_config, kg=graph)
+with_feedback = gate_from_generator_run(GateSettings(gate_backend, True, encoder_path=encoder_path), train_config, kg=graph)
 feedback_run, feedback_table = threshold_sweep(test_config, with_feedback.folder, [threshold], kg=graph,
                                                kg_feedback=True)
 feedback_rows = {{"without feedback": sweep_table.set_index("threshold").loc[threshold],
@@ -178,7 +179,7 @@ experiment: str = "ggc-errors"             # runs/<experiment>/, figures/<experi
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_code_cell("""\
-gate = train_gate(GateSettings(gate_backend), train_config, kg=graph)
+gate = gate_from_generator_run(GateSettings(gate_backend), train_config, kg=graph)
 results = run_modes(test_config, gate.folder, modes=("none", "gated"), kg=graph, threshold=threshold)
 predictions = {"generator": results["generator only"].predictions(),
                "after gated correction": results["gated"].predictions(),

@@ -60,8 +60,8 @@ from IPython.display import display
 
 from sparqlab import plots
 from sparqlab.core.paths import runs_dir
-from sparqlab.ggc.data import COMPOSITIONS
-from sparqlab.train.experiments import composition_experiment, evaluate_correctors
+from sparqlab.methods.ggc.data import COMPOSITIONS
+from sparqlab.experiments.train import composition_experiment, evaluate_correctors
 
 sft = {"max_steps": max_steps, "epochs": epochs, "learning_rate": learning_rate, "batch_size": batch_size,
        "grad_accum": grad_accum, "lora_r": lora_r, "lora_alpha": lora_alpha, "eval_fraction": eval_fraction,

@@ -38,7 +38,7 @@ def wd_server(wd_store) -> str:
 @pytest.fixture(scope="session")
 def agent_model_url() -> str:
     """``standin-agent`` served by ``sparqlab.llm.server`` (OpenAI-compatible HTTP) on 127.0.0.1."""
-    import sparqlab.agents  # noqa: F401  (registers standin-agent)
+    import sparqlab.methods.agents  # noqa: F401  (registers standin-agent)
     from sparqlab.llm.server import serve_in_background
 
     with serve_in_background("standin-agent") as url:

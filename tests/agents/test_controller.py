@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from sparqlab.agents.prompts import REPARSE
 from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.data.question import Question
 from sparqlab.kg import open_kg
 from sparqlab.llm import ChatRequest, StandinModel
 from sparqlab.methods import make_method
+from sparqlab.methods.agents.prompts import REPARSE
 from sparqlab.runs import RunConfig, load_traces, run
 
 TTL = PROJECT_ROOT / "data" / "wikidata_test" / "wikidata_test.ttl"
@@ -146,7 +146,7 @@ def test_saga_lookup_filters_and_annotates_while_spinach_prunes(agent_run):
 
 
 def test_a_large_kgs_index_samples_properties_when_an_agent_meets_them(agent_run, monkeypatch):
-    from sparqlab.schema import index as schema_index
+    from sparqlab.methods.agents.schema import index as schema_index
 
     monkeypatch.setattr(schema_index, "EAGER_SAMPLING_LIMIT", 0)  # treat the test KG like Wikidata
     occupation = "http://www.wikidata.org/prop/direct/P106"

@@ -1,9 +1,9 @@
-"""The paper-table layouts of ``sparqlab.agents.experiments`` on hand-made per-question records."""
+"""The paper-table layouts of ``sparqlab.experiments.agents`` on hand-made per-question records."""
 
 import pandas as pd
 import pytest
 
-from sparqlab.agents import experiments
+from sparqlab.experiments import agents as experiments
 
 
 def _records():

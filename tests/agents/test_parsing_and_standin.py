@@ -2,8 +2,8 @@
 
 import json
 
-from sparqlab.agents.actions import parse_action, parse_reparse
-from sparqlab.agents.standin import (
+from sparqlab.methods.agents.actions import parse_action, parse_reparse
+from sparqlab.methods.agents.standins import (
     answer_type_reply,
     controller_reply,
     label_score,
@@ -77,8 +77,8 @@ def test_standin_answer_type_rules():
 
 
 def test_standin_pruning_keeps_matching_properties_in_both_directions():
-    from sparqlab.agents.prompts import PRUNE
-    from sparqlab.agents.standin import prune_reply
+    from sparqlab.methods.agents.prompts import PRUNE
+    from sparqlab.methods.agents.standins import prune_reply
 
     edges = {"place of birth (wdt:P19)": ["San Francisco (wd:Q62)"], "occupation (wdt:P106)": ["writer (wd:Q36180)"],
              "(incoming) author (wdt:P50)": ["White Fang (wd:Q1045540)"]}

@@ -81,7 +81,7 @@ def test_environment_records_what_the_endpoint_serves(tmp_path, movies_store):
 
 
 def test_trace_browser_lists_runs_by_readable_name_grouped_by_experiment(runs_env):
-    from sparqlab.widgets import run_choice_label, trace_browser
+    from sparqlab.plots.widgets import run_choice_label, trace_browser
 
     rules, _ = runs_env
     root = rules.run_dir.parents[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from desq_helpers import MOVIE_ENTRIES, small_memory
 
-from sparqlab.desq.memory import KBMemory
+from sparqlab.methods.desq.kb_memory import KBMemory
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ logic is tested apart from embedding quality)."""
 
 from __future__ import annotations
 
-from sparqlab.desq.memory import Entry, KBMemory, hashed_bag_of_words
+from sparqlab.methods.desq.kb_memory import Entry, KBMemory, hashed_bag_of_words
 
 MOVIE_ENTRIES = [
     Entry("entity/Film/Wind", "Wind", "film (1992) directed by Carroll Ballard", "entity"),

@@ -2,8 +2,8 @@
 
 import pytest
 
-from sparqlab.desq.correction import STRATEGIES, Retriever, apply, correct_slots, word_jaccard
-from sparqlab.desq.fragments import Slot
+from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, correct_slots, word_jaccard
+from sparqlab.methods.desq.fragments import Slot
 
 KINDS = {"uri1": "entity", "uri2": "property", "uri3": "entity"}
 

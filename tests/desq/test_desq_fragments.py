@@ -6,7 +6,8 @@ from collections import defaultdict
 import pytest
 
 from sparqlab.data.registry import DATASETS
-from sparqlab.desq.fragments import (
+from sparqlab.eval.structural import structural_em
+from sparqlab.methods.desq.fragments import (
     MOVIES_SCHEME,
     WIKIDATA_SCHEME,
     AssemblyError,
@@ -16,7 +17,6 @@ from sparqlab.desq.fragments import (
     decompose,
     scheme_for,
 )
-from sparqlab.eval.structural import structural_em
 
 PAPER_QUERY = ("SELECT ?a ?b WHERE { ?c <http://www.wikidata.org/prop/direct/P36> ?a . "
                "?c <http://www.wikidata.org/prop/direct/P1082> ?b . FILTER(?b < 10000) }")
@@ -122,7 +122,7 @@ def test_every_bundled_gold_query_round_trips_through_fragments_and_assembly():
 
 def test_iri_form_of_movie_gold_queries_round_trips(movies_kg):
     from sparqlab.data import load
-    from sparqlab.desq.evaluation import gold_sparql_for
+    from sparqlab.methods.desq.metrics import gold_sparql_for
 
     questions = load("mcqa-movies", "test", limit=40) + load("metaqa-3hop", limit=10)
     for question in questions:
@@ -136,8 +136,8 @@ def test_iri_form_of_movie_gold_queries_round_trips(movies_kg):
 def test_a_homonym_is_resolved_by_the_gold_answer_set(movies_kg):
     from sparqlab.data import load
     from sparqlab.data.movieqa import result_labels
-    from sparqlab.desq.iri_form import iri_form, label_index
     from sparqlab.eval import set_f1
+    from sparqlab.methods.desq.iri_form import iri_form, label_index
 
     question = next(q for q in load("mcqa-movies", "test") if q.id == "test_79")  # [War] is a film and a genre
     assert [i for i in label_index(movies_kg)["War"] if "/entity/" in i] == [

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from desq_helpers import MOVIE_ENTRIES
 
-from sparqlab.desq.memory import Entry, KBMemory, limit_entries, wikidata_property_entries
+from sparqlab.methods.desq.kb_memory import Entry, KBMemory, limit_entries, wikidata_property_entries
 
 
 @pytest.fixture(scope="module")

@@ -5,14 +5,20 @@ import json
 import pytest
 
 from sparqlab.cli import main
-from sparqlab.desq import STRATEGIES, Desq, DesqConfig
-from sparqlab.desq.evaluation import output_bleu
-from sparqlab.desq.fragments import Decomposition, Fragment, Slot
-from sparqlab.desq.generation import DesqStandin, Example, finetune_records, map_messages, parse_constraints
-from sparqlab.desq.structured import parse_output
-from sparqlab.desq.verbalise import verbalise_with_model
 from sparqlab.llm.base import ChatRequest
 from sparqlab.methods import get_method
+from sparqlab.methods.desq import STRATEGIES, Desq, DesqConfig
+from sparqlab.methods.desq.fragments import Decomposition, Fragment, Slot
+from sparqlab.methods.desq.generation import (
+    DesqStandin,
+    Example,
+    finetune_records,
+    map_messages,
+    parse_constraints,
+)
+from sparqlab.methods.desq.metrics import output_bleu
+from sparqlab.methods.desq.structured import parse_output
+from sparqlab.methods.desq.verbalise import verbalise_with_model
 
 
 @pytest.fixture
@@ -143,7 +149,7 @@ def test_a_saved_memory_is_loaded_instead_of_built(isolated, movies_kg):
     from desq_helpers import MOVIE_ENTRIES, small_memory
 
     from sparqlab.data import load
-    from sparqlab.desq.method import evaluate_offline
+    from sparqlab.methods.desq.method import evaluate_offline
 
     folder = small_memory(MOVIE_ENTRIES).save(isolated / "saved")
     method = Desq(memory_dir=str(folder), train_limit=30)

@@ -2,8 +2,8 @@
 
 import json
 
-from sparqlab.desq.fragments import Fragment, Slot
-from sparqlab.desq.structured import output_json, parse_output
+from sparqlab.methods.desq.fragments import Fragment, Slot
+from sparqlab.methods.desq.structured import output_json, parse_output
 
 GOOD = {
     "constraints": [{"constraint": "We need the films", "fragment": "SELECT DISTINCT ?var1 WHERE {}"},

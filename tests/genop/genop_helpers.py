@@ -4,7 +4,7 @@ name ``conftest``, so importing from it picks whichever folder's came first.)"""
 
 from __future__ import annotations
 
-from sparqlab.genop import EvalSettings, Oracle, ScriptedModel, run_genop
+from sparqlab.methods.genop import EvalSettings, Oracle, ScriptedModel, run_genop
 
 EXAMPLES_TTL = """\
 @prefix : <http://example.org/> .

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from genop_helpers import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX, run, values
 
-from sparqlab.genop import analyse, parse_genop_query
-from sparqlab.genop.evaluate import GenOpEvaluationError, alternating_fixpoint
 from sparqlab.llm.base import run_sync
+from sparqlab.methods.genop import analyse, parse_genop_query
+from sparqlab.methods.genop.semantics import GenOpEvaluationError, alternating_fixpoint
 
 EX = "http://example.org/"
 

@@ -9,8 +9,8 @@ import pytest
 from genop_helpers import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX
 
 from sparqlab.data.question import Question
-from sparqlab.genop.method import GenOpConfig, GenOpMethod
 from sparqlab.methods import get_method
+from sparqlab.methods.genop.method import GenOpConfig, GenOpMethod
 from sparqlab.runs import RunConfig, run
 
 EXAMPLE1_Y = EXAMPLE1.replace("SELECT ?x ?y ?z", "SELECT ?y")

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from sparqlab.genop import PROMPTS, Oracle, ScriptedModel, load_script
-from sparqlab.genop.oracle import aggregate, parse_proposals, parse_verdict
 from sparqlab.llm.base import ChatResponse, run_sync
+from sparqlab.methods.genop import PROMPTS, Oracle, ScriptedModel, load_script
+from sparqlab.methods.genop.oracle import aggregate, parse_proposals, parse_verdict
 
 
 def test_parse_proposals_reads_json_in_fences_dedupes_and_caps():

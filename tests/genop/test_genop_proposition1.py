@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sparqlab.genop import EvalSettings, Oracle, ScriptedModel, TypedTerm, run_genop
+from sparqlab.methods.genop import EvalSettings, Oracle, ScriptedModel, TypedTerm, run_genop
 
 M = "http://sparqlab.org/movies/entity/"
 RIDLEY = '?d rdfs:label "Ridley Scott" . ?f mrel:directed_by ?d .'

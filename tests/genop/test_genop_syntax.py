@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparqlab.genop import GenOpSyntaxError, parse_genop_query
-from sparqlab.genop.algebra import Join, Minus, Opt, Proj, Union, show
+from sparqlab.methods.genop import GenOpSyntaxError, parse_genop_query
+from sparqlab.methods.genop.algebra import Join, Minus, Opt, Proj, Union, show
 
 P = "PREFIX : <http://example.org/>\n"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparqlab.genop.terms import Compatibility, Lexicaliser, Mu, TypedTerm, iri_fallback, normalise_text
 from sparqlab.llm.base import run_sync
+from sparqlab.methods.genop.terms import Compatibility, Lexicaliser, Mu, TypedTerm, iri_fallback, normalise_text
 
 EX = "http://example.org/"
 ART = TypedTerm.rdf("uri", EX + "Art")
@@ -90,7 +90,7 @@ def test_thresholds_below_one_use_the_similarity_value():
 
 
 def test_similarities_are_symmetric():
-    from sparqlab.genop.terms import SIMILARITIES
+    from sparqlab.methods.genop.terms import SIMILARITIES
 
     for fn in SIMILARITIES.values():
         assert fn("Blade Runner", "blade runner 2049") == fn("blade runner 2049", "Blade Runner")

@@ -45,9 +45,10 @@ def movies(session_cache):
 @pytest.fixture(scope="session")
 def trained(session_cache, movies, tmp_path_factory):
     """A tfidf gate trained on the generator's output over mcqa-movies train[:TRAIN_LIMIT] (its data run kept)."""
-    from sparqlab.ggc import GateSettings, train_gate
+    from sparqlab.experiments.ggc import gate_from_generator_run
+    from sparqlab.methods.ggc import GateSettings
 
     os.environ["SPARQLAB_CACHE"] = str(session_cache)
     os.environ["SPARQLAB_RUNS"] = str(tmp_path_factory.mktemp("gate-runs"))
     config = base_config(dataset="mcqa-movies", split="train", limit=TRAIN_LIMIT)
-    return train_gate(GateSettings("tfidf"), config, kg=movies, folder=tmp_path_factory.mktemp("gate") / "tfidf")
+    return gate_from_generator_run(GateSettings("tfidf"), config, kg=movies, folder=tmp_path_factory.mktemp("gate") / "tfidf")

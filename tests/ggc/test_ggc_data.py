@@ -8,8 +8,15 @@ import pandas as pd
 import pytest
 
 from sparqlab.core.jsonl import write_jsonl
-from sparqlab.ggc.data import COMPOSITIONS, LabelledQuery, compose, correct_count, labelled_queries, sft_record
-from sparqlab.ggc.evaluate import gate_metrics, pipeline_metrics, subset_analysis, sweep, triggers
+from sparqlab.methods.ggc.data import (
+    COMPOSITIONS,
+    LabelledQuery,
+    compose,
+    correct_count,
+    labelled_queries,
+    sft_record,
+)
+from sparqlab.methods.ggc.metrics import gate_metrics, pipeline_metrics, subset_analysis, sweep, triggers
 
 
 def labelled(n_wrong, n_correct):
@@ -122,7 +129,7 @@ def test_thresholds_select_from_one_run_and_subsets():
 
 
 def test_sft_file_layout(tmp_path):
-    from sparqlab.ggc.data import write_corrector_data
+    from sparqlab.methods.ggc.data import write_corrector_data
 
     class Graph:  # a KG stand-in exposing what the SFT writer reads
         identity = "test"

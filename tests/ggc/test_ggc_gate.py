@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from sparqlab.ggc.feedback import KGFeedback
-from sparqlab.ggc.gate import Gate, GateExample, GateSettings, decide, folder_digest, gate_inputs
+from sparqlab.methods.ggc.feedback import KGFeedback
+from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings, decide, folder_digest, gate_inputs
 
 RIGHT = 'SELECT ?uri WHERE {{ ?uri ?r ?e . ?r rdfs:label "{rel}" . ?e rdfs:label "{ent}" . }}'
 

@@ -11,7 +11,7 @@ from ggc_helpers import TEST_LIMIT, base_config
 
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.eval.errors import CATEGORIES
-from sparqlab.ggc import GGC, pipeline_metrics, stage_frame
+from sparqlab.methods.ggc import GGC, pipeline_metrics, stage_frame
 from sparqlab.runs import run
 
 

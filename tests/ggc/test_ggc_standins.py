@@ -4,11 +4,11 @@ fallback to the generated query; the prompt table renders for both variants."""
 import pytest
 from ggc_helpers import MEMORY
 
-from sparqlab.ggc.memory import bracketed, fill_template, mask_entities, same_query
-from sparqlab.ggc.prompts import PROMPTS, corrector_messages, generator_messages
-from sparqlab.ggc.standins import question_in
 from sparqlab.llm import get_model
-from sparqlab.methods.parsing import extract_sparql
+from sparqlab.methods.ggc.prompts import PROMPTS, corrector_messages, generator_messages
+from sparqlab.methods.ggc.standins import question_in
+from sparqlab.methods.ggc.template_memory import bracketed, fill_template, mask_entities, same_query
+from sparqlab.platform.parsing import extract_sparql
 
 TEMPLATE = 'SELECT ?uri WHERE { ?a rdfs:label "Alien" . ?b rdfs:label "Sigourney \\"S\\" Weaver" . FILTER(?l != "Alien") }'
 

@@ -13,7 +13,7 @@ from sparqlab.kg.embedded import run_on_store
 from sparqlab.kg.errors import SparqlSyntaxError
 from sparqlab.kg.profiles import RDF, RDFS, generic_profile
 from sparqlab.kg.results import QueryResult
-from sparqlab.methods import (
+from sparqlab.platform import (
     Method,
     MethodConfig,
     MethodOutput,

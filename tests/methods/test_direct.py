@@ -4,10 +4,11 @@ import pytest
 
 from sparqlab.data import Question
 from sparqlab.kg import open_kg
+from sparqlab.kg.describe import kg_notes
 from sparqlab.llm import StandinModel
 from sparqlab.llm.server import serve_in_background
 from sparqlab.methods import DirectSparql, make_method
-from sparqlab.methods.direct import build_messages, kg_notes
+from sparqlab.methods.direct.method import build_messages
 from sparqlab.runs import RunConfig, run
 
 

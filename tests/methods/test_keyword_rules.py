@@ -8,7 +8,7 @@ from rdflib.plugins.sparql import prepareQuery
 
 from sparqlab.kg import open_kg
 from sparqlab.kg.describe import describe_schema
-from sparqlab.methods.keyword_rules import class_words, keyword_query
+from sparqlab.methods.direct.keyword_rules import class_words, keyword_query
 
 LABEL = URIRef("http://www.w3.org/2000/01/rdf-schema#label")
 TOPIC, REL, URI = Variable("topic"), Variable("rel"), Variable("uri")

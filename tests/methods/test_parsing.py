@@ -2,7 +2,7 @@
 
 import pytest
 
-from sparqlab.methods.parsing import extract_sparql
+from sparqlab.platform.parsing import extract_sparql
 
 
 @pytest.mark.parametrize("reply, expected", [

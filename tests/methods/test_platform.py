@@ -4,7 +4,6 @@ observations and neighbourhoods, typed traces."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -14,8 +13,8 @@ from platform_helpers import EX, FilmKG, films_by
 from sparqlab.data.question import Question
 from sparqlab.kg.neighbourhood import lookup, property_examples, resolve_iri
 from sparqlab.kg.results import QueryResult, Term
-from sparqlab.methods import (
-    DirectSparql,
+from sparqlab.methods import DirectSparql, get_method, method_names
+from sparqlab.platform import (
     Method,
     MethodConfig,
     PromptTemplate,
@@ -23,12 +22,9 @@ from sparqlab.methods import (
     Tool,
     Trace,
     conversation,
-    get_method,
     get_tools,
-    method_names,
     register_method,
 )
-from sparqlab.methods import registry as registry_module
 
 
 @dataclass(frozen=True)
@@ -140,28 +136,6 @@ def test_from_config_refuses_a_run_made_with_other_prompts():
     saved["prompts"]["system"] = "0" * 16
     with pytest.raises(ValueError, match="other versions of the prompts system"):
         Method.from_config(saved)
-
-
-def test_missing_method_package_is_skipped_but_a_broken_one_is_not(tmp_path, monkeypatch):
-    (tmp_path / "broken_method_pkg.py").write_text("import module_that_does_not_exist_xyz\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry_module, "_loaded", False)
-    monkeypatch.setattr(registry_module, "METHOD_MODULES", ["sparqlab.methods.direct", "sparqlab_not_yet_written"])
-    assert "direct" in method_names()
-    monkeypatch.setattr(registry_module, "_loaded", False)
-    monkeypatch.setattr(registry_module, "METHOD_MODULES", ["broken_method_pkg"])
-    with pytest.raises(ModuleNotFoundError, match="module_that_does_not_exist_xyz"):
-        method_names()
-    sys.modules.pop("broken_method_pkg", None)
-
-
-def test_methods_layer_imports_no_method_package_above_it():
-    import subprocess
-
-    code = ("import sys, sparqlab.methods, sparqlab.runs; "
-            "print(sorted(m for m in sys.modules if m.split('.')[1:2] in (['agents'], ['ggc'], ['desq'], ['genop'])))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
 
 
 # -- KG observations and neighbourhoods ---------------------------------------------------------------------------
@@ -359,7 +333,6 @@ def test_packages_import_only_the_layers_docs_design_lists_above_them():
     block = design.split("## Layers", 1)[1].split("```")[1]
     order = [m.group(1) for m in re.finditer(r"^([a-z]+)\s", block, re.MULTILINE)]
     rank = {name: i for i, name in enumerate(order)}
-    rank["widgets"] = rank["plots"]  # the trace browser is listed with the plots
     problems = []
     for path in sorted(lib.rglob("*.py")):
         layer = path.relative_to(lib).parts[0].removesuffix(".py")

@@ -15,8 +15,9 @@ from sparqlab.cli import main
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.data import load
 from sparqlab.data.question import PUBLIC_METADATA, Question
-from sparqlab.methods import DirectSparql, Method, MethodConfig, MethodOutput, PromptTemplate
-from sparqlab.methods.direct import PROMPTS
+from sparqlab.methods import DirectSparql
+from sparqlab.methods.direct.method import PROMPTS
+from sparqlab.platform import Method, MethodConfig, MethodOutput, PromptTemplate
 from sparqlab.runs import RunConfig, load_predictions, load_traces, run
 
 
@@ -236,7 +237,7 @@ def test_direct_run_id_changes_with_its_system_prompt_and_kg_notes(tmp_path, mon
     assert run(DirectSparql(), questions, config(tmp_path, model="standin-echo"), kg=kg).run_id == first.run_id
     edited = {**PROMPTS, "system": PromptTemplate("system", PROMPTS["system"].text + "\n- Be brief.")}
     monkeypatch.setattr(DirectSparql, "prompts", edited)
-    monkeypatch.setattr("sparqlab.methods.direct.PROMPTS", edited)
+    monkeypatch.setattr("sparqlab.methods.direct.method.PROMPTS", edited)
     changed = run(DirectSparql(), questions, config(tmp_path, model="standin-echo"), kg=kg)
     assert changed.run_id != first.run_id
     saved = json.loads((changed.run_dir / "config.json").read_text())["method"]
@@ -282,7 +283,7 @@ def test_model_role_values_split_name_and_endpoint():
 def test_an_artifact_being_built_is_locked_and_only_a_finished_build_counts(tmp_path, monkeypatch):
     import threading
 
-    from sparqlab.methods import PrepareContext
+    from sparqlab.platform import PrepareContext
 
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
     failed = PrepareContext(FilmKG())

@@ -20,8 +20,8 @@ from sparqlab.kg.embedded import run_on_store
 from sparqlab.kg.errors import SparqlSyntaxError
 from sparqlab.kg.profiles import generic_profile
 from sparqlab.kg.results import QueryResult
-from sparqlab.methods.base import Method, MethodOutput, QuestionContext
-from sparqlab.methods.config import MethodConfig
+from sparqlab.platform.base import Method, MethodOutput, QuestionContext
+from sparqlab.platform.config import MethodConfig
 
 EX = "http://example.org/tiny/"
 

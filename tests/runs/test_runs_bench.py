@@ -1,6 +1,6 @@
 """The concurrency benchmark runs end to end (tiny sizes; speed itself is measured by benchmarks/, not here)."""
 
-from sparqlab.runs.bench import format_report, run_benchmark
+from sparqlab.experiments.runner_bench import format_report, run_benchmark
 
 
 def test_benchmark_reports_every_level_against_a_served_standin():

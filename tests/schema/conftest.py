@@ -20,7 +20,7 @@ def wd_kg():
 
 @pytest.fixture(scope="session")
 def wd_index(wd_kg):
-    from sparqlab.schema import build_schema_index
+    from sparqlab.methods.agents.schema import build_schema_index
 
     return build_schema_index(wd_kg, progress=False)
 

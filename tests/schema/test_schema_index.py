@@ -4,7 +4,7 @@ unknown = unconstrained, coverage masking."""
 import pytest
 
 from sparqlab.kg import open_kg
-from sparqlab.schema import PropertySchema, SchemaIndex, build_schema_index
+from sparqlab.methods.agents.schema import PropertySchema, SchemaIndex, build_schema_index
 
 RDFS_TTL = """\
 @prefix ex: <http://example.org/> .

@@ -1,8 +1,15 @@
 """P_tau(e) (Eq. 3), the persistent type state and the execute-time conflict check, pinned on a hand-made index."""
 
 from sparqlab.kg.profiles import WIKIDATA
-from sparqlab.schema import PropertySchema, SchemaIndex, TypeState, domain_conflicts, triple_patterns, type_filter
-from sparqlab.schema.patterns import RDF_TYPE, type_patterns
+from sparqlab.methods.agents.schema import (
+    PropertySchema,
+    SchemaIndex,
+    TypeState,
+    domain_conflicts,
+    triple_patterns,
+    type_filter,
+)
+from sparqlab.methods.agents.schema.patterns import RDF_TYPE, type_patterns
 
 WD, WDT = "http://www.wikidata.org/entity/", "http://www.wikidata.org/prop/direct/"
 HUMAN, CITY, COUNTRY, SETTLEMENT = WD + "Q5", WD + "Q515", WD + "Q6256", WD + "Q486972"

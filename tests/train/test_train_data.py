@@ -14,7 +14,7 @@ from sparqlab.train.records import file_digest, read_records, record_messages
 
 def test_generic_builder_writes_gold_queries_with_a_manifest(tmp_path):
     from sparqlab.data.registry import load
-    from sparqlab.methods.parsing import extract_sparql
+    from sparqlab.platform.parsing import extract_sparql
 
     out = tmp_path / "generic.jsonl"
     manifest = build_from_dataset("generic", "mcqa-movies", "train", out, limit=5, progress=False)
@@ -76,11 +76,11 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 def test_desq_and_ggc_generator_builders_use_their_packages_prompts(tmp_path):
     from sparqlab.data.registry import load
-    from sparqlab.desq.structured import parse_output
-    from sparqlab.ggc.prompts import GENERATOR_USER
     from sparqlab.kg import open_kg
     from sparqlab.kg.movies import ensure_store
-    from sparqlab.methods.parsing import extract_sparql
+    from sparqlab.methods.desq.structured import parse_output
+    from sparqlab.methods.ggc.prompts import GENERATOR_USER
+    from sparqlab.platform.parsing import extract_sparql
 
     ensure_store()
     with open_kg("movies") as kg:

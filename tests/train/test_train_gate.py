@@ -10,7 +10,7 @@ import pytest
 from train_helpers import NAMES, RELATIONS
 
 from sparqlab.core.jsonl import write_jsonl
-from sparqlab.train.gate import read_gate_examples, stratified_split, train_gate
+from sparqlab.methods.ggc.gate_training import read_gate_examples, stratified_split, train_gate
 from sparqlab.train.records import RecordError, file_digest
 
 
@@ -34,7 +34,7 @@ def gate_file(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def trained_gate(gate_file, tiny_encoder, tmp_path_factory):
-    from sparqlab.ggc.gate import GateSettings
+    from sparqlab.methods.ggc.gate import GateSettings
 
     settings = GateSettings(backend="encoder", encoder_path=str(tiny_encoder), epochs=4, learning_rate=3e-3,
                             batch_size=8, max_length=64, seed=0)
@@ -68,7 +68,7 @@ def test_the_gate_reports_validation_metrics_and_records_its_data(trained_gate, 
 
 
 def test_the_saved_gate_reloads_and_has_learnt_the_training_pairs(trained_gate):
-    from sparqlab.ggc.gate import Gate, folder_digest
+    from sparqlab.methods.ggc.gate import Gate, folder_digest
 
     out, examples, summary = trained_gate
     gate = Gate.load(out / "gate")
@@ -81,7 +81,7 @@ def test_the_saved_gate_reloads_and_has_learnt_the_training_pairs(trained_gate):
 def test_both_gate_commands_read_the_same_training_options():
     from sparqlab.cli import build_parser
     from sparqlab.cli.ggc import gate_settings
-    from sparqlab.ggc.gate import GateSettings
+    from sparqlab.methods.ggc.gate import GateSettings
 
     parser = build_parser()
     options = ["--epochs", "2", "--lr", "1e-3", "--batch-size", "4", "--max-length", "64", "--seed", "7"]

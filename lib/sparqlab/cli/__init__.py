@@ -1,4 +1,5 @@
-"""The ``sparqlab`` command. Each area registers its subcommands from its own module in this package.
+"""The ``sparqlab`` command. Each area registers its subcommands from its own module, declared as a
+``sparqlab.commands`` entry point (:mod:`sparqlab.core.plugins`; a third-party package adds commands the same way).
 
 A module exposes ``register(subparsers)``, which adds parsers whose ``handler`` default is a function taking the
 parsed arguments and returning an exit code. Handlers import heavy libraries lazily so ``--help`` stays fast.
@@ -13,14 +14,13 @@ import sys
 
 from sparqlab import __version__
 from sparqlab.core.cache import CacheCorrupt
+from sparqlab.core.plugins import COMMAND_GROUP, declared
 from sparqlab.kg.errors import KGError
 from sparqlab.llm.errors import ModelError
 
 DEBUG_ENV = "SPARQLAB_DEBUG"
 """Set to 1 to make every ``sparqlab`` command print tracebacks (same as ``--debug``)."""
 
-COMMAND_MODULES = ["kg", "data", "evaluate", "models", "methods", "run", "runs", "reproduce", "genop", "schema", "desq",
-                   "train", "ggc"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,8 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", default=os.environ.get(DEBUG_ENV, "") not in ("", "0"),
                         help=f"show the full traceback of an error (also: environment variable {DEBUG_ENV}=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"sparqlab.cli.{name}").register(subparsers)
+    for point in declared(COMMAND_GROUP):
+        importlib.import_module(point.value).register(subparsers)
     return parser
 
 

@@ -66,8 +66,8 @@ def _memory_build(args: argparse.Namespace) -> int:
     import time
 
     from sparqlab.core.paths import cache_dir
-    from sparqlab.desq.memory import KBMemory, kg_entries, limit_entries, wikidata_property_entries
     from sparqlab.kg import open_kg
+    from sparqlab.methods.desq.kb_memory import KBMemory, kg_entries, limit_entries, wikidata_property_entries
 
     name = args.kg if args.source == "kg" else "wikidata-properties"
     folder = args.out or cache_dir() / "desq-memory" / "-".join(
@@ -94,11 +94,11 @@ def _memory_build(args: argparse.Namespace) -> int:
 
 
 def _decompose(args: argparse.Namespace) -> int:
-    from sparqlab.desq.fragments import decompose, scheme_for
-    from sparqlab.desq.iri_form import iri_form
-    from sparqlab.desq.memory import describer
-    from sparqlab.desq.verbalise import verbalise_with_templates
     from sparqlab.kg import open_kg
+    from sparqlab.methods.desq.fragments import decompose, scheme_for
+    from sparqlab.methods.desq.iri_form import iri_form
+    from sparqlab.methods.desq.kb_memory import describer
+    from sparqlab.methods.desq.verbalise import verbalise_with_templates
 
     sparql = read_query(args.query, "QUERY")
     with open_kg(args.kg, cache=False) as kg:

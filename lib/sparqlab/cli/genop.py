@@ -48,8 +48,8 @@ def register(subparsers) -> None:
 
 
 def _model(spec: str, url: str | None, query):
-    from sparqlab.genop import ScriptedModel
     from sparqlab.llm.factory import make_model
+    from sparqlab.methods.genop import ScriptedModel
 
     if spec.startswith(SCRIPTED):
         return ScriptedModel(Path(spec[len(SCRIPTED):]))
@@ -64,11 +64,11 @@ def _model(spec: str, url: str | None, query):
 
 def run_command(args: argparse.Namespace) -> int:
     """Parse, evaluate, print."""
-    from sparqlab.genop import EvalSettings, Oracle, parse_genop_query
-    from sparqlab.genop.evaluate import evaluate, kg_query_fn
-    from sparqlab.genop.report import typed_rows
     from sparqlab.kg import open_kg
     from sparqlab.llm.base import run_sync
+    from sparqlab.methods.genop import EvalSettings, Oracle, parse_genop_query
+    from sparqlab.methods.genop.report import typed_rows
+    from sparqlab.methods.genop.semantics import evaluate, kg_query_fn
 
     text = sys.stdin.read() if str(args.query_file) == "-" else args.query_file.read_text(encoding="utf-8")
     settings = EvalSettings(semantics=args.semantics, k=args.K, b=args.B, t=args.T, r=args.R,

@@ -60,12 +60,12 @@ def register(subparsers) -> None:
 
 
 GATE_TRAINING_OPTIONS = ("epochs", "learning_rate", "batch_size", "max_length", "seed")
-"""The :class:`~sparqlab.ggc.gate.GateSettings` fields set by :func:`add_gate_training_options`."""
+"""The :class:`~sparqlab.methods.ggc.gate.GateSettings` fields set by :func:`add_gate_training_options`."""
 
 
 def add_gate_training_options(parser: argparse.ArgumentParser) -> None:
     """The gate-training hyper-parameters of ``ggc train-gate`` and ``train gate``; left out, they take the
-    :class:`~sparqlab.ggc.gate.GateSettings` defaults (:func:`gate_settings`)."""
+    :class:`~sparqlab.methods.ggc.gate.GateSettings` defaults (:func:`gate_settings`)."""
     parser.add_argument("--epochs", type=int, help="encoder fine-tuning epochs (default: 3, appendix A.2)")
     parser.add_argument("--learning-rate", "--lr", type=float, help="encoder learning rate (default: 2e-5)")
     parser.add_argument("--batch-size", type=int, help="encoder batch size (default: 8)")
@@ -74,9 +74,9 @@ def add_gate_training_options(parser: argparse.ArgumentParser) -> None:
 
 
 def gate_settings(args: argparse.Namespace, **fields):
-    """:class:`~sparqlab.ggc.gate.GateSettings` from ``fields`` and the options of
+    """:class:`~sparqlab.methods.ggc.gate.GateSettings` from ``fields`` and the options of
     :func:`add_gate_training_options` that were given."""
-    from sparqlab.ggc.gate import GateSettings
+    from sparqlab.methods.ggc.gate import GateSettings
 
     given = {name: getattr(args, name) for name in GATE_TRAINING_OPTIONS if getattr(args, name) is not None}
     return GateSettings(**fields, **given)
@@ -103,7 +103,7 @@ def _generator_options(parser: argparse.ArgumentParser, default_split: str, defa
 
 
 def _run_config(args: argparse.Namespace):
-    from sparqlab.ggc.experiments import pipeline_config
+    from sparqlab.experiments.ggc import pipeline_config
 
     return pipeline_config(experiment=args.experiment, dataset=args.dataset, split=args.split, limit=args.limit,
                            generator=args.model, generator_url=args.model_url, corrector=args.corrector,
@@ -112,9 +112,9 @@ def _run_config(args: argparse.Namespace):
 
 
 def handle_train_gate(args: argparse.Namespace) -> int:
-    from sparqlab.ggc.data import gate_from_runs
-    from sparqlab.ggc.experiments import train_gate
+    from sparqlab.experiments.ggc import gate_from_generator_run
     from sparqlab.kg import open_kg
+    from sparqlab.methods.ggc.data import gate_from_runs
 
     settings = gate_settings(args, backend=args.gate, kg_feedback=args.kg_feedback, c=args.c,
                              encoder_path=args.encoder_path)
@@ -125,7 +125,7 @@ def handle_train_gate(args: argparse.Namespace) -> int:
             gate = gate_from_runs(args.runs, kg, settings)
             folder, digest = args.out, gate.save(args.out)
         else:
-            trained = train_gate(settings, _run_config(args), variant=args.variant, folder=args.out, kg=kg)
+            trained = gate_from_generator_run(settings, _run_config(args), variant=args.variant, folder=args.out, kg=kg)
             gate, folder, digest = trained.gate, trained.folder, trained.digest
             print(f"generator run: {trained.data_run}")
     print(f"gate: {folder}\ndigest: {digest}\ntrained on {gate.training['n']} initial queries, "
@@ -134,8 +134,8 @@ def handle_train_gate(args: argparse.Namespace) -> int:
 
 
 def handle_build_data(args: argparse.Namespace) -> int:
-    from sparqlab.ggc import COMPOSITIONS, labelled_queries, write_corrector_data
     from sparqlab.kg import open_kg
+    from sparqlab.methods.ggc import COMPOSITIONS, labelled_queries, write_corrector_data
 
     names = [n.strip() for n in args.compositions.split(",") if n.strip()]
     unknown = [n for n in names if n not in COMPOSITIONS]
@@ -154,8 +154,8 @@ def handle_build_data(args: argparse.Namespace) -> int:
 def handle_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from sparqlab.ggc import threshold_sweep
     from sparqlab.kg import open_kg
+    from sparqlab.methods.ggc import threshold_sweep
 
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     with open_kg(args.kg) as kg:

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-
-DEFAULT_PLUGINS = ["sparqlab.methods", "sparqlab.agents", "sparqlab.desq"]
-"""Imported before resolving a model name: method packages register their stand-ins on import."""
 
 
 def register(subparsers) -> None:
@@ -24,7 +20,6 @@ def register(subparsers) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: local only)")
     serve.add_argument("--delay-ms", type=float, default=None,
                        help="fixed delay added to every response (stand-ins only; for benchmarks)")
-    _add_plugin_argument(serve)
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     serve.set_defaults(handler=_serve)
 
@@ -32,25 +27,13 @@ def register(subparsers) -> None:
     actions = models.add_subparsers(dest="models_command", metavar="ACTION")
     listing = actions.add_parser("list", help="list registered stand-ins, or with --url the models an endpoint serves")
     listing.add_argument("--url", default=None, help="an OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1)")
-    _add_plugin_argument(listing)
     listing.set_defaults(handler=_list)
     models.set_defaults(handler=lambda args: models.print_help() or 2)
-
-
-def _add_plugin_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                        help="import MODULE first, to register the stand-ins it defines (repeatable)")
-
-
-def _import_plugins(args: argparse.Namespace) -> None:
-    for module in DEFAULT_PLUGINS + args.plugin:
-        importlib.import_module(module)
 
 
 def _serve(args: argparse.Namespace) -> int:
     from sparqlab.llm.server import model_for_serving, serve
 
-    _import_plugins(args)
     serve(model_for_serving(args.model, args.delay_ms), host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
@@ -67,7 +50,6 @@ def _list(args: argparse.Namespace) -> int:
             return 1
         print("\n".join(served))
         return 0
-    _import_plugins(args)
     for name in standin_names():
         doc = (standin_factory(name).__doc__ or "").strip().splitlines()
         print(f"{name:28} {doc[0] if doc else ''}")

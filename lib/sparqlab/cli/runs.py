@@ -144,7 +144,7 @@ def _paired(run_dirs: list, flips: int) -> str:
                 lines += [f"      {side}: {_one_line(run[qid].get('predicted_sparql'))}"
                           for side, run in zip("AB", by_id, strict=True)]
     if flips and (result.a_only or result.b_only):
-        lines.append("traces: open each run in the trace browser (sparqlab.widgets.trace_browser) or "
+        lines.append("traces: open each run in the trace browser (sparqlab.plots.widgets.trace_browser) or "
                      "sparqlab.runs.load_traces(RUN)[QUESTION_ID]")
     return "\n".join(lines)
 
@@ -187,7 +187,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from sparqlab.runs.bench import format_report, run_benchmark
+    from sparqlab.experiments.runner_bench import format_report, run_benchmark
 
     report = run_benchmark(questions=args.questions, calls=args.calls, delay_ms=args.delay_ms,
                            levels=args.concurrency, progress=sys.stderr.isatty())

@@ -47,7 +47,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def _index(args: argparse.Namespace):
     from sparqlab.kg import PROFILES, open_kg
-    from sparqlab.schema import default_schema_folder, load_or_build
+    from sparqlab.methods.agents.schema import default_schema_folder, load_or_build
 
     if args.kg_url:
         kg = open_kg(args.kg_url, profile=args.kg if args.kg in PROFILES else None)
@@ -74,7 +74,7 @@ def _show(args: argparse.Namespace) -> int:
 
 def _filter(args: argparse.Namespace) -> int:
     from sparqlab.kg.neighbourhood import resolve_iri
-    from sparqlab.schema import entity_types, superclasses, type_filter
+    from sparqlab.methods.agents.schema import entity_types, superclasses, type_filter
 
     kg, index = _index(args)
     entity = resolve_iri(kg, args.entity)

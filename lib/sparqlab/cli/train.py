@@ -76,12 +76,10 @@ def register(subparsers) -> None:
 
     data = actions.add_parser(
         "data", help="write fine-tuning records (JSONL + manifest) from a dataset split or GGC generator runs",
-        description="Builders: generic (question -> gold SPARQL, any bundled dataset), ggc-generator, desq (two "
-                    "records per question: constraints, structured output), ggc-corrector (W1.0, W1.0+C0.2, "
-                    "W1.0+C0.5, W1.0+C0.8 from generator runs; --out is a folder), ggc-gate (gate examples from "
-                    "generator runs). Each writes a manifest with counts, sources and the sha256.")
-    data.add_argument("--builder", required=True,
-                      help="generic | ggc-generator | desq | ggc-corrector | ggc-gate")
+        description="Builders are registered by the method packages (`sparqlab train builders` lists them with "
+                    "what each needs): generic, ggc-generator, desq (from --dataset), ggc-corrector (--out is a "
+                    "folder), ggc-gate (from --runs). Each writes a manifest with counts, sources and the sha256.")
+    data.add_argument("--builder", required=True, help="a registered builder (`sparqlab train builders`)")
     data.add_argument("--out", required=True, help="output JSONL file (a folder for ggc-corrector)")
     data.add_argument("--dataset", help="dataset name (generic, ggc-generator, desq)")
     data.add_argument("--split", default="train", help="dataset split (default train)")
@@ -93,6 +91,9 @@ def register(subparsers) -> None:
     data.add_argument("--seed", type=int, default=0, help="seed of the corrector compositions (default 0)")
     data.add_argument("--allow-test", action="store_true", help="allow building from a test split")
     data.set_defaults(handler=_data)
+
+    builders = actions.add_parser("builders", help="list the registered training-data builders")
+    builders.set_defaults(handler=_builders)
 
     serve = actions.add_parser(
         "serve", help="serve a local model (with an optional LoRA adapter) as an OpenAI-compatible endpoint (CPU)",
@@ -135,13 +136,13 @@ def _sft(args: argparse.Namespace) -> int:
 
 def _gate(args: argparse.Namespace) -> int:
     from sparqlab.cli.ggc import gate_settings
-    from sparqlab.train.gate import read_gate_examples, train_gate
+    from sparqlab.methods.ggc.gate_training import read_gate_examples, train_gate
 
     settings = gate_settings(args, backend="encoder", encoder_path=args.encoder)
     if args.data:
         examples, sources = read_gate_examples(args.data), []
     else:
-        from sparqlab.ggc.data import labelled_queries
+        from sparqlab.methods.ggc.data import labelled_queries
 
         kg = _open_kg(args.kg) if args.kg else None
         examples = [q.gate_example() for q in labelled_queries(args.runs, kg)]
@@ -162,25 +163,30 @@ def _open_kg(name: str):
     return open_kg(name)
 
 
+def _builders(args: argparse.Namespace) -> int:
+    from sparqlab.train import data
+
+    for name in data.builder_names():
+        builder = data.get_builder(name)
+        needs = ("--dataset" if builder.source == "dataset" else "--runs") + (" --kg" if builder.needs_kg else "")
+        options = f" [options: {', '.join(builder.options)}]" if builder.options else ""
+        print(f"{name:15} {needs:18} {builder.description}{options}")
+    return 0
+
+
 def _data(args: argparse.Namespace) -> int:
     from sparqlab.train import data
 
+    builder = data.get_builder(args.builder)
+    options = {name: getattr(args, name) for name in ("variant", "seed") if name in builder.options}
     kg = _open_kg(args.kg) if args.kg else None
-    if args.builder in data.DATASET_BUILDERS:
+    if builder.source == "dataset":
         if not args.dataset:
             raise ValueError(f"--builder {args.builder} needs --dataset")
         manifest = data.build_from_dataset(args.builder, args.dataset, args.split, args.out, limit=args.limit,
-                                           kg=kg, variant=args.variant, allow_test=args.allow_test)
-    elif args.builder not in data.RUN_BUILDERS:
-        raise ValueError(f"unknown builder {args.builder!r}; use one of {', '.join(data.BUILDERS)}")
-    elif not args.runs:
-        raise ValueError(f"--builder {args.builder} needs --runs (generator-only run folders)")
-    elif args.builder == "ggc-corrector":
-        if kg is None:
-            raise ValueError("--builder ggc-corrector needs --kg (its prompts carry the KG's notes)")
-        manifest = data.build_corrector_data(args.runs, args.out, kg, variant=args.variant, seed=args.seed)
+                                           kg=kg, allow_test=args.allow_test, **options)
     else:
-        manifest = data.build_gate_data(args.runs, args.out, kg)
+        manifest = data.build_from_runs(args.builder, args.runs or [], args.out, kg, **options)
     print(json.dumps(manifest, indent=2))
     return 0
 

@@ -44,3 +44,8 @@ def describe_schema(kg: KnowledgeGraph) -> str:
         for row in kg.query(RELATIONS_QUERY.format(**names)).rows
     )
     return "\n".join(["Classes:", *classes, "Relations (subject class -> object class):", *relations])
+
+
+def kg_notes(kg: KnowledgeGraph) -> str:
+    """What the prompt says about a KG: the profile's notes on writing queries, then its declared schema."""
+    return "\n\n".join(part for part in (kg.profile.prompt_notes.strip(), describe_schema(kg)) if part)

@@ -16,7 +16,9 @@ Adding one (e.g. in a method's module, registered when the module is imported)::
             return "SELECT ..."
 
 ``get_model("standin-template", **kwargs)`` then calls ``TemplateStandin(**kwargs)``; any callable returning a
-stand-in works as the factory. ``sparqlab serve-model --model standin-template --plugin my.module`` serves it.
+stand-in works as the factory. Declared as a ``sparqlab.plugins`` entry point of its package
+(:mod:`sparqlab.core.plugins`), the module is imported when the name is first asked for, so
+``sparqlab serve-model --model standin-template`` and ``sparqlab models list`` know it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.hashing import stable_hash
+from sparqlab.core.plugins import load_plugins
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage, estimate_tokens
 
 STANDIN_PREFIX = "standin-"
@@ -67,19 +70,20 @@ def register_standin(name: str, factory: StandinFactory | None = None):
 
 
 def standin_names() -> list[str]:
-    """Names of the registered stand-ins, sorted."""
+    """Names of every stand-in, the method packages' included (their plug-ins are loaded first), sorted."""
+    load_plugins()
     return sorted(_REGISTRY)
 
 
 def standin_factory(name: str) -> StandinFactory:
-    """The registered factory of ``name``; ``ValueError`` naming the registered ones if there is none."""
+    """The registered factory of ``name`` (declared plug-ins are loaded on a miss); ``ValueError`` naming the
+    registered ones if there is none."""
+    if name not in _REGISTRY:
+        load_plugins()
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(
-            f"no stand-in named {name!r}; registered: {', '.join(standin_names())}. A method's stand-ins are "
-            f"registered when its module is imported."
-        ) from None
+        raise ValueError(f"no stand-in named {name!r}; registered: {', '.join(standin_names())}") from None
 
 
 def create_standin(name: str, **kwargs: Any) -> ChatModel:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.paths import runs_dir
-from sparqlab.methods.trace import TraceEvent
+from sparqlab.platform.trace import TraceEvent
 from sparqlab.runs.metrics import metrics_document
 from sparqlab.runs.records import flatten_prediction, header_from
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, PREDICTIONS, TRACES, is_locked, read_json, read_records

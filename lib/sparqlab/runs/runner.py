@@ -3,7 +3,7 @@
 Before the questions, the runner resolves one model per method role, calls ``method.prepare`` once (cost
 reported apart in ``metrics.json``), refuses few-shot or training examples that overlap the scored questions, and
 only then computes the run id (prompt and artifact digests are part of it). For each question it builds a
-:class:`~sparqlab.methods.context.QuestionContext` around the question's **public** form (no gold), awaits
+:class:`~sparqlab.platform.context.QuestionContext` around the question's **public** form (no gold), awaits
 ``method.answer`` (bounded by the per-question timeout), **executes the final query** through
 ``method.execute_final`` (by default on the KG), turns the result into answers and scores them with
 :mod:`sparqlab.eval`, adds ``method.score`` (with the full question), and appends one line to
@@ -40,8 +40,8 @@ from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
-from sparqlab.methods.base import Method, MethodOutput
-from sparqlab.methods.context import PrepareContext, QuestionContext, RoleModel, token_counts
+from sparqlab.platform.base import Method, MethodOutput
+from sparqlab.platform.context import PrepareContext, QuestionContext, RoleModel, token_counts
 from sparqlab.runs import manifest as provenance
 from sparqlab.runs.config import (
     RunConfig,
@@ -276,12 +276,23 @@ class Runner:
 
     # -- preparation ----------------------------------------------------------------------------------------
 
+    async def _sub_run(self, method: Method, questions: Sequence[Question], *, experiment: str,
+                       role: str) -> RunResult:
+        """A nested run for :meth:`PrepareContext.sub_run`: same KG and output root, the model of ``role`` with
+        its sampling parameters, questions given (never the scored ones: the context's caller took them from
+        ``train_questions``)."""
+        target = self.roles[role]
+        config = RunConfig(experiment=experiment, kg=self.kg.profile.name, model_params=dict(target.params),
+                           output_root=self.config.output_root, progress=self.config.progress)
+        return await arun(method, list(questions), config, kg=self.kg, model=target.model)
+
     async def prepare(self) -> None:
         """``method.prepare`` once, the example-overlap check, then the run id (which hashes the method's
         prompt and artifact digests, known only after preparation)."""
         started = time.perf_counter()
         ctx = PrepareContext(self.kg, self.roles, scored_dataset=self.config.dataset,
-                             scored_split=self.config.split, scored_ids=frozenset(q.id for q in self.all_questions))
+                             scored_split=self.config.split, scored_ids=frozenset(q.id for q in self.all_questions),
+                             sub_runner=self._sub_run)
         try:
             await self.method.prepare(ctx)
         except BaseException:

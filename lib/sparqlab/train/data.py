@@ -1,35 +1,93 @@
 """Training-data builders feeding :func:`sparqlab.train.sft.train_sft` and the gate trainer: each writes JSONL
 records (:mod:`sparqlab.train.records`) and a manifest beside them (counts, sources, sha256 of the file).
 
-Builders (``sparqlab train data --builder NAME``):
+Builders (``sparqlab train data --builder NAME``) live in a registry: this module registers ``generic`` (any bundled
+dataset split: question → gold SPARQL, this package's prompts); each method package registers its own on import
+(GGC: ``ggc-generator``, ``ggc-corrector``, ``ggc-gate``; DeSQ: ``desq``), declared through the
+``sparqlab.plugins`` entry points, so this layer never imports a method. :func:`builder_names` lists them all.
 
-* ``generic`` — any bundled dataset split: question → gold SPARQL (this package's prompts);
-* ``ggc-generator`` — the GGC generator's prompt (``sparqlab.ggc.prompts``) → gold SPARQL (paper, section 3.3);
-* ``desq`` — DeSQ's two fine-tuning records per question: question → atomic constraints, and question +
-  constraints → two-part structured output (``sparqlab.desq.generation.finetune_records``);
-* ``ggc-corrector`` — the W1.0 / +C0.2 / +C0.5 / +C0.8 corrector compositions from generator runs
-  (``sparqlab.ggc.data``; one file per composition);
-* ``ggc-gate`` — gate examples (question, initial query, label) from generator runs.
-
-Dataset builders read the gold queries of a training split; they refuse a ``test`` split unless asked, since
-fine-tuning on the scored questions would leak them into the results.
+A builder's ``source`` is ``dataset`` (it turns questions with gold queries into records; :func:`build_from_dataset`
+loads the split and writes the file) or ``runs`` (it reads generator run folders and writes its own files;
+:func:`build_from_runs`). Dataset builders refuse a ``test`` split unless asked, since fine-tuning on the scored
+questions would leak them into the results.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sparqlab.core.jsonl import write_jsonl
+from sparqlab.core.plugins import load_plugins
 from sparqlab.data.question import Question
 from sparqlab.train.prompts import PROMPTS
 from sparqlab.train.records import file_digest
 
-DATASET_BUILDERS = ("generic", "ggc-generator", "desq")
-RUN_BUILDERS = ("ggc-corrector", "ggc-gate")
-BUILDERS = DATASET_BUILDERS + RUN_BUILDERS
+
+@dataclass(frozen=True)
+class Builder:
+    """A registered training-data builder.
+
+    ``source="dataset"``: ``build(questions, kg, progress=..., **options) -> (records, extra_counts)`` over the
+    questions of a split that have a gold query. ``source="runs"``: ``build(run_dirs, out, kg, **options) ->
+    manifest``. ``needs_kg``: the builder reads the KG (prompts, gold decompositions, execution feedback).
+    ``options``: the keyword options it takes (``variant``, ``seed`` ...), the rest of a request is refused.
+    """
+
+    name: str
+    source: Literal["dataset", "runs"]
+    build: Callable[..., Any]
+    needs_kg: bool
+    description: str
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        skip = {"questions", "kg", "progress", "run_dirs", "out"}
+        return tuple(n for n in inspect.signature(self.build).parameters if n not in skip)
+
+
+_BUILDERS: dict[str, Builder] = {}
+
+
+def register_builder(name: str, source: Literal["dataset", "runs"], *, needs_kg: bool, description: str):
+    """Decorator: register ``build`` as the builder ``name`` (see :class:`Builder` for its signature)."""
+
+    def decorate(build: Callable[..., Any]) -> Callable[..., Any]:
+        existing = _BUILDERS.get(name)
+        if existing is not None and existing.build.__qualname__ != build.__qualname__:
+            raise ValueError(f"a training-data builder named {name!r} is already registered")
+        _BUILDERS[name] = Builder(name, source, build, needs_kg, description)
+        return build
+
+    return decorate
+
+
+def builder_names(source: str | None = None) -> list[str]:
+    """Every registered builder (the method packages' included), optionally of one ``source``."""
+    load_plugins()
+    return [name for name, b in _BUILDERS.items() if source in (None, b.source)]
+
+
+def get_builder(name: str) -> Builder:
+    """The builder ``name``; the error lists the known ones."""
+    if name not in _BUILDERS:
+        load_plugins()
+    try:
+        return _BUILDERS[name]
+    except KeyError:
+        raise ValueError(f"unknown builder {name!r}; use one of {', '.join(builder_names())}") from None
+
+
+def _checked_options(builder: Builder, options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(builder.options))
+    if unknown:
+        raise ValueError(f"the {builder.name} builder takes no option {', '.join(unknown)} "
+                         f"(its options: {', '.join(builder.options) or 'none'})")
+    return options
 
 
 def manifest_path(path: str | Path) -> Path:
@@ -54,9 +112,19 @@ def sparql_response(sparql: str) -> str:
     return PROMPTS["sparql_response"].render(sparql=sparql.strip())
 
 
+@register_builder("generic", "dataset", needs_kg=False,
+                  description="question -> gold SPARQL for any bundled dataset (KG notes in the system turn when a "
+                              "KG is given)")
+def generic_records(questions: Sequence[Question], kg: Any = None, progress: bool = True) -> tuple[list[dict], dict]:
+    """The ``generic`` builder over an open KG (its notes go into the system turn) or none."""
+    from sparqlab.kg.describe import kg_notes
+
+    return question_records(questions, kg.profile.name if kg else None, kg_notes(kg) if kg else ""), {}
+
+
 def question_records(questions: Sequence[Question], kg_name: str | None = None, kg_notes: str = "") -> list[dict]:
     """The generic builder: one chat record per question with a gold query (``kg_name`` defaults to the
-    question's KG; ``kg_notes``, e.g. :func:`sparqlab.methods.direct.kg_notes`, go into the system turn)."""
+    question's KG; ``kg_notes``, e.g. :func:`sparqlab.kg.describe.kg_notes`, go into the system turn)."""
     records = []
     for question in questions:
         if not question.gold_sparql:
@@ -70,100 +138,40 @@ def question_records(questions: Sequence[Question], kg_name: str | None = None, 
     return records
 
 
-def ggc_generator_records(questions: Sequence[Question], kg: Any, variant: str = "movies") -> list[dict]:
-    """GGC generator records: the generator's inference prompt and the gold query, fenced as the corrector
-    files fence theirs."""
-    from sparqlab.ggc.prompts import generator_messages
-    from sparqlab.methods.direct import kg_notes
-
-    notes = kg_notes(kg)
-    return [{"id": q.id, "messages": [*generator_messages(q.text, kg.profile.name, notes, variant),
-                                      {"role": "assistant", "content": sparql_response(q.gold_sparql)}]}
-            for q in questions if q.gold_sparql]
-
-
-def desq_records(questions: Sequence[Question], kg: Any, progress: bool = True) -> tuple[list[dict], int]:
-    """DeSQ fine-tuning records from gold decompositions (two per question); returns them and the number of
-    questions whose gold query does not decompose (skipped, as DeSQ's ``prepare`` skips them)."""
-    from tqdm.auto import tqdm
-
-    from sparqlab.desq.evaluation import gold_sparql_for
-    from sparqlab.desq.fragments import scheme_for
-    from sparqlab.desq.generation import finetune_records, gold_example
-    from sparqlab.desq.memory import describer
-    from sparqlab.eval.sparql_tree import SparqlParseError
-
-    scheme, describe = scheme_for(kg.profile.name), describer(None, kg)
-    examples, skipped = [], 0
-    for question in tqdm(questions, desc="DeSQ gold decompositions", unit="q", disable=not progress):
-        try:
-            examples.append(gold_example(question, scheme, describe, gold_sparql_for(question, kg)))
-        except (ValueError, SparqlParseError):
-            skipped += 1
-    return finetune_records(examples, kg.profile.name), skipped
-
-
 def build_from_dataset(builder: str, dataset: str, split: str, out: str | Path, *, limit: int | None = None,
-                       kg: Any = None, variant: str = "movies", allow_test: bool = False,
-                       progress: bool = True) -> dict[str, Any]:
-    """Run a dataset builder (``generic`` | ``ggc-generator`` | ``desq``) over ``dataset``/``split`` (first
-    ``limit`` questions) and write ``out`` + manifest. ``kg``: an open KG (needed by ``ggc-generator`` and
-    ``desq``; gives ``generic`` its notes); ``variant``: GGC prompt variant; ``allow_test``: permit a test
-    split."""
+                       kg: Any = None, allow_test: bool = False, progress: bool = True,
+                       **options: Any) -> dict[str, Any]:
+    """Run a dataset builder over ``dataset``/``split`` (first ``limit`` questions) and write ``out`` + manifest.
+    ``kg``: an open KG (required by builders that read it); ``options``: the builder's own (e.g. GGC's
+    ``variant``); ``allow_test``: permit a test split."""
     from sparqlab.data.registry import load
 
-    if builder not in DATASET_BUILDERS:
-        raise ValueError(f"unknown dataset builder {builder!r}; use one of {', '.join(DATASET_BUILDERS)}")
+    spec = get_builder(builder)
+    if spec.source != "dataset":
+        raise ValueError(f"{builder} builds from generator run folders, not a dataset (use --runs)")
+    options = _checked_options(spec, options)
     if split == "test" and not allow_test:
         raise ValueError("refusing to build training data from a test split (its questions are the scored ones); "
                          "pass allow_test=True / --allow-test if this is really wanted")
-    if builder != "generic" and kg is None:
+    if spec.needs_kg and kg is None:
         raise ValueError(f"the {builder} builder needs the KG (its prompts and gold decompositions read it)")
     questions = load(dataset, split, limit)
     with_gold = [q for q in questions if q.gold_sparql]
     counts = {"questions": len(questions), "without_gold": len(questions) - len(with_gold)}
-    if builder == "generic":
-        from sparqlab.methods.direct import kg_notes
-
-        records = question_records(with_gold, kg.profile.name if kg else None, kg_notes(kg) if kg else "")
-    elif builder == "ggc-generator":
-        records = ggc_generator_records(with_gold, kg, variant)
-    else:
-        records, counts["undecomposable"] = desq_records(with_gold, kg, progress)
-    sources = {"dataset": dataset, "split": split, "limit": limit, "kg": kg.profile.name if kg else None,
-               "variant": variant if builder == "ggc-generator" else None}
-    return write_dataset(out, records, builder=builder, sources=sources, counts=counts)
+    records, extra_counts = spec.build(with_gold, kg, progress=progress, **options)
+    sources = {"dataset": dataset, "split": split, "limit": limit, "kg": kg.profile.name if kg else None, **options}
+    return write_dataset(out, records, builder=builder, sources=sources, counts={**counts, **extra_counts})
 
 
-def build_corrector_data(run_dirs: Sequence[str | Path], out_dir: str | Path, kg: Any, *, variant: str = "movies",
-                         kg_feedback: bool = False, seed: int = 0, compositions: Mapping[str, float] | None = None,
-                         queries: Sequence[Any] | None = None) -> dict[str, Any]:
-    """GGC's corrector compositions (default W1.0, +C0.2, +C0.5, +C0.8; ``compositions``: name → correct share)
-    from generator runs, written by :func:`sparqlab.ggc.data.write_corrector_data`; the manifest gains each
-    file's sha256. ``queries``: the runs' labelled queries when the caller has them already."""
-    from sparqlab.ggc.data import COMPOSITIONS, labelled_queries, write_corrector_data
-
-    if queries is None:
-        queries = labelled_queries(run_dirs, kg, kg_feedback)
-    manifest = write_corrector_data(queries, out_dir, kg, variant=variant, kg_feedback=kg_feedback, seed=seed,
-                                    compositions=compositions or COMPOSITIONS, sources=[str(d) for d in run_dirs])
-    manifest["sha256"] = {name: file_digest(Path(out_dir) / f"{name}.jsonl") for name in manifest["sizes"]}
-    (Path(out_dir) / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return manifest
-
-
-def build_gate_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any = None,
-                    kg_feedback: bool = False) -> dict[str, Any]:
-    """Gate examples ``{"id", "question", "sparql", "label"}`` (label 1: the initial query is wrong) from
-    generator runs (:func:`sparqlab.ggc.data.labelled_queries`)."""
-    from sparqlab.ggc.data import labelled_queries
-
-    if kg_feedback:
-        raise ValueError("gate files carry no KG feedback; train a feedback gate with `sparqlab ggc train-gate`")
-    queries = labelled_queries(run_dirs, kg)
-    records = [{"id": q.question_id, "question": q.question, "sparql": q.sparql, "label": int(not q.correct)}
-               for q in queries]
-    positive = sum(r["label"] for r in records)
-    return write_dataset(out, records, builder="ggc-gate", sources={"runs": [str(d) for d in run_dirs]},
-                         counts={"wrong": positive, "correct": len(records) - positive})
-
+def build_from_runs(builder: str, run_dirs: Sequence[str | Path], out: str | Path, kg: Any = None,
+                    **options: Any) -> dict[str, Any]:
+    """Run a builder over generator run folders; it writes ``out`` (a file or a folder, as the builder says) and
+    returns its manifest."""
+    spec = get_builder(builder)
+    if spec.source != "runs":
+        raise ValueError(f"{builder} builds from a dataset split, not run folders (use --dataset)")
+    if not run_dirs:
+        raise ValueError(f"the {builder} builder needs generator-only run folders (--runs)")
+    if spec.needs_kg and kg is None:
+        raise ValueError(f"the {builder} builder needs the KG (its prompts or labels read it)")
+    return spec.build(list(run_dirs), out, kg, **_checked_options(spec, options))

@@ -3,12 +3,12 @@
 Written for the instruct models the papers fine-tune (Llama-3.2-3B-Instruct in GGC, Phi-4 / Qwen in DeSQ): a
 system turn saying what to produce and how to format it, the KG's notes when a KG is given, and the question as
 the user turn. The response is the gold query in a ```sparql block, the format
-:func:`sparqlab.methods.parsing.extract_sparql` reads back at inference time.
+:func:`sparqlab.platform.parsing.extract_sparql` reads back at inference time.
 """
 
 from __future__ import annotations
 
-from sparqlab.methods import PromptTemplate
+from sparqlab.platform import PromptTemplate
 
 PROMPTS: dict[str, PromptTemplate] = {p.name: p for p in (
     PromptTemplate("question_system", (

@@ -5,7 +5,7 @@ generator on the two-part structured output the same way).
 A record is one JSON object per line in either layout the project's data builders write:
 
 * conversational — ``{"messages": [{"role": "system"|"user"|"assistant", "content": ...}, ...]}``; the last
-  message is the response and must be the assistant's (DeSQ's :func:`~sparqlab.desq.generation.finetune_records`,
+  message is the response and must be the assistant's (DeSQ's :func:`~sparqlab.methods.desq.generation.finetune_records`,
   GGC's corrector files, :func:`~sparqlab.train.data.question_records`);
 * Alpaca — ``{"instruction", "input", "output", "system"?}`` (LLaMA-Factory's layout, also in GGC's files); the
   user turn is ``instruction`` followed by ``input`` when it is not empty.

@@ -1,0 +1,140 @@
+"""GGC experiments as library calls (the notebooks and ``sparqlab ggc`` are thin front ends over these).
+
+* :func:`gate_from_generator_run` — generator pass over a training split (an ordinary run), labels, a trained gate saved as an
+  artifact folder with its digest;
+* :func:`gate_table` — gates compared on the labelled initial queries of a held-out generator-only run (Table 4);
+* :func:`run_modes` — generator-only vs correct-all vs gated runs of one configuration (Table 2);
+* :func:`threshold_sweep` — one gated run at the smallest τ, every τ's metrics from its records (Table 5a).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sparqlab.core.hashing import stable_hash
+from sparqlab.core.paths import cache_dir
+from sparqlab.methods.ggc.data import gate_from_runs, labelled_queries
+from sparqlab.methods.ggc.gate import Gate, GateSettings, decide
+from sparqlab.methods.ggc.method import GGC
+from sparqlab.methods.ggc.metrics import gate_metrics, stage_frame, sweep
+
+MODE_LABELS = {"none": "generator only", "all": "correct all", "gated": "gated"}
+"""Row labels of the settings in :func:`run_modes` tables (the paper's Table 1 names)."""
+
+
+STANDIN_MEMORY_OPTIONS = ("standin-knn", "standin-corrector")
+"""Stand-ins that take a memory slice (``start``, ``stop``)."""
+
+
+def pipeline_config(*, experiment: str, dataset: str, split: str, limit: int | None, generator: str,
+                    corrector: str | None = None, generator_url: str | None = None, corrector_url: str | None = None,
+                    kg: str = "movies", memory_start: int | None = None, memory_stop: int | None = None,
+                    params: Mapping[str, Any] | None = None, concurrency: int = 1, cache: str = "off") -> Any:
+    """The :class:`~sparqlab.runs.RunConfig` of a GGC experiment: the generator as the run's model, the
+    corrector as the ``corrector`` role (default: the generator), ``memory_start``/``memory_stop`` for the GGC
+    stand-ins' memory slice (ignored for other models), sampling ``params``. ``concurrency=1`` keeps the
+    per-stage times uninterleaved and ``cache="off"`` makes them measure the models, not the response cache."""
+    from sparqlab.runs import RunConfig
+
+    memory = {k: v for k, v in (("start", memory_start), ("stop", memory_stop)) if v is not None}
+
+    def options(name: str) -> dict[str, Any]:
+        return dict(memory) if name in STANDIN_MEMORY_OPTIONS else {}
+
+    roles = {}
+    if corrector:
+        roles["corrector"] = {"model": corrector, "url": corrector_url, "options": options(corrector)}
+    return RunConfig(experiment=experiment, kg=kg, model=generator, model_url=generator_url,
+                     model_options=options(generator), model_params=dict(params or {}), model_roles=roles,
+                     dataset=dataset, split=split, limit=limit, concurrency=concurrency, cache=cache)
+
+
+def predictions_by_setting(results: Mapping[str, Any]) -> pd.DataFrame:
+    """The predictions of several runs in one frame with a ``setting`` column (for per-question figures)."""
+    return pd.concat([r.predictions().assign(setting=label) for label, r in results.items()], ignore_index=True)
+
+
+@dataclass
+class TrainedGate:
+    """A gate saved in ``folder`` with its content ``digest``, and the generator run its data came from."""
+
+    gate: Gate
+    folder: Path
+    digest: str
+    data_run: Path
+
+
+def generator_config(base: Any, **changes: Any) -> Any:
+    """``base`` (a :class:`~sparqlab.runs.RunConfig`) for a generator-only pass: the corrector role is dropped
+    (generator-only runs never call it), other ``changes`` applied."""
+    roles = {k: v for k, v in base.model_roles.items() if k != "corrector"}
+    return dataclasses.replace(base, model_roles=roles, **changes)
+
+
+def gate_from_generator_run(settings: GateSettings, config: Any, *, variant: str = "movies", folder: str | Path | None = None,
+               kg: Any = None) -> TrainedGate:
+    """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
+    the initial queries and train a gate on them; save it to ``folder`` (default: a content-keyed folder under
+    ``cache_dir()/artifacts``). A finished generator run is reused (the runner resumes it)."""
+    from sparqlab.runs import run
+
+    result = run(GGC(mode="none", variant=variant), config=generator_config(config), kg=kg)
+    graph = kg if kg is not None else _open(result.config.kg)
+    gate = gate_from_runs([result.run_dir], graph, settings)
+    folder = Path(folder) if folder else (cache_dir() / "artifacts"
+                                          / f"ggc-gate-{stable_hash([settings.to_dict(), result.run_id], 16)}")
+    digest = gate.save(folder)
+    return TrainedGate(gate, folder, digest, result.run_dir)
+
+
+def _open(kg_name: str) -> Any:
+    from sparqlab.kg import open_kg
+
+    return open_kg(kg_name)
+
+
+def gate_table(gates: Mapping[str, Gate], run_dir: str | Path, kg: Any, threshold: float = 0.5) -> pd.DataFrame:
+    """Table 4: each gate's accuracy / precision / recall / F1 / FPR / trigger rate at ``threshold`` on the
+    initial queries of a generator-only run (labels from its answers; gold errors left out)."""
+    rows = {}
+    for name, gate in gates.items():
+        examples = [q.gate_example() for q in labelled_queries([run_dir], kg, gate.settings.kg_feedback)]
+        probabilities = gate.probabilities(examples)
+        decisions = [decide(p, threshold) for p in probabilities]
+        rows[name] = gate_metrics([e.label for e in examples], decisions)
+    return pd.DataFrame(rows).T
+
+
+def run_modes(config: Any, gate_path: str | Path | None, modes: Sequence[str] = ("none", "all", "gated"),
+              kg: Any = None, **options: Any) -> dict[str, Any]:
+    """One run per mode with otherwise equal settings; ``options`` are further :class:`GGCConfig` fields
+    (``threshold``, ``kg_feedback``, ``variant`` ...). Returns ``{table label: RunResult}``."""
+    from sparqlab.runs import run
+
+    results = {}
+    for mode in modes:
+        method = GGC(mode=mode, gate_path=str(gate_path) if gate_path and mode == "gated" else None, **options)
+        results[MODE_LABELS[mode]] = run(method, config=config, kg=kg)
+    return results
+
+
+def threshold_sweep(config: Any, gate_path: str | Path, thresholds: Iterable[float], kg: Any = None,
+                    **options: Any) -> tuple[Any, pd.DataFrame]:
+    """Table 5a: one gated run at τ = min(thresholds) — generator outputs and gate probabilities computed once,
+    the corrector called once per question any τ triggers — and every τ's metrics from its records."""
+    from sparqlab.runs import run
+
+    thresholds = sorted(set(thresholds))
+    if not thresholds:
+        raise ValueError("give at least one threshold")
+    result = run(GGC(mode="gated", gate_path=str(gate_path), threshold=thresholds[0], **options), config=config,
+                 kg=kg)
+    graph = kg if kg is not None else _open(result.config.kg)
+    return result, sweep(stage_frame(result.run_dir, graph), thresholds)
+

@@ -1,0 +1,141 @@
+"""The runner's concurrency benchmark: is the model server the limit, not the runner?
+
+N questions, each making S sequential model calls to ``standin-latency`` served over HTTP by
+``sparqlab serve-model`` (a separate process, so the server's CPU work does not share this interpreter) with a
+fixed delay, then the runner's usual work: final query on a small embedded KG, scoring, two fsynced lines.
+Every concurrency level runs the same questions in a fresh results folder with the response cache off.
+
+Reported per level: wall time of the whole ``run()`` call, speedup over concurrency 1 (ideal = C; the target is
+>= 0.8·C), calls per second, the model latency the client saw per call, and this process's CPU time per call
+(runner + HTTP client). Two overheads, in milliseconds per model call:
+
+- runner overhead at concurrency 1 over HTTP: (wall time - model latency seen by the client) / calls, i.e.
+  everything the runner adds around the calls (context, trace, final query, scoring, writes, setup);
+- runner-only overhead: the same questions against an in-process ``standin-latency`` with zero delay (no HTTP),
+  wall time / calls.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sparqlab.data.question import Question
+from sparqlab.platform.base import Method, MethodOutput, QuestionContext
+from sparqlab.platform.config import MethodConfig
+
+BENCH_ANSWER = "http://example.org/bench/answer"
+BENCH_SPARQL = f"SELECT ?x WHERE {{ <{BENCH_ANSWER}> ?p ?o BIND(<{BENCH_ANSWER}> AS ?x) }}"
+
+
+@dataclass(frozen=True)
+class MultiCallConfig(MethodConfig):
+    """- ``calls``: sequential model calls per question."""
+
+    calls: int = 1
+
+
+class MultiCallMethod(Method):
+    """S sequential model calls per question (like an agent's steps), then a fixed final query."""
+
+    name = "bench-multicall"
+    config_class = MultiCallConfig
+
+    def __init__(self, calls: int):
+        super().__init__(calls=calls)
+
+    async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
+        for step in range(self.config.calls):
+            await ctx.chat([{"role": "user", "content": f"Question: {question.text} (step {step})"}],
+                           kind="step", max_tokens=32)
+        return MethodOutput(BENCH_SPARQL)
+
+
+def bench_questions(n: int) -> list[Question]:
+    return [Question(f"bench-{i:05d}", f"benchmark question {i}", gold_answers=[BENCH_ANSWER]) for i in range(n)]
+
+
+def _bench_kg(folder: Path):
+    """A one-triple embedded KG: the final query really runs on a store, but is cheap."""
+    from sparqlab.kg.embedded import load_rdf_file
+
+    path = folder / "bench.nt"
+    path.write_text(f'<{BENCH_ANSWER}> <http://example.org/bench/p> "x" .\n', encoding="utf-8")
+    return load_rdf_file(path)
+
+
+def _timed_run(method: Method, questions: list[Question], concurrency: int, root: Path, kg: Any,
+               progress: bool, **model: Any) -> dict[str, Any]:
+    from sparqlab.runs.config import RunConfig
+    from sparqlab.runs.runner import run
+
+    config = RunConfig(experiment="bench", cache="off", concurrency=concurrency, progress=progress,
+                       output_root=str(root / f"c{concurrency}-{time.monotonic_ns()}"), question_timeout_s=None,
+                       model=model.get("name"), model_url=model.get("url"))
+    start, cpu = time.perf_counter(), time.process_time()
+    result = run(method, questions, config, kg=kg, model=model.get("model"))
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    if not result.metrics["complete"] or result.metrics["error_categories"] != {"none": len(questions)}:
+        raise RuntimeError(f"benchmark run at concurrency {concurrency} did not answer every question cleanly: "
+                           f"{result.metrics['error_categories']}")
+    calls = result.metrics["usage"]["model_calls"]["total"]
+    model_latency = float(result.predictions()["model_latency_s"].sum())
+    return {"concurrency": concurrency, "wall_s": wall, "calls": calls, "calls_per_s": calls / wall,
+            "model_latency_ms_per_call": model_latency / calls * 1000, "client_cpu_ms_per_call": cpu / calls * 1000}
+
+
+def run_benchmark(questions: int = 96, calls: int = 2, delay_ms: float = 200.0,
+                  levels: list[int] | tuple[int, ...] = (8, 16, 32), progress: bool = False) -> dict[str, Any]:
+    """Measure wall time at concurrency 1 and each of ``levels``; returns a JSON-serialisable report."""
+    from sparqlab.llm import LatencyStandin
+    from sparqlab.llm.server import serve_in_background
+
+    method, qs = MultiCallMethod(calls), bench_questions(questions)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="sparqlab-bench-") as tmp:
+        kg = _bench_kg(Path(tmp))
+        try:
+            kg.query(BENCH_SPARQL)  # start the store's query worker before timing anything
+            local = _timed_run(method, qs, 1, Path(tmp), kg, False, model=LatencyStandin(delay_ms=0))
+            with serve_in_background("standin-latency", delay_ms=delay_ms, process=True) as url:
+                for level in [1, *levels]:
+                    rows.append(_timed_run(method, qs, level, Path(tmp), kg, progress, name="standin-latency",
+                                           url=url))
+        finally:
+            kg.close()
+    base = rows[0]
+    for row in rows:
+        row["speedup"] = base["wall_s"] / row["wall_s"]
+        row["target_speedup"] = 0.8 * row["concurrency"]
+        row["meets_target"] = row["speedup"] >= row["target_speedup"]
+    return {
+        "questions": questions, "calls_per_question": calls, "delay_ms": delay_ms, "levels": rows,
+        "runner_overhead_ms_per_call": base["wall_s"] * 1000 / base["calls"] - base["model_latency_ms_per_call"],
+        "runner_only_ms_per_call": local["wall_s"] * 1000 / local["calls"],
+        "http_overhead_ms_per_call": base["model_latency_ms_per_call"] - delay_ms,
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as a table plus the overhead lines."""
+    lines = [f"{report['questions']} questions x {report['calls_per_question']} calls, standin-latency served over "
+             f"HTTP with {report['delay_ms']:g} ms delay per call",
+             f"{'concurrency':>11}  {'wall_s':>7}  {'calls/s':>7}  {'speedup':>7}  {'target':>6}  ok   "
+             f"{'latency_ms/call':>15}  {'client_cpu_ms/call':>18}"]
+    for row in report["levels"]:
+        lines.append(f"{row['concurrency']:>11}  {row['wall_s']:>7.2f}  {row['calls_per_s']:>7.1f}  "
+                     f"{row['speedup']:>7.2f}  {row['target_speedup']:>6.1f}  "
+                     f"{'yes' if row['meets_target'] else 'NO ':3}  {row['model_latency_ms_per_call']:>15.1f}  "
+                     f"{row['client_cpu_ms_per_call']:>18.2f}")
+    lines += [
+        f"runner overhead per model call, excluding model latency (HTTP, concurrency 1): "
+        f"{report['runner_overhead_ms_per_call']:.2f} ms",
+        f"runner-only overhead per model call (in-process stand-in, no delay, no HTTP): "
+        f"{report['runner_only_ms_per_call']:.2f} ms",
+        f"HTTP client + server time per call beyond the {report['delay_ms']:g} ms delay: "
+        f"{report['http_overhead_ms_per_call']:.2f} ms",
+    ]
+    return "\n".join(lines)

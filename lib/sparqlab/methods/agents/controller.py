@@ -1,0 +1,250 @@
+"""The ReAct controller shared by SPINACH and SAGA (SAGA Algorithm 1, the agentic loop).
+
+Each step: render the controller prompt (instructions + question + a window of recent steps), call the model
+(temperature 1.0, top-p 0.9, 700 tokens, stop at the observation marker — all configurable), parse one action
+(a temperature-0 re-parse call when the reply does not parse), run it as a registered tool over the question
+context, append ``(thought, action, observation)`` to the history. ``stop`` ends the loop and the last executed
+query is the final query σ*. A budget bounds the actions, a repeated action is answered with its earlier
+observation instead of being run again, and too many consecutive repeats or unparseable replies end the
+question with a recorded reason — a malformed reply never crashes a run.
+
+Per-question state lives in an :class:`AgentSession` bound to the question context, so tools stay thin functions
+``(ctx, args) -> Observation``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from sparqlab.data.question import Question
+from sparqlab.methods.agents.actions import ACTION_NAMES, Action, parse_action, parse_reparse
+from sparqlab.methods.agents.prompts import CONTROLLER_INPUT, OBSERVATION_MARKER, PROMPTS, REPARSE
+from sparqlab.methods.agents.schema import SchemaIndex, TypeState
+from sparqlab.platform import Method, MethodConfig, MethodOutput, QuestionContext
+from sparqlab.platform.tools import Observation, Tool, get_tools
+
+PARSE_FAILURE_OBSERVATION = (
+    "Your reply could not be read as an action. Answer with one line `Thought: ...` and one line "
+    "`Action: name(argument)`, where name is one of " + ", ".join(ACTION_NAMES) + ".")
+
+
+@dataclass(frozen=True)
+class AgentConfig(MethodConfig):
+    """Settings of the ReAct controller (SPINACH; SAGA adds its own).
+
+    - ``max_actions``: action budget per question (actions, repeats and unparseable replies all count).
+    - ``window``: how many recent steps the controller prompt shows (older ones are summarised as a count).
+    - ``controller_temperature`` / ``controller_top_p`` / ``controller_max_tokens`` / ``controller_stop``: sampling
+      of the controller call (appendix F.2: 1.0, 0.9, 700, the observation marker).
+    - ``reparse_max_tokens``: completion limit of the temperature-0 re-parse call.
+    - ``max_repeats``: consecutive repeated actions after which the question ends (``stopped_by="repeats"``).
+    - ``max_parse_failures``: consecutive unreadable replies (after re-parse) after which the question ends.
+    - ``search_limit``: entity hits and property hits shown per search.
+    - ``values_per_property``: values listed beside each property in a lookup.
+    - ``lookup_edge_limit``: edges read per direction by a lookup.
+    - ``execute_max_rows``: result rows shown by execute.
+    - ``prune_max_tokens``: completion limit of an LLM pruning call (temperature 0).
+    - ``property_min_score``: property search hits below this similarity (0-100) are not shown.
+    """
+
+    max_actions: int = 15
+    window: int = 5
+    controller_temperature: float = 1.0
+    controller_top_p: float = 0.9
+    controller_max_tokens: int = 700
+    controller_stop: tuple[str, ...] = (OBSERVATION_MARKER,)
+    reparse_max_tokens: int = 400
+    max_repeats: int = 3
+    max_parse_failures: int = 3
+    search_limit: int = 5
+    values_per_property: int = 5
+    lookup_edge_limit: int = 200
+    execute_max_rows: int = 20
+    prune_max_tokens: int = 1000
+    property_min_score: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_actions < 1 or self.window < 1:
+            raise ValueError(f"max_actions and window must be >= 1; got {self.max_actions}, {self.window}")
+
+
+@dataclass
+class Step:
+    """One ReAct step as the controller sees it again in later prompts."""
+
+    thought: str
+    action: str
+    observation: str
+
+    def render(self) -> str:
+        return f"Thought: {self.thought}\nAction: {self.action}\nObservation: {self.observation}"
+
+
+@dataclass
+class AgentSession:
+    """Everything one question's interaction accumulates: history H, the last executed query, SAGA's type state
+    Θ and schema view, the knowledge log, and the counters that become ``MethodOutput.extra``."""
+
+    config: AgentConfig
+    question: Question
+    schema: SchemaIndex | None = None
+    steps: list[Step] = field(default_factory=list)
+    done: dict[tuple[str, str], str] = field(default_factory=dict)
+    last_query: str | None = None
+    last_query_empty: bool | None = None
+    theta: TypeState = field(default_factory=TypeState)
+    focus: str | None = None
+    knowledge: deque = field(default_factory=lambda: deque(maxlen=50))
+    lookups: list[dict[str, Any]] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+    closures: dict[frozenset[str], set[str]] = field(default_factory=dict)
+
+    def option(self, name: str, default: Any = False) -> Any:
+        """A config option SAGA adds (absent, i.e. off, for SPINACH)."""
+        return getattr(self.config, name, default)
+
+    @property
+    def schema_aware(self) -> bool:
+        return self.schema is not None
+
+    def history(self) -> str:
+        """The window of recent steps (``{action_history}``), with a count of the older ones."""
+        window = self.config.window
+        shown = self.steps[-window:]
+        hidden = len(self.steps) - len(shown)
+        parts = [f"({hidden} earlier step{'s' if hidden != 1 else ''} not shown)"] if hidden else []
+        return "\n".join(parts + [step.render() for step in shown])
+
+    def note(self, entry: str) -> None:
+        """One knowledge-log line ([ok] / [fail] / [info])."""
+        self.knowledge.append(entry)
+
+    def knowledge_log(self, n: int) -> str:
+        return "\n".join(list(self.knowledge)[-n:]) or "(nothing yet)"
+
+    def extra(self, stopped_by: str) -> dict[str, Any]:
+        """The per-question record (issue 8): actions, outcome counters, properties shown vs removed."""
+        c = self.counts
+        return {
+            "actions": len(self.steps), "stopped_by": stopped_by, "parse_failures": c["parse_failures"],
+            "repeated_actions": c["repeats"], "blocked": c["blocked"], "lookups": len(self.lookups),
+            "properties_shown": sum(x["shown"] for x in self.lookups),
+            "properties_filtered": sum(x["filtered"] for x in self.lookups),
+            "properties_pruned": sum(x["pruned"] for x in self.lookups), "prune_unreadable": c["prune_unreadable"],
+            "search_properties_filtered": c["search_filtered"],
+            "final_empty": self.last_query_empty,
+            "answer_type": "|".join(self.theta.answer_type) if self.theta.answer_type else None,
+            "lookup_records": list(self.lookups),
+        }
+
+
+_SESSIONS: weakref.WeakKeyDictionary[QuestionContext, AgentSession] = weakref.WeakKeyDictionary()
+
+
+def bind_session(ctx: QuestionContext, session: AgentSession) -> None:
+    _SESSIONS[ctx] = session
+
+
+def session_of(ctx: QuestionContext) -> AgentSession:
+    """The session of the agent answering in ``ctx`` (tools read and update it)."""
+    try:
+        return _SESSIONS[ctx]
+    except KeyError:
+        raise RuntimeError("this tool belongs to the agents; it runs inside an agent's question context") from None
+
+
+class AgentMethod(Method):
+    """The ReAct loop; subclasses choose the tools behind the five actions and the controller prompt."""
+
+    roles = ("controller",)
+    prompts = PROMPTS
+    config_class: ClassVar[type[AgentConfig]] = AgentConfig
+    action_tools: ClassVar[dict[str, str]] = {}
+    """Action name -> registered tool name."""
+
+    def tools(self) -> dict[str, Tool]:
+        return dict(zip(self.action_tools, get_tools(list(self.action_tools.values())).values(), strict=True))
+
+    # -- hooks ----------------------------------------------------------------------------------------------
+
+    async def start(self, session: AgentSession, ctx: QuestionContext) -> None:
+        """Before the first step (SAGA: the schema view and the answer-type call)."""
+
+    def system_prompt(self, session: AgentSession, ctx: QuestionContext) -> str:
+        profile = ctx.kg.profile
+        return PROMPTS["controller"].render(kg_name=profile.name, kg_notes=profile.prompt_notes.strip() or "-")
+
+    # -- the loop (Algorithm 1) -------------------------------------------------------------------------------
+
+    async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
+        config = self.config
+        session = AgentSession(config, question)
+        bind_session(ctx, session)
+        await self.start(session, ctx)
+        tools = self.tools()
+        stopped_by, failures_in_row, repeats_in_row = "budget", 0, 0
+        for step in range(1, config.max_actions + 1):
+            ctx.step = step
+            action, raw = await self._next_action(session, ctx)
+            if action is None:
+                session.counts["parse_failures"] += 1
+                failures_in_row += 1
+                ctx.log("parse_failure", response=raw)
+                session.steps.append(Step("", "(unreadable)", PARSE_FAILURE_OBSERVATION))
+                if failures_in_row >= config.max_parse_failures:
+                    stopped_by = "parse_failure"
+                    break
+                continue
+            failures_in_row = 0
+            ctx.log("thought", text=action.thought)
+            ctx.log("action", name=action.name, argument=action.argument)
+            previous = session.done.get(action.key())
+            if previous is not None and action.name != "stop":
+                session.counts["repeats"] += 1
+                repeats_in_row += 1
+                observation = Observation(f"[REPEATED] You already ran {action.render()}; it gave:\n{previous}\n"
+                                          "Take a different action.")
+                ctx.log("repeated_action", name=action.name, argument=action.argument)
+            else:
+                repeats_in_row = 0
+                observation = await self._run(tools, action, ctx)
+                session.done[action.key()] = observation.text
+            session.steps.append(Step(action.thought, action.render(), observation.text))
+            if observation.final:
+                stopped_by = "stop"
+                break
+            if repeats_in_row >= config.max_repeats:
+                stopped_by = "repeats"
+                break
+        ctx.step = None
+        sparql = session.last_query
+        error = None if sparql else {"budget": "budget_exhausted", "parse_failure": "parse_failure",
+                                     "repeats": "repeated_actions", "stop": "no_query"}[stopped_by]
+        return MethodOutput(sparql, error, extra=session.extra(stopped_by))
+
+    async def _next_action(self, session: AgentSession, ctx: QuestionContext) -> tuple[Action | None, str]:
+        """One controller call, and the re-parse call when its reply has no readable action."""
+        config = self.config
+        messages = [{"role": "system", "content": self.system_prompt(session, ctx)},
+                    {"role": "user", "content": CONTROLLER_INPUT.render(question=session.question.text,
+                                                                         action_history=session.history())}]
+        reply = await ctx.chat(messages, role="controller", kind="controller",
+                               temperature=config.controller_temperature, top_p=config.controller_top_p,
+                               max_tokens=config.controller_max_tokens, stop=list(config.controller_stop))
+        action = parse_action(reply.text)
+        if action is not None:
+            return action, reply.text
+        request = REPARSE.render(action_names=", ".join(ACTION_NAMES), output=reply.text)
+        reparsed = await ctx.chat([{"role": "user", "content": request}], role="controller", kind="reparse",
+                                  temperature=0.0, max_tokens=config.reparse_max_tokens)
+        return parse_reparse(reparsed.text), reply.text
+
+    @staticmethod
+    async def _run(tools: dict[str, Tool], action: Action, ctx: QuestionContext) -> Observation:
+        tool = tools[action.name]
+        names = list(tool.parameters)
+        args = {names[0]: action.argument} if names and action.argument else {}
+        return await tool(ctx, args)

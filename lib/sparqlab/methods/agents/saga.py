@@ -1,0 +1,143 @@
+"""``saga``: Schema-Aware Grounding (method section and Algorithm 1) on top of the SPINACH controller.
+
+Before the first question the schema index is built from the KG (or loaded from its artifact folder) and viewed
+through the run's coverage mask and fallback switch. Per question: one answer-type call (appendix F.1) seeds the
+expected answer type, then the loop runs with SAGA's tools (:mod:`sparqlab.methods.agents.tools`) and a controller prompt
+carrying the type context (Θ's most recent entries) and the knowledge log. Each mechanism can be removed on its
+own for the ablations of Table 5, and the coverage of formal domain declarations varied for Table 6.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from sparqlab.kg.base import KnowledgeGraph
+from sparqlab.kg.neighbourhood import resolve_iri
+from sparqlab.methods.agents.actions import first_json_object
+from sparqlab.methods.agents.controller import AgentConfig, AgentMethod, AgentSession
+from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, WIKIDATA_TYPE_CATALOGUE
+from sparqlab.methods.agents.schema import SCHEMA_INDEX_VERSION, SchemaIndex, default_schema_folder, load_or_build
+from sparqlab.platform import PrepareContext, QuestionContext, register_method
+
+
+@dataclass(frozen=True)
+class SagaConfig(AgentConfig):
+    """SAGA's settings on top of :class:`~sparqlab.methods.agents.controller.AgentConfig`.
+
+    - ``type_filter``: apply P_τ(e) (Eq. 3) in lookups and property search, and [BLOCKED] at execute time
+      (Table 5 "− type-constrained filtering" when off: neighbourhoods shown in full, still annotated).
+    - ``type_state``: keep Θ across steps — entity types from lookups, variable types from executed type
+      patterns, trace-local range evidence, the type context in the prompt (Table 5 "− persistent type state"
+      when off: only the current lookup's and query's own types are used).
+    - ``answer_type_prior``: the one-off answer-type call and its use as a prior (Table 5 "− answer-type prior").
+    - ``schema_coverage`` / ``coverage_seed``: keep this fraction of formal domain declarations, chosen
+      reproducibly by the seed (Table 6); masked properties fall back like undeclared ones.
+    - ``empirical_fallback``: use sampled subject/object types where no formal declaration exists.
+    - ``subclass_closure``: close τ(e) under subclass-of before filtering (an improvement the paper names in E.7;
+      off by default, as in the paper).
+    - ``type_context_entries`` / ``knowledge_log_entries``: Θ entries (5) and outcomes (6) in the prompt.
+    - ``empirical_sample``: subjects/objects sampled per property when the index is built.
+    - ``answer_type_max_tokens``: completion limit of the answer-type call (temperature 0; appendix F.1: 100). A
+      reasoning model (gpt-oss) spends part of it on reasoning: raise it, or lower the reasoning effort through
+      the run's ``model_params={"extra": {"reasoning_effort": "low"}}``.
+    """
+
+    type_filter: bool = True
+    type_state: bool = True
+    answer_type_prior: bool = True
+    schema_coverage: float = 1.0
+    coverage_seed: int = 0
+    empirical_fallback: bool = True
+    subclass_closure: bool = False
+    type_context_entries: int = 5
+    knowledge_log_entries: int = 6
+    empirical_sample: int = 50
+    answer_type_max_tokens: int = 100
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.schema_coverage <= 1.0:
+            raise ValueError(f"schema_coverage must be in [0, 1]; got {self.schema_coverage}")
+
+
+def schema_view(index: SchemaIndex, config: SagaConfig) -> SchemaIndex:
+    """The index as one configuration sees it: coverage mask and fallback switch applied."""
+    return index.with_coverage(config.schema_coverage, config.coverage_seed).with_empirical_fallback(
+        config.empirical_fallback)
+
+
+@register_method("saga")
+class Saga(AgentMethod):
+    """The ReAct loop over ``agent_search``… with SAGA's ``saga_search`` / ``saga_lookup`` / ``saga_execute``."""
+
+    config_class = SagaConfig
+    action_tools = {"search": "saga_search", "lookup": "saga_lookup", "examples": "agent_examples",
+                    "execute": "saga_execute", "stop": "agent_stop"}
+
+    def __init__(self, config: SagaConfig | None = None, **overrides):
+        super().__init__(config, **overrides)
+        self._schemas: dict[str, SchemaIndex] = {}
+
+    async def prepare(self, ctx: PrepareContext) -> None:
+        """Build (or load) the KG's schema index once per run, in the platform's artifact folder."""
+        folder, _ = ctx.artifact_dir("schema-index", {"kg": ctx.kg.identity, "profile": ctx.kg.profile.name,
+                                                      "sample": self.config.empirical_sample,
+                                                      "version": SCHEMA_INDEX_VERSION})
+        index = await asyncio.to_thread(load_or_build, ctx.kg, folder, sample=self.config.empirical_sample)
+        ctx.log("schema_index", properties=len(index.properties), folder=str(folder))
+        self._schemas[ctx.kg.identity] = schema_view(index, self.config)
+
+    async def _schema(self, kg: KnowledgeGraph) -> SchemaIndex:
+        if kg.identity not in self._schemas:  # answering without the runner's prepare step (direct use)
+            index = await asyncio.to_thread(load_or_build, kg, default_schema_folder(kg, self.config.empirical_sample),
+                                            sample=self.config.empirical_sample)
+            self._schemas[kg.identity] = schema_view(index, self.config)
+        return self._schemas[kg.identity]
+
+    async def start(self, session: AgentSession, ctx: QuestionContext) -> None:
+        session.schema = await self._schema(ctx.kg)
+        if self.config.answer_type_prior:
+            session.theta.answer_type = await self._answer_type(session, ctx)
+
+    async def _answer_type(self, session: AgentSession, ctx: QuestionContext) -> tuple[str, str]:
+        """Appendix F.1: ``(label, class IRI or "")`` from one temperature-0 call; unreadable -> unknown."""
+        catalogue = type_catalogue(ctx.kg, session.schema)
+        person = next((cid for label, cid in catalogue if "person" in label or "human" in label), "")
+        prompt = ANSWER_TYPE.render(kg_name=ctx.kg.profile.name, question=session.question.text, person_example=person,
+                                    type_catalogue="\n".join(f"- {label}: {cid}" for label, cid in catalogue))
+        reply = await ctx.chat([{"role": "user", "content": prompt}], role="controller", kind="answer_type",
+                               temperature=0.0, max_tokens=self.config.answer_type_max_tokens)
+        data = first_json_object(reply.text) or {}
+        label = str(data.get("answer_type_label", "") or "unknown").strip()[:60]
+        try:
+            iri = resolve_iri(ctx.kg, str(data.get("answer_type_id", "") or "")) if data.get("answer_type_id") else ""
+        except ValueError:
+            iri = ""
+        ctx.log("answer_type", label=label, type=iri)
+        return label, iri
+
+    def system_prompt(self, session: AgentSession, ctx: QuestionContext) -> str:
+        profile = ctx.kg.profile
+        config = self.config
+        answer = session.theta.answer_type
+        if not answer:
+            answer_text = "(not predicted)"
+        else:
+            label, iri = answer
+            answer_text = f"{label} ({profile.shorten(iri)})" if iri else label
+            if label == "boolean":
+                answer_text += " — a yes/no question: finish with an ASK query"
+        type_env = (session.theta.render(config.type_context_entries, profile.shorten) if config.type_state
+                    else "(not kept)")
+        return PROMPTS["saga_controller"].render(
+            kg_name=profile.name, kg_notes=profile.prompt_notes.strip() or "-", answer_type=answer_text,
+            type_env=type_env, knowledge_log=session.knowledge_log(config.knowledge_log_entries))
+
+
+def type_catalogue(kg: KnowledgeGraph, schema: SchemaIndex) -> list[tuple[str, str]]:
+    """``(label, id)`` of answer types the answer-type prompt offers: a fixed list of common classes for Wikidata
+    (its class list is far too long), every class of the schema index otherwise."""
+    if kg.profile.constraints.kind == "wikidata":
+        return list(WIKIDATA_TYPE_CATALOGUE)
+    return sorted((label.lower(), kg.profile.shorten(iri)) for iri, label in schema.class_labels.items())

@@ -1,0 +1,342 @@
+"""The schema index of SAGA (method section, "Schema index"): per property, a domain δ(p) and a range ρ(p).
+
+Sources, in order: formal declarations (Wikidata property constraints P2302 with the subject-type / value-type
+constraint item and P2308 class qualifiers; ``rdfs:domain`` / ``rdfs:range`` elsewhere — whichever the KG's
+profile declares), then empirical evidence (the most frequent types among a sample of the property's subjects
+and objects), else nothing: a property with no known domain is *unconstrained* and is never removed by the type
+filter. The index is read from the KG once (:func:`build_schema_index`) and stored as JSON.
+
+Coverage masking (Table 6) keeps a fraction of the formal *domain* declarations, chosen reproducibly by a seed
+(:meth:`SchemaIndex.with_coverage`); a masked property falls back to its empirical evidence when the empirical
+fallback is on, exactly as a property that never had a formal declaration.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from sparqlab.core.hashing import stable_hash
+from sparqlab.core.paths import cache_dir
+from sparqlab.kg.base import KnowledgeGraph
+from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.results import QueryResult
+
+Source = Literal["formal", "empirical", "none"]
+
+SCHEMA_INDEX_VERSION = 1
+"""Bumped when what the index stores changes, so stored indexes are rebuilt."""
+
+EMPIRICAL_SAMPLE = 50
+"""Subjects (and objects) sampled per property for empirical domain/range evidence."""
+EMPIRICAL_MIN_SHARE = 0.1
+"""A sampled type counts as evidence when at least this share of the sampled subjects/objects has it."""
+EMPIRICAL_MAX_TYPES = 3
+"""At most this many (most frequent) types are kept as a property's empirical domain or range."""
+
+
+@dataclass(frozen=True)
+class PropertySchema:
+    """What the index knows about one property, keyed by the IRI triples use as predicate (``wdt:P19``)."""
+
+    id: str
+    label: str = ""
+    description: str = ""
+    formal_domain: tuple[str, ...] = ()
+    formal_range: tuple[str, ...] = ()
+    empirical_domain: tuple[str, ...] | None = ()
+    empirical_range: tuple[str, ...] | None = ()
+    """``None``: not sampled yet (a large KG's index samples a property the first time an agent meets it)."""
+
+
+@dataclass(frozen=True)
+class SchemaIndex:
+    """δ(p) and ρ(p) for every property of one KG, plus the labels of the classes they mention.
+
+    ``masked`` holds the properties whose formal domain coverage masking removed; ``empirical_fallback`` says
+    whether empirical evidence stands in where no (unmasked) formal declaration exists.
+    """
+
+    kg_identity: str
+    properties: dict[str, PropertySchema]
+    class_labels: dict[str, str] = field(default_factory=dict)
+    masked: frozenset[str] = frozenset()
+    empirical_fallback: bool = True
+
+    # -- δ and ρ --------------------------------------------------------------------------------------------
+
+    def get(self, prop: str) -> PropertySchema | None:
+        return self.properties.get(prop)
+
+    def formal_domain(self, prop: str) -> frozenset[str]:
+        """The formal domain that survives masking (what [BLOCKED] relies on: a *known* declaration)."""
+        entry = self.properties.get(prop)
+        if entry is None or prop in self.masked:
+            return frozenset()
+        return frozenset(entry.formal_domain)
+
+    def domain(self, prop: str) -> frozenset[str]:
+        """δ(p): formal (unmasked) domain, else empirical evidence if the fallback is on, else ∅ (unknown)."""
+        return frozenset(self._side(prop, "domain")[0])
+
+    def range(self, prop: str) -> frozenset[str]:
+        """ρ(p): formal range, else empirical evidence if the fallback is on, else ∅ (unknown)."""
+        return frozenset(self._side(prop, "range")[0])
+
+    def domain_source(self, prop: str) -> Source:
+        return self._side(prop, "domain")[1]
+
+    def range_source(self, prop: str) -> Source:
+        return self._side(prop, "range")[1]
+
+    def _side(self, prop: str, side: str) -> tuple[tuple[str, ...], Source]:
+        entry = self.properties.get(prop)
+        if entry is None:
+            return (), "none"
+        formal = getattr(entry, f"formal_{side}")
+        if formal and not (side == "domain" and prop in self.masked):
+            return formal, "formal"
+        empirical = getattr(entry, f"empirical_{side}") or ()
+        if empirical and self.empirical_fallback:
+            return empirical, "empirical"
+        return (), "none"
+
+    def label(self, iri: str) -> str:
+        """A class's or property's label, else the IRI's last segment."""
+        if iri in self.properties and self.properties[iri].label:
+            return self.properties[iri].label
+        return self.class_labels.get(iri) or iri.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+
+    # -- coverage masking (Table 6) -------------------------------------------------------------------------
+
+    def with_coverage(self, coverage: float, seed: int = 0) -> SchemaIndex:
+        """This index keeping ``round(coverage * n)`` of its ``n`` formal domain declarations.
+
+        The kept ones are a uniform sample drawn with ``random.Random(seed)`` from the sorted property list, so
+        one seed always keeps the same set and different seeds keep different sets. Masking is not cumulative:
+        it always starts from the full formal schema.
+        """
+        if not 0.0 <= coverage <= 1.0:
+            raise ValueError(f"schema coverage must be in [0, 1], got {coverage}")
+        declared = sorted(p for p, entry in self.properties.items() if entry.formal_domain)
+        keep = set(random.Random(seed).sample(declared, round(coverage * len(declared))))
+        return replace(self, masked=frozenset(p for p in declared if p not in keep))
+
+    def with_empirical_fallback(self, enabled: bool) -> SchemaIndex:
+        return replace(self, empirical_fallback=enabled)
+
+    # -- lazy sampling (large KGs) ----------------------------------------------------------------------------
+
+    def needs_sample(self, prop: str) -> bool:
+        """Whether δ(p) would come from empirical evidence that has not been sampled yet."""
+        entry = self.properties.get(prop)
+        return (entry is not None and self.empirical_fallback and entry.empirical_domain is None
+                and not self.formal_domain(prop))
+
+    def add_sample(self, prop: str, domain: tuple[str, ...], range_: tuple[str, ...],
+                   class_labels: dict[str, str] | None = None) -> None:
+        """Record a property's sampled types (shared by every view of this index: masking copies share it)."""
+        self.properties[prop] = replace(self.properties[prop], empirical_domain=domain, empirical_range=range_)
+        self.class_labels.update(class_labels or {})
+
+    # -- reporting and storage ------------------------------------------------------------------------------
+
+    def describe(self, prop: str) -> dict[str, Any]:
+        """One property as ``sparqlab schema show`` prints it."""
+        entry = self.properties.get(prop) or PropertySchema(prop)
+        domain_source, range_source = self.domain_source(prop), self.range_source(prop)
+        source = "formal" if "formal" in (domain_source, range_source) else (
+            "empirical" if "empirical" in (domain_source, range_source) else "none")
+        return {
+            "property": prop, "label": entry.label,
+            "domain": sorted(self.domain(prop)), "domain_labels": [self.label(c) for c in sorted(self.domain(prop))],
+            "range": sorted(self.range(prop)), "range_labels": [self.label(c) for c in sorted(self.range(prop))],
+            "source": source, "domain_source": domain_source, "range_source": range_source,
+            "masked": prop in self.masked, "sampled": entry.empirical_domain is not None,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The unmasked index (masking and the fallback switch are views, applied after loading)."""
+        return {"kg_identity": self.kg_identity, "class_labels": self.class_labels,
+                "properties": [asdict(entry) for _, entry in sorted(self.properties.items())]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SchemaIndex:
+        entries = {}
+        for item in data["properties"]:
+            values = {k: tuple(v) if isinstance(v, list) else v for k, v in item.items()}
+            entries[item["id"]] = PropertySchema(**values)
+        return cls(data["kg_identity"], entries, dict(data.get("class_labels", {})))
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_suffix(".tmp")
+        scratch.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True), encoding="utf-8")
+        scratch.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> SchemaIndex:
+        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+# -- building from a KG -------------------------------------------------------------------------------------
+
+def _lang(var: str, profile: KGProfile) -> str:
+    return f"FILTER(LANG({var}) IN ({', '.join(json.dumps(lang) for lang in profile.label_languages)}))"
+
+
+def _values(iris: Iterable[str]) -> str:
+    return " ".join(f"<{iri}>" for iri in iris)
+
+
+def _infrastructure(profile: KGProfile) -> set[str]:
+    """Predicates that describe the graph rather than relate entities; never indexed as properties."""
+    c = profile.constraints
+    return {profile.type_predicate, profile.label_predicate, profile.description_predicate,
+            profile.subclass_predicate, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
+            *(iri for iri in (c.domain_predicate, c.range_predicate, c.statement_predicate) if iri)}
+
+
+def _property_items(kg: KnowledgeGraph) -> dict[str, str]:
+    """predicate IRI -> the IRI of the property's own description (label, constraints)."""
+    profile = kg.profile
+    if profile.property_entity_prefix:  # Wikidata-shaped: properties are items typed wikibase:Property
+        rows = kg.bulk_values(f"SELECT DISTINCT ?prop WHERE {{ VALUES ?t {{ {_values(profile.property_types)} }} "
+                              f"?prop a ?t }}")
+        items = {profile.predicate_iri(row["prop"]): row["prop"] for row in rows}
+    else:
+        rows = kg.bulk_values("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
+        items = {row["p"]: row["p"] for row in rows}
+    skip = _infrastructure(profile)
+    return {p: item for p, item in items.items() if p not in skip}
+
+
+def _formal(kg: KnowledgeGraph) -> dict[str, dict[str, set[str]]]:
+    """property item IRI -> {"domain": classes, "range": classes} from the profile's constraint scheme."""
+    c = kg.profile.constraints
+    if c.kind == "rdfs":
+        query = ("SELECT ?prop ?kind ?class WHERE { "
+                 f'{{ ?prop <{c.domain_predicate}> ?class BIND("domain" AS ?kind) }} UNION '
+                 f'{{ ?prop <{c.range_predicate}> ?class BIND("range" AS ?kind) }} }}')
+    else:
+        query = ("SELECT ?prop ?kind ?class WHERE { "
+                 f"?prop <{c.statement_predicate}> ?st . ?st <{c.statement_value}> ?constraint ; "
+                 f"<{c.class_qualifier}> ?class . "
+                 f'VALUES (?constraint ?kind) {{ (<{c.subject_type_item}> "domain") '
+                 f'(<{c.value_type_item}> "range") }} }}')
+    out: dict[str, dict[str, set[str]]] = {}
+    for row in kg.bulk_values(query):
+        out.setdefault(row["prop"], {"domain": set(), "range": set()})[row["kind"]].add(row["class"])
+    return out
+
+
+def _texts(kg: KnowledgeGraph, iris: list[str]) -> dict[str, tuple[str, str]]:
+    """iri -> (label, description) in the profile's label languages."""
+    profile = kg.profile
+    out: dict[str, tuple[str, str]] = {}
+    for start in range(0, len(iris), 500):
+        chunk = iris[start:start + 500]
+        rows = kg.bulk_values(
+            f"SELECT ?x ?label ?desc WHERE {{ VALUES ?x {{ {_values(chunk)} }} "
+            f"OPTIONAL {{ ?x <{profile.label_predicate}> ?label {_lang('?label', profile)} }} "
+            f"OPTIONAL {{ ?x <{profile.description_predicate}> ?desc {_lang('?desc', profile)} }} }}")
+        for row in rows:
+            label, desc = out.get(row["x"], ("", ""))
+            out[row["x"]] = (label or row.get("label", ""), desc or row.get("desc", ""))
+    return out
+
+
+def sample_queries(profile: KGProfile, prop: str, side: Literal["subject", "object"],
+                   sample: int = EMPIRICAL_SAMPLE) -> tuple[str, str]:
+    """The two queries of :func:`sample_types`: type counts among up to ``sample`` distinct subjects (or IRI
+    objects) of ``prop``, and how many were sampled."""
+    inner = f"?x <{prop}> ?o" if side == "subject" else f"?s <{prop}> ?x FILTER(isIRI(?x))"
+    sampled = f"{{ SELECT DISTINCT ?x WHERE {{ {inner} }} LIMIT {sample} }}"
+    return (f"SELECT ?t (COUNT(DISTINCT ?x) AS ?n) WHERE {{ {sampled} ?x <{profile.type_predicate}> ?t }} GROUP BY ?t",
+            f"SELECT (COUNT(*) AS ?n) WHERE {{ {sampled} }}")
+
+
+def frequent_types(type_counts: QueryResult, sampled: QueryResult) -> tuple[str, ...]:
+    """Types held by at least :data:`EMPIRICAL_MIN_SHARE` of the sample, at most :data:`EMPIRICAL_MAX_TYPES`,
+    most frequent first (ties by IRI, so the result is stable)."""
+    total = int(sampled.rows[0]["n"].value) if sampled.rows else 0
+    counts = sorted(((int(r["n"].value), r["t"].value) for r in type_counts.rows), key=lambda pair: (-pair[0], pair[1]))
+    return tuple(t for n, t in counts if total and n / total >= EMPIRICAL_MIN_SHARE)[:EMPIRICAL_MAX_TYPES]
+
+
+def sample_types(kg: KnowledgeGraph, prop: str, side: Literal["subject", "object"],
+                 sample: int = EMPIRICAL_SAMPLE) -> tuple[str, ...]:
+    """The most frequent types among a sample of ``prop``'s subjects (or objects): its empirical domain (range)."""
+    counts, sampled = sample_queries(kg.profile, prop, side, sample)
+    return frequent_types(kg.query(counts), kg.query(sampled))
+
+
+EAGER_SAMPLING_LIMIT = 2000
+"""KGs with more properties than this (Wikidata: ~12,000) are sampled lazily, property by property, when an agent
+first meets one; smaller KGs are sampled completely when the index is built."""
+
+
+def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: int = EMPIRICAL_SAMPLE,
+                       progress: bool = True) -> SchemaIndex:
+    """Read the schema index from ``kg``: its properties with labels, formal domain/range, and (``empirical``)
+    the sampled subject/object types of every property (needed also for properties whose formal domain a
+    coverage mask removes): one sampling query pair per property, at build time for KGs with at most
+    :data:`EAGER_SAMPLING_LIMIT` properties (a tqdm bar shows progress), later and only for the properties an agent
+    meets otherwise (``None`` until then)."""
+    from tqdm.auto import tqdm
+
+    items = _property_items(kg)
+    eager = empirical and len(items) <= EAGER_SAMPLING_LIMIT
+    unsampled = None if empirical else ()
+    formal = _formal(kg)
+    texts = _texts(kg, sorted(set(items.values())))
+    entries: dict[str, PropertySchema] = {}
+    for prop, item in tqdm(sorted(items.items()), desc="schema index", unit="property",
+                           disable=not (progress and eager)):
+        declared = formal.get(item, {"domain": set(), "range": set()})
+        label, description = texts.get(item, ("", ""))
+        entries[prop] = PropertySchema(
+            prop, label, description, tuple(sorted(declared["domain"])), tuple(sorted(declared["range"])),
+            sample_types(kg, prop, "subject", sample) if eager else unsampled,
+            sample_types(kg, prop, "object", sample) if eager else unsampled,
+        )
+    classes = sorted({c for e in entries.values() for c in (*e.formal_domain, *e.formal_range,
+                                                            *(e.empirical_domain or ()), *(e.empirical_range or ()))})
+    class_labels = {c: label for c, (label, _) in _texts(kg, classes).items() if label}
+    return SchemaIndex(kg.identity, entries, class_labels)
+
+
+def load_or_build(kg: KnowledgeGraph, folder: Path, **options: Any) -> SchemaIndex:
+    """The index stored in ``folder/schema.json``, else built from ``kg`` and stored there."""
+    path = Path(folder) / "schema.json"
+    if path.exists():
+        return SchemaIndex.load(path)
+    index = build_schema_index(kg, **options)
+    index.save(path)
+    return index
+
+
+def default_schema_folder(kg: KnowledgeGraph, sample: int = EMPIRICAL_SAMPLE) -> Path:
+    """Where an index is kept outside a run (``sparqlab schema``, direct use); runs use their artifact folder."""
+    return cache_dir() / "schema" / stable_hash([kg.identity, kg.profile.name, sample, SCHEMA_INDEX_VERSION], 16)
+
+
+def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
+    """τ(e): the classes ``entity`` (an IRI) is declared to belong to, sorted."""
+    rows = kg.query(f"SELECT DISTINCT ?t WHERE {{ <{entity}> <{kg.profile.type_predicate}> ?t }}").rows
+    return sorted(r["t"].value for r in rows)
+
+
+def superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str]:
+    """The classes and everything above them by subclass-of (τ⁺ for the subclass-closure option)."""
+    from sparqlab.methods.agents.schema.types import superclass_query
+
+    classes = set(classes)
+    if not classes:
+        return set()
+    rows = kg.query(superclass_query(classes, kg.profile.subclass_predicate)).rows
+    return classes | {r["super"].value for r in rows if "super" in r}

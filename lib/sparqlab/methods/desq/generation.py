@@ -1,0 +1,213 @@
+"""Generation: gold training examples, the chat-model backend (question → atomic constraints → structured output),
+fine-tuning data export, and the deterministic stand-in ``standin-desq``.
+
+The backend prompts the generator with the training examples nearest to the question (word overlap of the
+question texts with the [bracketed] entity mentions masked): one call writes the atomic constraints, a second the
+structured output. The paper fine-tunes the generator on the same pairs; :func:`finetune_records` exports them.
+
+``standin-desq`` is an honest non-LLM baseline: it answers with the first (nearest) worked example of the prompt,
+re-filled for the new question — entity labels from the question's [bracketed] mentions, ids from a plain label
+lookup in the KG (case-insensitive exact match, first id in sorted order: when a person and a film, or a tag and a
+person, share a name it picks one of them whatever the question meant), descriptions from the class of the
+example's entity. The correction strategies
+then meet real id errors behind correct labels.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sparqlab.data.question import Question
+from sparqlab.kg.movies import CLASS_COMMENTS
+from sparqlab.kg.results import quote_literal
+from sparqlab.llm.base import ChatRequest, Message
+from sparqlab.llm.standins import StandinModel, register_standin
+from sparqlab.methods.desq.fragments import Decomposition, IdScheme, decompose, scheme_for
+from sparqlab.methods.desq.prompts import PREFIX_NOTES, PROMPTS
+from sparqlab.methods.desq.structured import FORMAT_EXAMPLE, output_json, parse_output
+from sparqlab.methods.desq.verbalise import verbalise_with_templates
+
+_MENTION = re.compile(r"\[([^\]]+)\]")
+
+
+@dataclass
+class Example:
+    """A training question with its gold decomposition (fragments, atomic constraints, grounding)."""
+
+    id: str
+    question: str
+    sparql: str
+    decomposition: Decomposition
+
+    def constraints_text(self) -> str:
+        return numbered([f.constraint for f in self.decomposition.fragments])
+
+    def output(self) -> str:
+        return output_json(self.decomposition.fragments, self.decomposition.slots)
+
+
+def numbered(lines: Sequence[str]) -> str:
+    return "\n".join(f"{n}. {line}" for n, line in enumerate(lines, start=1))
+
+
+def gold_example(question: Question, scheme: IdScheme, describe: Callable[[str, str, str], tuple[str, str]],
+                 sparql: str | None = None) -> Example:
+    """The gold decomposition of a training question, atomic constraints from the template verbaliser
+    (``sparql`` overrides the question's gold query, e.g. with its IRI form)."""
+    sparql = sparql or question.gold_sparql
+    if not sparql:
+        raise ValueError(f"question {question.id} has no gold SPARQL to decompose")
+    decomposition = verbalise_with_templates(decompose(sparql, scheme, describe))
+    return Example(question.id, question.text, sparql, decomposition)
+
+
+# ------------------------------------------------------------------------------------------------ retrieval
+
+_WORD = re.compile(r"\w+")
+
+
+def masked_words(text: str) -> frozenset[str]:
+    """Lower-case words of a question with every [mention] replaced by one mask token."""
+    return frozenset(_WORD.findall(_MENTION.sub(" ENTITYMASK ", text).lower()))
+
+
+def nearest(question: str, examples: Sequence[Example], k: int,
+            words: Sequence[frozenset[str]] | None = None) -> list[Example]:
+    """The ``k`` examples whose masked question words overlap ``question``'s most (Jaccard; ties: list order)."""
+    target = masked_words(question)
+    words = words if words is not None else [masked_words(e.question) for e in examples]
+    scored = [(-(len(target & w) / len(target | w) if target | w else 0.0), n) for n, w in enumerate(words)]
+    return [examples[n] for _, n in sorted(scored)[:k]]
+
+
+# ------------------------------------------------------------------------------------------------ prompts
+
+
+def decompose_messages(question: str, examples: Sequence[Example], kg_name: str) -> list[Message]:
+    blocks = "\n\n".join(PROMPTS["decompose_example"].render(question=e.question, constraints=e.constraints_text())
+                         for e in examples)
+    return [{"role": "user", "content": PROMPTS["decompose"].render(kg_name=kg_name, examples=blocks,
+                                                                    question=question)}]
+
+
+def map_messages(question: str, constraints: Sequence[str], examples: Sequence[Example],
+                 kg_name: str) -> list[Message]:
+    blocks = "\n\n".join(PROMPTS["map_example"].render(question=e.question, constraints=e.constraints_text(),
+                                                       output=e.output()) for e in examples)
+    return [{"role": "user", "content": PROMPTS["map"].render(
+        kg_name=kg_name, prefix_note=PREFIX_NOTES.get(kg_name, ""), format=FORMAT_EXAMPLE, examples=blocks,
+        question=question, constraints=numbered(constraints))}]
+
+
+def parse_constraints(text: str) -> list[str]:
+    """Atomic constraints from a reply: numbered or bulleted lines (``1. ...``, ``- ...``), else non-empty lines."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    marked = [re.sub(r"^(\d+[.)]|[-*•]|AC\d+:)\s*", "", line) for line in lines
+              if re.match(r"^(\d+[.)]|[-*•]|AC\d+:)\s*", line)]
+    return marked or lines
+
+
+def finetune_records(examples: Sequence[Example], kg_name: str) -> list[dict]:
+    """Chat fine-tuning records (``{"messages": [...]}``), two per example: question → atomic constraints, and
+    question + constraints → structured output (zero-shot prompts, as a fine-tuned model is used)."""
+    records = []
+    for example in examples:
+        decompose_turn = decompose_messages(example.question, [], kg_name)
+        records.append({"messages": [*decompose_turn, {"role": "assistant", "content": example.constraints_text()}]})
+        constraints = [f.constraint for f in example.decomposition.fragments]
+        map_turn = map_messages(example.question, constraints, [], kg_name)
+        records.append({"messages": [*map_turn, {"role": "assistant", "content": example.output()}]})
+    return records
+
+
+def write_finetune_jsonl(path: str | Path, examples: Sequence[Example], kg_name: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        for record in finetune_records(examples, kg_name):
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ stand-in
+
+_BLOCK = re.compile(r"Question: (?P<question>[^\n]*)\nAtomic constraints:\n(?P<constraints>(?:\d+\. [^\n]*\n?)*)"
+                    r"(?:Output: (?P<output>[^\n]*))?")
+
+
+@register_standin("standin-desq")
+class DesqStandin(StandinModel):
+    """DeSQ baseline (not an LLM): the nearest worked example re-filled with the question's [mentions], ids by
+    plain label lookup (module docstring). ``kg`` names the KG whose labels the lookup reads."""
+
+    name = "standin-desq"
+
+    def __init__(self, kg: str = "movies", name: str | None = None):
+        super().__init__(name)
+        self.kg_name = kg
+        self._lookup: dict[str, list[str]] | None = None
+        self._lock = threading.Lock()
+
+    def _ids(self) -> dict[str, list[str]]:
+        with self._lock:
+            if self._lookup is None:
+                from sparqlab.kg import open_kg
+                from sparqlab.methods.desq.iri_form import label_index
+
+                scheme = scheme_for(self.kg_name)
+                with open_kg(self.kg_name, cache=False) as kg:
+                    index = label_index(kg)
+                lookup: dict[str, set[str]] = {}
+                for label, iris in index.items():
+                    ids = {s[1] for s in map(scheme.split, iris) if s and s[2] == "entity"}
+                    lookup.setdefault(label.lower(), set()).update(ids)
+                self._lookup = {label: sorted(ids) for label, ids in lookup.items() if ids}
+        return self._lookup
+
+    def lookup(self, label: str) -> str:
+        """The first entity id (in sorted order) whose label equals ``label`` ignoring case, as a plain search box
+        would match it; ``""`` when there is none. The tag "adam sandler" and the person "Adam Sandler" are both
+        candidates for either mention, and the person comes first."""
+        ids = self._ids().get(label.lower(), [])
+        return ids[0] if ids else ""
+
+    def respond(self, request: ChatRequest) -> str:
+        prompt = request.last_user_message
+        blocks = list(_BLOCK.finditer(prompt))
+        target = prompt.rsplit("Question: ", 1)[-1].split("\n", 1)[0] if "Question: " in prompt else ""
+        if len(blocks) < 2 or not target:
+            return "I need at least one worked example and a question."
+        example = blocks[0]
+        pairs = list(zip(_MENTION.findall(example["question"]), _MENTION.findall(target), strict=False))
+        if prompt.rstrip().endswith("Output:"):
+            return self._refill_output(example["output"] or "", pairs)
+        return _replace_mentions(example["constraints"].strip(), pairs)
+
+    def _refill_output(self, output: str, pairs: list[tuple[str, str]]) -> str:
+        parsed = parse_output(output)
+        mapping = dict(pairs)
+        for fragment in parsed.fragments:
+            for old, new in pairs:
+                fragment.text = fragment.text.replace(quote_literal(old), quote_literal(new))
+            fragment.constraint = _replace_mentions(fragment.constraint, pairs)
+        for slot in parsed.slots:
+            if slot.label in mapping:
+                cls = slot.id.split("/")[1] if slot.id.count("/") >= 2 else ""
+                slot.label = mapping[slot.label]
+                slot.id = self.lookup(slot.label)
+                slot.description = CLASS_COMMENTS.get(cls, slot.description)
+        return output_json(parsed.fragments, parsed.slots)
+
+
+def _replace_mentions(text: str, pairs: list[tuple[str, str]]) -> str:
+    if not pairs:
+        return text
+    mapping = dict(pairs)
+    pattern = re.compile("|".join(re.escape(old) for old in sorted(mapping, key=len, reverse=True)))
+    return pattern.sub(lambda m: mapping[m.group(0)], text)
+

@@ -1,0 +1,329 @@
+"""DeSQ's non-parametric KB memory (section 3.3): a dense index over KG elements (id, label, description).
+
+Each entry is embedded as ``"label: description"``; a query (a generated label and description) is embedded the
+same way and compared by cosine similarity (unit vectors, so a dot product). The default embedder is the offline
+all-MiniLM-L6-v2 (:mod:`sparqlab.llm.embeddings`); any sentence-transformers model can be named instead (the paper
+uses BGE-Large; its weights must already be on disk). Search is exact: numpy over the rows of the slot's kind
+(entries are stored grouped by kind, so a kind is a contiguous block), or faiss's exact inner-product index when
+``backend="faiss"`` is asked for and faiss is installed (``"auto"`` picks it above :data:`FAISS_ABOVE` entries).
+A memory is built once and saved (``entries.jsonl``, ``vectors.npy``, ``memory.json``), then reloaded.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sparqlab.core.paths import data_dir
+
+DEFAULT_EMBEDDER = "minilm"
+"""The bundled offline all-MiniLM-L6-v2; any other value is a sentence-transformers model name or path."""
+FAISS_ABOVE = 1_000_000
+KINDS = ("entity", "property", "class")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One KG element in the memory; ``kind`` is ``entity``, ``property`` or ``class``."""
+
+    id: str
+    label: str
+    description: str
+    kind: str
+
+    @property
+    def text(self) -> str:
+        return entry_text(self.label, self.description)
+
+
+@dataclass(frozen=True)
+class Hit:
+    entry: Entry
+    score: float
+
+
+DESCRIPTION_WORDS = 12
+"""Words of a description that are embedded: the head of a description names the kind of element ("film (1992)
+directed by ...", "tag on 3 films ..."), and shorter texts embed several times faster on a CPU."""
+
+
+def entry_text(label: str, description: str) -> str:
+    """What is embedded, for entries and for queries alike (label and description, section 3.4)."""
+    words = str(description).split()[:DESCRIPTION_WORDS]
+    return f"{label}: {' '.join(words)}" if words else str(label)
+
+
+HASHING_EMBEDDER = "hashing"
+"""A model-free baseline encoder: hashed bag of lower-case words (texts sharing words are similar). For smoke
+tests and for machines without the MiniLM package; not a semantic embedding."""
+
+
+def hashed_bag_of_words(texts: Sequence[str], dimension: int = 512) -> np.ndarray:
+    """Unit float32 rows: each lower-case word adds 1 at a position given by its (stable) hash."""
+    rows = np.zeros((len(texts), dimension), dtype=np.float32)
+    for number, text in enumerate(texts):
+        for word in re.findall(r"\w+", str(text).lower()):
+            rows[number, int(hashlib.md5(word.encode("utf-8")).hexdigest(), 16) % dimension] += 1.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1, norms)
+
+
+def embedder(name: str = DEFAULT_EMBEDDER, batch_size: int = 64) -> Callable[[list[str]], np.ndarray]:
+    """``texts -> unit float32 rows``: the offline MiniLM for ``"minilm"``, :func:`hashed_bag_of_words` for
+    ``"hashing"``, else the named sentence-transformers model (loaded once per call of this function; it must be
+    available offline)."""
+    if name == HASHING_EMBEDDER:
+        return hashed_bag_of_words
+    if name == DEFAULT_EMBEDDER:
+        from sparqlab.llm.embeddings import embed
+
+        return lambda texts: embed(texts, batch_size=batch_size)
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(name, device="cpu")
+    return lambda texts: np.asarray(model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                                                 convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
+
+
+class KBMemory:
+    """Entries plus their unit embeddings; :meth:`search` returns the best entries of a kind for a text."""
+
+    def __init__(self, entries: Sequence[Entry], vectors: np.ndarray, model: str = DEFAULT_EMBEDDER,
+                 backend: str = "auto", info: dict | None = None,
+                 embed: Callable[[list[str]], np.ndarray] | None = None):
+        """``vectors``: one unit row per entry; ``embed`` encodes query texts (default: the ``model`` embedder,
+        loaded on first search)."""
+        if len(entries) != len(vectors):
+            raise ValueError(f"{len(entries)} entries but {len(vectors)} vectors")
+        order = sorted(range(len(entries)), key=lambda i: (KINDS.index(entries[i].kind)
+                                                          if entries[i].kind in KINDS else len(KINDS)))
+        self.entries = [entries[i] for i in order]
+        self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32) if len(order) else \
+            np.zeros((0, 0), np.float32)
+        self.model = model
+        self.info = dict(info or {})
+        self.by_id = {entry.id: entry for entry in self.entries}
+        self.blocks: dict[str, tuple[int, int]] = {}
+        for position, entry in enumerate(self.entries):
+            start, _ = self.blocks.get(entry.kind, (position, position))
+            self.blocks[entry.kind] = (start, position + 1)
+        self._embed = embed
+        self._digest: str | None = None
+        self._lock = threading.Lock()
+        self._faiss = self._faiss_indexes(backend)
+
+    # -- building, saving, loading
+    @classmethod
+    def build(cls, entries: Iterable[Entry], model: str = DEFAULT_EMBEDDER, batch_size: int = 256,
+              progress: bool = True, backend: str = "auto") -> KBMemory:
+        """Embed every entry (with a progress bar); ``info`` records the build time."""
+        from tqdm.auto import tqdm
+
+        entries = list(entries)
+        if not entries:
+            raise ValueError("a KB memory needs at least one entry")
+        start = time.perf_counter()
+        embed = embedder(model, batch_size)
+        order = sorted(range(len(entries)), key=lambda i: len(entries[i].text))  # little padding per batch
+        vectors = None
+        for first in tqdm(range(0, len(entries), batch_size), desc="KB memory", unit="batch", disable=not progress):
+            rows = order[first:first + batch_size]
+            chunk = embed([entries[i].text for i in rows])
+            if vectors is None:
+                vectors = np.zeros((len(entries), chunk.shape[1]), dtype=np.float32)
+            vectors[rows] = chunk
+        return cls(entries, vectors, model, backend,
+                   {"build_s": round(time.perf_counter() - start, 2), "entries": len(entries)}, embed)
+
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "entries.jsonl", "w", encoding="utf-8") as handle:
+            for entry in self.entries:
+                handle.write(json.dumps(asdict(entry), ensure_ascii=False) + "\n")
+        np.save(folder / "vectors.npy", self.vectors)
+        (folder / "memory.json").write_text(json.dumps({**self.info, "model": self.model, "digest": self.digest,
+                                                        "dimension": self.dimension}, indent=2) + "\n")
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path, backend: str = "auto") -> KBMemory:
+        folder = Path(folder)
+        for name in ("entries.jsonl", "vectors.npy", "memory.json"):
+            if not (folder / name).exists():
+                raise FileNotFoundError(f"{folder} is not a saved KB memory (missing {name})")
+        info = json.loads((folder / "memory.json").read_text())
+        lines = (folder / "entries.jsonl").read_text(encoding="utf-8").splitlines()
+        entries = [Entry(**json.loads(line)) for line in lines if line]
+        return cls(entries, np.load(folder / "vectors.npy"), info.get("model", DEFAULT_EMBEDDER), backend, info)
+
+    @classmethod
+    def load_or_build(cls, folder: str | Path, entries: Callable[[], Iterable[Entry]],
+                      model: str = DEFAULT_EMBEDDER, progress: bool = True) -> KBMemory:
+        """The memory saved in ``folder``, or a new one built from ``entries()`` and saved there."""
+        folder = Path(folder)
+        if (folder / "memory.json").exists():
+            return cls.load(folder)
+        memory = cls.build(entries(), model, progress=progress)
+        memory.save(folder)
+        return memory
+
+    # -- properties
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1]) if self.vectors.size else 0
+
+    @property
+    def kinds(self) -> set[str]:
+        return set(self.blocks)
+
+    @property
+    def digest(self) -> str:
+        """Content digest (embedder and entries), for run manifests; computed once."""
+        if self._digest is None:
+            content = hashlib.sha256(self.model.encode("utf-8"))
+            for e in self.entries:
+                content.update(f"\n{e.id}\t{e.label}\t{e.description}\t{e.kind}".encode())
+            self._digest = content.hexdigest()[:16]
+        return self._digest
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.vectors.nbytes)
+
+    def get(self, ident: str) -> Entry | None:
+        return self.by_id.get(ident)
+
+    # -- search
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit embeddings of query texts (one encoder call at a time: questions are answered in threads)."""
+        with self._lock:
+            if self._embed is None:
+                self._embed = embedder(self.model)
+            return self._embed(list(texts))
+
+    def search(self, label: str, description: str = "", kind: str | None = None, k: int = 1) -> list[Hit]:
+        """The ``k`` entries most similar to ``label: description`` (of ``kind`` when it is in the memory)."""
+        return self.search_vectors(self.encode([entry_text(label, description)]), kind, k)[0]
+
+    def search_vectors(self, queries: np.ndarray, kind: str | None = None, k: int = 1) -> list[list[Hit]]:
+        """Exact top-``k`` for each query row; the whole memory when ``kind`` is ``None`` or not in it."""
+        start, stop = self.blocks.get(kind, (0, len(self.entries))) if kind else (0, len(self.entries))
+        if stop <= start:
+            return [[] for _ in range(len(queries))]
+        k = min(k, stop - start)
+        index = self._faiss.get(kind if kind in self.blocks else None) if self._faiss else None
+        if index is not None:
+            scores, rows = index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+        else:
+            similarity = (self.vectors[start:stop] @ queries.T).T  # row-major block times query: one pass
+            rows = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
+            scores = np.take_along_axis(similarity, rows, axis=1)
+            order = np.argsort(-scores, axis=1, kind="stable")
+            rows, scores = np.take_along_axis(rows, order, axis=1), np.take_along_axis(scores, order, axis=1)
+        return [[Hit(self.entries[start + int(r)], float(s)) for r, s in zip(row, score, strict=True)]
+                for row, score in zip(rows, scores, strict=True)]
+
+    def _faiss_indexes(self, backend: str) -> dict | None:
+        if backend not in ("auto", "numpy", "faiss"):
+            raise ValueError(f"backend must be auto, numpy or faiss, got {backend!r}")
+        if backend == "numpy" or (backend == "auto" and len(self.entries) <= FAISS_ABOVE) or not self.entries:
+            return None
+        try:
+            import faiss
+        except ImportError:
+            if backend == "faiss":
+                raise ImportError("backend='faiss' needs the faiss-cpu package; backend='numpy' needs nothing") \
+                    from None
+            return None
+        indexes = {}
+        for kind, (start, stop) in [(None, (0, len(self.entries))), *self.blocks.items()]:
+            index = faiss.IndexFlatIP(self.dimension)
+            index.add(self.vectors[start:stop])
+            indexes[kind] = index
+        return indexes
+
+
+# ------------------------------------------------------------------------------------------------ sources
+
+
+def kg_entries(kg) -> list[Entry]:
+    """Every labelled element of a KG whose ids the DeSQ id scheme knows (movie KG: entities, relations, classes),
+    with its label and description (the profile's predicates)."""
+    from sparqlab.methods.desq.fragments import scheme_for
+
+    scheme = scheme_for(kg.profile.name)
+    profile = kg.profile
+    rows = kg.bulk_values(
+        f"SELECT ?x ?l ?d WHERE {{ ?x <{profile.label_predicate}> ?l . "
+        f"OPTIONAL {{ ?x <{profile.description_predicate}> ?d }} FILTER(isIRI(?x)) }}")
+    entries: dict[str, Entry] = {}
+    for row in rows:
+        split = scheme.split(row["x"])
+        if split is not None and split[1] not in entries:
+            entries[split[1]] = Entry(split[1], row["l"], row.get("d", ""), split[2])
+    return sorted(entries.values(), key=lambda e: e.id)
+
+
+def limit_entries(entries: Sequence[Entry], kind: str, limit: int) -> list[Entry]:
+    """The first ``limit`` entries of ``kind`` in id order plus every entry of another kind (``limit`` 0: all)."""
+    if not limit:
+        return list(entries)
+    chosen = sorted((e for e in entries if e.kind == kind), key=lambda e: e.id)[:limit]
+    return [e for e in entries if e.kind != kind] + chosen
+
+
+def wikidata_property_entries(folder: str | Path | None = None) -> list[Entry]:
+    """Wikidata properties from ``data/wikidata_properties`` (see its PROVENANCE.md): label from the property
+    list, description from CoDEx where it has one, else ``"Wikidata property (<datatype>)"``."""
+    folder = Path(folder or data_dir() / "wikidata_properties")
+    descriptions = json.loads((folder / "codex_relations.json").read_text(encoding="utf-8"))
+    entries = []
+    with open(folder / "wikidata_properties.tsv", encoding="utf-8", newline="") as handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
+            if len(row) < 4:
+                raise ValueError(f"{folder / 'wikidata_properties.tsv'}:{number}: expected 5 tab-separated fields")
+            ident = row[1].rsplit("/", 1)[-1]
+            datatype = row[2].rsplit("#", 1)[-1]
+            description = descriptions.get(ident, {}).get("description") or f"Wikidata property ({datatype})"
+            entries.append(Entry(ident, row[3], description, "property"))
+    return entries
+
+
+def describer(memory: KBMemory | None, kg=None) -> Callable[[str, str, str], tuple[str, str]]:
+    """``(kind, prefix, id) -> (label, description)`` for grounding gold slots: the memory's entry, else (for a
+    KG in a local store, e.g. the movie KG with a partial memory) the KG's label and description of the IRI."""
+    from sparqlab.kg.errors import KGError
+    from sparqlab.methods.desq.fragments import scheme_for
+
+    local = kg is not None and kg.profile.store_builder is not None
+    scheme = scheme_for(kg.profile.name) if kg is not None else None
+
+    def describe(kind: str, prefix: str, ident: str) -> tuple[str, str]:
+        entry = memory.get(ident) if memory is not None else None
+        if entry is not None:
+            return entry.label, entry.description
+        if not local:
+            return "", ""
+        try:
+            iri = scheme.join(prefix or None, ident)
+            rows = kg.bulk_values(
+                f"SELECT ?l ?d WHERE {{ <{iri}> <{kg.profile.label_predicate}> ?l . "
+                f"OPTIONAL {{ <{iri}> <{kg.profile.description_predicate}> ?d }} }} LIMIT 1")
+        except (KGError, ValueError):
+            return "", ""
+        return (rows[0]["l"], rows[0].get("d", "")) if rows else ("", "")
+
+    return describe

@@ -1,0 +1,139 @@
+"""DeSQ's multi-granular evaluation of one structured output (section 3.5, appendix A) and the strategy table.
+
+For one question: fragment EM (key- and position-aligned), URI EM per field (id, label, description), and for
+every URI correction strategy the id EM after correction, the structural EM of the assembled query, and how many
+wrong ids the strategy fixed and how many correct ids it broke (the columns of the paper's Tables 4–7). None of
+this needs a SPARQL endpoint. :func:`strategy_table` aggregates the per-question scores of a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sparqlab.eval.structural import fragment_em, structural_em, uri_em
+from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, correct_slots
+from sparqlab.methods.desq.fragments import AssemblyError, Decomposition, IdScheme, assemble, placeholders_in
+from sparqlab.methods.desq.kb_memory import KBMemory
+from sparqlab.methods.desq.structured import ParsedOutput
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sparqlab.data.question import Question
+    from sparqlab.kg.base import KnowledgeGraph
+
+
+def slot_kinds(parsed: ParsedOutput, scheme: IdScheme) -> dict[str, str]:
+    """Each predicted slot's kind, from the prefix it is used with and its id (``None``-free: unknown kinds are
+    left out, so retrieval searches the whole memory for them)."""
+    prefixes = {placeholder: prefix for f in parsed.fragments for prefix, placeholder in placeholders_in(f.text)}
+    kinds = {}
+    for slot in parsed.slots:
+        prefix = prefixes.get(slot.placeholder)
+        kind = scheme.kind_of(prefix, slot.id)
+        if kind is None and prefix is not None:
+            kind = next((k for p, _, _, k in scheme.prefixed if p == prefix), None)
+        if kind is not None:
+            kinds[slot.placeholder] = kind
+    return kinds
+
+
+def gold_sparql_for(question: Question, kg: KnowledgeGraph | None) -> str:
+    """The gold query DeSQ works on: the IRI form on the movie KG, the gold query itself elsewhere."""
+    if not question.gold_sparql:
+        raise ValueError(f"question {question.id} has no gold SPARQL")
+    if kg is not None and kg.profile.name == "movies":
+        from sparqlab.methods.desq.iri_form import iri_form
+
+        return iri_form(question.gold_sparql, question.gold_answers, kg)
+    return question.gold_sparql
+
+
+def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, memory: KBMemory, scheme: IdScheme, *,
+                 threshold: float, jaccard: float, strategies: Sequence[str] = STRATEGIES,
+                 retrieve: Callable | None = None) -> dict[str, Any]:
+    """Every execution-free score of one prediction against its gold decomposition (module docstring).
+
+    Keys: ``fragment_em_key``, ``fragment_em_position``, ``fragments`` (gold count), ``uri_{id,label,description}
+    _em``, ``uri_slots``, and per strategy ``<strategy>.id_em``, ``.final_em``, ``.fixed``, ``.broken``. Rates of a
+    question with nothing to compare (no gold slots) are ``None``.
+    """
+    predicted_pairs = [(f.constraint, f.text) for f in parsed.fragments]
+    gold_pairs = [(f.constraint, f.text) for f in gold.fragments]
+    key_matched, total = fragment_em(predicted_pairs, gold_pairs, "key")
+    position_matched, _ = fragment_em(predicted_pairs, gold_pairs, "position")
+    scores: dict[str, Any] = {"fragment_em_key": _rate(key_matched, total),
+                              "fragment_em_position": _rate(position_matched, total), "fragments": total}
+    per_field = uri_em([s.to_dict() for s in parsed.slots], [s.to_dict() for s in gold.slots])
+    for name, (matched, count) in per_field.items():
+        scores[f"uri_{name}_em"] = _rate(matched, count)
+    scores["uri_slots"] = len(gold.slots)
+    gold_ids = {s.placeholder: s.id for s in gold.slots}
+    kinds = slot_kinds(parsed, scheme)
+    retrieve = retrieve or Retriever(memory)
+    predicted_ids = {s.placeholder: s.id for s in parsed.slots}
+    for strategy in strategies:
+        corrections = correct_slots(parsed.slots, memory, strategy, kinds=kinds, threshold=threshold,
+                                    jaccard=jaccard, gold_ids=gold_ids, retrieve=retrieve)
+        final = {c.placeholder: c.final_id for c in corrections}
+        scores[f"{strategy}.id_em"] = _rate(sum(final.get(p) == g for p, g in gold_ids.items()), len(gold_ids))
+        scores[f"{strategy}.fixed"] = sum(predicted_ids.get(p) != g and final.get(p) == g for p, g in gold_ids.items())
+        scores[f"{strategy}.broken"] = sum(predicted_ids.get(p) == g and final.get(p) != g
+                                           for p, g in gold_ids.items())
+        try:
+            assembled = assemble(parsed.fragments, apply(parsed.slots, corrections), scheme)
+            scores[f"{strategy}.final_em"] = structural_em(assembled, gold_sparql)
+        except AssemblyError:
+            scores[f"{strategy}.final_em"] = 0
+    return scores
+
+
+def _rate(matched: int, total: int) -> float | None:
+    return matched / total if total else None
+
+
+def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES) -> pd.DataFrame:
+    """One row per strategy from per-question scores (``scores.<strategy>.id_em`` ... columns of
+    ``load_predictions``, or the same keys without ``scores.``): id EM raw and corrected (macro over questions
+    with slots), final-query structural EM, and the wrong ids fixed / correct ids broken in total."""
+    import pandas as pd
+
+    def column(name: str) -> pd.Series:
+        for candidate in (f"scores.{name}", name):
+            if candidate in predictions:
+                return pd.to_numeric(predictions[candidate], errors="coerce")
+        raise KeyError(f"no column {name!r} (nor scores.{name}) in the predictions")
+
+    raw = column("none.id_em")
+    rows = []
+    for strategy in strategies:
+        rows.append({"strategy": strategy, "id_em_raw": raw.mean(), "id_em_corrected": column(f"{strategy}.id_em").mean(),
+                     "final_em": column(f"{strategy}.final_em").mean(), "fixed": int(column(f"{strategy}.fixed").sum()),
+                     "broken": int(column(f"{strategy}.broken").sum()), "n": int(raw.notna().sum())})
+    return pd.DataFrame(rows).set_index("strategy")
+
+
+def output_bleu(predictions: pd.DataFrame) -> float:
+    """Corpus BLEU of the predicted structured outputs against the gold ones (section 3.5), from a run's
+    ``extra.structured_output`` and ``scores.gold_output`` columns (a missing output counts as empty)."""
+    from sparqlab.eval.structural import corpus_bleu
+
+    scored = predictions[predictions["scores.gold_output"].notna()]
+    predicted = scored["extra.structured_output"].fillna("") if "extra.structured_output" in scored else \
+        [""] * len(scored)
+    return corpus_bleu([str(p) for p in predicted], [str(g) for g in scored["scores.gold_output"]])
+
+
+def strategy_long(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES) -> pd.DataFrame:
+    """Per-question, per-strategy rows (``strategy``, ``measure`` in {id EM, final EM}, ``value``) for plots."""
+    import pandas as pd
+
+    rows = []
+    for _, record in predictions.iterrows():
+        for strategy in strategies:
+            for measure, key in (("ID EM", "id_em"), ("final-query EM", "final_em")):
+                value = record.get(f"scores.{strategy}.{key}", record.get(f"{strategy}.{key}"))
+                if value is not None and value == value:
+                    rows.append({"strategy": strategy, "measure": measure, "value": float(value)})
+    return pd.DataFrame(rows)

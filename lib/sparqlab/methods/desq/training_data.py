@@ -1,0 +1,33 @@
+"""DeSQ's training-data builder ``desq``, registered with :mod:`sparqlab.train.data`: two fine-tuning records per
+question from its gold decomposition — question → atomic constraints, and question + constraints → the two-part
+structured output (:func:`~sparqlab.methods.desq.generation.finetune_records`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sparqlab.data.question import Question
+from sparqlab.eval.sparql_tree import SparqlParseError
+from sparqlab.methods.desq.fragments import scheme_for
+from sparqlab.methods.desq.generation import finetune_records, gold_example
+from sparqlab.methods.desq.kb_memory import describer
+from sparqlab.methods.desq.metrics import gold_sparql_for
+from sparqlab.train.data import register_builder
+
+
+@register_builder("desq", "dataset", needs_kg=True,
+                  description="two records per question: constraints, structured output")
+def desq_records(questions: Sequence[Question], kg: Any, progress: bool = True) -> tuple[list[dict], dict]:
+    """DeSQ fine-tuning records from gold decompositions; questions whose gold query does not decompose are
+    skipped (as DeSQ's ``prepare`` skips them) and counted as ``undecomposable``."""
+    from tqdm.auto import tqdm
+
+    scheme, describe = scheme_for(kg.profile.name), describer(None, kg)
+    examples, skipped = [], 0
+    for question in tqdm(questions, desc="DeSQ gold decompositions", unit="q", disable=not progress):
+        try:
+            examples.append(gold_example(question, scheme, describe, gold_sparql_for(question, kg)))
+        except (ValueError, SparqlParseError):
+            skipped += 1
+    return finetune_records(examples, kg.profile.name), {"undecomposable": skipped}

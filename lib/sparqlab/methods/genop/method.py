@@ -1,0 +1,110 @@
+"""The ``genop`` method: evaluate the generative query a question file gives (its ``query`` field) through the
+runner, so GenOp queries get the same caching, resume, accounting and traces as every other method.
+
+``answer`` parses the query (no model call) and returns it as the final query; ``execute_final`` evaluates it:
+BGPs through ``ctx.query`` (counted KG calls), model calls through ``ctx.chat(role="oracle")`` (counted per
+kind, ``propose`` / ``validate``, in the run's ``role_usage``), and returns the true rows as the KG result the
+runner scores. The ``oracle`` role is the run's model unless ``--model-role oracle=...`` names another; the
+scripted model is ``-m standin-genop-script`` with the option ``script=FILE.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sparqlab.data.question import Question
+from sparqlab.kg.errors import KGError
+from sparqlab.kg.results import QueryResult
+from sparqlab.methods.genop.algebra import GenOpSyntaxError
+from sparqlab.methods.genop.dependency import analyse
+from sparqlab.methods.genop.oracle import PROMPTS, Oracle
+from sparqlab.methods.genop.semantics import EvalSettings, Evaluation, GenOpEvaluationError
+from sparqlab.methods.genop.syntax import parse_genop_query
+from sparqlab.platform.base import Method, MethodOutput
+from sparqlab.platform.config import MethodConfig
+from sparqlab.platform.context import QuestionContext
+from sparqlab.platform.registry import register_method
+
+
+class GenOpFailure(KGError):
+    """A generative query that could not be evaluated (its message says why); category ``genop_error``."""
+
+    kind = "genop_error"
+
+
+@dataclass(frozen=True)
+class GenOpConfig(MethodConfig):
+    """Settings of :class:`GenOpMethod` (the execution parameters of Sect. 6 and the implementation policies).
+
+    - ``semantics``: ``auto`` (by the query class), ``single-pass``, ``lfp``, ``stratified`` or ``well-founded``.
+    - ``k``: proposal bound K; ``b``: domain cap B; ``t``: repairs T; ``r``: validation repetitions R (Alg. 1).
+    - ``aggregation``: how the R validation votes combine (``all``, ``majority``, ``any``).
+    - ``similarity``: Str≃ (``exact``, ``normalised``, ``jaccard``, ``ratio``; Def. 6).
+    - ``memoise``: the proposal and validation caches of App. A.1 (off only to measure what they save).
+    - ``max_iterations``: bound on every Kleene chain.
+    """
+
+    semantics: Literal["auto", "single-pass", "lfp", "stratified", "well-founded"] = "auto"
+    k: int = 5
+    b: int = 10
+    t: int = 1
+    r: int = 1
+    aggregation: Literal["all", "majority", "any"] = "majority"
+    similarity: Literal["exact", "normalised", "jaccard", "ratio"] = "normalised"
+    memoise: bool = True
+    max_iterations: int = 50
+
+    def __post_init__(self) -> None:
+        self.settings()  # validates the numbers
+
+    def settings(self) -> EvalSettings:
+        return EvalSettings(semantics=self.semantics, k=self.k, b=self.b, t=self.t, r=self.r,
+                            similarity=self.similarity, max_iterations=self.max_iterations)
+
+
+@register_method("genop")
+class GenOpMethod(Method):
+    """Generative SPARQL: the question's ``query`` is evaluated with model calls (paper Sects 3–6)."""
+
+    config_class = GenOpConfig
+    roles = ("oracle",)
+    prompts = PROMPTS
+    needs_model = True
+
+    async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
+        text = question.metadata.get("query")
+        if not isinstance(text, str) or not text.strip():
+            return MethodOutput(None, "no_query", {"message": "the question has no 'query' field to evaluate"})
+        try:
+            query = parse_genop_query(text, ctx.kg.profile.prefixes)
+        except GenOpSyntaxError as error:
+            ctx.log("parse_failure", message=str(error))
+            return MethodOutput(None, "genop_syntax_error", {"message": str(error)})
+        deps = analyse(query.pattern)
+        ctx.log("genop_analysis", **deps.describe())
+        return MethodOutput(text, None, {"genop_class": deps.query_class, "genops": len(deps.genops)})
+
+    async def execute_final(self, output: MethodOutput, ctx: QuestionContext) -> QueryResult:
+        query = parse_genop_query(output.sparql or "", ctx.kg.profile.prefixes)
+
+        async def chat(messages, kind: str = "generate", **params):
+            return await ctx.chat(messages, role="oracle", kind=kind, **params)
+
+        async def query_kg(sparql: str) -> QueryResult:
+            result = await ctx.query(sparql)
+            if isinstance(result, KGError):
+                raise result
+            return result
+
+        oracle = Oracle(chat, aggregation=self.config.aggregation, memoise=self.config.memoise)
+        try:
+            result = await Evaluation(query, query_kg, oracle, self.config.settings(),
+                                      ctx.kg.profile.label_predicate).run()
+        except GenOpEvaluationError as error:
+            raise GenOpFailure(str(error)) from None
+        ctx.log("genop_result", query_class=result.query_class, semantics=result.semantics,
+                rows=len(result.rows), undefined=len(result.undefined), iterations=result.iterations,
+                **result.oracle_stats)
+        output.extra.update({"genop_model_calls": result.model_calls, "genop_semantics": result.semantics})
+        return result.to_query_result()

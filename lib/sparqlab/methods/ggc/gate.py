@@ -1,0 +1,338 @@
+"""The GGC gate: P(correction required | x_gate) with x_gate = [q; s(0)] (paper, section 3.4), optionally with
+KG execution feedback (section 4.3), and the decision g = 1[P ≥ τ] (:func:`decide`).
+
+Backends (``GateSettings.backend``):
+
+* ``tfidf`` — TF-IDF word uni/bigrams of the question and the query, logistic regression (scikit-learn);
+* ``sbert`` — the paper's SBERT gate: the offline all-MiniLM-L6-v2 encoder embeds question u and query v, and a
+  trained logistic-regression head reads [u, v, |u−v|, u⊙v] (Reimers & Gurevych's pair features);
+* ``encoder`` — fine-tunes a Hugging Face encoder (RoBERTa in the paper) from a local folder as a sentence-pair
+  classifier with transformers (appendix A.2 hyper-parameters by default).
+
+Inputs are normalised the same way for every backend (:func:`gate_inputs`): the question's bracketed topic
+entities become ``[E1]``, ``[E2]`` ... and query literals naming them ``"E1"``, ``"E2"`` ..., so the gate learns
+from phrasing and structure (including which entity sits where) rather than from names. With feedback, the
+:class:`~sparqlab.methods.ggc.feedback.KGFeedback` vector is appended to the features (``encoder``: its sentence to the
+query segment). "Correction required" (the initial query is wrong) is the positive class, label 1.
+
+A trained gate is saved as a folder (:meth:`Gate.save`) of JSON (and, for ``encoder``, the fine-tuned model in
+safetensors) whose content digest (:func:`folder_digest`) identifies it in a run's config; :meth:`Gate.load`
+gives the same probabilities.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sparqlab.llm.embeddings import embed, one_torch_thread
+from sparqlab.methods.ggc.feedback import FEATURES, KGFeedback
+from sparqlab.methods.ggc.template_memory import BRACKET, LITERAL, bracketed, unescape_literal
+
+BACKENDS = ("tfidf", "sbert", "encoder")
+GATE_FILE = "gate.json"
+FORMAT_VERSION = 1
+
+
+def decide(probability: float, threshold: float) -> bool:
+    """g = 1[P(g=1 | x_gate) ≥ τ] (paper, section 3.4): ≥, so τ = 0 triggers every query and τ > 1 none."""
+    return probability >= threshold
+
+
+@dataclass(frozen=True)
+class GateExample:
+    """One gate input: the question, the initial query s(0), optional KG feedback, and (for training) the label
+    (1 = correction required, i.e. s(0) is wrong; ``None`` when unknown)."""
+
+    question: str
+    sparql: str
+    label: int | None = None
+    feedback: KGFeedback | None = None
+    question_id: str = ""
+
+
+def gate_inputs(question: str, sparql: str) -> tuple[str, str]:
+    """The normalised (question, query) pair every backend reads (module docstring)."""
+    entities = bracketed(question)
+    numbers = {name: f"E{i + 1}" for i, name in reversed(list(enumerate(entities)))}
+    counter = iter(range(1, len(entities) + 1))
+    masked_question = BRACKET.sub(lambda m: f"[E{next(counter)}]", question)
+    masked_query = LITERAL.sub(lambda m: f'"{numbers.get(unescape_literal(m.group(1)), m.group(1))}"', sparql)
+    masked_query = re.sub(r"PREFIX\s+\S+\s*<[^>]*>\s*", "", masked_query, flags=re.IGNORECASE)
+    return masked_question, " ".join(masked_query.split())
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """How a gate is built. ``backend``: ``tfidf`` | ``sbert`` | ``encoder``. ``kg_feedback``: add the KG
+    execution feedback features. ``c``: inverse regularisation strength of the logistic-regression heads
+    (``tfidf``, ``sbert``). ``encoder_path``: local folder of the Hugging Face encoder to fine-tune
+    (``encoder``). ``epochs``, ``learning_rate``, ``batch_size``, ``max_length``, ``seed``: fine-tuning
+    hyper-parameters (``encoder``; defaults from the paper's appendix A.2); ``seed`` also seeds the heads."""
+
+    backend: str = "tfidf"
+    kg_feedback: bool = False
+    c: float = 1.0
+    encoder_path: str | None = None
+    epochs: int = 3
+    learning_rate: float = 2e-5
+    batch_size: int = 8
+    max_length: int = 256
+    seed: int = 42
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown gate backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
+        if self.backend == "encoder" and not self.encoder_path:
+            raise ValueError("the encoder gate needs encoder_path: a local Hugging Face encoder folder "
+                             "(e.g. a downloaded roberta-base)")
+        if self.c <= 0 or self.epochs < 1 or self.batch_size < 1 or self.max_length < 8 or self.learning_rate <= 0:
+            raise ValueError(f"invalid gate hyper-parameters: {self}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GateSettings:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown gate settings {unknown}; valid: {sorted(known)}")
+        return cls(**data)
+
+
+@dataclass
+class Gate:
+    """A trained gate: settings, backend state and what it was trained on (``training``: question ids, sizes,
+    the run folders the examples came from)."""
+
+    settings: GateSettings
+    state: dict[str, Any] = field(default_factory=dict)
+    training: dict[str, Any] = field(default_factory=dict)
+    _encoder: Any = field(default=None, repr=False)
+
+    # -- training ---------------------------------------------------------------------------------------------
+
+    @classmethod
+    def train(cls, examples: Sequence[GateExample], settings: GateSettings,
+              sources: Sequence[str] = ()) -> Gate:
+        """Fit a gate on labelled examples (both classes needed). ``sources`` (run folders) are recorded."""
+        labels = np.array([e.label for e in examples])
+        if len(examples) == 0 or any(label not in (0, 1) for label in labels):
+            raise ValueError("gate training needs examples labelled 0 (initial query correct) or 1 (wrong)")
+        if len(set(labels.tolist())) < 2:
+            kind = "correct" if labels[0] == 0 else "wrong"
+            raise ValueError(f"all {len(examples)} training examples are {kind}: a gate needs both classes "
+                             "(use more training questions)")
+        if settings.kg_feedback and any(e.feedback is None for e in examples):
+            raise ValueError("kg_feedback is on but some training examples have no KG feedback")
+        gate = cls(settings, training={
+            "n": len(examples), "n_positive": int(labels.sum()), "sources": list(sources),
+            "question_ids": sorted({e.question_id for e in examples if e.question_id})})
+        if settings.backend == "encoder":
+            with one_torch_thread():  # small CPU batches: see one_torch_thread (no effect on a GPU)
+                gate._fit_encoder(examples, labels)
+        else:
+            gate._fit_linear(examples, labels)
+        return gate
+
+    def _fit_linear(self, examples: Sequence[GateExample], labels: np.ndarray) -> None:
+        from sklearn.linear_model import LogisticRegression
+
+        if self.settings.backend == "tfidf":
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
+            vectorizer = TfidfVectorizer(**TFIDF_OPTIONS)
+            vectorizer.fit([_joined(e) for e in examples])
+            self.state = {"vocabulary": {t: int(i) for t, i in sorted(vectorizer.vocabulary_.items())},
+                          "idf": vectorizer.idf_.tolist()}
+        features = self._features(examples)
+        head = LogisticRegression(C=self.settings.c, class_weight="balanced", max_iter=5000,
+                                  random_state=self.settings.seed)
+        head.fit(features, labels)
+        self.state["coef"] = head.coef_[0].tolist()
+        self.state["intercept"] = float(head.intercept_[0])
+
+    def _fit_encoder(self, examples: Sequence[GateExample], labels: np.ndarray) -> None:
+        import torch
+
+        tokenizer, model = _load_encoder(self.settings.encoder_path, num_labels=2)
+        torch.manual_seed(self.settings.seed)
+        order = torch.Generator().manual_seed(self.settings.seed)
+        counts = np.bincount(labels, minlength=2)
+        weights = torch.tensor(len(labels) / (2.0 * counts), dtype=torch.float32)  # balanced, like the heads
+        optimizer = torch.optim.AdamW(model.parameters(), lr=self.settings.learning_rate)
+        pairs = [self._pair(e) for e in examples]
+        target = torch.tensor(labels, dtype=torch.long)
+        model.train()
+        from tqdm.auto import tqdm
+
+        for _ in tqdm(range(self.settings.epochs), desc="encoder gate", unit="epoch", leave=False):
+            for batch in torch.randperm(len(pairs), generator=order).split(self.settings.batch_size):
+                encoded = self._tokenize(tokenizer, [pairs[i] for i in batch.tolist()])
+                logits = model(**encoded).logits
+                loss = torch.nn.functional.cross_entropy(logits, target[batch], weight=weights)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        model.eval()
+        self._encoder = (tokenizer, model)
+
+    # -- inference --------------------------------------------------------------------------------------------
+
+    def probabilities(self, examples: Sequence[GateExample]) -> np.ndarray:
+        """P(correction required) per example, in [0, 1]."""
+        if not examples:
+            return np.zeros(0)
+        if self.settings.kg_feedback and any(e.feedback is None for e in examples):
+            raise ValueError("this gate reads KG feedback, but an example has none")
+        if self.settings.backend == "encoder":
+            with one_torch_thread():
+                return self._encoder_probabilities(examples)
+        scores = self._features(examples) @ np.asarray(self.state["coef"]) + self.state["intercept"]
+        return 1.0 / (1.0 + np.exp(-np.asarray(scores).ravel()))
+
+    def probability(self, example: GateExample) -> float:
+        return float(self.probabilities([example])[0])
+
+    def _features(self, examples: Sequence[GateExample]) -> Any:
+        """The design matrix of the linear backends (sparse for ``tfidf``, dense for ``sbert``)."""
+        if self.settings.backend == "tfidf":
+            from scipy.sparse import csr_matrix, hstack
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
+            vectorizer = TfidfVectorizer(**TFIDF_OPTIONS, vocabulary=self.state["vocabulary"])
+            vectorizer.idf_ = np.asarray(self.state["idf"])
+            matrix = vectorizer.transform([_joined(e) for e in examples])
+            if self.settings.kg_feedback:
+                matrix = hstack([matrix, csr_matrix(_feedback_matrix(examples))]).tocsr()
+            return matrix
+        questions, queries = zip(*(gate_inputs(e.question, e.sparql) for e in examples), strict=True)
+        u, v = embed(list(questions)), embed(list(queries))
+        parts = [u, v, np.abs(u - v), u * v]
+        if self.settings.kg_feedback:
+            parts.append(_feedback_matrix(examples))
+        return np.hstack(parts).astype(np.float64)
+
+    def _pair(self, example: GateExample) -> tuple[str, str]:
+        question, query = gate_inputs(example.question, example.sparql)
+        if self.settings.kg_feedback:
+            query = f"{query} [feedback] {example.feedback.describe()}"
+        return question, query
+
+    def _tokenize(self, tokenizer: Any, pairs: list[tuple[str, str]]) -> Any:
+        first, second = zip(*pairs, strict=True)
+        return tokenizer(list(first), list(second), truncation=True, max_length=self.settings.max_length,
+                         padding=True, return_tensors="pt")
+
+    def _encoder_probabilities(self, examples: Sequence[GateExample]) -> np.ndarray:
+        import torch
+
+        tokenizer, model = self._encoder
+        pairs = [self._pair(e) for e in examples]
+        out = []
+        with torch.no_grad():
+            for start in range(0, len(pairs), 32):
+                logits = model(**self._tokenize(tokenizer, pairs[start:start + 32])).logits
+                out.append(torch.softmax(logits.float(), dim=-1)[:, 1].numpy())
+        return np.concatenate(out).astype(np.float64)
+
+    # -- persistence ------------------------------------------------------------------------------------------
+
+    def save(self, folder: str | Path) -> str:
+        """Write the gate to ``folder`` (created; files replaced) and return its content digest."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        document = {"format": FORMAT_VERSION, "settings": self.settings.to_dict(), "training": self.training,
+                    "feedback_features": list(FEATURES) if self.settings.kg_feedback else []}
+        if self.settings.backend == "sbert":
+            from sparqlab.llm.embeddings import MODEL_NAME
+
+            document["embedder"] = MODEL_NAME
+        if self.settings.backend == "encoder":
+            tokenizer, model = self._encoder
+            model.save_pretrained(folder / "encoder")
+            tokenizer.save_pretrained(folder / "encoder")
+        else:
+            (folder / "weights.json").write_text(json.dumps(self.state, sort_keys=True), encoding="utf-8")
+        (folder / GATE_FILE).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        return folder_digest(folder)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> Gate:
+        """A gate saved by :meth:`save`; a clear error when the folder holds none."""
+        folder = Path(folder)
+        path = folder / GATE_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"{folder} holds no trained gate ({GATE_FILE} missing); train one with "
+                                    "`sparqlab ggc train-gate`")
+        document = json.loads(path.read_text(encoding="utf-8"))
+        if document.get("format") != FORMAT_VERSION:
+            raise ValueError(f"{path} has gate format {document.get('format')!r}; this version reads "
+                             f"{FORMAT_VERSION}")
+        settings = GateSettings.from_dict(document["settings"])
+        gate = cls(settings, training=document.get("training", {}))
+        if settings.backend == "encoder":
+            gate._encoder = _load_encoder(folder / "encoder")
+            gate._encoder[1].eval()
+        else:
+            gate.state = json.loads((folder / "weights.json").read_text(encoding="utf-8"))
+        return gate
+
+
+TFIDF_OPTIONS = {"ngram_range": (1, 2), "sublinear_tf": True, "lowercase": True,
+                 "token_pattern": r"\[E\d+\]|\"E\d+\"|[A-Za-z_][A-Za-z0-9_]*|[{}.;=!<>()]"}
+"""Word uni/bigrams; entity placeholders, identifiers (relation labels such as ``starred_actors``) and SPARQL
+punctuation are tokens."""
+
+
+def _joined(example: GateExample) -> str:
+    question, query = gate_inputs(example.question, example.sparql)
+    return f"{question} || {query}"
+
+
+def _feedback_matrix(examples: Sequence[GateExample]) -> np.ndarray:
+    return np.array([e.feedback.vector() for e in examples], dtype=np.float64)
+
+
+def _load_encoder(path: str | Path, num_labels: int | None = None) -> tuple[Any, Any]:
+    """Tokenizer and sequence-classification model from a local folder (nothing is downloaded)."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    if not Path(path).is_dir():
+        raise FileNotFoundError(f"encoder folder {path} does not exist (the encoder gate reads a local "
+                                "Hugging Face model folder; nothing is downloaded)")
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()  # "newly initialized classifier" is expected when fine-tuning
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        options = {"num_labels": num_labels} if num_labels else {}
+        model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True, **options)
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+    return tokenizer, model
+
+
+def folder_digest(folder: str | Path) -> str:
+    """sha256 (16 hex digits) over the relative paths and bytes of every file in ``folder`` (hidden files such as
+    the artifact's ``.complete`` marker excluded): a trained gate's identity in a run config."""
+    folder = Path(folder)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        relative = path.relative_to(folder).as_posix()
+        if any(part.startswith(".") for part in relative.split("/")):
+            continue
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]

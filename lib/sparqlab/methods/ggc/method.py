@@ -1,0 +1,215 @@
+"""The Generator–Gate–Corrector method (paper, section 3.2 and Algorithm 1), registered as ``ggc``.
+
+Per question: s(0) ← G(q) (role ``generator``); with ``mode="gated"``, g ← 1[P(g=1 | q, s(0) [, KG feedback])
+≥ τ]; if g = 1, s(c) ← C(q, s(0) [, feedback]) (role ``corrector``) and ŝ = s(c), else ŝ = s(0). ``mode="none"``
+is the generator-only setting and ``mode="all"`` corrects every query (the paper's Gen. + Corr.). The runner then
+executes ŝ and scores it like any method's query.
+
+Every prediction's ``extra`` keeps what a sweep or an analysis needs without rerunning anything: the initial
+query, the gate probability and decision, the corrected query, the KG feedback, and the wall time of each stage
+(``t_generator_s``, ``t_feedback_s``, ``t_gate_s``, ``t_corrector_s``) — see :mod:`sparqlab.methods.ggc.sweep`.
+
+The gate is an artifact: loaded from ``gate_path``, or trained in :meth:`GGC.prepare` on the generator's own
+output over ``train_dataset``/``train_split`` (first ``train_limit`` questions; the run folder of that generator
+pass is an ordinary run under the experiment ``ggc-gate-data-<generator digest>``) and cached under
+``cache_dir()/artifacts``. Its content digest enters the run id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from sparqlab.core.hashing import stable_hash
+from sparqlab.data.question import Question
+from sparqlab.methods.ggc.data import gate_from_runs
+from sparqlab.methods.ggc.feedback import KGFeedback
+from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings, decide, folder_digest
+from sparqlab.methods.ggc.prompts import PROMPTS, corrector_messages, generator_messages
+from sparqlab.platform.base import Method, MethodOutput
+from sparqlab.platform.config import MethodConfig
+from sparqlab.platform.context import PrepareContext, QuestionContext
+from sparqlab.platform.parsing import extract_sparql
+from sparqlab.platform.registry import register_method
+
+LOCATION_KEYS = frozenset({"cache", "base_url", "max_retries", "timeout_s"})
+"""Parts of a model's description that say where it runs, not what it answers; left out of its identity."""
+
+
+@dataclass(frozen=True)
+class GGCConfig(MethodConfig):
+    """Settings of the ``ggc`` method.
+
+    - ``mode``: ``none`` (generator only), ``all`` (correct every query) or ``gated`` (Algorithm 1).
+    - ``threshold``: τ; the corrector runs when the gate probability is ≥ τ (τ = 0: every query; τ > 1: none).
+    - ``gate``: gate backend to train, ``tfidf`` | ``sbert`` | ``encoder`` (ignored when ``gate_path`` is set).
+    - ``gate_path``: folder of a trained gate (``sparqlab ggc train-gate``); its backend and feedback setting win.
+    - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b).
+    - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting) or ``wikidata``.
+    - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
+      ``gate_path`` is given (the first ``train_limit`` of the split).
+    - ``encoder_path``: local Hugging Face encoder folder for ``gate="encoder"``.
+    - ``gate_c``: inverse regularisation of the ``tfidf``/``sbert`` logistic-regression heads.
+    - ``gate_epochs`` / ``gate_learning_rate`` / ``gate_batch_size`` / ``gate_max_length`` / ``gate_seed``:
+      fine-tuning of the ``encoder`` gate (appendix A.2 defaults); ``gate_seed`` also seeds the heads.
+    """
+
+    mode: Literal["none", "all", "gated"] = "gated"
+    threshold: float = 0.5
+    gate: Literal["tfidf", "sbert", "encoder"] = "tfidf"
+    gate_path: str | None = None
+    kg_feedback: bool = False
+    variant: Literal["movies", "wikidata"] = "movies"
+    train_dataset: str = "mcqa-movies"
+    train_split: str = "train"
+    train_limit: int = 1000
+    encoder_path: str | None = None
+    gate_c: float = 1.0
+    gate_epochs: int = 3
+    gate_learning_rate: float = 2e-5
+    gate_batch_size: int = 8
+    gate_max_length: int = 256
+    gate_seed: int = 42
+
+    def __post_init__(self) -> None:
+        if self.threshold < 0:
+            raise ValueError(f"threshold must be >= 0 (above 1 means never correct); got {self.threshold}")
+        if self.train_limit < 2:
+            raise ValueError(f"train_limit must be at least 2; got {self.train_limit}")
+
+    def gate_settings(self) -> GateSettings:
+        return GateSettings(backend=self.gate, kg_feedback=self.kg_feedback, c=self.gate_c,
+                            encoder_path=self.encoder_path, epochs=self.gate_epochs,
+                            learning_rate=self.gate_learning_rate, batch_size=self.gate_batch_size,
+                            max_length=self.gate_max_length, seed=self.gate_seed)
+
+
+def model_identity(model: Any) -> dict[str, Any]:
+    """What a model answers with (name, backend, stand-in options), without where it runs."""
+    return {k: v for k, v in model.describe().items() if k not in LOCATION_KEYS}
+
+
+@register_method("ggc")
+class GGC(Method):
+    """Generator–Gate–Corrector (module docstring)."""
+
+    config_class = GGCConfig
+    roles = ("generator", "corrector")
+    prompts = PROMPTS
+    needs_model = True
+
+    def __init__(self, config: GGCConfig | None = None, **overrides: Any):
+        super().__init__(config, **overrides)
+        self.gate: Gate | None = None
+        self.gate_digest: str | None = None
+        self.gate_folder: Path | None = None
+        self._notes: dict[str, str] = {}
+
+    # -- identity ---------------------------------------------------------------------------------------------
+
+    def artifacts(self) -> dict[str, str]:
+        return {"gate": self.gate_digest} if self.gate_digest else {}
+
+    def example_ids(self) -> set[str]:
+        return set(self.gate.training.get("question_ids", [])) if self.gate else set()
+
+    def use_gate(self, gate: Gate, digest: str) -> None:
+        """Use an already trained gate (tests, sweeps over a gate trained in the same process)."""
+        self._check_gate(gate)
+        self.gate, self.gate_digest = gate, digest
+
+    def _check_gate(self, gate: Gate) -> None:
+        if gate.settings.kg_feedback != self.config.kg_feedback:
+            raise ValueError(f"the gate was trained with kg_feedback={gate.settings.kg_feedback}, but the method "
+                             f"runs with kg_feedback={self.config.kg_feedback}; use the same setting")
+
+    # -- preparation ------------------------------------------------------------------------------------------
+
+    async def prepare(self, ctx: PrepareContext) -> None:
+        """Load the gate from ``gate_path``, or train it on the generator's output over the training split
+        (cached as an artifact keyed by everything it depends on)."""
+        if self.config.mode != "gated" or self.gate is not None:
+            return
+        if self.config.gate_path:
+            folder = Path(self.config.gate_path)
+            gate = await asyncio.to_thread(Gate.load, folder)
+            self._check_gate(gate)
+            self.gate, self.gate_digest, self.gate_folder = gate, folder_digest(folder), folder
+            ctx.log("gate_loaded", path=str(folder), digest=self.gate_digest)
+            return
+        generator = ctx.models["generator"]
+        identity = model_identity(generator.model)
+        settings = self.config.gate_settings()
+        key = {"settings": settings.to_dict(), "generator": identity, "params": generator.params,
+               "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "variant": self.config.variant,
+               "train": [self.config.train_dataset, self.config.train_split, self.config.train_limit],
+               "kg": ctx.kg.identity}
+        folder, built = ctx.artifact_dir("ggc-gate", key)
+        if not built:
+            questions = ctx.train_questions(self.config.train_dataset, self.config.train_split)
+            questions = questions[: self.config.train_limit]
+            result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant), questions,
+                                       experiment=f"ggc-gate-data-{stable_hash(identity, 8)}", role="generator")
+            gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings)
+            await asyncio.to_thread(gate.save, folder)
+            ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=gate.training["n"])
+        gate = await asyncio.to_thread(Gate.load, folder)
+        self.gate, self.gate_digest, self.gate_folder = gate, folder_digest(folder), folder
+
+    # -- answering --------------------------------------------------------------------------------------------
+
+    async def _kg_notes(self, ctx: QuestionContext) -> str:
+        from sparqlab.kg.describe import kg_notes
+
+        if ctx.kg.identity not in self._notes:
+            self._notes[ctx.kg.identity] = await asyncio.to_thread(kg_notes, ctx.kg)
+        return self._notes[ctx.kg.identity]
+
+    async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
+        """Algorithm 1; the stages' outputs and times go to ``extra``."""
+        notes, kg_name, variant = await self._kg_notes(ctx), ctx.kg.profile.name, self.config.variant
+        extra: dict[str, Any] = {"mode": self.config.mode}
+        started = time.perf_counter()
+        reply = await ctx.chat(generator_messages(question.text, kg_name, notes, variant), role="generator",
+                               kind="generate")
+        initial = extract_sparql(reply.text)
+        extra.update(initial_sparql=initial, t_generator_s=round(time.perf_counter() - started, 6))
+        if initial is None:
+            ctx.log("parse_failure", role="generator", response=reply.text)
+            return MethodOutput(None, "parse_failure", {**extra, "triggered": False})
+        if self.config.mode == "none":
+            return MethodOutput(initial, None, {**extra, "triggered": False})
+
+        feedback = None
+        if self.config.kg_feedback:
+            started = time.perf_counter()
+            feedback = KGFeedback.from_outcome(await ctx.query(initial))
+            extra.update(feedback=feedback.describe(), t_feedback_s=round(time.perf_counter() - started, 6))
+        if self.config.mode == "gated":
+            if self.gate is None:
+                raise RuntimeError("mode='gated' needs a gate: prepare() was not called")
+            started = time.perf_counter()
+            probability = await asyncio.to_thread(self.gate.probability,
+                                                  GateExample(question.text, initial, feedback=feedback))
+            triggered = decide(probability, self.config.threshold)
+            extra.update(gate_prob=round(probability, 6), t_gate_s=round(time.perf_counter() - started, 6))
+            ctx.log("gate", probability=probability, threshold=self.config.threshold, triggered=triggered)
+        else:
+            triggered = True
+        extra["triggered"] = triggered
+        if not triggered:
+            return MethodOutput(initial, None, extra)
+
+        started = time.perf_counter()
+        reply = await ctx.chat(corrector_messages(question.text, initial, kg_name, notes, variant,
+                                                  feedback.describe() if feedback else None),
+                               role="corrector", kind="correct")
+        corrected = extract_sparql(reply.text)
+        extra.update(corrected_sparql=corrected, t_corrector_s=round(time.perf_counter() - started, 6))
+        if corrected is None:  # an unreadable correction keeps the initial query, as the corrector prompt asks
+            ctx.log("parse_failure", role="corrector", response=reply.text)
+            return MethodOutput(initial, None, {**extra, "corrector_parse_failure": True})
+        return MethodOutput(corrected, None, extra)

@@ -1,0 +1,179 @@
+"""GGC metrics from run folders: pipeline accuracy, item-level P/R/F1, gate metrics, threshold sweeps, the subset
+analysis of appendix D.1 and per-stage inference time.
+
+:func:`stage_frame` reads one GGC run and, per question, judges both the initial query s(0) and (where the run
+called the corrector) the corrected query s(c) against the gold answers, with the same answer code the runner
+uses. Everything else is arithmetic on that frame: a threshold τ selects ŝ = s(c) where P ≥ τ, else s(0), so
+one gated run at the smallest τ of a sweep serves every larger τ with no generator or corrector call repeated.
+
+Conventions (paper, section 4.1): query-level accuracy is the share of questions whose final answer set equals
+the gold answer set; item-level precision/recall/F1 are micro-averaged over answers (Σ|Â∩A*| / Σ|Â|, Σ|Â∩A*| /
+Σ|A*|); questions whose gold query fails or returns nothing are left out. For the gate, "correction required"
+(s(0) wrong) is the positive class; the trigger rate is the share of questions routed to the corrector.
+Inference time of a setting is the sum of its stages' wall times (generator, KG feedback, gate, and corrector
+for the triggered questions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparqlab.core.jsonl import read_jsonl
+from sparqlab.eval import answers_from_result
+from sparqlab.eval.errors import is_gold_error_record
+from sparqlab.eval.normalise import answer_set
+from sparqlab.kg.errors import KGError
+from sparqlab.methods.ggc.gate import decide
+
+STAGES = ("generator", "feedback", "gate", "corrector")
+
+
+def execute_answers(kg: Any, sparql: str | None) -> list[str] | None:
+    """The normalised answers of ``sparql`` on ``kg`` as the runner computes them; ``None`` when it fails."""
+    if not sparql:
+        return None
+    try:
+        return sorted(answers_from_result(kg.query(sparql), kg))
+    except KGError:
+        return None
+
+
+def _overlap(predicted: Iterable[str] | None, gold: set[str]) -> tuple[int, int, bool]:
+    """(hits, predicted size, exact match) of one answer list against the gold set."""
+    found = answer_set(predicted or ())
+    return len(found & gold), len(found), found == gold
+
+
+def stage_frame(run_dir: str | Path, kg: Any) -> pd.DataFrame:
+    """One row per judgeable question of a GGC run: the gate probability, whether the run corrected it, the
+    outcome of s(0) and of s(c) (``*_hits``, ``*_size``, ``*_correct``), the gold size and the stage times.
+
+    s(0)'s answers are the record's own when the run kept s(0); otherwise s(0) is executed on ``kg`` (cached).
+    A question the corrector was not called on has s(c) = s(0).
+    """
+    rows = []
+    for record in read_jsonl(Path(run_dir) / "predictions.jsonl"):
+        if is_gold_error_record(record):
+            continue
+        extra = record.get("extra") or {}
+        if "initial_sparql" not in extra:
+            raise ValueError(f"{run_dir} is not a GGC run (question {record['id']} has no initial_sparql)")
+        gold = answer_set(record["gold_answers"])
+        triggered = bool(extra.get("triggered"))
+        final = record.get("predicted_answers")
+        initial = execute_answers(kg, extra["initial_sparql"]) if triggered else final
+        h0, n0, ok0 = _overlap(initial, gold)
+        hc, nc, okc = _overlap(final, gold) if triggered else (h0, n0, ok0)
+        rows.append({
+            "id": record["id"], "gate_prob": extra.get("gate_prob"), "corrected": triggered,
+            "initial_hits": h0, "initial_size": n0, "initial_correct": ok0,
+            "corrected_hits": hc, "corrected_size": nc, "corrected_correct": okc, "gold_size": len(gold),
+            **{f"t_{stage}_s": float(extra.get(f"t_{stage}_s") or 0.0) for stage in STAGES},
+            "model_calls": sum((record.get("model_calls") or {}).values()),
+        })
+    if not rows:
+        raise ValueError(f"{run_dir} has no judgeable questions")
+    return pd.DataFrame(rows)
+
+
+def triggers(frame: pd.DataFrame, threshold: float | None) -> np.ndarray:
+    """Which questions a threshold routes to the corrector: g = 1[P ≥ τ]; ``None`` means the run's own
+    decisions (``mode="all"`` / ``"none"`` runs have no gate probabilities). Refuses a τ that would trigger a
+    question the run did not correct (τ below the run's own)."""
+    if threshold is None:
+        return frame["corrected"].to_numpy(bool)
+    if frame["gate_prob"].isna().any():
+        raise ValueError("this run has no gate probabilities (mode='all' or 'none'); pass threshold=None")
+    chosen = np.array([decide(p, threshold) for p in frame["gate_prob"]], dtype=bool)
+    if (chosen & ~frame["corrected"].to_numpy(bool)).any():
+        raise ValueError(f"τ={threshold} triggers questions this run did not correct: sweep from a run whose "
+                         "threshold is at most the smallest τ")
+    return chosen
+
+
+def gate_metrics(labels: Sequence[int] | np.ndarray, triggered: Sequence[bool] | np.ndarray) -> dict[str, float]:
+    """Accuracy, precision, recall, F1, FPR and trigger rate of gate decisions against labels (1 = s(0) wrong,
+    "correction required", the positive class). Undefined ratios (no positives predicted ...) are 0."""
+    y, g = np.asarray(labels, dtype=bool), np.asarray(triggered, dtype=bool)
+    tp, fp = int((g & y).sum()), int((g & ~y).sum())
+    fn, tn = int((~g & y).sum()), int((~g & ~y).sum())
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {"gate_accuracy": (tp + tn) / len(y) if len(y) else 0.0, "gate_precision": precision,
+            "gate_recall": recall,
+            "gate_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+            "gate_fpr": fp / (fp + tn) if fp + tn else 0.0, "trigger_rate": float(g.mean()) if len(g) else 0.0,
+            "tp": tp, "fp": fp, "fn": fn, "tn": tn}
+
+
+def pipeline_metrics(frame: pd.DataFrame, threshold: float | None = None) -> dict[str, Any]:
+    """Query-level accuracy, item-level micro P/R/F1, gate metrics and inference time of the pipeline whose
+    corrector runs on the questions :func:`triggers` selects."""
+    chosen = triggers(frame, threshold)
+    pick = lambda name: np.where(chosen, frame[f"corrected_{name}"], frame[f"initial_{name}"])  # noqa: E731
+    hits, size, correct = pick("hits").sum(), pick("size").sum(), pick("correct").astype(bool)
+    gold = frame["gold_size"].sum()
+    precision, recall = (hits / size if size else 0.0), (hits / gold if gold else 0.0)
+    time_s = float((frame["t_generator_s"] + frame["t_feedback_s"] + frame["t_gate_s"]).sum()
+                   + frame["t_corrector_s"][chosen].sum())
+    labels = ~frame["initial_correct"].to_numpy(bool)
+    return {"threshold": threshold, "n": len(frame), "accuracy": float(correct.mean()),
+            "item_precision": float(precision), "item_recall": float(recall),
+            "item_f1": float(2 * precision * recall / (precision + recall)) if precision + recall else 0.0,
+            **gate_metrics(labels, chosen), "corrector_calls": int(chosen.sum()),
+            "time_s": time_s, "time_per_question_s": time_s / len(frame)}
+
+
+def sweep(frame: pd.DataFrame, thresholds: Iterable[float]) -> pd.DataFrame:
+    """Table 5a: :func:`pipeline_metrics` per τ, from one run's records."""
+    return pd.DataFrame([pipeline_metrics(frame, t) for t in thresholds])
+
+
+def subset_analysis(frame: pd.DataFrame, threshold: float | None = None) -> pd.DataFrame:
+    """Appendix D.1: query-level accuracy of the final queries on the triggered questions, on the originally
+    wrong ones and on the originally correct ones, with how many were fixed or broken."""
+    chosen = triggers(frame, threshold)
+    initial = frame["initial_correct"].to_numpy(bool)
+    final = np.where(chosen, frame["corrected_correct"], frame["initial_correct"]).astype(bool)
+    subsets = {"correction required (triggered)": chosen, "originally wrong": ~initial,
+               "originally correct": initial}
+    rows = []
+    for name, mask in subsets.items():
+        rows.append({"subset": name, "n": int(mask.sum()),
+                     "accuracy": float(final[mask].mean()) if mask.any() else float("nan"),
+                     "fixed": int((mask & ~initial & final).sum()), "broken": int((mask & initial & ~final).sum())})
+    return pd.DataFrame(rows).set_index("subset")
+
+
+def compare(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Table 2 layout: one row per setting (each frame evaluated with its run's own decisions), with time
+    relative to the first setting (normally generator-only)."""
+    table = pd.DataFrame({label: pipeline_metrics(frame) for label, frame in frames.items()}).T
+    first = table["time_s"].iloc[0]
+    table["time_vs_first"] = table["time_s"] / first if first else float("nan")
+    return table
+
+
+def time_ratios(table: pd.DataFrame, gated: str = "gated", generator: str = "generator only",
+                correct_all: str = "correct all") -> dict[str, float]:
+    """The paper's cost shape: gated / generator-only and gated / correct-all inference time."""
+    return {"gated/generator": float(table.loc[gated, "time_s"] / table.loc[generator, "time_s"]),
+            "gated/correct_all": float(table.loc[gated, "time_s"] / table.loc[correct_all, "time_s"])}
+
+
+SWEEP_MEASURES = {"trigger_rate": "trigger rate", "gate_precision": "gate precision", "gate_recall": "gate recall",
+                  "gate_f1": "gate F1", "gate_fpr": "gate FPR", "accuracy": "query accuracy"}
+"""Columns of a sweep table drawn against τ, with their legend names."""
+
+
+def sweep_long(table: pd.DataFrame) -> pd.DataFrame:
+    """A sweep table as long rows (``threshold``, ``measure``, ``percent``) for a line plot per measure."""
+    long = table.melt(id_vars=["threshold"], value_vars=list(SWEEP_MEASURES), var_name="measure", value_name="value")
+    long["measure"] = long["measure"].map(SWEEP_MEASURES)
+    long["percent"] = 100 * long["value"].astype(float)
+    return long

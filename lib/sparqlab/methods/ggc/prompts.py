@@ -1,0 +1,113 @@
+"""GGC prompt templates (kept as data): generator and corrector, for the label-based movie KG (the paper's MCQA
+setting) and for Wikidata (the paper's appendix B variant).
+
+Written for instruction-tuned chat models served by vLLM (gpt-oss-120b, Llama-3.1-70B, Llama-3.2-3B — the
+paper fine-tunes the last one on exactly these instruction/response pairs, see :mod:`sparqlab.methods.ggc.data`). The
+user turn starts with ``Question:`` and a generated query travels in a ```` ```sparql ```` block, which the
+stand-ins read the way a model would.
+"""
+
+from __future__ import annotations
+
+from sparqlab.platform.prompts import PromptTemplate, prompt_table
+
+_LABEL_CONVENTIONS = """\
+Everything is matched by its label. A name in square brackets, such as [Blade Runner], is a topic entity: match \
+it with rdfs:label and the exact text inside the brackets. Relations are matched by label too: bind a variable \
+with ?rel rdfs:label "relation_label" and use that variable as the predicate, for example
+  ?film ?rel ?person . ?rel rdfs:label "directed_by" . ?person rdfs:label "Ridley Scott" .
+Return the answer entities as ?uri together with their labels as ?label (SELECT DISTINCT ?label ?uri)."""
+
+_WIKIDATA_CONVENTIONS = """\
+A name in square brackets, such as [Douglas Adams], is a topic entity. Use the prefixes wd: \
+<http://www.wikidata.org/entity/> and rdfs: <http://www.w3.org/2000/01/rdf-schema#> when you need them, match \
+entities you are unsure of by their English rdfs:label, and use only identifiers you are certain of."""
+
+_REPLY = "Reply with exactly one query inside a ```sparql fenced block and nothing else."
+
+GENERATOR_USER = PromptTemplate("generator_user", "Question: {question}")
+
+CORRECTOR_USER = PromptTemplate("corrector_user", """\
+Question: {question}
+
+Generated query:
+```sparql
+{sparql}
+```{feedback}""")
+
+CORRECTOR_FEEDBACK = PromptTemplate("corrector_feedback", "\n\nExecution feedback: {feedback}.")
+
+PROMPTS = prompt_table(
+    PromptTemplate("generator_movies", f"""\
+You translate questions about films into SPARQL 1.1 queries over the {{kg_name}} knowledge graph.
+
+{_LABEL_CONVENTIONS}
+
+About this knowledge graph:
+{{kg_notes}}
+
+{_REPLY}"""),
+    PromptTemplate("generator_wikidata", f"""\
+You translate questions into SPARQL 1.1 queries over the {{kg_name}} knowledge graph.
+
+{_WIKIDATA_CONVENTIONS}
+
+About this knowledge graph:
+{{kg_notes}}
+
+{_REPLY}"""),
+    PromptTemplate("corrector_movies", f"""\
+You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
+has judged that a generated query probably answers its question wrongly.
+
+Compare the query with the question: the topic entities, the relations, every constraint, which variable holds \
+the answer and the query form. Change what does not match and keep every part that already does. If you find \
+nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
+do not add facts it does not state.
+
+{_LABEL_CONVENTIONS}
+
+About this knowledge graph:
+{{kg_notes}}
+
+{_REPLY}"""),
+    PromptTemplate("corrector_wikidata", f"""\
+You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
+has judged that a generated query probably answers its question wrongly.
+
+Compare the query with the question: the topic entities, the properties, every constraint, which variable holds \
+the answer and the query form. Change what does not match and keep every part that already does. If you find \
+nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
+do not add facts it does not state.
+
+{_WIKIDATA_CONVENTIONS}
+
+About this knowledge graph:
+{{kg_notes}}
+
+{_REPLY}"""),
+    GENERATOR_USER,
+    CORRECTOR_USER,
+    CORRECTOR_FEEDBACK,
+)
+"""Every GGC prompt by name; ``generator_<variant>`` / ``corrector_<variant>`` are system prompts."""
+
+VARIANTS = ("movies", "wikidata")
+
+
+def generator_messages(question: str, kg_name: str, kg_notes: str, variant: str = "movies") -> list[dict]:
+    """System + user turn asking for the initial query s(0) (paper, section 3.3)."""
+    system = PROMPTS[f"generator_{variant}"].render(kg_name=kg_name, kg_notes=kg_notes)
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": GENERATOR_USER.render(question=question)}]
+
+
+def corrector_messages(question: str, sparql: str, kg_name: str, kg_notes: str, variant: str = "movies",
+                       feedback: str | None = None) -> list[dict]:
+    """System + user turn asking for s(c) = C(q, s(0)) (paper, section 3.5); ``feedback`` is the KG execution
+    feedback line (:meth:`sparqlab.methods.ggc.feedback.KGFeedback.describe`) or ``None``."""
+    system = PROMPTS[f"corrector_{variant}"].render(kg_name=kg_name, kg_notes=kg_notes)
+    extra = CORRECTOR_FEEDBACK.render(feedback=feedback) if feedback else ""
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": CORRECTOR_USER.render(question=question, sparql=sparql.strip(),
+                                                             feedback=extra)}]

@@ -1,0 +1,67 @@
+"""GGC's training-data builders, registered with :mod:`sparqlab.train.data` (``sparqlab train data --builder``):
+
+* ``ggc-generator`` — the generator's inference prompt (:mod:`.prompts`) → gold SPARQL (paper, section 3.3);
+* ``ggc-corrector`` — the W1.0 / +C0.2 / +C0.5 / +C0.8 corrector compositions from generator runs (:mod:`.data`;
+  one file per composition, section 4.3);
+* ``ggc-gate`` — gate examples (question, initial query, label) from generator runs (section 3.4).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sparqlab.data.question import Question
+from sparqlab.kg.describe import kg_notes
+from sparqlab.methods.ggc.data import COMPOSITIONS, labelled_queries, write_corrector_data
+from sparqlab.methods.ggc.prompts import generator_messages
+from sparqlab.train.data import register_builder, sparql_response, write_dataset
+from sparqlab.train.records import file_digest
+
+
+@register_builder("ggc-generator", "dataset", needs_kg=True,
+                  description="the GGC generator's prompt -> gold SPARQL")
+def generator_records(questions: Sequence[Question], kg: Any, progress: bool = True,
+                      variant: str = "movies") -> tuple[list[dict], dict]:
+    """GGC generator records: the generator's inference prompt and the gold query, fenced as the corrector
+    files fence theirs."""
+    notes = kg_notes(kg)
+    records = [{"id": q.id, "messages": [*generator_messages(q.text, kg.profile.name, notes, variant),
+                                         {"role": "assistant", "content": sparql_response(q.gold_sparql)}]}
+               for q in questions if q.gold_sparql]
+    return records, {}
+
+
+@register_builder("ggc-corrector", "runs", needs_kg=True,
+                  description="corrector SFT compositions W1.0, +C0.2, +C0.5, +C0.8 from generator runs (--out is "
+                              "a folder)")
+def build_corrector_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any, *, variant: str = "movies",
+                         kg_feedback: bool = False, seed: int = 0, compositions: Mapping[str, float] | None = None,
+                         queries: Sequence[Any] | None = None) -> dict[str, Any]:
+    """GGC's corrector compositions (default W1.0, +C0.2, +C0.5, +C0.8; ``compositions``: name → correct share)
+    from generator runs, written by :func:`~sparqlab.methods.ggc.data.write_corrector_data` into the folder
+    ``out``; the manifest gains each file's sha256. ``queries``: the runs' labelled queries when the caller has
+    them already."""
+    if queries is None:
+        queries = labelled_queries(run_dirs, kg, kg_feedback)
+    manifest = write_corrector_data(queries, out, kg, variant=variant, kg_feedback=kg_feedback, seed=seed,
+                                    compositions=compositions or COMPOSITIONS, sources=[str(d) for d in run_dirs])
+    manifest["sha256"] = {name: file_digest(Path(out) / f"{name}.jsonl") for name in manifest["sizes"]}
+    (Path(out) / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+@register_builder("ggc-gate", "runs", needs_kg=False,
+                  description="gate examples (question, initial query, label) from generator runs")
+def build_gate_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any = None) -> dict[str, Any]:
+    """Gate examples ``{"id", "question", "sparql", "label"}`` (label 1: the initial query is wrong) from
+    generator runs (:func:`~sparqlab.methods.ggc.data.labelled_queries`). They carry no KG feedback: a feedback
+    gate is trained from the runs themselves (``sparqlab ggc train-gate --runs``)."""
+    queries = labelled_queries(run_dirs, kg)
+    records = [{"id": q.question_id, "question": q.question, "sparql": q.sparql, "label": int(not q.correct)}
+               for q in queries]
+    positive = sum(r["label"] for r in records)
+    return write_dataset(out, records, builder="ggc-gate", sources={"runs": [str(d) for d in run_dirs]},
+                         counts={"wrong": positive, "correct": len(records) - positive})

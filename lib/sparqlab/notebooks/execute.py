@@ -1,0 +1,113 @@
+"""Headless reproduction: execute the project's notebooks with papermill (``sparqlab reproduce``).
+
+Every notebook in ``notebooks/`` has a cell tagged ``parameters`` whose defaults need no GPU and no network, so
+``sparqlab reproduce`` re-executes all of them on a laptop (from cached model responses where a notebook asks for
+replay). Parameters can be overridden, e.g. a real model URL, to run the same notebooks on a GPU endpoint; they are
+checked against the declared names and types before any notebook runs (:mod:`.parameters`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sparqlab.core.paths import runs_dir
+from sparqlab.notebooks.generate import NOTEBOOKS_DIR
+from sparqlab.notebooks.parameters import check_parameters
+
+
+@dataclass
+class NotebookOutcome:
+    """How one notebook execution ended: ``error`` is ``None`` on success, else the failing cell's error."""
+
+    notebook: str
+    output: Path
+    seconds: float
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class ReproduceReport:
+    outcomes: list[NotebookOutcome] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[NotebookOutcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+    def summary(self) -> str:
+        lines = [f"{'ok' if o.ok else 'FAILED':6} {o.notebook:40} {o.seconds:7.1f}s  -> {o.output}" for o in self.outcomes]
+        for outcome in self.failed:
+            lines.append(f"\n{outcome.notebook} failed:\n{outcome.error}")
+        verdict = "all notebooks ran" if not self.failed else f"{len(self.failed)} of {len(self.outcomes)} notebooks failed"
+        return "\n".join(lines + [verdict])
+
+
+def find_notebooks(names: list[str] | None = None, directory: Path = NOTEBOOKS_DIR) -> list[Path]:
+    """The notebooks to run: all of ``directory`` in name order, or those named (by file name or stem)."""
+    available = sorted(directory.glob("*.ipynb"))
+    if not names:
+        return available
+    chosen = []
+    for name in names:
+        path = Path(name)
+        if path.exists():
+            chosen.append(path)
+            continue
+        matches = [nb for nb in available if nb.name == name or nb.stem == name or nb.stem.startswith(name)]
+        if len(matches) != 1:
+            known = ", ".join(nb.stem for nb in available)
+            raise FileNotFoundError(f"no single notebook matches {name!r}; notebooks: {known}")
+        chosen.append(matches[0])
+    return chosen
+
+
+def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any] | None = None,
+                     kernel_name: str = "python3", progress: bool = False) -> NotebookOutcome:
+    """Run one notebook headless with papermill; the executed copy goes to ``output_dir``.
+
+    ``progress`` shows papermill's per-cell progress bar (on stderr).
+    """
+    import papermill
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    output = output_dir / notebook.name
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            str(notebook), str(output), parameters=parameters or {}, kernel_name=kernel_name,
+            cwd=str(notebook.parent), progress_bar=progress, log_output=False,
+        )
+    except papermill.PapermillExecutionError as error:
+        return NotebookOutcome(notebook.name, output, time.perf_counter() - start,
+                               f"cell {error.exec_count}: {error.ename}: {error.evalue}")
+    return NotebookOutcome(notebook.name, output, time.perf_counter() - start)
+
+
+def reproduce(names: list[str] | None = None, parameters: dict[str, Any] | None = None,
+              output_dir: Path | None = None, progress: bool = False) -> ReproduceReport:
+    """Execute the chosen notebooks (default: all) and report each outcome; a failure does not stop the rest.
+
+    ``parameters`` are checked against every chosen notebook's declarations first (:func:`check_parameters`);
+    nothing runs when one is wrong. ``progress`` prints ``[i/n] name`` with the elapsed time per notebook on
+    stderr and shows a per-cell bar.
+    """
+    output_dir = output_dir or runs_dir() / "notebooks"
+    notebooks = find_notebooks(names)
+    checked = check_parameters(notebooks, parameters or {})
+    report = ReproduceReport()
+    for position, notebook in enumerate(notebooks, 1):
+        if progress:
+            print(f"[{position}/{len(notebooks)}] {notebook.name} ...", file=sys.stderr, flush=True)
+        outcome = execute_notebook(notebook, output_dir, checked[notebook], progress=progress)
+        if progress:
+            print(f"[{position}/{len(notebooks)}] {notebook.name} {'ok' if outcome.ok else 'FAILED'} in "
+                  f"{outcome.seconds:.1f}s", file=sys.stderr, flush=True)
+        report.outcomes.append(outcome)
+    return report

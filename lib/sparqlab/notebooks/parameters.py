@@ -1,0 +1,128 @@
+"""Typed notebook parameters: ``sparqlab reproduce`` checks every override's name and type before running anything.
+
+Each parameter is declared in the cell tagged ``parameters`` with a type annotation (``limit: int = 40  # questions
+per dataset``); the annotation is read as a type and values are parsed by the same rules as method options
+(:mod:`sparqlab.core.typed`), so a typo fails at once with a message naming the parameter instead of cryptically
+in cell 7.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import nbformat
+
+from sparqlab.core.typed import coerce, parse_text, type_name
+
+
+def parse_parameter(text: str) -> Any:
+    """An untyped command-line parameter value: a Python literal (``8``, ``None``, ``['a']``) or a plain string."""
+    return parse_text(text, Any, "parameter")
+
+
+class ParameterError(ValueError):
+    """A notebook parameter override that does not match the notebook's declaration (name or type)."""
+
+
+@dataclass(frozen=True)
+class NotebookParameter:
+    """One assignment of a notebook's ``parameters`` cell: ``name: annotation = default  # help``.
+
+    ``type`` is the annotation read as a type: ``int``, ``float``, ``str``, ``bool``, ``dict``, ``list[X]`` and
+    ``X | None`` (also written ``Optional[X]``, the form ``papermill --help-notebook`` can display); anything else
+    is ``Any``. A parameter without annotation takes the type of its default. ``kind`` is its readable name.
+    """
+
+    name: str
+    type: Any
+    default: Any
+    help: str = ""
+
+    @property
+    def kind(self) -> str:
+        return type_name(self.type)
+
+    def coerce(self, value: Any) -> Any:
+        """``value`` (a command-line string or a YAML value) as this parameter's type, or :class:`ParameterError`.
+
+        Strings are parsed by the declared type: ``None``/``null`` for optional parameters, ``true``/``false`` for
+        booleans, and lists either comma-separated (``metaqa-1hop,mcqa-movies``) or as a ``[...]`` literal.
+        """
+        try:
+            return coerce(parse_text(value, self.type, self.name), self.type, self.name)
+        except ValueError as error:
+            raise ParameterError(f"parameter {self.name!r} expects {self.kind}, got {value!r}: {error}") from None
+
+
+_SCALARS = {"int": int, "float": float, "str": str, "bool": bool, "dict": dict}
+
+
+def annotation_type(annotation: ast.expr | None, default: Any) -> Any:
+    """The type an annotation names (see :class:`NotebookParameter`); ``Any`` for what the vocabulary lacks."""
+    if annotation is None:
+        if isinstance(default, list | tuple):
+            inner = {type(v).__name__ for v in default}
+            return list[_SCALARS[inner.pop()]] if len(inner) == 1 and next(iter(inner)) in _SCALARS else list[Any]
+        return _SCALARS.get(type(default).__name__, Any) if default is not None else Any
+    if isinstance(annotation, ast.Name) and annotation.id in _SCALARS:
+        return _SCALARS[annotation.id]
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        rest = [s for s in (annotation.left, annotation.right) if not (isinstance(s, ast.Constant) and s.value is None)]
+        if len(rest) == 1:
+            inner = annotation_type(rest[0], None)
+            return inner if inner is Any else Optional[inner]  # noqa: UP045
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name):
+        if annotation.value.id == "Optional":
+            inner = annotation_type(annotation.slice, None)
+            return inner if inner is Any else Optional[inner]  # noqa: UP045
+        if annotation.value.id in ("list", "tuple"):
+            element = annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) else annotation.slice
+            return list[annotation_type(element, None)]
+        if annotation.value.id == "dict":
+            return dict
+    return Any
+
+
+def notebook_parameters(notebook: Path) -> dict[str, NotebookParameter]:
+    """The parameters a notebook declares in its cell tagged ``parameters`` (empty when it has none)."""
+    nb = nbformat.read(notebook, as_version=4)
+    cell = next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
+    if cell is None:
+        return {}
+    lines = cell.source.splitlines()
+    found = {}
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name, annotation, value = node.target.id, node.annotation, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, annotation, value = node.targets[0].id, None, node.value
+        else:
+            continue
+        try:
+            default = ast.literal_eval(value) if value is not None else None
+        except (ValueError, SyntaxError):  # an expression (e.g. a computed path): shown as written
+            default = ast.unparse(value)
+        comment = lines[node.end_lineno - 1].partition("#")[2].strip() if "#" in lines[node.end_lineno - 1] else ""
+        found[name] = NotebookParameter(name, annotation_type(annotation, default), default, comment)
+    return found
+
+
+def check_parameters(notebooks: list[Path], parameters: dict[str, Any]) -> dict[Path, dict[str, Any]]:
+    """Per notebook, the overrides it declares, coerced to the declared types.
+
+    A name no chosen notebook declares is a :class:`ParameterError` listing the declared ones; a name only some
+    notebooks declare goes only to those (so one ``-p model_url ...`` serves a whole reproduction).
+    """
+    declared = {path: notebook_parameters(path) for path in notebooks}
+    known = sorted({name for params in declared.values() for name in params})
+    unknown = sorted(set(parameters) - set(known))
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {', '.join(unknown)}; the chosen notebook(s) declare: "
+                             f"{', '.join(known) or '(none)'}")
+    return {path: {name: params[name].coerce(value) for name, value in parameters.items() if name in params}
+            for path, params in declared.items()}
+
+

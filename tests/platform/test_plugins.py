@@ -1,0 +1,135 @@
+"""Plug-in discovery: one entry-point list behind the method registry, the stand-in registry and the CLI, so they
+cannot disagree, and a third-party package adds a method the way the README says."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import sparqlab
+from sparqlab.core import plugins
+from sparqlab.core.plugins import PLUGIN_GROUP, PluginError, declared, load_plugins
+from sparqlab.llm.standins import standin_names
+from sparqlab.platform import method_names
+
+LIB = Path(sparqlab.__file__).parent
+PROJECT = LIB.parents[1]
+SPARQLAB = Path(sys.executable).with_name("sparqlab")
+
+
+def _dist_info(folder: Path, name: str, entry_points: str) -> None:
+    info = folder / f"{name}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+
+
+def test_every_method_and_every_standin_of_the_method_packages_is_listed():
+    assert set(method_names()) == {"direct", "spinach", "saga", "ggc", "desq", "genop"}
+    names = set(standin_names())
+    assert {"standin-keyword-rules", "standin-agent", "standin-knn", "standin-corrector", "standin-desq",
+            "standin-genop-script", "standin-echo", "standin-latency"} <= names
+    listed = subprocess.run([str(SPARQLAB), "models", "list"], capture_output=True, text=True, check=True).stdout
+    assert {line.split()[0] for line in listed.splitlines() if line.strip()} == names
+
+
+def test_the_method_packages_are_declared_not_listed_in_code():
+    values = {point.value for point in declared(PLUGIN_GROUP)}
+    packages = {f"sparqlab.methods.{p.name}" for p in (LIB / "methods").iterdir() if (p / "__init__.py").exists()}
+    assert packages == values
+
+
+def test_a_broken_plugin_is_an_error_naming_it(tmp_path, monkeypatch):
+    (tmp_path / "broken_method_pkg.py").write_text("import module_that_does_not_exist_xyz\n")
+    _dist_info(tmp_path, "broken-pkg", f"[{PLUGIN_GROUP}]\nbroken = broken_method_pkg\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(plugins, "_loaded", set(plugins._loaded))
+    with pytest.raises(PluginError, match="broken_method_pkg.*module_that_does_not_exist_xyz"):
+        load_plugins()
+    sys.modules.pop("broken_method_pkg", None)
+
+
+def test_platform_and_runner_import_no_method_package():
+    code = ("import sys, sparqlab.platform, sparqlab.runs; "
+            "print(sorted(m for m in sys.modules if m.startswith('sparqlab.methods')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_no_method_package_imports_another_or_the_runner():
+    problems = []
+    for path in sorted((LIB / "methods").rglob("*.py")):
+        parts = path.relative_to(LIB / "methods").parts
+        if len(parts) < 2:
+            continue
+        own = parts[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                module = node.module.split(".")
+                if module[:2] == ["sparqlab", "methods"] and len(module) > 2 and module[2] != own:
+                    problems.append(f"{path.relative_to(LIB)} imports {node.module}")
+                if module[:2] in (["sparqlab", "runs"], ["sparqlab", "experiments"]):
+                    problems.append(f"{path.relative_to(LIB)} imports {node.module}")
+    assert not problems, problems
+
+
+@pytest.mark.slow
+def test_a_third_party_method_package_is_found_by_methods_list_and_run(tmp_path):
+    """The README's recipe: a package with a Method subclass and a `sparqlab.plugins` entry point, installed."""
+    source = tmp_path / "src"
+    package = source / "toy_sparqlab_method"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent('''
+        from dataclasses import dataclass
+
+        from sparqlab.platform import Method, MethodConfig, MethodOutput, register_method
+
+
+        @dataclass(frozen=True)
+        class ToyConfig(MethodConfig):
+            """Settings of the toy method."""
+
+            relation: str = "directed_by"
+
+
+        @register_method("toy-lookup")
+        class ToyLookup(Method):
+            """Asks the KG for every film's director: a method needing no model."""
+
+            config_class = ToyConfig
+            roles = ()
+
+            async def answer(self, question, ctx):
+                return MethodOutput(
+                    f"SELECT ?d WHERE {{ ?f mrel:{self.config.relation} ?d }} LIMIT 1", None, {})
+    '''))
+    (source / "pyproject.toml").write_text(textwrap.dedent('''
+        [build-system]
+        requires = ["setuptools>=68"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "toy-sparqlab-method"
+        version = "0.1"
+
+        [project.entry-points."sparqlab.plugins"]
+        toy = "toy_sparqlab_method"
+    '''))
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--no-index", "--target", str(target), str(source)], check=True, capture_output=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")]),
+           "SPARQLAB_RUNS": str(tmp_path / "runs")}
+    listed = subprocess.run([str(SPARQLAB), "methods", "list"], capture_output=True, text=True, env=env, check=True)
+    assert "toy-lookup" in listed.stdout and "relation='directed_by'" in listed.stdout
+    ran = subprocess.run([str(SPARQLAB), "run", "toy-lookup", "-d", "metaqa-1hop", "--limit", "2", "-e", "toy",
+                          "-o", "relation=written_by"], capture_output=True, text=True, env=env)
+    assert ran.returncode == 0, ran.stderr
+    predictions = list((tmp_path / "runs" / "toy").glob("*/predictions.jsonl"))
+    assert len(predictions) == 1 and "mrel:written_by" in predictions[0].read_text()
