@@ -27,13 +27,48 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @dataclass(frozen=True)
 class Mutation:
-    """Replace ``old`` (which must occur exactly once) by ``new`` in ``path``; ``tests`` must then fail."""
+    """Replace ``old`` by ``new`` in ``path``; ``tests`` must then fail.
+
+    ``path`` is a file, or ``file::Qualified.name`` of a function, method or class in it: the anchor is then the
+    definition by name (wherever it moves in the file), and ``old`` must occur exactly once inside it, so a
+    mutation names the behaviour it breaks rather than a line.
+    """
 
     name: str
     path: str
     old: str
     new: str
     tests: tuple[str, ...]
+
+    @property
+    def file(self) -> str:
+        return self.path.partition("::")[0]
+
+    def apply(self, text: str) -> str:
+        """``text`` (the file's) with the mutation applied; ``ValueError`` when the anchor is not unique."""
+        file, _, qualname = self.path.partition("::")
+        start, end = _definition_span(text, qualname) if qualname else (0, len(text))
+        scope = text[start:end]
+        if scope.count(self.old) != 1:
+            raise ValueError(f"{self.name}: the text to replace occurs {scope.count(self.old)} times in "
+                             f"{self.path} (expected once); update the mutation")
+        return text[:start] + scope.replace(self.old, self.new) + text[end:]
+
+
+def _definition_span(text: str, qualname: str) -> tuple[int, int]:
+    """Character offsets of the definition ``qualname`` (``name`` or ``Class.method``) in module source ``text``."""
+    import ast
+
+    body, node = ast.parse(text).body, None
+    for part in qualname.split("."):
+        node = next((n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                     and n.name == part), None)
+        if node is None:
+            raise ValueError(f"no definition {qualname!r} found (missing part {part!r})")
+        body = node.body
+    lines = text.splitlines(keepends=True)
+    first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+    return sum(map(len, lines[:first])), sum(map(len, lines[:node.end_lineno]))
 
 
 KEYWORD = "lib/sparqlab/methods/direct/keyword_rules.py"
@@ -110,7 +145,7 @@ MUTATIONS = [
     Mutation("tautology: bench speedup of each level against itself", "lib/sparqlab/experiments/runner_bench.py",
              'row["speedup"] = base["wall_s"] / row["wall_s"]', 'row["speedup"] = row["wall_s"] / row["wall_s"]',
              ("tests/runs/test_runs_bench.py",)),
-    Mutation("tautology: notebooks prepared but not executed", "lib/sparqlab/notebooks.py",
+    Mutation("tautology: notebooks prepared but not executed", "lib/sparqlab/notebooks/execute.py::execute_notebook",
              "progress_bar=progress, log_output=False,", "progress_bar=progress, log_output=False, prepare_only=True,",
              ("tests/test_notebooks.py::test_quickstart_reproduces_headless_then_replays_from_cache",)),
 ]
@@ -132,25 +167,24 @@ def _tree(mutation: Mutation | None) -> tempfile.TemporaryDirectory:
         elif entry.name not in PRIVATE:
             (root / entry.name).symlink_to(entry)
     (root / "data").mkdir()
-    copied = Path(mutation.path).parts[1] if mutation and mutation.path.startswith("data/") else None
+    copied = Path(mutation.file).parts[1] if mutation and mutation.file.startswith("data/") else None
     for entry in (ROOT / "data").iterdir():
         if entry.name == copied:
             shutil.copytree(entry, root / "data" / entry.name)
         else:
             (root / "data" / entry.name).symlink_to(entry)
     (root / ".cache").mkdir()
-    rebuilds_kg = mutation is not None and mutation.path.startswith(("lib/sparqlab/kg/", "data/metaqa/"))
+    rebuilds_kg = mutation is not None and mutation.file.startswith(("lib/sparqlab/kg/", "data/metaqa/"))
     for built in () if rebuilds_kg else ("kg", "search"):  # a changed builder builds its own store, privately
         if (ROOT / ".cache" / built).exists():
             (root / ".cache" / built).symlink_to(ROOT / ".cache" / built)
     if mutation:
-        target = root / mutation.path
-        text = target.read_text(encoding="utf-8")
-        if text.count(mutation.old) != 1:
+        target = root / mutation.file
+        try:
+            target.write_text(mutation.apply(target.read_text(encoding="utf-8")), encoding="utf-8")
+        except ValueError:
             folder.cleanup()
-            raise ValueError(f"{mutation.name}: the text to replace occurs {text.count(mutation.old)} times in "
-                             f"{mutation.path} (expected once); update the mutation")
-        target.write_text(text.replace(mutation.old, mutation.new), encoding="utf-8")
+            raise
     return folder
 
 
