@@ -13,7 +13,9 @@ def test_schema_filter_prints_types_kept_and_removed(wd_server, tmp_path, monkey
                  "--properties", "wdt:P17,wdt:P19,wd:P106,wdt:P50", "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report == {"entity": WD + "Q900001", "types": [WD + "Q5"], "kept": [WDT + "P19", WDT + "P106"],
-                      "removed": [WDT + "P17", WDT + "P50"]}
+                      "removed": [WDT + "P17", WDT + "P50"],
+                      "resolved": {"wd:Q900001": WD + "Q900001", "wdt:P17": WDT + "P17", "wdt:P19": WDT + "P19",
+                                   "wd:P106": WDT + "P106", "wdt:P50": WDT + "P50"}}
     assert main(["schema", "filter", "--kg", "wikidata", "--kg-url", wd_server, "--entity", "wd:Q28218",
                  "--properties", "wdt:P1082", "--subclass-closure", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["kept"] == [WDT + "P1082"]

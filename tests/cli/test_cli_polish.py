@@ -115,7 +115,7 @@ def test_run_model_errors_speak_in_the_commands_flags(tmp_path, monkeypatch, cap
     assert "needs a model: pass -m NAME" in capsys.readouterr().err
     assert main(base + ["-m", "my-llama"]) == 1  # no endpoint anywhere: said, not a silent try of 127.0.0.1:8000
     err = capsys.readouterr().err
-    assert "no endpoint is given: pass --model-url" in err and not (tmp_path / "runs").exists()
+    assert "no endpoint is given: pass its URL (--model-url" in err and not (tmp_path / "runs").exists()
     # a temperature no other run used: its requests are certainly not in the shared response cache
     assert main(base + ["-m", "standin-echo", "--cache", "replay", "--temperature", "0.123457"]) == 1
     err = capsys.readouterr().err

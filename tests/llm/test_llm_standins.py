@@ -48,7 +48,7 @@ def test_a_factory_must_return_a_standin():
 
 def test_latency_wrapper_refuses_a_real_model():
     with pytest.raises(ValueError, match="stand-ins only"):
-        LatencyStandin(OpenAIModel("openai/gpt-oss-120b"), delay_ms=1)
+        LatencyStandin(OpenAIModel("openai/gpt-oss-120b", base_url="http://127.0.0.1:9/v1"), delay_ms=1)
 
 
 def test_registering_as_decorator_and_resolving_by_name():
@@ -77,9 +77,10 @@ def test_unknown_standin_lists_the_registered_ones():
 
 def test_get_model_routes_real_names_to_the_http_backend(monkeypatch):
     monkeypatch.setenv("SPARQLAB_MODEL", "openai/gpt-oss-120b")
+    monkeypatch.setenv("SPARQLAB_MODEL_URL", "http://127.0.0.1:9")
     model = get_model()
     assert isinstance(model, OpenAIModel) and not model.is_standin
-    assert model.describe()["base_url"].endswith("/v1")
+    assert model.describe()["base_url"] == "http://127.0.0.1:9/v1"
     assert isinstance(get_model({"model": "standin-echo"}), EchoStandin)
     wrapped = make_model("standin-echo")
     assert isinstance(wrapped, CachedModel) and wrapped.is_standin and wrapped.name == "standin-echo"

@@ -11,7 +11,7 @@ import pytest
 from platform_helpers import EX, FilmKG, films_by
 
 from sparqlab.data.question import Question
-from sparqlab.kg.neighbourhood import lookup, property_examples, resolve_iri
+from sparqlab.kg.neighbourhood import lookup, property_examples
 from sparqlab.kg.results import QueryResult, Term
 from sparqlab.methods import DirectSparql, get_method, method_names
 from sparqlab.platform import (
@@ -165,9 +165,9 @@ def test_lookup_reads_types_edges_and_labels_both_ways():
     text = scott.to_observation(max_edges=1)
     assert text.startswith(f"Ridley Scott ({EX}scott)") and "incoming (2)" in text
     assert "... 1 more incoming edges not shown" in text
-    with pytest.raises(ValueError, match="not an IRI"):
-        resolve_iri(kg, "Ridley Scott")
-    assert resolve_iri(kg, "rdfs:label") == "http://www.w3.org/2000/01/rdf-schema#label"
+    with pytest.raises(ValueError, match="is not an id"):
+        kg.profile.resolve_id("Ridley Scott")
+    assert kg.profile.resolve_id("rdfs:label") == "http://www.w3.org/2000/01/rdf-schema#label"
 
 
 def test_property_examples_give_real_uses_with_labels():

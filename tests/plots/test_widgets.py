@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparqlab import widgets
 from sparqlab.core.jsonl import write_jsonl
+from sparqlab.plots import widgets
 from sparqlab.runs.results import run_dirs
 
 TRACE = [

@@ -97,8 +97,9 @@ CLI_HINTS = (
 
 
 def _check_model_flags(args: argparse.Namespace, method_class) -> None:
-    """Refuse, before any work, a missing model or a served model with no endpoint (instead of silently trying
-    the llm layer's default 127.0.0.1:8000)."""
+    """Refuse, before any work, a missing model or a served model with no endpoint (the llm layer's own rule and
+    message, :func:`sparqlab.llm.openai_backend.model_endpoint`)."""
+    from sparqlab.llm.openai_backend import model_endpoint
     from sparqlab.llm.standins import STANDIN_PREFIX, standin_names
 
     if not getattr(method_class, "needs_model", True):
@@ -107,10 +108,8 @@ def _check_model_flags(args: argparse.Namespace, method_class) -> None:
     if not model:
         raise ValueError(f"method {args.method!r} needs a model: pass -m NAME, a stand-in ({', '.join(standin_names())}) "
                          "or the name your server serves together with --model-url URL; or set SPARQLAB_MODEL")
-    if not model.startswith(STANDIN_PREFIX) and not (args.model_url or os.environ.get("SPARQLAB_MODEL_URL")):
-        raise ValueError(f"model {model!r} is served by an OpenAI-compatible server, but no endpoint is given: pass "
-                         "--model-url http://HOST:PORT/v1 (or set SPARQLAB_MODEL_URL); offline, use a stand-in "
-                         f"({', '.join(standin_names())})")
+    if not model.startswith(STANDIN_PREFIX):
+        model_endpoint(model, args.model_url)
 
 
 def _run(args: argparse.Namespace) -> int:

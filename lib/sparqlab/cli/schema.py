@@ -23,9 +23,11 @@ def register(subparsers) -> None:
                                           "filter P_tau(e) = {p | domain(p) empty or shares a type with e} keeps or "
                                           "removes, as {\"entity\", \"types\", \"kept\", \"removed\"}.")
     _common(filt)
-    filt.add_argument("--entity", required=True, help="entity id: prefixed name (wd:Q42) or IRI")
+    filt.add_argument("--entity", required=True,
+                      help="entity id as the KG writes it (Q42 on Wikidata, Person/Ridley Scott on movies), a "
+                           "prefixed name (wd:Q42) or an IRI")
     filt.add_argument("--properties", required=True,
-                      help="comma-separated property ids (wdt:P19,P27 forms as prefixed names or IRIs)")
+                      help="comma-separated property ids: short (P19,P27; directed_by), prefixed (wdt:P19) or IRIs")
     filt.add_argument("--subclass-closure", action="store_true",
                       help="close the entity's types under subclass-of before filtering")
     filt.set_defaults(handler=_filter)
@@ -73,22 +75,30 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _filter(args: argparse.Namespace) -> int:
-    from sparqlab.kg.neighbourhood import resolve_iri
     from sparqlab.methods.agents.schema import entity_types, superclasses, type_filter
 
     kg, index = _index(args)
-    entity = resolve_iri(kg, args.entity)
-    properties = [kg.profile.predicate_iri(resolve_iri(kg, p)) for p in args.properties.split(",") if p.strip()]
+    profile = kg.profile
+    entity = profile.resolve_id(args.entity, "entity")
+    given = {p.strip(): profile.predicate_iri(profile.resolve_id(p, "property"))
+             for p in args.properties.split(",") if p.strip()}
+    properties = list(given.values())
     types = entity_types(kg, entity)
     tau = superclasses(kg, types) if args.subclass_closure else set(types)
     result = type_filter(properties, tau, index)
-    report = {"entity": entity, "types": types, "kept": result.kept, "removed": result.removed}
+    report = {"entity": entity, "resolved": {args.entity.strip(): entity, **given}, "types": types,
+              "kept": result.kept, "removed": result.removed}
     if args.format == "json":
         print(json.dumps(report, indent=1, ensure_ascii=False))
         return 0
-    print(f"{kg.profile.shorten(entity)}: types {', '.join(index.label(t) for t in types) or '(none)'}")
-    for prop in properties:
+    print(f"{_echo(args.entity, entity)}: types {', '.join(index.label(t) for t in types) or '(none)'}")
+    for text, prop in given.items():
         verdict = "kept" if prop in result.kept else "REMOVED"
         domain = ", ".join(index.label(c) for c in sorted(index.domain(prop))) or "unconstrained"
-        print(f"  {verdict:7} {kg.profile.shorten(prop)} ({index.label(prop)}): domain {domain}")
+        print(f"  {verdict:7} {_echo(text, prop)} ({index.label(prop)}): domain {domain}")
     return 0
+
+
+def _echo(given: str, iri: str) -> str:
+    """The id as typed and the IRI it resolved to (``Q42 = <http://www.wikidata.org/entity/Q42>``)."""
+    return f"{given.strip()} = <{iri}>"

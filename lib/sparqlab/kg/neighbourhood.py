@@ -69,20 +69,6 @@ def _named(value: str, label: str) -> str:
     return f"{label} ({value})" if label and label != value else value
 
 
-def resolve_iri(kg: KnowledgeGraph, text: str) -> str:
-    """An IRI from ``<iri>``, ``prefix:local`` (the profile's prefixes) or a bare IRI; ``ValueError`` otherwise."""
-    text = text.strip()
-    if text.startswith("<") and text.endswith(">"):
-        return text[1:-1]
-    prefix, sep, local = text.partition(":")
-    if sep and prefix in kg.profile.prefixes and not local.startswith("//"):
-        return kg.profile.prefixes[prefix] + local
-    if "://" in text or text.startswith("urn:"):
-        return text
-    raise ValueError(f"{text!r} is not an IRI: give <http://...> or a prefixed name such as "
-                     f"{kg.profile.entity_id_example}")
-
-
 def _iri(iri: str) -> str:
     if any(c in iri for c in '<>"{}|^`\\ \n'):
         raise ValueError(f"not a valid IRI: {iri!r}")
@@ -116,9 +102,10 @@ def _property_labels(kg: KnowledgeGraph, predicates: set[str]) -> dict[str, str]
 
 
 def lookup(kg: KnowledgeGraph, entity: str, *, incoming: bool | None = None, limit: int = 200) -> Neighbourhood:
-    """The neighbourhood of ``entity`` (an IRI or prefixed name). ``incoming=None`` reads incoming edges only on
+    """The neighbourhood of ``entity`` (an IRI, prefixed name or one of the profile's short ids such as ``Q42``;
+    the neighbourhood's ``id`` is the resolved IRI). ``incoming=None`` reads incoming edges only on
     KGs with a local label index (small, bundled KGs); ``limit`` caps each edge list."""
-    iri = resolve_iri(kg, entity)
+    iri = kg.profile.resolve_id(entity)
     node = _iri(iri)
     p = kg.profile
     if incoming is None:
@@ -152,8 +139,9 @@ def lookup(kg: KnowledgeGraph, entity: str, *, incoming: bool | None = None, lim
 
 def property_examples(kg: KnowledgeGraph, prop: str, limit: int = 3) -> list[dict[str, str]]:
     """Up to ``limit`` real uses of a property: ``{"subject", "subject_label", "object", "object_label"}``
-    (a literal object has no label). A property given as its own item (``wd:P19``) is mapped to its predicate."""
-    predicate = _iri(kg.profile.predicate_iri(resolve_iri(kg, prop)))
+    (a literal object has no label). ``prop`` is an IRI, prefixed name or short id (``P19``, ``directed_by``); a
+    property given as its own item (``wd:P19``) is mapped to its predicate."""
+    predicate = _iri(kg.profile.predicate_iri(kg.profile.resolve_id(prop, "property")))
     result = kg.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }} LIMIT {int(limit)}")
     labels = fetch_labels(kg, {t.value for r in result.rows for t in r.values() if t.type == "uri"})
     return [{"subject": r["s"].value, "subject_label": labels.get(r["s"].value, ""),

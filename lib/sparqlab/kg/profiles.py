@@ -14,22 +14,27 @@ QLever or Virtuoso server holding the dump)::
         property_id_pattern=r"^http://rdf\\.freebase\\.com/ns/[a-z_0-9]+\\.[a-z_0-9]+\\.[a-z_0-9]+$",
         constraints=ConstraintScheme("rdfs", domain_predicate=FB + "type.property.schema",
                                      range_predicate=FB + "type.property.expected_type"),
-        property_types=(FB + "type.property",), answer_key="iri", endpoint="http://HOST:PORT/sparql")
+        property_types=(FB + "type.property",), answer_key="iri", endpoint="http://HOST:PORT/sparql",
+        id_forms=(IdForm("entity", r"[mg]\\.[0-9a-z_]+", FB, "m.0d3k14"),
+                  IdForm("property", r"[a-z_0-9]+\\.[a-z_0-9]+\\.[a-z_0-9]+", FB, "film.film.directed_by"),
+                  IdForm("class", r"[a-z_0-9]+\\.[a-z_0-9]+", FB, "film.film")))
 
 with ``FB = "http://rdf.freebase.com/ns/"`` (and ``label_languages=("en",)``, as names carry language tags).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import quote, unquote
 
 from sparqlab.kg.vocab import MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, XSD
 
 __all__ = ["MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA", "STANDARD_PREFIXES", "STORE_BUILDERS",
-           "WIKIDATA", "XSD", "ConstraintScheme", "KGProfile", "generic_profile", "get_profile",
+           "WIKIDATA", "XSD", "ConstraintScheme", "IdForm", "KGProfile", "generic_profile", "get_profile",
            "register_store_builder"]
 
 STORE_BUILDERS: dict[str, Callable[..., Path]] = {}
@@ -78,6 +83,33 @@ class ConstraintScheme:
         )
 
 
+IdKind = Literal["entity", "property", "class"]
+
+
+@dataclass(frozen=True)
+class IdForm:
+    """One short form people type for an id on a KG, beside ``<iri>`` and ``prefix:local``: the whole text matches
+    ``pattern`` and the IRI is ``namespace`` + the text, where the part matched by a group named ``name`` (if any) is
+    percent-encoded (the movie KG's names with spaces; an already encoded name stays as it is). ``example`` shows
+    the form in help and error messages. Wikidata's ``Q42`` -> ``wd:Q42``; Freebase's mids ``m.0abc`` ->
+    ``ns:m.0abc``; the movie KG's ``Person/Ridley Scott``."""
+
+    kind: IdKind
+    pattern: str
+    namespace: str
+    example: str
+
+    def resolve(self, text: str) -> str | None:
+        """The IRI ``text`` stands for in this form, or ``None`` when it is not written this way."""
+        match = re.fullmatch(self.pattern, text)
+        if match is None:
+            return None
+        if "name" in match.groupdict():
+            start, end = match.span("name")
+            text = text[:start] + quote(unquote(text[start:end]), safe="") + text[end:]
+        return self.namespace + text
+
+
 @dataclass(frozen=True)
 class KGProfile:
     """What a KG looks like to the rest of the workbench.
@@ -96,7 +128,8 @@ class KGProfile:
     for KGs whose schema is small enough to list in full. ``subclass_predicate`` links a class to its superclasses
     (schema subclass closure); ``property_entity_prefix`` / ``direct_property_prefix`` map a property's own item
     (where its label and constraints live, ``wd:P19``) to the predicate triples use (``wdt:P19``), for KGs where
-    the two differ.
+    the two differ. ``id_forms`` are the KG's short ids (:class:`IdForm`), accepted by :meth:`resolve_id`
+    wherever an entity or property is asked for.
     """
 
     name: str
@@ -121,6 +154,28 @@ class KGProfile:
     subclass_predicate: str = RDFS + "subClassOf"
     property_entity_prefix: str | None = None
     direct_property_prefix: str | None = None
+    id_forms: tuple[IdForm, ...] = ()
+
+    def resolve_id(self, text: str, kind: IdKind | None = None) -> str:
+        """The IRI of an id as people type it: ``<iri>``, ``prefix:local`` (the predefined prefixes), a bare
+        ``http(s)://``/``urn:`` IRI, or one of the profile's short :attr:`id_forms` (of ``kind`` only, when
+        given). ``ValueError`` naming the accepted forms otherwise."""
+        text = text.strip()
+        if text.startswith("<") and text.endswith(">"):
+            return text[1:-1]
+        prefix, sep, local = text.partition(":")
+        if sep and prefix in self.prefixes and not local.startswith("//"):
+            return self.prefixes[prefix] + local
+        if "://" in text or text.startswith("urn:"):
+            return text
+        forms = [form for form in self.id_forms if kind is None or form.kind == kind]
+        for form in forms:
+            iri = form.resolve(text)
+            if iri is not None:
+                return iri
+        short = "".join(f", {form.kind} id such as {form.example}" for form in forms)
+        raise ValueError(f"{text!r} is not {'an' if kind is None else 'an ' + kind} id on {self.name}: give "
+                         f"<http://...>, a prefixed name such as {self.entity_id_example}{short}")
 
     def predicate_iri(self, property_iri: str) -> str:
         """The IRI a property has as a triple's predicate (Wikidata: ``wd:P19`` -> ``wdt:P19``; else itself)."""
@@ -170,6 +225,11 @@ exact label instead of guessing IRIs, e.g. `?film ?rel ?person . ?rel rdfs:label
 "Rain"); add `?x rdf:type mclass:Film` when the question makes the class clear. Select the answer entity and its
 label: `SELECT DISTINCT ?label ?uri WHERE { ... ?uri rdfs:label ?label . }`.""",
     schema_in_prompt=True,
+    id_forms=(
+        IdForm("entity", r"[A-Z][A-Za-z]*/(?P<name>.+)", MOVIES_NS + "entity/", "Person/Ridley Scott"),
+        IdForm("property", r"[a-z][a-z_]*", MOVIES_NS + "relation/", "directed_by"),
+        IdForm("class", r"[A-Z][A-Za-z]*", MOVIES_NS + "class/", "Film"),
+    ),
 )
 """The bundled MetaQA/WikiMovies KG (:mod:`sparqlab.kg.movies`); gold answers are names, so ``answer_key`` is
 ``label`` and gold SPARQL is label-based (``?rel rdfs:label "starred_actors"``)."""
@@ -206,6 +266,11 @@ WIKIDATA = KGProfile(
     subclass_predicate=WD + "prop/direct/P279",
     property_entity_prefix=WD + "entity/",
     direct_property_prefix=WD + "prop/direct/",
+    id_forms=(
+        IdForm("entity", r"Q[1-9][0-9]*", WD + "entity/", "Q42"),
+        # A property's own item: where a predicate is meant, predicate_iri maps it to wdt:P...
+        IdForm("property", r"P[1-9][0-9]*", WD + "entity/", "P57"),
+    ),
     prompt_notes="""\
 Entities are Wikidata items `wd:Q...`; direct claims use `wdt:P...`, statements with qualifiers `p:`/`ps:`/`pq:`.
 The prefixes wd, wdt, p, ps, pq, rdfs, schema and wikibase are predefined. Entity types are given by

@@ -18,10 +18,7 @@ import openai
 
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import ModelError, ModelRequestError, ModelUnavailable, UnknownModel
-from sparqlab.llm.standins import STANDIN_PREFIX
-
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-"""Where ``vllm serve`` listens by default."""
+from sparqlab.llm.standins import STANDIN_PREFIX, standin_names
 
 PLACEHOLDER_API_KEY = "EMPTY"
 """Sent when no key is configured: local servers (vLLM without ``--api-key``) accept any key."""
@@ -33,11 +30,23 @@ def normalise_base_url(url: str) -> str:
     return url + "/v1" if urlsplit(url).path in ("", "/") else url
 
 
+def model_endpoint(name: str, base_url: str | None = None) -> str:
+    """The /v1 URL serving model ``name``: ``base_url``, else ``SPARQLAB_MODEL_URL``. Neither is an error, never a
+    silent guess at a local default port; the one rule and message of the Python API and the CLI (issue 24)."""
+    url = base_url or os.environ.get("SPARQLAB_MODEL_URL")
+    if not url:
+        raise ValueError(
+            f"model {name!r} is served by an OpenAI-compatible server, but no endpoint is given: pass its URL "
+            "(--model-url http://HOST:PORT/v1 on the command line, base_url= or model_url= in Python) or set "
+            f"SPARQLAB_MODEL_URL; offline, use a stand-in ({', '.join(standin_names())})")
+    return normalise_base_url(url)
+
+
 class OpenAIModel(ChatModel):
     """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
-    ``model``, ``base_url`` and ``api_key`` default to ``SPARQLAB_MODEL``, ``SPARQLAB_MODEL_URL`` (else
-    :data:`DEFAULT_BASE_URL`) and ``SPARQLAB_API_KEY`` (else a placeholder, fine for vLLM). ``timeout_s`` bounds
+    ``model``, ``base_url`` and ``api_key`` default to ``SPARQLAB_MODEL``, ``SPARQLAB_MODEL_URL`` (no default: without
+    either, :func:`model_endpoint` refuses) and ``SPARQLAB_API_KEY`` (else a placeholder, fine for vLLM). ``timeout_s`` bounds
     one attempt; reasoning models can take minutes for a long answer, hence the generous default.
     A served stand-in (name ``standin-*``) stays marked ``is_standin``.
     """
@@ -57,7 +66,7 @@ class OpenAIModel(ChatModel):
             raise ValueError("no model name: pass model=... or set SPARQLAB_MODEL")
         self.name = name
         self.is_standin = name.startswith(STANDIN_PREFIX)
-        self.base_url = normalise_base_url(base_url or os.environ.get("SPARQLAB_MODEL_URL") or DEFAULT_BASE_URL)
+        self.base_url = model_endpoint(name, base_url)
         self._api_key = api_key or os.environ.get("SPARQLAB_API_KEY") or PLACEHOLDER_API_KEY
         self.max_retries = max_retries
         self.timeout_s = timeout_s

@@ -12,19 +12,25 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
+import warnings
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 
 from sparqlab.core.paths import figures_dir
+from sparqlab.plots.check import FigureLayoutError, check_figure, strict
+from sparqlab.plots.check import LayoutProblem as LayoutProblem
 
 PALETTE = "colorblind"
 """seaborn's colour-blind-safe palette (Okabe–Ito-like), used for every categorical colour."""
@@ -84,6 +90,10 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
     :func:`figure_stem` ``(name, params)``. The sidecar names the runs the figure was drawn from (``runs``: run
     results, run folders or run ids) with the experiment and parameters, so a figure can be traced back to its
     data. ``name`` is a file stem (letters, digits, ``-``, ``_``, ``.``).
+
+    Every figure is checked by :func:`sparqlab.plots.check.check_figure` (overlapping text, text cut at the canvas
+    edge, empty panels) and the sidecar's ``layout_problems`` lists what it found; a problem warns, or raises
+    :class:`FigureLayoutError` after the files are written under ``SPARQLAB_FIGURE_CHECK=strict`` (the tests).
     """
     if not re.fullmatch(r"[\w][\w.-]*", name) or name.endswith((".png", ".pdf")):
         raise ValueError(f"figure name must be a plain file stem without extension, got {name!r}")
@@ -92,6 +102,7 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
     folder = figures_dir() / experiment if experiment else figures_dir()
     folder.mkdir(parents=True, exist_ok=True)
     stem = figure_stem(name, params)
+    problems = [str(problem) for problem in check_figure(fig)]
     paths = []
     for fmt in formats:
         path = folder / f"{stem}.{fmt}"
@@ -99,8 +110,13 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
         paths.append(path)
     sidecar = {"figure": name, "experiment": experiment, "params": dict(params or {}),
                "runs": [_run_reference(r) for r in runs], "files": [p.name for p in paths],
-               "created": datetime.now(UTC).isoformat(timespec="seconds")}
+               "layout_problems": problems, "created": datetime.now(UTC).isoformat(timespec="seconds")}
     (folder / f"{stem}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n", encoding="utf-8")
+    if problems:
+        message = f"figure {folder / stem} has layout problems: " + "; ".join(problems)
+        if strict():
+            raise FigureLayoutError(message)
+        warnings.warn(message, stacklevel=2)
     return paths
 
 
@@ -142,15 +158,15 @@ def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | Non
     counts = _group_counts(frame, x, hue)
     labels = [f"{group} (n={counts[group]})" for group in order]
     value_label = METRIC_LABELS.get(metric, metric)
-    group_label = f"{x.replace('_', ' ')}  [error bars: {ci:g}% bootstrap CI over questions]"
+    group_label = f"{x.replace('_', ' ')}\n[error bars: {ci:g}% bootstrap CI over questions]"
     if horizontal:
         ax.set_yticks(range(len(order)), labels)
         ax.set_xlabel(value_label)
-        ax.set_ylabel(group_label)
+        ax.set_ylabel(_fit_label(ax, group_label, vertical=True))
     else:
         ax.set_xticks(range(len(order)), labels)
         ax.set_ylabel(value_label)
-        ax.set_xlabel(group_label)
+        ax.set_xlabel(_fit_label(ax, group_label))
     _mark_zero_bars(ax, horizontal)
     _legend_outside(ax)
     if metric in METRIC_LABELS:
@@ -193,7 +209,7 @@ def metric_by_field(data: Any, field: str, metric: str = "f1", min_n: int = 1, c
     ax.set_ylim(-0.7, len(stats) - 0.3)
     ax.set_ylabel(field.replace("_", " "))
     omitted = f"; {dropped} group(s) with n<{min_n} omitted" if dropped else ""
-    ax.set_xlabel(f"{METRIC_LABELS.get(metric, metric)}  [{ci:g}% bootstrap CI{omitted}]")
+    ax.set_xlabel(_fit_label(ax, f"{METRIC_LABELS.get(metric, metric)}  [{ci:g}% bootstrap CI{omitted}]"))
     if scale == 100:
         ax.set_xlim(-2, 102)
     return ax
@@ -354,6 +370,21 @@ def loss_curves(history: Iterable[Mapping[str, Any]], hue: str | None = None, ax
     ax.set_ylabel("loss (response tokens)")
     _legend_outside(ax)
     return ax
+
+
+CHAR_WIDTH_EM = 0.6
+"""A generous average character width, in ems of the label font, for :func:`_fit_label`."""
+
+
+def _fit_label(ax: Axes, text: str, vertical: bool = False) -> str:
+    """``text`` broken at spaces into lines no longer than the axes is wide (high, for a ``vertical`` label), so
+    the axis labels of panels side by side never run into each other (each line of ``text`` wrapped on its own).
+    """
+    box = ax.get_position()
+    inches = box.height * ax.figure.get_figheight() if vertical else box.width * ax.figure.get_figwidth()
+    points = FontProperties(size=mpl.rcParams["axes.labelsize"]).get_size_in_points()
+    width = max(12, int(inches * 72 / (CHAR_WIDTH_EM * points)))
+    return "\n".join(wrapped for line in text.split("\n") for wrapped in textwrap.wrap(line, width) or [""])
 
 
 def _axes(ax: Axes | None) -> Axes:

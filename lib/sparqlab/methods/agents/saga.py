@@ -13,7 +13,6 @@ import asyncio
 from dataclasses import dataclass
 
 from sparqlab.kg.base import KnowledgeGraph
-from sparqlab.kg.neighbourhood import resolve_iri
 from sparqlab.methods.agents.actions import first_json_object
 from sparqlab.methods.agents.controller import AgentConfig, AgentMethod, AgentSession
 from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, WIKIDATA_TYPE_CATALOGUE
@@ -111,7 +110,7 @@ class Saga(AgentMethod):
         data = first_json_object(reply.text) or {}
         label = str(data.get("answer_type_label", "") or "unknown").strip()[:60]
         try:
-            iri = resolve_iri(ctx.kg, str(data.get("answer_type_id", "") or "")) if data.get("answer_type_id") else ""
+            iri = ctx.kg.profile.resolve_id(str(data.get("answer_type_id", "") or "")) if data.get("answer_type_id") else ""
         except ValueError:
             iri = ""
         ctx.log("answer_type", label=label, type=iri)

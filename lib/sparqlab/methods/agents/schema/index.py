@@ -326,7 +326,9 @@ def default_schema_folder(kg: KnowledgeGraph, sample: int = EMPIRICAL_SAMPLE) ->
 
 
 def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
-    """τ(e): the classes ``entity`` (an IRI) is declared to belong to, sorted."""
+    """τ(e): the classes ``entity`` (an IRI, prefixed name or short id such as ``Q42``) is declared to belong to,
+    sorted."""
+    entity = kg.profile.resolve_id(entity, "entity")
     rows = kg.query(f"SELECT DISTINCT ?t WHERE {{ <{entity}> <{kg.profile.type_predicate}> ?t }}").rows
     return sorted(r["t"].value for r in rows)
 

@@ -1,0 +1,102 @@
+"""Figures checked by machine (issue 24): overlapping text, text cut at the canvas edge and empty panels are found
+on the rendered figure, recorded in the sidecar, and fail under the strict mode the tests run in."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sparqlab import plots
+from sparqlab.core.paths import figures_dir
+from sparqlab.plots.check import CHECK_ENV, FigureLayoutError, check_figure
+
+OLD_GROUP_LABEL = "dataset  [error bars: 95% bootstrap CI over questions]"
+"""metric_bars' group axis label before issue 24, on one line: two panels side by side ran into each other."""
+
+
+def agent_rows():
+    return [{"variant": v, "dataset": d, "f1": i % 2, "model_calls_total": 3 + i}
+            for v in ("SPINACH", "SAGA") for d in ("metaqa-1hop", "metaqa-2hop") for i in range(3)]
+
+
+def agents_figure():
+    """The figure of notebooks/01_agent_runs.ipynb (scripts/make_agent_notebooks.py), drawn the same way."""
+    fig, axes = plots.subplots(1, 2, figsize=(8, 3))
+    plots.metric_bars(agent_rows(), metric="f1", x="dataset", hue="variant", ax=axes[0])
+    plots.metric_bars(agent_rows(), metric="model_calls_total", x="dataset", hue="variant", ax=axes[1])
+    axes[0].get_legend().remove()
+    axes[1].set_ylabel("model calls per question")
+    fig.suptitle("standin-agent [standin]")
+    return fig, axes
+
+
+def test_the_old_agents_figure_has_its_x_labels_run_into_each_other(figures):
+    fig, axes = agents_figure()
+    assert check_figure(fig) == []  # as the helpers draw it now
+    for ax in axes:
+        ax.set_xlabel(OLD_GROUP_LABEL)  # as they drew it before
+    problems = check_figure(fig)
+    assert [p.kind for p in problems] == ["overlap"]
+    assert "x label of panel 1" in problems[0].detail and "x label of panel 2" in problems[0].detail
+
+
+def test_overlapping_tick_labels_legend_and_title_are_found(figures):
+    fig, ax = plots.subplots(figsize=(2, 2))
+    ax.bar(range(6), [1] * 6)
+    ax.set_xticks(range(6), [f"a rather long category name {i}" for i in range(6)])
+    kinds = {p.kind for p in check_figure(fig)}
+    details = " ".join(p.detail for p in check_figure(fig))
+    assert kinds == {"overlap"} and "x tick label of panel 1" in details
+    fig, ax = plots.subplots(figsize=(3, 2))
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.legend(loc="upper left")
+    ax.text(0.0, 0.98, "a note under the legend", transform=ax.transAxes, va="top")
+    assert any("legend of panel 1 entry 'a line'" in p.detail for p in check_figure(fig))
+
+
+def test_text_cut_at_the_canvas_edge_is_found(figures, monkeypatch):
+    fig, ax = plots.subplots(figsize=(3, 2))
+    monkeypatch.setitem(plots.mpl.rcParams, "savefig.bbox", None)  # the canvas is the figure, not the tight box
+    ax.plot([0, 1], [0, 1])
+    fig.text(0.9, 0.5, "this sentence runs off the right edge")
+    problems = check_figure(fig)
+    assert [p.kind for p in problems] == ["cut"] and "runs off" in problems[0].detail
+    monkeypatch.setitem(plots.mpl.rcParams, "savefig.bbox", "tight")
+    assert check_figure(fig) == []  # the tight box grows to hold it
+
+
+def test_empty_panels_are_found_and_drawn_ones_are_not(figures):
+    fig, axes = plots.subplots(1, 3, figsize=(6, 2))
+    axes[0].plot([0, 1], [1, 0])
+    axes[1].bar([0, 1], [float("nan"), 0.0])  # nothing visible: a NaN bar and a zero-height bar
+    axes[2].scatter([], [])
+    problems = check_figure(fig)
+    assert [(p.kind, p.detail) for p in problems] == [("empty", "panel 2 has nothing drawn in it"),
+                                                      ("empty", "panel 3 has nothing drawn in it")]
+    zero = plots.metric_bars([{"method": "m", "f1": 0.0}] * 2, metric="f1", x="method")
+    assert check_figure(zero.figure) == []  # a zero bar is drawn as a line at zero: not empty
+
+
+def test_save_figure_records_the_check_in_the_sidecar_and_strict_mode_raises(figures, monkeypatch):
+    fig, _ = agents_figure()
+    plots.save_figure(fig, "clean")
+    assert json.loads((figures / "clean.json").read_text())["layout_problems"] == []
+    fig.axes[0].set_xlabel(OLD_GROUP_LABEL)
+    fig.axes[1].set_xlabel(OLD_GROUP_LABEL)
+    with pytest.raises(FigureLayoutError, match="overlap: x label of panel 1"):
+        plots.save_figure(fig, "overlapping")  # the suite runs with SPARQLAB_FIGURE_CHECK=strict
+    sidecar = json.loads((figures / "overlapping.json").read_text())
+    assert len(sidecar["layout_problems"]) == 1 and (figures / "overlapping.png").exists()
+    monkeypatch.setenv(CHECK_ENV, "warn")
+    with pytest.warns(UserWarning, match="layout problems"):
+        plots.save_figure(fig, "overlapping")
+
+
+def test_every_figure_in_the_figures_folder_passed_the_check():
+    """The figures `make reproduce` wrote (none on a fresh clone): each sidecar records a check that found
+    nothing. (The notebooks' own tests draw the same figures under the strict check.)"""
+    for sidecar in sorted(figures_dir().rglob("*.json")):
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+        assert "layout_problems" in record, f"{sidecar} was saved before figures were checked: re-run the notebook"
+        assert record["layout_problems"] == [], f"{sidecar}: {record['layout_problems']}"
