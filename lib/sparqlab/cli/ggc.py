@@ -155,7 +155,7 @@ def handle_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from sparqlab.kg import open_kg
-    from sparqlab.methods.ggc import threshold_sweep
+    from sparqlab.experiments.ggc import threshold_sweep
 
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     with open_kg(args.kg) as kg:
