@@ -37,7 +37,8 @@ showcase_question: Optional[str] = "test_1032"  # id of the question asked alone
 import pandas as pd
 from IPython.display import HTML, display
 
-from sparqlab import plots, widgets
+from sparqlab import plots
+from sparqlab.plots import widgets
 from sparqlab.data import load
 from sparqlab.kg import open_kg
 from sparqlab.methods import DirectSparql
