@@ -154,8 +154,8 @@ def handle_build_data(args: argparse.Namespace) -> int:
 def handle_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from sparqlab.kg import open_kg
     from sparqlab.experiments.ggc import threshold_sweep
+    from sparqlab.kg import open_kg
 
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     with open_kg(args.kg) as kg:

@@ -18,6 +18,9 @@ from typing import Any, ClassVar, get_type_hints
 
 from sparqlab.core.typed import coerce, is_config, is_optional, parse_text, plain, type_name
 
+_HELP_PART = re.compile(r"((?:``\w+``[\s,/]*(?:and\s+|or\s+)?)+):\s*(.*?)(?=;\s*``\w+``\s*:|$)")
+"""One ``name``(s): text part of a docstring bullet."""
+
 
 @dataclass(frozen=True)
 class MethodConfig:
@@ -96,14 +99,15 @@ class MethodConfig:
 
     @classmethod
     def field_help(cls) -> dict[str, str]:
-        """Field name → its line in the class docstring (``- ``name``: text``; several names may share a line)."""
+        """Field name → its text in the docstrings of the class and its bases: bullets ``- ``name``: text``, where
+        one bullet may name several fields (``a`` / ``b``: text) or hold several ``; ``name``: text`` parts."""
         found: dict[str, str] = {}
-        for line in re.split(r"\n\s*-\s+", "\n" + (cls.__doc__ or "")):
-            head, sep, text = line.partition(":")
-            if not sep:
-                continue
-            for name in re.findall(r"``(\w+)``", head):
-                found.setdefault(name, " ".join(text.split()))
+        for klass in cls.__mro__:
+            for bullet in re.split(r"\n\s*-\s+", "\n" + (klass.__doc__ or ""))[1:]:
+                bullet = " ".join(bullet.split())
+                for names, text in _HELP_PART.findall(bullet):
+                    for name in re.findall(r"``(\w+)``", names):
+                        found.setdefault(name, text.strip())
         return found
 
     @classmethod
