@@ -91,3 +91,16 @@ def test_retrievals_are_shared_and_applied(movie_memory):
     corrections = correct_slots(slots, movie_memory, "roundtrip-exact", kinds=KINDS, retrieve=retrieve)
     assert apply(slots, corrections) == [Slot("uri2", "relation/has_tags", "has_tags", "a user tag of the film")]
     assert len(retrieve.cache) == 1
+
+
+def test_round_trip_exact_is_case_sensitive_and_fuzzy_is_not(movie_memory):
+    """The paper's Round-trip compares the official label with the generated one exactly: a label differing only
+    in case is flagged (and retrieved) under roundtrip-exact and under ``combined``'s detection step, while the
+    word-Jaccard variant lower-cases and keeps it."""
+    cased = Slot("uri1", "entity/Person/Ridley%20Scott", "ridley scott", "director of films")
+    exact = correct_slots([cased], movie_memory, "roundtrip-exact", kinds=KINDS)[0]
+    assert exact.flagged and exact.retrieved_id is not None
+    combined = correct_slots([cased], movie_memory, "combined", kinds=KINDS)[0]
+    assert combined.flagged and combined.retrieved_id is not None
+    fuzzy = correct_slots([cased], movie_memory, "roundtrip-fuzzy", kinds=KINDS)[0]
+    assert not fuzzy.flagged and fuzzy.retrieved_id is None
