@@ -7,7 +7,8 @@ executes ŝ and scores it like any method's query.
 
 Every prediction's ``extra`` keeps what a sweep or an analysis needs without rerunning anything: the initial
 query, the gate probability and decision, the corrected query, the KG feedback, and the wall time of each stage
-(``t_generator_s``, ``t_feedback_s``, ``t_gate_s``, ``t_corrector_s``) — see :mod:`sparqlab.methods.ggc.sweep`.
+(``t_generator_s``, ``t_feedback_s``, ``t_gate_s``, ``t_corrector_s``) — see :func:`sparqlab.methods.ggc.metrics.sweep`
+and :func:`sparqlab.experiments.ggc.threshold_sweep`.
 
 The gate is an artifact: loaded from ``gate_path``, or trained in :meth:`GGC.prepare` on the generator's own
 output over ``train_dataset``/``train_split`` (first ``train_limit`` questions; the run folder of that generator
