@@ -6,9 +6,14 @@ profile declares), then empirical evidence (the most frequent types among a samp
 and objects), else nothing: a property with no known domain is *unconstrained* and is never removed by the type
 filter. The index is read from the KG once (:func:`build_schema_index`) and stored as JSON.
 
+Formal declarations are *known* constraints; empirical evidence is *soft* (the paper's "soft domain and range
+evidence"): it is shown to the controller as a hint and never removes a property, unless the non-default
+``empirical_filter`` view asks for the older behaviour (:meth:`SchemaIndex.filter_classes`).
+
 Coverage masking (Table 6) keeps a fraction of the formal *domain* declarations, chosen reproducibly by a seed
-(:meth:`SchemaIndex.with_coverage`); a masked property falls back to its empirical evidence when the empirical
-fallback is on, exactly as a property that never had a formal declaration.
+(:meth:`SchemaIndex.with_coverage`); a masked property falls back to its empirical evidence (a hint) when the
+empirical fallback is on, exactly as a property that never had a formal declaration — so at 0 % coverage the
+filter removes nothing (Table 6's left end).
 """
 
 from __future__ import annotations
@@ -58,7 +63,8 @@ class SchemaIndex:
     """δ(p) and ρ(p) for every property of one KG, plus the labels of the classes they mention.
 
     ``masked`` holds the properties whose formal domain coverage masking removed; ``empirical_fallback`` says
-    whether empirical evidence stands in where no (unmasked) formal declaration exists.
+    whether empirical evidence is shown where no (unmasked) formal declaration exists; ``empirical_filter``
+    (not the paper's reading, off by default) lets that evidence remove properties like a declaration.
     """
 
     kg_identity: str
@@ -66,6 +72,7 @@ class SchemaIndex:
     class_labels: dict[str, str] = field(default_factory=dict)
     masked: frozenset[str] = frozenset()
     empirical_fallback: bool = True
+    empirical_filter: bool = False
 
     # -- δ and ρ --------------------------------------------------------------------------------------------
 
@@ -78,6 +85,19 @@ class SchemaIndex:
         if entry is None or prop in self.masked:
             return frozenset()
         return frozenset(entry.formal_domain)
+
+    def formal_range(self, prop: str) -> frozenset[str]:
+        """The formal range (coverage masking applies to domains only)."""
+        entry = self.properties.get(prop)
+        return frozenset(entry.formal_range) if entry is not None else frozenset()
+
+    def filter_classes(self, prop: str, side: Literal["domain", "range"] = "domain") -> frozenset[str]:
+        """The classes the type filter enforces for ``prop``: only a *known* (formal, unmasked) declaration —
+        empirical evidence is soft and never removes a property (method section, "Schema index") — unless this
+        view has ``empirical_filter`` on, when δ(p) / ρ(p) with their empirical fallback are enforced."""
+        if self.empirical_filter:
+            return self.domain(prop) if side == "domain" else self.range(prop)
+        return self.formal_domain(prop) if side == "domain" else self.formal_range(prop)
 
     def domain(self, prop: str) -> frozenset[str]:
         """δ(p): formal (unmasked) domain, else empirical evidence if the fallback is on, else ∅ (unknown)."""
@@ -128,6 +148,9 @@ class SchemaIndex:
 
     def with_empirical_fallback(self, enabled: bool) -> SchemaIndex:
         return replace(self, empirical_fallback=enabled)
+
+    def with_empirical_filter(self, enabled: bool) -> SchemaIndex:
+        return replace(self, empirical_filter=enabled)
 
     # -- lazy sampling (large KGs) ----------------------------------------------------------------------------
 

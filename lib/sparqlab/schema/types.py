@@ -27,17 +27,17 @@ class FilterResult:
 
 def type_filter(properties: Iterable[str], entity_types: Iterable[str], schema: SchemaIndex,
                 side: Literal["domain", "range"] = "domain") -> FilterResult:
-    """Eq. (3): P_τ(e) = {p ∈ P(e) | δ(p) = ∅ ∨ δ(p) ∩ τ(e) ≠ ∅}.
+    """Eq. (3): P_τ(e) = {p ∈ P(e) | δ(p) = ∅ ∨ δ(p) ∩ τ(e) ≠ ∅}, with δ(p) the *known* domain.
 
     ``entity_types`` is τ(e), already closed under subclass-of when that option is on. With τ(e) = ∅ nothing is
-    removed (no evidence of a conflict); unknown properties (δ = ∅) are always kept. ``side="range"`` applies the
-    same rule to properties whose *object* is e (incoming edges), with ρ(p) in place of δ(p).
+    removed (no evidence of a conflict); unknown properties (δ = ∅) are always kept, and so are properties whose
+    only evidence is empirical (soft evidence never removes; :meth:`SchemaIndex.filter_classes`).
+    ``side="range"`` applies the same rule to properties whose *object* is e (incoming edges), with ρ(p).
     """
     types = set(entity_types)
-    declared = schema.domain if side == "domain" else schema.range
     kept, removed = [], []
     for prop in dict.fromkeys(properties):
-        allowed = declared(prop)
+        allowed = schema.filter_classes(prop, side)
         (kept if not types or not allowed or allowed & types else removed).append(prop)
     return FilterResult(kept, removed)
 
