@@ -20,7 +20,6 @@ from sparqlab.kg.neighbourhood import resolve_iri
 from sparqlab.methods import PrepareContext, QuestionContext, register_method
 from sparqlab.schema import SCHEMA_INDEX_VERSION, SchemaIndex, default_schema_folder, load_or_build
 
-
 VARIABLE_TYPES = ("query", "trace")
 """Where a variable's types for the [BLOCKED] check come from (``SagaConfig.variable_types``)."""
 
