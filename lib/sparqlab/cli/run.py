@@ -142,7 +142,7 @@ def _run(args: argparse.Namespace) -> int:
         raise RunAborted(f"{error}\nwhat to do: {hint}") from error.__cause__
     metrics = result.metrics
     scores = (f"F1 {_percent(metrics['f1'])}  EM {_percent(metrics['em'])}  empty {_percent(metrics['empty_rate'])}"
-              if metrics.get("n_scored") != 0 else "unscored (no question has gold answers or a gold query)")
+              f"  no query {_percent(metrics.get('no_query_rate'))}" if metrics.get("n_scored") != 0 else "unscored (no question has gold answers or a gold query)")
     print(f"{result.run_dir}\n{model_label(metrics.get('model'), metrics.get('model_is_standin'))}: {scores}  "
           f"({metrics['n_done']}/{metrics['n_questions']} done, {result.answered} answered now)")
     note = (metrics.get("model_cache_last_session") or {}).get("endpoint_note")

@@ -103,6 +103,7 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
         "f1": summary.get("f1"),
         "em": summary.get("em"),
         "empty_rate": summary.get("empty_rate"),
+        "no_query_rate": summary.get("no_query_rate"),
         "model": model_label(summary.get("model"), summary.get("model_is_standin")),
         "model_is_standin": summary.get("model_is_standin"),
         "method": summary.get("method"),
@@ -162,7 +163,7 @@ def load_config(run: str | Path, root: str | Path | None = None) -> dict[str, An
 
 
 COMPARE_FIELDS = ("model", "method", "kg", "dataset", "split", "selection", "date", "status", "done", "f1", "em", "empty_rate",
-                  "calls_per_q", "tokens_per_q", "latency_s", "wall_time_s", "errors")
+                  "no_query_rate", "calls_per_q", "tokens_per_q", "latency_s", "wall_time_s", "errors")
 
 
 def compare_rows(runs: Sequence[str | Path], root: str | Path | None = None) -> list[dict[str, Any]]:
@@ -173,7 +174,7 @@ def compare_rows(runs: Sequence[str | Path], root: str | Path | None = None) -> 
             for field in COMPARE_FIELDS]
 
 
-RATE_FIELDS = frozenset({"f1", "em", "empty_rate", "precision", "recall"})
+RATE_FIELDS = frozenset({"f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall"})
 """Fields printed in percent with one decimal, as the papers print them."""
 
 
