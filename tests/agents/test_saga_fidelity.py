@@ -104,3 +104,14 @@ def test_theta_records_variable_types_after_a_successful_query_and_the_latest_qu
     second, last = model.controller_requests[-2].messages[0][1], model.controller_requests[-1].messages[0][1]
     assert "- ?x: human" in second
     assert "- ?x: city" in last and "?x: city, human" not in last
+
+
+def test_lookup_of_a_class_honours_the_relation_qualifier(agent_run):  # noqa: F811
+    """Item 3: P2579's subject-type constraint says "instance or subclass of human settlement"; the class city is
+    a subclass of it (though an instance of "second-order class" only), so the lookup keeps the property and
+    renders the relation."""
+    model = Scripted(["Thought: x\nAction: lookup(wd:Q515)", "Thought: done\nAction: stop()"])
+    row, _ = agent_run("saga", model)
+    shown = _last_observation(model)
+    assert "studied in (wdt:P2579)" in shown and "domain: instance or subclass of human settlement" in shown
+    assert row["extra.properties_filtered"] == 0

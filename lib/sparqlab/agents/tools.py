@@ -131,7 +131,8 @@ async def _search(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
         await ensure_sampled(ctx, session, predicates)
     if schema_aware and session.focus and session.option("search_filter"):
         focus_types = await _entity_types(ctx, session, session.theta.get(session.focus))
-        result = type_filter(predicates, focus_types, session.schema)
+        result = type_filter(predicates, focus_types, session.schema,
+                             superclasses=session.theta.superclasses.get(session.focus, ()))
         predicates, hidden = result.kept, result.removed
         session.counts["search_filtered"] += len(hidden)
     if predicates:
@@ -202,6 +203,7 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     type_ids = {t for t, _ in hood.types}
     class_labels = {t: label for t, label in hood.types if label}
     session.focus = hood.id
+    supers = await _superclasses(ctx, session, hood) if schema_aware else set()
     if schema_aware and session.option("type_state"):
         if session.theta.add(hood.id, type_ids, hood.label, class_labels) and type_ids:
             session.note(f"[info] {_named(ctx, hood.id, hood.label)} is "
@@ -209,6 +211,8 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     elif schema_aware:  # without a persistent state only this lookup knows the entity's types
         session.theta = TypeState(answer_type=session.theta.answer_type)
         session.theta.add(hood.id, type_ids, hood.label, class_labels)
+    if supers:
+        session.theta.superclasses[hood.id] = supers
     groups = {"out": _group(hood.outgoing), "in": _group(hood.incoming)}
     total = sum(len(props) for props in groups.values())
     if schema_aware:
@@ -218,7 +222,7 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     if schema_aware and type_ids and session.option("type_filter"):
         tau = await _entity_types(ctx, session, type_ids)
         for direction, side in (("out", "domain"), ("in", "range")):
-            result = type_filter(groups[direction], tau, session.schema, side=side)
+            result = type_filter(groups[direction], tau, session.schema, side=side, superclasses=supers)
             groups[direction] = {p: groups[direction][p] for p in result.kept}
             filtered += len(result.removed)
         if filtered:
@@ -234,6 +238,15 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
                             "filtered": filtered, "pruned": pruned})
     ctx.log("lookup_filter", entity=hood.id, properties=total, shown=shown, filtered=filtered, pruned=pruned)
     return Observation(_render_lookup(ctx, session, hood, groups, notes, schema_aware), hood)
+
+
+async def _superclasses(ctx: QuestionContext, session: AgentSession, hood: Neighbourhood) -> set[str]:
+    """σ(e) of an entity that is a class: itself and its subclass-of values (closed under subclass-of with the
+    ``subclass_closure`` option); empty for an entity without subclass-of edges (an instance)."""
+    direct = {e.value for e in hood.outgoing if e.property == ctx.kg.profile.subclass_predicate}
+    if not direct:
+        return set()
+    return {hood.id} | await _entity_types(ctx, session, direct)
 
 
 def _answer_fit(session: AgentSession, prop: str, direction: str) -> bool:
@@ -303,6 +316,7 @@ def _check_state(ctx: QuestionContext, session: AgentSession, triples: list[Trip
         return state
     state = TypeState(class_labels=session.theta.class_labels)
     if session.option("type_state"):
+        state.superclasses = session.theta.superclasses
         for term, classes in session.theta.types.items():
             if not term.startswith("?"):
                 state.add(term, classes)

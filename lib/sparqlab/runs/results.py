@@ -82,8 +82,9 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
 
 
 def selection_label(run: Mapping[str, Any]) -> str:
-    """Which questions a run used, from its config: ``all``, ``sample 40 (seed 0)``, ``limit 10`` or both."""
-    parts = []
+    """Which questions a run used, from its config: ``all``, ``answerable``, ``sample 40 (seed 0)``, ``limit 10``
+    or several."""
+    parts = [run["select"]] if run.get("select") else []
     if run.get("sample") is not None:
         parts.append(f"sample {run['sample']} (seed {run.get('sample_seed', 0)})")
     if run.get("limit") is not None:

@@ -1,8 +1,9 @@
 """The schema index of SAGA (method section, "Schema index"): per property, a domain δ(p) and a range ρ(p).
 
 Sources, in order: formal declarations (Wikidata property constraints P2302 with the subject-type / value-type
-constraint item and P2308 class qualifiers; ``rdfs:domain`` / ``rdfs:range`` elsewhere — whichever the KG's
-profile declares), then empirical evidence (the most frequent types among a sample of the property's subjects
+constraint item, P2308 class qualifiers and the P2309 relation qualifier — whether the subject must be an
+instance of, a subclass of, or either, of those classes; ``rdfs:domain`` / ``rdfs:range`` elsewhere, always
+"instance of" — whichever the KG's profile declares), then empirical evidence (the most frequent types among a sample of the property's subjects
 and objects), else nothing: a property with no known domain is *unconstrained* and is never removed by the type
 filter. The index is read from the KG once (:func:`build_schema_index`) and stored as JSON.
 
@@ -32,8 +33,11 @@ from sparqlab.kg.profiles import KGProfile
 from sparqlab.kg.results import QueryResult
 
 Source = Literal["formal", "empirical", "none"]
+Relation = Literal["instance", "subclass", "either"]
+"""How an entity must relate to the classes of a declared domain or range (Wikidata P2309): be an instance of one,
+a subclass of one, or either. RDFS domains, empirical evidence and statements without P2309 are ``instance``."""
 
-SCHEMA_INDEX_VERSION = 1
+SCHEMA_INDEX_VERSION = 2
 """Bumped when what the index stores changes, so stored indexes are rebuilt."""
 
 EMPIRICAL_SAMPLE = 50
@@ -56,6 +60,9 @@ class PropertySchema:
     empirical_domain: tuple[str, ...] | None = ()
     empirical_range: tuple[str, ...] | None = ()
     """``None``: not sampled yet (a large KG's index samples a property the first time an agent meets it)."""
+    domain_relation: Relation = "instance"
+    range_relation: Relation = "instance"
+    """The P2309 relation of the formal domain / range declaration."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,14 @@ class SchemaIndex:
         if self.empirical_filter:
             return self.domain(prop) if side == "domain" else self.range(prop)
         return self.formal_domain(prop) if side == "domain" else self.formal_range(prop)
+
+    def relation(self, prop: str, side: Literal["domain", "range"] = "domain") -> Relation:
+        """The relation (P2309) an entity must have to the classes :meth:`filter_classes` enforces: the formal
+        declaration's, ``instance`` for empirical evidence."""
+        entry = self.properties.get(prop)
+        if entry is None or self._side(prop, side)[1] != "formal":
+            return "instance"
+        return entry.domain_relation if side == "domain" else entry.range_relation
 
     def domain(self, prop: str) -> frozenset[str]:
         """δ(p): formal (unmasked) domain, else empirical evidence if the fallback is on, else ∅ (unknown)."""
@@ -179,6 +194,7 @@ class SchemaIndex:
             "domain": sorted(self.domain(prop)), "domain_labels": [self.label(c) for c in sorted(self.domain(prop))],
             "range": sorted(self.range(prop)), "range_labels": [self.label(c) for c in sorted(self.range(prop))],
             "source": source, "domain_source": domain_source, "range_source": range_source,
+            "domain_relation": self.relation(prop, "domain"), "range_relation": self.relation(prop, "range"),
             "masked": prop in self.masked, "sampled": entry.empirical_domain is not None,
         }
 
@@ -246,15 +262,25 @@ def _formal(kg: KnowledgeGraph) -> dict[str, dict[str, set[str]]]:
                  f'{{ ?prop <{c.domain_predicate}> ?class BIND("domain" AS ?kind) }} UNION '
                  f'{{ ?prop <{c.range_predicate}> ?class BIND("range" AS ?kind) }} }}')
     else:
-        query = ("SELECT ?prop ?kind ?class WHERE { "
+        relation = (f"OPTIONAL {{ ?st <{c.relation_qualifier}> ?relation }} " if c.relation_qualifier else "")
+        query = ("SELECT ?prop ?kind ?class ?relation WHERE { "
                  f"?prop <{c.statement_predicate}> ?st . ?st <{c.statement_value}> ?constraint ; "
-                 f"<{c.class_qualifier}> ?class . "
+                 f"<{c.class_qualifier}> ?class . {relation}"
                  f'VALUES (?constraint ?kind) {{ (<{c.subject_type_item}> "domain") '
                  f'(<{c.value_type_item}> "range") }} }}')
+    relations = {c.subclass_relation_item: "subclass", c.either_relation_item: "either"}
     out: dict[str, dict[str, set[str]]] = {}
     for row in kg.bulk_values(query):
-        out.setdefault(row["prop"], {"domain": set(), "range": set()})[row["kind"]].add(row["class"])
+        entry = out.setdefault(row["prop"], {"domain": set(), "range": set(), "domain_relation": set(),
+                                             "range_relation": set()})
+        entry[row["kind"]].add(row["class"])
+        entry[row["kind"] + "_relation"].add(relations.get(row.get("relation"), "instance"))
     return out
+
+
+def _relation(found: set[str]) -> Relation:
+    """One relation for a declaration: its statements' relation, ``either`` when they differ."""
+    return next(iter(found)) if len(found) == 1 else ("either" if found else "instance")
 
 
 def _texts(kg: KnowledgeGraph, iris: list[str]) -> dict[str, tuple[str, str]]:
@@ -320,12 +346,14 @@ def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: in
     entries: dict[str, PropertySchema] = {}
     for prop, item in tqdm(sorted(items.items()), desc="schema index", unit="property",
                            disable=not (progress and eager)):
-        declared = formal.get(item, {"domain": set(), "range": set()})
+        declared = formal.get(item, {})
         label, description = texts.get(item, ("", ""))
         entries[prop] = PropertySchema(
-            prop, label, description, tuple(sorted(declared["domain"])), tuple(sorted(declared["range"])),
+            prop, label, description, tuple(sorted(declared.get("domain", ()))),
+            tuple(sorted(declared.get("range", ()))),
             sample_types(kg, prop, "subject", sample) if eager else unsampled,
             sample_types(kg, prop, "object", sample) if eager else unsampled,
+            _relation(declared.get("domain_relation", set())), _relation(declared.get("range_relation", set())),
         )
     classes = sorted({c for e in entries.values() for c in (*e.formal_domain, *e.formal_range,
                                                             *(e.empirical_domain or ()), *(e.empirical_range or ()))})

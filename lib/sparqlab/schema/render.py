@@ -13,6 +13,9 @@ from collections.abc import Callable, Iterable
 
 from sparqlab.schema.index import SchemaIndex
 
+RELATION_WORDS = {"instance": "", "subclass": "subclass of ", "either": "instance or subclass of "}
+"""How a declaration's P2309 relation is written before its classes ("instance of" is the unmarked case)."""
+
 
 def _names(classes: Iterable[str], name: Callable[[str], str]) -> str:
     return ", ".join(sorted(name(c) for c in classes))
@@ -28,10 +31,10 @@ def render_property(prop: str, schema: SchemaIndex, short_id: str, label: str = 
     text = f"{label} ({short_id})" + (f": {description}" if description else "")
     domain, range_ = schema.domain(prop), schema.range(prop)
     if domain:
-        hint = "usually " if schema.domain_source(prop) == "empirical" else ""
+        hint = "usually " if schema.domain_source(prop) == "empirical" else RELATION_WORDS[schema.relation(prop)]
         text += f" domain: {hint}{_names(domain, name)}"
     if range_:
-        hint = "usually " if schema.range_source(prop) == "empirical" else ""
+        hint = "usually " if schema.range_source(prop) == "empirical" else RELATION_WORDS[schema.relation(prop, "range")]
         text += f" range: {hint}{_names(range_, name)}"
     elif range_evidence:
         text += f" range (seen in results): {_names(range_evidence, name)}"
