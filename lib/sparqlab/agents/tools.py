@@ -345,9 +345,9 @@ def _learn_from_query(ctx: QuestionContext, session: AgentSession, triples: list
 async def _blocked(ctx: QuestionContext, session: AgentSession, triples: list[Triple]) -> str | None:
     """SAGA's execute-time check: the [BLOCKED] text for the first pattern whose property's known domain excludes
     its subject's known types (:func:`_check_state`), else ``None``."""
+    state = _check_state(ctx, session, triples)
     if not session.option("type_filter"):
         return None
-    state = _check_state(ctx, session, triples)
     closure = None
     if session.option("subclass_closure"):
         closure = {c: await closure_of(ctx, session, {c}) for t in triples for c in state.get(t.subject)}
