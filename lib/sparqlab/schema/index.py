@@ -382,6 +382,14 @@ def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
     return sorted(r["t"].value for r in rows)
 
 
+def class_superclasses(kg: KnowledgeGraph, entity: str) -> set[str]:
+    """σ(e) for an entity that is a class: itself and its subclass-of values (what a "subclass of" type
+    constraint is matched against); empty for an entity without subclass-of values (an instance)."""
+    rows = kg.query(f"SELECT DISTINCT ?s WHERE {{ <{entity}> <{kg.profile.subclass_predicate}> ?s }}").rows
+    direct = {r["s"].value for r in rows}
+    return {entity} | direct if direct else set()
+
+
 def superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str]:
     """The classes and everything above them by subclass-of (τ⁺ for the subclass-closure option)."""
     from sparqlab.schema.types import superclass_query
