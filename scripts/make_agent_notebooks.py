@@ -28,6 +28,7 @@ split: Optional[str] = None           # dataset split (None: each dataset's test
 sample: Optional[int] = {sample:<13} # questions per dataset, drawn stratified by question type; None: all
 sample_seed: int = 0                  # seed of that draw
 limit: Optional[int] = None           # then keep only the first N (a smoke test); None: all
+select: Optional[str] = None          # "answerable": first keep questions whose gold query answers on kg_url
 model: str = "standin-agent"          # a registered stand-in, or the model name your server serves
 model_url: Optional[str] = None       # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
 controller_temperature: float = 1.0   # controller sampling (appendix F.2: 1.0, top-p 0.9, 700 tokens)
@@ -45,7 +46,7 @@ from sparqlab.runs import model_label"""
 SETTINGS = """\
 settings = dict(experiment=experiment, kg=kg, kg_url=kg_url, kg_options={"search": kg_search} if kg_search else {},
                 model=model, model_url=model_url, concurrency=concurrency, cache=cache)
-selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit)
+selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit, select=select)
 agent_options = dict(controller_temperature=controller_temperature, max_actions=max_actions)
 figure_params = {"model": model, "kg": kg, "sample": sample, "limit": limit}"""
 

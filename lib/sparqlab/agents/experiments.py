@@ -32,7 +32,7 @@ def run_variants(variants: Mapping[str, tuple[str, Mapping[str, Any]]], datasets
     """Run each ``label -> (method name, options)`` on each dataset; returns every prediction (columns
     ``variant`` and ``dataset`` added, plus :func:`add_costs`) and the run results. ``settings`` are RunConfig
     fields shared by all runs; ``selection`` the question selection (``split``, ``sample``, ``sample_seed``,
-    ``limit``)."""
+    ``limit``, ``select``)."""
     frames, results = [], []
     for label, (method, options) in variants.items():
         for dataset in datasets:
