@@ -71,13 +71,16 @@ def _definition_span(text: str, qualname: str) -> tuple[int, int]:
     return sum(map(len, lines[:first])), sum(map(len, lines[:node.end_lineno]))
 
 
-KEYWORD = "lib/sparqlab/methods/direct/keyword_rules.py"
+KEYWORD = "lib/sparqlab/methods/direct/method/method/keyword_rules.py"
 KEYWORD_TESTS = ("tests/methods/test_keyword_rules.py",)
 NORMALISE = "lib/sparqlab/eval/normalise.py"
 NORMALISE_TESTS = ("tests/eval/test_eval_normalise.py",)
 MCQA = "lib/sparqlab/data/mcqa.py"
 MOVIE_TESTS = "tests/data/test_data_movies.py"
 MCQA_MEANING_TESTS = (f"{MOVIE_TESTS}::test_mcqa_gold_queries_mean_what_their_type_says",)
+
+SAGA_TOOLS = "lib/sparqlab/methods/agents/tools.py"
+SAGA_TESTS = "tests/agents/test_saga_fidelity.py"
 
 MUTATIONS = [
     Mutation("keyword: old class-line pattern (notes with ':' or '(' never match)", KEYWORD,
@@ -139,6 +142,32 @@ MUTATIONS = [
              "    if term.lang or term.datatype in (None,",
              "    if term.lang:\n        return _string(lexical) + '@' + term.lang\n    if term.datatype in (None,",
              NORMALISE_TESTS),
+    # SAGA fidelity (issue 18): each mutation restores the workbench's earlier behaviour
+    Mutation("saga: search hides hits again whenever the type filter is on", SAGA_TOOLS,
+             'session.focus and session.option("search_filter")', 'session.focus and session.option("type_filter")',
+             (f"{SAGA_TESTS}::test_search_annotates_property_hits_and_hides_none",)),
+    Mutation("saga: sampled (empirical) evidence filters like a declaration", "lib/sparqlab/methods/agents/schema/index.py",
+             "        if self.empirical_filter:\n", "        if True:\n",
+             (f"{SAGA_TESTS}::test_soft_evidence_never_removes_a_property_so_zero_coverage_filters_nothing",
+              "tests/schema/test_type_semantics.py")),
+    Mutation("saga: the P2309 relation ignored (a class matched by its instance-of types)", "lib/sparqlab/methods/agents/schema/types.py",
+             "related = related_classes(schema.relation(prop, side), types, supers)", "related = types",
+             (f"{SAGA_TESTS}::test_lookup_of_a_class_honours_the_relation_qualifier",
+              "tests/schema/test_class_relations.py")),
+    Mutation("saga: SPINACH's empty result carries SAGA's type hint", SAGA_TOOLS,
+             '(f"\\n{EMPTY_WARNING}" if schema_aware else "")', 'f"\\n{EMPTY_WARNING}"',
+             (f"{SAGA_TESTS}::test_spinach_reports_an_empty_result_without_saga_s_type_hint",)),
+    Mutation("saga: re-parse only replies that do not parse", "lib/sparqlab/methods/agents/controller.py",
+             'if action is not None and config.reparse == "on_failure":', "if action is not None:",
+             (f"{SAGA_TESTS}::test_every_controller_reply_is_reparsed_by_default",)),
+    Mutation("saga: variable types enter Θ before execution and stay with the name", "lib/sparqlab/methods/agents/saga.py",
+             'variable_types: str = "query"', 'variable_types: str = "trace"',
+             (f"{SAGA_TESTS}::test_a_reused_variable_does_not_keep_types_from_a_blocked_query",)),
+    Mutation("saga: empty-result rate over all questions (no query counted as empty)", "lib/sparqlab/eval/metrics.py",
+             'generated = [r for r in records if r["predicted_sparql"]]', "generated = list(records)",
+             ("tests/agents/test_empty_rate_definition.py",)),
+    Mutation("saga: --select answerable ignored", "lib/sparqlab/runs/runner.py",
+             'if config.select == "answerable":', "if False:", ("tests/agents/test_saga_datasets.py",)),
     Mutation("tautology: kg build reports one triple fewer than it stored", "lib/sparqlab/kg/movies.py",
              '"triples": len(lines),', '"triples": len(lines) - 1,',
              ("tests/kg/test_kg_cli.py::test_kg_build_prints_counts",)),

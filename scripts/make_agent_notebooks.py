@@ -28,6 +28,7 @@ split: Optional[str] = None           # dataset split (None: each dataset's test
 sample: Optional[int] = {sample:<13} # questions per dataset, drawn stratified by question type; None: all
 sample_seed: int = 0                  # seed of that draw
 limit: Optional[int] = None           # then keep only the first N (a smoke test); None: all
+select: Optional[str] = None          # "answerable": first keep questions whose gold query answers on kg_url
 model: str = "standin-agent"          # a registered stand-in, or the model name your server serves
 model_url: Optional[str] = None       # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
 controller_temperature: float = 1.0   # controller sampling (appendix F.2: 1.0, top-p 0.9, 700 tokens)
@@ -45,7 +46,7 @@ from sparqlab.runs import model_label"""
 SETTINGS = """\
 settings = dict(experiment=experiment, kg=kg, kg_url=kg_url, kg_options={"search": kg_search} if kg_search else {},
                 model=model, model_url=model_url, concurrency=concurrency, cache=cache)
-selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit)
+selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit, select=select)
 agent_options = dict(controller_temperature=controller_temperature, max_actions=max_actions)
 figure_params = {"model": model, "kg": kg, "sample": sample, "limit": limit}"""
 
@@ -69,12 +70,16 @@ frame, results = experiments.run_variants(variants, datasets, settings, **select
 label = model_label(model, results[0].metrics["model_is_standin"])"""),
     new_markdown_cell("## F1 / EM (%), Table 1 layout"),
     new_code_cell("experiments.score_table(frame)"),
-    new_markdown_cell("## Empty-result rate (%), Table 4 layout\nA question without a final query counts as empty."),
+    new_markdown_cell("## Empty-result rate (%), Table 4 layout\nOver the generated queries, as the paper defines "
+                      "it: the share of final queries that returned no answer. Questions that ended without a final "
+                      "query are the separate no-query rate below (`empty_rate_table(frame, over=\"all\")` gives "
+                      "the share of all questions without answers)."),
     new_code_cell("experiments.empty_rate_table(frame)"),
+    new_code_cell("experiments.no_query_table(frame)"),
     new_markdown_cell("## Boolean vs factoid questions, Table 3 layout\nASK questions are Boolean (MetaQA has none)."),
     new_code_cell("experiments.boolean_factoid_table(frame)"),
-    new_markdown_cell("## Cost per question\nActions, model calls by kind (controller, re-parse, pruning, answer "
-                      "type), tokens, [BLOCKED] observations, and per lookup the properties shown, removed by the "
+    new_markdown_cell("## Cost per question\nActions, model calls by kind (controller, re-parse — after every "
+                      "controller reply, as in appendix F.2 — pruning, answer type), tokens, [BLOCKED] observations, and per lookup the properties shown, removed by the "
                       "type filter and removed by LLM pruning."),
     new_code_cell("experiments.cost_table(frame)"),
     new_markdown_cell("## Figures\nSaved as PNG and PDF under `figures/<experiment>/`, named by model, KG and "
@@ -95,18 +100,20 @@ display(frame[["variant", "dataset", "question", "f1", "actions", "model_calls_t
 COVERAGE = [
     new_markdown_cell("# Robustness to incomplete schema\n\nSAGA keeping a fraction of the formal domain "
                       "declarations (P2302 on Wikidata, `rdfs:domain` on the movie KG), chosen by a seed; masked "
-                      "properties fall back to sampled types, or stay unconstrained without the empirical fallback "
-                      "(Table 6 layout, with the spread across seeds).\n\n" + STANDIN_NOTE),
+                      "properties fall back to sampled types, shown as hints that never remove a property, so 0 % "
+                      "coverage filters nothing (Table 6 layout, with the spread across seeds).\n\n" + STANDIN_NOTE),
     parameters(8, """\
 datasets: list[str] = ["metaqa-1hop"]  # `sparqlab data list` names or JSONL paths
 coverages: list[float] = [0.0, 0.25, 0.5, 0.75, 1.0]  # fractions of formal domain declarations kept
 seeds: list[int] = [0, 1, 2]          # coverage seeds: which declarations a fraction keeps
-empirical_fallback: bool = True       # sampled subject types stand in for masked / missing declarations
+empirical_fallback: bool = True       # sampled subject types shown as hints for masked / missing declarations
+empirical_filter: bool = False        # let those sampled types remove properties too (not the paper's reading)
 experiment: str = "schema-coverage"   # runs go to runs/<experiment>/, figures to figures/<experiment>/"""),
     new_code_cell(IMPORTS),
     new_code_cell(SETTINGS + """
 frame, results = experiments.coverage_sweep(coverages, seeds, datasets, settings,
-                                            {**agent_options, "empirical_fallback": empirical_fallback},
+                                            {**agent_options, "empirical_fallback": empirical_fallback,
+                                             "empirical_filter": empirical_filter},
                                             **selection)
 label = model_label(model, results[0].metrics["model_is_standin"])"""),
     new_markdown_cell("## F1 (%) by coverage, Table 6 layout\nMean over seeds; `seed sd` is the spread of the "
@@ -117,7 +124,8 @@ label = model_label(model, results[0].metrics["model_is_standin"])"""),
 ax = plots.metric_lines(frame, x="coverage", metric="f1", hue="dataset", units="coverage_seed")
 ax.set_title(f"{label}, band: sd over {len(seeds)} seeds")
 plots.save_figure(ax.figure, "coverage_f1", experiment=experiment,
-                  params={**figure_params, "seeds": len(seeds), "fallback": empirical_fallback}, runs=results)"""),
+                  params={**figure_params, "seeds": len(seeds), "fallback": empirical_fallback,
+                          "hard": empirical_filter}, runs=results)"""),
 ]
 
 ABLATION = [

@@ -39,6 +39,12 @@ class Scripted(StandinModel):
             return '{"answer_type_label": "country", "answer_type_id": "wd:Q6256"}'
         return self.controller.pop(0) if len(self.controller) > 1 else self.controller[0]
 
+    @property
+    def controller_requests(self) -> list[ChatRequest]:
+        """The controller calls alone (re-parse and answer-type calls left out)."""
+        return [r for r in self.requests if not r.last_user_message.startswith(REPARSE.text[:40])
+                and "answer_type_label" not in r.last_user_message]
+
 
 @pytest.fixture
 def agent_run(tmp_path, monkeypatch):
@@ -62,7 +68,7 @@ def test_unreadable_reply_is_reparsed_at_temperature_zero(agent_run):
                      reparse=[json.dumps({"thought": "find it", "action_name": "search_wikidata",
                                           "action_argument": "Jackson"})])
     row, trace = agent_run("spinach", model)
-    assert row["model_calls"] == {"controller": 2, "reparse": 1}
+    assert row["model_calls"] == {"controller": 2, "reparse": 2}  # every reply is re-parsed (appendix F.2)
     reparse = next(r for r in model.requests if r.last_user_message.startswith(REPARSE.text[:40]))
     assert reparse.temperature == 0.0 and "I should look for Jackson first." in reparse.last_user_message
     assert any(e.kind == "action" and e.data["name"] == "search" for e in trace)
@@ -89,15 +95,15 @@ def test_repeated_actions_are_not_rerun_and_end_the_question(agent_run):
     assert row["extra.stopped_by"] == "repeats" and row["extra.repeated_actions"] == 2 and row["extra.actions"] == 3
     searches = [e for e in trace if e.kind == "tool" and e.data.get("tool") == "search"]
     assert len(searches) == 2  # one action = entity + property search, run once only
-    assert "[REPEATED]" in model.requests[-1].last_user_message
+    assert "[REPEATED]" in model.controller_requests[-1].last_user_message
 
 
 def test_budget_and_window(agent_run):
     model = Scripted([f"Thought: step {i}\nAction: search(name {i})" for i in range(10)])
     row, _ = agent_run("spinach", model, max_actions=4, window=2)
     assert row["extra.stopped_by"] == "budget" and row["error_category"] == "budget_exhausted"
-    assert row["extra.actions"] == 4 and row["model_calls"] == {"controller": 4}
-    last = model.requests[-1].last_user_message
+    assert row["extra.actions"] == 4 and row["model_calls"] == {"controller": 4, "reparse": 4}
+    last = model.controller_requests[-1].last_user_message
     assert "(1 earlier step not shown)" in last and "search(name 1)" in last and "search(name 0)" not in last
 
 
@@ -134,12 +140,12 @@ def test_saga_lookup_filters_and_annotates_while_spinach_prunes(agent_run):
     script = ["Thought: x\nAction: lookup(wd:Q1045540)", "Thought: done\nAction: stop()"]
     saga_model = Scripted(script)
     row, _ = agent_run("saga", saga_model)
-    observation = saga_model.requests[-1].last_user_message
+    observation = saga_model.controller_requests[-1].last_user_message
     assert "place of birth" not in observation and "author (wdt:P50)" in observation
     assert "domain: literary work range: human" in observation
     assert row["extra.properties_filtered"] == 1 and "prune" not in row["model_calls"]
-    assert "Expected answer type: country (wd:Q6256)" in saga_model.requests[-1].messages[0][1]
-    assert "White Fang (wd:Q1045540): literary work" in saga_model.requests[-1].messages[0][1]
+    assert "Expected answer type: country (wd:Q6256)" in saga_model.controller_requests[-1].messages[0][1]
+    assert "White Fang (wd:Q1045540): literary work" in saga_model.controller_requests[-1].messages[0][1]
     spinach_model = Scripted(script)
     row, _ = agent_run("spinach", spinach_model)
     assert row["model_calls"]["prune"] == 1 and row["extra.properties_filtered"] == 0
@@ -155,6 +161,6 @@ def test_a_large_kgs_index_samples_properties_when_an_agent_meets_them(agent_run
     row, trace = agent_run("saga", model)
     sampling = [e for e in trace if e.kind == "query" and f"<{occupation}>" in e.data["sparql"]]
     assert len(sampling) == 4  # type counts and sample size, for subjects and for objects
-    observation = model.requests[-1].last_user_message
-    assert "occupation (wdt:P106): occupation of a person domain (observed): human range (observed): profession" \
+    observation = model.controller_requests[-1].last_user_message
+    assert "occupation (wdt:P106): occupation of a person domain: usually human range: usually profession" \
         in observation

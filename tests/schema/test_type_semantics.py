@@ -28,8 +28,20 @@ def test_filter_keeps_unknown_and_compatible_properties_and_removes_conflicting_
     assert human.kept == [WDT + "P19", WDT + "P106", WDT + "P999", WDT + "P5000"]
     assert human.removed == [WDT + "P17", WDT + "P1082"]
     city = type_filter(PROPS, {CITY}, INDEX)
-    assert city.removed == [WDT + "P19", WDT + "P1082", WDT + "P106"]  # P1082's domain is a superclass of city
-    assert type_filter(PROPS, {CITY, SETTLEMENT}, INDEX).removed == [WDT + "P19", WDT + "P106"]  # closed types
+    assert city.removed == [WDT + "P19", WDT + "P1082"]  # P1082's domain is a superclass of city
+    assert type_filter(PROPS, {CITY, SETTLEMENT}, INDEX).removed == [WDT + "P19"]  # closed types
+
+
+def test_sampled_evidence_is_soft_and_filters_only_in_the_empirical_filter_view():
+    """P106's domain is only sampled (human): a hint for a city, never a removal (SAGA "Schema index": soft
+    evidence); the ``empirical_filter`` view is the earlier reading that removed it."""
+    assert INDEX.domain(WDT + "P106") == {HUMAN} and INDEX.filter_classes(WDT + "P106") == frozenset()
+    assert WDT + "P106" in type_filter(PROPS, {CITY}, INDEX).kept
+    hard = INDEX.with_empirical_filter(True)
+    assert type_filter(PROPS, {CITY}, hard).removed == [WDT + "P19", WDT + "P1082", WDT + "P106"]
+    # at 0 % coverage only sampled evidence is left: nothing is removed by default, P106 and more otherwise
+    assert type_filter(PROPS, {CITY}, INDEX.with_coverage(0.0)).removed == []
+    assert type_filter(PROPS, {CITY}, hard.with_coverage(0.0)).removed == [WDT + "P106"]
 
 
 def test_filter_removes_nothing_without_types_and_uses_range_for_incoming_edges():

@@ -23,6 +23,10 @@ def register(subparsers) -> None:
     parser.add_argument("--sample", type=int, default=None, metavar="N",
                         help="N questions drawn reproducibly, stratified by question type (recorded in the run id)")
     parser.add_argument("--sample-seed", type=int, default=0, metavar="S", help="seed of --sample (default 0)")
+    parser.add_argument("--select", choices=["answerable"], default=None,
+                        help="a rule-defined subset before --limit/--sample: answerable = the gold query returns "
+                             "an answer on the KG (--kg-url), as the SAGA paper's evaluation sets (recorded in the "
+                             "run id)")
     parser.add_argument("--answer-match", choices=["iri", "label", "either"], default=None,
                         help="how predicted answers are compared with gold: by IRI, by label, or either "
                              "(default: the KG's rule; recorded in metrics.json)")
@@ -126,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
         kg_options={"search": args.kg_search} if args.kg_search else {},
         model=args.model, model_url=args.model_url, model_roles=parse_model_roles(args.model_role),
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
-        sample=args.sample, sample_seed=args.sample_seed, generate_only=args.generate_only,
+        sample=args.sample, sample_seed=args.sample_seed, select=args.select, generate_only=args.generate_only,
         answer_match=args.answer_match,
         concurrency=args.concurrency, question_timeout_s=args.question_timeout, shard_index=args.shard_index,
         num_shards=args.num_shards, cache=args.cache,
@@ -141,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
         raise RunAborted(f"{error}\nwhat to do: {hint}") from error.__cause__
     metrics = result.metrics
     scores = (f"F1 {_percent(metrics['f1'])}  EM {_percent(metrics['em'])}  empty {_percent(metrics['empty_rate'])}"
-              if metrics.get("n_scored") != 0 else "unscored (no question has gold answers or a gold query)")
+              f"  no query {_percent(metrics.get('no_query_rate'))}" if metrics.get("n_scored") != 0 else "unscored (no question has gold answers or a gold query)")
     print(f"{result.run_dir}\n{model_label(metrics.get('model'), metrics.get('model_is_standin'))}: {scores}  "
           f"({metrics['n_done']}/{metrics['n_questions']} done, {result.answered} answered now)")
     note = (metrics.get("model_cache_last_session") or {}).get("endpoint_note")

@@ -43,6 +43,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--coverage-seed", type=int, default=0, help="seed choosing which are kept (default 0)")
     parser.add_argument("--no-empirical", action="store_true",
                         help="no empirical fallback: properties without a formal declaration stay unconstrained")
+    parser.add_argument("--empirical-filter", action="store_true",
+                        help="let sampled types remove properties like a declaration (not the paper's reading: "
+                             "by default they are hints only)")
     parser.add_argument("--sample", type=int, default=50, help="subjects/objects sampled per property (default 50)")
     parser.add_argument("--format", choices=["text", "json"], default="text", help="output format")
 
@@ -56,7 +59,8 @@ def _index(args: argparse.Namespace):
     else:
         kg = open_kg(args.kg)
     index = load_or_build(kg, default_schema_folder(kg, args.sample), sample=args.sample)
-    view = index.with_coverage(args.schema_coverage, args.coverage_seed).with_empirical_fallback(not args.no_empirical)
+    view = index.with_coverage(args.schema_coverage, args.coverage_seed).with_empirical_fallback(
+        not args.no_empirical).with_empirical_filter(args.empirical_filter)
     return kg, view
 
 
@@ -69,13 +73,14 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     for row in rows:
         mark = " [masked]" if row["masked"] else ""
-        print(f"{kg.profile.shorten(row['property'])} {row['label']!r}: domain {', '.join(row['domain_labels']) or '-'}"
-              f" ({row['domain_source']}); range {', '.join(row['range_labels']) or '-'} ({row['range_source']}){mark}")
+        relation = "" if row["domain_relation"] == "instance" else f"{row['domain_relation']}: "
+        print(f"{kg.profile.shorten(row['property'])} {row['label']!r}: domain {relation}"
+              f"{', '.join(row['domain_labels']) or '-'} ({row['domain_source']}); range {', '.join(row['range_labels']) or '-'} ({row['range_source']}){mark}")
     return 0
 
 
 def _filter(args: argparse.Namespace) -> int:
-    from sparqlab.methods.agents.schema import entity_types, superclasses, type_filter
+    from sparqlab.methods.agents.schema import class_superclasses, entity_types, superclasses, type_filter
 
     kg, index = _index(args)
     profile = kg.profile
@@ -85,7 +90,10 @@ def _filter(args: argparse.Namespace) -> int:
     properties = list(given.values())
     types = entity_types(kg, entity)
     tau = superclasses(kg, types) if args.subclass_closure else set(types)
-    result = type_filter(properties, tau, index)
+    sigma = class_superclasses(kg, entity)
+    if sigma and args.subclass_closure:
+        sigma = superclasses(kg, sigma)
+    result = type_filter(properties, tau, index, superclasses=sigma)
     report = {"entity": entity, "resolved": {args.entity.strip(): entity, **given}, "types": types,
               "kept": result.kept, "removed": result.removed}
     if args.format == "json":
@@ -94,7 +102,7 @@ def _filter(args: argparse.Namespace) -> int:
     print(f"{_echo(args.entity, entity)}: types {', '.join(index.label(t) for t in types) or '(none)'}")
     for text, prop in given.items():
         verdict = "kept" if prop in result.kept else "REMOVED"
-        domain = ", ".join(index.label(c) for c in sorted(index.domain(prop))) or "unconstrained"
+        domain = ", ".join(index.label(c) for c in sorted(index.filter_classes(prop))) or "unconstrained"
         print(f"  {verdict:7} {_echo(text, prop)} ({index.label(prop)}): domain {domain}")
     return 0
 

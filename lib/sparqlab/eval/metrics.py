@@ -12,7 +12,14 @@ Edge cases, chosen so that EM = 1[Â = A*] holds everywhere:
   does.
 * exactly one set empty → F1 = 0 (precision or recall is undefined, the other is 0).
 * ASK answers are the one-element sets {"true"} / {"false"}, so a wrong boolean scores 0 and a right one 1.
-* a missing prediction (no query, or it failed to execute) is scored as the empty set and counts as empty.
+* a missing prediction (no query, or it failed to execute) is scored as the empty set (``empty`` is true).
+
+The empty-result rate is the SAGA paper's (Experiments, "Metrics"): "the proportion of generated queries that
+return no answer from the SPARQL endpoint" — over the questions that *have* a final query (one that fails to
+execute returns no answer, so it counts as empty). Questions without a final query are a separate
+``no_query_rate``; ``empty_rate_all`` is the share of all questions without answers (the workbench's earlier
+``empty_rate``). Records that do not say whether a query was generated (no ``predicted_sparql`` key, e.g. answer
+files) can only give the rate over all questions.
 
 Every method is scored by :func:`score_prediction` and runs are summarised by :func:`summarise`, so all numbers
 in a comparison come from the same code.
@@ -114,9 +121,9 @@ def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[
 def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Macro averages over per-question records (as written to ``predictions.jsonl``).
 
-    Returns ``n``, ``f1``, ``em``, ``empty_rate`` (share of questions whose prediction returned no answer), plus
-    ``precision``/``recall`` and the mean per question of each cost field in :data:`COST_FIELDS` when every
-    record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the sum of
+    Returns ``n``, ``f1``, ``em``, the rates of :func:`empty_rates` (``empty_rate`` over generated queries,
+    ``no_query_rate``, ``empty_rate_all``), plus ``precision``/``recall`` and the mean per question of each cost
+    field in :data:`COST_FIELDS` when every record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the sum of
     its counts.
     """
     records = list(records)
@@ -132,12 +139,25 @@ def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "n": len(records),
         "f1": statistics.fmean(float(r["f1"]) for r in records),
         "em": statistics.fmean(float(r["em"]) for r in records),
-        "empty_rate": statistics.fmean(float(r["empty"]) for r in records),
+        **empty_rates(records),
     }
     for key in ("precision", "recall", *COST_FIELDS):
         if all(r.get(key) is not None for r in records):
             summary[key] = statistics.fmean(_amount(r[key]) for r in records)
     return summary
+
+
+def empty_rates(records: list[Mapping[str, Any]]) -> dict[str, float | None]:
+    """``empty_rate``: share of the generated queries (records with a ``predicted_sparql``) that returned no
+    answer (SAGA's definition; ``None`` when no question has a query); ``no_query_rate``: share of questions
+    without a final query; ``empty_rate_all``: share of all questions without answers. Without
+    ``predicted_sparql`` keys only the last is known, and ``empty_rate`` falls back to it."""
+    every = statistics.fmean(float(r["empty"]) for r in records)
+    if not all("predicted_sparql" in r for r in records):
+        return {"empty_rate": every, "no_query_rate": None, "empty_rate_all": every}
+    generated = [r for r in records if r["predicted_sparql"]]
+    return {"empty_rate": statistics.fmean(float(r["empty"]) for r in generated) if generated else None,
+            "no_query_rate": 1.0 - len(generated) / len(records), "empty_rate_all": every}
 
 
 def _amount(value: Any) -> float:

@@ -32,7 +32,7 @@ def run_variants(variants: Mapping[str, tuple[str, Mapping[str, Any]]], datasets
     """Run each ``label -> (method name, options)`` on each dataset; returns every prediction (columns
     ``variant`` and ``dataset`` added, plus :func:`add_costs`) and the run results. ``settings`` are RunConfig
     fields shared by all runs; ``selection`` the question selection (``split``, ``sample``, ``sample_seed``,
-    ``limit``)."""
+    ``limit``, ``select``)."""
     frames, results = [], []
     for label, (method, options) in variants.items():
         for dataset in datasets:
@@ -98,10 +98,31 @@ def score_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
     return _percent(frame, by, "dataset", ("f1", "em"))
 
 
-def empty_rate_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
-    """Table 4 layout: empty-result rate (%) per dataset (no final query counts as empty, as in ``sparqlab.eval``)."""
-    table = frame.pivot_table(index=by, columns="dataset", values="empty", aggfunc="mean", sort=False) * 100
-    return table.reindex(columns=list(dict.fromkeys(frame["dataset"]))).round(1)
+def _has_query(frame: pd.DataFrame) -> pd.Series:
+    return frame["predicted_sparql"].fillna("").astype(str).str.strip() != ""
+
+
+def _rate(frame: pd.DataFrame, values: pd.Series, by: str, datasets: list[str]) -> pd.DataFrame:
+    table = frame.assign(_rate=values.astype(float)).pivot_table(index=by, columns="dataset", values="_rate",
+                                                                 aggfunc="mean", sort=False) * 100
+    return table.reindex(columns=datasets).round(1)
+
+
+def empty_rate_table(frame: pd.DataFrame, by: str = "variant", over: str = "generated") -> pd.DataFrame:
+    """Table 4 layout: empty-result rate (%) per dataset. ``over="generated"`` (the paper's definition, as
+    ``sparqlab.eval.empty_rates``): among the questions with a final query, the share whose query returned no
+    answer; questions without one are :func:`no_query_table`. ``over="all"``: the share of all questions without
+    answers (no final query counts as empty). Frames without ``predicted_sparql`` can only give the latter."""
+    if over not in ("generated", "all"):
+        raise ValueError(f"over must be 'generated' or 'all'; got {over!r}")
+    datasets = list(dict.fromkeys(frame["dataset"]))
+    rows = frame[_has_query(frame)] if over == "generated" and "predicted_sparql" in frame else frame
+    return _rate(rows, rows["empty"], by, datasets)
+
+
+def no_query_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
+    """Share (%) of questions per dataset that ended without a final query (beside Table 4's empty rate)."""
+    return _rate(frame, ~_has_query(frame), by, list(dict.fromkeys(frame["dataset"])))
 
 
 def question_kind(frame: pd.DataFrame) -> pd.Series:

@@ -54,7 +54,10 @@ class ConstraintScheme:
 
     ``kind="rdfs"``: a triple ``property domain_predicate Class`` (and ``range_predicate``) — RDFS, and Freebase
     with its own predicates. ``kind="wikidata"``: property-constraint statements (P2302) whose value is the
-    subject-type or value-type constraint item, with the allowed classes in a qualifier (P2308).
+    subject-type or value-type constraint item, with the allowed classes in a qualifier (P2308) and the relation
+    the subject (or value) must have to them in another (P2309: ``instance_relation_item`` "instance of",
+    ``subclass_relation_item`` "subclass of", ``either_relation_item`` "instance or subclass of"; a statement
+    without it means "instance of").
     """
 
     kind: Literal["rdfs", "wikidata"]
@@ -65,6 +68,10 @@ class ConstraintScheme:
     subject_type_item: str | None = None
     value_type_item: str | None = None
     class_qualifier: str | None = None
+    relation_qualifier: str | None = None
+    instance_relation_item: str | None = None
+    subclass_relation_item: str | None = None
+    either_relation_item: str | None = None
 
     def domain_range_query(self, property_iri: str) -> str:
         """A SELECT with ``?kind`` (``"domain"``/``"range"``) and ``?class`` for one property."""
@@ -255,7 +262,9 @@ WIKIDATA = KGProfile(
     constraints=ConstraintScheme(
         "wikidata", statement_predicate=WD + "prop/P2302", statement_value=WD + "prop/statement/P2302",
         subject_type_item=WD + "entity/Q21503250", value_type_item=WD + "entity/Q21510865",
-        class_qualifier=WD + "prop/qualifier/P2308",
+        class_qualifier=WD + "prop/qualifier/P2308", relation_qualifier=WD + "prop/qualifier/P2309",
+        instance_relation_item=WD + "entity/Q21503252", subclass_relation_item=WD + "entity/Q21514624",
+        either_relation_item=WD + "entity/Q30208840",
     ),
     answer_key="iri",
     endpoint="https://query.wikidata.org/sparql",

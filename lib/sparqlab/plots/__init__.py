@@ -132,6 +132,10 @@ def _slug(value: Any) -> str:
 HORIZONTAL_AFTER = 6
 """:func:`metric_bars` draws horizontal bars when there are more groups than this (their labels stay readable)."""
 
+LABEL_CHARACTERS_ACROSS = 60
+""":func:`metric_bars` also draws horizontal bars when its group labels together are longer than this: side by side
+under a single-column figure they would overlap (the figure check in :mod:`sparqlab.plots` would fail)."""
+
 
 def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | None = None,
                 ax: Axes | None = None, ci: float = 95, seed: int = 0, horizontal: bool | None = None) -> Axes:
@@ -147,7 +151,10 @@ def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | Non
     frame[metric] = frame[metric].astype(float) * (100 if metric in METRIC_LABELS else 1)
     frame[x] = frame[x].astype(str)
     order = list(dict.fromkeys(frame[x]))
-    horizontal = len(order) > HORIZONTAL_AFTER if horizontal is None else horizontal
+    counts = _group_counts(frame, x, hue)
+    labels = [f"{group} (n={counts[group]})" for group in order]
+    if horizontal is None:  # many groups, or labels too long to stand side by side under a single-column figure
+        horizontal = len(order) > HORIZONTAL_AFTER or sum(map(len, labels)) > LABEL_CHARACTERS_ACROSS
     if ax is None:
         size = (SINGLE_COLUMN[0], max(SINGLE_COLUMN[1], 0.25 * len(order) + 0.8)) if horizontal else None
         ax = subplots(figsize=size)[1]
@@ -155,8 +162,6 @@ def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | Non
                 orient="h" if horizontal else "v", errorbar=("ci", ci), seed=seed, ax=ax,
                 palette=PALETTE if hue else None, color=None if hue else sns.color_palette(PALETTE)[0],
                 capsize=0.1, err_kws={"linewidth": 1})
-    counts = _group_counts(frame, x, hue)
-    labels = [f"{group} (n={counts[group]})" for group in order]
     value_label = METRIC_LABELS.get(metric, metric)
     group_label = f"{x.replace('_', ' ')}\n[error bars: {ci:g}% bootstrap CI over questions]"
     if horizontal:

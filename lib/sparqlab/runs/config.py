@@ -52,6 +52,10 @@ class RunConfig:
       keeps the first N in dataset order (it also applies to questions passed in).
     - ``sample`` / ``sample_seed``: draw ``sample`` questions reproducibly, stratified by question type
       (:func:`sparqlab.data.sampling.sample_questions`), from the questions ``limit`` kept; ``None`` keeps all.
+    - ``select``: a rule-defined subset applied before ``limit`` and ``sample`` (:data:`SELECTIONS`):
+      ``"answerable"`` keeps the questions whose gold query returns an answer on the run's KG (``kg_url``: the
+      endpoint the run uses) — the rule behind the smaller evaluation sets of the SAGA paper
+      (docs/fidelity.md); a question without a gold query is kept when it has gold answers. ``None``: all.
     - ``seed``: the requests' sampling seed unless ``model_params`` sets one.
     - ``concurrency``: questions in flight at once (asyncio tasks).
     - ``question_timeout_s``: per-question limit on the method's work (``answer``) and, separately, on its
@@ -86,6 +90,7 @@ class RunConfig:
     limit: int | None = None
     sample: int | None = None
     sample_seed: int = 0
+    select: str | None = None
     seed: int = 0
     concurrency: int = 8
     question_timeout_s: float | None = 300.0
@@ -114,6 +119,8 @@ class RunConfig:
         if self.answer_match not in (None, *ANSWER_MATCH_MODES):
             raise ValueError(f"answer_match must be one of {', '.join(ANSWER_MATCH_MODES)} or None; "
                              f"got {self.answer_match!r}")
+        if self.select not in (None, *SELECTIONS):
+            raise ValueError(f"select must be one of {', '.join(SELECTIONS)} or None; got {self.select!r}")
         if self.sample is not None and self.sample < 0:
             raise ValueError(f"sample must be >= 0 or None; got {self.sample}")
         for role, spec in self.model_roles.items():
@@ -148,6 +155,9 @@ class RunConfig:
         """The request parameters every model call of the run starts from."""
         return {"seed": self.seed, **self.model_params}
 
+
+SELECTIONS = ("answerable",)
+"""Rule-defined question subsets (``RunConfig.select``)."""
 
 ROLE_KEYS = frozenset({"model", "url", "params", "options"})
 """Keys of one ``model_roles`` entry."""

@@ -16,7 +16,7 @@ from sparqlab.eval import summarise
 from sparqlab.llm import aggregate_usage
 from sparqlab.runs.manifest import now_iso
 
-SCORE_KEYS = ("f1", "em", "empty_rate", "precision", "recall")
+SCORE_KEYS = ("f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall")
 
 
 def _quantile(values: list[float], q: float) -> float:

@@ -82,8 +82,9 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
 
 
 def selection_label(run: Mapping[str, Any]) -> str:
-    """Which questions a run used, from its config: ``all``, ``sample 40 (seed 0)``, ``limit 10`` or both."""
-    parts = []
+    """Which questions a run used, from its config: ``all``, ``answerable``, ``sample 40 (seed 0)``, ``limit 10``
+    or several."""
+    parts = [run["select"]] if run.get("select") else []
     if run.get("sample") is not None:
         parts.append(f"sample {run['sample']} (seed {run.get('sample_seed', 0)})")
     if run.get("limit") is not None:
@@ -103,6 +104,7 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
         "f1": summary.get("f1"),
         "em": summary.get("em"),
         "empty_rate": summary.get("empty_rate"),
+        "no_query_rate": summary.get("no_query_rate"),
         "model": model_label(summary.get("model"), summary.get("model_is_standin")),
         "model_is_standin": summary.get("model_is_standin"),
         "method": summary.get("method"),
@@ -162,7 +164,7 @@ def load_config(run: str | Path, root: str | Path | None = None) -> dict[str, An
 
 
 COMPARE_FIELDS = ("model", "method", "kg", "dataset", "split", "selection", "date", "status", "done", "f1", "em", "empty_rate",
-                  "calls_per_q", "tokens_per_q", "latency_s", "wall_time_s", "errors")
+                  "no_query_rate", "calls_per_q", "tokens_per_q", "latency_s", "wall_time_s", "errors")
 
 
 def compare_rows(runs: Sequence[str | Path], root: str | Path | None = None) -> list[dict[str, Any]]:
@@ -173,7 +175,7 @@ def compare_rows(runs: Sequence[str | Path], root: str | Path | None = None) -> 
             for field in COMPARE_FIELDS]
 
 
-RATE_FIELDS = frozenset({"f1", "em", "empty_rate", "precision", "recall"})
+RATE_FIELDS = frozenset({"f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall"})
 """Fields printed in percent with one decimal, as the papers print them."""
 
 

@@ -131,9 +131,9 @@ async def arun(method: Method, questions: Sequence[Question] | None = None, conf
     return await runner.execute(set(redo_errors))
 
 
-def _resolve_questions(questions: Sequence[Question] | None, config: RunConfig) -> tuple[list[Question], str | None]:
-    """The (limited) question list and the split it came from (a named dataset's default split made explicit,
-    so that leaving ``split`` unset and naming the default give the same run)."""
+def _load_questions(questions: Sequence[Question] | None, config: RunConfig) -> tuple[list[Question], str | None]:
+    """The questions given or loaded, and the split they came from (a named dataset's default split made
+    explicit, so that leaving ``split`` unset and naming the default give the same run)."""
     split = config.split
     if questions is None:
         if not config.dataset:
@@ -143,15 +143,36 @@ def _resolve_questions(questions: Sequence[Question] | None, config: RunConfig) 
         if split is None and config.dataset in DATASETS:
             split = DATASETS[config.dataset].default_split
         questions = load(config.dataset, split)
-    questions = apply_limit(list(questions), config.limit)
+    return list(questions), split
+
+
+def answerable(question: Question, kg: KnowledgeGraph) -> bool:
+    """Whether ``question`` is answerable on ``kg``: its gold query runs without error and gives at least one
+    row (an ASK always answers); without a gold query, whether it has gold answers."""
+    if not question.gold_sparql:
+        return bool(question.gold_answers)
+    try:
+        result = kg.query(question.gold_sparql)
+    except KGError:
+        return False
+    return not result.is_empty
+
+
+def _select_questions(questions: list[Question], config: RunConfig, kg: KnowledgeGraph) -> list[Question]:
+    """``select`` (a rule-defined subset, checked in parallel on the KG), then ``limit``, then ``sample``."""
+    if config.select == "answerable":
+        with ThreadPoolExecutor(max(2, min(8, config.concurrency)), "sparqlab-select") as pool:
+            keep = list(pool.map(lambda q: answerable(q, kg), questions))
+        questions = [q for q, ok in zip(questions, keep, strict=True) if ok]
+    questions = apply_limit(questions, config.limit)
     if config.sample is not None:
         from sparqlab.data.sampling import sample_questions
 
         questions = sample_questions(questions, config.sample, config.sample_seed)
     if not questions:
-        raise ValueError(f"no questions to run ({config.dataset or 'questions=...'} gives none after limit/sample); "
-                         "nothing was written")
-    return questions, split
+        raise ValueError(f"no questions to run ({config.dataset or 'questions=...'} gives none after "
+                         "select/limit/sample); nothing was written")
+    return questions
 
 
 def _resolve_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Question]) -> tuple[Any, str]:
@@ -253,8 +274,9 @@ class Runner:
     def __init__(self, method: Method, questions: Sequence[Question] | None, config: RunConfig, *,
                  kg: KnowledgeGraph | None = None, model: ChatModel | None = None):
         self.method = method
-        self.all_questions, split = _resolve_questions(questions, config)
-        self.kg, kg_name = _resolve_kg(config, kg, self.all_questions)
+        loaded, split = _load_questions(questions, config)
+        self.kg, kg_name = _resolve_kg(config, kg, loaded)
+        self.all_questions = _select_questions(loaded, config, self.kg)
         self.model = _resolve_model(config, model, method)
         self.roles = _resolve_roles(config, self.model, method)
         self.config = dataclasses.replace(config, kg=kg_name, split=split,

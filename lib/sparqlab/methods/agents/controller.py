@@ -1,8 +1,9 @@
 """The ReAct controller shared by SPINACH and SAGA (SAGA Algorithm 1, the agentic loop).
 
 Each step: render the controller prompt (instructions + question + a window of recent steps), call the model
-(temperature 1.0, top-p 0.9, 700 tokens, stop at the observation marker — all configurable), parse one action
-(a temperature-0 re-parse call when the reply does not parse), run it as a registered tool over the question
+(temperature 1.0, top-p 0.9, 700 tokens, stop at the observation marker — all configurable), turn the reply into
+one action with the temperature-0 re-parse call (appendix F.2: after every controller reply; ``reparse=
+"on_failure"`` calls it only when the reply does not parse by itself), run it as a registered tool over the question
 context, append ``(thought, action, observation)`` to the history. ``stop`` ends the loop and the last executed
 query is the final query σ*. A budget bounds the actions, a repeated action is answered with its earlier
 observation instead of being run again, and too many consecutive repeats or unparseable replies end the
@@ -31,6 +32,10 @@ PARSE_FAILURE_OBSERVATION = (
     "`Action: name(argument)`, where name is one of " + ", ".join(ACTION_NAMES) + ".")
 
 
+REPARSE_MODES = ("every_step", "on_failure")
+"""When the re-parse call runs (``AgentConfig.reparse``)."""
+
+
 @dataclass(frozen=True)
 class AgentConfig(MethodConfig):
     """Settings of the ReAct controller (SPINACH; SAGA adds its own).
@@ -39,6 +44,9 @@ class AgentConfig(MethodConfig):
     - ``window``: how many recent steps the controller prompt shows (older ones are summarised as a count).
     - ``controller_temperature`` / ``controller_top_p`` / ``controller_max_tokens`` / ``controller_stop``: sampling
       of the controller call (appendix F.2: 1.0, 0.9, 700, the observation marker).
+    - ``reparse``: when the temperature-0 re-parse call runs: ``"every_step"`` (appendix F.2: a second call
+      re-parses every controller reply into JSON; its action is used, the reply's own parse only when the JSON
+      is unreadable) or ``"on_failure"`` (a cheaper variant: only for replies whose action does not parse).
     - ``reparse_max_tokens``: completion limit of the temperature-0 re-parse call.
     - ``max_repeats``: consecutive repeated actions after which the question ends (``stopped_by="repeats"``).
     - ``max_parse_failures``: consecutive unreadable replies (after re-parse) after which the question ends.
@@ -56,6 +64,7 @@ class AgentConfig(MethodConfig):
     controller_top_p: float = 0.9
     controller_max_tokens: int = 700
     controller_stop: tuple[str, ...] = (OBSERVATION_MARKER,)
+    reparse: str = "every_step"
     reparse_max_tokens: int = 400
     max_repeats: int = 3
     max_parse_failures: int = 3
@@ -69,6 +78,8 @@ class AgentConfig(MethodConfig):
     def __post_init__(self) -> None:
         if self.max_actions < 1 or self.window < 1:
             raise ValueError(f"max_actions and window must be >= 1; got {self.max_actions}, {self.window}")
+        if self.reparse not in REPARSE_MODES:
+            raise ValueError(f"reparse must be one of {', '.join(REPARSE_MODES)}; got {self.reparse!r}")
 
 
 @dataclass
@@ -226,7 +237,8 @@ class AgentMethod(Method):
         return MethodOutput(sparql, error, extra=session.extra(stopped_by))
 
     async def _next_action(self, session: AgentSession, ctx: QuestionContext) -> tuple[Action | None, str]:
-        """One controller call, and the re-parse call when its reply has no readable action."""
+        """One controller call, then the re-parse call: after every reply (``reparse="every_step"``, whose JSON
+        action wins over the reply's own parse) or only when the reply has no readable action."""
         config = self.config
         messages = [{"role": "system", "content": self.system_prompt(session, ctx)},
                     {"role": "user", "content": CONTROLLER_INPUT.render(question=session.question.text,
@@ -235,12 +247,12 @@ class AgentMethod(Method):
                                temperature=config.controller_temperature, top_p=config.controller_top_p,
                                max_tokens=config.controller_max_tokens, stop=list(config.controller_stop))
         action = parse_action(reply.text)
-        if action is not None:
+        if action is not None and config.reparse == "on_failure":
             return action, reply.text
         request = REPARSE.render(action_names=", ".join(ACTION_NAMES), output=reply.text)
         reparsed = await ctx.chat([{"role": "user", "content": request}], role="controller", kind="reparse",
                                   temperature=0.0, max_tokens=config.reparse_max_tokens)
-        return parse_reparse(reparsed.text), reply.text
+        return parse_reparse(reparsed.text) or action, reply.text
 
     @staticmethod
     async def _run(tools: dict[str, Tool], action: Action, ctx: QuestionContext) -> Observation:

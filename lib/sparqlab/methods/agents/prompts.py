@@ -57,7 +57,7 @@ SAGA_CONTROLLER = PromptTemplate("saga_controller", _STEPS + """
 
 ## Choosing properties with the schema
 - Lookups and property search show each property as "label (ID): description domain: … range: …" where the
-  knowledge graph declares (or samples show) which types it connects.
+  knowledge graph declares which types it connects; "domain: usually …" is only what samples of its uses show.
 - The domain is the type the subject (left side of the triple) must have; the range is the type of the object.
 - Prefer a property whose domain fits the known type of your subject and whose range fits the expected answer
   type; use domain and range to tell apart properties with similar names.

@@ -19,20 +19,33 @@ from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, WIKIDATA_TYPE_
 from sparqlab.methods.agents.schema import SCHEMA_INDEX_VERSION, SchemaIndex, default_schema_folder, load_or_build
 from sparqlab.platform import PrepareContext, QuestionContext, register_method
 
+VARIABLE_TYPES = ("query", "trace")
+"""Where a variable's types for the [BLOCKED] check come from (``SagaConfig.variable_types``)."""
+
 
 @dataclass(frozen=True)
 class SagaConfig(AgentConfig):
     """SAGA's settings on top of :class:`~sparqlab.methods.agents.controller.AgentConfig`.
 
-    - ``type_filter``: apply P_τ(e) (Eq. 3) in lookups and property search, and [BLOCKED] at execute time
-      (Table 5 "− type-constrained filtering" when off: neighbourhoods shown in full, still annotated).
+    - ``type_filter``: apply P_τ(e) (Eq. 3) in lookups and [BLOCKED] at execute time (Table 5 "− type-constrained
+      filtering" when off: neighbourhoods shown in full, still annotated). Property search never depends on it.
+    - ``search_filter``: also hide property search hits whose known domain excludes the types of the last
+      looked-up entity (not in the paper, whose search only annotates; off by default, a variant).
     - ``type_state``: keep Θ across steps — entity types from lookups, variable types from executed type
       patterns, trace-local range evidence, the type context in the prompt (Table 5 "− persistent type state"
       when off: only the current lookup's and query's own types are used).
     - ``answer_type_prior``: the one-off answer-type call and its use as a prior (Table 5 "− answer-type prior").
     - ``schema_coverage`` / ``coverage_seed``: keep this fraction of formal domain declarations, chosen
       reproducibly by the seed (Table 6); masked properties fall back like undeclared ones.
-    - ``empirical_fallback``: use sampled subject/object types where no formal declaration exists.
+    - ``empirical_fallback``: show sampled subject/object types as a hint ("domain: usually …") where no formal
+      declaration exists. Soft evidence never removes a property or blocks a query (method section, "Schema
+      index"), so at ``schema_coverage=0`` the filter removes nothing.
+    - ``empirical_filter``: let that sampled evidence remove properties in lookups like a declaration (the
+      workbench's earlier reading; off by default). [BLOCKED] relies on formal declarations either way.
+    - ``variable_types``: ``"query"`` (default) — the [BLOCKED] check takes a variable's types from the query's
+      own type patterns, and Θ records them only after the query ran with results, replacing what an earlier
+      query said about the same variable name; ``"trace"`` — the earlier reading: every query's type patterns
+      enter Θ before it runs (blocked and failing ones too) and a variable keeps them for later queries.
     - ``subclass_closure``: close τ(e) under subclass-of before filtering (an improvement the paper names in E.7;
       off by default, as in the paper).
     - ``type_context_entries`` / ``knowledge_log_entries``: Θ entries (5) and outcomes (6) in the prompt.
@@ -48,6 +61,9 @@ class SagaConfig(AgentConfig):
     schema_coverage: float = 1.0
     coverage_seed: int = 0
     empirical_fallback: bool = True
+    empirical_filter: bool = False
+    search_filter: bool = False
+    variable_types: str = "query"
     subclass_closure: bool = False
     type_context_entries: int = 5
     knowledge_log_entries: int = 6
@@ -58,12 +74,14 @@ class SagaConfig(AgentConfig):
         super().__post_init__()
         if not 0.0 <= self.schema_coverage <= 1.0:
             raise ValueError(f"schema_coverage must be in [0, 1]; got {self.schema_coverage}")
+        if self.variable_types not in VARIABLE_TYPES:
+            raise ValueError(f"variable_types must be one of {', '.join(VARIABLE_TYPES)}; got {self.variable_types!r}")
 
 
 def schema_view(index: SchemaIndex, config: SagaConfig) -> SchemaIndex:
-    """The index as one configuration sees it: coverage mask and fallback switch applied."""
+    """The index as one configuration sees it: coverage mask, fallback and empirical-filter switches applied."""
     return index.with_coverage(config.schema_coverage, config.coverage_seed).with_empirical_fallback(
-        config.empirical_fallback)
+        config.empirical_fallback).with_empirical_filter(config.empirical_filter)
 
 
 @register_method("saga")

@@ -4,12 +4,16 @@ SPINACH's tools (``agent_*``) show search hits and neighbourhoods as they are an
 neighbourhood with an LLM call. SAGA's variants (``saga_*``) run the same KG calls through the schema:
 
 - ``saga_lookup``: adds τ(e) to Θ, applies P_τ(e) (Eq. 3) to the outgoing properties (and the same rule with ρ(p)
-  to incoming ones), renders the rest compactly with domain and range, lists properties whose range fits the
-  expected answer type first, and falls back to LLM pruning only when the entity has no type;
-- ``saga_search``: property hits annotated, and filtered by the types of the entity in focus (the last lookup);
-- ``saga_execute``: records the query's type patterns in Θ, answers [BLOCKED] instead of running a pattern whose
-  property has a known domain that excludes its subject's known type, and records trace-local range evidence
-  from non-empty results of properties the index has no range for.
+  to incoming ones) with *known* (formal, unmasked) declarations only, renders the rest compactly with domain
+  and range (empirical evidence as a "usually" hint), lists properties whose range fits the expected answer type
+  first, and falls back to LLM pruning only when the entity has no type;
+- ``saga_search``: property hits annotated with domain and range; the paper's search hides nothing (P_τ(e)
+  belongs to an entity's lookup, and the property a multi-hop question needs often belongs to an intermediate
+  variable). Hiding hits by the last looked-up entity's types is the non-default ``search_filter`` option;
+- ``saga_execute``: answers [BLOCKED] instead of running a pattern whose property has a known domain that
+  excludes its subject's known type (Θ's entity types plus the query's own type patterns), and after a
+  successful run records the query's variable types in Θ and trace-local range evidence from non-empty results
+  of properties the index has no range for. A failing (blocked, erroneous or empty) query teaches Θ nothing.
 
 All KG access goes through ``ctx.search`` / ``ctx.lookup`` / ``ctx.examples`` / ``ctx.query`` (counted per tool).
 """
@@ -36,12 +40,17 @@ from sparqlab.methods.agents.schema import (
     superclass_query,
     triple_patterns,
     type_filter,
+    type_patterns,
 )
 from sparqlab.platform import QuestionContext
 from sparqlab.platform.tools import Observation, Tool, register_tool
 
-EMPTY_WARNING = ("[WARNING] The query returned no results. Check the direction of each triple, the entity ids "
-                 "and whether the property applies to this kind of entity; try another property or entity.")
+EMPTY_RESULT = "(no rows): the query returned an empty result."
+"""The observation of an empty result: all SPINACH says (its tool only reports the result)."""
+EMPTY_WARNING = ("[WARNING] Check the direction of each triple, the entity ids and whether the property applies "
+                 "to this kind of entity; try another property or entity.")
+"""SAGA's addition to the empty-result observation (appendix F.2: "If the result is empty with a [WARNING], check
+property type compatibility")."""
 RANGE_SAMPLE = 5
 """Result values whose types are read for trace-local range evidence."""
 
@@ -120,9 +129,10 @@ async def _search(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     hidden: list[str] = []
     if schema_aware:
         await ensure_sampled(ctx, session, predicates)
-    if schema_aware and session.focus and session.option("type_filter"):
+    if schema_aware and session.focus and session.option("search_filter"):
         focus_types = await _entity_types(ctx, session, session.theta.get(session.focus))
-        result = type_filter(predicates, focus_types, session.schema)
+        result = type_filter(predicates, focus_types, session.schema,
+                             superclasses=session.theta.superclasses.get(session.focus, ()))
         predicates, hidden = result.kept, result.removed
         session.counts["search_filtered"] += len(hidden)
     if predicates:
@@ -193,6 +203,7 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     type_ids = {t for t, _ in hood.types}
     class_labels = {t: label for t, label in hood.types if label}
     session.focus = hood.id
+    supers = await _superclasses(ctx, session, hood) if schema_aware else set()
     if schema_aware and session.option("type_state"):
         if session.theta.add(hood.id, type_ids, hood.label, class_labels) and type_ids:
             session.note(f"[info] {_named(ctx, hood.id, hood.label)} is "
@@ -200,6 +211,8 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     elif schema_aware:  # without a persistent state only this lookup knows the entity's types
         session.theta = TypeState(answer_type=session.theta.answer_type)
         session.theta.add(hood.id, type_ids, hood.label, class_labels)
+    if supers:
+        session.theta.superclasses[hood.id] = supers
     groups = {"out": _group(hood.outgoing), "in": _group(hood.incoming)}
     total = sum(len(props) for props in groups.values())
     if schema_aware:
@@ -209,7 +222,7 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     if schema_aware and type_ids and session.option("type_filter"):
         tau = await _entity_types(ctx, session, type_ids)
         for direction, side in (("out", "domain"), ("in", "range")):
-            result = type_filter(groups[direction], tau, session.schema, side=side)
+            result = type_filter(groups[direction], tau, session.schema, side=side, superclasses=supers)
             groups[direction] = {p: groups[direction][p] for p in result.kept}
             filtered += len(result.removed)
         if filtered:
@@ -225,6 +238,15 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
                             "filtered": filtered, "pruned": pruned})
     ctx.log("lookup_filter", entity=hood.id, properties=total, shown=shown, filtered=filtered, pruned=pruned)
     return Observation(_render_lookup(ctx, session, hood, groups, notes, schema_aware), hood)
+
+
+async def _superclasses(ctx: QuestionContext, session: AgentSession, hood: Neighbourhood) -> set[str]:
+    """σ(e) of an entity that is a class: itself and its subclass-of values (closed under subclass-of with the
+    ``subclass_closure`` option); empty for an entity without subclass-of edges (an instance)."""
+    direct = {e.value for e in hood.outgoing if e.property == ctx.kg.profile.subclass_predicate}
+    if not direct:
+        return set()
+    return {hood.id} | await _entity_types(ctx, session, direct)
 
 
 def _answer_fit(session: AgentSession, prop: str, direction: str) -> bool:
@@ -279,15 +301,51 @@ async def _examples(ctx: QuestionContext, args: dict[str, Any]) -> Observation:
     return Observation("\n".join(lines), rows)
 
 
+def _check_state(ctx: QuestionContext, session: AgentSession, triples: list[Triple]) -> TypeState:
+    """The types the [BLOCKED] check of one query relies on, without touching Θ (a query that is blocked or
+    fails must not teach Θ anything): Θ's entity types (with the persistent state), and for variables the
+    query's own type patterns — a variable name is reused across queries for different things, so ``?x``'s
+    types from an earlier query do not carry over. ``variable_types="trace"`` is the older reading: every
+    query's type patterns are written into Θ before it runs and a variable keeps them for later queries."""
+    type_predicate = ctx.kg.profile.type_predicate
+    if session.option("variable_types") == "trace":
+        state = session.theta if session.option("type_state") else TypeState()
+        for term, cls in state.observe_query(triples, type_predicate):
+            if term.startswith("?"):
+                session.note(f"[info] {term} is {state.class_name(cls)}")
+        return state
+    state = TypeState(class_labels=session.theta.class_labels)
+    if session.option("type_state"):
+        state.superclasses = session.theta.superclasses
+        for term, classes in session.theta.types.items():
+            if not term.startswith("?"):
+                state.add(term, classes)
+    state.observe_query(triples, type_predicate)
+    return state
+
+
+def _learn_from_query(ctx: QuestionContext, session: AgentSession, triples: list[Triple]) -> None:
+    """After a successful run: the query's type patterns become Θ's record of its variables (replacing what an
+    earlier query said about the same name) and of its entities (added to what Θ knows)."""
+    found: dict[str, set[str]] = {}
+    for term, cls in type_patterns(triples, ctx.kg.profile.type_predicate):
+        found.setdefault(term, set()).add(cls)
+    theta = session.theta
+    for term, classes in found.items():
+        theta.class_labels.update({c: session.schema.label(c) for c in classes if c not in theta.class_labels})
+        if term.startswith("?"):
+            if theta.get(term) != classes:
+                theta.types.pop(term, None)
+                theta.add(term, classes)
+                session.note(f"[info] {term} is {', '.join(sorted(theta.class_name(c) for c in classes))}")
+        else:
+            theta.add(term, classes)
+
+
 async def _blocked(ctx: QuestionContext, session: AgentSession, triples: list[Triple]) -> str | None:
     """SAGA's execute-time check: the [BLOCKED] text for the first pattern whose property's known domain excludes
-    its subject's known types (Θ plus the query's own type patterns), else ``None``."""
-    profile = ctx.kg.profile
-    # without a persistent state only what this query itself says counts
-    state = session.theta if session.option("type_state") else TypeState()
-    for term, cls in state.observe_query(triples, profile.type_predicate):
-        if term.startswith("?"):
-            session.note(f"[info] {term} is {state.class_name(cls)}")
+    its subject's known types (:func:`_check_state`), else ``None``."""
+    state = _check_state(ctx, session, triples)
     if not session.option("type_filter"):
         return None
     closure = None
@@ -346,12 +404,15 @@ async def _execute(ctx: QuestionContext, args: dict[str, Any], schema_aware: boo
     session.last_query, session.last_query_empty = sparql, result.is_empty
     if result.is_empty:
         session.note(f"[fail] Empty: {' '.join(sparql.split())[:120]}")
-        return Observation(f"(no rows)\n{EMPTY_WARNING}", result)
+        return Observation(EMPTY_RESULT + (f"\n{EMPTY_WARNING}" if schema_aware else ""), result)
     iris = {t.value for row in result.rows[:session.config.execute_max_rows] for t in row.values() if t.type == "uri"}
     text = result.to_observation(session.config.execute_max_rows, await _labels(ctx, iris))
     session.note(f"[ok] {len(result)} row{'s' if len(result) != 1 else ''}: {' '.join(sparql.split())[:120]}")
-    if schema_aware and session.option("type_state") and result.kind == "select":
-        await _range_evidence(ctx, session, triples, result)
+    if schema_aware and session.option("type_state"):
+        if session.option("variable_types") != "trace":
+            _learn_from_query(ctx, session, triples)
+        if result.kind == "select":
+            await _range_evidence(ctx, session, triples, result)
     return Observation(text, result)
 
 
@@ -378,8 +439,8 @@ AGENT_TOOLS = (
     Tool("agent_execute", "Run a SPARQL query; empty results and errors come back with guidance.", _SPARQL,
          partial(_execute, schema_aware=False)),
     Tool("agent_stop", "End; the last executed query is the final query.", {}, _stop),
-    Tool("saga_search", "Search with property hits annotated by domain/range and filtered by the focus entity's "
-         "types (SAGA).", _TEXT, partial(_search, schema_aware=True)),
+    Tool("saga_search", "Search with property hits annotated by domain/range (SAGA).", _TEXT,
+         partial(_search, schema_aware=True)),
     Tool("saga_lookup", "Schema-aware lookup: P_τ(e) filtering and compact domain/range rendering (SAGA).", _ENTITY,
          partial(_lookup, schema_aware=True)),
     Tool("saga_execute", "Execute with type-state updates, [BLOCKED] on known domain conflicts and trace-local "

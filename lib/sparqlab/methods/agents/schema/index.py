@@ -1,14 +1,20 @@
 """The schema index of SAGA (method section, "Schema index"): per property, a domain δ(p) and a range ρ(p).
 
 Sources, in order: formal declarations (Wikidata property constraints P2302 with the subject-type / value-type
-constraint item and P2308 class qualifiers; ``rdfs:domain`` / ``rdfs:range`` elsewhere — whichever the KG's
-profile declares), then empirical evidence (the most frequent types among a sample of the property's subjects
+constraint item, P2308 class qualifiers and the P2309 relation qualifier — whether the subject must be an
+instance of, a subclass of, or either, of those classes; ``rdfs:domain`` / ``rdfs:range`` elsewhere, always
+"instance of" — whichever the KG's profile declares), then empirical evidence (the most frequent types among a sample of the property's subjects
 and objects), else nothing: a property with no known domain is *unconstrained* and is never removed by the type
 filter. The index is read from the KG once (:func:`build_schema_index`) and stored as JSON.
 
+Formal declarations are *known* constraints; empirical evidence is *soft* (the paper's "soft domain and range
+evidence"): it is shown to the controller as a hint and never removes a property, unless the non-default
+``empirical_filter`` view asks for the older behaviour (:meth:`SchemaIndex.filter_classes`).
+
 Coverage masking (Table 6) keeps a fraction of the formal *domain* declarations, chosen reproducibly by a seed
-(:meth:`SchemaIndex.with_coverage`); a masked property falls back to its empirical evidence when the empirical
-fallback is on, exactly as a property that never had a formal declaration.
+(:meth:`SchemaIndex.with_coverage`); a masked property falls back to its empirical evidence (a hint) when the
+empirical fallback is on, exactly as a property that never had a formal declaration — so at 0 % coverage the
+filter removes nothing (Table 6's left end).
 """
 
 from __future__ import annotations
@@ -27,8 +33,11 @@ from sparqlab.kg.profiles import KGProfile
 from sparqlab.kg.results import QueryResult
 
 Source = Literal["formal", "empirical", "none"]
+Relation = Literal["instance", "subclass", "either"]
+"""How an entity must relate to the classes of a declared domain or range (Wikidata P2309): be an instance of one,
+a subclass of one, or either. RDFS domains, empirical evidence and statements without P2309 are ``instance``."""
 
-SCHEMA_INDEX_VERSION = 1
+SCHEMA_INDEX_VERSION = 2
 """Bumped when what the index stores changes, so stored indexes are rebuilt."""
 
 EMPIRICAL_SAMPLE = 50
@@ -51,6 +60,9 @@ class PropertySchema:
     empirical_domain: tuple[str, ...] | None = ()
     empirical_range: tuple[str, ...] | None = ()
     """``None``: not sampled yet (a large KG's index samples a property the first time an agent meets it)."""
+    domain_relation: Relation = "instance"
+    range_relation: Relation = "instance"
+    """The P2309 relation of the formal domain / range declaration."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +70,8 @@ class SchemaIndex:
     """δ(p) and ρ(p) for every property of one KG, plus the labels of the classes they mention.
 
     ``masked`` holds the properties whose formal domain coverage masking removed; ``empirical_fallback`` says
-    whether empirical evidence stands in where no (unmasked) formal declaration exists.
+    whether empirical evidence is shown where no (unmasked) formal declaration exists; ``empirical_filter``
+    (not the paper's reading, off by default) lets that evidence remove properties like a declaration.
     """
 
     kg_identity: str
@@ -66,6 +79,7 @@ class SchemaIndex:
     class_labels: dict[str, str] = field(default_factory=dict)
     masked: frozenset[str] = frozenset()
     empirical_fallback: bool = True
+    empirical_filter: bool = False
 
     # -- δ and ρ --------------------------------------------------------------------------------------------
 
@@ -78,6 +92,27 @@ class SchemaIndex:
         if entry is None or prop in self.masked:
             return frozenset()
         return frozenset(entry.formal_domain)
+
+    def formal_range(self, prop: str) -> frozenset[str]:
+        """The formal range (coverage masking applies to domains only)."""
+        entry = self.properties.get(prop)
+        return frozenset(entry.formal_range) if entry is not None else frozenset()
+
+    def filter_classes(self, prop: str, side: Literal["domain", "range"] = "domain") -> frozenset[str]:
+        """The classes the type filter enforces for ``prop``: only a *known* (formal, unmasked) declaration —
+        empirical evidence is soft and never removes a property (method section, "Schema index") — unless this
+        view has ``empirical_filter`` on, when δ(p) / ρ(p) with their empirical fallback are enforced."""
+        if self.empirical_filter:
+            return self.domain(prop) if side == "domain" else self.range(prop)
+        return self.formal_domain(prop) if side == "domain" else self.formal_range(prop)
+
+    def relation(self, prop: str, side: Literal["domain", "range"] = "domain") -> Relation:
+        """The relation (P2309) an entity must have to the classes :meth:`filter_classes` enforces: the formal
+        declaration's, ``instance`` for empirical evidence."""
+        entry = self.properties.get(prop)
+        if entry is None or self._side(prop, side)[1] != "formal":
+            return "instance"
+        return entry.domain_relation if side == "domain" else entry.range_relation
 
     def domain(self, prop: str) -> frozenset[str]:
         """δ(p): formal (unmasked) domain, else empirical evidence if the fallback is on, else ∅ (unknown)."""
@@ -129,6 +164,9 @@ class SchemaIndex:
     def with_empirical_fallback(self, enabled: bool) -> SchemaIndex:
         return replace(self, empirical_fallback=enabled)
 
+    def with_empirical_filter(self, enabled: bool) -> SchemaIndex:
+        return replace(self, empirical_filter=enabled)
+
     # -- lazy sampling (large KGs) ----------------------------------------------------------------------------
 
     def needs_sample(self, prop: str) -> bool:
@@ -156,6 +194,7 @@ class SchemaIndex:
             "domain": sorted(self.domain(prop)), "domain_labels": [self.label(c) for c in sorted(self.domain(prop))],
             "range": sorted(self.range(prop)), "range_labels": [self.label(c) for c in sorted(self.range(prop))],
             "source": source, "domain_source": domain_source, "range_source": range_source,
+            "domain_relation": self.relation(prop, "domain"), "range_relation": self.relation(prop, "range"),
             "masked": prop in self.masked, "sampled": entry.empirical_domain is not None,
         }
 
@@ -223,15 +262,25 @@ def _formal(kg: KnowledgeGraph) -> dict[str, dict[str, set[str]]]:
                  f'{{ ?prop <{c.domain_predicate}> ?class BIND("domain" AS ?kind) }} UNION '
                  f'{{ ?prop <{c.range_predicate}> ?class BIND("range" AS ?kind) }} }}')
     else:
-        query = ("SELECT ?prop ?kind ?class WHERE { "
+        relation = (f"OPTIONAL {{ ?st <{c.relation_qualifier}> ?relation }} " if c.relation_qualifier else "")
+        query = ("SELECT ?prop ?kind ?class ?relation WHERE { "
                  f"?prop <{c.statement_predicate}> ?st . ?st <{c.statement_value}> ?constraint ; "
-                 f"<{c.class_qualifier}> ?class . "
+                 f"<{c.class_qualifier}> ?class . {relation}"
                  f'VALUES (?constraint ?kind) {{ (<{c.subject_type_item}> "domain") '
                  f'(<{c.value_type_item}> "range") }} }}')
+    relations = {c.subclass_relation_item: "subclass", c.either_relation_item: "either"}
     out: dict[str, dict[str, set[str]]] = {}
     for row in kg.bulk_values(query):
-        out.setdefault(row["prop"], {"domain": set(), "range": set()})[row["kind"]].add(row["class"])
+        entry = out.setdefault(row["prop"], {"domain": set(), "range": set(), "domain_relation": set(),
+                                             "range_relation": set()})
+        entry[row["kind"]].add(row["class"])
+        entry[row["kind"] + "_relation"].add(relations.get(row.get("relation"), "instance"))
     return out
+
+
+def _relation(found: set[str]) -> Relation:
+    """One relation for a declaration: its statements' relation, ``either`` when they differ."""
+    return next(iter(found)) if len(found) == 1 else ("either" if found else "instance")
 
 
 def _texts(kg: KnowledgeGraph, iris: list[str]) -> dict[str, tuple[str, str]]:
@@ -297,12 +346,14 @@ def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: in
     entries: dict[str, PropertySchema] = {}
     for prop, item in tqdm(sorted(items.items()), desc="schema index", unit="property",
                            disable=not (progress and eager)):
-        declared = formal.get(item, {"domain": set(), "range": set()})
+        declared = formal.get(item, {})
         label, description = texts.get(item, ("", ""))
         entries[prop] = PropertySchema(
-            prop, label, description, tuple(sorted(declared["domain"])), tuple(sorted(declared["range"])),
+            prop, label, description, tuple(sorted(declared.get("domain", ()))),
+            tuple(sorted(declared.get("range", ()))),
             sample_types(kg, prop, "subject", sample) if eager else unsampled,
             sample_types(kg, prop, "object", sample) if eager else unsampled,
+            _relation(declared.get("domain_relation", set())), _relation(declared.get("range_relation", set())),
         )
     classes = sorted({c for e in entries.values() for c in (*e.formal_domain, *e.formal_range,
                                                             *(e.empirical_domain or ()), *(e.empirical_range or ()))})
@@ -331,6 +382,14 @@ def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
     entity = kg.profile.resolve_id(entity, "entity")
     rows = kg.query(f"SELECT DISTINCT ?t WHERE {{ <{entity}> <{kg.profile.type_predicate}> ?t }}").rows
     return sorted(r["t"].value for r in rows)
+
+
+def class_superclasses(kg: KnowledgeGraph, entity: str) -> set[str]:
+    """σ(e) for an entity that is a class: itself and its subclass-of values (what a "subclass of" type
+    constraint is matched against); empty for an entity without subclass-of values (an instance)."""
+    rows = kg.query(f"SELECT DISTINCT ?s WHERE {{ <{entity}> <{kg.profile.subclass_predicate}> ?s }}").rows
+    direct = {r["s"].value for r in rows}
+    return {entity} | direct if direct else set()
 
 
 def superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str]:

@@ -2,8 +2,9 @@
 
     label (ID): description domain: type names range: type names
 
-Domain and range are shown where known; empirical evidence is marked ``(observed)`` so the controller can tell a
-declaration from a sample, and trace-local range evidence is added when the index has no range.
+Domain and range are shown where known; empirical evidence is soft and rendered as a hint (``domain: usually
+…``) so the controller can tell a declaration from a sample, and trace-local range evidence is added when the
+index has no range.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from sparqlab.methods.agents.schema.index import SchemaIndex
+
+RELATION_WORDS = {"instance": "", "subclass": "subclass of ", "either": "instance or subclass of "}
+"""How a declaration's P2309 relation is written before its classes ("instance of" is the unmarked case)."""
 
 
 def _names(classes: Iterable[str], name: Callable[[str], str]) -> str:
@@ -27,11 +31,11 @@ def render_property(prop: str, schema: SchemaIndex, short_id: str, label: str = 
     text = f"{label} ({short_id})" + (f": {description}" if description else "")
     domain, range_ = schema.domain(prop), schema.range(prop)
     if domain:
-        mark = " (observed)" if schema.domain_source(prop) == "empirical" else ""
-        text += f" domain{mark}: {_names(domain, name)}"
+        hint = "usually " if schema.domain_source(prop) == "empirical" else RELATION_WORDS[schema.relation(prop)]
+        text += f" domain: {hint}{_names(domain, name)}"
     if range_:
-        mark = " (observed)" if schema.range_source(prop) == "empirical" else ""
-        text += f" range{mark}: {_names(range_, name)}"
+        hint = "usually " if schema.range_source(prop) == "empirical" else RELATION_WORDS[schema.relation(prop, "range")]
+        text += f" range: {hint}{_names(range_, name)}"
     elif range_evidence:
         text += f" range (seen in results): {_names(range_evidence, name)}"
     return text

@@ -25,20 +25,36 @@ class FilterResult:
     removed: list[str]
 
 
+def related_classes(relation: str, types: set[str], supers: set[str]) -> set[str]:
+    """The classes an entity relates to in the way a declaration's P2309 relation asks: τ(e) for "instance of",
+    its superclasses σ(e) (the entity itself and its subclass-of values) for "subclass of", both for "instance or
+    subclass of"."""
+    if relation == "subclass":
+        return supers
+    return types | supers if relation == "either" else types
+
+
 def type_filter(properties: Iterable[str], entity_types: Iterable[str], schema: SchemaIndex,
-                side: Literal["domain", "range"] = "domain") -> FilterResult:
-    """Eq. (3): P_τ(e) = {p ∈ P(e) | δ(p) = ∅ ∨ δ(p) ∩ τ(e) ≠ ∅}.
+                side: Literal["domain", "range"] = "domain", superclasses: Iterable[str] = ()) -> FilterResult:
+    """Eq. (3): P_τ(e) = {p ∈ P(e) | δ(p) = ∅ ∨ δ(p) ∩ τ(e) ≠ ∅}, with δ(p) the *known* domain.
 
     ``entity_types`` is τ(e), already closed under subclass-of when that option is on. With τ(e) = ∅ nothing is
-    removed (no evidence of a conflict); unknown properties (δ = ∅) are always kept. ``side="range"`` applies the
-    same rule to properties whose *object* is e (incoming edges), with ρ(p) in place of δ(p).
+    removed (no evidence of a conflict); unknown properties (δ = ∅) are always kept, and so are properties whose
+    only evidence is empirical (soft evidence never removes; :meth:`SchemaIndex.filter_classes`).
+    ``side="range"`` applies the same rule to properties whose *object* is e (incoming edges), with ρ(p).
+
+    Class matching is exact set intersection, as Eq. (3) writes it: a domain declared on a superclass of e's
+    type does not match unless the types are closed under subclass-of first (the ``subclass_closure`` option).
+    A declaration whose P2309 relation is "subclass of" (or "instance or subclass of") is matched against
+    ``superclasses`` σ(e) — e itself and its subclass-of values — instead of (or besides) τ(e); an entity that
+    relates to no class in the asked way is never evidence of a conflict.
     """
-    types = set(entity_types)
-    declared = schema.domain if side == "domain" else schema.range
+    types, supers = set(entity_types), set(superclasses)
     kept, removed = [], []
     for prop in dict.fromkeys(properties):
-        allowed = declared(prop)
-        (kept if not types or not allowed or allowed & types else removed).append(prop)
+        allowed = schema.filter_classes(prop, side)
+        related = related_classes(schema.relation(prop, side), types, supers)
+        (kept if not related or not allowed or allowed & related else removed).append(prop)
     return FilterResult(kept, removed)
 
 
@@ -54,7 +70,8 @@ class TypeState:
 
     ``range_evidence`` maps a property without an indexed range to the classes seen among its results in this
     interaction; ``answer_type`` is the expected answer type ``(label, class IRI or "")``; ``class_labels``
-    names classes for the controller prompt.
+    names classes for the controller prompt; ``superclasses`` σ(e) of looked-up entities that are classes
+    (themselves and their subclass-of values), for declarations whose P2309 relation is "subclass of".
     """
 
     types: dict[str, set[str]] = field(default_factory=dict)
@@ -62,6 +79,7 @@ class TypeState:
     range_evidence: dict[str, set[str]] = field(default_factory=dict)
     answer_type: tuple[str, str] | None = None
     class_labels: dict[str, str] = field(default_factory=dict)
+    superclasses: dict[str, set[str]] = field(default_factory=dict)
 
     def add(self, term: str, classes: Iterable[str], label: str | None = None,
             class_labels: Mapping[str, str] | None = None) -> bool:
@@ -113,18 +131,20 @@ def domain_conflicts(triples: list[Triple], state: TypeState, schema: SchemaInde
     """The patterns whose property has a *known* (formal, unmasked) domain that shares no class with the known
     types of its subject (Θ, plus the query's own type patterns already observed into it).
 
-    Returns ``(triple, subject types, domain)`` for each conflict; a subject without known types, a property
-    without a formal domain, or a path never conflicts. ``closure`` maps a class to its superclasses when the
+    Returns ``(triple, subject types, domain)`` for each conflict; a subject without known types (for a "subclass
+    of" declaration: without known superclasses), a property without a formal domain, or a path never conflicts. ``closure`` maps a class to its superclasses when the
     subclass-closure option is on.
     """
     conflicts = []
     for triple in triples:
         domain = schema.formal_domain(triple.predicate)
-        subject_types = state.get(triple.subject)
+        types = state.get(triple.subject)
+        if closure:
+            types = types.union(*(closure.get(c, set()) for c in types))
+        supers = state.superclasses.get(triple.subject, set())
+        subject_types = related_classes(schema.relation(triple.predicate), types, supers)
         if not domain or not subject_types:
             continue
-        if closure:
-            subject_types = subject_types.union(*(closure.get(c, set()) for c in subject_types))
         if not domain & subject_types:
             conflicts.append((triple, subject_types, domain))
     return conflicts
