@@ -20,7 +20,7 @@ DEBUG_ENV = "SPARQLAB_DEBUG"
 """Set to 1 to make every ``sparqlab`` command print tracebacks (same as ``--debug``)."""
 
 COMMAND_MODULES = ["kg", "data", "evaluate", "models", "methods", "run", "runs", "reproduce", "genop", "schema", "desq",
-                   "train", "ggc"]
+                   "train", "ggc", "sweep"]
 
 
 def build_parser() -> argparse.ArgumentParser:
