@@ -140,7 +140,7 @@ def _table(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
         print(args.output)
     else:
-        print(text)
+        print(text, end="" if text.endswith("\n") else "\n")
     for note in table.notes:
         print(note, file=sys.stderr)
     return 0

@@ -212,12 +212,16 @@ def _best(table: ComparisonTable, measure: Measure, dataset: str) -> float | Non
     return column.max() if measure.better == "high" else column.min()
 
 
-def _cells(table: ComparisonTable, columns: list[str] | None, bold, plus_minus) -> tuple[list, list[list[str]]]:
-    """Header pairs (dataset, measure) and the formatted body, one list per row."""
-    measures = [m for m in table.measures if columns is None or m.key in columns]
+def _check_columns(table: ComparisonTable, columns: list[str] | None) -> None:
     unknown = sorted(set(columns or ()) - {m.key for m in table.measures})
     if unknown:
         raise ValueError(f"unknown column(s) {', '.join(unknown)}; known: {', '.join(m.key for m in table.measures)}")
+
+
+def _cells(table: ComparisonTable, columns: list[str] | None, bold, plus_minus) -> tuple[list, list[list[str]]]:
+    """Header pairs (dataset, measure) and the formatted body, one list per row."""
+    _check_columns(table, columns)
+    measures = [m for m in table.measures if columns is None or m.key in columns]
     header = [(d, m) for d in table.datasets for m in measures]
     indexed = table.frame.set_index(["row", "dataset", "measure"])
     body = []
@@ -291,6 +295,8 @@ def to_csv(table: ComparisonTable, columns: list[str] | None = None) -> str:
 
 
 def render(table: ComparisonTable, fmt: str = "text", columns: list[str] | None = None) -> str:
+    """The table as ``text`` (aligned, for a terminal), ``csv``, ``md`` or ``latex``."""
+    _check_columns(table, columns)
     if fmt == "csv":
         return to_csv(table, columns)
     if fmt == "md":
