@@ -118,3 +118,19 @@ def test_table_cli_formats_and_a_missing_cell(finished, write_grid, capsys, tmp_
     err = capsys.readouterr().err
     assert "direct@mcqa: no finished run yet" in err
     assert "--" in (tmp_path / "t.tex").read_text()
+
+
+def test_cost_quality_figure_marks_the_pareto_front(finished):
+    from sparqlab import plots
+
+    assert plots.pareto_front([1, 2, 3, 2, float("nan")], [0.5, 0.9, 0.9, 0.4, 1.0]) == \
+        [True, True, False, False, False]
+    points = build_table(finished).points()
+    assert len(points) == 4 and {"row", "dataset", "f1", "model_calls", "tokens"} <= set(points.columns)
+    ax = plots.cost_quality(points, cost="tokens")
+    assert ax.get_ylabel() == "F1 (%)" and "Pareto" in ax.get_xlabel()
+    step_lines = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(step_lines) == 2  # one front per dataset
+    for line, (_, members) in zip(step_lines, points.groupby("dataset", sort=False), strict=True):
+        front = plots.pareto_front(members["tokens"], members["f1"])
+        assert sorted(line.get_xdata()) == sorted(members["tokens"][front])

@@ -102,6 +102,16 @@ class ComparisonTable:
                          & (self.frame["measure"] == measure)]
         return None if hit.empty or pd.isna(hit["value"].iloc[0]) else float(hit["value"].iloc[0])
 
+    def points(self) -> pd.DataFrame:
+        """One record per cell (row, dataset, every measure; ``tokens`` = prompt + completion per question), for
+        :func:`sparqlab.plots.cost_quality`."""
+        wide = self.frame.pivot_table(index=["row", "dataset"], columns="measure", values="value", aggfunc="first",
+                                      dropna=False).reset_index()
+        wide.columns.name = None
+        if {"prompt_tokens", "completion_tokens"} <= set(wide.columns):
+            wide["tokens"] = wide["prompt_tokens"] + wide["completion_tokens"]
+        return wide
+
     def wide(self, columns: list[str] | None = None) -> pd.DataFrame:
         """Rows × (dataset, measure) values, in table order."""
         measures = [m.key for m in self.measures if columns is None or m.key in columns]
