@@ -83,8 +83,13 @@ def test_latex_is_booktabs_with_the_best_value_bold_and_compiles(finished, tmp_p
     rows = [line.removesuffix(r" \\").split(" & ") for line in body]
     assert [r[0] for r in rows] == ["direct [standin]", "echo [standin]"]
     assert all(len(r) == 7 for r in rows)
-    for column in range(1, 7):  # every ranked column has its best value in bold (ties: all of them)
-        assert any(r"\textbf" in r[column] for r in rows)
+    keys = [(d, m) for d in table.datasets for m in ("f1", "em", "model_calls")]
+    for column, (dataset, measure) in enumerate(keys, start=1):  # the best value bold (ties: all; constant: none)
+        values = [table.value(row, dataset, measure) for row in table.rows]
+        best = min(values) if measure == "model_calls" else max(values)
+        expected = [v == best for v in values] if len(set(values)) > 1 else [False] * len(values)
+        assert [r"\textbf" in r[column] for r in rows] == expected
+    assert any(r"\textbf" in cell for r in rows for cell in r)
     f1 = table.value("direct [standin]", "metaqa-1hop", "f1")
     assert rows[0][1].replace(r"\textbf{", "").startswith(f"{100 * f1:.1f}" + r"\,$\pm$\,")
     assert re.search(r"\\caption\{.*bootstrap", latex)

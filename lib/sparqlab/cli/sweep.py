@@ -95,7 +95,7 @@ def _status_lines(grid, cells) -> list[str]:
 def _sweep(args: argparse.Namespace) -> int:
     import time
 
-    from sparqlab.experiments.executors import plan, run_local, run_submitit
+    from sparqlab.experiments.executors import run_grid
 
     words = list(args.grid)
     status_only = len(words) == 2 and words[0] == "status"
@@ -105,22 +105,19 @@ def _sweep(args: argparse.Namespace) -> int:
     if status_only or args.dry_run:
         print("\n".join(_status_lines(grid, cells)))
         return 0
-    todo, skipped = plan(grid, cells)
     started = time.perf_counter()
 
     def report(outcome) -> None:
         detail = outcome.detail or {}
         text = {"ran": f"{detail.get('n_done')} done, {detail.get('answered')} answered now  "
                        f"{detail.get('run_id', '')}",
-                "failed": outcome.reason, "submitted": f"job {detail.get('job_id')}"}.get(outcome.outcome, "")
+                "failed": outcome.reason, "submitted": f"job {detail.get('job_id')}",
+                "skipped": f"({outcome.reason})"}[outcome.outcome]
         print(f"[{time.perf_counter() - started:7.1f}s] {outcome.outcome:<9} {outcome.cell.key}  {text}", flush=True)
 
-    for outcome in skipped:
-        print(f"[{0:7.1f}s] skipped   {outcome.cell.key}  ({outcome.reason})")
-    if args.executor == "local":
-        outcomes = run_local(grid, todo, args.workers, report)
-    else:
-        outcomes = run_submitit(grid, todo, "slurm", wait=not args.no_wait, report=report)
+    outcomes = run_grid(grid, cells, args.executor, args.workers, wait=not args.no_wait, report=report)
+    skipped = [o for o in outcomes if o.outcome == "skipped"]
+    outcomes = [o for o in outcomes if o.outcome != "skipped"]
     failed = [o for o in outcomes if o.outcome == "failed"]
     print(f"{grid.name}: {len(outcomes) - len(failed)} cells ran, {len(skipped)} skipped, {len(failed)} failed "
           f"in {time.perf_counter() - started:.1f} s", file=sys.stderr)

@@ -181,3 +181,17 @@ def run_submitit(grid: Grid, cells: list[Cell], cluster: str | None = "slurm", w
         outcomes.append(_outcome(grid.state_dir(), cell, job.result))
         report(outcomes[-1])
     return outcomes
+
+
+def run_grid(grid: Grid, cells: list[Cell] | None = None, executor: str = "local", workers: int | None = None,
+             wait: bool = True, report: Report | None = None) -> list[CellOutcome]:
+    """Run the cells of ``grid`` not done yet (all cells by default) with the ``local`` or ``slurm`` executor;
+    the outcomes of skipped cells come first."""
+    if executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
+    todo, skipped = plan(grid, grid.cells if cells is None else cells)
+    for outcome in skipped:
+        (report or (lambda o: None))(outcome)
+    if executor == "local":
+        return skipped + run_local(grid, todo, workers, report)
+    return skipped + run_submitit(grid, todo, "slurm", wait=wait, report=report)

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.runs.config import RunConfig
 
 GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "exclude",
@@ -172,10 +173,14 @@ def _axis_label(name: str, value: Any) -> str:
 
 
 def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid:
-    """Read and expand a grid file; ``overrides`` are RunConfig fields applied to every cell last."""
+    """Read and expand a grid file (a relative path that does not exist here is looked up in the project root,
+    e.g. ``experiments/all_methods.yaml`` from ``notebooks/``); ``overrides`` are RunConfig fields applied to
+    every cell last."""
     import yaml
 
     path = Path(path)
+    if not path.is_absolute() and not path.exists() and (PROJECT_ROOT / path).exists():
+        path = PROJECT_ROOT / path
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:

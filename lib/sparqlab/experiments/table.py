@@ -212,12 +212,12 @@ def _half_width(measure: Measure, low: Any, high: Any) -> str | None:
 
 
 def _best(table: ComparisonTable, measure: Measure, dataset: str) -> float | None:
-    """The best value of a column (ties all bold); None for unranked measures or an empty column."""
+    """The best value of a column (ties all bold); None for unranked measures and empty or constant columns."""
     if measure.better is None:
         return None
     column = table.frame[(table.frame["dataset"] == dataset) & (table.frame["measure"] == measure.key)]["value"]
     column = column.dropna()
-    if column.empty:
+    if column.nunique() < 2:  # nothing to single out in an empty or constant column
         return None
     return column.max() if measure.better == "high" else column.min()
 
