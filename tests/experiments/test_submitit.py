@@ -91,3 +91,14 @@ def test_a_killed_job_resumes_when_the_sweep_is_submitted_again(slow_grid, isola
     assert outcome.outcome == "ran" and outcome.detail["answered"] == 6 - len(before)
     after = (run_dir / "predictions.jsonl").read_text().splitlines()
     assert after[:len(before)] == before and len({json.loads(line)["id"] for line in after}) == len(after) == 6
+
+
+def test_the_slurm_executor_without_slurm_says_what_to_do(write_grid):
+    import shutil
+
+    if shutil.which("srun") or shutil.which("sbatch"):
+        pytest.skip("this machine has Slurm")
+    grid = load_grid(write_grid("methods: {{direct: {{method: direct}}}}\ndatasets: {{m: {{dataset: metaqa-1hop}}}}\n"))
+    with pytest.raises(ValueError, match="cannot submit to slurm: .* or use the local executor"):
+        run_submitit(grid, grid.cells, cluster="slurm")
+    assert not list(grid.state_dir().glob("*.job.json"))

@@ -154,7 +154,11 @@ def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -
     import submitit
 
     jobs_dir = grid.state_dir() / "jobs"
-    executor = submitit.AutoExecutor(folder=jobs_dir / "%j", cluster=cluster)
+    try:
+        executor = submitit.AutoExecutor(folder=jobs_dir / "%j", cluster=cluster)
+    except RuntimeError as error:  # e.g. no srun/sbatch on this machine
+        raise ValueError(f"cannot submit to {cluster or 'a cluster'}: {error} — run the sweep on a login node of "
+                         "the cluster, or use the local executor") from error
     executor.update_parameters(name=f"sweep-{grid.name}", **slurm_parameters(grid))
     job = _checkpointable_job()
     with executor.batch():
