@@ -93,13 +93,10 @@ def paired_comparison(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, A
     b_only = [k for k, (x, y) in zip(common, em, strict=True) if y and not x]
     flips = len(a_only) + len(b_only)
     p_value = binomtest(len(a_only), flips, 0.5).pvalue if flips else 1.0
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(common), size=(resamples, len(common)))
-    tail = (100 - ci) / 2
+    picks = _resample(len(common), resamples, seed)
 
     def interval(diff: np.ndarray) -> tuple[float, float]:
-        low, high = np.percentile(diff[picks].mean(axis=1), [tail, 100 - tail])
-        return float(low), float(high)
+        return _percentile_interval(diff, picks, ci)
 
     f1_diff, em_diff = f1[:, 1] - f1[:, 0], em[:, 1].astype(float) - em[:, 0].astype(float)
     return PairedComparison(
@@ -108,3 +105,25 @@ def paired_comparison(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, A
         only_a=[k for k in left if k not in right], only_b=[k for k in right if k not in left],
         mcnemar_p=float(p_value), f1_diff=float(f1_diff.mean()), f1_diff_ci=interval(f1_diff),
         em_diff=float(em_diff.mean()), em_diff_ci=interval(em_diff), ci=ci)
+
+
+def _resample(n: int, resamples: int, seed: int) -> np.ndarray:
+    """``resamples`` rows of ``n`` question positions drawn with replacement (seeded)."""
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def _percentile_interval(values: np.ndarray, picks: np.ndarray, ci: float) -> tuple[float, float]:
+    """Percentile bootstrap interval (``ci``%) of the mean of ``values`` over the resamples ``picks``."""
+    tail = (100 - ci) / 2
+    low, high = np.percentile(values[picks].mean(axis=1), [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def bootstrap_ci(values: Iterable[float], ci: float = 95.0, resamples: int = 2000,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of per-question values (one run's F1 or EM), resampling the
+    questions with a seeded generator, as the paired intervals above do for differences."""
+    array = np.asarray([float(v) for v in values], dtype=float)
+    if not len(array):
+        raise ValueError("no values to bootstrap")
+    return _percentile_interval(array, _resample(len(array), resamples, seed), ci)

@@ -392,6 +392,42 @@ def _fit_label(ax: Axes, text: str, vertical: bool = False) -> str:
     return "\n".join(wrapped for line in text.split("\n") for wrapped in textwrap.wrap(line, width) or [""])
 
 
+def pareto_front(costs: Iterable[float], scores: Iterable[float]) -> list[bool]:
+    """Which points are on the cost-quality Pareto front: no other point costs at most as much and scores at
+    least as well with one of the two strictly better. Points with a missing value are never on it."""
+    points = [(float(c), float(s)) for c, s in zip(costs, scores, strict=True)]
+
+    def dominated(c: float, s: float) -> bool:
+        return any(oc <= c and os_ >= s and (oc < c or os_ > s) for oc, os_ in points if oc == oc and os_ == os_)
+
+    return [c == c and s == s and not dominated(c, s) for c, s in points]
+
+
+def cost_quality(points: Any, cost: str = "model_calls", metric: str = "f1", hue: str = "row",
+                 group: str = "dataset", ax: Axes | None = None) -> Axes:
+    """Quality against cost, one marker per method configuration (``hue``) and dataset (marker style), with
+    each dataset's Pareto front (:func:`pareto_front`) as a dashed step line through its points.
+
+    ``points`` has one record per cell (e.g. :meth:`sparqlab.experiments.table.ComparisonTable.points`): the
+    metric (a rate, drawn in percent) and a cost per question (``model_calls``, ``tokens`` ...).
+    """
+    frame = _frame(points, [cost, metric, hue, group]).dropna(subset=[cost, metric])
+    if frame.empty:
+        raise ValueError(f"no point has both {cost!r} and {metric!r}")
+    scale = 100 if metric in METRIC_LABELS else 1
+    frame["_y"] = frame[metric].astype(float) * scale
+    ax = _axes(ax)
+    sns.scatterplot(frame, x=cost, y="_y", hue=hue, style=group, s=40, palette=PALETTE, ax=ax, zorder=3)
+    for _, members in frame.groupby(group, sort=False):
+        front = members[pareto_front(members[cost], members["_y"])].sort_values(cost)
+        ax.step(front[cost], front["_y"], where="post", linestyle="--", linewidth=0.8, color="0.35", zorder=2)
+        ax.scatter(front[cost], front["_y"], s=110, facecolors="none", edgecolors="0.2", linewidths=0.8, zorder=4)
+    ax.set_xlabel(f"{cost.replace('_', ' ')} per question  [circled: Pareto front per {group}]")
+    ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+    _legend_outside(ax)
+    return ax
+
+
 def _axes(ax: Axes | None) -> Axes:
     return ax if ax is not None else subplots()[1]
 

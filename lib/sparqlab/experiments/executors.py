@@ -1,0 +1,201 @@
+"""Running a grid's cells: on this machine (``local``) or through submitit on a Slurm cluster (``slurm``).
+
+Both run :func:`sparqlab.experiments.sweep.run_cell` per cell, so a cell is the same ordinary, resumable run
+either way and the metrics do not depend on the executor. Cells already done are skipped; cells another process
+holds right now (``running``) are left alone; every other cell runs and resumes from what its folder holds.
+
+- ``local``: ``workers`` processes (default: one per core, at most one per cell), each running one cell at a
+  time with the cell's own ``concurrency`` questions in flight. The workers die with the sweep (Linux
+  ``PR_SET_PDEATHSIG``), so a ``kill -9`` of the sweep leaves no orphan holding a run folder; a worker killed on
+  its own breaks the pool, which is restarted for the cells not finished yet (they resume). ``workers=0`` runs
+  the cells one after the other in this process (no process start-up; notebooks).
+- ``slurm``: one submitit job per cell, submitted as one array job (``executor.slurm`` of the grid: partition,
+  time, GPUs, CPUs, memory, array parallelism), job folders and logs in the grid's state folder beside the run
+  folders. A job is :class:`submitit.helpers.Checkpointable`: on a timeout or preemption it is requeued and
+  resumes its run; a job killed otherwise resumes when the sweep is submitted again. ``cluster="local"`` uses
+  submitit's own local executor (real job folders, pickled calls, logs) for tests and single machines.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from sparqlab.experiments.grid import Cell, Grid
+from sparqlab.experiments.sweep import failure_path, grid_status, one_line, record_failure, run_cell
+from sparqlab.runs.store import write_json
+
+EXECUTORS = ("local", "slurm")
+SLURM_PARAMETERS = {"partition": "slurm_partition", "timeout_min": "timeout_min", "gpus_per_node": "gpus_per_node",
+                    "cpus_per_task": "cpus_per_task", "mem_gb": "mem_gb",
+                    "array_parallelism": "slurm_array_parallelism", "account": "slurm_account",
+                    "qos": "slurm_qos", "constraint": "slurm_constraint",
+                    "additional": "slurm_additional_parameters"}
+"""Grid ``executor.slurm`` keys -> submitit parameters (submitit ignores ``slurm_*`` on its local executor)."""
+
+
+@dataclass
+class CellOutcome:
+    """What happened to one cell in this sweep: ``ran`` (with the run's summary), ``skipped`` (already done or
+    held by another process) or ``failed`` (with the one-line reason)."""
+
+    cell: Cell
+    outcome: str
+    detail: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+Report = Callable[[CellOutcome], None]
+
+
+def plan(grid: Grid, cells: list[Cell]) -> tuple[list[Cell], list[CellOutcome]]:
+    """The cells to run and the outcomes of those skipped (done, or being run by another process)."""
+    todo, skipped = [], []
+    for status in grid_status(grid, cells):
+        if status.status in ("done", "running"):
+            skipped.append(CellOutcome(status.cell, "skipped", reason=status.status))
+        else:
+            todo.append(status.cell)
+    return todo, skipped
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initialiser: be killed when the sweep process dies (even by SIGKILL), on Linux."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the sweep died before the signal was armed
+        os._exit(1)
+
+
+def run_local(grid: Grid, cells: list[Cell], workers: int | None = None, report: Report | None = None,
+              max_restarts: int = 3) -> list[CellOutcome]:
+    """Run ``cells`` on this machine with ``workers`` processes (see the module docstring)."""
+    report = report or (lambda outcome: None)
+    state = grid.state_dir()
+    if workers is None:
+        workers = int((grid.executor.get("local") or {}).get("workers") or os.cpu_count() or 1)
+    outcomes = []
+    if workers == 0:
+        for cell in cells:
+            outcomes.append(_outcome(state, cell, lambda c=cell: run_cell(c, state)))
+            report(outcomes[-1])
+        return outcomes
+    pending = list(cells)
+    restarts = 0
+    while pending:
+        context = get_context("spawn")
+        with ProcessPoolExecutor(min(workers, len(pending)), mp_context=context, initializer=_die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
+            futures = {pool.submit(run_cell, cell, state): cell for cell in pending}
+            broken = []
+            for future in as_completed(futures):
+                cell = futures[future]
+                if isinstance(future.exception(), BrokenProcessPool):
+                    broken.append(cell)
+                    continue
+                outcomes.append(_outcome(state, cell, future.result))
+                report(outcomes[-1])
+        pending = broken
+        if pending:
+            restarts += 1
+            if restarts > max_restarts:
+                for cell in pending:
+                    reason = "a worker process died (killed?) while this cell was queued or running"
+                    record_failure(state, cell, reason)
+                    outcomes.append(CellOutcome(cell, "failed", reason=reason))
+                    report(outcomes[-1])
+                break
+    return outcomes
+
+
+def _outcome(state: Path, cell: Cell, call: Callable[[], dict[str, Any]]) -> CellOutcome:
+    """Call ``call`` (the cell's run, here or in a worker or job); a failure is an outcome, and is recorded for
+    ``sweep status`` unless ``run_cell`` recorded its more precise reason already (a killed job records none)."""
+    try:
+        return CellOutcome(cell, "ran", detail=call())
+    except Exception as error:
+        reason = one_line(error)
+        if not failure_path(state, cell).exists():
+            record_failure(state, cell, reason)
+        return CellOutcome(cell, "failed", reason=reason)
+
+
+def _checkpointable_job():
+    import submitit
+
+    class CellJob(submitit.helpers.Checkpointable):
+        """A cell as a submitit job; on timeout or preemption submitit requeues it with the same arguments,
+        and the run resumes from its folder."""
+
+        def __call__(self, cell: Cell, grid_state: str) -> dict[str, Any]:
+            return run_cell(cell, grid_state)
+
+    return CellJob()
+
+
+def slurm_parameters(grid: Grid) -> dict[str, Any]:
+    settings = grid.executor.get("slurm") or {}
+    return {SLURM_PARAMETERS[key]: value for key, value in settings.items()}
+
+
+def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -> list[Any]:
+    """Submit one job per cell as an array job; returns the submitit jobs. ``cluster``: ``slurm``, ``local``
+    (submitit's local executor) or ``None`` (submitit picks)."""
+    import submitit
+
+    jobs_dir = grid.state_dir() / "jobs"
+    try:
+        executor = submitit.AutoExecutor(folder=jobs_dir / "%j", cluster=cluster)
+    except RuntimeError as error:  # e.g. no srun/sbatch on this machine
+        raise ValueError(f"cannot submit to {cluster or 'a cluster'}: {error} — run the sweep on a login node of "
+                         "the cluster, or use the local executor") from error
+    executor.update_parameters(name=f"sweep-{grid.name}", **slurm_parameters(grid))
+    job = _checkpointable_job()
+    with executor.batch():
+        jobs = [executor.submit(job, cell, str(grid.state_dir())) for cell in cells]
+    for cell, submitted in zip(cells, jobs, strict=True):
+        write_json(grid.state_dir() / f"{cell.key}.job.json",
+                   {"cell": cell.key, "job_id": submitted.job_id, "folder": str(Path(submitted.paths.folder))})
+    return jobs
+
+
+def run_submitit(grid: Grid, cells: list[Cell], cluster: str | None = "slurm", wait: bool = True,
+                 report: Report | None = None) -> list[CellOutcome]:
+    """Submit ``cells`` and (with ``wait``) collect each job's result as it finishes."""
+    report = report or (lambda outcome: None)
+    jobs = submit_cells(grid, cells, cluster)
+    if not wait:
+        outcomes = [CellOutcome(cell, "submitted", detail={"job_id": job.job_id}) for cell, job in zip(cells, jobs,
+                                                                                                        strict=True)]
+        for outcome in outcomes:
+            report(outcome)
+        return outcomes
+    outcomes = []
+    for cell, job in zip(cells, jobs, strict=True):
+        outcomes.append(_outcome(grid.state_dir(), cell, job.result))
+        report(outcomes[-1])
+    return outcomes
+
+
+def run_grid(grid: Grid, cells: list[Cell] | None = None, executor: str = "local", workers: int | None = None,
+             wait: bool = True, report: Report | None = None) -> list[CellOutcome]:
+    """Run the cells of ``grid`` not done yet (all cells by default) with the ``local`` or ``slurm`` executor;
+    the outcomes of skipped cells come first."""
+    if executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
+    todo, skipped = plan(grid, grid.cells if cells is None else cells)
+    for outcome in skipped:
+        (report or (lambda o: None))(outcome)
+    if executor == "local":
+        return skipped + run_local(grid, todo, workers, report)
+    return skipped + run_submitit(grid, todo, "slurm", wait=wait, report=report)

@@ -1,0 +1,270 @@
+"""A sweep as data: the grid file (YAML) and its expansion into cells, each an ordinary run.
+
+A grid names the table's rows (``methods``: a method with its options and run settings), its column groups
+(``datasets``: the questions and the KG they run on), and optional named ``axes`` whose values multiply the rows
+(a seed, a model, a sample size, a method option)::
+
+    name: all_methods                # default: the file's stem
+    experiment: all_methods          # runs/<experiment>/<run_id>/ (default: the name)
+    run: {sample: 6, concurrency: 4} # RunConfig fields shared by every cell
+    methods:                         # rows: label -> method, options, RunConfig fields of that row
+      direct: {method: direct, model: standin-keyword-rules}
+      ggc-gated: {method: ggc, options: {mode: gated}, model: standin-knn,
+                  model_roles: {corrector: {model: standin-corrector}}}
+    datasets:                        # column groups: label -> RunConfig fields (+ options per method, metrics)
+      metaqa-1hop: {dataset: metaqa-1hop}
+      wikidata-test: {dataset: ../data/wikidata_test/questions.jsonl, kg: wikidata,
+                      kg_url: ../data/wikidata_test/wikidata_test.ttl, kg_options: {search: local},
+                      options: {ggc: {variant: wikidata}}, metrics: [text2sparql]}
+    axes:                            # NAME: [values]; NAME is a RunConfig field or options.FIELD
+      seed: [0, 1]
+    exclude:                         # cells left out: every given label must match
+      - {method: genop, dataset: wikidata-test}
+    executor:
+      local: {workers: 2}
+      slurm: {partition: gpu, timeout_min: 120, gpus_per_node: 1, cpus_per_task: 4, mem_gb: 32,
+              array_parallelism: 16}
+
+Settings apply in this order, later winning: ``run``, the dataset's, the method's, the axes' values, then the
+caller's ``overrides`` (e.g. a real model endpoint for every cell). Relative paths in ``dataset``, ``kg``,
+``kg_url`` and ``cache_path`` are resolved against the grid file's folder when they exist there.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.runs.config import RunConfig
+
+GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "exclude",
+                       "executor"})
+METHOD_KEYS = frozenset({"method", "options"})
+DATASET_KEYS = frozenset({"options", "metrics"})
+EXECUTOR_KEYS = {"local": frozenset({"workers"}),
+                 "slurm": frozenset({"partition", "timeout_min", "gpus_per_node", "cpus_per_task", "mem_gb",
+                                     "array_parallelism", "account", "qos", "constraint", "additional"})}
+SWEEP_OWNED = frozenset({"experiment", "shard_index", "num_shards"})
+"""RunConfig fields a grid may not set per cell: the experiment is the grid's, shards are the executor's."""
+PATH_FIELDS = ("dataset", "kg", "kg_url", "cache_path")
+RUN_FIELDS = frozenset(f.name for f in fields(RunConfig))
+
+
+class GridError(ValueError):
+    """A grid file that cannot be expanded; the message names the offending entry."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a sweep: a row (method configuration) on a column group (dataset).
+
+    ``run`` holds the :class:`RunConfig` fields (with the grid's experiment), ``options`` the method's config
+    fields; ``axes`` the row's axis values in grid order. Plain data, so a cell pickles into a Slurm job.
+    """
+
+    grid: str
+    row: str
+    dataset: str
+    method: str
+    options: dict[str, Any]
+    run: dict[str, Any]
+    axes: tuple[tuple[str, Any], ...] = ()
+    metrics: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """A file-name-safe id of the cell within its grid."""
+        return re.sub(r"[^A-Za-z0-9._=@-]+", "_", f"{self.row}@{self.dataset}")
+
+    @property
+    def experiment(self) -> str:
+        return self.run["experiment"]
+
+    def run_config(self) -> RunConfig:
+        return RunConfig(**copy.deepcopy(self.run))
+
+    def build_method(self):
+        """The configured method object (a fresh one per call: methods keep state from ``prepare``)."""
+        from sparqlab.methods import get_method
+
+        method_class = get_method(self.method)
+        return method_class(method_class.config_class.from_dict(copy.deepcopy(self.options)))
+
+
+@dataclass
+class Grid:
+    """A loaded grid file: its cells in row-major order (rows × datasets) and the executor settings."""
+
+    name: str
+    experiment: str
+    path: Path | None
+    rows: list[str]
+    datasets: list[str]
+    cells: list[Cell]
+    executor: dict[str, dict[str, Any]] = field(default_factory=dict)
+    description: str = ""
+
+    def root(self) -> Path:
+        """The runs root of the grid's cells (they share it)."""
+        return self.cells[0].run_config().root() if self.cells else RunConfig().root()
+
+    def experiment_dir(self) -> Path:
+        return self.root() / self.experiment
+
+    def state_dir(self) -> Path:
+        """Where the sweep keeps each cell's last failure and the executors' job folders."""
+        return self.experiment_dir() / ".sweep" / self.name
+
+    def select(self, rows: list[str] | None = None, datasets: list[str] | None = None) -> list[Cell]:
+        for wanted, known, what in ((rows, self.rows, "row"), (datasets, self.datasets, "dataset")):
+            unknown = sorted(set(wanted or ()) - set(known))
+            if unknown:
+                raise GridError(f"no {what} named {', '.join(unknown)} in grid {self.name!r}; known: "
+                                f"{', '.join(known)}")
+        return [c for c in self.cells if (not rows or c.row in rows) and (not datasets or c.dataset in datasets)]
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise GridError(f"{where} must be a mapping, got {type(value).__name__}: {value!r}")
+    return value
+
+
+def _check_keys(entry: dict[str, Any], allowed: frozenset[str], where: str) -> None:
+    unknown = sorted(set(entry) - allowed)
+    if unknown:
+        raise GridError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _run_fields(entry: dict[str, Any], where: str, extra: frozenset[str]) -> dict[str, Any]:
+    """The RunConfig fields of a grid entry (the other keys are checked against ``extra``)."""
+    _check_keys(entry, (RUN_FIELDS - SWEEP_OWNED) | extra, where)
+    return {k: v for k, v in entry.items() if k in RUN_FIELDS}
+
+
+def _resolve_paths(run: dict[str, Any], base: Path | None) -> dict[str, Any]:
+    if base is None:
+        return run
+    for name in PATH_FIELDS:
+        value = run.get(name)
+        if isinstance(value, str) and "/" in value and "://" not in value and not Path(value).is_absolute():
+            candidate = (base / value).resolve()
+            if candidate.exists():
+                run[name] = str(candidate)
+    return run
+
+
+def _axis_setting(name: str, value: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(run fields, method options) that axis ``name`` at ``value`` sets."""
+    if name.startswith("options."):
+        return {}, {name.removeprefix("options."): value}
+    return {name: value}, {}
+
+
+def _axis_label(name: str, value: Any) -> str:
+    return f"{name.removeprefix('options.')}={value}"
+
+
+def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid:
+    """Read and expand a grid file (a relative path that does not exist here is looked up in the project root,
+    e.g. ``experiments/all_methods.yaml`` from ``notebooks/``); ``overrides`` are RunConfig fields applied to
+    every cell last."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_absolute() and not path.exists() and (PROJECT_ROOT / path).exists():
+        path = PROJECT_ROOT / path
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise GridError(f"{path} is not valid YAML: {error}") from None
+    return expand_grid(_mapping(document, str(path)), name=path.stem, base=path.parent, overrides=overrides,
+                       path=path)
+
+
+def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None = None,
+                overrides: dict[str, Any] | None = None, path: Path | None = None) -> Grid:
+    """Expand a grid document into its cells: every row × axis value × dataset, minus ``exclude``."""
+    _check_keys(document, GRID_KEYS, "grid")
+    name = str(document.get("name") or name)
+    experiment = str(document.get("experiment") or name)
+    shared = _run_fields(_mapping(document.get("run"), "run"), "run", frozenset())
+    overrides = _run_fields(dict(overrides or {}), "overrides", frozenset())
+    methods = _mapping(document.get("methods"), "methods")
+    datasets = _mapping(document.get("datasets"), "datasets")
+    if not methods or not datasets:
+        raise GridError("a grid needs at least one entry under 'methods' and one under 'datasets'")
+    axes = _mapping(document.get("axes"), "axes")
+    for axis, values in axes.items():
+        if not isinstance(values, list) or not values:
+            raise GridError(f"axis {axis!r} must be a non-empty list of values")
+        if not axis.startswith("options.") and axis not in RUN_FIELDS - SWEEP_OWNED:
+            raise GridError(f"axis {axis!r} is neither a RunConfig field nor options.FIELD")
+    excludes = document.get("exclude") or []
+    if not isinstance(excludes, list) or not all(isinstance(e, dict) for e in excludes):
+        raise GridError("exclude must be a list of mappings such as {method: LABEL, dataset: LABEL}")
+    executor = _mapping(document.get("executor"), "executor")
+    _check_keys(executor, frozenset(EXECUTOR_KEYS), "executor")
+    for kind, settings in executor.items():
+        _check_keys(_mapping(settings, f"executor.{kind}"), EXECUTOR_KEYS[kind], f"executor.{kind}")
+
+    cells: list[Cell] = []
+    rows: list[str] = []
+    for label, entry in methods.items():
+        entry = _mapping(entry, f"methods.{label}")
+        if "method" not in entry:
+            raise GridError(f"methods.{label} needs 'method: NAME' (`sparqlab methods list`)")
+        method_run = _run_fields(entry, f"methods.{label}", METHOD_KEYS)
+        for combo in itertools.product(*axes.values()):
+            values = tuple(zip(axes, combo, strict=True))
+            row = " ".join([str(label), *(_axis_label(a, v) for a, v in values)])
+            rows.append(row)
+            for dataset, spec in datasets.items():
+                spec = _mapping(spec, f"datasets.{dataset}")
+                data_run = _run_fields(spec, f"datasets.{dataset}", DATASET_KEYS)
+                if _excluded(excludes, str(label), str(dataset)):
+                    continue
+                options = dict(_mapping(entry.get("options"), f"methods.{label}.options"))
+                per_method = _mapping(spec.get("options"), f"datasets.{dataset}.options")
+                options.update(_mapping(per_method.get(entry["method"]), f"datasets.{dataset}.options"))
+                run = {**shared, **data_run, **method_run}
+                for axis, value in values:
+                    run_part, option_part = _axis_setting(axis, value)
+                    run.update(run_part)
+                    options.update(option_part)
+                if "model" in overrides and "model_roles" not in overrides:
+                    run.pop("model_roles", None)  # one model for every role
+                run.update(overrides)
+                run.setdefault("progress", False)
+                run = _resolve_paths(copy.deepcopy(run), base)
+                run["experiment"] = experiment
+                metrics = spec.get("metrics") or []
+                if not isinstance(metrics, list):
+                    raise GridError(f"datasets.{dataset}.metrics must be a list of metrics.json keys")
+                cell = Cell(grid=name, row=row, dataset=str(dataset), method=str(entry["method"]), options=options,
+                            run=run, axes=values, metrics=tuple(map(str, metrics)))
+                try:
+                    cell.run_config()
+                except (TypeError, ValueError) as error:
+                    raise GridError(f"cell {cell.key}: {error}") from None
+                cells.append(cell)
+    if not cells:
+        raise GridError("the grid has no cells left after 'exclude'")
+    return Grid(name=name, experiment=experiment, path=path, rows=rows, datasets=[str(d) for d in datasets],
+                cells=cells, executor=executor, description=str(document.get("description") or ""))
+
+
+def _excluded(excludes: list[dict[str, Any]], row: str, dataset: str) -> bool:
+    labels = {"method": row, "dataset": dataset}
+    for rule in excludes:
+        _check_keys(rule, frozenset(labels), "exclude entry")
+        if all(labels[k] == str(v) for k, v in rule.items()):
+            return True
+    return False

@@ -1,0 +1,145 @@
+"""Where each cell of a grid stands, and running one cell.
+
+A cell's run folder is found, without running anything, by matching the ``config.json`` of the folders in the
+grid's experiment against the cell: the same method, method config and prompt digests, and the same
+result-relevant run settings (:data:`sparqlab.runs.config.NOT_IN_RUN_ID` left out; settings the cell leaves to
+the runner, such as the dataset's default split or the KG's answer-match rule, match whatever the run resolved).
+So a cell is "done" whether the sweep ran it or a single ``sparqlab run`` of the same configuration did, and a
+cell killed mid-run is found as ``interrupted`` with its progress. A cell that failed before or during its run
+leaves a one-line reason in the grid's state folder (``runs/<experiment>/.sweep/<grid>/``), cleared when it
+succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sparqlab.experiments.grid import Cell, Grid
+from sparqlab.runs.config import identity
+from sparqlab.runs.results import run_status
+from sparqlab.runs.store import CONFIG, MANIFEST, read_json, write_json
+
+RESOLVED_BY_RUNNER = frozenset({"kg", "split", "model", "answer_match"})
+"""Run fields a cell may leave ``None`` for the runner to resolve (from the questions, the dataset, the
+environment, the KG profile); such a field matches any resolved value."""
+
+STATUSES = ("done", "running", "interrupted", "incomplete", "failed", "missing")
+"""Cell states: ``done`` (run complete), ``running`` (a process holds its folder), ``interrupted`` (killed while
+running) / ``incomplete`` (stopped early), both resumable, ``failed`` (last attempt raised; reason kept),
+``missing`` (never started)."""
+
+
+@dataclass
+class CellStatus:
+    """One cell's state: its run folder (if any), progress and the last failure's one-line reason."""
+
+    cell: Cell
+    status: str
+    run_dir: Path | None = None
+    n_done: int = 0
+    n_questions: int | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.cell.row, "dataset": self.cell.dataset, "cell": self.cell.key, "status": self.status,
+                "done": self.n_done, "questions": self.n_questions,
+                "run": self.run_dir.name if self.run_dir else None, "reason": self.reason}
+
+
+def _plain(value: Any) -> Any:
+    """JSON round trip, so tuples and lists (and int/float keys) compare as ``config.json`` stores them."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def method_signature(cell: Cell) -> dict[str, Any]:
+    """What of the method's identity is known before ``prepare``: name, full config and prompt digests."""
+    described = cell.build_method().describe()
+    return _plain({k: described[k] for k in ("method", "config", "prompts")})
+
+
+def _matches(stored: dict[str, Any], cell: Cell, signature: dict[str, Any]) -> bool:
+    method = stored.get("method") or {}
+    if _plain({k: method.get(k) for k in ("method", "config", "prompts")}) != signature:
+        return False
+    run = stored.get("run") or {}
+    if int(run.get("num_shards") or 1) > 1:  # a shard is not the cell's run (a merge of its shards is)
+        return False
+    wanted = _plain(identity(cell.run_config(), {}, "")["run"])
+    have = _plain((stored.get("identity") or {}).get("run") or {})
+    return all(have.get(key) == value for key, value in wanted.items()
+               if not (value is None and key in RESOLVED_BY_RUNNER))
+
+
+def find_cell_run(cell: Cell, signature: dict[str, Any] | None = None) -> Path | None:
+    """The run folder of ``cell`` in its experiment (the most recently written if several match), or None."""
+    experiment = cell.run_config().root() / cell.experiment
+    if not experiment.is_dir():
+        return None
+    signature = signature or method_signature(cell)
+    found = []
+    for config_path in experiment.glob(f"*/{CONFIG}"):
+        if not (config_path.parent / MANIFEST).exists():
+            continue
+        try:
+            stored = read_json(config_path)
+        except (OSError, ValueError):
+            continue
+        if _matches(stored, cell, signature):
+            found.append(config_path.parent)
+    return max(found, key=lambda d: (d / MANIFEST).stat().st_mtime) if found else None
+
+
+def failure_path(grid_state: Path, cell: Cell) -> Path:
+    return grid_state / f"{cell.key}.failed.json"
+
+
+def one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}"[:300]
+
+
+def record_failure(grid_state: Path, cell: Cell, reason: str) -> None:
+    grid_state.mkdir(parents=True, exist_ok=True)
+    write_json(failure_path(grid_state, cell), {"cell": cell.key, "reason": reason, "time": time.time()})
+
+
+def cell_status(grid: Grid, cell: Cell) -> CellStatus:
+    """The state of one cell (see :data:`STATUSES`)."""
+    run_dir = find_cell_run(cell)
+    failure = failure_path(grid.state_dir(), cell)
+    failed = read_json(failure) if failure.exists() else None
+    if run_dir is None:
+        return CellStatus(cell, "failed", reason=failed["reason"]) if failed else CellStatus(cell, "missing")
+    manifest = read_json(run_dir / MANIFEST)
+    state = run_status(run_dir)
+    status = {"complete": "done"}.get(state, state)
+    if failed and status != "running" and failed["time"] >= (run_dir / MANIFEST).stat().st_mtime:
+        status = "failed"
+    return CellStatus(cell, status, run_dir, int(manifest.get("n_done") or 0), manifest.get("n_questions"),
+                      failed["reason"] if failed and status == "failed" else None)
+
+
+def grid_status(grid: Grid, cells: list[Cell] | None = None) -> list[CellStatus]:
+    return [cell_status(grid, cell) for cell in (grid.cells if cells is None else cells)]
+
+
+def run_cell(cell: Cell, grid_state: str | Path) -> dict[str, Any]:
+    """Run (or resume) one cell: an ordinary :func:`sparqlab.runs.run` of its configuration. A failure is
+    recorded for ``sweep status`` and raised. Returns the run's folder, id and progress.
+    Top-level and given plain data, so executors can pickle it into another process or a Slurm job."""
+    from sparqlab.runs import run
+
+    grid_state = Path(grid_state)
+    failure_path(grid_state, cell).unlink(missing_ok=True)  # this attempt's outcome replaces the last one's
+    try:
+        result = run(cell.build_method(), config=cell.run_config())
+    except BaseException as error:
+        record_failure(grid_state, cell, one_line(error))
+        raise
+    return {"cell": cell.key, "run_dir": str(result.run_dir), "run_id": result.run_id,
+            "answered": result.answered, "n_done": result.metrics["n_done"],
+            "complete": bool(result.metrics["complete"])}

@@ -1,0 +1,323 @@
+"""The comparison table of a grid: one row per method configuration, one column group per dataset.
+
+Every number is read from the cell's ``metrics.json`` (so the table equals what each run reports); only the
+intervals and the significance tests need the per-question records of ``predictions.jsonl``:
+
+- scores: F1, EM, then each metric a dataset declares in the grid (``metrics: [text2sparql]``, a key of
+  ``metrics.json``, dotted for nested ones such as ``method_scores.x``), each with a 95 % percentile bootstrap
+  interval over the questions (:func:`sparqlab.eval.paired.bootstrap_ci`; the declared metrics when their
+  per-question value is in the records' ``scores``);
+- failure rates: ``empty`` (no answer) and ``no_query`` (no final query) of the questions done;
+- cost per question: model calls, prompt and completion tokens, KG calls, seconds (mean question latency), and
+  the ``prepare`` step apart (wall seconds and model calls of the run's last session);
+- against a ``baseline`` row, per dataset: the F1 difference with its paired bootstrap interval, McNemar's exact
+  p on EM and the number of questions whose EM flipped (:func:`sparqlab.eval.paired.paired_comparison`).
+
+Rows whose runs used a stand-in model are labelled ``[standin]``. Exports: CSV (long: one line per row, dataset
+and measure, with the interval bounds), Markdown and LaTeX (booktabs, best value per column bold, intervals as
+± half-widths).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from sparqlab.eval.paired import bootstrap_ci, paired_comparison
+from sparqlab.experiments.grid import Cell, Grid
+from sparqlab.experiments.sweep import find_cell_run
+from sparqlab.runs.store import METRICS, PREDICTIONS, read_json, read_records
+
+STANDIN_MARK = " [standin]"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A column: its key, header, where its value comes from, which way is better, and its display."""
+
+    key: str
+    label: str
+    better: str | None  # "high", "low" or None (not ranked)
+    percent: bool = False
+    digits: int = 1
+
+
+SCORES = (Measure("f1", "F1", "high", True), Measure("em", "EM", "high", True))
+RATES = (Measure("empty", "empty", "low", True), Measure("no_query", "no query", "low", True))
+COSTS = (Measure("model_calls", "calls/q", "low", digits=2), Measure("prompt_tokens", "prompt tok/q", "low", digits=0),
+         Measure("completion_tokens", "compl. tok/q", "low", digits=0), Measure("kg_calls", "KG calls/q", "low",
+                                                                               digits=2),
+         Measure("seconds", "s/q", "low", digits=2), Measure("prepare_s", "prepare s", "low", digits=1),
+         Measure("prepare_calls", "prepare calls", "low", digits=0))
+SIGNIFICANCE = (Measure("f1_diff", "ΔF1", None, True), Measure("p_mcnemar", "p (EM)", None, digits=3),
+                Measure("flips", "flips", None, digits=0))
+
+
+def _dig(document: dict[str, Any], dotted: str) -> Any:
+    value: Any = document
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _per_question(total: Any, n: int) -> float | None:
+    return None if not n or total is None else float(total) / n
+
+
+def cost_values(metrics: dict[str, Any]) -> dict[str, float | None]:
+    """The rate and cost measures of one run, from its ``metrics.json``."""
+    n = int(metrics.get("n_done") or 0)
+    usage = metrics.get("usage") or {}
+    tokens = usage.get("tokens") or {}
+    prepare = metrics.get("prepare") or {}
+    return {
+        "empty": metrics.get("empty_rate"),
+        "no_query": _per_question((metrics.get("error_types") or {}).get("no_query", 0), n),
+        "model_calls": (usage.get("per_question") or {}).get("model_calls"),
+        "prompt_tokens": _per_question(tokens.get("prompt"), n),
+        "completion_tokens": _per_question(tokens.get("completion"), n),
+        "kg_calls": _per_question((metrics.get("kg_calls") or {}).get("total"), n),
+        "seconds": (metrics.get("latency_s") or {}).get("mean"),
+        "prepare_s": prepare.get("wall_s"),
+        "prepare_calls": (prepare.get("model_calls") or {}).get("total"),
+    }
+
+
+@dataclass
+class ComparisonTable:
+    """The table in long form (``frame``: row, dataset, measure, value, ci_low, ci_high), its measures in
+    column order, the row and dataset order, and notes (missing cells, unpaired questions)."""
+
+    frame: pd.DataFrame
+    measures: list[Measure]
+    rows: list[str]
+    datasets: list[str]
+    baseline: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def value(self, row: str, dataset: str, measure: str) -> float | None:
+        hit = self.frame[(self.frame["row"] == row) & (self.frame["dataset"] == dataset)
+                         & (self.frame["measure"] == measure)]
+        return None if hit.empty or pd.isna(hit["value"].iloc[0]) else float(hit["value"].iloc[0])
+
+    def points(self) -> pd.DataFrame:
+        """One record per cell (row, dataset, every measure; ``tokens`` = prompt + completion per question), for
+        :func:`sparqlab.plots.cost_quality`."""
+        wide = self.frame.pivot_table(index=["row", "dataset"], columns="measure", values="value", aggfunc="first",
+                                      dropna=False).reset_index()
+        wide.columns.name = None
+        if {"prompt_tokens", "completion_tokens"} <= set(wide.columns):
+            wide["tokens"] = wide["prompt_tokens"] + wide["completion_tokens"]
+        return wide
+
+    def wide(self, columns: list[str] | None = None) -> pd.DataFrame:
+        """Rows × (dataset, measure) values, in table order."""
+        measures = [m.key for m in self.measures if columns is None or m.key in columns]
+        wide = self.frame.pivot_table(index="row", columns=["dataset", "measure"], values="value", aggfunc="first",
+                                      dropna=False)
+        order = [(d, m) for d in self.datasets for m in measures if (d, m) in wide.columns]
+        return wide.reindex(index=self.rows, columns=pd.MultiIndex.from_tuples(order, names=["dataset", "measure"]))
+
+
+def _row_labels(grid: Grid, metrics_of: dict[str, dict[str, Any]], cells: list[Cell]) -> dict[str, str]:
+    standin = {}
+    for cell in cells:
+        metrics = metrics_of.get(cell.key)
+        if metrics is not None:
+            standin[cell.row] = standin.get(cell.row, False) or bool(metrics.get("model_is_standin"))
+    return {row: row + (STANDIN_MARK if standin.get(row) else "") for row in grid.rows}
+
+
+def _scored_records(run_dir) -> list[dict[str, Any]]:
+    return [r for r in read_records(run_dir / PREDICTIONS) if r.get("f1") is not None]
+
+
+def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | None = None, ci: float = 95.0,
+                resamples: int = 2000, seed: int = 0) -> ComparisonTable:
+    """The table of ``cells`` (default: the whole grid) from their run folders; cells without a finished run
+    are left empty and named in ``notes``."""
+    cells = grid.cells if cells is None else cells
+    if baseline is not None and baseline not in grid.rows:
+        raise ValueError(f"baseline {baseline!r} is not a row of grid {grid.name!r}; rows: {', '.join(grid.rows)}")
+    extra = list(dict.fromkeys(m for c in cells for m in c.metrics))
+    measures = [*SCORES, *(Measure(m, m, "high", True) for m in extra), *RATES, *COSTS,
+                *(SIGNIFICANCE if baseline else ())]
+    notes: list[str] = []
+    runs, metrics_of, records_of = {}, {}, {}
+    for cell in cells:
+        run_dir = find_cell_run(cell)
+        if run_dir is None or not (run_dir / METRICS).exists():
+            notes.append(f"{cell.key}: no finished run yet (sparqlab sweep)")
+            continue
+        runs[cell.key], metrics_of[cell.key] = run_dir, read_json(run_dir / METRICS)
+        if not metrics_of[cell.key].get("complete"):
+            notes.append(f"{cell.key}: incomplete run ({metrics_of[cell.key].get('n_done')}/"
+                         f"{metrics_of[cell.key].get('n_questions')} questions)")
+        records_of[cell.key] = _scored_records(run_dir)
+    labels = _row_labels(grid, metrics_of, cells)
+    by_position = {(c.row, c.dataset): c for c in cells}
+    lines = []
+    for cell in cells:
+        if cell.key not in metrics_of:
+            continue
+        metrics, records = metrics_of[cell.key], records_of[cell.key]
+        values: dict[str, tuple[Any, Any, Any]] = {}
+        for key in ("f1", "em", *extra):
+            value = _dig(metrics, key)
+            per_question = [r[key] for r in records] if key in ("f1", "em") else \
+                [(r.get("scores") or {}).get(key) for r in records]
+            interval = bootstrap_ci(per_question, ci, resamples, seed) \
+                if per_question and all(isinstance(v, int | float) for v in per_question) else (None, None)
+            values[key] = (value, *interval)
+        values.update({key: (value, None, None) for key, value in cost_values(metrics).items()})
+        base = by_position.get((baseline, cell.dataset)) if baseline else None
+        if base is not None and base.key in records_of and base.key != cell.key:
+            try:
+                paired = paired_comparison(records_of[base.key], records, baseline, cell.row, ci, resamples, seed)
+            except ValueError as error:
+                notes.append(f"{cell.key}: not compared with {baseline}: {error}")
+            else:
+                values["f1_diff"] = (paired.f1_diff, *paired.f1_diff_ci)
+                values["p_mcnemar"] = (paired.mcnemar_p, None, None)
+                values["flips"] = (len(paired.a_only) + len(paired.b_only), None, None)
+                if paired.only_a or paired.only_b:
+                    notes.append(f"{cell.key}: {len(paired.only_a) + len(paired.only_b)} questions scored in one "
+                                 f"of the two runs only (not paired)")
+        for key, (value, low, high) in values.items():
+            lines.append({"row": labels[cell.row], "dataset": cell.dataset, "measure": key,
+                          "value": None if value is None else float(value), "ci_low": low, "ci_high": high,
+                          "run": runs[cell.key].name})
+    frame = pd.DataFrame(lines, columns=["row", "dataset", "measure", "value", "ci_low", "ci_high", "run"])
+    return ComparisonTable(frame, measures, [labels[r] for r in grid.rows],
+                           [d for d in grid.datasets if any(c.dataset == d for c in cells)],
+                           labels.get(baseline) if baseline else None, notes)
+
+
+# -- rendering --------------------------------------------------------------------------------------------------
+
+
+def _number(measure: Measure, value: float | None) -> str:
+    if value is None or pd.isna(value):
+        return "–"
+    scaled = 100 * value if measure.percent else value
+    return f"{scaled:.{measure.digits}f}"
+
+
+def _half_width(measure: Measure, low: Any, high: Any) -> str | None:
+    if low is None or high is None or pd.isna(low) or pd.isna(high) or measure.key == "f1_diff":
+        return None
+    return _number(measure, (high - low) / 2)
+
+
+def _best(table: ComparisonTable, measure: Measure, dataset: str) -> float | None:
+    """The best value of a column (ties all bold); None for unranked measures and empty or constant columns."""
+    if measure.better is None:
+        return None
+    column = table.frame[(table.frame["dataset"] == dataset) & (table.frame["measure"] == measure.key)]["value"]
+    column = column.dropna()
+    if column.nunique() < 2:  # nothing to single out in an empty or constant column
+        return None
+    return column.max() if measure.better == "high" else column.min()
+
+
+def _check_columns(table: ComparisonTable, columns: list[str] | None) -> None:
+    unknown = sorted(set(columns or ()) - {m.key for m in table.measures})
+    if unknown:
+        raise ValueError(f"unknown column(s) {', '.join(unknown)}; known: {', '.join(m.key for m in table.measures)}")
+
+
+def _cells(table: ComparisonTable, columns: list[str] | None, bold, plus_minus) -> tuple[list, list[list[str]]]:
+    """Header pairs (dataset, measure) and the formatted body, one list per row."""
+    _check_columns(table, columns)
+    measures = [m for m in table.measures if columns is None or m.key in columns]
+    header = [(d, m) for d in table.datasets for m in measures]
+    indexed = table.frame.set_index(["row", "dataset", "measure"])
+    body = []
+    for row in table.rows:
+        cells = []
+        for dataset, measure in header:
+            key = (row, dataset, measure.key)
+            if key not in indexed.index:
+                cells.append("–")
+                continue
+            entry = indexed.loc[key]
+            text = _number(measure, entry["value"])
+            half = _half_width(measure, entry["ci_low"], entry["ci_high"])
+            if half is not None:
+                text = plus_minus(text, half)
+            best = _best(table, measure, dataset)
+            if best is not None and entry["value"] is not None and not pd.isna(entry["value"]) \
+                    and _number(measure, entry["value"]) == _number(measure, best):
+                text = bold(text)
+            cells.append(text)
+        body.append(cells)
+    return header, body
+
+
+def to_markdown(table: ComparisonTable, columns: list[str] | None = None) -> str:
+    header, body = _cells(table, columns, lambda t: f"**{t}**", lambda v, h: f"{v} ± {h}")
+    heads = ["method"] + [f"{d}: {m.label}" + (" (%)" if m.percent else "") for d, m in header]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "|".join([":---"] + ["---:"] * len(header)) + "|"]
+    lines += ["| " + " | ".join([row, *cells]) + " |" for row, cells in zip(table.rows, body, strict=True)]
+    return "\n".join(lines) + "\n"
+
+
+LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$",
+                  "–": "--"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+def to_latex(table: ComparisonTable, columns: list[str] | None = None, caption: str | None = None) -> str:
+    """A booktabs ``table`` environment: datasets as column groups (``\\cmidrule``), best per column bold,
+    intervals as ``± half-width`` of the 95 % bootstrap interval, rates in percent."""
+    header, body = _cells(table, columns, lambda t: rf"\textbf{{{t}}}", lambda v, h: rf"{v}\,$\pm$\,{h}")
+    per_dataset = len(header) // max(1, len(table.datasets))
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{l" + "r" * len(header) + "}",
+             r"\toprule"]
+    groups = " & ".join(rf"\multicolumn{{{per_dataset}}}{{c}}{{{latex_escape(d)}}}" for d in table.datasets)
+    lines.append(f" & {groups} \\\\")
+    lines.append(" ".join(rf"\cmidrule(lr){{{2 + i * per_dataset}-{1 + (i + 1) * per_dataset}}}"
+                          for i in range(len(table.datasets))))
+    lines.append("Method & " + " & ".join(latex_escape(m.label + (" (%)" if m.percent else "")) for _, m in header)
+                 + r" \\")
+    lines.append(r"\midrule")
+    for row, cells in zip(table.rows, body, strict=True):
+        lines.append(" & ".join([latex_escape(row), *(c.replace("–", "--") for c in cells)]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    note = caption or ("Scores in percent with $\\pm$ the half-width of the 95\\,\\% bootstrap interval; "
+                       "best value per column in bold; costs per question."
+                       + (f" Significance against {latex_escape(table.baseline)}: McNemar's exact test on EM, "
+                          "paired bootstrap on F1." if table.baseline else ""))
+    lines += [rf"\caption{{{note}}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(table: ComparisonTable, columns: list[str] | None = None) -> str:
+    """Long CSV: one line per row, dataset and measure, with the interval bounds and the run folder."""
+    frame = table.frame if columns is None else table.frame[table.frame["measure"].isin(columns)]
+    return frame.to_csv(index=False)
+
+
+def render(table: ComparisonTable, fmt: str = "text", columns: list[str] | None = None) -> str:
+    """The table as ``text`` (aligned, for a terminal), ``csv``, ``md`` or ``latex``."""
+    _check_columns(table, columns)
+    if fmt == "csv":
+        return to_csv(table, columns)
+    if fmt == "md":
+        return to_markdown(table, columns)
+    if fmt == "latex":
+        return to_latex(table, columns)
+    if fmt == "text":
+        wide = table.wide(columns)
+        shown = wide.copy()
+        measures = {m.key: m for m in table.measures}
+        for column in wide.columns:
+            shown[column] = [_number(measures[column[1]], v) for v in wide[column]]
+        return shown.to_string()
+    raise ValueError(f"unknown table format {fmt!r}; use text, csv, md or latex")
