@@ -44,13 +44,16 @@ class GGCConfig(MethodConfig):
 
     - ``mode``: ``none`` (generator only), ``all`` (correct every query) or ``gated`` (Algorithm 1).
     - ``threshold``: τ; the corrector runs when the gate probability is ≥ τ (τ = 0: every query; τ > 1: none).
-    - ``gate``: gate backend to train, ``tfidf`` | ``sbert`` | ``encoder`` (ignored when ``gate_path`` is set).
+    - ``gate``: gate backend to train (ignored when ``gate_path`` is set): ``encoder`` (default, the paper's
+      fine-tuned encoder; needs ``encoder_path``) or the offline substitutes ``tfidf`` | ``sbert``.
     - ``gate_path``: folder of a trained gate (``sparqlab ggc train-gate``); its backend and feedback setting win.
     - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b).
     - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting) or ``wikidata``.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split).
     - ``encoder_path``: local Hugging Face encoder folder for ``gate="encoder"``.
+    - ``gate_mask_entities``: train the gate on entity-masked, PREFIX-free inputs instead of the raw [q; s(0)].
+    - ``gate_class_weights``: ``none`` (the paper) or ``balanced`` class weights in gate training.
     - ``gate_c``: inverse regularisation of the ``tfidf``/``sbert`` logistic-regression heads.
     - ``gate_epochs`` / ``gate_learning_rate`` / ``gate_batch_size`` / ``gate_max_length`` / ``gate_seed``:
       fine-tuning of the ``encoder`` gate (appendix A.2 defaults); ``gate_seed`` also seeds the heads.
@@ -58,7 +61,7 @@ class GGCConfig(MethodConfig):
 
     mode: Literal["none", "all", "gated"] = "gated"
     threshold: float = 0.5
-    gate: Literal["tfidf", "sbert", "encoder"] = "tfidf"
+    gate: Literal["encoder", "tfidf", "sbert"] = "encoder"
     gate_path: str | None = None
     kg_feedback: bool = False
     variant: Literal["movies", "wikidata"] = "movies"
@@ -66,6 +69,8 @@ class GGCConfig(MethodConfig):
     train_split: str = "train"
     train_limit: int = 1000
     encoder_path: str | None = None
+    gate_mask_entities: bool = False
+    gate_class_weights: Literal["none", "balanced"] = "none"
     gate_c: float = 1.0
     gate_epochs: int = 3
     gate_learning_rate: float = 2e-5
@@ -80,7 +85,8 @@ class GGCConfig(MethodConfig):
             raise ValueError(f"train_limit must be at least 2; got {self.train_limit}")
 
     def gate_settings(self) -> GateSettings:
-        return GateSettings(backend=self.gate, kg_feedback=self.kg_feedback, c=self.gate_c,
+        return GateSettings(backend=self.gate, kg_feedback=self.kg_feedback, mask_entities=self.gate_mask_entities,
+                            class_weights=self.gate_class_weights, c=self.gate_c,
                             encoder_path=self.encoder_path, epochs=self.gate_epochs,
                             learning_rate=self.gate_learning_rate, batch_size=self.gate_batch_size,
                             max_length=self.gate_max_length, seed=self.gate_seed)

@@ -1,0 +1,93 @@
+"""GGC defaults that follow the paper (issue 18, items 11-16; docs/fidelity.md, section "GGC"): the gate reads the
+raw [q; s(0)] with unweighted training and is the fine-tuned encoder by default; masking and class weights are
+options."""
+
+import numpy as np
+import pytest
+
+from sparqlab.ggc.gate import Gate, GateExample, GateSettings, gate_inputs
+from sparqlab.ggc.method import GGCConfig
+
+QUERY = ('PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n'
+         'SELECT ?uri WHERE {{ ?uri ?r ?e . ?r rdfs:label "{rel}" . ?e rdfs:label "{ent}" . }}')
+
+
+def imbalanced(n=40, positives=4):
+    """``positives`` wrong queries (label 1), all using written_by; as many correct ones use written_by too, the
+    rest directed_by: written_by is only weak evidence (P(wrong | written_by) = 1/2)."""
+    out = []
+    for i in range(n):
+        rel = "written_by" if i < 2 * positives else "directed_by"
+        out.append(GateExample(f"which films did [Person {i}] make?", QUERY.format(rel=rel, ent=f"Person {i}"),
+                               int(i < positives), question_id=f"q{i}"))
+    return out
+
+
+def test_paper_gate_is_the_default_encoder_on_raw_unweighted_input():
+    """Item 11: §4.1 / A.1 (RoBERTa fine-tuned), §3.4 x_gate = [q; s(0)], no reweighting."""
+    settings = GateSettings(encoder_path="/models/roberta-base")
+    assert (settings.backend, settings.mask_entities, settings.class_weights) == ("encoder", False, "none")
+    config = GGCConfig()
+    assert (config.gate, config.gate_mask_entities, config.gate_class_weights) == ("encoder", False, "none")
+    with pytest.raises(ValueError, match="offline substitute"):
+        config.gate_settings()  # no encoder folder given: a clear error that names the offline gates
+
+
+def test_gate_reads_the_raw_pair_unless_masking_is_asked_for():
+    example = imbalanced()[0]
+    assert gate_inputs(example.question, example.sparql) == (example.question, example.sparql)
+    raw = Gate.train(imbalanced(), GateSettings("tfidf"))
+    assert {"person", "prefix", "rdf"} <= set(raw.state["vocabulary"])  # names and PREFIX lines are seen
+    masked = Gate.train(imbalanced(), GateSettings("tfidf", mask_entities=True))
+    vocabulary = set(masked.state["vocabulary"])
+    assert "e1" in vocabulary and "person" not in vocabulary and "prefix" not in vocabulary
+
+
+def test_class_weights_are_an_option_that_raises_the_trigger_rate():
+    """Unweighted (paper): the weak written_by evidence stays below τ = 0.5; balanced weights push it over."""
+    data = imbalanced()
+    plain = Gate.train(data, GateSettings("tfidf", c=10.0)).probabilities(data)
+    balanced = Gate.train(data, GateSettings("tfidf", c=10.0, class_weights="balanced")).probabilities(data)
+    assert (plain >= 0.5).mean() == 0.0
+    assert (balanced >= 0.5).mean() == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="class_weights"):
+        GateSettings("tfidf", class_weights="inverse")
+
+
+def test_encoder_gate_trains_with_unweighted_cross_entropy(tmp_path, monkeypatch):
+    import torch
+
+    from sparqlab.train.tiny import build_tiny_encoder
+
+    data = imbalanced(12, 3)
+    folder = build_tiny_encoder(tmp_path / "enc", [t for e in data for t in (e.question, e.sparql)], vocab_size=300,
+                                hidden_size=16, heads=2, max_positions=128)
+    seen = []
+    original = torch.nn.functional.cross_entropy
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("weight"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "cross_entropy", spy)
+    settings = dict(encoder_path=str(folder), epochs=1, batch_size=4, max_length=96)
+    Gate.train(data, GateSettings("encoder", **settings))
+    assert seen and all(weight is None for weight in seen)
+    seen.clear()
+    Gate.train(data, GateSettings("encoder", class_weights="balanced", **settings))
+    assert np.allclose(seen[0].numpy(), [12 / 18, 12 / 6])
+
+
+def test_format_1_gates_load_with_the_behaviour_they_were_trained_with(tmp_path):
+    import json
+
+    gate = Gate.train(imbalanced(), GateSettings("tfidf", mask_entities=True, class_weights="balanced"))
+    gate.save(tmp_path / "gate")
+    document = json.loads((tmp_path / "gate" / "gate.json").read_text())
+    document["format"] = 1
+    for key in ("mask_entities", "class_weights"):
+        del document["settings"][key]
+    (tmp_path / "gate" / "gate.json").write_text(json.dumps(document))
+    loaded = Gate.load(tmp_path / "gate")
+    assert loaded.settings == gate.settings
+    assert np.allclose(loaded.probabilities(imbalanced()), gate.probabilities(imbalanced()))
