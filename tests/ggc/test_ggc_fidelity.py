@@ -91,3 +91,81 @@ def test_format_1_gates_load_with_the_behaviour_they_were_trained_with(tmp_path)
     loaded = Gate.load(tmp_path / "gate")
     assert loaded.settings == gate.settings
     assert np.allclose(loaded.probabilities(imbalanced()), gate.probabilities(imbalanced()))
+
+
+# -- items 12, 13, 15: runs on the movie KG with the stand-ins -----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gated_run(trained, movies, tmp_path_factory):
+    import os
+
+    from ggc_helpers import TEST_LIMIT, base_config
+
+    from sparqlab.ggc import GGC
+    from sparqlab.runs import run
+
+    os.environ["SPARQLAB_RUNS"] = str(tmp_path_factory.mktemp("fidelity-runs"))
+    config = base_config(dataset="mcqa-movies", split="test", limit=TEST_LIMIT)
+    return run(GGC(mode="gated", gate_path=str(trained.folder), threshold=0.5), config=config, kg=movies)
+
+
+def test_gated_run_metrics_carry_the_gate_metrics_at_its_threshold(gated_run, movies):
+    """Item 12: §4.1's gate metrics in metrics.json, equal to the sweep's arithmetic at the run's τ."""
+    import json
+
+    from sparqlab.ggc import pipeline_metrics, stage_frame
+
+    scores = json.loads((gated_run.run_dir / "metrics.json").read_text())["method_scores"]
+    expected = pipeline_metrics(stage_frame(gated_run.run_dir, movies), 0.5)
+    for key in ("gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr"):
+        assert scores[key] == pytest.approx(expected[key], abs=1e-6), key
+    assert scores["gate_decision_rate"] == pytest.approx(expected["trigger_rate"], abs=1e-6)
+    assert 0 < scores["gate_label"] < 1  # the stand-in generator makes some mistakes
+
+
+def test_gold_errors_count_as_generator_errors_by_default(gated_run, movies, tmp_path):
+    """Item 13: Table 3 counts ground-truth SPARQL errors among the generator's errors; excluding them is an
+    option, and the subset analysis says which was used."""
+    import shutil
+
+    from sparqlab.core.jsonl import read_jsonl, write_jsonl
+    from sparqlab.ggc import pipeline_metrics, stage_frame, subset_analysis
+
+    folder = tmp_path / "run"
+    shutil.copytree(gated_run.run_dir, folder)
+    records = list(read_jsonl(folder / "predictions.jsonl"))
+    victim = next(r for r in records if r["em"] and not r["extra"]["triggered"])  # s(0) right, gold now broken
+    victim.update(gold_answers=None, gold_source="error: execution: the gold query failed")
+    write_jsonl(folder / "predictions.jsonl", records)
+    counted, excluded = stage_frame(folder, movies), stage_frame(folder, movies, gold_errors="exclude")
+    assert len(counted) == len(records) and len(excluded) == len(records) - 1
+    row = counted.set_index("id").loc[victim["id"]]
+    assert row["gold_error"] and not row["initial_correct"] and not row["corrected_correct"]
+    right = sum(bool(r["em"]) for r in records if r is not victim)
+    assert pipeline_metrics(counted)["accuracy"] == pytest.approx(right / len(records))
+    assert pipeline_metrics(excluded)["accuracy"] == pytest.approx(right / (len(records) - 1))
+    table = subset_analysis(counted)
+    assert table.attrs["gold_errors"] == "count" and table.loc["originally wrong", "gold_errors"] == 1
+    assert subset_analysis(excluded).attrs["gold_errors"] == "exclude"
+    with pytest.raises(ValueError, match="gold_errors"):
+        stage_frame(folder, movies, gold_errors="drop")
+
+
+def test_correct_all_corrects_an_unparseable_initial_query(movies):
+    """Item 15: Algorithm 1 / "Gen. + Corr." correct every s(0); standin-echo's reply (the question) holds no
+    query, and the stand-in corrector still turns it into one."""
+    from ggc_helpers import base_config
+
+    from sparqlab.core.jsonl import read_jsonl
+    from sparqlab.ggc import GGC
+    from sparqlab.runs import run
+
+    config = base_config(dataset="mcqa-movies", split="test", limit=4, model="standin-echo", model_options={})
+    records = list(read_jsonl(run(GGC(mode="all"), config=config, kg=movies).run_dir / "predictions.jsonl"))
+    assert all(r["extra"]["initial_sparql"] is None and r["extra"]["triggered"] for r in records)
+    assert all(sum(r["role_usage"]["corrector"]["calls"].values()) == 1 for r in records)
+    assert any(r["predicted_sparql"] for r in records)  # the corrector wrote queries from nothing readable
+    skipped = run(GGC(mode="all", skip_unparseable=True), config=config, kg=movies)
+    records = list(read_jsonl(skipped.run_dir / "predictions.jsonl"))
+    assert all(not r["extra"]["triggered"] and r["predicted_sparql"] is None for r in records)
+    assert all("corrector" not in (r["role_usage"] or {}) for r in records)

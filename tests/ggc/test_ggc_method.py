@@ -110,7 +110,8 @@ def sparqlab(*args):
 
 
 def test_cli_train_gate_and_build_data_from_runs(trained, tmp_path):
-    gate = sparqlab("ggc", "train-gate", "--runs", str(trained.data_run), "--out", str(tmp_path / "gate"))
+    gate = sparqlab("ggc", "train-gate", "--gate", "tfidf", "--runs", str(trained.data_run), "--out",
+                    str(tmp_path / "gate"))
     assert gate.returncode == 0, gate.stderr
     assert f"digest: {trained.digest}" in gate.stdout  # same data, same settings: the same artifact
     built = sparqlab("ggc", "build-data", "--runs", str(trained.data_run), "--out", str(tmp_path / "sft"),
