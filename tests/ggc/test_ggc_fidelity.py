@@ -169,3 +169,21 @@ def test_correct_all_corrects_an_unparseable_initial_query(movies):
     records = list(read_jsonl(skipped.run_dir / "predictions.jsonl"))
     assert all(not r["extra"]["triggered"] and r["predicted_sparql"] is None for r in records)
     assert all("corrector" not in (r["role_usage"] or {}) for r in records)
+
+
+def test_composition_readings_of_section_4_3():
+    """Item 16: "correct samples whose sizes correspond to x of all training samples" — default: x of the
+    composed set (C0.8 = 4 |W|); the other reading, x times |W|, is the ``wrong`` basis."""
+    from sparqlab.ggc.data import LabelledQuery, compose, correct_count
+
+    assert [correct_count(10, x) for x in (0.0, 0.2, 0.5, 0.8)] == [0, 2, 10, 40]  # round(2.5) = 2
+    assert [correct_count(10, x, "wrong") for x in (0.0, 0.2, 0.5, 0.8)] == [0, 2, 5, 8]
+    with pytest.raises(ValueError, match="basis"):
+        correct_count(10, 0.2, "total")
+    queries = [LabelledQuery(f"q{i}", "q", "s", i >= 10, "gold") for i in range(60)]  # 10 wrong, 50 correct
+    composed = compose(queries)
+    assert len(composed["W1.0+C0.8"]) == 50 and sum(q.correct for q in composed["W1.0+C0.8"]) / 50 == 0.8
+    ratio = compose(queries, basis="wrong")
+    assert {name: len(members) for name, members in ratio.items()} == {
+        "W1.0": 10, "W1.0+C0.2": 12, "W1.0+C0.5": 15, "W1.0+C0.8": 18}
+    assert set(map(id, ratio["W1.0+C0.2"])) <= set(map(id, ratio["W1.0+C0.8"]))  # nested, like the default

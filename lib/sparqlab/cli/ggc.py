@@ -45,6 +45,9 @@ def register(subparsers) -> None:
     build.add_argument("--compositions", default="W1.0,W1.0+C0.2,W1.0+C0.5,W1.0+C0.8",
                        help="comma-separated composition names (default: all four)")
     build.add_argument("--seed", type=int, default=0, help="seed of the correct-sample choice (default: 0)")
+    build.add_argument("--composition-basis", default="composed", choices=("composed", "wrong"),
+                       help="C0.x means x of the composed set (default, our reading of section 4.3) or x times the "
+                       "wrong samples")
     build.set_defaults(handler=handle_build_data)
 
     sweep = commands.add_parser(
@@ -151,7 +154,7 @@ def handle_build_data(args: argparse.Namespace) -> int:
         queries = labelled_queries(args.runs, kg, args.kg_feedback)
         manifest = write_corrector_data(queries, args.out, kg, variant=args.variant, kg_feedback=args.kg_feedback,
                                         compositions={n: COMPOSITIONS[n] for n in names}, seed=args.seed,
-                                        sources=[str(r) for r in args.runs])
+                                        sources=[str(r) for r in args.runs], basis=args.composition_basis)
     print(json.dumps(manifest["sizes"], indent=2))
     print(f"written to {args.out}")
     return 0
