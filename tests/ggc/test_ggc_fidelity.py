@@ -187,3 +187,22 @@ def test_composition_readings_of_section_4_3():
     assert {name: len(members) for name, members in ratio.items()} == {
         "W1.0": 10, "W1.0+C0.2": 12, "W1.0+C0.5": 15, "W1.0+C0.8": 18}
     assert set(map(id, ratio["W1.0+C0.2"])) <= set(map(id, ratio["W1.0+C0.8"]))  # nested, like the default
+
+
+def test_gate_and_corrector_data_must_not_overlap_the_generator_data(trained, movies, tmp_path):
+    """Item 14: §4.1 trains the generator on one portion of the training split and labels the rest; the data
+    builders refuse labelled questions that the generator was trained on."""
+    from sparqlab.core.jsonl import write_jsonl
+    from sparqlab.data.registry import load
+    from sparqlab.train.data import build_corrector_data, build_gate_data, ggc_generator_records
+
+    questions = load("mcqa-movies", "train", 200)
+    overlapping, disjoint = tmp_path / "overlap.jsonl", tmp_path / "disjoint.jsonl"
+    write_jsonl(overlapping, ggc_generator_records(questions[:3], movies))  # inside the labelled train[:80]
+    write_jsonl(disjoint, ggc_generator_records(questions[150:153], movies))
+    with pytest.raises(ValueError, match="3 labelled questions .* generator's training data"):
+        build_gate_data([trained.data_run], tmp_path / "gate.jsonl", movies, generator_data=overlapping)
+    with pytest.raises(ValueError, match="remaining training questions"):
+        build_corrector_data([trained.data_run], tmp_path / "sft", movies, generator_data=overlapping)
+    manifest = build_gate_data([trained.data_run], tmp_path / "gate.jsonl", movies, generator_data=disjoint)
+    assert manifest["records"] == trained.gate.training["n"]

@@ -92,6 +92,9 @@ def register(subparsers) -> None:
     data.add_argument("--variant", default="movies", help="GGC prompt variant: movies or wikidata")
     data.add_argument("--seed", type=int, default=0, help="seed of the corrector compositions (default 0)")
     data.add_argument("--allow-test", action="store_true", help="allow building from a test split")
+    data.add_argument("--generator-data", help="ggc-corrector, ggc-gate: the generator's training JSONL; the "
+                      "labelled questions must not be in it (GGC section 4.1: the generator is trained on one "
+                      "portion of the training split, gate and corrector data come from the rest)")
     data.set_defaults(handler=_data)
 
     serve = actions.add_parser(
@@ -178,9 +181,10 @@ def _data(args: argparse.Namespace) -> int:
     elif args.builder == "ggc-corrector":
         if kg is None:
             raise ValueError("--builder ggc-corrector needs --kg (its prompts carry the KG's notes)")
-        manifest = data.build_corrector_data(args.runs, args.out, kg, variant=args.variant, seed=args.seed)
+        manifest = data.build_corrector_data(args.runs, args.out, kg, variant=args.variant, seed=args.seed,
+                                             generator_data=args.generator_data)
     else:
-        manifest = data.build_gate_data(args.runs, args.out, kg)
+        manifest = data.build_gate_data(args.runs, args.out, kg, generator_data=args.generator_data)
     print(json.dumps(manifest, indent=2))
     return 0
 
