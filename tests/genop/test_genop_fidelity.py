@@ -55,3 +55,17 @@ def test_diff_keeps_a_mapping_only_when_the_formula_is_false_not_an_error(exampl
     assert run_sync(evaluation.diff(left, right, error)) == set()
     assert run_sync(evaluation.diff(left, right, false)) == left
     assert run_sync(evaluation.diff(left, right, error, error_keeps=True)) == left
+
+
+@pytest.mark.parametrize(("optional", "negative"), [
+    ("OPTIONAL { ?y :p ?o }", True),    # ?y in the right operand: in the Diff branch of Opt_F = Join ∪ Diff_F
+    ("OPTIONAL { ?x :p ?o }", False),   # ?y only in positive positions
+])
+def test_optional_right_operand_is_a_negative_position_per_definition_14(optional, negative):
+    """Def. 14: positions under "the Join branch of Opt" are positive, "the Diff branch of Opt" negative; the right
+    operand of OPTIONAL lies in both branches of Opt_F = (P1 Join P2) ∪ (P1 Diff_F P2), and one negative
+    occurrence makes the edge negative (clause 2). (Unchanged behaviour; pinned here, see docs/fidelity.md.)"""
+    text = PREFIX + """SELECT ?x ?y ?z WHERE {
+      ?x a :City . GENOP("Find topic for ?x" AS ?y) . GENOP("Find city for ?y" AS ?z) . %s }""" % optional
+    deps = analyse(parse_genop_query(text).pattern)
+    assert [(e.source, e.target, e.negative) for e in deps.edges] == [(0, 1, negative)]
