@@ -66,6 +66,6 @@ def test_optional_right_operand_is_a_negative_position_per_definition_14(optiona
     operand of OPTIONAL lies in both branches of Opt_F = (P1 Join P2) ∪ (P1 Diff_F P2), and one negative
     occurrence makes the edge negative (clause 2). (Unchanged behaviour; pinned here, see docs/fidelity.md.)"""
     text = PREFIX + """SELECT ?x ?y ?z WHERE {
-      ?x a :City . GENOP("Find topic for ?x" AS ?y) . GENOP("Find city for ?y" AS ?z) . %s }""" % optional
+      ?x a :City . GENOP("Find topic for ?x" AS ?y) . GENOP("Find city for ?y" AS ?z) . """ + optional + " }"
     deps = analyse(parse_genop_query(text).pattern)
     assert [(e.source, e.target, e.negative) for e in deps.edges] == [(0, 1, negative)]
