@@ -189,7 +189,7 @@ def test_composition_readings_of_section_4_3():
     assert set(map(id, ratio["W1.0+C0.2"])) <= set(map(id, ratio["W1.0+C0.8"]))  # nested, like the default
 
 
-def test_gate_and_corrector_data_must_not_overlap_the_generator_data(trained, movies, tmp_path):
+def test_gate_and_corrector_data_must_not_overlap_the_generator_data(trained, movies, tmp_path, capsys):
     """Item 14: §4.1 trains the generator on one portion of the training split and labels the rest; the data
     builders refuse labelled questions that the generator was trained on."""
     from sparqlab.core.jsonl import write_jsonl
@@ -206,3 +206,11 @@ def test_gate_and_corrector_data_must_not_overlap_the_generator_data(trained, mo
         build_corrector_data([trained.data_run], tmp_path / "sft", movies, generator_data=overlapping)
     manifest = build_gate_data([trained.data_run], tmp_path / "gate.jsonl", movies, generator_data=disjoint)
     assert manifest["records"] == trained.gate.training["n"]
+    from sparqlab.cli import main
+
+    command = ["train", "data", "--builder", "ggc-gate", "--runs", str(trained.data_run), "--kg", "movies",
+               "--out", str(tmp_path / "cli.jsonl")]
+    assert main([*command, "--generator-data", str(overlapping)]) == 1
+    assert "generator's training data" in capsys.readouterr().err
+    assert main(command) == 0
+    assert "not checked against the generator's training data" in capsys.readouterr().err

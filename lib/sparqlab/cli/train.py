@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -174,11 +175,17 @@ def _data(args: argparse.Namespace) -> int:
             raise ValueError(f"--builder {args.builder} needs --dataset")
         manifest = data.build_from_dataset(args.builder, args.dataset, args.split, args.out, limit=args.limit,
                                            kg=kg, variant=args.variant, allow_test=args.allow_test)
-    elif args.builder not in data.RUN_BUILDERS:
+        print(json.dumps(manifest, indent=2))
+        return 0
+    if args.builder not in data.RUN_BUILDERS:
         raise ValueError(f"unknown builder {args.builder!r}; use one of {', '.join(data.BUILDERS)}")
-    elif not args.runs:
+    if not args.runs:
         raise ValueError(f"--builder {args.builder} needs --runs (generator-only run folders)")
-    elif args.builder == "ggc-corrector":
+    if args.generator_data is None:
+        print("note: the labelled questions are not checked against the generator's training data (pass "
+              "--generator-data; GGC section 4.1 labels gate and corrector data on the rest of the training split)",
+              file=sys.stderr)
+    if args.builder == "ggc-corrector":
         if kg is None:
             raise ValueError("--builder ggc-corrector needs --kg (its prompts carry the KG's notes)")
         manifest = data.build_corrector_data(args.runs, args.out, kg, variant=args.variant, seed=args.seed,
