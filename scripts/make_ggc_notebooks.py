@@ -11,7 +11,9 @@ question's gold query, re-filled with the question's entities) and `standin-corr
 template that executes with a non-empty result) — **not LLMs**; figures are labelled `[standin]`. For the paper's
 setting, serve the fine-tuned generator and corrector with vLLM and set `generator`, `generator_url`,
 `corrector`, `corrector_url` (e.g. `-p generator llama-3.2-3b-ggc-generator -p generator_url
-http://gpu-node:8000/v1`)."""
+http://gpu-node:8000/v1`). The gate is chosen explicitly: `tfidf` / `sbert` (frozen MiniLM + logistic head) are
+**offline substitutes** for the paper's fine-tuned RoBERTa gate (`gate_backend="encoder"` with `encoder_path`, the
+library default); every gate reads the raw [q; s(0)] with unweighted training as in the paper."""
 
 COMMON_PARAMETERS = """\
 kg: str = "movies"                         # KG name, SPARQL endpoint URL or RDF file
@@ -74,9 +76,9 @@ on the generator's own output over a training split (an ordinary run in `runs/gg
 
 {STANDIN_NOTE}"""),
     parameters_cell(parameters("""\
-gate_backends: list[str] = ["tfidf", "sbert"]  # gates compared in Table 4
-encoder_path: Optional[str] = None         # a local Hugging Face encoder folder adds the paper's RoBERTa-style gate
-gate_backend: str = "tfidf"                # the gate of the gated pipeline
+gate_backends: list[str] = ["tfidf", "sbert"]  # Table 4 gates: OFFLINE SUBSTITUTES for the paper's fine-tuned encoders
+encoder_path: Optional[str] = None         # a local Hugging Face encoder folder adds the paper's gate ("encoder")
+gate_backend: str = "tfidf"                # gate of the gated pipeline; tfidf = offline substitute (paper: "encoder")
 threshold: float = 0.5                     # τ
 kg_feedback: bool = False                  # execute s(0) and give gate and corrector the feedback
 experiment: str = "ggc-main"               # runs/<experiment>/, figures/<experiment>/""", 400, 120)),
@@ -131,7 +133,7 @@ time then come from its records (`sparqlab ggc sweep` does the same from the she
 {STANDIN_NOTE}"""),
     parameters_cell(parameters("""\
 thresholds: list[float] = [0.1, 0.25, 0.5, 0.75, 0.9]  # τ values of the sweep
-gate_backend: str = "tfidf"                # gate backend (tfidf, sbert, encoder)
+gate_backend: str = "tfidf"                # offline substitute; the paper's gate is "encoder" (needs encoder_path)
 encoder_path: Optional[str] = None         # local encoder folder for gate_backend="encoder"
 threshold: float = 0.5                     # τ of the with/without feedback comparison
 experiment: str = "ggc-sweep"              # runs/<experiment>/, figures/<experiment>/""", 400, 120)),
@@ -173,7 +175,7 @@ notebook tabulates them for the GGC generator before and after gated correction,
 {STANDIN_NOTE}"""),
     parameters_cell(parameters("""\
 run_dirs: list[str] = []                   # more run folders to tabulate (any method)
-gate_backend: str = "tfidf"                # gate of the gated run
+gate_backend: str = "tfidf"                # gate of the gated run; tfidf = offline substitute (paper: "encoder")
 threshold: float = 0.5                     # τ of the gated run
 experiment: str = "ggc-errors"             # runs/<experiment>/, figures/<experiment>/""", 300, 100)),
     new_code_cell(IMPORTS),

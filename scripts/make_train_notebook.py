@@ -12,7 +12,9 @@ GGC fine-tunes its generator and corrector (Llama-3.2-3B-Instruct, LoRA, loss on
 gate. The corrector is trained on the generator's **wrong** initial queries (W) plus a share of **correct** ones (C):
 `W1.0`, `W1.0+C0.2`, `W1.0+C0.5`, `W1.0+C0.8`, where C makes up 20 / 50 / 80 % of the composed set (section 4.3).
 This notebook labels a generator-only run over training questions, builds the four corrector files with the GGC
-data builders, trains one LoRA corrector per composition (plus the generator and the gates) with
+data builders (the generator's training questions and the labelled ones are disjoint parts of the split, as in the
+paper's section 4.1: the first `generator_share` of the `limit` questions train the generator, the generator-only run
+labels the rest), trains one LoRA corrector per composition (plus the generator and the gates) with
 `sparqlab.train`, and tabulates sizes, training times and losses in the layout of the paper's Table 6.
 
 **Offline defaults are a pipeline check.** Without `base_model` the modules are a *tiny randomly initialised*
@@ -28,7 +30,8 @@ from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Opt
 kg: str = "movies"                       # KG the training questions are asked over
 dataset: str = "mcqa-movies"             # training questions (gold queries label the generator's output)
 split: str = "train"                     # never the scored split
-limit: int = 40                          # first N training questions labelled (the paper: the whole train split)
+limit: int = 40                          # first N training questions (the paper: the whole train split)
+generator_share: float = 0.5             # of those, the share that trains the generator; the rest are labelled
 generator: str = "standin-knn"           # generator of the labelled run: a stand-in, or a served model's name
 generator_url: Optional[str] = None      # OpenAI-compatible endpoint of `generator` (vLLM), None for stand-ins
 generator_options: dict = {}             # model factory options, e.g. {"start": 2500, "stop": 2600} (standin-knn memory)
@@ -74,7 +77,7 @@ result = composition_experiment(out, kg_name=kg, dataset=dataset, split=split, l
                                 generator_url=generator_url, generator_options=generator_options,
                                 compositions={name: COMPOSITIONS[name] for name in compositions},
                                 base=base_model, encoder=encoder, sft=sft, gate=gate,
-                                train_generator=train_generator)
+                                train_generator=train_generator, generator_share=generator_share)
 if result.pipeline_check:
     print("PIPELINE CHECK: tiny randomly initialised models; these numbers are not results of the paper's models.")"""),
     new_markdown_cell("""\

@@ -31,7 +31,7 @@ def test_threshold_is_inclusive():
 
 
 def test_inputs_number_entities_and_drop_prefixes():
-    question, query = gate_inputs("films of [Ridley Scott] tagged [drama]",
+    question, query = gate_inputs("films of [Ridley Scott] tagged [drama]", mask_entities=True, sparql=
                                   'PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\nSELECT ?u WHERE {\n'
                                   '  ?a rdfs:label "drama" . ?b rdfs:label "Ridley Scott" . ?r rdfs:label "has_tags" }')
     assert question == "films of [E1] tagged [E2]"

@@ -91,7 +91,9 @@ def test_both_gate_commands_read_the_same_training_options():
                             seed=7)
     assert gate_settings(from_train, backend="encoder", encoder_path="enc") == expected
     assert gate_settings(from_ggc, backend="encoder", encoder_path="enc") == expected
-    assert gate_settings(parser.parse_args(["ggc", "train-gate"])) == GateSettings()
+    assert gate_settings(parser.parse_args(["ggc", "train-gate"]), backend="tfidf") == GateSettings("tfidf")
+    with pytest.raises(ValueError, match="offline substitute"):  # the default backend is the paper's encoder
+        gate_settings(parser.parse_args(["ggc", "train-gate"]))
 
 
 @pytest.mark.parametrize("line, message", [

@@ -22,8 +22,9 @@ def register(subparsers) -> None:
     _generator_options(train, default_split="train", default_limit=1000)
     train.add_argument("--runs", nargs="+", type=Path, help="use these generator-only run folders instead of "
                        "running the generator")
-    train.add_argument("--gate", default="tfidf", choices=("tfidf", "sbert", "encoder"), help="backend "
-                       "(default: tfidf)")
+    train.add_argument("--gate", default="encoder", choices=("encoder", "tfidf", "sbert"), help="backend "
+                       "(default: encoder, the paper's fine-tuned encoder, needs --encoder-path; tfidf and sbert are "
+                       "offline substitutes)")
     train.add_argument("--kg-feedback", action="store_true", help="add KG execution feedback features")
     train.add_argument("--encoder-path", help="local Hugging Face encoder folder (--gate encoder)")
     train.add_argument("--c", type=float, default=1.0, help="inverse regularisation of the tfidf/sbert head")
@@ -44,6 +45,9 @@ def register(subparsers) -> None:
     build.add_argument("--compositions", default="W1.0,W1.0+C0.2,W1.0+C0.5,W1.0+C0.8",
                        help="comma-separated composition names (default: all four)")
     build.add_argument("--seed", type=int, default=0, help="seed of the correct-sample choice (default: 0)")
+    build.add_argument("--composition-basis", default="composed", choices=("composed", "wrong"),
+                       help="C0.x means x of the composed set (default, our reading of section 4.3) or x times the "
+                       "wrong samples")
     build.set_defaults(handler=handle_build_data)
 
     sweep = commands.add_parser(
@@ -59,7 +63,8 @@ def register(subparsers) -> None:
     sweep.set_defaults(handler=handle_sweep)
 
 
-GATE_TRAINING_OPTIONS = ("epochs", "learning_rate", "batch_size", "max_length", "seed")
+GATE_TRAINING_OPTIONS = ("epochs", "learning_rate", "batch_size", "max_length", "seed", "mask_entities",
+                         "class_weights")
 """The :class:`~sparqlab.methods.ggc.gate.GateSettings` fields set by :func:`add_gate_training_options`."""
 
 
@@ -71,6 +76,10 @@ def add_gate_training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, help="encoder batch size (default: 8)")
     parser.add_argument("--max-length", type=int, help="encoder tokens per (question, query) pair (default: 256)")
     parser.add_argument("--seed", type=int, help="training seed, also of the tfidf/sbert heads (default: 42)")
+    parser.add_argument("--mask-entities", action="store_true", default=None, help="train on entity-masked, "
+                        "PREFIX-free inputs (default: the raw [q; s(0)], as the paper)")
+    parser.add_argument("--class-weights", choices=("none", "balanced"), help="class weighting of the training "
+                        "loss (default: none, as the paper)")
 
 
 def gate_settings(args: argparse.Namespace, **fields):
@@ -145,7 +154,7 @@ def handle_build_data(args: argparse.Namespace) -> int:
         queries = labelled_queries(args.runs, kg, args.kg_feedback)
         manifest = write_corrector_data(queries, args.out, kg, variant=args.variant, kg_feedback=args.kg_feedback,
                                         compositions={n: COMPOSITIONS[n] for n in names}, seed=args.seed,
-                                        sources=[str(r) for r in args.runs])
+                                        sources=[str(r) for r in args.runs], basis=args.composition_basis)
     print(json.dumps(manifest["sizes"], indent=2))
     print(f"written to {args.out}")
     return 0

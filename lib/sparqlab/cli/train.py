@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -90,6 +91,9 @@ def register(subparsers) -> None:
     data.add_argument("--variant", default="movies", help="GGC prompt variant: movies or wikidata")
     data.add_argument("--seed", type=int, default=0, help="seed of the corrector compositions (default 0)")
     data.add_argument("--allow-test", action="store_true", help="allow building from a test split")
+    data.add_argument("--generator-data", help="ggc-corrector, ggc-gate: the generator's training JSONL; the "
+                      "labelled questions must not be in it (GGC section 4.1: the generator is trained on one "
+                      "portion of the training split, gate and corrector data come from the rest)")
     data.set_defaults(handler=_data)
 
     builders = actions.add_parser("builders", help="list the registered training-data builders")
@@ -178,7 +182,7 @@ def _data(args: argparse.Namespace) -> int:
     from sparqlab.train import data
 
     builder = data.get_builder(args.builder)
-    options = {name: getattr(args, name) for name in ("variant", "seed") if name in builder.options}
+    options = {name: getattr(args, name) for name in ("variant", "seed", "generator_data") if name in builder.options}
     kg = _open_kg(args.kg) if args.kg else None
     if builder.source == "dataset":
         if not args.dataset:
@@ -186,6 +190,10 @@ def _data(args: argparse.Namespace) -> int:
         manifest = data.build_from_dataset(args.builder, args.dataset, args.split, args.out, limit=args.limit,
                                            kg=kg, allow_test=args.allow_test, **options)
     else:
+        if "generator_data" in builder.options and args.generator_data is None:
+            print("note: the labelled questions are not checked against the generator's training data (pass "
+                  "--generator-data; GGC section 4.1 labels gate and corrector data on the rest of the training "
+                  "split)", file=sys.stderr)
         manifest = data.build_from_runs(args.builder, args.runs or [], args.out, kg, **options)
     print(json.dumps(manifest, indent=2))
     return 0

@@ -118,6 +118,25 @@ def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[
     }
 
 
+def binary_decisions(labels: Iterable[Any], decisions: Iterable[Any]) -> dict[str, float]:
+    """Accuracy, precision, recall, F1, false-positive rate and decision rate (share decided positive) of binary
+    decisions against labels (truthy = positive), with the confusion counts ``tp``/``fp``/``fn``/``tn``; an
+    undefined ratio (nothing decided positive ...) is 0. The GGC paper's gate metrics (section 4.1)."""
+    y, g = [bool(v) for v in labels], [bool(v) for v in decisions]
+    if len(y) != len(g):
+        raise ValueError(f"{len(y)} labels but {len(g)} decisions")
+    tp = sum(a and b for a, b in zip(y, g, strict=True))
+    fp = sum(b and not a for a, b in zip(y, g, strict=True))
+    fn = sum(a and not b for a, b in zip(y, g, strict=True))
+    tn = len(y) - tp - fp - fn
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {"accuracy": (tp + tn) / len(y) if y else 0.0, "precision": precision, "recall": recall,
+            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+            "fpr": fp / (fp + tn) if fp + tn else 0.0, "decision_rate": (tp + fp) / len(y) if y else 0.0,
+            "tp": tp, "fp": fp, "fn": fn, "tn": tn}
+
+
 def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Macro averages over per-question records (as written to ``predictions.jsonl``).
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sparqlab.eval import summarise
+from sparqlab.eval.metrics import binary_decisions
 from sparqlab.llm import aggregate_usage
 from sparqlab.runs.manifest import now_iso
 
@@ -59,6 +60,45 @@ def method_scores(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     return {key: round(statistics.fmean(v), 6) for key, v in sorted(values.items())}
 
 
+def pooled_scores(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Rates a method scores per question as counts ``<name>_matched`` / ``<name>_total``, pooled over the records
+    (Σ matched / Σ total) as ``<name>_micro``: e.g. DeSQ's fragment and URI EM, which its paper averages over all
+    fragments / URI slots of the test set rather than per question."""
+    sums: dict[str, list[float]] = {}
+    for record in records:
+        scores = record.get("scores") or {}
+        for key, matched in scores.items():
+            name = key.removesuffix("_matched")
+            total = scores.get(f"{name}_total")
+            if key.endswith("_matched") and isinstance(matched, int | float) and isinstance(total, int | float):
+                pair = sums.setdefault(name, [0.0, 0.0])
+                pair[0] += matched
+                pair[1] += total
+    return {f"{name}_micro": round(m / t, 6) for name, (m, t) in sorted(sums.items()) if t}
+
+
+def decision_scores(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Binary decisions a method scores per question as ``<name>_label`` (1 = positive) and ``<name>_decision``
+    (1 = decided positive), e.g. GGC's gate (``gate_label``: s(0) is wrong, ``gate_decision``: the corrector was
+    triggered): ``<name>_accuracy``, ``_precision``, ``_recall``, ``_f1``, ``_fpr`` and ``_decision_rate`` (GGC's
+    trigger rate) over the records that score both (:func:`sparqlab.eval.metrics.binary_decisions`)."""
+    pairs: dict[str, tuple[list[Any], list[Any]]] = {}
+    for record in records:
+        scores = record.get("scores") or {}
+        for key, label in scores.items():
+            name = key.removesuffix("_label")
+            if key.endswith("_label") and f"{name}_decision" in scores:
+                labels, decisions = pairs.setdefault(name, ([], []))
+                labels.append(label)
+                decisions.append(scores[f"{name}_decision"])
+    found = {}
+    for name, (labels, decisions) in sorted(pairs.items()):
+        for measure, value in binary_decisions(labels, decisions).items():
+            if measure not in ("tp", "fp", "fn", "tn"):
+                found[f"{name}_{measure}"] = round(value, 6)
+    return found
+
+
 def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> dict[str, Any]:
     """Scores, costs and error counts of ``records`` (prediction lines) out of ``n_questions`` selected."""
     records = list(records)
@@ -80,7 +120,7 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "model_calls_uncached": sum(int(r.get("model_calls_uncached") or 0) for r in records),
         "kg_calls": _counts(r.get("kg_calls") for r in records),
         "role_usage": role_usage(records),
-        "method_scores": method_scores(records),
+        "method_scores": {**pooled_scores(records), **method_scores(records), **decision_scores(records)},
         "latency_s": {
             "mean": statistics.fmean(latencies) if latencies else None,
             "p50": _quantile(latencies, 0.5) if latencies else None,

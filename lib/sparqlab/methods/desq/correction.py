@@ -1,13 +1,14 @@
 """The seven URI correction strategies of DeSQ (section 3.5 and appendix B), selectable by name.
 
 Each strategy looks at one grounding slot — the predicted id, label and description — and the KB memory, and keeps
-the id or replaces it with the best retrieved entry (retrieval by the generated label + description, among entries
-of the slot's kind):
+the id or replaces it with the best retrieved entry (retrieval by the generated label + description over the whole
+memory, as in the paper; ``restrict_kind=True``, our extension, searches only entries of the slot's kind):
 
 * ``none`` — keep every predicted id.
 * ``oracle`` — retrieve only where the predicted id differs from the gold id, keep the others (an upper bound:
   perfect detection; needs the gold ids, so it exists for evaluation, not for answering).
-* ``always-retrieve`` — replace every id with the retrieved one.
+* ``always-retrieve`` — replace every id with the retrieved one (our reading of the seventh strategy, which the
+  paper counts but does not name or describe: the unconditional retrieval that score-threshold filters).
 * ``roundtrip-exact`` — flag an id absent from the memory or whose official label differs from the generated
   label (exact string match); retrieve for flagged ids only.
 * ``roundtrip-fuzzy`` — the same detection with word-level Jaccard overlap of the labels ≥ ``jaccard`` (0.5).
@@ -80,8 +81,10 @@ def roundtrip_flag(slot: Slot, memory: KBMemory, fuzzy: bool, jaccard: float) ->
 def correct_slots(slots: Sequence[Slot], memory: KBMemory, strategy: str, *, kinds: Mapping[str, str] | None = None,
                   threshold: float = DEFAULT_THRESHOLD, jaccard: float = DEFAULT_JACCARD,
                   gold_ids: Mapping[str, str] | None = None,
-                  retrieve: Callable[[Slot, str | None], Hit | None] | None = None) -> list[Correction]:
-    """Apply ``strategy`` to every slot. ``kinds[placeholder]`` restricts retrieval to entries of that kind;
+                  retrieve: Callable[[Slot, str | None], Hit | None] | None = None,
+                  restrict_kind: bool = False) -> list[Correction]:
+    """Apply ``strategy`` to every slot. ``kinds[placeholder]`` is the slot's kind: a kind the memory does not
+    hold leaves the slot alone, and with ``restrict_kind`` retrieval searches entries of that kind only;
     ``gold_ids[placeholder]`` is needed by ``oracle`` only; ``retrieve`` may share retrievals between strategies
     (see :class:`Retriever`)."""
     check_strategy(strategy)
@@ -104,7 +107,7 @@ def correct_slots(slots: Sequence[Slot], memory: KBMemory, strategy: str, *, kin
             flagged = roundtrip_flag(slot, memory, fuzzy=True, jaccard=jaccard)
         else:  # always-retrieve, score-threshold
             flagged = True
-        hit = retrieve(slot, kind) if flagged else None
+        hit = retrieve(slot, kind if restrict_kind else None) if flagged else None
         final = slot.id
         if hit is not None and (strategy not in ("score-threshold", "combined") or hit.score >= threshold):
             final = hit.entry.id

@@ -74,7 +74,12 @@ class DesqConfig(MethodConfig):
     - ``memory_dir``: a saved memory (``sparqlab desq memory build``) to load instead of building one; its content
       digest enters the run id, and ``memory`` / ``memory_limit`` / ``embedder`` are then not used.
     - ``verbaliser``: ``template`` (deterministic, KG labels) or ``model`` (the ``verbaliser`` role, prompt
-      ``verbalise``) for the atomic constraints of the worked examples.
+      ``verbalise``) for the atomic constraints of the worked examples. Scoring aligns predicted and gold
+      fragments by key (the atomic constraint) with ``template`` and by position with ``model``: the gold
+      constraints are always template-verbalised, so a model's paraphrases would never match by key (the paper
+      reports both alignments as equivalent, section 3.5); ``scores.fragment_alignment`` says which was used.
+    - ``restrict_kind``: URI retrieval among memory entries of the slot's kind (entity / property / class) only;
+      our extension, off as in the paper (retrieval over the whole memory).
     """
 
     strategy: str = "roundtrip-exact"
@@ -89,6 +94,7 @@ class DesqConfig(MethodConfig):
     embedder: str = "minilm"
     memory_dir: str | None = None
     verbaliser: Literal["template", "model"] = "template"
+    restrict_kind: bool = False
 
     def __post_init__(self) -> None:
         check_strategy(self.strategy)
@@ -229,7 +235,8 @@ class Desq(Method):
             return MethodOutput(None, "parse_failure", extra)
         corrections = await asyncio.to_thread(
             correct_slots, parsed.slots, self.memory, self.config.strategy, kinds=slot_kinds(parsed, scheme),
-            threshold=self.config.threshold, jaccard=self.config.jaccard, retrieve=self._retriever)
+            threshold=self.config.threshold, jaccard=self.config.jaccard, retrieve=self._retriever,
+            restrict_kind=self.config.restrict_kind)
         ctx.log("uri_correction", strategy=self.config.strategy, corrections=[asdict(c) for c in corrections])
         extra["ids_changed"] = sum(c.changed for c in corrections)
         try:
@@ -260,7 +267,8 @@ class Desq(Method):
         parsed = parse_output(output.extra.get("structured_output", ""))
         scores = score_output(parsed, gold_decomposition, gold_sparql, self.memory, scheme,
                               threshold=self.config.threshold, jaccard=self.config.jaccard, strategies=STRATEGIES,
-                              retrieve=self._retriever)
+                              retrieve=self._retriever, restrict_kind=self.config.restrict_kind,
+                              alignment="position" if self.config.verbaliser == "model" else "key")
         scores["structural_em"] = structural_em(output.sparql, gold_sparql) if output.sparql else 0
         scores["gold_output"] = output_json(gold_decomposition.fragments, gold_decomposition.slots)  # for BLEU
         scores["empty_pair"] = int(predicted is not None and not predicted and gold is not None and not gold)

@@ -4,6 +4,12 @@ For one question: fragment EM (key- and position-aligned), URI EM per field (id,
 every URI correction strategy the id EM after correction, the structural EM of the assembled query, and how many
 wrong ids the strategy fixed and how many correct ids it broke (the columns of the paper's Tables 4–7). None of
 this needs a SPARQL endpoint. :func:`strategy_table` aggregates the per-question scores of a run.
+
+Aggregation (section 3.5): "EM is computed per fragment and averaged across all fragments in the test set", and
+URI EM is "the average across all URIs slots in the test set" — micro averages. Every question therefore scores
+its matched and total counts (``<name>_matched``, ``<name>_total``), from which :func:`micro_scores` (and a
+run's ``metrics.json``, ``method_scores.<name>_micro``) pool them; the per-question rates (``<name>``) stay, and
+their mean over questions is our earlier per-question reading.
 """
 
 from __future__ import annotations
@@ -50,24 +56,35 @@ def gold_sparql_for(question: Question, kg: KnowledgeGraph | None) -> str:
     return question.gold_sparql
 
 
+ALIGNMENTS = ("key", "position")
+
+
 def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, memory: KBMemory, scheme: IdScheme, *,
                  threshold: float, jaccard: float, strategies: Sequence[str] = STRATEGIES,
-                 retrieve: Callable | None = None) -> dict[str, Any]:
+                 retrieve: Callable | None = None, alignment: str = "key",
+                 restrict_kind: bool = False) -> dict[str, Any]:
     """Every execution-free score of one prediction against its gold decomposition (module docstring).
 
-    Keys: ``fragment_em_key``, ``fragment_em_position``, ``fragments`` (gold count), ``uri_{id,label,description}
-    _em``, ``uri_slots``, and per strategy ``<strategy>.id_em``, ``.final_em``, ``.fixed``, ``.broken``. Rates of a
-    question with nothing to compare (no gold slots) are ``None``.
+    Keys: ``fragment_em_key``, ``fragment_em_position``, ``fragment_em`` (the one ``alignment`` names, recorded as
+    ``fragment_alignment``), ``fragments`` (gold count), ``uri_{id,label,description}_em``, ``uri_slots``, the
+    ``_matched`` / ``_total`` counts of each of these rates, and per strategy ``<strategy>.id_em``,
+    ``.final_em``, ``.fixed``, ``.broken``. Rates of a question with nothing to compare (no gold slots) are
+    ``None``. ``restrict_kind``: retrieval among memory entries of the slot's kind only (our extension).
     """
+    if alignment not in ALIGNMENTS:
+        raise ValueError(f"alignment must be one of {ALIGNMENTS}; got {alignment!r}")
     predicted_pairs = [(f.constraint, f.text) for f in parsed.fragments]
     gold_pairs = [(f.constraint, f.text) for f in gold.fragments]
-    key_matched, total = fragment_em(predicted_pairs, gold_pairs, "key")
-    position_matched, _ = fragment_em(predicted_pairs, gold_pairs, "position")
-    scores: dict[str, Any] = {"fragment_em_key": _rate(key_matched, total),
-                              "fragment_em_position": _rate(position_matched, total), "fragments": total}
+    scores: dict[str, Any] = {"fragment_alignment": alignment}
+    for name in ALIGNMENTS:
+        matched, total = fragment_em(predicted_pairs, gold_pairs, name)
+        scores.update(_counted(f"fragment_em_{name}", matched, total))
+        if name == alignment:
+            scores.update(_counted("fragment_em", matched, total))
+    scores["fragments"] = len(gold_pairs)
     per_field = uri_em([s.to_dict() for s in parsed.slots], [s.to_dict() for s in gold.slots])
     for name, (matched, count) in per_field.items():
-        scores[f"uri_{name}_em"] = _rate(matched, count)
+        scores.update(_counted(f"uri_{name}_em", matched, count))
     scores["uri_slots"] = len(gold.slots)
     gold_ids = {s.placeholder: s.id for s in gold.slots}
     kinds = slot_kinds(parsed, scheme)
@@ -75,7 +92,8 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
     predicted_ids = {s.placeholder: s.id for s in parsed.slots}
     for strategy in strategies:
         corrections = correct_slots(parsed.slots, memory, strategy, kinds=kinds, threshold=threshold,
-                                    jaccard=jaccard, gold_ids=gold_ids, retrieve=retrieve)
+                                    jaccard=jaccard, gold_ids=gold_ids, retrieve=retrieve,
+                                    restrict_kind=restrict_kind)
         final = {c.placeholder: c.final_id for c in corrections}
         scores[f"{strategy}.id_em"] = _rate(sum(final.get(p) == g for p, g in gold_ids.items()), len(gold_ids))
         scores[f"{strategy}.fixed"] = sum(predicted_ids.get(p) != g and final.get(p) == g for p, g in gold_ids.items())
@@ -93,25 +111,67 @@ def _rate(matched: int, total: int) -> float | None:
     return matched / total if total else None
 
 
-def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES) -> pd.DataFrame:
-    """One row per strategy from per-question scores (``scores.<strategy>.id_em`` ... columns of
-    ``load_predictions``, or the same keys without ``scores.``): id EM raw and corrected (macro over questions
-    with slots), final-query structural EM, and the wrong ids fixed / correct ids broken in total."""
+def _counted(name: str, matched: int, total: int) -> dict[str, Any]:
+    return {name: _rate(matched, total), f"{name}_matched": matched, f"{name}_total": total}
+
+
+MICRO_SCORES = {"fragment_em": "fragment EM", "fragment_em_key": "fragment EM, key-aligned",
+                "fragment_em_position": "fragment EM, position-aligned", "uri_id_em": "URI id EM",
+                "uri_label_em": "URI label EM", "uri_description_em": "URI description EM"}
+"""The scores the paper averages over all fragments / URI slots of the test set, with their display names."""
+
+
+def micro_scores(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Each of :data:`MICRO_SCORES` averaged over all fragments / URI slots (``micro``, the paper's section 3.5)
+    and over questions (``per question``, a question with no gold slot left out), from a run's per-question
+    scores (``scores.<name>_matched`` / ``_total`` columns, or the same without ``scores.``)."""
     import pandas as pd
 
-    def column(name: str) -> pd.Series:
-        for candidate in (f"scores.{name}", name):
-            if candidate in predictions:
-                return pd.to_numeric(predictions[candidate], errors="coerce")
-        raise KeyError(f"no column {name!r} (nor scores.{name}) in the predictions")
+    rows = {}
+    for name, label in MICRO_SCORES.items():
+        matched, total, rate = (_column(predictions, f"{name}{suffix}") for suffix in ("_matched", "_total", ""))
+        rows[label] = {"micro": matched.sum() / total.sum() if total.sum() else float("nan"),
+                       "per question": rate.mean(), "units": int(total.sum())}
+    return pd.DataFrame(rows).T
+
+
+def _column(predictions: pd.DataFrame, name: str) -> pd.Series:
+    import pandas as pd
+
+    for candidate in (f"scores.{name}", name):
+        if candidate in predictions:
+            return pd.to_numeric(predictions[candidate], errors="coerce")
+    raise KeyError(f"no column {name!r} (nor scores.{name}) in the predictions")
+
+
+def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES,
+                   average: str = "micro") -> pd.DataFrame:
+    """One row per strategy from per-question scores (``scores.<strategy>.id_em`` ... columns of
+    ``load_predictions``, or the same keys without ``scores.``): id EM raw and corrected — ``average="micro"``
+    over all URI slots of the test set (the paper, section 3.5), ``"question"`` the mean over questions with
+    slots — final-query structural EM (per question), and the wrong ids fixed / correct ids broken in total."""
+    import pandas as pd
+
+    if average not in ("micro", "question"):
+        raise ValueError(f"average must be 'micro' or 'question'; got {average!r}")
+    column = lambda name: _column(predictions, name)  # noqa: E731
+    slots = column("uri_slots")
+
+    def mean(rate: pd.Series) -> float:
+        if average == "question":
+            return rate.mean()
+        known = rate.notna()
+        return float((rate[known] * slots[known]).sum() / slots[known].sum()) if slots[known].sum() else float("nan")
 
     raw = column("none.id_em")
     rows = []
     for strategy in strategies:
-        rows.append({"strategy": strategy, "id_em_raw": raw.mean(), "id_em_corrected": column(f"{strategy}.id_em").mean(),
+        rows.append({"strategy": strategy, "id_em_raw": mean(raw), "id_em_corrected": mean(column(f"{strategy}.id_em")),
                      "final_em": column(f"{strategy}.final_em").mean(), "fixed": int(column(f"{strategy}.fixed").sum()),
                      "broken": int(column(f"{strategy}.broken").sum()), "n": int(raw.notna().sum())})
-    return pd.DataFrame(rows).set_index("strategy")
+    table = pd.DataFrame(rows).set_index("strategy")
+    table.attrs["average"] = average
+    return table
 
 
 def output_bleu(predictions: pd.DataFrame) -> float:

@@ -17,17 +17,22 @@ hold):
 - Contexts enter a GenOp restricted to its placeholders (``μ|X``, Prop. 7); a GenOp without placeholders runs
   once on ``{∅}`` (base mode, Prop. 3). A GenOp's rows are ``μ|X ⊎ ν`` and the surrounding Join reattaches the
   rest of each context.
-- ``Opt_F`` is ``Filter_F(P1 Join P2) ∪ P1 Diff_F P2`` and ``Diff_F`` keeps μ1 when ``F`` is not ⊤ for every
-  compatible μ2 (SPARQL's LeftJoin; the paper's clause 7 omits F on the Join part, which would break
-  Proposition 1). ``=`` in filters is RDF-term equality or compatibility (the paper's atom), not SPARQL's value
+- ``Diff_F`` keeps μ1 only when ``F`` is ⊥ for every compatible μ2 (the paper's clause 6: an error ε removes
+  μ1). ``Opt_F`` is ``Filter_F(P1 Join P2) ∪ P1 Diff'_F P2`` where ``Diff'`` keeps μ1 when ``F`` is not ⊤
+  (SPARQL's LeftJoin, which treats an error as false; the paper's clause 7 omits F on the Join part and uses its
+  strict ``Diff_F``, which would break Proposition 1 — the equivalence with SPARQL on GenOp-free queries). ``=`` in filters is RDF-term equality or compatibility (the paper's atom), not SPARQL's value
   comparison.
 
-**Cycles** (Sect. 6.4): under ``single-pass`` and ``stratified`` the occurrences of a cyclic SCC C are replaced
-by the macro-operator ``GenSCC_C``: every outer binding η (a context restricted to ``X_C``) is handed to
+**Cycles** (Sect. 6.4, App. E.2–E.3): under every semantics the occurrences of a cyclic SCC C are replaced by the
+macro-operator ``GenSCC_C``: every outer binding η (a context restricted to ``X_C``) is handed to
 :meth:`Evaluation.eval_scc` (Algorithm 1), and each occurrence of C evaluates to ``{η ⊎ ρ | ρ ∈ R_C(η)}``;
-EvalSCC runs once per (C, η) in an evaluation (the macro-operator's value for that outer binding). Under ``lfp``
-and ``well-founded`` every GenOp is evaluated by Def. 10 on its contexts, so a cycle yields only what is derivable
-from ∅ (Example 1's lfp is empty: its answer is self-supporting, which is what EvalSCC validates).
+EvalSCC runs once per (C, η) in an evaluation (the macro-operator's value for that outer binding), so the
+fixpoint semantics iterate over the condensed, acyclic pattern (App. E.3: "independent of whether Sem is lfp,
+strat, or wfs"). An SCC with a negative edge inside it (a cycle through negation, what makes a query
+non-stratified) is left to the alternating fixpoint of ``well-founded`` (and to ``lfp``'s chain), whose
+undefined truth value condensing would erase. ``condense=False`` (ours before) condenses under ``single-pass``
+and ``stratified`` only: every other GenOp is evaluated by Def. 10 on its contexts, so a self-supporting cycle
+yields nothing under ``lfp`` / ``well-founded`` (Example 1's lfp is then empty).
 
 **Semantics** (``semantics`` option; ``auto`` picks by the query class):
 
@@ -110,7 +115,9 @@ class EvalSettings:
     B (values per generated variable of an SCC); ``t``: repairs T per failing candidate; ``r``: validation
     repetitions R (Algorithm 1). ``similarity``: the Str≃ of :mod:`sparqlab.methods.genop.terms`.
     ``label_languages``: preferred label languages for ``Canon``. ``max_iterations``: bound on each Kleene chain
-    (an error beyond it). ``progress``: a tqdm bar over candidate validation.
+    (an error beyond it). ``progress``: a tqdm bar over candidate validation. ``condense``: replace cyclic SCCs
+    by ``GenSCC`` macro-operators under every semantics (Sect. 6.4; ``False``: under single-pass and stratified
+    only, ours before).
     """
 
     semantics: str = "auto"
@@ -122,6 +129,7 @@ class EvalSettings:
     label_languages: tuple[str, ...] = ("", "en")
     max_iterations: int = 50
     progress: bool = False
+    condense: bool = True
 
     def __post_init__(self) -> None:
         if self.semantics not in SEMANTICS:
@@ -213,6 +221,7 @@ class Evaluation:
         self._bgp: dict[BGP, set[Mu]] = {}
         self._scc: dict[tuple[tuple[int, ...], Mu], list[Mu]] = {}
         self.condense = True
+        self.split_negative_cycles = False
         self.iterations: list[int] = []
 
     # --- KG access -------------------------------------------------------------------------------------------
@@ -287,14 +296,16 @@ class Evaluation:
         await self._prepare(left, right)
         return {m1 for m1, _, overlapping in self._matches(left, right) if not overlapping}
 
-    async def diff(self, left: set[Mu], right: set[Mu], formula: Formula) -> set[Mu]:
-        """``Diff_F``: μ1 survives unless F is ⊤ on μ1 ⊎ μ2 for some compatible μ2."""
+    async def diff(self, left: set[Mu], right: set[Mu], formula: Formula, error_keeps: bool = False) -> set[Mu]:
+        """``Diff_F`` (clause 6): μ1 survives iff F is ⊥ on μ1 ⊎ μ2 for every compatible μ2; ``error_keeps``: an
+        error ε keeps μ1 too (SPARQL's LeftJoin, used by ``Opt``; module docstring)."""
         if not left or not right:
             return set(left)
         await self._prepare(left, right)
         pairs = [(m1, [self.compat.union(m1, m2) for m2 in hits]) for m1, hits, _ in self._matches(left, right)]
         await self._observe_formula(formula, [u for _, us in pairs for u in us])
-        return {m1 for m1, unions in pairs if not any(self.truth(formula, u) is True for u in unions)}
+        survives = (lambda t: t is not True) if error_keeps else (lambda t: t is False)
+        return {m1 for m1, unions in pairs if all(survives(self.truth(formula, u)) for u in unions)}
 
     async def _observe_formula(self, f: Formula, mappings: list[Mu]) -> None:
         if isinstance(f, EqConst):
@@ -339,7 +350,7 @@ class Evaluation:
 
     async def genop_rows(self, g: GenOp, contexts: Iterable[Mu]) -> set[Mu]:
         """``⟦g⟧^{S|g}`` (Def. 10), or the rows of the macro-operator ``GenSCC_C`` when g is on a cycle."""
-        scc = self.deps.cyclic_scc(g.index) if self.condense else None
+        scc = self._condensed(g.index)
         if scc is not None:
             members = [self.deps.genops[i] for i in scc]
             y_c = {y for m in members for y in m.outputs}
@@ -359,6 +370,15 @@ class Evaluation:
             rows |= {theta.extend({y: TypedTerm.gen(v) for y, v in zip(g.outputs, t, strict=True)})
                      for t in tuples}
         return rows
+
+    def _condensed(self, index: int) -> tuple[int, ...] | None:
+        """The cyclic SCC replaced by ``GenSCC`` that GenOp ``index`` belongs to, or ``None`` (module docstring)."""
+        scc = self.deps.cyclic_scc(index) if self.condense else None
+        if scc is None or not self.split_negative_cycles:
+            return scc
+        inside = set(scc)
+        through_negation = any(e.negative and e.source in inside and e.target in inside for e in self.deps.edges)
+        return None if through_negation else scc
 
     async def eval_scc(self, scc: tuple[int, ...], eta: Mu) -> list[Mu]:
         """``EvalSCC(G, P, C, η, K, B, T, R)`` (Algorithm 1): the ``Y_C``-projections of the candidates of
@@ -482,7 +502,7 @@ class Evaluation:
             joined = await self.join(left, right)
             await self._observe_formula(p.formula, list(joined))
             kept = {m for m in joined if self.truth(p.formula, m) is True}
-            return kept | await self.diff(left, negative_right, p.formula)
+            return kept | await self.diff(left, negative_right, p.formula, error_keeps=True)
         raise TypeError(f"not a pattern: {p!r}")
 
     async def _group(self, ops: list[Pattern], supply: set[Mu], negative: set[Mu] | None) -> set[Mu]:
@@ -522,7 +542,8 @@ class Evaluation:
         if semantics == "auto":
             semantics = {"acyclic": "single-pass", "stratified": "stratified",
                          "non-stratified": "well-founded"}[self.deps.query_class]
-        self.condense = semantics in ("single-pass", "stratified")
+        self.condense = self.settings.condense or semantics in ("single-pass", "stratified")
+        self.split_negative_cycles = semantics in ("lfp", "well-founded")
         if semantics == "stratified" and not self.deps.stratified:
             raise ValueError("the query is non-stratified (a cycle through a negative edge); use well-founded")
         undefined: set[Mu] = set()

@@ -8,10 +8,19 @@ The generator pass is an ordinary run (``GGC(mode="none")``, a nested run of ``p
 its ``em`` (the answer set of s(0) equals the gold answer set); records whose gold query fails or returns nothing
 are left out, since they cannot be judged.
 
-Corrector compositions (section 4.3, Table 5c): ``W1.0`` is every wrong initial query; ``W1.0+Cx`` adds correct
-ones until they make up the share ``x`` of the composed set, i.e. ``round(x / (1 − x) · |W|)`` of them (our
-reading of "correct samples whose sizes correspond to x of all training samples"). The correct samples are a
-seeded shuffle's prefix, so smaller compositions are subsets of larger ones.
+Corrector compositions (section 4.3, Table 5c). The paper: "W1.0 denotes training only on the full set of wrong
+samples, while W1.0+C0.2, W1.0+C0.5, and W1.0+C0.8 additionally add correct samples whose sizes correspond to
+20%, 50%, and 80% of all training samples, respectively. Thus, the training set size increases as more correct
+samples are added." ``W1.0`` is every wrong initial query; how many correct ones ``W1.0+Cx`` adds depends on
+what "all training samples" is (``basis``):
+
+* ``composed`` (default): the composed training set, so the correct samples are the share ``x`` of it —
+  ``round(x / (1 − x) · |W|)`` of them (C0.8 adds 4 |W|). "All training samples" most directly names the set the
+  corrector is trained on, and the sentence after it (the set grows with x) holds under this reading;
+* ``wrong``: a ratio to the wrong samples — ``round(x · |W|)`` (C0.8 adds 0.8 |W|), the "W1.0 + C0.8" notation
+  read as weights.
+
+The correct samples are a seeded shuffle's prefix, so smaller compositions are subsets of larger ones.
 
 SFT files are JSON Lines with one instruction/response pair per line, the corrector's inference prompt (paper,
 Table 8) as the instruction and the gold query as the response::
@@ -95,16 +104,23 @@ def gate_from_runs(run_dirs: Iterable[str | Path], kg: Any, settings: GateSettin
     return Gate.train([e.gate_example() for e in examples], settings, [str(d) for d in run_dirs])
 
 
-def correct_count(n_wrong: int, share: float) -> int:
-    """Correct samples to add to ``n_wrong`` wrong ones so that they are ``share`` of the composed set."""
+COMPOSITION_BASES = ("composed", "wrong")
+
+
+def correct_count(n_wrong: int, share: float, basis: str = "composed") -> int:
+    """Correct samples to add to ``n_wrong`` wrong ones: ``share`` of the composed set (``basis="composed"``) or
+    ``share`` times the wrong ones (``basis="wrong"``); module docstring."""
+    if basis not in COMPOSITION_BASES:
+        raise ValueError(f"unknown composition basis {basis!r}; use one of {', '.join(COMPOSITION_BASES)}")
     if not 0 <= share < 1:
         raise ValueError(f"a correct-sample share must be in [0, 1); got {share}")
-    return round(share * n_wrong / (1 - share))
+    return round(share * n_wrong) if basis == "wrong" else round(share * n_wrong / (1 - share))
 
 
 def compose(queries: Sequence[LabelledQuery], compositions: Mapping[str, float] = COMPOSITIONS,
-            seed: int = 0) -> dict[str, list[LabelledQuery]]:
-    """The corrector training sets: every wrong query plus a seeded, nested choice of correct ones.
+            seed: int = 0, basis: str = "composed") -> dict[str, list[LabelledQuery]]:
+    """The corrector training sets: every wrong query plus a seeded, nested choice of correct ones, counted by
+    :func:`correct_count` on ``basis``.
 
     Wrong queries without a gold query to learn from are left out. Raises ``ValueError`` when a composition
     needs more correct queries than there are.
@@ -116,7 +132,7 @@ def compose(queries: Sequence[LabelledQuery], compositions: Mapping[str, float] 
     random.Random(seed).shuffle(correct)
     sets = {}
     for name, share in compositions.items():
-        needed = correct_count(len(wrong), share)
+        needed = correct_count(len(wrong), share, basis)
         if needed > len(correct):
             raise ValueError(f"{name} needs {needed} correct samples but only {len(correct)} exist; generate "
                              "over more training questions or drop this composition")
@@ -138,9 +154,10 @@ def sft_record(query: LabelledQuery, kg_name: str, kg_notes: str, variant: str =
 def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, kg: Any, *,
                          variant: str = "movies", kg_feedback: bool = False,
                          compositions: Mapping[str, float] = COMPOSITIONS, seed: int = 0,
-                         sources: Sequence[str] = (), notes: str | None = None) -> dict[str, Any]:
+                         sources: Sequence[str] = (), notes: str | None = None,
+                         basis: str = "composed") -> dict[str, Any]:
     """Write ``<composition>.jsonl`` per composition, LLaMA-Factory's ``dataset_info.json`` and a
-    ``manifest.json`` (sizes, seed, source runs); returns the manifest. ``notes`` is the KG description in the
+    ``manifest.json`` (sizes, seed, composition ``basis``, source runs); returns the manifest. ``notes`` is the KG description in the
     prompt (default: what the method's prompt says about ``kg``)."""
     from sparqlab.kg.describe import kg_notes
 
@@ -149,7 +166,7 @@ def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     notes = kg_notes(kg) if notes is None else notes
-    sets = compose(queries, compositions, seed)
+    sets = compose(queries, compositions, seed, basis)
     sizes, info = {}, {}
     for name, members in sets.items():
         write_jsonl(out / f"{name}.jsonl",
@@ -160,7 +177,7 @@ def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, 
                                           "columns": {"prompt": "instruction", "query": "input",
                                                       "response": "output", "system": "system"}}
     (out / "dataset_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    manifest = {"compositions": dict(compositions), "sizes": sizes, "seed": seed, "variant": variant,
+    manifest = {"compositions": dict(compositions), "basis": basis, "sizes": sizes, "seed": seed, "variant": variant,
                 "kg_feedback": kg_feedback, "kg": kg.profile.name, "sources": list(sources),
                 "n_labelled": len(queries)}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

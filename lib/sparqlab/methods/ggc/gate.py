@@ -3,15 +3,19 @@ KG execution feedback (section 4.3), and the decision g = 1[P ≥ τ] (:func:`de
 
 Backends (``GateSettings.backend``):
 
-* ``tfidf`` — TF-IDF word uni/bigrams of the question and the query, logistic regression (scikit-learn);
-* ``sbert`` — the paper's SBERT gate: the offline all-MiniLM-L6-v2 encoder embeds question u and query v, and a
-  trained logistic-regression head reads [u, v, |u−v|, u⊙v] (Reimers & Gurevych's pair features);
-* ``encoder`` — fine-tunes a Hugging Face encoder (RoBERTa in the paper) from a local folder as a sentence-pair
-  classifier with transformers (appendix A.2 hyper-parameters by default).
+* ``encoder`` (default) — the paper's gate (sections 4.1 and A.1–A.2): a Hugging Face encoder (RoBERTa-base in
+  the paper) from a local folder, fine-tuned as a sentence-pair classifier with transformers (appendix A.2
+  hyper-parameters by default);
+* ``tfidf`` — offline substitute: TF-IDF word uni/bigrams of the question and the query, logistic regression;
+* ``sbert`` — offline substitute for the paper's SBERT gate: the frozen all-MiniLM-L6-v2 encoder embeds question
+  u and query v, and a trained logistic-regression head reads [u, v, |u−v|, u⊙v] (the paper fine-tunes it).
 
-Inputs are normalised the same way for every backend (:func:`gate_inputs`): the question's bracketed topic
-entities become ``[E1]``, ``[E2]`` ... and query literals naming them ``"E1"``, ``"E2"`` ..., so the gate learns
-from phrasing and structure (including which entity sits where) rather than from names. With feedback, the
+By default every backend reads the raw input x_gate = [q; s(0)] (section 3.4) and trains with unweighted
+cross-entropy (the paper does not reweight its ~10 % positives). Two options are variants of ours, off by default:
+``mask_entities`` (:func:`gate_inputs`: the question's bracketed topic entities become ``[E1]``, ``[E2]`` ...,
+query literals naming them ``"E1"``, ``"E2"`` ..., PREFIX lines are dropped, so the gate learns from phrasing and
+structure rather than from names) and ``class_weights`` (``balanced``: each class weighted by n / (2 n_class),
+which raises the trigger rate and FPR at τ = 0.5). With feedback, the
 :class:`~sparqlab.methods.ggc.feedback.KGFeedback` vector is appended to the features (``encoder``: its sentence to the
 query segment). "Correction required" (the initial query is wrong) is the positive class, label 1.
 
@@ -37,9 +41,12 @@ from sparqlab.llm.embeddings import embed, one_torch_thread
 from sparqlab.methods.ggc.feedback import FEATURES, KGFeedback
 from sparqlab.methods.ggc.template_memory import BRACKET, LITERAL, bracketed, unescape_literal
 
-BACKENDS = ("tfidf", "sbert", "encoder")
+BACKENDS = ("encoder", "tfidf", "sbert")
+CLASS_WEIGHTS = ("none", "balanced")
 GATE_FILE = "gate.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+FORMAT_1_SETTINGS = {"mask_entities": True, "class_weights": "balanced"}
+"""Format 1 gates (saved before the paper's raw, unweighted gate became the default) always masked and reweighted."""
 
 
 def decide(probability: float, threshold: float) -> bool:
@@ -59,8 +66,11 @@ class GateExample:
     question_id: str = ""
 
 
-def gate_inputs(question: str, sparql: str) -> tuple[str, str]:
-    """The normalised (question, query) pair every backend reads (module docstring)."""
+def gate_inputs(question: str, sparql: str, mask_entities: bool = False) -> tuple[str, str]:
+    """The (question, query) pair a backend reads: raw, as the paper's x_gate = [q; s(0)] (section 3.4), or with
+    ``mask_entities`` the entity-masked, PREFIX-free pair (module docstring)."""
+    if not mask_entities:
+        return question, sparql
     entities = bracketed(question)
     numbers = {name: f"E{i + 1}" for i, name in reversed(list(enumerate(entities)))}
     counter = iter(range(1, len(entities) + 1))
@@ -72,14 +82,17 @@ def gate_inputs(question: str, sparql: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class GateSettings:
-    """How a gate is built. ``backend``: ``tfidf`` | ``sbert`` | ``encoder``. ``kg_feedback``: add the KG
-    execution feedback features. ``c``: inverse regularisation strength of the logistic-regression heads
+    """How a gate is built. ``backend``: ``encoder`` (the paper's) | ``tfidf`` | ``sbert`` (offline substitutes).
+    ``kg_feedback``: add the KG execution feedback features. ``mask_entities``: read masked, PREFIX-free inputs
+    instead of the raw [q; s(0)]. ``class_weights``: ``none`` (the paper) or ``balanced``. ``c``: inverse regularisation strength of the logistic-regression heads
     (``tfidf``, ``sbert``). ``encoder_path``: local folder of the Hugging Face encoder to fine-tune
     (``encoder``). ``epochs``, ``learning_rate``, ``batch_size``, ``max_length``, ``seed``: fine-tuning
     hyper-parameters (``encoder``; defaults from the paper's appendix A.2); ``seed`` also seeds the heads."""
 
-    backend: str = "tfidf"
+    backend: str = "encoder"
     kg_feedback: bool = False
+    mask_entities: bool = False
+    class_weights: str = "none"
     c: float = 1.0
     encoder_path: str | None = None
     epochs: int = 3
@@ -91,9 +104,12 @@ class GateSettings:
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown gate backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
+        if self.class_weights not in CLASS_WEIGHTS:
+            raise ValueError(f"unknown class_weights {self.class_weights!r}; use one of {', '.join(CLASS_WEIGHTS)}")
         if self.backend == "encoder" and not self.encoder_path:
             raise ValueError("the encoder gate needs encoder_path: a local Hugging Face encoder folder "
-                             "(e.g. a downloaded roberta-base)")
+                             "(e.g. a downloaded roberta-base), or choose an offline substitute gate "
+                             "(backend 'tfidf' or 'sbert')")
         if self.c <= 0 or self.epochs < 1 or self.batch_size < 1 or self.max_length < 8 or self.learning_rate <= 0:
             raise ValueError(f"invalid gate hyper-parameters: {self}")
 
@@ -151,11 +167,12 @@ class Gate:
             from sklearn.feature_extraction.text import TfidfVectorizer
 
             vectorizer = TfidfVectorizer(**TFIDF_OPTIONS)
-            vectorizer.fit([_joined(e) for e in examples])
+            vectorizer.fit([self._joined(e) for e in examples])
             self.state = {"vocabulary": {t: int(i) for t, i in sorted(vectorizer.vocabulary_.items())},
                           "idf": vectorizer.idf_.tolist()}
         features = self._features(examples)
-        head = LogisticRegression(C=self.settings.c, class_weight="balanced", max_iter=5000,
+        weight = "balanced" if self.settings.class_weights == "balanced" else None
+        head = LogisticRegression(C=self.settings.c, class_weight=weight, max_iter=5000,
                                   random_state=self.settings.seed)
         head.fit(features, labels)
         self.state["coef"] = head.coef_[0].tolist()
@@ -167,8 +184,9 @@ class Gate:
         tokenizer, model = _load_encoder(self.settings.encoder_path, num_labels=2)
         torch.manual_seed(self.settings.seed)
         order = torch.Generator().manual_seed(self.settings.seed)
-        counts = np.bincount(labels, minlength=2)
-        weights = torch.tensor(len(labels) / (2.0 * counts), dtype=torch.float32)  # balanced, like the heads
+        weights = None
+        if self.settings.class_weights == "balanced":
+            weights = torch.tensor(len(labels) / (2.0 * np.bincount(labels, minlength=2)), dtype=torch.float32)
         optimizer = torch.optim.AdamW(model.parameters(), lr=self.settings.learning_rate)
         pairs = [self._pair(e) for e in examples]
         target = torch.tensor(labels, dtype=torch.long)
@@ -211,22 +229,29 @@ class Gate:
 
             vectorizer = TfidfVectorizer(**TFIDF_OPTIONS, vocabulary=self.state["vocabulary"])
             vectorizer.idf_ = np.asarray(self.state["idf"])
-            matrix = vectorizer.transform([_joined(e) for e in examples])
+            matrix = vectorizer.transform([self._joined(e) for e in examples])
             if self.settings.kg_feedback:
                 matrix = hstack([matrix, csr_matrix(_feedback_matrix(examples))]).tocsr()
             return matrix
-        questions, queries = zip(*(gate_inputs(e.question, e.sparql) for e in examples), strict=True)
+        questions, queries = zip(*(self._inputs(e) for e in examples), strict=True)
         u, v = embed(list(questions)), embed(list(queries))
         parts = [u, v, np.abs(u - v), u * v]
         if self.settings.kg_feedback:
             parts.append(_feedback_matrix(examples))
         return np.hstack(parts).astype(np.float64)
 
+    def _inputs(self, example: GateExample) -> tuple[str, str]:
+        return gate_inputs(example.question, example.sparql, self.settings.mask_entities)
+
     def _pair(self, example: GateExample) -> tuple[str, str]:
-        question, query = gate_inputs(example.question, example.sparql)
+        question, query = self._inputs(example)
         if self.settings.kg_feedback:
             query = f"{query} [feedback] {example.feedback.describe()}"
         return question, query
+
+    def _joined(self, example: GateExample) -> str:
+        question, query = self._inputs(example)
+        return f"{question} || {query}"
 
     def _tokenize(self, tokenizer: Any, pairs: list[tuple[str, str]]) -> Any:
         first, second = zip(*pairs, strict=True)
@@ -275,10 +300,13 @@ class Gate:
             raise FileNotFoundError(f"{folder} holds no trained gate ({GATE_FILE} missing); train one with "
                                     "`sparqlab ggc train-gate`")
         document = json.loads(path.read_text(encoding="utf-8"))
-        if document.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{path} has gate format {document.get('format')!r}; this version reads "
+        if document.get("format") not in (1, FORMAT_VERSION):
+            raise ValueError(f"{path} has gate format {document.get('format')!r}; this version reads 1 and "
                              f"{FORMAT_VERSION}")
-        settings = GateSettings.from_dict(document["settings"])
+        saved = document["settings"]
+        if document["format"] == 1:
+            saved = {**FORMAT_1_SETTINGS, **saved}
+        settings = GateSettings.from_dict(saved)
         gate = cls(settings, training=document.get("training", {}))
         if settings.backend == "encoder":
             gate._encoder = _load_encoder(folder / "encoder")
@@ -292,11 +320,6 @@ TFIDF_OPTIONS = {"ngram_range": (1, 2), "sublinear_tf": True, "lowercase": True,
                  "token_pattern": r"\[E\d+\]|\"E\d+\"|[A-Za-z_][A-Za-z0-9_]*|[{}.;=!<>()]"}
 """Word uni/bigrams; entity placeholders, identifiers (relation labels such as ``starred_actors``) and SPARQL
 punctuation are tokens."""
-
-
-def _joined(example: GateExample) -> str:
-    question, query = gate_inputs(example.question, example.sparql)
-    return f"{question} || {query}"
 
 
 def _feedback_matrix(examples: Sequence[GateExample]) -> np.ndarray:

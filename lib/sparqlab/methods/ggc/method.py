@@ -2,8 +2,15 @@
 
 Per question: s(0) ← G(q) (role ``generator``); with ``mode="gated"``, g ← 1[P(g=1 | q, s(0) [, KG feedback])
 ≥ τ]; if g = 1, s(c) ← C(q, s(0) [, feedback]) (role ``corrector``) and ŝ = s(c), else ŝ = s(0). ``mode="none"``
-is the generator-only setting and ``mode="all"`` corrects every query (the paper's Gen. + Corr.). The runner then
-executes ŝ and scores it like any method's query.
+is the generator-only setting and ``mode="all"`` corrects every query (the paper's Gen. + Corr.). A reply with no
+readable query is still s(0) (its text) for the gate and the corrector, as in Algorithm 1, which skips nothing
+(``skip_unparseable=True``: ours before, no correction). The runner then executes ŝ and scores it like any
+method's query.
+
+A gated run scores each question's gate decision (:meth:`GGC.score`: ``gate_label`` = s(0) is wrong,
+``gate_decision`` = the corrector was triggered), so its ``metrics.json`` carries the gate's accuracy, precision,
+recall, F1, FPR and trigger rate at the run's τ (``method_scores.gate_*``). A question whose gold query fails or
+returns nothing counts as a generator error (label 1), as the paper's Table 3 counts ground-truth errors.
 
 Every prediction's ``extra`` keeps what a sweep or an analysis needs without rerunning anything: the initial
 query, the gate probability and decision, the corrected query, the KG feedback, and the wall time of each stage
@@ -46,13 +53,18 @@ class GGCConfig(MethodConfig):
 
     - ``mode``: ``none`` (generator only), ``all`` (correct every query) or ``gated`` (Algorithm 1).
     - ``threshold``: τ; the corrector runs when the gate probability is ≥ τ (τ = 0: every query; τ > 1: none).
-    - ``gate``: gate backend to train, ``tfidf`` | ``sbert`` | ``encoder`` (ignored when ``gate_path`` is set).
+    - ``gate``: gate backend to train (ignored when ``gate_path`` is set): ``encoder`` (default, the paper's
+      fine-tuned encoder; needs ``encoder_path``) or the offline substitutes ``tfidf`` | ``sbert``.
     - ``gate_path``: folder of a trained gate (``sparqlab ggc train-gate``); its backend and feedback setting win.
     - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b).
     - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting) or ``wikidata``.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split).
     - ``encoder_path``: local Hugging Face encoder folder for ``gate="encoder"``.
+    - ``gate_mask_entities``: train the gate on entity-masked, PREFIX-free inputs instead of the raw [q; s(0)].
+    - ``gate_class_weights``: ``none`` (the paper) or ``balanced`` class weights in gate training.
+    - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
+      passing its text on as Algorithm 1 does.
     - ``gate_c``: inverse regularisation of the ``tfidf``/``sbert`` logistic-regression heads.
     - ``gate_epochs`` / ``gate_learning_rate`` / ``gate_batch_size`` / ``gate_max_length`` / ``gate_seed``:
       fine-tuning of the ``encoder`` gate (appendix A.2 defaults); ``gate_seed`` also seeds the heads.
@@ -60,7 +72,7 @@ class GGCConfig(MethodConfig):
 
     mode: Literal["none", "all", "gated"] = "gated"
     threshold: float = 0.5
-    gate: Literal["tfidf", "sbert", "encoder"] = "tfidf"
+    gate: Literal["encoder", "tfidf", "sbert"] = "encoder"
     gate_path: str | None = None
     kg_feedback: bool = False
     variant: Literal["movies", "wikidata"] = "movies"
@@ -68,6 +80,9 @@ class GGCConfig(MethodConfig):
     train_split: str = "train"
     train_limit: int = 1000
     encoder_path: str | None = None
+    skip_unparseable: bool = False
+    gate_mask_entities: bool = False
+    gate_class_weights: Literal["none", "balanced"] = "none"
     gate_c: float = 1.0
     gate_epochs: int = 3
     gate_learning_rate: float = 2e-5
@@ -82,7 +97,8 @@ class GGCConfig(MethodConfig):
             raise ValueError(f"train_limit must be at least 2; got {self.train_limit}")
 
     def gate_settings(self) -> GateSettings:
-        return GateSettings(backend=self.gate, kg_feedback=self.kg_feedback, c=self.gate_c,
+        return GateSettings(backend=self.gate, kg_feedback=self.kg_feedback, mask_entities=self.gate_mask_entities,
+                            class_weights=self.gate_class_weights, c=self.gate_c,
                             encoder_path=self.encoder_path, epochs=self.gate_epochs,
                             learning_rate=self.gate_learning_rate, batch_size=self.gate_batch_size,
                             max_length=self.gate_max_length, seed=self.gate_seed)
@@ -107,6 +123,7 @@ class GGC(Method):
         self.gate: Gate | None = None
         self.gate_digest: str | None = None
         self.gate_folder: Path | None = None
+        self._kg: Any = None
         self._notes: dict[str, str] = {}
 
     # -- identity ---------------------------------------------------------------------------------------------
@@ -132,6 +149,7 @@ class GGC(Method):
     async def prepare(self, ctx: PrepareContext) -> None:
         """Load the gate from ``gate_path``, or train it on the generator's output over the training split
         (cached as an artifact keyed by everything it depends on)."""
+        self._kg = ctx.kg  # score() judges s(0) of corrected questions on it
         if self.config.mode != "gated" or self.gate is not None:
             return
         if self.config.gate_path:
@@ -180,37 +198,61 @@ class GGC(Method):
         extra.update(initial_sparql=initial, t_generator_s=round(time.perf_counter() - started, 6))
         if initial is None:
             ctx.log("parse_failure", role="generator", response=reply.text)
-            return MethodOutput(None, "parse_failure", {**extra, "triggered": False})
-        if self.config.mode == "none":
+            if self.config.mode == "none" or self.config.skip_unparseable:
+                return MethodOutput(None, "parse_failure", {**extra, "triggered": False})
+        elif self.config.mode == "none":
             return MethodOutput(initial, None, {**extra, "triggered": False})
+        s0 = initial if initial is not None else reply.text.strip()  # Algorithm 1 passes any s(0) on
 
         feedback = None
         if self.config.kg_feedback:
             started = time.perf_counter()
-            feedback = KGFeedback.from_outcome(await ctx.query(initial))
+            feedback = KGFeedback.from_outcome(await ctx.query(s0))
             extra.update(feedback=feedback.describe(), t_feedback_s=round(time.perf_counter() - started, 6))
         if self.config.mode == "gated":
             if self.gate is None:
                 raise RuntimeError("mode='gated' needs a gate: prepare() was not called")
             started = time.perf_counter()
             probability = await asyncio.to_thread(self.gate.probability,
-                                                  GateExample(question.text, initial, feedback=feedback))
+                                                  GateExample(question.text, s0, feedback=feedback))
             triggered = decide(probability, self.config.threshold)
             extra.update(gate_prob=round(probability, 6), t_gate_s=round(time.perf_counter() - started, 6))
             ctx.log("gate", probability=probability, threshold=self.config.threshold, triggered=triggered)
         else:
             triggered = True
         extra["triggered"] = triggered
+        unread = None if initial is not None else "parse_failure"
         if not triggered:
-            return MethodOutput(initial, None, extra)
+            return MethodOutput(initial, unread, extra)
 
         started = time.perf_counter()
-        reply = await ctx.chat(corrector_messages(question.text, initial, kg_name, notes, variant,
+        reply = await ctx.chat(corrector_messages(question.text, s0, kg_name, notes, variant,
                                                   feedback.describe() if feedback else None),
                                role="corrector", kind="correct")
         corrected = extract_sparql(reply.text)
         extra.update(corrected_sparql=corrected, t_corrector_s=round(time.perf_counter() - started, 6))
         if corrected is None:  # an unreadable correction keeps the initial query, as the corrector prompt asks
             ctx.log("parse_failure", role="corrector", response=reply.text)
-            return MethodOutput(initial, None, {**extra, "corrector_parse_failure": True})
+            return MethodOutput(initial, unread, {**extra, "corrector_parse_failure": True})
         return MethodOutput(corrected, None, extra)
+
+    # -- scoring ----------------------------------------------------------------------------------------------
+
+    def score(self, question: Question, output: MethodOutput, predicted: list[str] | None,
+              gold: list[str] | None) -> dict[str, Any]:
+        """The gate decision of a gated run against its label (module docstring): ``gate_label`` 1 when s(0) is
+        wrong — its answers differ from the gold answers, it has none, or the gold query cannot be judged (Table
+        3 counts ground-truth errors among generator errors) — and ``gate_decision`` 1 when the corrector ran.
+        s(0) of a corrected question is executed on the KG (through its query cache)."""
+        if "gate_prob" not in output.extra:
+            return {}
+        from sparqlab.eval.errors import is_gold_error
+        from sparqlab.methods.ggc.metrics import execute_answers, initial_correct
+
+        triggered = bool(output.extra.get("triggered"))
+        if is_gold_error(gold):
+            correct = False
+        else:
+            initial = execute_answers(self._kg, output.extra.get("initial_sparql")) if triggered else predicted
+            correct = initial_correct(initial, gold)
+        return {"gate_label": int(not correct), "gate_decision": int(triggered)}

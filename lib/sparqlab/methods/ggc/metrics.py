@@ -8,7 +8,9 @@ one gated run at the smallest τ of a sweep serves every larger τ with no gener
 
 Conventions (paper, section 4.1): query-level accuracy is the share of questions whose final answer set equals
 the gold answer set; item-level precision/recall/F1 are micro-averaged over answers (Σ|Â∩A*| / Σ|Â|, Σ|Â∩A*| /
-Σ|A*|); questions whose gold query fails or returns nothing are left out. For the gate, "correction required"
+Σ|A*|). A question whose gold query fails or returns nothing ("ground-truth SPARQL error") counts, by default, as
+a generator error that no correction fixes, as the paper's Table 3 counts it among the generator's errors
+(``gold_errors="count"``); ``gold_errors="exclude"`` leaves such questions out (ours before). For the gate, "correction required"
 (s(0) wrong) is the positive class; the trigger rate is the share of questions routed to the corrector.
 Inference time of a setting is the sum of its stages' wall times (generator, KG feedback, gate, and corrector
 for the triggered questions).
@@ -26,6 +28,7 @@ import pandas as pd
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.eval import answers_from_result
 from sparqlab.eval.errors import is_gold_error_record
+from sparqlab.eval.metrics import binary_decisions
 from sparqlab.eval.normalise import answer_set
 from sparqlab.kg.errors import KGError
 from sparqlab.methods.ggc.gate import decide
@@ -49,36 +52,54 @@ def _overlap(predicted: Iterable[str] | None, gold: set[str]) -> tuple[int, int,
     return len(found & gold), len(found), found == gold
 
 
-def stage_frame(run_dir: str | Path, kg: Any) -> pd.DataFrame:
-    """One row per judgeable question of a GGC run: the gate probability, whether the run corrected it, the
-    outcome of s(0) and of s(c) (``*_hits``, ``*_size``, ``*_correct``), the gold size and the stage times.
+def initial_correct(answers: Iterable[str] | None, gold: Iterable[str]) -> bool:
+    """Query-level correctness: the answer set equals the gold answer set (no answers: wrong unless gold is empty)."""
+    return answer_set(answers or ()) == answer_set(gold)
+
+
+GOLD_ERRORS = ("count", "exclude")
+
+
+def stage_frame(run_dir: str | Path, kg: Any, gold_errors: str = "count") -> pd.DataFrame:
+    """One row per question of a GGC run: the gate probability, whether the run corrected it, the outcome of s(0)
+    and of s(c) (``*_hits``, ``*_size``, ``*_correct``), the gold size, ``gold_error`` and the stage times.
 
     s(0)'s answers are the record's own when the run kept s(0); otherwise s(0) is executed on ``kg`` (cached).
-    A question the corrector was not called on has s(c) = s(0).
+    A question the corrector was not called on has s(c) = s(0). ``gold_errors``: ``count`` (default, Table 3) —
+    a question with a gold error is wrong for s(0) and s(c); ``exclude`` — left out. The frame's
+    ``attrs["gold_errors"]`` records which.
     """
+    if gold_errors not in GOLD_ERRORS:
+        raise ValueError(f"gold_errors must be one of {GOLD_ERRORS}; got {gold_errors!r}")
     rows = []
     for record in read_jsonl(Path(run_dir) / "predictions.jsonl"):
-        if is_gold_error_record(record):
+        gold_error = is_gold_error_record(record)
+        if gold_error and gold_errors == "exclude":
             continue
         extra = record.get("extra") or {}
         if "initial_sparql" not in extra:
             raise ValueError(f"{run_dir} is not a GGC run (question {record['id']} has no initial_sparql)")
-        gold = answer_set(record["gold_answers"])
+        gold = answer_set(record["gold_answers"] or ())
         triggered = bool(extra.get("triggered"))
         final = record.get("predicted_answers")
         initial = execute_answers(kg, extra["initial_sparql"]) if triggered else final
         h0, n0, ok0 = _overlap(initial, gold)
         hc, nc, okc = _overlap(final, gold) if triggered else (h0, n0, ok0)
+        if gold_error:
+            ok0 = okc = False
         rows.append({
             "id": record["id"], "gate_prob": extra.get("gate_prob"), "corrected": triggered,
             "initial_hits": h0, "initial_size": n0, "initial_correct": ok0,
             "corrected_hits": hc, "corrected_size": nc, "corrected_correct": okc, "gold_size": len(gold),
+            "gold_error": gold_error,
             **{f"t_{stage}_s": float(extra.get(f"t_{stage}_s") or 0.0) for stage in STAGES},
             "model_calls": sum((record.get("model_calls") or {}).values()),
         })
     if not rows:
         raise ValueError(f"{run_dir} has no judgeable questions")
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["gold_errors"] = gold_errors
+    return frame
 
 
 def triggers(frame: pd.DataFrame, threshold: float | None) -> np.ndarray:
@@ -98,17 +119,11 @@ def triggers(frame: pd.DataFrame, threshold: float | None) -> np.ndarray:
 
 def gate_metrics(labels: Sequence[int] | np.ndarray, triggered: Sequence[bool] | np.ndarray) -> dict[str, float]:
     """Accuracy, precision, recall, F1, FPR and trigger rate of gate decisions against labels (1 = s(0) wrong,
-    "correction required", the positive class). Undefined ratios (no positives predicted ...) are 0."""
-    y, g = np.asarray(labels, dtype=bool), np.asarray(triggered, dtype=bool)
-    tp, fp = int((g & y).sum()), int((g & ~y).sum())
-    fn, tn = int((~g & y).sum()), int((~g & ~y).sum())
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    return {"gate_accuracy": (tp + tn) / len(y) if len(y) else 0.0, "gate_precision": precision,
-            "gate_recall": recall,
-            "gate_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-            "gate_fpr": fp / (fp + tn) if fp + tn else 0.0, "trigger_rate": float(g.mean()) if len(g) else 0.0,
-            "tp": tp, "fp": fp, "fn": fn, "tn": tn}
+    "correction required", the positive class; section 4.1). Undefined ratios (no positives predicted ...) are 0."""
+    found = binary_decisions(np.asarray(labels, dtype=bool).tolist(), np.asarray(triggered, dtype=bool).tolist())
+    counts = {k: found.pop(k) for k in ("tp", "fp", "fn", "tn")}
+    return {**{f"gate_{k}": v for k, v in found.items() if k != "decision_rate"},
+            "trigger_rate": found["decision_rate"], **counts}
 
 
 def pipeline_metrics(frame: pd.DataFrame, threshold: float | None = None) -> dict[str, Any]:
@@ -136,9 +151,12 @@ def sweep(frame: pd.DataFrame, thresholds: Iterable[float]) -> pd.DataFrame:
 
 def subset_analysis(frame: pd.DataFrame, threshold: float | None = None) -> pd.DataFrame:
     """Appendix D.1: query-level accuracy of the final queries on the triggered questions, on the originally
-    wrong ones and on the originally correct ones, with how many were fixed or broken."""
+    wrong ones and on the originally correct ones, with how many were fixed or broken, and how many of the
+    subset's questions have a gold error (``gold_errors``: counted as wrong under the frame's default, or 0 when
+    the frame excluded them; the table's ``attrs["gold_errors"]`` says which)."""
     chosen = triggers(frame, threshold)
     initial = frame["initial_correct"].to_numpy(bool)
+    gold_error = frame["gold_error"].to_numpy(bool) if "gold_error" in frame else np.zeros(len(frame), bool)
     final = np.where(chosen, frame["corrected_correct"], frame["initial_correct"]).astype(bool)
     subsets = {"correction required (triggered)": chosen, "originally wrong": ~initial,
                "originally correct": initial}
@@ -146,8 +164,11 @@ def subset_analysis(frame: pd.DataFrame, threshold: float | None = None) -> pd.D
     for name, mask in subsets.items():
         rows.append({"subset": name, "n": int(mask.sum()),
                      "accuracy": float(final[mask].mean()) if mask.any() else float("nan"),
-                     "fixed": int((mask & ~initial & final).sum()), "broken": int((mask & initial & ~final).sum())})
-    return pd.DataFrame(rows).set_index("subset")
+                     "fixed": int((mask & ~initial & final).sum()), "broken": int((mask & initial & ~final).sum()),
+                     "gold_errors": int((mask & gold_error).sum())})
+    table = pd.DataFrame(rows).set_index("subset")
+    table.attrs["gold_errors"] = frame.attrs.get("gold_errors", "count")
+    return table
 
 
 def compare(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from sparqlab.kg.describe import kg_notes
 from sparqlab.methods.ggc.data import COMPOSITIONS, labelled_queries, write_corrector_data
 from sparqlab.methods.ggc.prompts import generator_messages
 from sparqlab.train.data import register_builder, sparql_response, write_dataset
-from sparqlab.train.records import file_digest
+from sparqlab.train.records import file_digest, read_records
 
 
 @register_builder("ggc-generator", "dataset", needs_kg=True,
@@ -34,18 +34,37 @@ def generator_records(questions: Sequence[Question], kg: Any, progress: bool = T
     return records, {}
 
 
+def check_disjoint(queries: Sequence[Any], generator_data: str | Path | None) -> None:
+    """GGC's protocol (section 4.1): the generator is fine-tuned on one portion of the training split and the
+    gate / corrector data are labelled on the *remaining* questions. Refuses labelled ``queries`` whose question
+    ids occur in the generator's training file ``generator_data`` (records with an ``id``)."""
+    if generator_data is None:
+        return
+    trained_on = {str(r.get("id")) for r in read_records(generator_data) if r.get("id") is not None}
+    if not trained_on:
+        raise ValueError(f"{generator_data} has no record ids, so disjointness from it cannot be checked")
+    shared = sorted({q.question_id for q in queries} & trained_on)
+    if shared:
+        raise ValueError(f"{len(shared)} labelled questions (e.g. {shared[0]!r}) are in the generator's training "
+                         f"data {generator_data}: the paper labels gate and corrector data on the remaining training "
+                         "questions; run the generator over another part of the split")
+
+
 @register_builder("ggc-corrector", "runs", needs_kg=True,
                   description="corrector SFT compositions W1.0, +C0.2, +C0.5, +C0.8 from generator runs (--out is "
                               "a folder)")
 def build_corrector_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any, *, variant: str = "movies",
                          kg_feedback: bool = False, seed: int = 0, compositions: Mapping[str, float] | None = None,
-                         queries: Sequence[Any] | None = None) -> dict[str, Any]:
+                         queries: Sequence[Any] | None = None,
+                         generator_data: str | Path | None = None) -> dict[str, Any]:
     """GGC's corrector compositions (default W1.0, +C0.2, +C0.5, +C0.8; ``compositions``: name → correct share)
     from generator runs, written by :func:`~sparqlab.methods.ggc.data.write_corrector_data` into the folder
     ``out``; the manifest gains each file's sha256. ``queries``: the runs' labelled queries when the caller has
-    them already."""
+    them already. ``generator_data``: the generator's training file; labelled questions must not be in it
+    (:func:`check_disjoint`)."""
     if queries is None:
         queries = labelled_queries(run_dirs, kg, kg_feedback)
+    check_disjoint(queries, generator_data)
     manifest = write_corrector_data(queries, out, kg, variant=variant, kg_feedback=kg_feedback, seed=seed,
                                     compositions=compositions or COMPOSITIONS, sources=[str(d) for d in run_dirs])
     manifest["sha256"] = {name: file_digest(Path(out) / f"{name}.jsonl") for name in manifest["sizes"]}
@@ -55,11 +74,14 @@ def build_corrector_data(run_dirs: Sequence[str | Path], out: str | Path, kg: An
 
 @register_builder("ggc-gate", "runs", needs_kg=False,
                   description="gate examples (question, initial query, label) from generator runs")
-def build_gate_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any = None) -> dict[str, Any]:
+def build_gate_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any = None,
+                    generator_data: str | Path | None = None) -> dict[str, Any]:
     """Gate examples ``{"id", "question", "sparql", "label"}`` (label 1: the initial query is wrong) from
     generator runs (:func:`~sparqlab.methods.ggc.data.labelled_queries`). They carry no KG feedback: a feedback
-    gate is trained from the runs themselves (``sparqlab ggc train-gate --runs``)."""
+    gate is trained from the runs themselves (``sparqlab ggc train-gate --runs``). ``generator_data``: as for
+    :func:`build_corrector_data`."""
     queries = labelled_queries(run_dirs, kg)
+    check_disjoint(queries, generator_data)
     records = [{"id": q.question_id, "question": q.question, "sparql": q.sparql, "label": int(not q.correct)}
                for q in queries]
     positive = sum(r["label"] for r in records)

@@ -1,0 +1,71 @@
+"""GenOp semantics as the paper defines them (issue 18, items 20-21; docs/fidelity.md, "GenOp"): SCC condensation
+under every semantics (Sect. 6.4, App. E.3) and Diff_F keeping μ1 only when F is ⊥ (Sect. 3, clause 6)."""
+
+from __future__ import annotations
+
+import pytest
+from genop_helpers import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX, run, values
+
+from sparqlab.methods.genop import analyse, parse_genop_query
+
+EX = "http://example.org/"
+EXAMPLE1_ANSWER = [{"x": (EX + "Paris", "rdf"), "y": ("art", "gen"), "z": ("Florence", "gen")}]
+
+WITH_NEGATIVE_CYCLE = EXAMPLE1[:EXAMPLE1.rindex("}")] + """  OPTIONAL {
+    { ?u a :Town . MINUS { GENOP("Which town has the topic ?w" AS ?u) } }
+    GENOP("Name a topic of ?u" AS ?w)
+  }
+}"""
+"""Example 1 plus an unrelated even loop through MINUS (a non-stratified SCC of its own) in an OPTIONAL."""
+
+
+@pytest.mark.parametrize("semantics", ["single-pass", "stratified", "lfp", "well-founded"])
+def test_the_self_supporting_cycle_of_example_1_is_condensed_under_every_semantics(example_kg, semantics):
+    result, _ = run(example_kg, EXAMPLE1, EXAMPLE1_SCRIPT, semantics=semantics)
+    assert values(result) == EXAMPLE1_ANSWER
+
+
+def test_an_unrelated_negative_cycle_does_not_remove_example_1_answers(example_kg):
+    deps = analyse(parse_genop_query(WITH_NEGATIVE_CYCLE).pattern)
+    assert deps.query_class == "non-stratified"
+    script = {**EXAMPLE1_SCRIPT, "Name a topic of Lyon": ["silk"], "Which town has the topic silk": []}
+    result, _ = run(example_kg, WITH_NEGATIVE_CYCLE, script)  # auto: well-founded
+    assert result.semantics == "well-founded"
+    assert [{v: row[v] for v in ("x", "y", "z")} for row in values(result)] == EXAMPLE1_ANSWER
+    old, _ = run(example_kg, WITH_NEGATIVE_CYCLE, script, condense=False)
+    assert old.rows == []  # ours before: the positive cycle was not condensed under well-founded
+
+
+def test_diff_keeps_a_mapping_only_when_the_formula_is_false_not_an_error(example_kg):
+    """Clause 6: μ1 ∈ P1 Diff_F P2 iff for every compatible μ2, F^{μ1 ⊎ μ2} = ⊥. An error ε (an unbound ?y)
+    removes μ1; SPARQL's LeftJoin reading (error kept) stays for the Diff branch of OPTIONAL."""
+    from genop_helpers import scripted
+
+    from sparqlab.llm.base import run_sync
+    from sparqlab.methods.genop.algebra import EqConst
+    from sparqlab.methods.genop.semantics import Evaluation, kg_query_fn
+    from sparqlab.methods.genop.terms import Mu, TypedTerm
+
+    query = parse_genop_query(PREFIX + "SELECT ?x WHERE { ?x a :City }")
+    evaluation = Evaluation(query, kg_query_fn(example_kg), scripted({}))
+    left, right = {Mu({"x": TypedTerm.gen("a")})}, {Mu({"x": TypedTerm.gen("a")})}
+    error = EqConst("y", TypedTerm.gen("b"))   # ?y unbound in μ1 ⊎ μ2: F = ε
+    false = EqConst("x", TypedTerm.gen("zz"))  # F = ⊥
+    assert evaluation.truth(error, Mu({"x": TypedTerm.gen("a")})) is None
+    assert run_sync(evaluation.diff(left, right, error)) == set()
+    assert run_sync(evaluation.diff(left, right, false)) == left
+    assert run_sync(evaluation.diff(left, right, error, error_keeps=True)) == left
+
+
+@pytest.mark.parametrize(("optional", "negative"), [
+    ("OPTIONAL { ?y :p ?o }", True),    # ?y in the right operand: in the Diff branch of Opt_F = Join ∪ Diff_F
+    ("OPTIONAL { ?x :p ?o }", False),   # ?y only in positive positions
+])
+def test_optional_right_operand_is_a_negative_position_per_definition_14(optional, negative):
+    """Def. 14: positions under "the Join branch of Opt" are positive, "the Diff branch of Opt" negative; the right
+    operand of OPTIONAL lies in both branches of Opt_F = (P1 Join P2) ∪ (P1 Diff_F P2), and one negative
+    occurrence makes the edge negative (clause 2). (Unchanged behaviour; pinned here, see docs/fidelity.md.)"""
+    text = PREFIX + """SELECT ?x ?y ?z WHERE {
+      ?x a :City . GENOP("Find topic for ?x" AS ?y) . GENOP("Find city for ?y" AS ?z) . """ + optional + " }"
+    deps = analyse(parse_genop_query(text).pattern)
+    assert [(e.source, e.target, e.negative) for e in deps.edges] == [(0, 1, negative)]
