@@ -222,7 +222,7 @@ CK25 = KGProfile(
     prefixes={**STANDARD_PREFIXES, "pv": CK25_VOCAB, "prodi": CK25_INSTANCES,
               "foaf": "http://xmlns.com/foaf/0.1/", "skos": "http://www.w3.org/2004/02/skos/core#"},
     entity_id_pattern=r"^http://ld\.company\.org/prod-instances/\S+$",
-    entity_id_example="prodi:empl-Karen.Brant%40company.org",
+    entity_id_example="prodi:dept-73191",
     property_id_pattern=r"^http://ld\.company\.org/prod-vocab/[A-Za-z_]+$",
     constraints=ConstraintScheme("rdfs", domain_predicate=RDFS + "domain", range_predicate=RDFS + "range"),
     answer_key="iri",

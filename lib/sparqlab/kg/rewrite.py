@@ -23,7 +23,9 @@ DERIVED_INTEGER_CASTS = ("int", "long", "short", "byte")
 REWRITE_HINT = ("Casts to xsd:int/long/short/byte are not supported by this engine: use xsd:integer(...) "
                 "(sparqlab.kg.rewrite.rewrite_casts, `--rewrite-casts`)")
 
-_STRINGS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|#[^\n]*')
+_OPAQUE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+                     r'|<[^<>"{}|^`\\\s]*>|#[^\n]*')
+"""What the rewrite must not look into: string literals, IRIs (a ``#`` in them is no comment) and comments."""
 
 
 def _xsd_prefixes(sparql: str, prefixes: dict[str, str] | None) -> set[str]:
@@ -40,19 +42,26 @@ def rewrite_casts(sparql: str, prefixes: dict[str, str] | None = None) -> tuple[
     to XSD in the query or in ``prefixes``) turned into an ``xsd:integer`` cast, and the list of what was
     replaced (empty: the query is returned unchanged). Strings and comments are left alone."""
     names = "|".join(DERIVED_INTEGER_CASTS)
-    alternatives = [re.escape(f"<{XSD}") + f"({names})>"]
-    alternatives += [re.escape(f"{prefix}:") + f"({names})" for prefix in sorted(_xsd_prefixes(sparql, prefixes))]
-    pattern = re.compile(r"(?<![\w:.-])(?:" + "|".join(alternatives) + r")(?=\s*\()")
+    prefixed = "|".join(re.escape(f"{prefix}:") for prefix in sorted(_xsd_prefixes(sparql, prefixes)))
+    pattern = re.compile(rf"(?<![\w:.-])(?:{prefixed})({names})(?=\s*\()") if prefixed else None
+    cast_iris = {f"<{XSD}{name}>" for name in DERIVED_INTEGER_CASTS}
     changes: list[str] = []
 
     def replace(match: re.Match) -> str:
         changes.append(match.group(0))
         return f"<{XSD}integer>"
 
+    def rewrite_code(code: str) -> str:
+        return pattern.sub(replace, code) if pattern else code
+
     pieces, last = [], 0
-    for literal in _STRINGS.finditer(sparql):
-        pieces.append(pattern.sub(replace, sparql[last:literal.start()]))
-        pieces.append(literal.group(0))
-        last = literal.end()
-    pieces.append(pattern.sub(replace, sparql[last:]))
+    for token in _OPAQUE.finditer(sparql):
+        pieces.append(rewrite_code(sparql[last:token.start()]))
+        text = token.group(0)
+        if text in cast_iris and sparql[token.end():].lstrip().startswith("("):
+            changes.append(text)
+            text = f"<{XSD}integer>"
+        pieces.append(text)
+        last = token.end()
+    pieces.append(rewrite_code(sparql[last:]))
     return "".join(pieces), changes
