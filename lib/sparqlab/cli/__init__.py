@@ -19,8 +19,8 @@ from sparqlab.llm.errors import ModelError
 DEBUG_ENV = "SPARQLAB_DEBUG"
 """Set to 1 to make every ``sparqlab`` command print tracebacks (same as ``--debug``)."""
 
-COMMAND_MODULES = ["kg", "data", "evaluate", "models", "methods", "run", "runs", "reproduce", "genop", "schema", "desq",
-                   "train", "ggc"]
+COMMAND_MODULES = ["kg", "data", "evaluate", "models", "methods", "run", "runs", "serve", "reproduce", "genop",
+                   "schema", "desq", "train", "ggc"]
 
 
 def build_parser() -> argparse.ArgumentParser:
