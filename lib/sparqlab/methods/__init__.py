@@ -7,7 +7,10 @@ Importing this package registers the stand-in models of this layer (``standin-ke
 
 from typing import Any
 
-from sparqlab.methods import keyword_rules  # noqa: F401  (registers standin-keyword-rules)
+from sparqlab.methods import (
+    keyword_rules,  # noqa: F401  (registers standin-keyword-rules)
+    schema_rules,  # noqa: F401  (registers standin-schema-rules)
+)
 from sparqlab.methods.base import Method, MethodOutput
 from sparqlab.methods.config import MethodConfig
 from sparqlab.methods.context import PrepareContext, QuestionContext, RoleModel

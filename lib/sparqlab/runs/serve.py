@@ -29,6 +29,7 @@ from typing import Any
 
 from sparqlab.data.ck25 import DATASET_IRI as CK25_DATASET_IRI
 from sparqlab.data.question import Question
+from sparqlab.kg.endpoint import declare_prefixes
 from sparqlab.methods.base import Method
 from sparqlab.runs.config import RunConfig
 from sparqlab.runs.metrics import metrics_document
@@ -89,7 +90,13 @@ class ServedRun:
         async with self._slots:
             record, trace = await self.runner.answer(served)
         await asyncio.get_running_loop().run_in_executor(self._writer, self.store.append, record, trace)
-        return {"dataset": dataset, "question": question, "query": record["predicted_sparql"] or ""}
+        return {"dataset": dataset, "question": question, "query": self.portable(record["predicted_sparql"])}
+
+    def portable(self, sparql: str | None) -> str:
+        """The query as a client can run it on any endpoint of the KG: the profile's predefined prefixes it uses
+        without declaring them are declared (the challenge's evaluation runs queries on a plain endpoint);
+        ``""`` when the method gave no query."""
+        return declare_prefixes(sparql, self.runner.kg.profile.prefixes) if sparql else ""
 
     async def stop(self) -> None:
         """Write the session's ``metrics.json`` (cost per request; unscored) and release everything."""
