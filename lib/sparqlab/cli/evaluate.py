@@ -75,7 +75,7 @@ def text2sparql_command(args: argparse.Namespace) -> int:
     """Score an answers file (or a run's final queries) with the official TEXT2SPARQL metric."""
     from sparqlab.data import registry
     from sparqlab.kg import open_kg
-    from sparqlab.runs.text2sparql import read_answers, score_answers
+    from sparqlab.runs.text2sparql import read_answers, run_answers, score_answers
 
     if not args.dataset or not args.kg:
         raise ValueError("--metric text2sparql needs -d/--dataset (the questions) and --kg (where queries run)")
@@ -83,8 +83,7 @@ def text2sparql_command(args: argparse.Namespace) -> int:
     if path.suffix == ".json" and path.is_file():
         answers = read_answers(path)
     else:  # a run: its final queries, by question id
-        answers = [{"qname": r["id"], "query": r.get("predicted_sparql")}
-                   for r in read_predictions(_predictions_path(args.predictions))]
+        answers = run_answers(read_predictions(_predictions_path(args.predictions)))
     questions = registry.load(args.dataset)
     with open_kg(args.kg) as kg:
         table = score_answers(answers, questions, kg, gold=args.gold_source, rewrite=args.rewrite_casts)
@@ -99,11 +98,13 @@ def format_text2sparql(table: Mapping[str, Any]) -> str:
     """Per-question official scores, then the means as the client's ``average`` entry reports them."""
     lines = [f"{'qname':<14}{'set_P':>7}{'set_R':>7}{'set_F':>7}{'nDCG':>7}  note"]
     for qname, row in table["questions"].items():
-        ndcg = f"{row['ndcg']:.3f}" if "ndcg" in row else "-"
+        cells = "".join(f"{row[m]:7.3f}" if m in row else f"{'-':>7}" for m in ("set_P", "set_recall", "set_F", "ndcg"))
         note = "not answered" if not row["answered"] else (row["error"] or "")
         if row["rewritten_query"]:
             note = (note + " casts rewritten").strip()
-        lines.append(f"{qname:<14}{row['set_P']:7.3f}{row['set_recall']:7.3f}{row['set_F']:7.3f}{ndcg:>7}  {note}")
+        if not row["scored"]:
+            note = (note + " empty gold set: not scored").strip()
+        lines.append(f"{qname:<14}{cells}  {note}")
     summary = table["summary"]
     means = ", ".join(f"{k} {v:.4f}" for k, v in summary.items() if k != "n")
     lines.append(f"mean over {summary['n']} questions: {means}")

@@ -19,8 +19,11 @@ run and its relevance judgements:
 * **means** (:func:`summarise_official`): macro averages of set_P, set_recall, set_F over every question, and the
   client's combined ``set_F_ndcg``, which averages nDCG for order-sensitive questions and set_F for the rest.
 
+A question whose gold set is empty gets no measures from pytrec_eval and is left out of the means
+(:func:`sparqlab.runs.text2sparql.score_answers` marks it ``scored: false``).
+
 Cases where it differs from our default set F1 (:mod:`sparqlab.eval.metrics`), all on purpose of the challenge:
-both sets empty scores 0 (ours 1); an ASK whose gold is false has no relevant value, so every prediction scores
+an empty gold set is not scored (ours: 1 for an empty prediction); an ASK whose gold is false has no relevant value, so every prediction scores
 0; a predicted ASK *false* still retrieves the key ``"true"`` and so scores 1 against a true gold; values of
 every projected variable count (a query selecting ``?x ?label`` retrieves labels too, halving precision); no
 normalisation (``"1.0"`` and ``"1"`` differ; an IRI and its label differ).

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sparqlab.data.question import Question
+from sparqlab.eval.metrics import cost_amount
 from sparqlab.eval.text2sparql import (
     OfficialScore,
     flatten_result,
@@ -95,9 +96,11 @@ def score_answers(answers: Sequence[Mapping[str, Any]], questions: Iterable[Ques
                   gold: GoldSource = "official", rewrite: bool = False) -> dict[str, Any]:
     """Per-question official scores of an answers file and their means.
 
-    Returns ``{"questions": {qname: {set_P, set_recall, set_F, [ndcg], error, message, rewritten_query,
-    answered, seconds}}, "summary": {...}, "unknown_qnames": [...]}``; qnames in the file that the dataset lacks
-    are listed, not scored. A qname answered twice is an error (which answer counts would be arbitrary).
+    Returns ``{"questions": {qname: {set_P, set_recall, set_F, [ndcg], answered, scored, error, message,
+    rewritten_query, seconds}}, "summary": {...}, "unknown_qnames": [...]}``; qnames in the file that the dataset
+    lacks are listed, not scored. A question whose gold set is empty (CK25: 25 and 41 in the official set) is
+    ``scored: false`` with no measures and left out of the means, as pytrec_eval and so the client leave it out.
+    A qname answered twice is an error (which answer counts would be arbitrary).
     """
     by_qname: dict[str, Mapping[str, Any]] = {}
     for entry in answers:
@@ -113,11 +116,13 @@ def score_answers(answers: Sequence[Mapping[str, Any]], questions: Iterable[Ques
         entry = by_qname.get(question.id)
         executed = execute_flat(kg, entry.get("query") if entry else None, rewrite=rewrite)
         judged = gold_judgements(question, kg, gold)
-        score = official_scores(executed["run"], judged, bool(question.metadata.get("order_matters")))
-        scores[question.id] = score
-        rows[question.id] = {**score.to_json(), "answered": entry is not None, "error": executed["error"],
-                             "message": executed["message"], "rewritten_query": executed["rewritten_query"],
-                             "seconds": round(time.perf_counter() - start, 4)}
+        row = {"answered": entry is not None, "scored": bool(judged), "error": executed["error"],
+               "message": executed["message"], "rewritten_query": executed["rewritten_query"]}
+        if judged:  # an empty gold set: pytrec_eval leaves the question out, and so does the client's mean
+            scores[question.id] = official_scores(executed["run"], judged,
+                                                  bool(question.metadata.get("order_matters")))
+            row.update(scores[question.id].to_json())
+        rows[question.id] = {**row, "seconds": round(time.perf_counter() - start, 4)}
     return {"questions": rows, "summary": summarise_official(scores),
             "unknown_qnames": sorted(set(by_qname) - known)}
 
@@ -126,3 +131,35 @@ def reference_answers(questions: Iterable[Question]) -> list[dict[str, Any]]:
     """The benchmark's reference queries as an answers file (what a perfect system would send)."""
     return [{"dataset": q.metadata.get("dataset"), "question": q.text, "query": q.gold_sparql, "qname": q.id}
             for q in questions]
+
+
+def run_answers(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A run's final queries as an answers file (``qname`` = question id, ``query`` = ``predicted_sparql``)."""
+    return [{"qname": r["id"], "query": r.get("predicted_sparql")} for r in records]
+
+
+def official_frame(runs: Mapping[str, str | Path], questions: Sequence[Question], kg: KnowledgeGraph, *,
+                   gold: GoldSource = "official", rewrite: bool = False):
+    """One row per (run label, scored question the run answered): the official scores of its final query and its cost
+    (``model_calls``, ``tokens``: totals; ``latency_s``), for tables and :func:`sparqlab.plots.metric_bars`.
+    Also returns ``{label: summarise_official(...)}`` (the client's means, ``set_F_ndcg`` included)."""
+    import pandas as pd
+
+    from sparqlab.runs.store import RunStore
+
+    rows, summaries = [], {}
+    for label, folder in runs.items():
+        records = RunStore(folder).predictions()
+        asked = {r["id"] for r in records}
+        table = score_answers(run_answers(records), [q for q in questions if q.id in asked], kg, gold=gold,
+                              rewrite=rewrite)
+        summaries[label] = table["summary"]
+        for record in records:
+            scores = table["questions"][record["id"]]
+            if not scores["scored"]:
+                continue
+            rows.append({"method": label, "qname": record["id"], **{k: scores.get(k) for k in
+                                                                    ("set_P", "set_recall", "set_F", "ndcg")},
+                         "error": scores["error"], "model_calls": cost_amount(record["model_calls"]),
+                         "tokens": cost_amount(record["tokens"]), "latency_s": record["latency_s"]})
+    return pd.DataFrame(rows), summaries
