@@ -44,12 +44,8 @@ from sparqlab import plots
 from sparqlab.data import registry
 from sparqlab.data.ck25 import DIFFERING_REFERENCE, TIE_DEPENDENT_ON_DISK
 from sparqlab.kg import open_kg
-from sparqlab.methods import get_method
-from sparqlab.runs import RunConfig, model_label, run
-from sparqlab.runs.text2sparql import official_frame, reference_answers, score_answers
+from sparqlab.runs.text2sparql import official_frame, reference_answers, run_methods, score_answers
 
-if len(standins) != len(methods):
-    raise ValueError("standins needs one model per method")
 questions = registry.load("ck25")
 ck25 = open_kg(kg_url or kg, profile="ck25" if kg_url else None)
 OPTIONS = {"desq": {"embedder": "hashing", "train_limit": 200, "memory_limit": 300},
@@ -69,24 +65,17 @@ is the organisers' true result set; the 5 questions whose re-execution differs a
 gold is false scores 0 under the official metric whatever the answer (no relevant value)."""),
     new_code_cell("""\
 reference = score_answers(reference_answers(questions), questions, ck25, gold=gold_source, rewrite=rewrite_casts)
-below = {q: round(row["set_F"], 3) for q, row in reference["questions"].items() if row["set_F"] < 1}
-print(f"{sum(r['set_F'] == 1 for r in reference['questions'].values())} of 50 reference queries score F = 1")
-print("below 1:", below)
+scored = {q: row for q, row in reference["questions"].items() if row["scored"]}
+print(f"{sum(row['set_F'] == 1 for row in scored.values())} of 50 reference queries score F = 1")
+print("below 1:", {q: round(row["set_F"], 3) for q, row in scored.items() if row["set_F"] < 1})
+print("not scored (empty gold set):", sorted(set(reference["questions"]) - set(scored)))
 print("reported:", sorted(DIFFERING_REFERENCE), "tie-dependent on disk:", list(TIE_DEPENDENT_ON_DISK))
 reference["summary"]"""),
     new_markdown_cell("## Every method, then the official scores of its final queries"),
     new_code_cell("""\
-folders, labels = {}, {}
-for method_name, standin in zip(methods, standins, strict=True):
-    method_class = get_method(method_name)
-    method = method_class(method_class.config_class.from_options(
-        {k: str(v) for k, v in OPTIONS.get(method_name, {}).items()}))
-    config = RunConfig(experiment=experiment, dataset="ck25", kg=kg, kg_url=kg_url, model=model or standin,
-                       model_url=model_url, model_roles={} if model else STANDIN_ROLES.get(method_name, {}),
-                       limit=limit, concurrency=concurrency, cache=cache, progress=False)
-    result = run(method, config=config, kg=ck25)
-    label = f"{method_name} ({model_label(model or standin, result.metrics['model_is_standin'])})"
-    folders[label] = result.run_dir
+folders = run_methods(methods, [model] * len(methods) if model else standins, ck25, options=OPTIONS,
+                      roles={} if model else STANDIN_ROLES, experiment=experiment, model_url=model_url,
+                      limit=limit, concurrency=concurrency, cache=cache, progress=False)
 frame, summaries = official_frame(folders, questions, ck25, gold=gold_source, rewrite=rewrite_casts)
 table = frame.groupby("method", sort=False)[["set_P", "set_recall", "set_F", "model_calls", "tokens",
                                                "latency_s"]].mean()

@@ -163,3 +163,28 @@ def official_frame(runs: Mapping[str, str | Path], questions: Sequence[Question]
                          "error": scores["error"], "model_calls": cost_amount(record["model_calls"]),
                          "tokens": cost_amount(record["tokens"]), "latency_s": record["latency_s"]})
     return pd.DataFrame(rows), summaries
+
+
+def run_methods(methods: Sequence[str], models: Sequence[str], kg: KnowledgeGraph, *, dataset: str = "ck25",
+                options: Mapping[str, Mapping[str, Any]] | None = None,
+                roles: Mapping[str, Mapping[str, Any]] | None = None, **settings: Any) -> dict[str, Path]:
+    """Run each method (with the model at the same position, ``options`` as its config fields and ``roles`` as
+    its model roles) over ``dataset`` on ``kg``; returns ``{"method (model [standin])": run folder}`` for
+    :func:`official_frame`. ``settings`` are further :class:`~sparqlab.runs.config.RunConfig` fields."""
+    from sparqlab.methods import get_method
+    from sparqlab.runs.config import RunConfig
+    from sparqlab.runs.results import model_label
+    from sparqlab.runs.runner import run
+
+    if len(models) != len(methods):
+        raise ValueError(f"one model per method: {len(methods)} methods, {len(models)} models")
+    folders = {}
+    for name, model in zip(methods, models, strict=True):
+        method_type = get_method(name)
+        fields = {key: str(value) for key, value in (options or {}).get(name, {}).items()}
+        method = method_type(method_type.config_class.from_options(fields))
+        config = RunConfig(dataset=dataset, kg=kg.profile.name, model=model,
+                           model_roles=dict((roles or {}).get(name, {})), **settings)
+        result = run(method, config=config, kg=kg)
+        folders[f"{name} ({model_label(model, result.metrics['model_is_standin'])})"] = result.run_dir
+    return folders
