@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 
 from sparqlab.kg.results import quote_literal
-from sparqlab.llm import ChatRequest, StandinModel, register_standin
-from sparqlab.methods.keyword_rules import relation_score
+from sparqlab.llm import register_standin
+from sparqlab.methods.keyword_rules import PromptRulesStandin, relation_score
 
 _IRI = r"(?:[A-Za-z][\w.-]*:[\w-]+|<[^<>\s]+>)"
 _RELATION = re.compile(rf"^- (.+?) \(({_IRI})\): (.+?) -> (.+?)(?: \((.*)\))?$", re.MULTILINE)
@@ -78,16 +78,11 @@ def schema_query(system_prompt: str, question: str) -> str | None:
 
 
 @register_standin("standin-schema-rules")
-class SchemaRulesStandin(StandinModel):
+class SchemaRulesStandin(PromptRulesStandin):
     """Schema-reading one-hop parser behind the chat interface (see the module docstring)."""
 
     name = "standin-schema-rules"
+    no_query = "I could not match the question to the schema's relations, classes or a named entity."
 
-    def respond(self, request: ChatRequest) -> str:
-        system = next((content for role, content in request.messages if role == "system"), "")
-        question = request.last_user_message.removeprefix("Question:").strip()
-        query = schema_query(system, question)
-        if query is None:
-            return "I could not match the question to the schema's relations, classes or a named entity."
-        return f"```sparql\n{query}\n```"
-
+    def rules(self, system_prompt: str, question: str) -> str | None:
+        return schema_query(system_prompt, question)
