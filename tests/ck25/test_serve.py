@@ -85,3 +85,13 @@ def test_concurrent_requests_each_become_a_run_folder_line(client):
     assert all(line["gold_answers"] is None and line["f1"] is None for line in lines)  # served: no gold
     traces = _lines(client.served.run_dir / "traces.jsonl")
     assert len(traces) == len(lines)
+
+
+def test_a_served_session_is_a_run_to_browse(tmp_path, client):
+    from sparqlab.runs.results import list_runs
+
+    client.get("/", params={"question": "ASK {}", "dataset": DATASET_IRI})
+    folder = client.served.run_dir
+    client.__exit__(None, None, None)  # shutdown: metrics.json and the final manifest
+    (row,) = [r for r in list_runs(root=tmp_path) if r["run"] == folder.name]
+    assert row["status"] == "complete" and row["done"] == "1/1" and row["method"] == "test-echo-query"

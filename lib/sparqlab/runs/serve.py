@@ -32,9 +32,10 @@ from sparqlab.data.question import Question
 from sparqlab.kg.endpoint import declare_prefixes
 from sparqlab.methods.base import Method
 from sparqlab.runs.config import RunConfig
+from sparqlab.runs.manifest import manifest_document
 from sparqlab.runs.metrics import metrics_document
 from sparqlab.runs.runner import FATAL_MODEL_ERRORS, Runner
-from sparqlab.runs.store import CONFIG, METRICS, RunStore, write_json
+from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunStore, write_json
 
 DEFAULT_DATASETS = {CK25_DATASET_IRI: "ck25"}
 """Dataset IRI -> KG name served without configuration."""
@@ -78,8 +79,16 @@ class ServedRun:
         self.store.open()
         write_json(self.run_dir / CONFIG, {**self.runner._config_json(), "served": {  # noqa: SLF001
             "datasets": dict(self.datasets), "session": self.session}})
+        self._write_manifest("running")
         self._slots = asyncio.Semaphore(max(1, self.config.concurrency))
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparqlab-serve-writer")
+
+    def _write_manifest(self, status: str, ids: list[str] | None = None) -> None:
+        """``manifest.json`` of the session (``sparqlab runs list`` shows it): the served requests are its
+        questions."""
+        ids = ids or []
+        write_json(self.run_dir / MANIFEST, manifest_document(
+            self.runner._header(), status, len(ids), self.runner.fingerprint, len(ids), ids))  # noqa: SLF001
 
     async def answer(self, question: str, dataset: str) -> dict[str, Any]:
         """One request: ``{"dataset", "question", "query"}`` (``query`` empty when the method produced none)."""
@@ -108,6 +117,7 @@ class ServedRun:
         write_json(self.run_dir / METRICS, metrics_document(
             self.runner._header(), records, len(records), time.perf_counter() - self._started,  # noqa: SLF001
             prepare=self.runner.prepare_stats))
+        self._write_manifest("complete", [r["id"] for r in records])
         self.store.close()
         self.runner._pool.shutdown(wait=False)  # noqa: SLF001
         for model in self.runner.models:
