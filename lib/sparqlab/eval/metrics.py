@@ -162,7 +162,7 @@ def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     }
     for key in ("precision", "recall", *COST_FIELDS):
         if all(r.get(key) is not None for r in records):
-            summary[key] = statistics.fmean(_amount(r[key]) for r in records)
+            summary[key] = statistics.fmean(cost_amount(r[key]) for r in records)
     return summary
 
 
@@ -179,7 +179,7 @@ def empty_rates(records: list[Mapping[str, Any]]) -> dict[str, float | None]:
             "no_query_rate": 1.0 - len(generated) / len(records), "empty_rate_all": every}
 
 
-def _amount(value: Any) -> float:
+def cost_amount(value: Any) -> float:
     """A cost given as a number or as a dict by kind: its ``total`` entry, else the sum of its numeric entries
     (flags such as ``"estimated": True`` are not counts), as :func:`sparqlab.llm.aggregate_usage` reads it."""
     if not isinstance(value, Mapping):

@@ -37,6 +37,7 @@ from sparqlab.data.question import Question
 from sparqlab.eval import categorise, score_prediction
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
+from sparqlab.eval.text2sparql import official_question_scores
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
@@ -421,11 +422,12 @@ class Runner:
         """The default final-query execution (:meth:`QuestionContext.final_query`): the runner's worker pool."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, self.kg.query, sparql)
 
-    async def _final_answers(self, output: MethodOutput, ctx: QuestionContext) -> tuple[list[str] | None, str | None]:
-        """Execute the final query through the method's hook; the answers (``None`` if there are none) and an
-        error category."""
+    async def _final_answers(self, output: MethodOutput,
+                             ctx: QuestionContext) -> tuple[list[str] | None, str | None, QueryResult | None]:
+        """Execute the final query through the method's hook; the answers (``None`` if there are none), an error
+        category and the raw result (``None`` when there is none)."""
         if output.sparql is None:
-            return None, None
+            return None, None, None
         sparql = output.sparql
         scope = asyncio.timeout(self.config.question_timeout_s)
         try:
@@ -434,24 +436,24 @@ class Runner:
             answers = await asyncio.get_running_loop().run_in_executor(self._pool, self._answers, result)
         except TimeoutError as error:
             if not scope.expired():
-                return self._final_error(ctx, sparql, "answer_error", error)
+                return (*self._final_error(ctx, sparql, "answer_error", error), None)
             ctx.log("final_query", sparql=sparql, error="final_query_timeout",
                     message=f"final-query execution exceeded {self.config.question_timeout_s} s")
-            return None, "final_query_timeout"
+            return None, "final_query_timeout", None
         except KGError as error:
             kind = "final_query_timeout" if isinstance(error, QueryTimeout) else error.kind
             ctx.log("final_query", sparql=sparql, error=kind, message=str(error))
-            return None, kind
+            return None, kind, None
         except FATAL_MODEL_ERRORS:
             raise
         except ModelError as error:
             ctx.log("final_query", sparql=sparql, error=error.kind, message=str(error))
-            return None, error.kind
+            return None, error.kind, None
         except Exception as error:
-            return self._final_error(ctx, sparql, "answer_error", error)
+            return (*self._final_error(ctx, sparql, "answer_error", error), None)
         ctx.log("final_query", sparql=sparql, answers=answers, rows=len(result), truncated=result.truncated,
                 cached=result.cached, elapsed_s=round(result.elapsed_s, 6))
-        return answers, None
+        return answers, None, result
 
     @staticmethod
     def _final_error(ctx: QuestionContext, sparql: str, kind: str, error: Exception) -> tuple[None, str]:
@@ -495,11 +497,12 @@ class Runner:
         ctx = QuestionContext(public, self.kg, self.roles, final_executor=self._run_final_query)
         started = time.perf_counter()
         output = await self._call_method(public, ctx)
+        result = None
         if self.config.generate_only:  # queries only; sparqlab.runs.scoring executes and scores them later
             predicted, query_error = None, None
             gold, gold_source = question.gold_answers, GENERATED_ONLY
         else:
-            predicted, query_error = await self._final_answers(output, ctx)
+            predicted, query_error, result = await self._final_answers(output, ctx)
             gold, gold_source = await self._gold_answers(question)
             if self.config.answer_match == "either" and predicted and gold is not None:
                 predicted = await asyncio.get_running_loop().run_in_executor(
@@ -529,7 +532,8 @@ class Runner:
             kg_calls=dict(sorted(ctx.kg_calls.items())),
             latency_s=round(latency, 6),
             model_latency_s=round(usage.latency_s, 6),
-            scores=self._method_scores(question, output, predicted, gold, ctx),
+            scores={**self._method_scores(question, output, predicted, gold, ctx),
+                    **({} if self.config.generate_only else official_question_scores(question, result, gold))},
             extra=output.extra,
             metadata=scalar_metadata(question),
             gold_complexity=query_complexity(question.gold_sparql),
