@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.data.question import Question
-from sparqlab.eval import categorise, score_prediction
 from sparqlab.eval.complexity import query_complexity
+from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.eval.text2sparql import official_question_scores
 from sparqlab.kg.errors import KGError, QueryTimeout
@@ -54,7 +54,7 @@ from sparqlab.runs.config import (
     shard_folder_name,
 )
 from sparqlab.runs.manifest import manifest_document
-from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.metrics import GENERATED_ONLY, metrics_document
 from sparqlab.runs.records import prediction_record, run_header
 from sparqlab.runs.store import CONFIG, ENVIRONMENT, MANIFEST, METRICS, RunStore, read_json, write_json
 
@@ -67,10 +67,6 @@ FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt)
 """Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file too)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
-
-GENERATED_ONLY = "not executed (generate_only)"
-"""``gold_source`` of a generation-only run's records: nothing was executed, nothing scored."""
-
 
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
@@ -462,7 +458,7 @@ class Runner:
         return None, kind
 
     async def _gold_answers(self, question: Question) -> tuple[list[str] | None, str | None]:
-        """Gold answers and where they came from (``given``, ``gold_sparql``, or ``error: <kind>``)."""
+        """Gold answers and where they came from (``given``, ``gold_sparql``, or ``error: <kind>: <message>``)."""
         if question.gold_answers is not None:
             return list(question.gold_answers), "given"
         if not question.gold_sparql:
@@ -477,7 +473,7 @@ class Runner:
         except CacheCorrupt:
             raise
         except Exception as error:  # a broken gold query leaves the question unscored, not the run crashed
-            return None, f"error: {getattr(error, 'kind', 'answer_error')}: {error}"
+            return None, gold_error_source(error)
         return answers, "gold_sparql"
 
     def _method_scores(self, question: Question, output: MethodOutput, predicted: list[str] | None,
@@ -508,8 +504,12 @@ class Runner:
                 predicted = await asyncio.get_running_loop().run_in_executor(
                     self._pool, match_either, predicted, gold, self.kg)
         latency = time.perf_counter() - started
-        scores = UNSCORED if gold is None or self.config.generate_only else score_prediction(predicted, gold)
         error_category = output.error_category or query_error
+        scores, error_type = None, None
+        if not self.config.generate_only:
+            scores, error_type = score_and_categorise(output.sparql, predicted, error_category, gold,
+                                                      question.gold_sparql, gold_source)
+        scores = scores or UNSCORED
         usage = ctx.usage
         record = prediction_record(
             id=question.id,
@@ -522,8 +522,7 @@ class Runner:
             gold_source=gold_source,
             **{key: scores.get(key) for key in UNSCORED},
             error_category=error_category,
-            error_type=None if self.config.generate_only else categorise(
-                output.sparql, predicted, error_category, gold, question.gold_sparql, gold_source),
+            error_type=error_type,
             model_calls=dict(sorted(usage.calls.items())),
             model_calls_uncached=usage.total_calls - usage.cached_calls,
             role_usage=ctx.role_usage_dict(),
