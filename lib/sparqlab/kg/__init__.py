@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
+from sparqlab.kg import freebase as _freebase  # noqa: F401  (registers the Freebase profile, schema and search)
 from sparqlab.kg import movies as _movies  # noqa: F401  (registers the movie store builder)
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.embedded import EmbeddedKG, load_rdf_file
@@ -73,6 +74,8 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
             return EmbeddedKG(store, profile or named, identity=f"{named.name}@{store.parent.name}", **embedded)
         if named.endpoint:
             return EndpointKG(named.endpoint, profile or named, cache=query_cache_, options=options)
+        raise ValueError(f"KG {target!r} is not bundled and has no default endpoint: give the URL of a SPARQL "
+                         f"endpoint serving it (--kg {target} --kg-url URL, or open_kg(URL, profile={target!r}))")
     if target.startswith(("http://", "https://")):
         return EndpointKG(target, profile or generic_profile(target), cache=query_cache_, options=options)
     path = Path(target).expanduser()

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.kg.base import KnowledgeGraph
-from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.profiles import DECLARED_SCHEMAS, KGProfile
 from sparqlab.kg.results import QueryResult
 
 Source = Literal["formal", "empirical", "none"]
@@ -289,11 +289,18 @@ def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: in
     meets otherwise (``None`` until then)."""
     from tqdm.auto import tqdm
 
-    items = _property_items(kg)
+    curated = DECLARED_SCHEMAS.get(kg.profile.name)
+    if curated is not None:  # a curated schema kept outside the KG (Freebase's fb_roles): no KG scan
+        schema = curated()
+        items = {p: p for p in schema.properties}
+        formal = {p: {"domain": set(d), "range": set(r)} for p, (_, _, d, r) in schema.properties.items()}
+        texts = {p: (label, description) for p, (label, description, _, _) in schema.properties.items()}
+    else:
+        items = _property_items(kg)
+        formal = _formal(kg)
+        texts = _texts(kg, sorted(set(items.values())))
     eager = empirical and len(items) <= EAGER_SAMPLING_LIMIT
     unsampled = None if empirical else ()
-    formal = _formal(kg)
-    texts = _texts(kg, sorted(set(items.values())))
     entries: dict[str, PropertySchema] = {}
     for prop, item in tqdm(sorted(items.items()), desc="schema index", unit="property",
                            disable=not (progress and eager)):
@@ -306,7 +313,7 @@ def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: in
         )
     classes = sorted({c for e in entries.values() for c in (*e.formal_domain, *e.formal_range,
                                                             *(e.empirical_domain or ()), *(e.empirical_range or ()))})
-    class_labels = {c: label for c, (label, _) in _texts(kg, classes).items() if label}
+    class_labels = {c: label for c, (label, _) in _texts(kg, classes).items() if label} if curated is None else {}
     return SchemaIndex(kg.identity, entries, class_labels)
 
 
@@ -322,7 +329,9 @@ def load_or_build(kg: KnowledgeGraph, folder: Path, **options: Any) -> SchemaInd
 
 def default_schema_folder(kg: KnowledgeGraph, sample: int = EMPIRICAL_SAMPLE) -> Path:
     """Where an index is kept outside a run (``sparqlab schema``, direct use); runs use their artifact folder."""
-    return cache_dir() / "schema" / stable_hash([kg.identity, kg.profile.name, sample, SCHEMA_INDEX_VERSION], 16)
+    declared = DECLARED_SCHEMAS.get(kg.profile.name)
+    key = [kg.identity, kg.profile.name, sample, SCHEMA_INDEX_VERSION]
+    return cache_dir() / "schema" / stable_hash(key + [declared().digest] if declared else key, 16)
 
 
 def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
@@ -332,11 +341,16 @@ def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
 
 
 def superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str]:
-    """The classes and everything above them by subclass-of (τ⁺ for the subclass-closure option)."""
+    """The classes and everything above them by subclass-of (τ⁺ for the subclass-closure option); from the KG's
+    declared schema when it has one (Freebase: ``fb_types``, already transitive), else by a subclass-path query."""
     from sparqlab.schema.types import superclass_query
 
     classes = set(classes)
     if not classes:
         return set()
+    declared = DECLARED_SCHEMAS.get(kg.profile.name)
+    if declared is not None:
+        supers = declared().superclasses
+        return classes.union(*(supers.get(c, ()) for c in classes))
     rows = kg.query(superclass_query(classes, kg.profile.subclass_predicate)).rows
     return classes | {r["super"].value for r in rows if "super" in r}
