@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sparqlab.agents.actions import first_json_object
 from sparqlab.agents.core import AgentConfig, AgentMethod, AgentSession
-from sparqlab.agents.prompts import ANSWER_TYPE, PROMPTS, WIKIDATA_TYPE_CATALOGUE
+from sparqlab.agents.prompts import ANSWER_TYPE, PROMPTS, TYPE_CATALOGUES
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.neighbourhood import resolve_iri
 from sparqlab.methods import PrepareContext, QuestionContext, register_method
@@ -137,7 +137,7 @@ class Saga(AgentMethod):
 
 def type_catalogue(kg: KnowledgeGraph, schema: SchemaIndex) -> list[tuple[str, str]]:
     """``(label, id)`` of answer types the answer-type prompt offers: a fixed list of common classes for Wikidata
-    (its class list is far too long), every class of the schema index otherwise."""
-    if kg.profile.constraints.kind == "wikidata":
-        return list(WIKIDATA_TYPE_CATALOGUE)
+    and Freebase (their class lists are far too long), every class of the schema index otherwise."""
+    if kg.profile.name in TYPE_CATALOGUES:
+        return list(TYPE_CATALOGUES[kg.profile.name])
     return sorted((label.lower(), kg.profile.shorten(iri)) for iri, label in schema.class_labels.items())

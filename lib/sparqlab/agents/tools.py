@@ -22,7 +22,7 @@ from typing import Any
 
 from sparqlab.agents.actions import first_json_object
 from sparqlab.agents.core import AgentSession, session_of
-from sparqlab.agents.prompts import PRUNE
+from sparqlab.agents.prompts import PRUNE, PRUNE_VARIANTS
 from sparqlab.kg.errors import KGError
 from sparqlab.kg.neighbourhood import Edge, Neighbourhood
 from sparqlab.kg.results import QueryResult
@@ -151,7 +151,16 @@ def _group(edges: list[Edge]) -> dict[str, list[Edge]]:
     return groups
 
 
+NESTED_SHOWN = 6
+"""Edges of an unnamed value node (a Freebase CVT) shown inside its value."""
+
+
 def _value(ctx: QuestionContext, edge: Edge) -> str:
+    if edge.nested:  # a CVT: its id, then its own edges one level deep, as Freebase agents show it
+        inner = "; ".join(f"{_named(ctx, n.property, n.property_label)} -> {_value(ctx, n)}"
+                          for n in edge.nested[:NESTED_SHOWN])
+        more = f"; … (+{len(edge.nested) - NESTED_SHOWN} more)" if len(edge.nested) > NESTED_SHOWN else ""
+        return f"{_short(ctx, edge.value)} {{{inner}{more}}}"
     if edge.value_label or "://" in edge.value:
         return _named(ctx, edge.value, edge.value_label)
     return edge.value if len(edge.value) <= 60 else edge.value[:57] + "..."
@@ -174,7 +183,7 @@ async def _prune(ctx: QuestionContext, session: AgentSession, hood: Neighbourhoo
             key = name if direction == "out" else f"(incoming) {name}"
             entry[key] = [_value(ctx, e) for e in edges[:n]]
     entity = _named(ctx, hood.id, hood.label) + (f": {hood.description}" if hood.description else "")
-    prompt = PRUNE.render(entity=entity, edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
+    prompt = PRUNE_VARIANTS.get(ctx.kg.profile.name, PRUNE).render(entity=entity, edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
     reply = await ctx.chat([{"role": "user", "content": prompt}], role="controller", kind="prune",
                            temperature=0.0, max_tokens=session.config.prune_max_tokens)
     kept = first_json_object(reply.text)

@@ -24,7 +24,14 @@ from sparqlab.desq.generation import (
     parse_constraints,
     write_finetune_jsonl,
 )
-from sparqlab.desq.memory import KBMemory, describer, kg_entries, limit_entries, wikidata_property_entries
+from sparqlab.desq.memory import (
+    KBMemory,
+    describer,
+    freebase_entries,
+    kg_entries,
+    limit_entries,
+    wikidata_property_entries,
+)
 from sparqlab.desq.prompts import PROMPTS
 from sparqlab.desq.structured import output_json, parse_output
 from sparqlab.desq.verbalise import verbalise_with_model, verbalise_with_templates
@@ -51,7 +58,9 @@ class DesqConfig(MethodConfig):
     - ``train_dataset`` / ``train_split`` / ``train_limit``: the training questions whose gold decompositions are
       the worked examples (0: all of the split); never the scored split.
     - ``shots``: worked examples (nearest by masked question words) per prompt.
-    - ``memory``: ``kg`` (entities, relations and classes of the run's KG) or ``wikidata-properties``.
+    - ``memory``: ``kg`` (entities, relations and classes of the run's KG), ``wikidata-properties`` or
+      ``freebase`` (relations and types from the fb_roles schema files, entities named by the Freebase datasets:
+      a memory for a Freebase too large to read, :func:`~sparqlab.desq.memory.freebase_entries`).
     - ``memory_limit``: at most this many entries of the memory's main kind — entities of a ``kg`` memory (every
       relation and class stays), properties of ``wikidata-properties`` — in id order (0: all). A speed knob for
       smoke tests; it changes results (the missing elements cannot be retrieved).
@@ -70,7 +79,7 @@ class DesqConfig(MethodConfig):
     train_split: str = "train"
     train_limit: int = 0
     shots: int = 3
-    memory: Literal["kg", "wikidata-properties"] = "kg"
+    memory: Literal["kg", "wikidata-properties", "freebase"] = "kg"
     memory_limit: int = 0
     embedder: str = "minilm"
     memory_dir: str | None = None
@@ -136,7 +145,7 @@ class Desq(Method):
         self._kg = kg
         scheme = scheme_for(kg.profile.name)
         key = [MEMORY_FORMAT, config.memory, config.embedder, config.memory_limit,
-               kg.identity if config.memory == "kg" else "wikidata_properties"]
+               kg.identity if config.memory == "kg" else config.memory]
         folder, built = (Path(config.memory_dir), True) if config.memory_dir else ctx.artifact_dir("desq-memory", key)
         if built:
             self.memory = await asyncio.to_thread(KBMemory.load, folder)
@@ -144,6 +153,8 @@ class Desq(Method):
             def entries():
                 if config.memory == "wikidata-properties":
                     return limit_entries(wikidata_property_entries(), "property", config.memory_limit)
+                if config.memory == "freebase":
+                    return limit_entries(freebase_entries(), "entity", config.memory_limit)
                 return limit_entries(kg_entries(kg), "entity", config.memory_limit)
 
             self.memory = await asyncio.to_thread(lambda: KBMemory.build(entries(), config.embedder))
