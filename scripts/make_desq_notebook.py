@@ -64,7 +64,7 @@ from sparqlab.data import load
 from sparqlab.desq import Desq, decompose, scheme_for, strategy_long, strategy_table
 from sparqlab.desq.evaluation import gold_sparql_for, output_bleu
 from sparqlab.desq.memory import describer
-from sparqlab.desq.method import evaluate_offline
+from sparqlab.desq.method import offline_tables
 from sparqlab.desq.verbalise import verbalise_with_templates
 from sparqlab.kg import open_kg
 from sparqlab.runs import RunConfig, model_label, run"""),
@@ -118,35 +118,18 @@ pd.Series({
                       "holds Wikidata properties (labels from the property list, CoDEx descriptions), so entity "
                       "slots are left as predicted. Nothing is executed."),
     new_code_cell("""\
-wikidata = open_kg("wikidata")
-wikidata_tables = {}
-for name in wikidata_sets:
-    offline = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="wikidata-properties",
-                   memory_limit=wikidata_memory_limit, embedder=embedder, train_dataset=wikidata_train,
-                   train_split="train")
-    records = pd.DataFrame(evaluate_offline(offline, load(name, limit=wikidata_limit), wikidata, model))
-    wikidata_tables[name] = strategy_table(records).assign(structural_em=records["scores.structural_em"].mean())
-if wikidata_tables:
-    display(pd.concat(wikidata_tables, names=["dataset"]))
-else:
-    print("wikidata_sets is empty: the Wikidata section is skipped")"""),
+offline_tables(wikidata_sets, open_kg("wikidata"), model, wikidata_limit, strategy=run_strategy, threshold=threshold,
+               jaccard=jaccard, memory="wikidata-properties", memory_limit=wikidata_memory_limit, embedder=embedder,
+               train_dataset=wikidata_train, train_split="train")"""),
     new_markdown_cell("## Freebase benchmarks, without an endpoint\nDeSQ's Freebase columns: WebQSP, CWQ and GrailQA "
                       "scored by structure and ids only. The memory holds the fb_roles relations (names and "
                       "descriptions), their types and the entities the datasets name; the KG object is never queried "
                       "(an unreachable placeholder URL when `kg_url` is not a Freebase endpoint)."),
     new_code_cell("""\
 freebase = open_kg(kg_url if kg == "freebase" and kg_url else "http://freebase.invalid/sparql", profile="freebase")
-freebase_tables = {}
-for name in freebase_sets:
-    offline = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="freebase",
-                   memory_limit=freebase_memory_limit, embedder=embedder, train_dataset=freebase_train,
-                   train_split="train")
-    records = pd.DataFrame(evaluate_offline(offline, load(name, limit=freebase_limit), freebase, model))
-    freebase_tables[name] = strategy_table(records).assign(structural_em=records["scores.structural_em"].mean())
-if freebase_tables:
-    display(pd.concat(freebase_tables, names=["dataset"]))
-else:
-    print("freebase_sets is empty: the Freebase section is skipped")"""),
+offline_tables(freebase_sets, freebase, model, freebase_limit, strategy=run_strategy, threshold=threshold,
+               jaccard=jaccard, memory="freebase", memory_limit=freebase_memory_limit, embedder=embedder,
+               train_dataset=freebase_train, train_split="train")"""),
 ]
 
 write_generated_notebook(CELLS, "07_uri_correction.ipynb")

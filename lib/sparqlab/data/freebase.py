@@ -86,10 +86,12 @@ def webqsp_questions(data: dict[str, Any], *, answered_only: bool = False) -> li
     return questions
 
 
-def load_webqsp(split: str = "test", path: str | Path | None = None) -> list[Question]:
-    """WebQSP ``test`` (the 1,628 answered questions) or ``train`` (all 3,098)."""
+def load_webqsp(split: str = "test", path: str | Path | None = None,
+                answered_only: bool | None = None) -> list[Question]:
+    """WebQSP ``test`` (the 1,628 answered questions; ``answered_only=False``: all 1,639) or ``train`` (all
+    3,098)."""
     path = path or freebase_dir() / "webqsp" / f"WebQSP.{split}.json.gz"
-    return webqsp_questions(_read(path), answered_only=split == "test")
+    return webqsp_questions(_read(path), answered_only=split == "test" if answered_only is None else answered_only)
 
 
 def cwq_questions(records: list[dict[str, Any]], named: list[dict[str, Any]] | None = None) -> list[Question]:

@@ -300,3 +300,19 @@ def evaluate_offline(method: Desq, questions: list[Question], kg, model: str, pr
         return records
 
     return run_sync(go())
+
+
+def offline_tables(datasets: list[str], kg, model: str, limit: int | None = None, **options: Any):
+    """DeSQ's execution-free table over several benchmarks (the layout of its Tables 4-7, one block per dataset):
+    :func:`~sparqlab.desq.evaluation.strategy_table` of :func:`evaluate_offline` with the mean structural EM, for a
+    :class:`Desq` built from ``options`` (memory, strategy, worked examples ...). An empty frame for no dataset."""
+    import pandas as pd
+
+    from sparqlab.data.registry import load
+    from sparqlab.desq.evaluation import strategy_table
+
+    tables = {}
+    for name in datasets:
+        records = pd.DataFrame(evaluate_offline(Desq(**options), load(name, limit=limit), kg, model))
+        tables[name] = strategy_table(records).assign(structural_em=records["scores.structural_em"].mean())
+    return pd.concat(tables, names=["dataset"]) if tables else pd.DataFrame()

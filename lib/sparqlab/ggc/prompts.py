@@ -45,79 +45,41 @@ Generated query:
 
 CORRECTOR_FEEDBACK = PromptTemplate("corrector_feedback", "\n\nExecution feedback: {feedback}.")
 
+_TAIL = """
+
+About this knowledge graph:
+{kg_notes}
+
+""" + _REPLY
+
+
+def _generator(variant: str, subject: str, conventions: str) -> PromptTemplate:
+    """The generator's system prompt of one variant: task line, the KG's conventions, its notes, reply format."""
+    return PromptTemplate(f"generator_{variant}", f"You translate questions{subject} into SPARQL 1.1 queries over "
+                          f"the {{kg_name}} knowledge graph.\n\n{conventions}" + _TAIL)
+
+
+def _corrector(variant: str, elements: str, conventions: str) -> PromptTemplate:
+    """The corrector's system prompt of one variant (paper, section 3.5: keep what matches, change what does not)."""
+    return PromptTemplate(f"corrector_{variant}", f"""\
+You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
+has judged that a generated query probably answers its question wrongly.
+
+Compare the query with the question: the topic entities, the {elements}, every constraint, which variable holds \
+the answer and the query form. Change what does not match and keep every part that already does. If you find \
+nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
+do not add facts it does not state.
+
+{conventions}""" + _TAIL)
+
+
 PROMPTS = prompt_table(
-    PromptTemplate("generator_movies", f"""\
-You translate questions about films into SPARQL 1.1 queries over the {{kg_name}} knowledge graph.
-
-{_LABEL_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
-    PromptTemplate("generator_wikidata", f"""\
-You translate questions into SPARQL 1.1 queries over the {{kg_name}} knowledge graph.
-
-{_WIKIDATA_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
-    PromptTemplate("corrector_movies", f"""\
-You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
-has judged that a generated query probably answers its question wrongly.
-
-Compare the query with the question: the topic entities, the relations, every constraint, which variable holds \
-the answer and the query form. Change what does not match and keep every part that already does. If you find \
-nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
-do not add facts it does not state.
-
-{_LABEL_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
-    PromptTemplate("corrector_wikidata", f"""\
-You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
-has judged that a generated query probably answers its question wrongly.
-
-Compare the query with the question: the topic entities, the properties, every constraint, which variable holds \
-the answer and the query form. Change what does not match and keep every part that already does. If you find \
-nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
-do not add facts it does not state.
-
-{_WIKIDATA_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
-    PromptTemplate("generator_freebase", f"""\
-You translate questions into SPARQL 1.1 queries over the {{kg_name}} knowledge graph.
-
-{_FREEBASE_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
-    PromptTemplate("corrector_freebase", f"""\
-You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
-has judged that a generated query probably answers its question wrongly.
-
-Compare the query with the question: the topic entities, the properties, every constraint, which variable holds \
-the answer and the query form. Change what does not match and keep every part that already does. If you find \
-nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
-do not add facts it does not state.
-
-{_FREEBASE_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
+    _generator("movies", " about films", _LABEL_CONVENTIONS),
+    _generator("wikidata", "", _WIKIDATA_CONVENTIONS),
+    _corrector("movies", "relations", _LABEL_CONVENTIONS),
+    _corrector("wikidata", "properties", _WIKIDATA_CONVENTIONS),
+    _generator("freebase", "", _FREEBASE_CONVENTIONS),
+    _corrector("freebase", "relations", _FREEBASE_CONVENTIONS),
     GENERATOR_USER,
     CORRECTOR_USER,
     CORRECTOR_FEEDBACK,
