@@ -54,3 +54,15 @@ def test_subclass_closure_comes_from_fb_types(freebase_url, capsys):
     report = _filter(freebase_url, properties, "--subclass-closure", capsys=capsys)
     assert report["kept"] == [FB + "people.person.nationality"]
     assert report["removed"] == [FB + "film.performance.actor"]
+
+
+def test_supertypes_come_from_fb_types_not_from_the_endpoint(freebase_kg, freebase_url):
+    from sparqlab.kg import open_kg
+    from sparqlab.schema import declared_superclasses, superclasses
+
+    politician = FB + "government.politician"
+    closed = declared_superclasses(freebase_kg, {politician})
+    assert {politician, FB + "people.person", FB + "common.topic"} <= closed
+    assert superclasses(freebase_kg, {politician}) == closed
+    # the same endpoint without the Freebase profile has no curated schema: its own subclass triples are asked
+    assert declared_superclasses(open_kg(freebase_url, cache=False), {politician}) is None

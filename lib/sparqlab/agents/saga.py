@@ -18,7 +18,13 @@ from sparqlab.agents.prompts import ANSWER_TYPE, PROMPTS, TYPE_CATALOGUES
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.neighbourhood import resolve_iri
 from sparqlab.methods import PrepareContext, QuestionContext, register_method
-from sparqlab.schema import SCHEMA_INDEX_VERSION, SchemaIndex, default_schema_folder, load_or_build
+from sparqlab.schema import (
+    SCHEMA_INDEX_VERSION,
+    SchemaIndex,
+    declared_digest,
+    default_schema_folder,
+    load_or_build,
+)
 
 
 @dataclass(frozen=True)
@@ -81,9 +87,11 @@ class Saga(AgentMethod):
 
     async def prepare(self, ctx: PrepareContext) -> None:
         """Build (or load) the KG's schema index once per run, in the platform's artifact folder."""
-        folder, _ = ctx.artifact_dir("schema-index", {"kg": ctx.kg.identity, "profile": ctx.kg.profile.name,
-                                                      "sample": self.config.empirical_sample,
-                                                      "version": SCHEMA_INDEX_VERSION})
+        key = {"kg": ctx.kg.identity, "profile": ctx.kg.profile.name, "sample": self.config.empirical_sample,
+               "version": SCHEMA_INDEX_VERSION}
+        if digest := declared_digest(ctx.kg):  # curated schema files (Freebase): their content keys the index
+            key["declared"] = digest
+        folder, _ = ctx.artifact_dir("schema-index", key)
         index = await asyncio.to_thread(load_or_build, ctx.kg, folder, sample=self.config.empirical_sample)
         ctx.log("schema_index", properties=len(index.properties), folder=str(folder))
         self._schemas[ctx.kg.identity] = schema_view(index, self.config)

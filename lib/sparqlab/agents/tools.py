@@ -31,6 +31,7 @@ from sparqlab.methods.tools import Observation, Tool, register_tool
 from sparqlab.schema import (
     Triple,
     TypeState,
+    declared_superclasses,
     domain_conflicts,
     frequent_types,
     render_property,
@@ -75,6 +76,8 @@ async def _labels(ctx: QuestionContext, iris: set[str]) -> dict[str, str]:
 async def closure_of(ctx: QuestionContext, session: AgentSession, types: set[str]) -> set[str]:
     """τ⁺: the types and all their superclasses (one counted query per distinct type set, cached per question)."""
     key = frozenset(types)
+    if key not in session.closures and (declared := declared_superclasses(ctx.kg, types)) is not None:
+        session.closures[key] = declared  # a curated schema's supertypes (Freebase's fb_types), no query
     if key not in session.closures:
         result = await ctx.query(superclass_query(types, ctx.kg.profile.subclass_predicate))
         supers = set() if isinstance(result, KGError) else {r["super"].value for r in result.rows if "super" in r}

@@ -7,6 +7,8 @@ from sparqlab.schema.index import (
     PropertySchema,
     SchemaIndex,
     build_schema_index,
+    declared_digest,
+    declared_superclasses,
     default_schema_folder,
     entity_types,
     frequent_types,
@@ -20,7 +22,7 @@ from sparqlab.schema.render import render_property
 from sparqlab.schema.types import FilterResult, TypeState, domain_conflicts, superclass_query, type_filter
 
 __all__ = [
-    "SCHEMA_INDEX_VERSION", "default_schema_folder", "entity_types", "frequent_types", "sample_queries",
+    "SCHEMA_INDEX_VERSION", "declared_digest", "declared_superclasses", "default_schema_folder", "entity_types", "frequent_types", "sample_queries",
     "superclasses", "FilterResult", "PropertySchema", "SchemaIndex", "Triple", "TypeState", "build_schema_index", "domain_conflicts",
     "load_or_build", "render_property", "sample_types", "superclass_query", "triple_patterns", "type_filter",
     "type_patterns",

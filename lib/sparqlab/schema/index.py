@@ -329,9 +329,26 @@ def load_or_build(kg: KnowledgeGraph, folder: Path, **options: Any) -> SchemaInd
 
 def default_schema_folder(kg: KnowledgeGraph, sample: int = EMPIRICAL_SAMPLE) -> Path:
     """Where an index is kept outside a run (``sparqlab schema``, direct use); runs use their artifact folder."""
-    declared = DECLARED_SCHEMAS.get(kg.profile.name)
     key = [kg.identity, kg.profile.name, sample, SCHEMA_INDEX_VERSION]
-    return cache_dir() / "schema" / stable_hash(key + [declared().digest] if declared else key, 16)
+    digest = declared_digest(kg)
+    return cache_dir() / "schema" / stable_hash(key + [digest] if digest else key, 16)
+
+
+def declared_superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str] | None:
+    """τ⁺ from the KG's curated schema (Freebase: ``fb_types``, already transitive): the classes and their
+    supertypes; ``None`` when the KG has no curated schema (then the KG is asked)."""
+    loader = DECLARED_SCHEMAS.get(kg.profile.name)
+    if loader is None:
+        return None
+    supers = loader().superclasses
+    return set(classes).union(*(supers.get(c, ()) for c in classes))
+
+
+def declared_digest(kg: KnowledgeGraph) -> str | None:
+    """The content digest of the KG's curated schema files (Freebase's fb_roles ...), ``None`` when the index
+    reads its declarations from the KG: part of every stored index's key, so changed files rebuild it."""
+    loader = DECLARED_SCHEMAS.get(kg.profile.name)
+    return loader().digest if loader else None
 
 
 def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
@@ -348,9 +365,8 @@ def superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str]:
     classes = set(classes)
     if not classes:
         return set()
-    declared = DECLARED_SCHEMAS.get(kg.profile.name)
+    declared = declared_superclasses(kg, classes)
     if declared is not None:
-        supers = declared().superclasses
-        return classes.union(*(supers.get(c, ()) for c in classes))
+        return declared
     rows = kg.query(superclass_query(classes, kg.profile.subclass_predicate)).rows
     return classes | {r["super"].value for r in rows if "super" in r}
