@@ -25,3 +25,18 @@ def freebase_kg(freebase_url):
     from sparqlab.kg import open_kg
 
     return open_kg(freebase_url, profile="freebase", cache=False)
+
+
+@pytest.fixture
+def shared_search_cache(tmp_path, monkeypatch):
+    """A per-test ``SPARQLAB_CACHE`` whose ``search/`` folder is the project cache's: the Freebase label index (keyed
+    by the data files, not by the endpoint) is built once, not per test; runs' artifacts stay in the test folder."""
+    from sparqlab.core.paths import cache_dir
+
+    shared = cache_dir() / "search"
+    shared.mkdir(parents=True, exist_ok=True)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "search").symlink_to(shared, target_is_directory=True)
+    monkeypatch.setenv("SPARQLAB_CACHE", str(cache))
+    return cache

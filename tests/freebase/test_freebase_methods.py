@@ -24,8 +24,7 @@ def agent_url():
 
 
 @pytest.fixture
-def run_on_fixture(freebase_url, tmp_path, monkeypatch):
-    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+def run_on_fixture(freebase_url, tmp_path, shared_search_cache):
     questions = load("freebase-fixture")
 
     def go(name: str, model: str, **options):

@@ -14,7 +14,7 @@ import pytest
 
 def _reproduce(tmp_path, notebook: str, parameters: dict[str, str]) -> str:
     env = {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "runs"), "SPARQLAB_FIGURES": str(tmp_path / "figures"),
-           "SPARQLAB_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+           "HF_HUB_OFFLINE": "1"}  # SPARQLAB_CACHE: the shared_search_cache fixture
     args = [item for name, value in parameters.items() for item in ("-p", name, value)]
     done = subprocess.run([sys.executable, "-m", "sparqlab", "reproduce", notebook, *args, "--no-progress"],
                           capture_output=True, text=True, env=env, timeout=900)
@@ -25,7 +25,7 @@ def _reproduce(tmp_path, notebook: str, parameters: dict[str, str]) -> str:
 
 
 @pytest.mark.slow
-def test_agent_notebook_runs_on_a_freebase_endpoint(tmp_path, freebase_url):
+def test_agent_notebook_runs_on_a_freebase_endpoint(tmp_path, freebase_url, shared_search_cache):
     text = _reproduce(tmp_path, "01_agent_runs", {"kg": "freebase", "kg_url": freebase_url,
                                                   "datasets": "freebase-fixture", "sample": "None"})
     assert "freebase-fixture" in text and "SAGA" in text and "SPINACH" in text
@@ -37,7 +37,7 @@ def test_agent_notebook_runs_on_a_freebase_endpoint(tmp_path, freebase_url):
 
 
 @pytest.mark.slow
-def test_uri_correction_notebook_scores_freebase_without_an_endpoint(tmp_path, freebase_url):
+def test_uri_correction_notebook_scores_freebase_without_an_endpoint(tmp_path, freebase_url, shared_search_cache):
     text = _reproduce(tmp_path, "07_uri_correction", {
         "kg": "freebase", "kg_url": freebase_url, "dataset": "freebase-fixture", "limit": "5",
         "train_dataset": "webqsp", "train_limit": "40", "embedder": "hashing", "wikidata_sets": "[]",
