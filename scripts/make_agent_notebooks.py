@@ -12,7 +12,9 @@ in the agents' action format (**not an LLM**; figures and tables are labelled `[
 SAGA changes only what it is shown; on the movie KG every relation is declared Film → X and every entity is typed,
 so expect SAGA ≈ SPINACH in accuracy there, with fewer model calls (no pruning calls). For a real run serve
 gpt-oss-120b or Llama-3.1-70B with vLLM and set `model` / `model_url`; for Wikidata set `kg="wikidata"` (and
-`kg_url` for a mirror) with `datasets` from QALD-7 / QALD-10 / QALD-9-plus / WWQ / SPINACH / LC-QuAD 2.0.
+`kg_url` for a mirror) with `datasets` from QALD-7 / QALD-10 / QALD-9-plus / WWQ / SPINACH / LC-QuAD 2.0; for
+SAGA's Table 2 set `kg="freebase"`, `kg_url` to a Freebase Virtuoso / QLever endpoint and `datasets` to
+`webqsp,cwq,grailqa` (docs/freebase.md; offline, the Freebase-shaped fixture: `sparqlab kg serve-fixture freebase`).
 The Wikidata-shaped test KG shows the type-blind failure offline (paths absolute: notebooks run in `notebooks/`):
 `sparqlab reproduce NAME -p kg wikidata -p kg_url $PWD/data/wikidata_test/wikidata_test.ttl -p kg_search local
 -p datasets $PWD/data/wikidata_test/questions.jsonl -p sample None`."""
@@ -21,7 +23,7 @@ COMMON_PARAMETERS = """\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
-kg: str = "movies"                    # KG name (movies, wikidata), SPARQL endpoint URL or RDF file
+kg: str = "movies"                    # KG name (movies, wikidata, freebase), SPARQL endpoint URL or RDF file
 kg_url: Optional[str] = None          # endpoint (or RDF file) serving that KG, e.g. a QLever Wikidata mirror
 kg_search: Optional[str] = None       # entity search: "api" (wbsearchentities) or "local" (label index); None: profile
 split: Optional[str] = None           # dataset split (None: each dataset's test split)

@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.methods.agents.actions import first_json_object
 from sparqlab.methods.agents.controller import AgentConfig, AgentMethod, AgentSession
-from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, WIKIDATA_TYPE_CATALOGUE
-from sparqlab.methods.agents.schema import SCHEMA_INDEX_VERSION, SchemaIndex, default_schema_folder, load_or_build
+from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, TYPE_CATALOGUES
+from sparqlab.methods.agents.schema import (
+    SCHEMA_INDEX_VERSION,
+    SchemaIndex,
+    declared_digest,
+    default_schema_folder,
+    load_or_build,
+)
 from sparqlab.platform import PrepareContext, QuestionContext, register_method
 
 VARIABLE_TYPES = ("query", "trace")
@@ -98,9 +104,11 @@ class Saga(AgentMethod):
 
     async def prepare(self, ctx: PrepareContext) -> None:
         """Build (or load) the KG's schema index once per run, in the platform's artifact folder."""
-        folder, _ = ctx.artifact_dir("schema-index", {"kg": ctx.kg.identity, "profile": ctx.kg.profile.name,
-                                                      "sample": self.config.empirical_sample,
-                                                      "version": SCHEMA_INDEX_VERSION})
+        key = {"kg": ctx.kg.identity, "profile": ctx.kg.profile.name, "sample": self.config.empirical_sample,
+               "version": SCHEMA_INDEX_VERSION}
+        if digest := declared_digest(ctx.kg):  # curated schema files (Freebase): their content keys the index
+            key["declared"] = digest
+        folder, _ = ctx.artifact_dir("schema-index", key)
         index = await asyncio.to_thread(load_or_build, ctx.kg, folder, sample=self.config.empirical_sample)
         ctx.log("schema_index", properties=len(index.properties), folder=str(folder))
         self._schemas[ctx.kg.identity] = schema_view(index, self.config)
@@ -154,7 +162,7 @@ class Saga(AgentMethod):
 
 def type_catalogue(kg: KnowledgeGraph, schema: SchemaIndex) -> list[tuple[str, str]]:
     """``(label, id)`` of answer types the answer-type prompt offers: a fixed list of common classes for Wikidata
-    (its class list is far too long), every class of the schema index otherwise."""
-    if kg.profile.constraints.kind == "wikidata":
-        return list(WIKIDATA_TYPE_CATALOGUE)
+    and Freebase (their class lists are far too long), every class of the schema index otherwise."""
+    if kg.profile.name in TYPE_CATALOGUES:
+        return list(TYPE_CATALOGUES[kg.profile.name])
     return sorted((label.lower(), kg.profile.shorten(iri)) for iri, label in schema.class_labels.items())

@@ -302,6 +302,22 @@ def wikidata_property_entries(folder: str | Path | None = None) -> list[Entry]:
     return entries
 
 
+def freebase_entries() -> list[Entry]:
+    """DeSQ's KB memory over Freebase without reading the KG (section 3.3; the paper's Freebase memory holds the
+    relations and the entities the benchmarks use): every ``fb_roles`` relation with its name and description
+    (Pangu's ``fb_schema_properties``), every type those relations mention, and the entities the WebQSP / CWQ /
+    GrailQA files name (:func:`sparqlab.kg.freebase.dataset_entity_names`; they carry a name only)."""
+    from sparqlab.kg.freebase import FB, dataset_entity_names, declared_schema, type_label
+
+    schema = declared_schema()
+    entries = [Entry(prop[len(FB):], label, description, "property")
+               for prop, (label, description, _, _) in sorted(schema.properties.items())]
+    types = sorted({c for _, _, domain, range_ in schema.properties.values() for c in (*domain, *range_)})
+    entries += [Entry(t[len(FB):], type_label(t), f"Freebase type {t[len(FB):]}", "class") for t in types]
+    entries += [Entry(mid, name, "", "entity") for mid, name in sorted(dataset_entity_names().items())]
+    return entries
+
+
 def describer(memory: KBMemory | None, kg=None) -> Callable[[str, str, str], tuple[str, str]]:
     """``(kind, prefix, id) -> (label, description)`` for grounding gold slots: the memory's entry, else (for a
     KG in a local store, e.g. the movie KG with a partial memory) the KG's label and description of the IRI."""

@@ -36,6 +36,7 @@ from sparqlab.methods.desq.generation import (
 from sparqlab.methods.desq.kb_memory import (
     KBMemory,
     describer,
+    freebase_entries,
     kg_entries,
     limit_entries,
     wikidata_property_entries,
@@ -65,7 +66,9 @@ class DesqConfig(MethodConfig):
     - ``train_dataset`` / ``train_split`` / ``train_limit``: the training questions whose gold decompositions are
       the worked examples (0: all of the split); never the scored split.
     - ``shots``: worked examples (nearest by masked question words) per prompt.
-    - ``memory``: ``kg`` (entities, relations and classes of the run's KG) or ``wikidata-properties``.
+    - ``memory``: ``kg`` (entities, relations and classes of the run's KG), ``wikidata-properties`` or
+      ``freebase`` (relations and types from the fb_roles schema files, entities named by the Freebase datasets:
+      a memory for a Freebase too large to read, :func:`~sparqlab.methods.desq.kb_memory.freebase_entries`).
     - ``memory_limit``: at most this many entries of the memory's main kind — entities of a ``kg`` memory (every
       relation and class stays), properties of ``wikidata-properties`` — in id order (0: all). A speed knob for
       smoke tests; it changes results (the missing elements cannot be retrieved).
@@ -89,7 +92,7 @@ class DesqConfig(MethodConfig):
     train_split: str = "train"
     train_limit: int = 0
     shots: int = 3
-    memory: Literal["kg", "wikidata-properties"] = "kg"
+    memory: Literal["kg", "wikidata-properties", "freebase"] = "kg"
     memory_limit: int = 0
     embedder: str = "minilm"
     memory_dir: str | None = None
@@ -156,7 +159,7 @@ class Desq(Method):
         self._kg = kg
         scheme = scheme_for(kg.profile.name)
         key = [MEMORY_FORMAT, config.memory, config.embedder, config.memory_limit,
-               kg.identity if config.memory == "kg" else "wikidata_properties"]
+               kg.identity if config.memory == "kg" else config.memory]
         folder, built = (Path(config.memory_dir), True) if config.memory_dir else ctx.artifact_dir("desq-memory", key)
         if built:
             self.memory = await asyncio.to_thread(KBMemory.load, folder)
@@ -164,6 +167,8 @@ class Desq(Method):
             def entries():
                 if config.memory == "wikidata-properties":
                     return limit_entries(wikidata_property_entries(), "property", config.memory_limit)
+                if config.memory == "freebase":
+                    return limit_entries(freebase_entries(), "entity", config.memory_limit)
                 return limit_entries(kg_entries(kg), "entity", config.memory_limit)
 
             self.memory = await asyncio.to_thread(lambda: KBMemory.build(entries(), config.embedder))
@@ -311,3 +316,19 @@ def evaluate_offline(method: Desq, questions: list[Question], kg, model: str, pr
         return records
 
     return run_sync(go())
+
+
+def offline_tables(datasets: list[str], kg, model: str, limit: int | None = None, **options: Any):
+    """DeSQ's execution-free table over several benchmarks (the layout of its Tables 4-7, one block per dataset):
+    :func:`~sparqlab.methods.desq.metrics.strategy_table` of :func:`evaluate_offline` with the mean structural EM, for a
+    :class:`Desq` built from ``options`` (memory, strategy, worked examples ...). An empty frame for no dataset."""
+    import pandas as pd
+
+    from sparqlab.data.registry import load
+    from sparqlab.methods.desq.metrics import strategy_table
+
+    tables = {}
+    for name in datasets:
+        records = pd.DataFrame(evaluate_offline(Desq(**options), load(name, limit=limit), kg, model))
+        tables[name] = strategy_table(records).assign(structural_em=records["scores.structural_em"].mean())
+    return pd.concat(tables, names=["dataset"]) if tables else pd.DataFrame()

@@ -57,7 +57,7 @@ class GGCConfig(MethodConfig):
       fine-tuned encoder; needs ``encoder_path``) or the offline substitutes ``tfidf`` | ``sbert``.
     - ``gate_path``: folder of a trained gate (``sparqlab ggc train-gate``); its backend and feedback setting win.
     - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b).
-    - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting) or ``wikidata``.
+    - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting), ``wikidata`` or ``freebase``.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split).
     - ``encoder_path``: local Hugging Face encoder folder for ``gate="encoder"``.
@@ -75,7 +75,7 @@ class GGCConfig(MethodConfig):
     gate: Literal["encoder", "tfidf", "sbert"] = "encoder"
     gate_path: str | None = None
     kg_feedback: bool = False
-    variant: Literal["movies", "wikidata"] = "movies"
+    variant: Literal["movies", "wikidata", "freebase"] = "movies"
     train_dataset: str = "mcqa-movies"
     train_split: str = "train"
     train_limit: int = 1000
