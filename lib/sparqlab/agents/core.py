@@ -19,9 +19,11 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from sparqlab.agents.actions import ACTION_NAMES, Action, parse_action, parse_reparse
+from sparqlab.agents.actions import ACTION_NAMES, Action, parse_reparse, read_actions
 from sparqlab.agents.prompts import CONTROLLER_INPUT, OBSERVATION_MARKER, PROMPTS, REPARSE
 from sparqlab.data.question import Question
+from sparqlab.llm.base import ChatResponse
+from sparqlab.llm.replies import failure_kind, reply_error, visible_text
 from sparqlab.methods import Method, MethodConfig, MethodOutput, QuestionContext
 from sparqlab.methods.tools import Observation, Tool, get_tools
 from sparqlab.schema import SchemaIndex, TypeState
@@ -39,14 +41,18 @@ class AgentConfig(MethodConfig):
     - ``window``: how many recent steps the controller prompt shows (older ones are summarised as a count).
     - ``controller_temperature`` / ``controller_top_p`` / ``controller_max_tokens`` / ``controller_stop``: sampling
       of the controller call (appendix F.2: 1.0, 0.9, 700, the observation marker).
-    - ``reparse_max_tokens``: completion limit of the temperature-0 re-parse call.
+    - ``reparse_temperature`` / ``reparse_max_tokens``: sampling of the re-parse call (temperature 0, as the
+      paper's JSON re-parse).
+    - ``controller_reasoning_effort`` / ``reparse_reasoning_effort`` / ``prune_reasoning_effort``: a reasoning
+      model's effort per call kind (``low`` / ``medium`` / ``high``; ``None``: the server's default). The
+      ``{kind}_*`` fields are the method's defaults; an explicit run or role setting wins (docs/replies.md).
     - ``max_repeats``: consecutive repeated actions after which the question ends (``stopped_by="repeats"``).
     - ``max_parse_failures``: consecutive unreadable replies (after re-parse) after which the question ends.
     - ``search_limit``: entity hits and property hits shown per search.
     - ``values_per_property``: values listed beside each property in a lookup.
     - ``lookup_edge_limit``: edges read per direction by a lookup.
     - ``execute_max_rows``: result rows shown by execute.
-    - ``prune_max_tokens``: completion limit of an LLM pruning call (temperature 0).
+    - ``prune_temperature`` / ``prune_max_tokens``: sampling of an LLM pruning call (temperature 0).
     - ``property_min_score``: property search hits below this similarity (0-100) are not shown.
     """
 
@@ -56,15 +62,22 @@ class AgentConfig(MethodConfig):
     controller_top_p: float = 0.9
     controller_max_tokens: int = 700
     controller_stop: tuple[str, ...] = (OBSERVATION_MARKER,)
+    controller_reasoning_effort: str | None = None
+    reparse_temperature: float = 0.0
     reparse_max_tokens: int = 400
+    reparse_reasoning_effort: str | None = None
     max_repeats: int = 3
     max_parse_failures: int = 3
     search_limit: int = 5
     values_per_property: int = 5
     lookup_edge_limit: int = 200
     execute_max_rows: int = 20
+    prune_temperature: float = 0.0
     prune_max_tokens: int = 1000
+    prune_reasoning_effort: str | None = None
     property_min_score: float = 60.0
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("controller", "reparse", "prune")
 
     def __post_init__(self) -> None:
         if self.max_actions < 1 or self.window < 1:
@@ -101,6 +114,7 @@ class AgentSession:
     lookups: list[dict[str, Any]] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
     closures: dict[frozenset[str], set[str]] = field(default_factory=dict)
+    answer_type_failure: str | None = None
 
     def option(self, name: str, default: Any = False) -> Any:
         """A config option SAGA adds (absent, i.e. off, for SPINACH)."""
@@ -130,6 +144,7 @@ class AgentSession:
         c = self.counts
         return {
             "actions": len(self.steps), "stopped_by": stopped_by, "parse_failures": c["parse_failures"],
+            "dropped_actions": c["dropped_actions"],
             "repeated_actions": c["repeats"], "blocked": c["blocked"], "lookups": len(self.lookups),
             "properties_shown": sum(x["shown"] for x in self.lookups),
             "properties_filtered": sum(x["filtered"] for x in self.lookups),
@@ -137,6 +152,7 @@ class AgentSession:
             "search_properties_filtered": c["search_filtered"],
             "final_empty": self.last_query_empty,
             "answer_type": "|".join(self.theta.answer_type) if self.theta.answer_type else None,
+            "answer_type_failure": self.answer_type_failure,
             "lookup_records": list(self.lookups),
         }
 
@@ -185,14 +201,16 @@ class AgentMethod(Method):
         bind_session(ctx, session)
         await self.start(session, ctx)
         tools = self.tools()
-        stopped_by, failures_in_row, repeats_in_row = "budget", 0, 0
+        stopped_by, failures_in_row, repeats_in_row, last_failure = "budget", 0, 0, "parse_failure"
         for step in range(1, config.max_actions + 1):
             ctx.step = step
-            action, raw = await self._next_action(session, ctx)
+            action, reply = await self._next_action(session, ctx)
             if action is None:
                 session.counts["parse_failures"] += 1
                 failures_in_row += 1
-                ctx.log("parse_failure", response=raw)
+                last_failure = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+                ctx.log("parse_failure", response=reply.text, finish_reason=reply.finish_reason,
+                        failure=failure_kind(reply.text, reply.finish_reason, reply.reasoning))
                 session.steps.append(Step("", "(unreadable)", PARSE_FAILURE_OBSERVATION))
                 if failures_in_row >= config.max_parse_failures:
                     stopped_by = "parse_failure"
@@ -221,26 +239,30 @@ class AgentMethod(Method):
                 break
         ctx.step = None
         sparql = session.last_query
-        error = None if sparql else {"budget": "budget_exhausted", "parse_failure": "parse_failure",
+        error = None if sparql else {"budget": "budget_exhausted", "parse_failure": last_failure,
                                      "repeats": "repeated_actions", "stop": "no_query"}[stopped_by]
         return MethodOutput(sparql, error, extra=session.extra(stopped_by))
 
-    async def _next_action(self, session: AgentSession, ctx: QuestionContext) -> tuple[Action | None, str]:
-        """One controller call, and the re-parse call when its reply has no readable action."""
+    async def _next_action(self, session: AgentSession,
+                           ctx: QuestionContext) -> tuple[Action | None, ChatResponse]:
+        """One controller call and its first complete action (one action per reply: later ones are traced as
+        dropped, never run); the re-parse call when the reply has visible text but no readable action."""
         config = self.config
         messages = [{"role": "system", "content": self.system_prompt(session, ctx)},
                     {"role": "user", "content": CONTROLLER_INPUT.render(question=session.question.text,
                                                                          action_history=session.history())}]
         reply = await ctx.chat(messages, role="controller", kind="controller",
-                               temperature=config.controller_temperature, top_p=config.controller_top_p,
-                               max_tokens=config.controller_max_tokens, stop=list(config.controller_stop))
-        action = parse_action(reply.text)
-        if action is not None:
-            return action, reply.text
-        request = REPARSE.render(action_names=", ".join(ACTION_NAMES), output=reply.text)
+                               defaults=config.call_params("controller"))
+        reading = read_actions(reply.text)
+        if reading.dropped:
+            session.counts["dropped_actions"] += len(reading.dropped)
+            ctx.log("dropped_actions", actions=list(reading.dropped))
+        if reading.action is not None or not visible_text(reply.text):
+            return reading.action, reply
+        request = REPARSE.render(action_names=", ".join(ACTION_NAMES), output=visible_text(reply.text))
         reparsed = await ctx.chat([{"role": "user", "content": request}], role="controller", kind="reparse",
-                                  temperature=0.0, max_tokens=config.reparse_max_tokens)
-        return parse_reparse(reparsed.text), reply.text
+                                  defaults=config.call_params("reparse"))
+        return parse_reparse(reparsed.text), reply
 
     @staticmethod
     async def _run(tools: dict[str, Tool], action: Action, ctx: QuestionContext) -> Observation:

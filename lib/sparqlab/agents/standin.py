@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 import re
 
-from sparqlab.agents.actions import first_json_object, parse_action
+from sparqlab.agents.actions import parse_action
 from sparqlab.agents.prompts import ANSWER_TYPE, CONTROLLER_INPUT, PRUNE, REPARSE
 from sparqlab.llm import ChatRequest, StandinModel, register_standin
+from sparqlab.methods.parsing import first_json_object
 
 WORD_FORMS = {
     "direct": "direct directed directs director directors directing",

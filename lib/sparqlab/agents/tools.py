@@ -20,13 +20,13 @@ import json
 from functools import partial
 from typing import Any
 
-from sparqlab.agents.actions import first_json_object
 from sparqlab.agents.core import AgentSession, session_of
 from sparqlab.agents.prompts import PRUNE
 from sparqlab.kg.errors import KGError
 from sparqlab.kg.neighbourhood import Edge, Neighbourhood
 from sparqlab.kg.results import QueryResult
 from sparqlab.methods import QuestionContext
+from sparqlab.methods.parsing import first_json_object
 from sparqlab.methods.tools import Observation, Tool, register_tool
 from sparqlab.schema import (
     Triple,
@@ -176,7 +176,7 @@ async def _prune(ctx: QuestionContext, session: AgentSession, hood: Neighbourhoo
     entity = _named(ctx, hood.id, hood.label) + (f": {hood.description}" if hood.description else "")
     prompt = PRUNE.render(entity=entity, edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
     reply = await ctx.chat([{"role": "user", "content": prompt}], role="controller", kind="prune",
-                           temperature=0.0, max_tokens=session.config.prune_max_tokens)
+                           defaults=session.config.call_params("prune"))
     kept = first_json_object(reply.text)
     if not kept:
         session.counts["prune_unreadable"] += 1

@@ -39,8 +39,15 @@ def register(subparsers) -> None:
                              "(default: SPARQLAB_MODEL)")
     parser.add_argument("--model-url", default=None,
                         help="OpenAI-compatible endpoint, e.g. http://gpu:8000/v1 (default: SPARQLAB_MODEL_URL)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
-    parser.add_argument("--max-tokens", type=int, default=None, help="completion token limit per call")
+    parser.add_argument("--temperature", type=float, default=None,
+                        help="sampling temperature of every call; when given it wins over the method's per-kind "
+                             "defaults (default: the method's, else 0)")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="completion token limit of every call; when given it wins over the method's per-kind "
+                             "budgets ({kind}_max_tokens options)")
+    parser.add_argument("--reasoning-effort", default=None,
+                        help="a reasoning model's effort (low / medium / high) for every call; wins over the "
+                             "method's {kind}_reasoning_effort options")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument("--experiment", "-e", default="default", help="results go to runs/<experiment>/")
     parser.add_argument("--concurrency", "-c", type=int, default=8, help="questions in flight (default 8)")
@@ -119,9 +126,10 @@ def _run(args: argparse.Namespace) -> int:
 
     method_class = get_method(args.method)
     method = method_class(method_class.config_class.from_options(parse_pairs(args.option, "method options")))
-    model_params = {"temperature": args.temperature}
-    if args.max_tokens is not None:
-        model_params["max_tokens"] = args.max_tokens
+    # Only what the user gave: an explicit setting wins over the method's per-kind defaults (issue 18 item 8).
+    model_params = {name: value for name, value in (("temperature", args.temperature),
+                                                     ("max_tokens", args.max_tokens),
+                                                     ("reasoning_effort", args.reasoning_effort)) if value is not None}
     config = RunConfig(
         experiment=args.experiment, kg=args.kg, kg_url=args.kg_url,
         kg_options={"search": args.kg_search} if args.kg_search else {},

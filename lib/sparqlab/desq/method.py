@@ -7,7 +7,7 @@ import asyncio
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
@@ -30,6 +30,7 @@ from sparqlab.desq.structured import output_json, parse_output
 from sparqlab.desq.verbalise import verbalise_with_model, verbalise_with_templates
 from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.eval.structural import structural_em
+from sparqlab.llm.replies import reply_error
 from sparqlab.methods.base import Method, MethodOutput
 from sparqlab.methods.config import MethodConfig
 from sparqlab.methods.context import PrepareContext, QuestionContext
@@ -61,6 +62,9 @@ class DesqConfig(MethodConfig):
       digest enters the run id, and ``memory`` / ``memory_limit`` / ``embedder`` are then not used.
     - ``verbaliser``: ``template`` (deterministic, KG labels) or ``model`` (the ``verbaliser`` role, prompt
       ``verbalise``) for the atomic constraints of the worked examples.
+    - ``decompose_*`` / ``map_*`` / ``verbalise_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
+      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
+      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
     """
 
     strategy: str = "roundtrip-exact"
@@ -75,6 +79,14 @@ class DesqConfig(MethodConfig):
     embedder: str = "minilm"
     memory_dir: str | None = None
     verbaliser: Literal["template", "model"] = "template"
+    decompose_max_tokens: int | None = None
+    decompose_reasoning_effort: str | None = None
+    map_max_tokens: int | None = None
+    map_reasoning_effort: str | None = None
+    verbalise_max_tokens: int | None = None
+    verbalise_reasoning_effort: str | None = None
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("decompose", "map", "verbalise")
 
     def __post_init__(self) -> None:
         check_strategy(self.strategy)
@@ -183,7 +195,8 @@ class Desq(Method):
                 continue
             if self.config.verbaliser == "model":
                 async def chat(messages):
-                    return (await ctx.chat(messages, role="verbaliser", kind="verbalise")).text
+                    return (await ctx.chat(messages, role="verbaliser", kind="verbalise",
+                                             defaults=self.config.call_params("verbalise"))).text
 
                 await verbalise_with_model(example.decomposition, question.text, chat)
             examples.append(example)
@@ -198,21 +211,26 @@ class Desq(Method):
         kg_name = ctx.kg.profile.name
         scheme = scheme_for(kg_name)
         shown = nearest(question.text, self.examples, self.config.shots, self._words)
-        reply = await ctx.chat(decompose_messages(question.text, shown, kg_name), role="generator", kind="decompose")
+        reply = await ctx.chat(decompose_messages(question.text, shown, kg_name), role="generator", kind="decompose",
+                               defaults=self.config.call_params("decompose"))
         constraints = parse_constraints(reply.text)
         if not constraints:
-            ctx.log("parse_failure", step_name="decompose", response=reply.text)
-            return MethodOutput(None, "parse_failure")
+            error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", step_name="decompose", response=reply.text, finish_reason=reply.finish_reason,
+                    failure=error)
+            return MethodOutput(None, error)
         reply = await ctx.chat(map_messages(question.text, constraints, shown, kg_name), role="generator",
-                               kind="map")
+                               kind="map", defaults=self.config.call_params("map"))
         parsed = parse_output(reply.text)
         extra: dict[str, Any] = {"constraints": len(constraints), "output_problems": len(parsed.problems),
                                  "structured_output": output_json(parsed.fragments, parsed.slots)}
         if parsed.problems:
             ctx.log("output_problems", problems=parsed.problems)
         if not parsed.usable:
-            ctx.log("parse_failure", step_name="map", response=reply.text)
-            return MethodOutput(None, "parse_failure", extra)
+            error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", step_name="map", response=reply.text, finish_reason=reply.finish_reason,
+                    failure=error)
+            return MethodOutput(None, error, extra)
         corrections = await asyncio.to_thread(
             correct_slots, parsed.slots, self.memory, self.config.strategy, kinds=slot_kinds(parsed, scheme),
             threshold=self.config.threshold, jaccard=self.config.jaccard, retrieve=self._retriever)

@@ -21,8 +21,9 @@ Message = dict[str, str]
 
 T = TypeVar("T")
 
-SAMPLING_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "seed", "extra")
-"""The parameters :meth:`ChatRequest.build` accepts besides the model and the messages."""
+SAMPLING_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "seed", "reasoning_effort", "extra")
+"""The parameters :meth:`ChatRequest.build` accepts besides the model and the messages (``reasoning_effort``, a
+reasoning model's ``low`` / ``medium`` / ``high``, is sent as a request field of ``extra``)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,10 @@ class ChatRequest:
         stop = params.pop("stop", None) or ()
         if isinstance(stop, str):
             stop = (stop,)
-        extra = params.pop("extra", None) or {}
+        extra = dict(params.pop("extra", None) or {})
+        effort = params.pop("reasoning_effort", None)
+        if effort is not None:
+            extra.setdefault("reasoning_effort", effort)
         return cls(
             model,
             tuple((m["role"], m["content"]) for m in messages),
