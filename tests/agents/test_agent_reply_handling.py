@@ -12,7 +12,8 @@ from sparqlab.agents.prompts import REPARSE
 from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.data.question import Question
 from sparqlab.kg import open_kg
-from sparqlab.llm import ChatRequest, StandinModel
+from sparqlab.llm import ChatRequest, ContextOverflow, OpenAIModel, StandinModel
+from sparqlab.llm.server import Limits, serve_in_background
 from sparqlab.llm.standins import ReasoningStandin
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, load_traces, run
@@ -118,3 +119,37 @@ def test_a_controller_reply_cut_by_max_tokens_ends_as_truncated_reply(agent_run)
     failures = [e.data for e in trace if e.kind == "parse_failure"]
     assert [f["failure"] for f in failures] == ["truncated_reply"] * 2
     assert all(f["finish_reason"] == "length" for f in failures)
+
+
+class Overflowing(Replies):
+    """Refuses (like vLLM's context-length 400) a controller prompt that shows more than one earlier step."""
+
+    name = "standin-overflowing-test"
+
+    async def acomplete(self, request: ChatRequest):
+        if request.last_user_message.count("\nObservation:") > 1:
+            raise ContextOverflow("This model's maximum context length is 100 tokens.")
+        return await super().acomplete(request)
+
+
+def test_context_overflow_trims_the_window_and_retries_once(agent_run):
+    model = Overflowing([f"Thought: {i}\nAction: search(Jackson {i})" for i in range(3)]
+                        + ["Thought: done\nAction: stop()"])
+    result, row, trace = agent_run("spinach", model)
+    assert row["extra.window_trimmed"] == 1 and row["extra.stopped_by"] == "stop"
+    assert [e.kind for e in trace].count("context_overflow") == 1
+    assert row["reply_outcomes"] == {"controller": {"context_overflow": 1}}
+    assert "(2 earlier steps not shown)" in model.requests[-1].last_user_message
+
+
+def test_context_overflow_against_the_server_ends_the_question_with_a_typed_error(agent_run):
+    import sparqlab.agents  # noqa: F401  (registers standin-agent)
+
+    with serve_in_background("standin-agent", limits=Limits(max_model_len=300)) as url:
+        model = OpenAIModel("standin-agent", base_url=url, max_retries=0)
+        result, row, trace = agent_run("spinach", model)
+    assert row["error_category"] == "context_overflow" and row["predicted_sparql"] is None
+    metrics = json.loads((result.run_dir / "metrics.json").read_text())
+    assert metrics["error_categories"] == {"context_overflow": 1}
+    assert metrics["reply_outcomes"]["controller"] == {"context_overflow": 1}
+    assert [e.data["kind"] for e in trace if e.kind == "model_error"] == ["context_overflow"]

@@ -23,6 +23,7 @@ from sparqlab.agents.actions import ACTION_NAMES, Action, parse_reparse, read_ac
 from sparqlab.agents.prompts import CONTROLLER_INPUT, OBSERVATION_MARKER, PROMPTS, REPARSE
 from sparqlab.data.question import Question
 from sparqlab.llm.base import ChatResponse
+from sparqlab.llm.errors import ContextOverflow
 from sparqlab.llm.replies import failure_kind, reply_error, visible_text
 from sparqlab.methods import Method, MethodConfig, MethodOutput, QuestionContext
 from sparqlab.methods.tools import Observation, Tool, get_tools
@@ -115,6 +116,11 @@ class AgentSession:
     counts: Counter = field(default_factory=Counter)
     closures: dict[frozenset[str], set[str]] = field(default_factory=dict)
     answer_type_failure: str | None = None
+    window: int = 0
+    """Steps shown to the controller: ``config.window``, cut to 1 after a context overflow."""
+
+    def __post_init__(self) -> None:
+        self.window = self.window or self.config.window
 
     def option(self, name: str, default: Any = False) -> Any:
         """A config option SAGA adds (absent, i.e. off, for SPINACH)."""
@@ -126,7 +132,7 @@ class AgentSession:
 
     def history(self) -> str:
         """The window of recent steps (``{action_history}``), with a count of the older ones."""
-        window = self.config.window
+        window = self.window
         shown = self.steps[-window:]
         hidden = len(self.steps) - len(shown)
         parts = [f"({hidden} earlier step{'s' if hidden != 1 else ''} not shown)"] if hidden else []
@@ -144,7 +150,7 @@ class AgentSession:
         c = self.counts
         return {
             "actions": len(self.steps), "stopped_by": stopped_by, "parse_failures": c["parse_failures"],
-            "dropped_actions": c["dropped_actions"],
+            "dropped_actions": c["dropped_actions"], "window_trimmed": c["window_trimmed"],
             "repeated_actions": c["repeats"], "blocked": c["blocked"], "lookups": len(self.lookups),
             "properties_shown": sum(x["shown"] for x in self.lookups),
             "properties_filtered": sum(x["filtered"] for x in self.lookups),
@@ -248,11 +254,19 @@ class AgentMethod(Method):
         """One controller call and its first complete action (one action per reply: later ones are traced as
         dropped, never run); the re-parse call when the reply has visible text but no readable action."""
         config = self.config
-        messages = [{"role": "system", "content": self.system_prompt(session, ctx)},
-                    {"role": "user", "content": CONTROLLER_INPUT.render(question=session.question.text,
-                                                                         action_history=session.history())}]
-        reply = await ctx.chat(messages, role="controller", kind="controller",
-                               defaults=config.call_params("controller"))
+        try:
+            reply = await ctx.chat(self._messages(session, ctx), role="controller", kind="controller",
+                                   defaults=config.call_params("controller"))
+        except ContextOverflow:
+            # Trim what can be trimmed (the window of earlier steps, down to the last one) and retry once; a
+            # second overflow ends the question as ``context_overflow`` (the runner records the error kind).
+            if session.window <= 1 or len(session.steps) <= 1:
+                raise
+            session.window = 1
+            session.counts["window_trimmed"] += 1
+            ctx.log("window_trimmed", window=1)
+            reply = await ctx.chat(self._messages(session, ctx), role="controller", kind="controller",
+                                   defaults=config.call_params("controller"))
         reading = read_actions(reply.text)
         if reading.dropped:
             session.counts["dropped_actions"] += len(reading.dropped)
@@ -263,6 +277,11 @@ class AgentMethod(Method):
         reparsed = await ctx.chat([{"role": "user", "content": request}], role="controller", kind="reparse",
                                   defaults=config.call_params("reparse"))
         return parse_reparse(reparsed.text), reply
+
+    def _messages(self, session: AgentSession, ctx: QuestionContext) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system_prompt(session, ctx)},
+                {"role": "user", "content": CONTROLLER_INPUT.render(question=session.question.text,
+                                                                     action_history=session.history())}]
 
     @staticmethod
     async def _run(tools: dict[str, Tool], action: Action, ctx: QuestionContext) -> Observation:

@@ -129,7 +129,8 @@ class ChatResponse:
     """A model's answer with its cost: tokens, latency (0 for a cache hit) and why generation stopped.
 
     ``text`` is the final answer (the message ``content``); ``reasoning`` is a reasoning model's separate chain of
-    thought when the server returns one (vLLM's ``reasoning`` / ``reasoning_content``), else ``None``.
+    thought when the server returns one (vLLM's ``reasoning`` / ``reasoning_content``), else ``None``;
+    ``retries`` is how many times the client retried the call (429, 5xx, timeouts) before this answer.
     """
 
     text: str
@@ -139,6 +140,7 @@ class ChatResponse:
     model: str = ""
     cached: bool = False
     reasoning: str | None = None
+    retries: int = 0
 
     def __post_init__(self) -> None:
         # Model text enters the workbench here, from every backend and from the cache: a lone surrogate (valid in

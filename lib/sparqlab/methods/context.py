@@ -23,6 +23,7 @@ from sparqlab.kg.neighbourhood import Neighbourhood, lookup, property_examples
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm.accounting import UsageTotals
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Message
+from sparqlab.llm.errors import ContextOverflow
 from sparqlab.llm.replies import reply_outcome
 from sparqlab.methods.trace import Trace
 
@@ -85,13 +86,22 @@ class _ModelAccess:
         target = self._role_model(role)
         chosen = {k: v for k, v in (defaults or {}).items() if v is not None}
         request = ChatRequest.build(target.model.name, messages, **{**chosen, **target.params, **params})
-        response = await target.model.acomplete(request)
+        try:
+            response = await target.model.acomplete(request)
+        except ContextOverflow:
+            self.reply_outcomes.setdefault(kind, Counter())["context_overflow"] += 1
+            self.trace.add("context_overflow", self.step, target.role, {"kind": kind})
+            raise
         self.usage.add(response, kind)
         self.role_usage.setdefault(target.role, UsageTotals()).add(response, kind)
         outcome = reply_outcome(response.text, response.finish_reason, response.reasoning)
         if outcome is not None:
             self.reply_outcomes.setdefault(kind, Counter())[outcome] += 1
-        extra = {"outcome": outcome} if outcome is not None else {}
+        if response.retries:
+            self.reply_outcomes.setdefault(kind, Counter())["retries"] += response.retries
+        extra: dict[str, Any] = {"outcome": outcome} if outcome is not None else {}
+        if response.retries:
+            extra["retries"] = response.retries
         if response.reasoning:
             extra["reasoning"] = response.reasoning
         self.trace.model_call(request.message_dicts, response.text, step=self.step, role=target.role, kind=kind,
@@ -103,7 +113,8 @@ class _ModelAccess:
 
     def reply_outcomes_dict(self) -> dict[str, dict[str, int]]:
         """``{call kind: {outcome: n}}`` of the replies that did not end normally with text
-        (:func:`sparqlab.llm.replies.reply_outcome`: ``truncated``, ``reasoning_exhausted``, ``empty`` ...)."""
+        (:func:`sparqlab.llm.replies.reply_outcome`: ``truncated``, ``reasoning_exhausted``, ``empty`` ...), the
+        client's ``retries`` and the calls refused as ``context_overflow``."""
         return {kind: dict(sorted(c.items())) for kind, c in sorted(self.reply_outcomes.items())}
 
     def role_usage_dict(self) -> dict[str, dict[str, Any]]:
