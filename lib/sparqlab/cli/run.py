@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from typing import Any
 
 from sparqlab.llm.errors import ModelUnavailable, ReplayMiss, UnknownModel
 
@@ -45,6 +47,9 @@ def register(subparsers) -> None:
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="completion token limit of every call; when given it wins over the method's per-kind "
                              "budgets ({kind}_max_tokens options)")
+    parser.add_argument("--model-opt", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option of the model factory (repeatable; values read as JSON when they parse), e.g. "
+                             "-m noisy:standin-agent --model-opt rate=0.3 --model-opt seed=1")
     parser.add_argument("--reasoning-effort", default=None,
                         help="a reasoning model's effort (low / medium / high) for every call; wins over the "
                              "method's {kind}_reasoning_effort options")
@@ -120,6 +125,17 @@ def _check_model_flags(args: argparse.Namespace, method_class) -> None:
                          f"({', '.join(standin_names())})")
 
 
+def _model_options(items: list[str]) -> dict[str, Any]:
+    """``--model-opt NAME=VALUE`` pairs; a value that parses as JSON (numbers, booleans) is taken as such."""
+    options: dict[str, Any] = {}
+    for name, text in parse_pairs(items, "--model-opt values").items():
+        try:
+            options[name] = json.loads(text)
+        except ValueError:
+            options[name] = text
+    return options
+
+
 def _run(args: argparse.Namespace) -> int:
     from sparqlab.methods import get_method
     from sparqlab.runs import RunAborted, RunConfig, model_label, run
@@ -134,6 +150,7 @@ def _run(args: argparse.Namespace) -> int:
         experiment=args.experiment, kg=args.kg, kg_url=args.kg_url,
         kg_options={"search": args.kg_search} if args.kg_search else {},
         model=args.model, model_url=args.model_url, model_roles=parse_model_roles(args.model_role),
+        model_options=_model_options(args.model_opt),
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
         sample=args.sample, sample_seed=args.sample_seed, generate_only=args.generate_only,
         answer_match=args.answer_match,
