@@ -7,40 +7,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_controller import QUESTION, TTL, Scripted
 
-from sparqlab.agents.prompts import REPARSE
-from sparqlab.core.paths import PROJECT_ROOT
-from sparqlab.data.question import Question
 from sparqlab.kg import open_kg
-from sparqlab.llm import ChatRequest, ContextOverflow, OpenAIModel, StandinModel
+from sparqlab.llm import ChatRequest, ContextOverflow, OpenAIModel
 from sparqlab.llm.server import Limits, serve_in_background
 from sparqlab.llm.standins import ReasoningStandin
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, load_traces, run
 
-TTL = PROJECT_ROOT / "data" / "wikidata_test" / "wikidata_test.ttl"
-QUESTION = Question("q1", "Which country is Jackson located in?", gold_answers=["http://www.wikidata.org/entity/Q30"],
-                    kg="wikidata")
 QUERY = "SELECT ?c WHERE { wd:Q28218 wdt:P17 ?c }"
-
-
-class Replies(StandinModel):
-    """Controller replies from a list (the last repeats), a fixed answer type; records every request."""
-
-    name = "standin-replies-test"
-
-    def __init__(self, controller: list[str]):
-        super().__init__()
-        self.controller = list(controller)
-        self.requests: list[ChatRequest] = []
-
-    def respond(self, request: ChatRequest) -> str:
-        self.requests.append(request)
-        if request.last_user_message.startswith(REPARSE.text[:40]):
-            return "no idea"
-        if "answer_type_label" in request.last_user_message:
-            return '{"answer_type_label": "country", "answer_type_id": "wd:Q6256"}'
-        return self.controller.pop(0) if len(self.controller) > 1 else self.controller[0]
 
 
 @pytest.fixture
@@ -60,7 +36,7 @@ def agent_run(tmp_path, monkeypatch):
 
 
 def test_two_actions_in_one_reply_run_only_the_first_and_trace_the_rest(agent_run):
-    model = Replies(["Thought: t\nAction: search(Jackson)\nAction: execute(SELECT 1 {})",
+    model = Scripted(["Thought: t\nAction: search(Jackson)\nAction: execute(SELECT 1 {})",
                      "Thought: done\nAction: stop()"])
     _, row, trace = agent_run("spinach", model)
     actions = [(e.data["name"], e.data["argument"]) for e in trace if e.kind == "action"]
@@ -70,7 +46,7 @@ def test_two_actions_in_one_reply_run_only_the_first_and_trace_the_rest(agent_ru
 
 
 def test_fenced_block_after_execute_and_trailing_prose_need_no_reparse(agent_run):
-    model = Replies([f"Thought: run it\nAction: execute\n```sparql\n{QUERY}\n```\nThis should give the country.",
+    model = Scripted([f"Thought: run it\nAction: execute\n```sparql\n{QUERY}\n```\nThis should give the country.",
                      "Thought: done\nAction: stop() — the query answered it."])
     _, row, _ = agent_run("spinach", model)
     assert row["model_calls"] == {"controller": 2}  # no re-parse call
@@ -78,7 +54,7 @@ def test_fenced_block_after_execute_and_trailing_prose_need_no_reparse(agent_run
 
 
 def test_explicit_run_setting_wins_over_the_method_default_and_is_in_config_json(agent_run):
-    model = Replies(["Thought: x\nAction: stop()"])
+    model = Scripted(["Thought: x\nAction: stop()"])
     result, _, _ = agent_run("spinach", model, model_params={"temperature": 0.0}, controller_max_tokens=321)
     request = model.requests[0]
     assert (request.temperature, request.top_p, request.max_tokens) == (0.0, 0.9, 321)
@@ -89,14 +65,14 @@ def test_explicit_run_setting_wins_over_the_method_default_and_is_in_config_json
 
 
 def test_method_default_applies_when_nothing_explicit_is_set(agent_run):
-    model = Replies(["Thought: x\nAction: stop()"])
+    model = Scripted(["Thought: x\nAction: stop()"])
     agent_run("spinach", model, controller_reasoning_effort="low")
     assert model.requests[0].temperature == 1.0
     assert dict(model.requests[0].extra) == {"reasoning_effort": "low"}
 
 
 def test_reasoning_that_uses_up_the_answer_type_budget_is_counted_not_read_as_unknown(agent_run):
-    inner = Replies(["Thought: done\nAction: stop()"])
+    inner = Scripted(["Thought: done\nAction: stop()"])
     model = ReasoningStandin(inner, reasoning_tokens=150)  # answer_type_max_tokens defaults to 100 (appendix F.1)
     result, row, trace = agent_run("saga", model)
     assert row["extra.answer_type"] is None and row["extra.answer_type_failure"] == "reasoning_exhausted"
@@ -112,7 +88,7 @@ def test_reasoning_that_uses_up_the_answer_type_budget_is_counted_not_read_as_un
 
 
 def test_a_controller_reply_cut_by_max_tokens_ends_as_truncated_reply(agent_run):
-    model = Replies(["Thought: I will run a long query now\nAction: execute(SELECT ?c WHERE { wd:Q28218 wdt:P17 ?c . "
+    model = Scripted(["Thought: I will run a long query now\nAction: execute(SELECT ?c WHERE { wd:Q28218 wdt:P17 ?c . "
                      "?c rdfs:label ?label . FILTER(LANG(?label) = 'en') })"])
     _, row, trace = agent_run("spinach", model, controller_max_tokens=12, max_parse_failures=2)
     assert row["error_category"] == "truncated_reply" and row["extra.stopped_by"] == "parse_failure"
@@ -121,7 +97,7 @@ def test_a_controller_reply_cut_by_max_tokens_ends_as_truncated_reply(agent_run)
     assert all(f["finish_reason"] == "length" for f in failures)
 
 
-class Overflowing(Replies):
+class Overflowing(Scripted):
     """Refuses (like vLLM's context-length 400) a controller prompt that shows more than one earlier step."""
 
     name = "standin-overflowing-test"

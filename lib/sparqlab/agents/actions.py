@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from sparqlab.llm.replies import visible_text
-from sparqlab.methods.parsing import first_json_object
+from sparqlab.methods.parsing import closing_bracket, first_json_object
 
 ACTION_NAMES = ("search", "lookup", "examples", "execute", "stop")
 """The five actions of the agentic loop (method section, "Problem Setup")."""
@@ -118,7 +118,7 @@ def _action_at(text: str, marker: int, start: int, limit: int) -> Action | None:
     rest = text[name_match.end():limit]
     opening = re.match(r"[ \t]*\(", rest)
     if opening:
-        closing = _closing_parenthesis(rest, opening.end())
+        closing = closing_bracket(rest, opening.end(), "(", ")", fences=True)
         if closing is None:
             return None
         return Action(thought, name, clean_argument(rest[opening.end():closing]))
@@ -135,42 +135,6 @@ def _action_at(text: str, marker: int, start: int, limit: int) -> Action | None:
     if argument and len(same_line) >= 2 and same_line[0] in "\"'" and same_line[-1] == same_line[0]:
         return Action(thought, name, argument)
     return None
-
-
-def _closing_parenthesis(text: str, start: int) -> int | None:
-    """Index of the ``)`` closing the call opened just before ``start``: parentheses nest, and those inside quoted
-    strings, IRIs ``<…>`` and code fences do not count. ``None`` when the call never closes."""
-    depth, index, quote = 1, start, None
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = None
-        elif text.startswith("```", index):
-            end = text.find("```", index + 3)
-            if end == -1:
-                return None
-            index = end + 3
-            continue
-        elif char in "\"'" and _opens_string(text, index):
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return index
-        index += 1
-    return None
-
-
-def _opens_string(text: str, index: int) -> bool:
-    """A quote opens a string unless it is an apostrophe inside a word (``Ridley's``)."""
-    before = text[index - 1] if index else " "
-    after = text[index + 1] if index + 1 < len(text) else " "
-    return not (text[index] == "'" and before.isalnum() and after.isalnum())
 
 
 def _thought(text: str) -> str:

@@ -63,8 +63,25 @@ def _query_in(text: str) -> str | None:
 def _balanced_query(text: str) -> str | None:
     """The query at the start of ``text`` up to its balanced closing brace and modifiers; ``None`` when it has no
     group graph pattern or the braces never balance."""
-    depth, end, quote = 0, None, None
-    index = 0
+    opening = text.find("{")
+    if opening == -1 or "}" in text[:opening]:
+        return None
+    end = closing_bracket(text, opening + 1, "{", "}", comments=True)
+    if end is None:
+        return None
+    end += 1
+    while modifier := _MODIFIER.match(text, end):  # solution modifiers after the closing brace
+        end = modifier.end()
+    return text[:end].strip()
+
+
+def closing_bracket(text: str, start: int, opening: str, closing: str, *, comments: bool = False,
+                    fences: bool = False) -> int | None:
+    """Index of the ``closing`` bracket that closes the one opened just before ``start``, or ``None`` when it
+    never closes. Brackets nest; those inside quoted strings (either quote, backslash escapes; an apostrophe
+    inside a word such as ``Ridley's`` opens nothing) do not count, nor, on request, those in ``#`` comments
+    (SPARQL) or Markdown code fences."""
+    depth, index, quote = 1, start, None
     while index < len(text):
         char = text[index]
         if quote:
@@ -72,27 +89,32 @@ def _balanced_query(text: str) -> str | None:
                 index += 1
             elif char == quote:
                 quote = None
-        elif char in "\"'" and depth > 0:
-            quote = char
-        elif char == "#" and depth > 0 and (index == 0 or text[index - 1] in " \t\n"):
+        elif fences and text.startswith("```", index):
+            end = text.find("```", index + 3)
+            if end == -1:
+                return None
+            index = end + 3
+            continue
+        elif comments and char == "#" and (index == 0 or text[index - 1] in " \t\n"):
             newline = text.find("\n", index)
             index = len(text) if newline == -1 else newline
             continue
-        elif char == "{":
+        elif char in "\"'" and not _inside_word(text, index):
+            quote = char
+        elif char == opening:
             depth += 1
-        elif char == "}":
+        elif char == closing:
             depth -= 1
             if depth == 0:
-                end = index + 1
-                break
-            if depth < 0:
-                return None
+                return index
         index += 1
-    if end is None:
-        return None
-    while modifier := _MODIFIER.match(text, end):  # solution modifiers after the closing brace
-        end = modifier.end()
-    return text[:end].strip()
+    return None
+
+
+def _inside_word(text: str, index: int) -> bool:
+    """An apostrophe between two letters or digits (``Ridley's``), which opens no string."""
+    return (text[index] == "'" and 0 < index < len(text) - 1 and text[index - 1].isalnum()
+            and text[index + 1].isalnum())
 
 
 # -- JSON ------------------------------------------------------------------------------------------------------
@@ -102,26 +124,9 @@ def _spans(text: str) -> Iterator[tuple[int, int]]:
     opening brace."""
     start = text.find("{")
     while start != -1:
-        depth, quote, escaped = 0, None, False
-        for position in range(start, len(text)):
-            char = text[position]
-            if quote:
-                if escaped:
-                    escaped = False
-                elif char == "\\":
-                    escaped = True
-                elif char == quote:
-                    quote = None
-                continue
-            if char in "\"'":
-                quote = char
-            elif char == "{":
-                depth += 1
-            elif char == "}":
-                depth -= 1
-                if depth == 0:
-                    yield start, position + 1
-                    break
+        end = closing_bracket(text, start + 1, "{", "}")
+        if end is not None:
+            yield start, end + 1
         start = text.find("{", start + 1)
 
 
