@@ -119,7 +119,8 @@ def main() -> None:
         ax.set_xlabel("noise rate (replies re-wrapped, content unchanged)")
         ax.set_ylabel("F1")
         ax.set_ylim(0, 1.05)
-        ax.legend(fontsize=7, ncol=2)
+        ax.set_title(f"format robustness, {args.limit} questions per method [standin]", fontsize=9)
+        ax.legend(fontsize=7, ncol=3, loc="lower center")
         paths = plots.save_figure(fig, "format_robustness", experiment="replies",
                                   params={"limit": args.limit, "seed": args.seed})
         print("figure:", *paths)
