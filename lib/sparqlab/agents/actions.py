@@ -28,7 +28,6 @@ ALIASES = {
 
 _ACTION = re.compile(r"^[ \t>*\-•#]*\**[ \t]*action\**[ \t]*\**[ \t]*:[ \t]*\**[ \t]*", re.IGNORECASE | re.MULTILINE)
 _THOUGHT = re.compile(r"^[ \t>*\-•#]*\**[ \t]*thought\**[ \t]*\**[ \t]*:[ \t]*\**[ \t]*", re.IGNORECASE | re.MULTILINE)
-_NEXT_MARKER = re.compile(r"\n[ \t>*\-•#]*\**[ \t]*(?:observation|thought|action)\**[ \t]*\**[ \t]*:", re.IGNORECASE)
 _NAME = re.compile(r"[`*\s]*([A-Za-z_]\w*)[`*]*")
 _FENCE = re.compile(r"^```[\w+-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
 _KEYWORD = re.compile(r"^(?:entity|entity_id|id|text|query|sparql|property|property_id|argument|arg|input)\s*=\s*",
@@ -84,7 +83,7 @@ class ActionReading:
 def read_actions(text: str) -> ActionReading:
     """The first complete ``Action: name(argument)`` of a controller reply and the dropped later ones.
 
-    Reasoning is removed first (:func:`~sparqlab.methods.parsing.visible_text`). An action runs from its marker
+    Reasoning is removed first (:func:`~sparqlab.llm.replies.visible_text`). An action runs from its marker
     (``Action:``, ``**Action:**``, ``- Action:``) to the parenthesis that closes its call (SPARQL strings and
     nested parentheses respected), so prose after it is ignored; ``Action: execute`` followed by a fenced block
     takes the block as argument; a bare ``stop`` is a complete action. An action that is not complete (an unknown
@@ -127,13 +126,11 @@ def _action_at(text: str, marker: int, start: int, limit: int) -> Action | None:
     block = re.match(r"[ \t:]*\n?[ \t]*```[\w+-]*[ \t]*\n(.*?)```", rest, re.DOTALL)
     if block:
         return Action(thought, name, block.group(1).strip())
-    same_line = re.split(r"\n", rest, maxsplit=1)[0]
-    same_line = _NEXT_MARKER.split("\n" + same_line, maxsplit=1)[0].strip().strip("`*").strip()
-    argument = clean_argument(same_line.lstrip(":").strip()) if same_line.lstrip(":").strip() else ""
     if name == "stop":
         return Action(thought, "stop", "")
-    if argument and len(same_line) >= 2 and same_line[0] in "\"'" and same_line[-1] == same_line[0]:
-        return Action(thought, name, argument)
+    same_line = rest.split("\n", 1)[0].strip().strip("`*").lstrip(":").strip()
+    if len(same_line) >= 3 and same_line[0] in "\"'" and same_line[-1] == same_line[0]:
+        return Action(thought, name, clean_argument(same_line))
     return None
 
 
