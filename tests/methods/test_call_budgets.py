@@ -63,3 +63,4 @@ def test_reasoning_effort_is_a_request_field_and_part_of_the_cache_key():
     low = ChatRequest.build("m", "hi", reasoning_effort="low")
     assert dict(low.extra) == {"reasoning_effort": "low"}
     assert low != ChatRequest.build("m", "hi", reasoning_effort="high") != ChatRequest.build("m", "hi")
+
