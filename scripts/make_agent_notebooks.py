@@ -34,6 +34,7 @@ select: Optional[str] = None          # "answerable": first keep questions whose
 model: str = "standin-agent"          # a registered stand-in, or the model name your server serves
 model_url: Optional[str] = None       # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
 controller_temperature: float = 1.0   # controller sampling (appendix F.2: 1.0, top-p 0.9, 700 tokens)
+reasoning_effort: Optional[str] = None  # a reasoning model's effort for every call (low/medium/high); None: server's
 max_actions: int = 15                 # action budget per question
 concurrency: int = 4                  # questions in flight at once
 cache: str = "read_write"             # "replay": serve model calls from the response cache only"""
@@ -47,7 +48,8 @@ from sparqlab.runs import model_label"""
 
 SETTINGS = """\
 settings = dict(experiment=experiment, kg=kg, kg_url=kg_url, kg_options={"search": kg_search} if kg_search else {},
-                model=model, model_url=model_url, concurrency=concurrency, cache=cache)
+                model=model, model_url=model_url, concurrency=concurrency, cache=cache,
+                model_params={"reasoning_effort": reasoning_effort} if reasoning_effort else {})
 selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit, select=select)
 agent_options = dict(controller_temperature=controller_temperature, max_actions=max_actions)
 figure_params = {"model": model, "kg": kg, "sample": sample, "limit": limit}"""

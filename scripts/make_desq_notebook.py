@@ -39,6 +39,7 @@ train_split: str = "train"
 train_limit: int = 2000               # training questions decomposed (0: all)
 model: str = "standin-desq"           # a registered stand-in, or the model name your server serves
 model_url: Optional[str] = None       # OpenAI-compatible endpoint; None: in-process
+reasoning_effort: Optional[str] = None  # a reasoning model's effort (low/medium/high); None: the server's
 run_strategy: str = "roundtrip-exact" # the strategy the run answers with (all seven are scored either way)
 threshold: float = 0.85               # cosine threshold of score-threshold and combined (paper: 0.85)
 jaccard: float = 0.5                  # word-Jaccard cut of roundtrip-fuzzy (paper: 0.5)
@@ -93,8 +94,9 @@ display(pd.DataFrame([slot.to_dict() for slot in example.slots]))"""),
 method = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, train_dataset=train_dataset,
               train_split=train_split, train_limit=train_limit, memory_limit=memory_limit, embedder=embedder,
               memory_dir=memory_dir)
-result = run(method, config=RunConfig(experiment=experiment, kg=kg, kg_url=kg_url, dataset=dataset, split=split,
-                                      limit=limit, model=model, model_url=model_url, cache=cache))
+result = run(method, config=RunConfig(experiment=experiment, kg=kg, kg_url=kg_url, dataset=dataset, split=split, limit=limit,
+                                      model=model, model_url=model_url, cache=cache,
+                                      model_params={"reasoning_effort": reasoning_effort} if reasoning_effort else {}))
 predictions = result.predictions()
 title = model_label(model, result.metrics["model_is_standin"])
 table = strategy_table(predictions)

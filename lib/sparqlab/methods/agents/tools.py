@@ -27,7 +27,6 @@ from typing import Any
 from sparqlab.kg.errors import KGError
 from sparqlab.kg.neighbourhood import Edge, Neighbourhood
 from sparqlab.kg.results import QueryResult
-from sparqlab.methods.agents.actions import first_json_object
 from sparqlab.methods.agents.controller import AgentSession, session_of
 from sparqlab.methods.agents.prompts import PRUNE, PRUNE_VARIANTS
 from sparqlab.methods.agents.schema import (
@@ -44,6 +43,7 @@ from sparqlab.methods.agents.schema import (
     type_patterns,
 )
 from sparqlab.platform import QuestionContext
+from sparqlab.platform.parsing import first_json_object
 from sparqlab.platform.tools import Observation, Tool, register_tool
 
 EMPTY_RESULT = "(no rows): the query returned an empty result."
@@ -198,7 +198,7 @@ async def _prune(ctx: QuestionContext, session: AgentSession, hood: Neighbourhoo
     entity = _named(ctx, hood.id, hood.label) + (f": {hood.description}" if hood.description else "")
     prompt = PRUNE_VARIANTS.get(ctx.kg.profile.name, PRUNE).render(entity=entity, edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
     reply = await ctx.chat([{"role": "user", "content": prompt}], role="controller", kind="prune",
-                           temperature=0.0, max_tokens=session.config.prune_max_tokens)
+                           defaults=session.config.call_params("prune"))
     kept = first_json_object(reply.text)
     if not kept:
         session.counts["prune_unreadable"] += 1

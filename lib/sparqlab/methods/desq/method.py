@@ -7,12 +7,13 @@ import asyncio
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
 from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.eval.structural import structural_em
+from sparqlab.llm.replies import reply_error
 from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, check_strategy, correct_slots
 from sparqlab.methods.desq.fragments import (
     AssemblyError,
@@ -83,6 +84,10 @@ class DesqConfig(MethodConfig):
       reports both alignments as equivalent, section 3.5); ``scores.fragment_alignment`` says which was used.
     - ``restrict_kind``: URI retrieval among memory entries of the slot's kind (entity / property / class) only;
       our extension, off as in the paper (retrieval over the whole memory).
+      ``verbalise``) for the atomic constraints of the worked examples.
+    - ``decompose_*`` / ``map_*`` / ``verbalise_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
+      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
+      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
     """
 
     strategy: str = "roundtrip-exact"
@@ -98,6 +103,14 @@ class DesqConfig(MethodConfig):
     memory_dir: str | None = None
     verbaliser: Literal["template", "model"] = "template"
     restrict_kind: bool = False
+    decompose_max_tokens: int | None = None
+    decompose_reasoning_effort: str | None = None
+    map_max_tokens: int | None = None
+    map_reasoning_effort: str | None = None
+    verbalise_max_tokens: int | None = None
+    verbalise_reasoning_effort: str | None = None
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("decompose", "map", "verbalise")
 
     def __post_init__(self) -> None:
         check_strategy(self.strategy)
@@ -208,7 +221,8 @@ class Desq(Method):
                 continue
             if self.config.verbaliser == "model":
                 async def chat(messages):
-                    return (await ctx.chat(messages, role="verbaliser", kind="verbalise")).text
+                    return (await ctx.chat(messages, role="verbaliser", kind="verbalise",
+                                             defaults=self.config.call_params("verbalise"))).text
 
                 await verbalise_with_model(example.decomposition, question.text, chat)
             examples.append(example)
@@ -223,21 +237,26 @@ class Desq(Method):
         kg_name = ctx.kg.profile.name
         scheme = scheme_for(kg_name)
         shown = nearest(question.text, self.examples, self.config.shots, self._words)
-        reply = await ctx.chat(decompose_messages(question.text, shown, kg_name), role="generator", kind="decompose")
+        reply = await ctx.chat(decompose_messages(question.text, shown, kg_name), role="generator", kind="decompose",
+                               defaults=self.config.call_params("decompose"))
         constraints = parse_constraints(reply.text)
         if not constraints:
-            ctx.log("parse_failure", step_name="decompose", response=reply.text)
-            return MethodOutput(None, "parse_failure")
+            error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", step_name="decompose", response=reply.text, finish_reason=reply.finish_reason,
+                    failure=error)
+            return MethodOutput(None, error)
         reply = await ctx.chat(map_messages(question.text, constraints, shown, kg_name), role="generator",
-                               kind="map")
+                               kind="map", defaults=self.config.call_params("map"))
         parsed = parse_output(reply.text)
         extra: dict[str, Any] = {"constraints": len(constraints), "output_problems": len(parsed.problems),
                                  "structured_output": output_json(parsed.fragments, parsed.slots)}
         if parsed.problems:
             ctx.log("output_problems", problems=parsed.problems)
         if not parsed.usable:
-            ctx.log("parse_failure", step_name="map", response=reply.text)
-            return MethodOutput(None, "parse_failure", extra)
+            error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", step_name="map", response=reply.text, finish_reason=reply.finish_reason,
+                    failure=error)
+            return MethodOutput(None, error, extra)
         corrections = await asyncio.to_thread(
             correct_slots, parsed.slots, self.memory, self.config.strategy, kinds=slot_kinds(parsed, scheme),
             threshold=self.config.threshold, jaccard=self.config.jaccard, retrieve=self._retriever,
