@@ -1,5 +1,6 @@
 """How the ReAct controller treats real models' replies (issues 18 items 6–8 and 20): one action per reply, an
-action followed by trailing prose or a fenced block read without the re-parse call, sampling precedence, and a
+action followed by trailing prose or a fenced block read without the re-parse call (``reparse="on_failure"``; by
+default every reply is re-parsed anyway, appendix F.2), sampling precedence, and a
 reasoning model whose reasoning eats the answer-type budget counted as ``reasoning_exhausted``."""
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def agent_run(tmp_path, monkeypatch):
 def test_two_actions_in_one_reply_run_only_the_first_and_trace_the_rest(agent_run):
     model = Scripted(["Thought: t\nAction: search(Jackson)\nAction: execute(SELECT 1 {})",
                      "Thought: done\nAction: stop()"])
-    _, row, trace = agent_run("spinach", model)
+    _, row, trace = agent_run("spinach", model, reparse="on_failure")  # the reply's own reading, no re-parse
     actions = [(e.data["name"], e.data["argument"]) for e in trace if e.kind == "action"]
     assert actions == [("search", "Jackson"), ("stop", "")]
     assert [e.data["actions"] for e in trace if e.kind == "dropped_actions"] == [["execute(SELECT 1 {})"]]
@@ -48,8 +49,8 @@ def test_two_actions_in_one_reply_run_only_the_first_and_trace_the_rest(agent_ru
 def test_fenced_block_after_execute_and_trailing_prose_need_no_reparse(agent_run):
     model = Scripted([f"Thought: run it\nAction: execute\n```sparql\n{QUERY}\n```\nThis should give the country.",
                      "Thought: done\nAction: stop() — the query answered it."])
-    _, row, _ = agent_run("spinach", model)
-    assert row["model_calls"] == {"controller": 2}  # no re-parse call
+    _, row, _ = agent_run("spinach", model, reparse="on_failure")
+    assert row["model_calls"] == {"controller": 2}  # no re-parse call needed to read them
     assert row["predicted_sparql"] == QUERY and row["f1"] == 1.0
 
 
@@ -115,7 +116,8 @@ def test_context_overflow_trims_the_window_and_retries_once(agent_run):
     assert row["extra.window_trimmed"] == 1 and row["extra.stopped_by"] == "stop"
     assert [e.kind for e in trace].count("context_overflow") == 1
     assert row["reply_outcomes"] == {"controller": {"context_overflow": 1}}
-    assert "(2 earlier steps not shown)" in model.requests[-1].last_user_message
+    last_controller = [r for r in model.requests if "Agent output:" not in r.last_user_message][-1]
+    assert "(2 earlier steps not shown)" in last_controller.last_user_message
 
 
 def test_context_overflow_against_the_server_ends_the_question_with_a_typed_error(agent_run):
