@@ -171,7 +171,7 @@ def run_methods(methods: Sequence[str], models: Sequence[str], kg: KnowledgeGrap
     """Run each method (with the model at the same position, ``options`` as its config fields and ``roles`` as
     its model roles) over ``dataset`` on ``kg``; returns ``{"method (model [standin])": run folder}`` for
     :func:`official_frame`. ``settings`` are further :class:`~sparqlab.runs.config.RunConfig` fields."""
-    from sparqlab.methods import get_method
+    from sparqlab.platform.registry import get_method
     from sparqlab.runs.config import RunConfig
     from sparqlab.runs.results import model_label
     from sparqlab.runs.runner import run
