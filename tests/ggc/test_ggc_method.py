@@ -92,16 +92,16 @@ def test_sweep_from_one_run_equals_the_run_at_that_threshold(test_runs, movies):
 
 def test_gate_trained_in_prepare_is_a_cached_artifact(movies):
     config = base_config(dataset="mcqa-movies", split="test", limit=3)
-    method = GGC(mode="gated", gate="tfidf", train_limit=24)
+    method = GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24)
     first = run(method, config=config, kg=movies)
     saved = json.loads((first.run_dir / "config.json").read_text())
     digest = saved["method"]["artifacts"]["gate"]
     assert len(digest) == 16 and method.gate.training["n"] == 24
     assert json.loads((first.run_dir / "metrics.json").read_text())["prepare"]["artifacts"] == {"gate": digest}
-    again = run(GGC(mode="gated", gate="tfidf", train_limit=24), config=config, kg=movies)
+    again = run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24), config=config, kg=movies)
     assert again.run_id == first.run_id and again.answered == 0
     with pytest.raises(ValueError, match="another split"):
-        run(GGC(mode="gated", gate="tfidf", train_limit=24), config=base_config(dataset="mcqa-movies", split="train", limit=3),
+        run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24), config=base_config(dataset="mcqa-movies", split="train", limit=3),
             kg=movies)
 
 

@@ -125,16 +125,16 @@ def handle_train_gate(args: argparse.Namespace) -> int:
     from sparqlab.kg import open_kg
     from sparqlab.methods.ggc.data import gate_from_runs
 
-    settings = gate_settings(args, backend=args.gate, kg_feedback=args.kg_feedback, c=args.c,
-                             encoder_path=args.encoder_path)
+    settings = gate_settings(args, backend=args.gate, c=args.c, encoder_path=args.encoder_path)
     with open_kg(args.kg) as kg:
         if args.runs:
             if not args.out:
                 raise ValueError("--runs needs --out (where to save the gate)")
-            gate = gate_from_runs(args.runs, kg, settings)
+            gate = gate_from_runs(args.runs, kg, settings, kg_feedback=args.kg_feedback)
             folder, digest = args.out, gate.save(args.out)
         else:
-            trained = gate_from_generator_run(settings, _run_config(args), variant=args.variant, folder=args.out, kg=kg)
+            trained = gate_from_generator_run(settings, _run_config(args), kg_feedback=args.kg_feedback,
+                                              variant=args.variant, folder=args.out, kg=kg)
             gate, folder, digest = trained.gate, trained.folder, trained.digest
             print(f"generator run: {trained.data_run}")
     print(f"gate: {folder}\ndigest: {digest}\ntrained on {gate.training['n']} initial queries, "
