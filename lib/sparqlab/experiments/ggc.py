@@ -77,15 +77,21 @@ def generator_config(base: Any, **changes: Any) -> Any:
     return dataclasses.replace(base, model_roles=roles, **changes)
 
 
+def generator_run(config: Any, *, variant: str = "movies", kg: Any = None) -> Any:
+    """The generator-only pass (``GGC(mode="none")``) over ``config``'s questions whose initial queries a gate or
+    the corrector data are labelled on; a finished run is reused (the runner resumes it)."""
+    from sparqlab.runs import run
+
+    return run(GGC(mode="none", variant=variant), config=generator_config(config), kg=kg)
+
+
 def gate_from_generator_run(settings: GateSettings, config: Any, *, kg_feedback: bool = False,
                             variant: str = "movies", folder: str | Path | None = None, kg: Any = None) -> TrainedGate:
     """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
     the initial queries and train a gate on them (reading KG feedback when ``kg_feedback``); save it to ``folder``
     (default: a content-keyed folder under ``cache_dir()/artifacts``). A finished generator run is reused (the
     runner resumes it)."""
-    from sparqlab.runs import run
-
-    result = run(GGC(mode="none", variant=variant), config=generator_config(config), kg=kg)
+    result = generator_run(config, variant=variant, kg=kg)
     graph = kg if kg is not None else _open(result.config.kg)
     gate = gate_from_runs([result.run_dir], graph, settings, kg_feedback=kg_feedback)
     key = [settings.to_dict(), kg_feedback, result.run_id]

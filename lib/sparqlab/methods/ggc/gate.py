@@ -310,7 +310,7 @@ class Gate:
         path = folder / GATE_FILE
         if not path.is_file():
             raise FileNotFoundError(f"{folder} holds no trained gate ({GATE_FILE} missing); train one with "
-                                    "`sparqlab ggc train-gate`")
+                                    "`sparqlab train gate`")
         document = json.loads(path.read_text(encoding="utf-8"))
         if document.get("format") not in FORMATS:
             raise ValueError(f"{path} has gate format {document.get('format')!r}; this version reads "
