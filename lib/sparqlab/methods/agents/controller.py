@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from sparqlab.data.question import Question
 from sparqlab.methods.agents.actions import ACTION_NAMES, Action, parse_action, parse_reparse
+from sparqlab.methods.agents.features import SagaFeatures
 from sparqlab.methods.agents.prompts import CONTROLLER_INPUT, OBSERVATION_MARKER, PROMPTS, REPARSE
 from sparqlab.methods.agents.schema import SchemaIndex, TypeState
 from sparqlab.platform import Method, MethodConfig, MethodOutput, QuestionContext
@@ -112,14 +113,12 @@ class AgentSession:
     lookups: list[dict[str, Any]] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
     closures: dict[frozenset[str], set[str]] = field(default_factory=dict)
-
-    def option(self, name: str, default: Any = False) -> Any:
-        """A config option SAGA adds (absent, i.e. off, for SPINACH)."""
-        return getattr(self.config, name, default)
+    features: SagaFeatures | None = None
 
     @property
     def schema_aware(self) -> bool:
-        return self.schema is not None
+        """The one answer to "is this SAGA?": SAGA's ``start`` gives the session its features (and schema)."""
+        return self.features is not None
 
     def history(self) -> str:
         """The window of recent steps (``{action_history}``), with a count of the older ones."""
