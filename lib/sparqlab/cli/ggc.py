@@ -68,7 +68,7 @@ def add_generator_options(parser: argparse.ArgumentParser, default_split: str, d
     parser.add_argument("--limit", type=int, default=default_limit, help=f"first N questions (default: "
                         f"{default_limit or 'all'})")
     parser.add_argument("--kg", default="movies", help="KG (default: movies)")
-    parser.add_argument("--variant", default="movies", choices=("movies", "wikidata"), help="prompt variant")
+    parser.add_argument("--variant", default="movies", choices=("movies", "wikidata", "freebase"), help="prompt variant")
     parser.add_argument("--experiment", default="ggc", help="experiment folder of the runs (default: ggc)")
     parser.add_argument("--concurrency", type=int, default=1, help="questions in flight (default: 1, so the "
                         "per-stage times are not interleaved)")

@@ -17,7 +17,7 @@ def register(subparsers) -> None:
     kg_commands = kg.add_subparsers(dest="kg_command", metavar="KG_COMMAND", required=True)
 
     build = kg_commands.add_parser("build", help="build a bundled KG's embedded store (e.g. movies)")
-    build.add_argument("name", help="KG name with a bundled builder, e.g. movies")
+    build.add_argument("name", help="KG name with a bundled builder: movies or ck25")
     build.add_argument("--force", action="store_true", help="rebuild even if the store exists")
     build.set_defaults(handler=build_command)
 
@@ -27,6 +27,13 @@ def register(subparsers) -> None:
     search.add_argument("--kind", choices=["entity", "property", "class"], default="entity")
     search.add_argument("--limit", type=int, default=10)
     search.set_defaults(handler=search_command)
+
+    fixture = kg_commands.add_parser(
+        "serve-fixture", help="serve a KG's bundled test fixture over SPARQL on 127.0.0.1 until interrupted",
+        description="Run `oxigraph serve-read-only` over the fixture (data/freebase/fixture/freebase_fixture.ttl) "
+                    "and print its query URL, for --kg freebase --kg-url URL without a Freebase server.")
+    fixture.add_argument("name", choices=["freebase"], help="the KG whose fixture to serve")
+    fixture.set_defaults(handler=serve_fixture_command)
 
     prefixes = kg_commands.add_parser("prefixes", help="the prefixes a KG predefines (usable without PREFIX)")
     prefixes.add_argument("name", nargs="?", default=None, help="KG name (default: every known KG)")
@@ -63,12 +70,35 @@ def build_command(args: argparse.Namespace) -> int:
     stats = json.loads((store.parent / "build.json").read_text(encoding="utf-8"))
     print(f"{args.name}: store {store}")
     print(f"  ready in {elapsed:.1f} s (bulk build took {stats['build_seconds']:.1f} s)")
+    if "kb_facts" not in stats:  # a KG loaded from RDF files: its counts as the builder recorded them
+        print(f"  triples {stats['triples']:,} from {', '.join(stats.get('files', []))}")
+        for key, value in stats.items():
+            if key not in ("triples", "files", "build_seconds", "pyoxigraph"):
+                shown = ", ".join(f"{k} {v:,}" for k, v in value.items()) if isinstance(value, dict) else value
+                print(f"  {key.replace('_', ' ')}: {shown}")
+        return 0
     print(f"  triples {stats['triples']:,} from {stats['kb_facts']:,} MetaQA facts")
     per_class = ", ".join(f"{cls} {n:,}" for cls, n in stats["entities_per_class"].items())
     print(f"  entities {stats['entities']:,}: {per_class}")
     print(f"  labels shared by entities of several classes: {stats['labels_with_several_classes']:,}")
     per_relation = ", ".join(f"{rel} {n:,}" for rel, n in stats["facts_per_relation"].items())
     print(f"  facts per relation: {per_relation}")
+    return 0
+
+
+def serve_fixture_command(args: argparse.Namespace) -> int:
+    """Serve the fixture until Ctrl-C (or SIGTERM); the URL goes to stdout as the first line."""
+    from sparqlab.kg.freebase import fixture_store
+    from sparqlab.kg.server import serve_store
+
+    with serve_store(fixture_store()) as url:
+        print(url, flush=True)
+        print(f"serving the {args.name} fixture; stop with Ctrl-C", file=sys.stderr, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
     return 0
 
 

@@ -4,7 +4,7 @@
 ``row_f1`` compares result *rows* term by term, as SPINACH reports it. ``docs/metrics.md`` explains the difference.
 """
 
-from sparqlab.eval.errors import categorise, categorise_record, error_table
+from sparqlab.eval.errors import categorise, categorise_record, error_table, no_query_causes
 from sparqlab.eval.metrics import (
     COST_FIELDS,
     SetScore,
@@ -23,9 +23,17 @@ from sparqlab.eval.normalise import (
     normalise_term,
 )
 from sparqlab.eval.rows import row_f1
+from sparqlab.eval.text2sparql import (
+    OfficialScore,
+    flatten_result,
+    gold_relevance,
+    official_scores,
+    summarise_official,
+)
 
 __all__ = [
     "COST_FIELDS",
+    "OfficialScore",
     "SetScore",
     "answer_columns",
     "check_answers",
@@ -34,12 +42,17 @@ __all__ = [
     "categorise",
     "categorise_record",
     "error_table",
+    "no_query_causes",
     "fetch_labels",
+    "flatten_result",
+    "gold_relevance",
     "normalise_answer",
     "normalise_term",
+    "official_scores",
     "row_f1",
     "score_prediction",
     "set_f1",
     "set_scores",
     "summarise",
+    "summarise_official",
 ]

@@ -11,7 +11,7 @@ scripted model is ``-m standin-genop-script`` with the option ``script=FILE.json
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from sparqlab.data.question import Question
 from sparqlab.kg.errors import KGError
@@ -41,11 +41,20 @@ class GenOpConfig(MethodConfig):
       semantics, K, B, T, R, Str≃, ...), set as ``-o evaluation.semantics=lfp -o evaluation.k=3``.
     - ``aggregation``: how the R validation votes combine (``all``, ``majority``, ``any``).
     - ``memoise``: the proposal and validation caches of App. A.1 (off only to measure what they save).
+    - ``propose_*`` / ``validate_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's
+      default) and a reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the
+      server's default). Method defaults: an explicit run or role setting wins (docs/replies.md).
     """
 
     evaluation: EvalSettings = EvalSettings()
     aggregation: Literal["all", "majority", "any"] = "majority"
     memoise: bool = True
+    propose_max_tokens: int | None = None
+    propose_reasoning_effort: str | None = None
+    validate_max_tokens: int | None = None
+    validate_reasoning_effort: str | None = None
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("propose", "validate")
 
 
 @register_method("genop")
@@ -74,7 +83,8 @@ class GenOpMethod(Method):
         query = parse_genop_query(output.sparql or "", ctx.kg.profile.prefixes)
 
         async def chat(messages, kind: str = "generate", **params):
-            return await ctx.chat(messages, role="oracle", kind=kind, **params)
+            return await ctx.chat(messages, role="oracle", kind=kind, defaults=self.config.call_params(kind),
+                                  **params)
 
         async def query_kg(sparql: str) -> QueryResult:
             result = await ctx.query(sparql)
