@@ -41,9 +41,10 @@ class GenOpConfig(MethodConfig):
       semantics, K, B, T, R, Str≃, ...), set as ``-o evaluation.semantics=lfp -o evaluation.k=3``.
     - ``aggregation``: how the R validation votes combine (``all``, ``majority``, ``any``).
     - ``memoise``: the proposal and validation caches of App. A.1 (off only to measure what they save).
-    - ``propose_*`` / ``validate_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's
-      default) and a reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the
-      server's default). Method defaults: an explicit run or role setting wins (docs/replies.md).
+    - ``propose_max_tokens`` / ``propose_reasoning_effort`` / ``validate_max_tokens`` / ``validate_reasoning_effort``:
+      per call kind, the completion budget (``None``: the server's default) and a reasoning model's effort
+      (``low`` / ``medium`` / ``high``; ``None``: the server's default). Method defaults: an explicit run or role
+      setting wins (docs/replies.md).
     """
 
     evaluation: EvalSettings = EvalSettings()

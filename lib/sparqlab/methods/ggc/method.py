@@ -64,9 +64,10 @@ class GGCConfig(MethodConfig):
       ``gate_path`` is given (the first ``train_limit`` of the split).
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
       passing its text on as Algorithm 1 does.
-    - ``generate_*`` / ``correct_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's
-      default) and a reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the
-      server's default). Method defaults: an explicit run or role setting wins (docs/replies.md).
+    - ``generate_max_tokens`` / ``generate_reasoning_effort`` / ``correct_max_tokens`` / ``correct_reasoning_effort``:
+      per call kind, the completion budget (``None``: the server's default) and a reasoning model's effort
+      (``low`` / ``medium`` / ``high``; ``None``: the server's default). Method defaults: an explicit run or role
+      setting wins (docs/replies.md).
 
     A loaded gate (``gate_path``) follows one rule (:func:`loaded_gate_settings`): its saved settings are the
     gate's settings. A ``gate`` field left at its default takes the saved value; a field set to anything else must
