@@ -39,9 +39,10 @@ def main() -> None:
     shared = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
     ratios = []
     with open_kg("movies") as kg:
-        gate = gate_from_generator_run(GateSettings(args.gate, args.kg_feedback),
-                          pipeline_config(experiment="ggc-gate-data", split="train", limit=args.train_limit,
-                                          **shared), kg=kg)
+        gate = gate_from_generator_run(GateSettings(args.gate),
+                                       pipeline_config(experiment="ggc-gate-data", split="train",
+                                                       limit=args.train_limit, **shared),
+                                       kg_feedback=args.kg_feedback, kg=kg)
         for _ in range(args.repeats):
             with tempfile.TemporaryDirectory() as root:
                 os.environ["SPARQLAB_RUNS"] = root  # a fresh folder: the run is executed, not resumed

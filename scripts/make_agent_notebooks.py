@@ -116,8 +116,8 @@ experiment: str = "schema-coverage"   # runs go to runs/<experiment>/, figures t
     new_code_cell(IMPORTS),
     new_code_cell(SETTINGS + """
 frame, results = experiments.coverage_sweep(coverages, seeds, datasets, settings,
-                                            {**agent_options, "empirical_fallback": empirical_fallback,
-                                             "empirical_filter": empirical_filter},
+                                            {**agent_options, "features": {"empirical_fallback": empirical_fallback,
+                                                                           "empirical_filter": empirical_filter}},
                                             **selection)
 label = model_label(model, results[0].metrics["model_is_standin"])"""),
     new_markdown_cell("## F1 (%) by coverage, Table 6 layout\nMean over seeds; `seed sd` is the spread of the "

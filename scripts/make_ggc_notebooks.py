@@ -90,7 +90,8 @@ experiment: str = "ggc-main"               # runs/<experiment>/, figures/<experi
                       "on the same labelled initial queries and saved as an artifact with a content digest."),
     new_code_cell("""\
 backends = gate_backends + (["encoder"] if encoder_path else [])
-gates = {name: gate_from_generator_run(GateSettings(name, kg_feedback, encoder_path=encoder_path), train_config, kg=graph)
+gates = {name: gate_from_generator_run(GateSettings(name, encoder_path=encoder_path), train_config,
+                                      kg_feedback=kg_feedback, kg=graph)
          for name in backends}
 pd.DataFrame({name: {"digest": g.digest, "trained on": g.gate.training["n"], "wrong": g.gate.training["n_positive"],
                      "folder": str(g.folder)} for name, g in gates.items()}).T"""),
@@ -142,7 +143,7 @@ experiment: str = "ggc-sweep"              # runs/<experiment>/, figures/<experi
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_code_cell("""\
-plain = gate_from_generator_run(GateSettings(gate_backend, False, encoder_path=encoder_path), train_config, kg=graph)
+plain = gate_from_generator_run(GateSettings(gate_backend, encoder_path=encoder_path), train_config, kg=graph)
 sweep_run, sweep_table = threshold_sweep(test_config, plain.folder, thresholds, kg=graph)
 sweep_table[["threshold", "trigger_rate", "gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr",
              "accuracy", "item_f1", "corrector_calls", "time_s"]].astype(float).round(4)"""),
@@ -157,7 +158,8 @@ plots.save_figure(fig, "ggc_threshold_sweep", experiment=experiment, runs=[sweep
                           "thresholds": "-".join(map(str, thresholds))})"""),
     new_markdown_cell("## With and without KG execution feedback (Table 5b)"),
     new_code_cell(f"""\
-with_feedback = gate_from_generator_run(GateSettings(gate_backend, True, encoder_path=encoder_path), train_config, kg=graph)
+with_feedback = gate_from_generator_run(GateSettings(gate_backend, encoder_path=encoder_path), train_config,
+                                        kg_feedback=True, kg=graph)
 feedback_run, feedback_table = threshold_sweep(test_config, with_feedback.folder, [threshold], kg=graph,
                                                kg_feedback=True)
 feedback_rows = {{"without feedback": sweep_table.set_index("threshold").loc[threshold],

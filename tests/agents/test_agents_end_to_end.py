@@ -86,10 +86,10 @@ def test_type_blind_grounding_on_the_wikidata_shaped_kg(wd_runs):
 
 
 def test_saga_options_change_the_outcome(wd_runs):
-    closed = wd_runs("saga", subclass_closure=True)
+    closed = wd_runs("saga", features={"subclass_closure": True})
     assert (closed["f1"] == 1).all()
-    unfiltered = wd_runs("saga", type_filter=False)
+    unfiltered = wd_runs("saga", features={"type_filter": False})
     assert unfiltered.loc["wd2", "f1"] == 0 and (unfiltered["extra.properties_filtered"] == 0).all()
-    no_prior = wd_runs("saga", answer_type_prior=False)
+    no_prior = wd_runs("saga", features={"answer_type_prior": False})
     assert all("answer_type" not in calls for calls in no_prior["model_calls"])
     assert no_prior["extra.answer_type"].isna().all()

@@ -119,7 +119,7 @@ def test_blocked_fires_on_a_known_domain_conflict_only(agent_run):
     assert len(blocked) == 1 and "human" in blocked[0].data["text"]
     assert not any(e.kind == "query" and "wdt:P17" in e.data.get("sparql", "") for e in trace)  # never executed
     # the same query runs when filtering is off, and a compatible pattern is never blocked
-    row, _ = agent_run("saga", Scripted(BLOCKED_SCRIPT), type_filter=False)
+    row, _ = agent_run("saga", Scripted(BLOCKED_SCRIPT), features={"type_filter": False})
     assert row["extra.blocked"] == 0 and row["predicted_answers"] == ["http://www.wikidata.org/entity/Q145"]
     ok = ["Thought: x\nAction: execute(SELECT ?p WHERE { ?x wdt:P31 wd:Q5 . ?x wdt:P19 ?p })",
           "Thought: done\nAction: stop()"]
@@ -132,7 +132,7 @@ def test_variable_types_from_a_type_pattern_block_in_the_same_query(agent_run):
               "Thought: done\nAction: stop()"]
     row, _ = agent_run("saga", Scripted(script))
     assert row["extra.blocked"] == 1
-    row, _ = agent_run("saga", Scripted(script), type_state=False)  # the query's own pattern still counts
+    row, _ = agent_run("saga", Scripted(script), features={"type_state": False})  # the query's own pattern still counts
     assert row["extra.blocked"] == 1
 
 

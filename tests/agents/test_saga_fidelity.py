@@ -30,7 +30,7 @@ def test_search_annotates_property_hits_and_hides_none(agent_run):  # noqa: F811
 def test_hiding_search_hits_is_an_option_the_type_filter_ablation_does_not_switch(agent_run):  # noqa: F811
     for options in ({"search_filter": True}, {"search_filter": True, "type_filter": False}):
         model = Scripted(HUMAN_THEN_SEARCH)
-        row, _ = agent_run("saga", model, **options)
+        row, _ = agent_run("saga", model, features=options)
         shown = _last_observation(model)
         assert "country (wdt:P17)" not in shown and "hidden" in shown, options
         assert row["extra.search_properties_filtered"] >= 1
@@ -50,7 +50,7 @@ def test_soft_evidence_never_removes_a_property_so_zero_coverage_filters_nothing
         row, _ = agent_run("saga", model, schema_coverage=0.0)
         assert row["extra.properties_filtered"] == 0, entity
         assert "domain: usually" in _last_observation(model)
-        row, _ = agent_run("saga", Scripted(script), schema_coverage=0.0, empirical_filter=True)
+        row, _ = agent_run("saga", Scripted(script), schema_coverage=0.0, features={"empirical_filter": True})
         assert row["extra.properties_filtered"] >= 1, entity
 
 
@@ -91,7 +91,7 @@ def test_a_reused_variable_does_not_keep_types_from_a_blocked_query(agent_run): 
     row, _ = agent_run("saga", Scripted(script))
     assert row["extra.blocked"] == 1
     assert row["predicted_answers"] == ["http://www.wikidata.org/entity/Q900002"]
-    row, _ = agent_run("saga", Scripted(script), variable_types="trace")  # the earlier reading
+    row, _ = agent_run("saga", Scripted(script), features={"variable_types": "trace"})  # the earlier reading
     assert row["extra.blocked"] == 2
 
 

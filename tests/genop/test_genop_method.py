@@ -55,11 +55,20 @@ def test_genop_method_runs_question_files_through_the_runner(tmp_path, example_k
 
 
 def test_genop_config_is_validated():
-    assert GenOpConfig.from_options({"k": "3", "aggregation": "all"}).k == 3
-    with pytest.raises(ValueError):
-        GenOpConfig(k=0)
-    with pytest.raises(ValueError):
-        GenOpConfig.from_dict({"semantic": "lfp"})
+    from sparqlab.methods.genop import EvalSettings
+
+    config = GenOpConfig.from_options({"evaluation.k": "3", "evaluation.semantics": "lfp", "aggregation": "all"})
+    assert config.evaluation == EvalSettings(semantics="lfp", k=3) and config.aggregation == "all"
+    assert config.to_dict()["evaluation"]["condense"] is True  # every evaluation parameter is in the run config
+    assert GenOpConfig.from_dict(config.to_dict()) == config
+    with pytest.raises(ValueError, match="at least 1"):
+        GenOpConfig.from_options({"evaluation.k": "0"})
+    with pytest.raises(ValueError, match="did you mean 'semantics'"):
+        GenOpConfig.from_options({"evaluation.semantic": "lfp"})
+    with pytest.raises(ValueError, match="must be one of"):
+        GenOpConfig.from_options({"evaluation.similarity": "cosine"})
+    with pytest.raises(ValueError, match="'k'"):
+        GenOpConfig.from_options({"k": "3"})  # the flat copies are gone
 
 
 def test_sparqlab_run_genop_from_the_shell(tmp_path, monkeypatch, script_file, capsys):
@@ -75,7 +84,7 @@ def test_sparqlab_run_genop_from_the_shell(tmp_path, monkeypatch, script_file, c
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("SPARQLAB_GENOP_SCRIPT", str(script_file))
     assert main(["run", "genop", "-d", str(dataset), "--kg", str(tmp_path / "g.ttl"),
-                 "-m", "standin-genop-script", "-e", "shell", "-o", "k=1"]) == 0
+                 "-m", "standin-genop-script", "-e", "shell", "-o", "evaluation.k=1"]) == 0
     (record,) = [json.loads(line) for line in next((tmp_path / "runs" / "shell").glob("*/predictions.jsonl"))
                  .read_text().splitlines()]
     assert record["predicted_answers"] == ["capital of France"]     # K = 1 keeps the first proposal

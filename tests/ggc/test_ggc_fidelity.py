@@ -28,9 +28,9 @@ def test_paper_gate_is_the_default_encoder_on_raw_unweighted_input():
     settings = GateSettings(encoder_path="/models/roberta-base")
     assert (settings.backend, settings.mask_entities, settings.class_weights) == ("encoder", False, "none")
     config = GGCConfig()
-    assert (config.gate, config.gate_mask_entities, config.gate_class_weights) == ("encoder", False, "none")
+    assert (config.gate.backend, config.gate.mask_entities, config.gate.class_weights) == ("encoder", False, "none")
     with pytest.raises(ValueError, match="offline substitute"):
-        config.gate_settings()  # no encoder folder given: a clear error that names the offline gates
+        config.gate.check_trainable()  # no encoder folder given: a clear error that names the offline gates
 
 
 def test_gate_reads_the_raw_pair_unless_masking_is_asked_for():

@@ -41,7 +41,7 @@ def test_inputs_number_entities_and_drop_prefixes():
 @pytest.mark.parametrize("backend, feedback", [("tfidf", False), ("tfidf", True), ("sbert", False)])
 def test_trained_gate_separates_and_reloads_identically(tmp_path, backend, feedback):
     data = examples()
-    gate = Gate.train(data, GateSettings(backend, kg_feedback=feedback, c=10.0))
+    gate = Gate.train(data, GateSettings(backend, c=10.0), kg_feedback=feedback)
     probabilities = gate.probabilities(data)
     labels = np.array([e.label for e in data])
     assert probabilities[labels == 1].min() > probabilities[labels == 0].max()
@@ -61,13 +61,13 @@ def test_trained_gate_separates_and_reloads_identically(tmp_path, backend, feedb
 
 def test_feedback_gate_needs_feedback_and_training_needs_both_classes():
     data = examples()
-    gate = Gate.train(data, GateSettings("tfidf", kg_feedback=True))
+    gate = Gate.train(data, GateSettings("tfidf"), kg_feedback=True)
     with pytest.raises(ValueError, match="feedback"):
         gate.probability(GateExample("which films did [A] direct?", RIGHT.format(rel="directed_by", ent="A")))
     with pytest.raises(ValueError, match="both classes"):
         Gate.train([e for e in data if e.label == 0], GateSettings("tfidf"))
     with pytest.raises(ValueError, match="encoder_path"):
-        GateSettings("encoder")
+        Gate.train(data, GateSettings("encoder"))
     with pytest.raises(ValueError, match="unknown gate backend"):
         GateSettings("roberta")
     with pytest.raises(FileNotFoundError, match="no trained gate"):
@@ -96,8 +96,8 @@ def tiny_encoder(tmp_path):
 def test_encoder_gate_fine_tunes_saves_and_reloads(tmp_path, tiny_encoder):
     data = examples()
     settings = GateSettings("encoder", encoder_path=str(tiny_encoder), epochs=25, learning_rate=5e-3,
-                            batch_size=8, max_length=64, kg_feedback=True)
-    gate = Gate.train(data, settings)
+                            batch_size=8, max_length=64)
+    gate = Gate.train(data, settings, kg_feedback=True)
     probabilities = gate.probabilities(data)
     labels = np.array([e.label for e in data])
     assert probabilities[labels == 1].mean() > probabilities[labels == 0].mean() + 0.2
@@ -121,7 +121,7 @@ def test_the_feedback_features_alone_separate_the_classes(backend):
     """Table 5b's gate "with KG feedback" reads the feedback: with the text identical, the feedback features are
     all it has (caught: the feedback feature matrix zeroed)."""
     data = feedback_only_examples()
-    gate = Gate.train(data, GateSettings(backend, kg_feedback=True, c=10.0))
+    gate = Gate.train(data, GateSettings(backend, c=10.0), kg_feedback=True)
     probabilities = gate.probabilities(data)
     labels = np.array([e.label for e in data])
     assert probabilities[labels == 1].min() > probabilities[labels == 0].max()
@@ -133,8 +133,8 @@ def test_the_feedback_features_alone_separate_the_classes(backend):
 def test_the_encoder_gate_reads_the_feedback_too(tiny_encoder):
     data = feedback_only_examples()
     settings = GateSettings("encoder", encoder_path=str(tiny_encoder), epochs=25, learning_rate=5e-3,
-                            batch_size=8, max_length=64, kg_feedback=True)
-    gate = Gate.train(data, settings)
+                            batch_size=8, max_length=64)
+    gate = Gate.train(data, settings, kg_feedback=True)
     right = next(e for e in data if e.label == 0)
     emptied = GateExample(right.question, right.sparql, feedback=KGFeedback(None, 0))
     assert gate.probability(emptied) > gate.probability(right) + 0.1

@@ -92,16 +92,16 @@ def test_sweep_from_one_run_equals_the_run_at_that_threshold(test_runs, movies):
 
 def test_gate_trained_in_prepare_is_a_cached_artifact(movies):
     config = base_config(dataset="mcqa-movies", split="test", limit=3)
-    method = GGC(mode="gated", gate="tfidf", train_limit=24)
+    method = GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24)
     first = run(method, config=config, kg=movies)
     saved = json.loads((first.run_dir / "config.json").read_text())
     digest = saved["method"]["artifacts"]["gate"]
     assert len(digest) == 16 and method.gate.training["n"] == 24
     assert json.loads((first.run_dir / "metrics.json").read_text())["prepare"]["artifacts"] == {"gate": digest}
-    again = run(GGC(mode="gated", gate="tfidf", train_limit=24), config=config, kg=movies)
+    again = run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24), config=config, kg=movies)
     assert again.run_id == first.run_id and again.answered == 0
     with pytest.raises(ValueError, match="another split"):
-        run(GGC(mode="gated", gate="tfidf", train_limit=24), config=base_config(dataset="mcqa-movies", split="train", limit=3),
+        run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24), config=base_config(dataset="mcqa-movies", split="train", limit=3),
             kg=movies)
 
 
@@ -110,13 +110,25 @@ def sparqlab(*args):
 
 
 def test_cli_train_gate_and_build_data_from_runs(trained, tmp_path):
-    gate = sparqlab("ggc", "train-gate", "--gate", "tfidf", "--runs", str(trained.data_run), "--out",
+    gate = sparqlab("train", "gate", "--backend", "tfidf", "--runs", str(trained.data_run), "--out",
                     str(tmp_path / "gate"))
     assert gate.returncode == 0, gate.stderr
-    assert f"digest: {trained.digest}" in gate.stdout  # same data, same settings: the same artifact
+    summary = json.loads((tmp_path / "gate" / "training.json").read_text())
+    assert summary["data"]["examples"] == trained.gate.training["n"]  # the same labelled queries, split for validation
+    assert summary["settings"] == trained.gate.settings.to_dict() and f"digest: {summary['gate_digest']}" in gate.stdout
+    old = sparqlab("ggc", "train-gate", "--backend", "tfidf", "--runs", str(trained.data_run), "--out",
+                   str(tmp_path / "old"))
+    assert old.returncode == 0 and "moved to `sparqlab train gate`" in old.stderr
+    assert json.loads((tmp_path / "old" / "training.json").read_text())["gate_digest"] == summary["gate_digest"]
     built = sparqlab("ggc", "build-data", "--runs", str(trained.data_run), "--out", str(tmp_path / "sft"),
                      "--compositions", "W1.0,W1.0+C0.5")
     assert built.returncode == 0, built.stderr
+    assert "moved to `sparqlab train data --builder ggc-corrector`" in built.stderr
+    same = sparqlab("train", "data", "--builder", "ggc-corrector", "--kg", "movies", "--runs", str(trained.data_run),
+                    "--out", str(tmp_path / "sft2"), "--compositions", "W1.0,W1.0+C0.5")
+    assert same.returncode == 0, same.stderr
+    for name in ("W1.0", "W1.0+C0.5"):
+        assert (tmp_path / "sft" / f"{name}.jsonl").read_bytes() == (tmp_path / "sft2" / f"{name}.jsonl").read_bytes()
     manifest = json.loads((tmp_path / "sft" / "manifest.json").read_text())
     wrong = trained.gate.training["n_positive"]
     assert manifest["sizes"]["W1.0"] == {"total": wrong, "wrong": wrong, "correct": 0}

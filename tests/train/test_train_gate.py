@@ -78,22 +78,27 @@ def test_the_saved_gate_reloads_and_has_learnt_the_training_pairs(trained_gate):
     assert probabilities[labels == 1].mean() > probabilities[labels == 0].mean()
 
 
-def test_both_gate_commands_read_the_same_training_options():
+def test_the_gate_flags_are_generated_from_gate_settings_and_the_old_spelling_is_the_same_command():
     from sparqlab.cli import build_parser
-    from sparqlab.cli.ggc import gate_settings
+    from sparqlab.cli.config_options import config_from_arguments
+    from sparqlab.cli.train import handle_gate
     from sparqlab.methods.ggc.gate import GateSettings
 
     parser = build_parser()
-    options = ["--epochs", "2", "--lr", "1e-3", "--batch-size", "4", "--max-length", "64", "--seed", "7"]
-    from_train = parser.parse_args(["train", "gate", "--data", "g.jsonl", "--encoder", "enc", "--out", "o", *options])
-    from_ggc = parser.parse_args(["ggc", "train-gate", "--gate", "encoder", "--encoder-path", "enc", *options])
+    options = ["--encoder-path", "enc", "--epochs", "2", "--learning-rate", "1e-3", "--batch-size", "4",
+               "--max-length", "64", "--seed", "7", "--mask-entities", "yes", "--out", "o"]
+    from_train = parser.parse_args(["train", "gate", "--data", "g.jsonl", *options])
+    from_ggc = parser.parse_args(["ggc", "train-gate", "--data", "g.jsonl", *options])
     expected = GateSettings("encoder", encoder_path="enc", epochs=2, learning_rate=1e-3, batch_size=4, max_length=64,
-                            seed=7)
-    assert gate_settings(from_train, backend="encoder", encoder_path="enc") == expected
-    assert gate_settings(from_ggc, backend="encoder", encoder_path="enc") == expected
-    assert gate_settings(parser.parse_args(["ggc", "train-gate"]), backend="tfidf") == GateSettings("tfidf")
+                            seed=7, mask_entities=True)
+    assert config_from_arguments(GateSettings, from_train) == expected == config_from_arguments(GateSettings, from_ggc)
+    assert from_train.handler is handle_gate and from_ggc.handler is not handle_gate  # the alias says it moved
+    tfidf = parser.parse_args(["train", "gate", "--backend", "tfidf", "--out", "o"])
+    assert config_from_arguments(GateSettings, tfidf) == GateSettings("tfidf")
+    with pytest.raises(ValueError, match="must be one of"):
+        config_from_arguments(GateSettings, parser.parse_args(["train", "gate", "--backend", "roberta", "--out", "o"]))
     with pytest.raises(ValueError, match="offline substitute"):  # the default backend is the paper's encoder
-        gate_settings(parser.parse_args(["ggc", "train-gate"]))
+        handle_gate(parser.parse_args(["train", "gate", "--data", "g.jsonl", "--out", "o"]))
 
 
 @pytest.mark.parametrize("line, message", [

@@ -72,13 +72,14 @@ def run_command(args: argparse.Namespace) -> int:
 
     text = sys.stdin.read() if str(args.query_file) == "-" else args.query_file.read_text(encoding="utf-8")
     settings = EvalSettings(semantics=args.semantics, k=args.K, b=args.B, t=args.T, r=args.R,
-                            similarity=args.similarity, progress=args.format == "table")
+                            similarity=args.similarity)
     with open_kg(args.kg, timeout_s=args.timeout) as kg:
         query = parse_genop_query(text, kg.profile.prefixes)
         model = _model(args.model, args.model_url, query)
         oracle = Oracle.for_model(model, params={"temperature": args.temperature, "max_tokens": args.max_tokens},
                                   aggregation=args.aggregation, memoise=not args.no_memo)
-        result = run_sync(evaluate(query, kg_query_fn(kg), oracle, settings, kg.profile.label_predicate))
+        result = run_sync(evaluate(query, kg_query_fn(kg), oracle, settings, kg.profile.label_predicate,
+                                   progress=args.format == "table"))
         if args.format == "json":
             print(json.dumps(result.to_json(), ensure_ascii=False))
             return 0

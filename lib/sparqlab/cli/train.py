@@ -11,7 +11,6 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     """Add ``train`` with its actions."""
-    from sparqlab.cli.ggc import add_gate_training_options
     from sparqlab.train.sft import SFTConfig
 
     train = subparsers.add_parser("train", help="fine-tuning: LoRA SFT, the GGC encoder gate, training data")
@@ -58,43 +57,25 @@ def register(subparsers) -> None:
     sft.set_defaults(handler=_sft)
 
     gate = actions.add_parser(
-        "gate", help="train the GGC encoder gate and report P/R/F1/FPR on a validation slice",
-        description="Fine-tune a local encoder (RoBERTa in the paper) as the GGC gate on labelled (question, "
-                    "initial query) pairs — a `train data --builder ggc-gate` file or generator run folders — "
-                    "and report precision, recall, F1 and FPR of 'correction required' on a stratified "
-                    "validation slice. The gate goes to OUT/gate (use it with `sparqlab run ggc -o "
-                    "gate_path=OUT/gate`), the summary to OUT/training.json.")
-    source = gate.add_mutually_exclusive_group(required=True)
-    source.add_argument("--data", help="gate examples, JSON Lines {question, sparql, label}")
-    source.add_argument("--runs", nargs="+", help="generator-only run folders to label (needs --kg for gold errors)")
-    gate.add_argument("--encoder", required=True, help="local Hugging Face encoder folder (e.g. roberta-base)")
-    gate.add_argument("--out", required=True, help="output folder")
-    gate.add_argument("--kg", default=None, help="KG of --runs (to execute queries); default: none")
-    add_gate_training_options(gate)
-    gate.add_argument("--val-fraction", type=float, default=0.2, help="validation share per class (default 0.2)")
-    gate.add_argument("--threshold", type=float, default=0.5, help="tau for the validation metrics (default 0.5)")
-    gate.set_defaults(handler=_gate)
+        "gate", help="train the GGC gate and report P/R/F1/FPR on a validation slice (the one gate-training door)",
+        description="Train the GGC gate on labelled (question, initial query) pairs — a `train data --builder "
+                    "ggc-gate` file (--data), generator-only run folders (--runs), or, with neither, a generator run "
+                    "over a training split made here — and report precision, recall, F1 and FPR of 'correction "
+                    "required' on a stratified validation slice. The gate goes to OUT/gate (use it with `sparqlab "
+                    "run ggc -o gate_path=OUT/gate`), the summary to OUT/training.json. The gate flags are "
+                    "GateSettings' fields. This is the one command that trains a gate (beside `train sft` and "
+                    "`train data`); `sparqlab ggc train-gate` is its old spelling.")
+    add_gate_arguments(gate)
+    gate.set_defaults(handler=handle_gate)
 
     data = actions.add_parser(
         "data", help="write fine-tuning records (JSONL + manifest) from a dataset split or GGC generator runs",
         description="Builders are registered by the method packages (`sparqlab train builders` lists them with "
                     "what each needs): generic, ggc-generator, desq (from --dataset), ggc-corrector (--out is a "
-                    "folder), ggc-gate (from --runs). Each writes a manifest with counts, sources and the sha256.")
-    data.add_argument("--builder", required=True, help="a registered builder (`sparqlab train builders`)")
-    data.add_argument("--out", required=True, help="output JSONL file (a folder for ggc-corrector)")
-    data.add_argument("--dataset", help="dataset name (generic, ggc-generator, desq)")
-    data.add_argument("--split", default="train", help="dataset split (default train)")
-    data.add_argument("--limit", type=int, default=None, help="first N questions of the split")
-    data.add_argument("--runs", nargs="+", help="generator-only run folders (ggc-corrector, ggc-gate)")
-    data.add_argument("--kg", default=None,
-                      help="KG name/URL (needed by ggc-generator, desq, ggc-corrector; optional for generic)")
-    data.add_argument("--variant", default="movies", help="GGC prompt variant: movies or wikidata")
-    data.add_argument("--seed", type=int, default=0, help="seed of the corrector compositions (default 0)")
-    data.add_argument("--allow-test", action="store_true", help="allow building from a test split")
-    data.add_argument("--generator-data", help="ggc-corrector, ggc-gate: the generator's training JSONL; the "
-                      "labelled questions must not be in it (GGC section 4.1: the generator is trained on one "
-                      "portion of the training split, gate and corrector data come from the rest)")
-    data.set_defaults(handler=_data)
+                    "folder; `sparqlab ggc build-data` is its old spelling), ggc-gate (from --runs). Each writes a "
+                    "manifest with counts, sources and the sha256.")
+    add_data_arguments(data)
+    data.set_defaults(handler=handle_data)
 
     builders = actions.add_parser("builders", help="list the registered training-data builders")
     builders.set_defaults(handler=_builders)
@@ -120,6 +101,59 @@ def register(subparsers) -> None:
     tiny.set_defaults(handler=_tiny)
 
 
+def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``train gate`` (and of its old spelling ``ggc train-gate``): the examples' source, the
+    generator run that makes them, the gate flags generated from
+    :class:`~sparqlab.methods.ggc.gate.GateSettings`, the method's ``--kg-feedback`` and the validation."""
+    from sparqlab.cli.config_options import add_config_arguments
+    from sparqlab.cli.ggc import add_generator_options
+    from sparqlab.methods.ggc.gate import GateSettings
+
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--data", help="gate examples, JSON Lines {question, sparql, label}")
+    source.add_argument("--runs", nargs="+", help="generator-only run folders to label (on --kg)")
+    add_generator_options(parser, default_split="train", default_limit=1000, corrector=False)
+    add_config_arguments(parser, GateSettings)
+    parser.add_argument("--kg-feedback", action="store_true", help="the gate also reads the KG execution "
+                        "feedback of each initial query (GGC's kg_feedback; not with --data)")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--val-fraction", type=float, default=0.2, help="validation share per class (default 0.2)")
+    parser.add_argument("--threshold", type=float, default=0.5, help="tau for the validation metrics (default 0.5)")
+
+
+def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = None) -> None:
+    """The options of ``train data``; ``builder``: the builder a shortcut (``ggc build-data``) fixes."""
+    if builder is None:
+        parser.add_argument("--builder", required=True, help="a registered builder (`sparqlab train builders`)")
+    parser.add_argument("--out", required=True, help="output JSONL file (a folder for ggc-corrector)")
+    parser.add_argument("--dataset", help="dataset name (generic, ggc-generator, desq)")
+    parser.add_argument("--split", default="train", help="dataset split (default train)")
+    parser.add_argument("--limit", type=int, default=None, help="first N questions of the split")
+    parser.add_argument("--runs", nargs="+", help="generator-only run folders (ggc-corrector, ggc-gate)")
+    parser.add_argument("--kg", default=None,
+                        help="KG name/URL (needed by ggc-generator, desq, ggc-corrector; optional for generic)")
+    parser.add_argument("--variant", default="movies", help="GGC prompt variant: movies or wikidata")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the corrector compositions (default 0)")
+    parser.add_argument("--kg-feedback", action="store_true", help="ggc-corrector: put the execution feedback "
+                        "into the prompts")
+    parser.add_argument("--compositions", type=lambda text: [n.strip() for n in text.split(",") if n.strip()],
+                        help="ggc-corrector: comma-separated composition names (default: W1.0,W1.0+C0.2,W1.0+C0.5,"
+                        "W1.0+C0.8)")
+    parser.add_argument("--composition-basis", dest="basis", choices=("composed", "wrong"), default=None,
+                        help="ggc-corrector: C0.x means x of the composed set (default, our reading of GGC section "
+                        "4.3) or x times the wrong samples")
+    parser.add_argument("--allow-test", action="store_true", help="allow building from a test split")
+    parser.add_argument("--generator-data", help="ggc-corrector, ggc-gate: the generator's training JSONL; the "
+                        "labelled questions must not be in it (GGC section 4.1: the generator is trained on one "
+                        "portion of the training split, gate and corrector data come from the rest)")
+    if builder is not None:
+        parser.set_defaults(builder=builder, kg="movies")  # the old `ggc build-data` read the movie KG by default
+
+
+DATA_OPTIONS = ("variant", "seed", "generator_data", "kg_feedback", "compositions", "basis")
+"""``train data`` flags passed on to a builder that takes them (left out when not given)."""
+
+
 def _sft(args: argparse.Namespace) -> int:
     from sparqlab.train.sft import SFTConfig, train_sft
 
@@ -138,23 +172,34 @@ def _sft(args: argparse.Namespace) -> int:
     return 0
 
 
-def _gate(args: argparse.Namespace) -> int:
-    from sparqlab.cli.ggc import gate_settings
+def handle_gate(args: argparse.Namespace) -> int:
+    """Train a gate from ``--data``, ``--runs`` or a generator run made here (:func:`add_gate_arguments`)."""
+    from sparqlab.cli.config_options import config_from_arguments
+    from sparqlab.methods.ggc.gate import GateSettings
     from sparqlab.methods.ggc.gate_training import read_gate_examples, train_gate
 
-    settings = gate_settings(args, backend="encoder", encoder_path=args.encoder)
+    settings = config_from_arguments(GateSettings, args)
+    settings.check_trainable()
     if args.data:
+        if args.kg_feedback:
+            raise ValueError("--kg-feedback needs --runs or a generator run: a --data file holds no KG feedback")
         examples, sources = read_gate_examples(args.data), []
     else:
+        from sparqlab.cli.ggc import run_config
+        from sparqlab.experiments.ggc import generator_run
         from sparqlab.methods.ggc.data import labelled_queries
 
-        kg = _open_kg(args.kg) if args.kg else None
-        examples = [q.gate_example() for q in labelled_queries(args.runs, kg)]
-        sources = list(args.runs)
+        with _open_kg(args.kg) as kg:
+            if args.runs:
+                sources = list(args.runs)
+            else:
+                sources = [str(generator_run(run_config(args), variant=args.variant, kg=kg).run_dir)]
+                print(f"generator run: {sources[0]}")
+            examples = [q.gate_example() for q in labelled_queries(sources, kg, args.kg_feedback)]
     summary = train_gate(examples, settings, args.out, val_fraction=args.val_fraction, threshold=args.threshold,
-                         seed=settings.seed, data_file=args.data, sources=sources)
+                         seed=settings.seed, data_file=args.data, sources=sources, kg_feedback=args.kg_feedback)
     metrics = summary["validation"]
-    print(f"gate saved to {Path(args.out) / 'gate'} (digest {summary['gate_digest']}); validation "
+    print(f"gate: {Path(args.out) / 'gate'}\ndigest: {summary['gate_digest']}\nvalidation "
           f"n={summary['data']['validation']}: " + ", ".join(
               f"{k.removeprefix('gate_')}={metrics[k]:.3f}" for k in ("gate_precision", "gate_recall", "gate_f1",
                                                                       "gate_fpr")))
@@ -178,11 +223,17 @@ def _builders(args: argparse.Namespace) -> int:
     return 0
 
 
-def _data(args: argparse.Namespace) -> int:
+def handle_data(args: argparse.Namespace) -> int:
+    """Run the builder of ``train data`` (:func:`add_data_arguments`)."""
     from sparqlab.train import data
 
     builder = data.get_builder(args.builder)
-    options = {name: getattr(args, name) for name in ("variant", "seed", "generator_data") if name in builder.options}
+    options = {name: getattr(args, name) for name in DATA_OPTIONS
+               if name in builder.options and getattr(args, name) is not None}
+    given = [f"--{name.replace('_', '-')}" for name in ("kg_feedback", "compositions", "basis")
+             if name not in builder.options and getattr(args, name) not in (None, False)]
+    if given:
+        raise ValueError(f"the {args.builder} builder takes no {', '.join(given)}")
     kg = _open_kg(args.kg) if args.kg else None
     if builder.source == "dataset":
         if not args.dataset:

@@ -17,11 +17,11 @@ from sparqlab.runs import RunConfig, RunResult, run
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     "Full SAGA": {},
-    "- type-constrained filtering": {"type_filter": False},
-    "- persistent type state": {"type_state": False},
-    "- answer-type prior": {"answer_type_prior": False},
+    "- type-constrained filtering": {"features": {"type_filter": False}},
+    "- persistent type state": {"features": {"type_state": False}},
+    "- answer-type prior": {"features": {"answer_type_prior": False}},
 }
-"""Table 5's variants as SAGA options."""
+"""Table 5's variants as SAGA options (each removes one of ``SagaConfig.features``)."""
 
 CALL_KINDS = ("controller", "reparse", "prune", "answer_type")
 """Model call kinds of the agents (``model_calls`` keys)."""

@@ -77,18 +77,25 @@ def generator_config(base: Any, **changes: Any) -> Any:
     return dataclasses.replace(base, model_roles=roles, **changes)
 
 
-def gate_from_generator_run(settings: GateSettings, config: Any, *, variant: str = "movies", folder: str | Path | None = None,
-               kg: Any = None) -> TrainedGate:
-    """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
-    the initial queries and train a gate on them; save it to ``folder`` (default: a content-keyed folder under
-    ``cache_dir()/artifacts``). A finished generator run is reused (the runner resumes it)."""
+def generator_run(config: Any, *, variant: str = "movies", kg: Any = None) -> Any:
+    """The generator-only pass (``GGC(mode="none")``) over ``config``'s questions whose initial queries a gate or
+    the corrector data are labelled on; a finished run is reused (the runner resumes it)."""
     from sparqlab.runs import run
 
-    result = run(GGC(mode="none", variant=variant), config=generator_config(config), kg=kg)
+    return run(GGC(mode="none", variant=variant), config=generator_config(config), kg=kg)
+
+
+def gate_from_generator_run(settings: GateSettings, config: Any, *, kg_feedback: bool = False,
+                            variant: str = "movies", folder: str | Path | None = None, kg: Any = None) -> TrainedGate:
+    """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
+    the initial queries and train a gate on them (reading KG feedback when ``kg_feedback``); save it to ``folder``
+    (default: a content-keyed folder under ``cache_dir()/artifacts``). A finished generator run is reused (the
+    runner resumes it)."""
+    result = generator_run(config, variant=variant, kg=kg)
     graph = kg if kg is not None else _open(result.config.kg)
-    gate = gate_from_runs([result.run_dir], graph, settings)
-    folder = Path(folder) if folder else (cache_dir() / "artifacts"
-                                          / f"ggc-gate-{stable_hash([settings.to_dict(), result.run_id], 16)}")
+    gate = gate_from_runs([result.run_dir], graph, settings, kg_feedback=kg_feedback)
+    key = [settings.to_dict(), kg_feedback, result.run_id]
+    folder = Path(folder) if folder else cache_dir() / "artifacts" / f"ggc-gate-{stable_hash(key, 16)}"
     digest = gate.save(folder)
     return TrainedGate(gate, folder, digest, result.run_dir)
 
@@ -104,7 +111,7 @@ def gate_table(gates: Mapping[str, Gate], run_dir: str | Path, kg: Any, threshol
     initial queries of a generator-only run (labels from its answers; gold errors left out)."""
     rows = {}
     for name, gate in gates.items():
-        examples = [q.gate_example() for q in labelled_queries([run_dir], kg, gate.settings.kg_feedback)]
+        examples = [q.gate_example() for q in labelled_queries([run_dir], kg, gate.kg_feedback)]
         probabilities = gate.probabilities(examples)
         decisions = [decide(p, threshold) for p in probabilities]
         rows[name] = gate_metrics([e.label for e in examples], decisions)

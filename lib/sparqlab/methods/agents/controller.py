@@ -25,6 +25,7 @@ from sparqlab.llm.base import ChatResponse
 from sparqlab.llm.errors import ContextOverflow
 from sparqlab.llm.replies import failure_kind, reply_error, visible_text
 from sparqlab.methods.agents.actions import ACTION_NAMES, Action, parse_reparse, read_actions
+from sparqlab.methods.agents.features import SagaFeatures
 from sparqlab.methods.agents.prompts import CONTROLLER_INPUT, OBSERVATION_MARKER, PROMPTS, REPARSE
 from sparqlab.methods.agents.schema import SchemaIndex, TypeState
 from sparqlab.platform import Method, MethodConfig, MethodOutput, QuestionContext
@@ -126,6 +127,7 @@ class AgentSession:
     lookups: list[dict[str, Any]] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
     closures: dict[frozenset[str], set[str]] = field(default_factory=dict)
+    features: SagaFeatures | None = None
     answer_type_failure: str | None = None
     window: int = 0
     """Steps shown to the controller: ``config.window``, cut to 1 after a context overflow."""
@@ -133,13 +135,10 @@ class AgentSession:
     def __post_init__(self) -> None:
         self.window = self.window or self.config.window
 
-    def option(self, name: str, default: Any = False) -> Any:
-        """A config option SAGA adds (absent, i.e. off, for SPINACH)."""
-        return getattr(self.config, name, default)
-
     @property
     def schema_aware(self) -> bool:
-        return self.schema is not None
+        """The one answer to "is this SAGA?": SAGA's ``start`` gives the session its features (and schema)."""
+        return self.features is not None
 
     def history(self) -> str:
         """The window of recent steps (``{action_history}``), with a count of the older ones."""

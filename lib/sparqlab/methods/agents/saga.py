@@ -17,6 +17,7 @@ from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.llm.replies import reply_error
 from sparqlab.methods.agents.actions import parse_answer_type
 from sparqlab.methods.agents.controller import AgentConfig, AgentMethod, AgentSession
+from sparqlab.methods.agents.features import SagaFeatures
 from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, TYPE_CATALOGUES
 from sparqlab.methods.agents.schema import (
     SCHEMA_INDEX_VERSION,
@@ -27,35 +28,15 @@ from sparqlab.methods.agents.schema import (
 )
 from sparqlab.platform import PrepareContext, QuestionContext, register_method
 
-VARIABLE_TYPES = ("query", "trace")
-"""Where a variable's types for the [BLOCKED] check come from (``SagaConfig.variable_types``)."""
-
 
 @dataclass(frozen=True)
 class SagaConfig(AgentConfig):
     """SAGA's settings on top of :class:`~sparqlab.methods.agents.controller.AgentConfig`.
 
-    - ``type_filter``: apply P_τ(e) (Eq. 3) in lookups and [BLOCKED] at execute time (Table 5 "− type-constrained
-      filtering" when off: neighbourhoods shown in full, still annotated). Property search never depends on it.
-    - ``search_filter``: also hide property search hits whose known domain excludes the types of the last
-      looked-up entity (not in the paper, whose search only annotates; off by default, a variant).
-    - ``type_state``: keep Θ across steps — entity types from lookups, variable types from executed type
-      patterns, trace-local range evidence, the type context in the prompt (Table 5 "− persistent type state"
-      when off: only the current lookup's and query's own types are used).
-    - ``answer_type_prior``: the one-off answer-type call and its use as a prior (Table 5 "− answer-type prior").
+    - ``features``: which of SAGA's mechanisms run (:class:`~sparqlab.methods.agents.features.SagaFeatures`, one
+      nested config read as typed attributes; ``-o features.type_filter=false`` for Table 5's ablations).
     - ``schema_coverage`` / ``coverage_seed``: keep this fraction of formal domain declarations, chosen
       reproducibly by the seed (Table 6); masked properties fall back like undeclared ones.
-    - ``empirical_fallback``: show sampled subject/object types as a hint ("domain: usually …") where no formal
-      declaration exists. Soft evidence never removes a property or blocks a query (method section, "Schema
-      index"), so at ``schema_coverage=0`` the filter removes nothing.
-    - ``empirical_filter``: let that sampled evidence remove properties in lookups like a declaration (the
-      workbench's earlier reading; off by default). [BLOCKED] relies on formal declarations either way.
-    - ``variable_types``: ``"query"`` (default) — the [BLOCKED] check takes a variable's types from the query's
-      own type patterns, and Θ records them only after the query ran with results, replacing what an earlier
-      query said about the same variable name; ``"trace"`` — the earlier reading: every query's type patterns
-      enter Θ before it runs (blocked and failing ones too) and a variable keeps them for later queries.
-    - ``subclass_closure``: close τ(e) under subclass-of before filtering (an improvement the paper names in E.7;
-      off by default, as in the paper).
     - ``type_context_entries`` / ``knowledge_log_entries``: Θ entries (5) and outcomes (6) in the prompt.
     - ``empirical_sample``: subjects/objects sampled per property when the index is built.
     - ``answer_type_temperature`` / ``answer_type_max_tokens`` / ``answer_type_reasoning_effort``: the
@@ -64,16 +45,9 @@ class SagaConfig(AgentConfig):
       counted as ``reasoning_exhausted`` and leaves the type unpredicted, never "unknown" (docs/replies.md).
     """
 
-    type_filter: bool = True
-    type_state: bool = True
-    answer_type_prior: bool = True
+    features: SagaFeatures = SagaFeatures()
     schema_coverage: float = 1.0
     coverage_seed: int = 0
-    empirical_fallback: bool = True
-    empirical_filter: bool = False
-    search_filter: bool = False
-    variable_types: str = "query"
-    subclass_closure: bool = False
     type_context_entries: int = 5
     knowledge_log_entries: int = 6
     empirical_sample: int = 50
@@ -87,14 +61,12 @@ class SagaConfig(AgentConfig):
         super().__post_init__()
         if not 0.0 <= self.schema_coverage <= 1.0:
             raise ValueError(f"schema_coverage must be in [0, 1]; got {self.schema_coverage}")
-        if self.variable_types not in VARIABLE_TYPES:
-            raise ValueError(f"variable_types must be one of {', '.join(VARIABLE_TYPES)}; got {self.variable_types!r}")
 
 
 def schema_view(index: SchemaIndex, config: SagaConfig) -> SchemaIndex:
     """The index as one configuration sees it: coverage mask, fallback and empirical-filter switches applied."""
     return index.with_coverage(config.schema_coverage, config.coverage_seed).with_empirical_fallback(
-        config.empirical_fallback).with_empirical_filter(config.empirical_filter)
+        config.features.empirical_fallback).with_empirical_filter(config.features.empirical_filter)
 
 
 @register_method("saga")
@@ -129,7 +101,8 @@ class Saga(AgentMethod):
 
     async def start(self, session: AgentSession, ctx: QuestionContext) -> None:
         session.schema = await self._schema(ctx.kg)
-        if self.config.answer_type_prior:
+        session.features = self.config.features  # the session is SAGA's (AgentSession.schema_aware)
+        if self.config.features.answer_type_prior:
             session.theta.answer_type = await self._answer_type(session, ctx)
 
     async def _answer_type(self, session: AgentSession, ctx: QuestionContext) -> tuple[str, str] | None:
@@ -169,7 +142,7 @@ class Saga(AgentMethod):
             answer_text = f"{label} ({profile.shorten(iri)})" if iri else label
             if label == "boolean":
                 answer_text += " — a yes/no question: finish with an ASK query"
-        type_env = (session.theta.render(config.type_context_entries, profile.shorten) if config.type_state
+        type_env = (session.theta.render(config.type_context_entries, profile.shorten) if config.features.type_state
                     else "(not kept)")
         return PROMPTS["saga_controller"].render(
             kg_name=profile.name, kg_notes=profile.prompt_notes.strip() or "-", answer_type=answer_text,

@@ -28,6 +28,7 @@ from sparqlab.kg.errors import KGError
 from sparqlab.kg.neighbourhood import Edge, Neighbourhood
 from sparqlab.kg.results import QueryResult
 from sparqlab.methods.agents.controller import AgentSession, session_of
+from sparqlab.methods.agents.features import SagaFeatures
 from sparqlab.methods.agents.prompts import PRUNE, PRUNE_VARIANTS
 from sparqlab.methods.agents.schema import (
     Triple,
@@ -107,8 +108,16 @@ async def ensure_sampled(ctx: QuestionContext, session: AgentSession, props) -> 
         schema.add_sample(prop, *sides, class_labels=await _labels(ctx, {c for side in sides for c in side}))
 
 
+def saga_features(session: AgentSession) -> SagaFeatures:
+    """The SAGA features of the session a ``saga_*`` tool runs in; a clear error in a session that is not SAGA's
+    (:attr:`AgentSession.schema_aware`)."""
+    if session.features is None:
+        raise RuntimeError("a SAGA tool ran in a session without SAGA's features (the method's start() sets them)")
+    return session.features
+
+
 async def _entity_types(ctx: QuestionContext, session: AgentSession, types: set[str]) -> set[str]:
-    if types and session.option("subclass_closure"):
+    if types and saga_features(session).subclass_closure:
         return await closure_of(ctx, session, types)
     return types
 
@@ -132,7 +141,7 @@ async def _search(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     hidden: list[str] = []
     if schema_aware:
         await ensure_sampled(ctx, session, predicates)
-    if schema_aware and session.focus and session.option("search_filter"):
+    if schema_aware and session.focus and saga_features(session).search_filter:
         focus_types = await _entity_types(ctx, session, session.theta.get(session.focus))
         result = type_filter(predicates, focus_types, session.schema,
                              superclasses=session.theta.superclasses.get(session.focus, ()))
@@ -216,7 +225,7 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
     class_labels = {t: label for t, label in hood.types if label}
     session.focus = hood.id
     supers = await _superclasses(ctx, session, hood) if schema_aware else set()
-    if schema_aware and session.option("type_state"):
+    if schema_aware and saga_features(session).type_state:
         if session.theta.add(hood.id, type_ids, hood.label, class_labels) and type_ids:
             session.note(f"[info] {_named(ctx, hood.id, hood.label)} is "
                          + ", ".join(sorted(class_labels.get(t, _short(ctx, t)) for t in type_ids)))
@@ -231,7 +240,7 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
         await ensure_sampled(ctx, session, [p for props in groups.values() for p in props])
     filtered = pruned = 0
     notes = []
-    if schema_aware and type_ids and session.option("type_filter"):
+    if schema_aware and type_ids and saga_features(session).type_filter:
         tau = await _entity_types(ctx, session, type_ids)
         for direction, side in (("out", "domain"), ("in", "range")):
             result = type_filter(groups[direction], tau, session.schema, side=side, superclasses=supers)
@@ -319,15 +328,15 @@ def _check_state(ctx: QuestionContext, session: AgentSession, triples: list[Trip
     query's own type patterns — a variable name is reused across queries for different things, so ``?x``'s
     types from an earlier query do not carry over. ``variable_types="trace"`` is the older reading: every
     query's type patterns are written into Θ before it runs and a variable keeps them for later queries."""
-    type_predicate = ctx.kg.profile.type_predicate
-    if session.option("variable_types") == "trace":
-        state = session.theta if session.option("type_state") else TypeState()
+    type_predicate, features = ctx.kg.profile.type_predicate, saga_features(session)
+    if features.variable_types == "trace":
+        state = session.theta if features.type_state else TypeState()
         for term, cls in state.observe_query(triples, type_predicate):
             if term.startswith("?"):
                 session.note(f"[info] {term} is {state.class_name(cls)}")
         return state
     state = TypeState(class_labels=session.theta.class_labels)
-    if session.option("type_state"):
+    if features.type_state:
         state.superclasses = session.theta.superclasses
         for term, classes in session.theta.types.items():
             if not term.startswith("?"):
@@ -357,11 +366,11 @@ def _learn_from_query(ctx: QuestionContext, session: AgentSession, triples: list
 async def _blocked(ctx: QuestionContext, session: AgentSession, triples: list[Triple]) -> str | None:
     """SAGA's execute-time check: the [BLOCKED] text for the first pattern whose property's known domain excludes
     its subject's known types (:func:`_check_state`), else ``None``."""
-    state = _check_state(ctx, session, triples)
-    if not session.option("type_filter"):
+    state, features = _check_state(ctx, session, triples), saga_features(session)
+    if not features.type_filter:
         return None
     closure = None
-    if session.option("subclass_closure"):
+    if features.subclass_closure:
         closure = {c: await closure_of(ctx, session, {c}) for t in triples for c in state.get(t.subject)}
     conflicts = domain_conflicts(triples, state, session.schema, closure)
     if not conflicts:
@@ -420,8 +429,8 @@ async def _execute(ctx: QuestionContext, args: dict[str, Any], schema_aware: boo
     iris = {t.value for row in result.rows[:session.config.execute_max_rows] for t in row.values() if t.type == "uri"}
     text = result.to_observation(session.config.execute_max_rows, await _labels(ctx, iris))
     session.note(f"[ok] {len(result)} row{'s' if len(result) != 1 else ''}: {' '.join(sparql.split())[:120]}")
-    if schema_aware and session.option("type_state"):
-        if session.option("variable_types") != "trace":
+    if schema_aware and saga_features(session).type_state:
+        if saga_features(session).variable_types != "trace":
             _learn_from_query(ctx, session, triples)
         if result.kind == "select":
             await _range_evidence(ctx, session, triples, result)

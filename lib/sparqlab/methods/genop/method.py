@@ -37,39 +37,25 @@ class GenOpFailure(KGError):
 class GenOpConfig(MethodConfig):
     """Settings of :class:`GenOpMethod` (the execution parameters of Sect. 6 and the implementation policies).
 
-    - ``semantics``: ``auto`` (by the query class), ``single-pass``, ``lfp``, ``stratified`` or ``well-founded``.
-    - ``k``: proposal bound K; ``b``: domain cap B; ``t``: repairs T; ``r``: validation repetitions R (Alg. 1).
+    - ``evaluation``: the evaluation's parameters (:class:`~sparqlab.methods.genop.semantics.EvalSettings`:
+      semantics, K, B, T, R, Str≃, ...), set as ``-o evaluation.semantics=lfp -o evaluation.k=3``.
     - ``aggregation``: how the R validation votes combine (``all``, ``majority``, ``any``).
-    - ``similarity``: Str≃ (``exact``, ``normalised``, ``jaccard``, ``ratio``; Def. 6).
     - ``memoise``: the proposal and validation caches of App. A.1 (off only to measure what they save).
-    - ``max_iterations``: bound on every Kleene chain.
-    - ``propose_*`` / ``validate_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
-      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
-      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
+    - ``propose_max_tokens`` / ``propose_reasoning_effort`` / ``validate_max_tokens`` / ``validate_reasoning_effort``:
+      per call kind, the completion budget (``None``: the server's default) and a reasoning model's effort
+      (``low`` / ``medium`` / ``high``; ``None``: the server's default). Method defaults: an explicit run or role
+      setting wins (docs/replies.md).
     """
 
-    semantics: Literal["auto", "single-pass", "lfp", "stratified", "well-founded"] = "auto"
-    k: int = 5
-    b: int = 10
-    t: int = 1
-    r: int = 1
+    evaluation: EvalSettings = EvalSettings()
     aggregation: Literal["all", "majority", "any"] = "majority"
-    similarity: Literal["exact", "normalised", "jaccard", "ratio"] = "normalised"
     memoise: bool = True
-    max_iterations: int = 50
     propose_max_tokens: int | None = None
     propose_reasoning_effort: str | None = None
     validate_max_tokens: int | None = None
     validate_reasoning_effort: str | None = None
 
     call_kinds: ClassVar[tuple[str, ...]] = ("propose", "validate")
-
-    def __post_init__(self) -> None:
-        self.settings()  # validates the numbers
-
-    def settings(self) -> EvalSettings:
-        return EvalSettings(semantics=self.semantics, k=self.k, b=self.b, t=self.t, r=self.r,
-                            similarity=self.similarity, max_iterations=self.max_iterations)
 
 
 @register_method("genop")
@@ -109,7 +95,7 @@ class GenOpMethod(Method):
 
         oracle = Oracle(chat, aggregation=self.config.aggregation, memoise=self.config.memoise)
         try:
-            result = await Evaluation(query, query_kg, oracle, self.config.settings(),
+            result = await Evaluation(query, query_kg, oracle, self.config.evaluation,
                                       ctx.kg.profile.label_predicate).run()
         except GenOpEvaluationError as error:
             raise GenOpFailure(str(error)) from None

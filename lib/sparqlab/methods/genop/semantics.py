@@ -55,7 +55,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from tqdm.auto import tqdm
 
@@ -95,8 +95,10 @@ from sparqlab.methods.genop.terms import (
     group_by_domain,
     mapping_to_json,
 )
+from sparqlab.platform.config import MethodConfig
 
-SEMANTICS = ("auto", "single-pass", "lfp", "stratified", "well-founded")
+Semantics = Literal["auto", "single-pass", "lfp", "stratified", "well-founded"]
+SEMANTICS: tuple[str, ...] = get_args(Semantics)
 
 QueryFn = Callable[[str], Awaitable[QueryResult]]
 """``await query(sparql)`` -> QueryResult (raises a KGError on failure)."""
@@ -108,27 +110,31 @@ class GenOpEvaluationError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class EvalSettings:
-    """Execution parameters of an evaluation.
+class EvalSettings(MethodConfig):
+    """Execution parameters of an evaluation (paper Sect. 6); nested in
+    :class:`~sparqlab.methods.genop.method.GenOpConfig` as its ``evaluation`` field (``-o evaluation.k=3``).
 
-    ``semantics``: one of :data:`SEMANTICS`. ``k``: proposal bound K (tuples per Propose call); ``b``: domain cap
-    B (values per generated variable of an SCC); ``t``: repairs T per failing candidate; ``r``: validation
-    repetitions R (Algorithm 1). ``similarity``: the Str≃ of :mod:`sparqlab.methods.genop.terms`.
-    ``label_languages``: preferred label languages for ``Canon``. ``max_iterations``: bound on each Kleene chain
-    (an error beyond it). ``progress``: a tqdm bar over candidate validation. ``condense``: replace cyclic SCCs
-    by ``GenSCC`` macro-operators under every semantics (Sect. 6.4; ``False``: under single-pass and stratified
-    only, ours before).
+    - ``semantics``: ``auto`` (by the query class), ``single-pass``, ``lfp``, ``stratified`` or ``well-founded``.
+    - ``k``: proposal bound K (tuples per Propose call, Alg. 1).
+    - ``b``: domain cap B (values per generated variable of an SCC, Alg. 1).
+    - ``t``: repairs T per failing candidate (Alg. 1).
+    - ``r``: validation repetitions R (Alg. 1).
+    - ``similarity``: Str≃ (``exact``, ``normalised``, ``jaccard``, ``ratio``; Def. 6,
+      :mod:`sparqlab.methods.genop.terms`).
+    - ``label_languages``: preferred label languages for ``Canon``.
+    - ``max_iterations``: bound on every Kleene chain (an error beyond it).
+    - ``condense``: replace cyclic SCCs by ``GenSCC`` macro-operators under every semantics (Sect. 6.4; ``False``:
+      under single-pass and stratified only, ours before).
     """
 
-    semantics: str = "auto"
+    semantics: Semantics = "auto"
     k: int = 5
     b: int = 10
     t: int = 1
     r: int = 1
-    similarity: str = "normalised"
+    similarity: Literal["exact", "normalised", "jaccard", "ratio"] = "normalised"
     label_languages: tuple[str, ...] = ("", "en")
     max_iterations: int = 50
-    progress: bool = False
     condense: bool = True
 
     def __post_init__(self) -> None:
@@ -207,8 +213,9 @@ class Evaluation:
     """
 
     def __init__(self, query: GenQuery, query_kg: QueryFn, oracle: Oracle, settings: EvalSettings | None = None,
-                 label_predicate: str = "http://www.w3.org/2000/01/rdf-schema#label"):
+                 label_predicate: str = "http://www.w3.org/2000/01/rdf-schema#label", progress: bool = False):
         self.query = query
+        self.progress = progress  # a tqdm bar over candidate validation (display only, not a setting)
         self.query_kg = query_kg
         self.oracle = oracle
         self.settings = settings or EvalSettings()
@@ -424,7 +431,7 @@ class Evaluation:
                       for combo in itertools.product(*(domain[v] for v in y_c))]
         accepted: list[Mu] = []
         tried: set[Mu] = set()
-        for mu in tqdm(candidates, desc=f"EvalSCC {{{names}}}", disable=not s.progress, leave=False):
+        for mu in tqdm(candidates, desc=f"EvalSCC {{{names}}}", disable=not self.progress, leave=False):
             tried.add(mu)
             failing = await self.self_support(members, mu)
             self.events.append({"event": "candidate", "scc": names, "candidate": _values(mu, y_c),
@@ -596,9 +603,11 @@ async def alternating_fixpoint(gamma: Callable[[set], Awaitable[set]], cand: set
 
 
 async def evaluate(query: GenQuery, query_kg: QueryFn, oracle: Oracle, settings: EvalSettings | None = None,
-                   label_predicate: str = "http://www.w3.org/2000/01/rdf-schema#label") -> GenResult:
-    """Evaluate a parsed generative query (see the module docstring for the semantics)."""
-    return await Evaluation(query, query_kg, oracle, settings, label_predicate).run()
+                   label_predicate: str = "http://www.w3.org/2000/01/rdf-schema#label",
+                   progress: bool = False) -> GenResult:
+    """Evaluate a parsed generative query (see the module docstring for the semantics); ``progress``: a bar over
+    candidate validation."""
+    return await Evaluation(query, query_kg, oracle, settings, label_predicate, progress).run()
 
 
 def run_genop(text: str, kg, oracle: Oracle, settings: EvalSettings | None = None) -> GenResult:

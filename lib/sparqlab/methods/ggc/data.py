@@ -97,11 +97,14 @@ def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback
     return list(found.values())
 
 
-def gate_from_runs(run_dirs: Iterable[str | Path], kg: Any, settings: GateSettings) -> Gate:
-    """A gate trained on the :func:`labelled_queries` of generator-only runs (recorded as its sources)."""
+def gate_from_runs(run_dirs: Iterable[str | Path], kg: Any, settings: GateSettings, *,
+                   kg_feedback: bool = False) -> Gate:
+    """A gate trained on the :func:`labelled_queries` of generator-only runs (recorded as its sources), reading
+    each initial query's KG feedback when ``kg_feedback``."""
     run_dirs = list(run_dirs)
-    examples = labelled_queries(run_dirs, kg, settings.kg_feedback)
-    return Gate.train([e.gate_example() for e in examples], settings, [str(d) for d in run_dirs])
+    examples = labelled_queries(run_dirs, kg, kg_feedback)
+    return Gate.train([e.gate_example() for e in examples], settings, [str(d) for d in run_dirs],
+                      kg_feedback=kg_feedback)
 
 
 COMPOSITION_BASES = ("composed", "wrong")

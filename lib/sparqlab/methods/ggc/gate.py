@@ -26,27 +26,31 @@ gives the same probabilities.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from sparqlab.llm.embeddings import embed, one_torch_thread
 from sparqlab.methods.ggc.feedback import FEATURES, KGFeedback
 from sparqlab.methods.ggc.template_memory import BRACKET, LITERAL, bracketed, unescape_literal
+from sparqlab.platform.config import MethodConfig
 
-BACKENDS = ("encoder", "tfidf", "sbert")
-CLASS_WEIGHTS = ("none", "balanced")
+Backend = Literal["encoder", "tfidf", "sbert"]
+ClassWeights = Literal["none", "balanced"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
+CLASS_WEIGHTS: tuple[str, ...] = get_args(ClassWeights)
 GATE_FILE = "gate.json"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+FORMATS = (1, 2, FORMAT_VERSION)
 FORMAT_1_SETTINGS = {"mask_entities": True, "class_weights": "balanced"}
-"""Format 1 gates (saved before the paper's raw, unweighted gate became the default) always masked and reweighted."""
+"""Format 1 gates (saved before the paper's raw, unweighted gate became the default) always masked and reweighted.
+Formats 1 and 2 kept ``kg_feedback`` among the settings; format 3 beside them (it is the method's setting)."""
 
 
 def decide(probability: float, threshold: float) -> bool:
@@ -81,18 +85,30 @@ def gate_inputs(question: str, sparql: str, mask_entities: bool = False) -> tupl
 
 
 @dataclass(frozen=True)
-class GateSettings:
-    """How a gate is built. ``backend``: ``encoder`` (the paper's) | ``tfidf`` | ``sbert`` (offline substitutes).
-    ``kg_feedback``: add the KG execution feedback features. ``mask_entities``: read masked, PREFIX-free inputs
-    instead of the raw [q; s(0)]. ``class_weights``: ``none`` (the paper) or ``balanced``. ``c``: inverse regularisation strength of the logistic-regression heads
-    (``tfidf``, ``sbert``). ``encoder_path``: local folder of the Hugging Face encoder to fine-tune
-    (``encoder``). ``epochs``, ``learning_rate``, ``batch_size``, ``max_length``, ``seed``: fine-tuning
-    hyper-parameters (``encoder``; defaults from the paper's appendix A.2); ``seed`` also seeds the heads."""
+class GateSettings(MethodConfig):
+    """How a gate is built (paper, sections 3.4, 4.1 and appendix A.2); nested in
+    :class:`~sparqlab.methods.ggc.method.GGCConfig` as its ``gate`` field (``-o gate.backend=tfidf``) and read by
+    ``sparqlab train gate``'s generated flags. Whether the gate reads KG feedback is not a setting of its own: it
+    is the method's ``kg_feedback`` (the gate and the corrector see the same feedback), passed to
+    :meth:`Gate.train`.
 
-    backend: str = "encoder"
-    kg_feedback: bool = False
+    - ``backend``: ``encoder`` (the paper's fine-tuned encoder; needs ``encoder_path``) or the offline substitutes
+      ``tfidf`` | ``sbert``.
+    - ``mask_entities``: read entity-masked, PREFIX-free inputs instead of the raw [q; s(0)] (ours, off by default).
+    - ``class_weights``: ``none`` (the paper) or ``balanced`` class weights in the training loss.
+    - ``c``: inverse regularisation strength of the ``tfidf``/``sbert`` logistic-regression heads.
+    - ``encoder_path``: local Hugging Face encoder folder to fine-tune (``backend=encoder``).
+    - ``epochs``: fine-tuning epochs of the ``encoder`` gate (appendix A.2: 3).
+    - ``learning_rate``: fine-tuning learning rate of the ``encoder`` gate (appendix A.2: 2e-5).
+    - ``batch_size``: fine-tuning batch size of the ``encoder`` gate (appendix A.2: 8).
+    - ``max_length``: tokens per (question, query) pair of the ``encoder`` gate (appendix A.2: 256).
+    - ``seed``: training seed of the ``encoder`` gate and of the logistic-regression heads.
+    """
+
+    backend: Backend = "encoder"
+    _: KW_ONLY  # every other setting by name
     mask_entities: bool = False
-    class_weights: str = "none"
+    class_weights: ClassWeights = "none"
     c: float = 1.0
     encoder_path: str | None = None
     epochs: int = 3
@@ -106,31 +122,24 @@ class GateSettings:
             raise ValueError(f"unknown gate backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
         if self.class_weights not in CLASS_WEIGHTS:
             raise ValueError(f"unknown class_weights {self.class_weights!r}; use one of {', '.join(CLASS_WEIGHTS)}")
+        if self.c <= 0 or self.epochs < 1 or self.batch_size < 1 or self.max_length < 8 or self.learning_rate <= 0:
+            raise ValueError(f"invalid gate hyper-parameters: {self}")
+
+    def check_trainable(self) -> None:
+        """Raise unless a gate can be trained with these settings (the ``encoder`` backend needs its folder)."""
         if self.backend == "encoder" and not self.encoder_path:
             raise ValueError("the encoder gate needs encoder_path: a local Hugging Face encoder folder "
                              "(e.g. a downloaded roberta-base), or choose an offline substitute gate "
                              "(backend 'tfidf' or 'sbert')")
-        if self.c <= 0 or self.epochs < 1 or self.batch_size < 1 or self.max_length < 8 or self.learning_rate <= 0:
-            raise ValueError(f"invalid gate hyper-parameters: {self}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GateSettings:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown gate settings {unknown}; valid: {sorted(known)}")
-        return cls(**data)
 
 
 @dataclass
 class Gate:
-    """A trained gate: settings, backend state and what it was trained on (``training``: question ids, sizes,
-    the run folders the examples came from)."""
+    """A trained gate: settings, whether it reads KG feedback, backend state and what it was trained on
+    (``training``: question ids, sizes, the run folders the examples came from)."""
 
     settings: GateSettings
+    kg_feedback: bool = False
     state: dict[str, Any] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
     _encoder: Any = field(default=None, repr=False)
@@ -138,9 +147,11 @@ class Gate:
     # -- training ---------------------------------------------------------------------------------------------
 
     @classmethod
-    def train(cls, examples: Sequence[GateExample], settings: GateSettings,
-              sources: Sequence[str] = ()) -> Gate:
-        """Fit a gate on labelled examples (both classes needed). ``sources`` (run folders) are recorded."""
+    def train(cls, examples: Sequence[GateExample], settings: GateSettings, sources: Sequence[str] = (), *,
+              kg_feedback: bool = False) -> Gate:
+        """Fit a gate on labelled examples (both classes needed). ``sources`` (run folders) are recorded;
+        ``kg_feedback``: the gate also reads each example's KG feedback (section 4.3)."""
+        settings.check_trainable()
         labels = np.array([e.label for e in examples])
         if len(examples) == 0 or any(label not in (0, 1) for label in labels):
             raise ValueError("gate training needs examples labelled 0 (initial query correct) or 1 (wrong)")
@@ -148,9 +159,9 @@ class Gate:
             kind = "correct" if labels[0] == 0 else "wrong"
             raise ValueError(f"all {len(examples)} training examples are {kind}: a gate needs both classes "
                              "(use more training questions)")
-        if settings.kg_feedback and any(e.feedback is None for e in examples):
+        if kg_feedback and any(e.feedback is None for e in examples):
             raise ValueError("kg_feedback is on but some training examples have no KG feedback")
-        gate = cls(settings, training={
+        gate = cls(settings, kg_feedback, training={
             "n": len(examples), "n_positive": int(labels.sum()), "sources": list(sources),
             "question_ids": sorted({e.question_id for e in examples if e.question_id})})
         if settings.backend == "encoder":
@@ -210,7 +221,7 @@ class Gate:
         """P(correction required) per example, in [0, 1]."""
         if not examples:
             return np.zeros(0)
-        if self.settings.kg_feedback and any(e.feedback is None for e in examples):
+        if self.kg_feedback and any(e.feedback is None for e in examples):
             raise ValueError("this gate reads KG feedback, but an example has none")
         if self.settings.backend == "encoder":
             with one_torch_thread():
@@ -230,13 +241,13 @@ class Gate:
             vectorizer = TfidfVectorizer(**TFIDF_OPTIONS, vocabulary=self.state["vocabulary"])
             vectorizer.idf_ = np.asarray(self.state["idf"])
             matrix = vectorizer.transform([self._joined(e) for e in examples])
-            if self.settings.kg_feedback:
+            if self.kg_feedback:
                 matrix = hstack([matrix, csr_matrix(_feedback_matrix(examples))]).tocsr()
             return matrix
         questions, queries = zip(*(self._inputs(e) for e in examples), strict=True)
         u, v = embed(list(questions)), embed(list(queries))
         parts = [u, v, np.abs(u - v), u * v]
-        if self.settings.kg_feedback:
+        if self.kg_feedback:
             parts.append(_feedback_matrix(examples))
         return np.hstack(parts).astype(np.float64)
 
@@ -245,7 +256,7 @@ class Gate:
 
     def _pair(self, example: GateExample) -> tuple[str, str]:
         question, query = self._inputs(example)
-        if self.settings.kg_feedback:
+        if self.kg_feedback:
             query = f"{query} [feedback] {example.feedback.describe()}"
         return question, query
 
@@ -276,8 +287,9 @@ class Gate:
         """Write the gate to ``folder`` (created; files replaced) and return its content digest."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        document = {"format": FORMAT_VERSION, "settings": self.settings.to_dict(), "training": self.training,
-                    "feedback_features": list(FEATURES) if self.settings.kg_feedback else []}
+        document = {"format": FORMAT_VERSION, "settings": self.settings.to_dict(), "kg_feedback": self.kg_feedback,
+                    "training": self.training,
+                    "feedback_features": list(FEATURES) if self.kg_feedback else []}
         if self.settings.backend == "sbert":
             from sparqlab.llm.embeddings import MODEL_NAME
 
@@ -298,16 +310,17 @@ class Gate:
         path = folder / GATE_FILE
         if not path.is_file():
             raise FileNotFoundError(f"{folder} holds no trained gate ({GATE_FILE} missing); train one with "
-                                    "`sparqlab ggc train-gate`")
+                                    "`sparqlab train gate`")
         document = json.loads(path.read_text(encoding="utf-8"))
-        if document.get("format") not in (1, FORMAT_VERSION):
-            raise ValueError(f"{path} has gate format {document.get('format')!r}; this version reads 1 and "
-                             f"{FORMAT_VERSION}")
-        saved = document["settings"]
+        if document.get("format") not in FORMATS:
+            raise ValueError(f"{path} has gate format {document.get('format')!r}; this version reads "
+                             f"{', '.join(map(str, FORMATS))}")
+        saved = dict(document["settings"])
         if document["format"] == 1:
             saved = {**FORMAT_1_SETTINGS, **saved}
+        kg_feedback = bool(document.get("kg_feedback", saved.pop("kg_feedback", False)))
         settings = GateSettings.from_dict(saved)
-        gate = cls(settings, training=document.get("training", {}))
+        gate = cls(settings, kg_feedback, training=document.get("training", {}))
         if settings.backend == "encoder":
             gate._encoder = _load_encoder(folder / "encoder")
             gate._encoder[1].eval()

@@ -54,45 +54,38 @@ class GGCConfig(MethodConfig):
 
     - ``mode``: ``none`` (generator only), ``all`` (correct every query) or ``gated`` (Algorithm 1).
     - ``threshold``: τ; the corrector runs when the gate probability is ≥ τ (τ = 0: every query; τ > 1: none).
-    - ``gate``: gate backend to train (ignored when ``gate_path`` is set): ``encoder`` (default, the paper's
-      fine-tuned encoder; needs ``encoder_path``) or the offline substitutes ``tfidf`` | ``sbert``.
-    - ``gate_path``: folder of a trained gate (``sparqlab ggc train-gate``); its backend and feedback setting win.
-    - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b).
+    - ``gate``: how the gate is trained (:class:`~sparqlab.methods.ggc.gate.GateSettings`, set as
+      ``-o gate.backend=tfidf``); default the paper's fine-tuned ``encoder`` (needs ``gate.encoder_path``).
+    - ``gate_path``: folder of a trained gate (``sparqlab train gate``) used instead of training one.
+    - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b); the one
+      place this is set: a gate trained here reads feedback exactly when the method does.
     - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting), ``wikidata`` or ``freebase``.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split).
-    - ``encoder_path``: local Hugging Face encoder folder for ``gate="encoder"``.
-    - ``gate_mask_entities``: train the gate on entity-masked, PREFIX-free inputs instead of the raw [q; s(0)].
-    - ``gate_class_weights``: ``none`` (the paper) or ``balanced`` class weights in gate training.
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
       passing its text on as Algorithm 1 does.
-    - ``gate_c``: inverse regularisation of the ``tfidf``/``sbert`` logistic-regression heads.
-    - ``gate_epochs`` / ``gate_learning_rate`` / ``gate_batch_size`` / ``gate_max_length`` / ``gate_seed``:
-      fine-tuning of the ``encoder`` gate (appendix A.2 defaults); ``gate_seed`` also seeds the heads.
-    - ``generate_*`` / ``correct_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
-      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
-      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
+    - ``generate_max_tokens`` / ``generate_reasoning_effort`` / ``correct_max_tokens`` / ``correct_reasoning_effort``:
+      per call kind, the completion budget (``None``: the server's default) and a reasoning model's effort
+      (``low`` / ``medium`` / ``high``; ``None``: the server's default). Method defaults: an explicit run or role
+      setting wins (docs/replies.md).
+
+    A loaded gate (``gate_path``) follows one rule (:func:`loaded_gate_settings`): its saved settings are the
+    gate's settings. A ``gate`` field left at its default takes the saved value; a field set to anything else must
+    equal the saved value, otherwise the run stops with an error naming the field; ``kg_feedback`` must equal the
+    gate's. The run's config then records the saved settings, so fields that were not used never change the run
+    id (the gate's content digest enters it as an artifact).
     """
 
     mode: Literal["none", "all", "gated"] = "gated"
     threshold: float = 0.5
-    gate: Literal["encoder", "tfidf", "sbert"] = "encoder"
+    gate: GateSettings = GateSettings()
     gate_path: str | None = None
     kg_feedback: bool = False
     variant: Literal["movies", "wikidata", "freebase"] = "movies"
     train_dataset: str = "mcqa-movies"
     train_split: str = "train"
     train_limit: int = 1000
-    encoder_path: str | None = None
     skip_unparseable: bool = False
-    gate_mask_entities: bool = False
-    gate_class_weights: Literal["none", "balanced"] = "none"
-    gate_c: float = 1.0
-    gate_epochs: int = 3
-    gate_learning_rate: float = 2e-5
-    gate_batch_size: int = 8
-    gate_max_length: int = 256
-    gate_seed: int = 42
     generate_max_tokens: int | None = None
     generate_reasoning_effort: str | None = None
     correct_max_tokens: int | None = None
@@ -106,12 +99,22 @@ class GGCConfig(MethodConfig):
         if self.train_limit < 2:
             raise ValueError(f"train_limit must be at least 2; got {self.train_limit}")
 
-    def gate_settings(self) -> GateSettings:
-        return GateSettings(backend=self.gate, kg_feedback=self.kg_feedback, mask_entities=self.gate_mask_entities,
-                            class_weights=self.gate_class_weights, c=self.gate_c,
-                            encoder_path=self.encoder_path, epochs=self.gate_epochs,
-                            learning_rate=self.gate_learning_rate, batch_size=self.gate_batch_size,
-                            max_length=self.gate_max_length, seed=self.gate_seed)
+
+def loaded_gate_settings(requested: GateSettings, kg_feedback: bool, gate: Gate) -> GateSettings:
+    """The rule for a loaded gate (:class:`GGCConfig`): the saved settings win; a requested field that differs
+    both from its default and from the saved value, or a ``kg_feedback`` other than the gate's, is an error
+    naming it. Returns the saved settings."""
+    saved = gate.settings
+    clashes = [f"gate.{name}={getattr(requested, name)!r} (the gate has {getattr(saved, name)!r})"
+               for name in GateSettings.field_names()
+               if getattr(requested, name) != GateSettings.default_of(name)
+               and getattr(requested, name) != getattr(saved, name)]
+    if gate.kg_feedback != kg_feedback:
+        clashes.append(f"kg_feedback={kg_feedback!r} (the gate has {gate.kg_feedback!r})")
+    if clashes:
+        raise ValueError("the loaded gate was trained with other settings than requested: " + "; ".join(clashes)
+                         + "; leave these options out or use the gate's values")
+    return saved
 
 
 def model_identity(model: Any) -> dict[str, Any]:
@@ -145,14 +148,15 @@ class GGC(Method):
         return set(self.gate.training.get("question_ids", [])) if self.gate else set()
 
     def use_gate(self, gate: Gate, digest: str) -> None:
-        """Use an already trained gate (tests, sweeps over a gate trained in the same process)."""
-        self._check_gate(gate)
+        """Use an already trained gate (tests, sweeps over a gate trained in the same process), under the loaded
+        gate rule of :class:`GGCConfig`."""
+        self._adopt(gate)
         self.gate, self.gate_digest = gate, digest
 
-    def _check_gate(self, gate: Gate) -> None:
-        if gate.settings.kg_feedback != self.config.kg_feedback:
-            raise ValueError(f"the gate was trained with kg_feedback={gate.settings.kg_feedback}, but the method "
-                             f"runs with kg_feedback={self.config.kg_feedback}; use the same setting")
+    def _adopt(self, gate: Gate) -> None:
+        """Check a loaded gate against the requested settings and record its saved settings in the config."""
+        settings = loaded_gate_settings(self.config.gate, self.config.kg_feedback, gate)
+        self.config = self.config.replace(gate=settings)
 
     # -- preparation ------------------------------------------------------------------------------------------
 
@@ -165,14 +169,15 @@ class GGC(Method):
         if self.config.gate_path:
             folder = Path(self.config.gate_path)
             gate = await asyncio.to_thread(Gate.load, folder)
-            self._check_gate(gate)
+            self._adopt(gate)
             self.gate, self.gate_digest, self.gate_folder = gate, folder_digest(folder), folder
             ctx.log("gate_loaded", path=str(folder), digest=self.gate_digest)
             return
         generator = ctx.models["generator"]
         identity = model_identity(generator.model)
-        settings = self.config.gate_settings()
-        key = {"settings": settings.to_dict(), "generator": identity, "params": generator.params,
+        settings = self.config.gate
+        settings.check_trainable()
+        key = {"settings": settings.to_dict(), "kg_feedback": self.config.kg_feedback, "generator": identity, "params": generator.params,
                "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "variant": self.config.variant,
                "train": [self.config.train_dataset, self.config.train_split, self.config.train_limit],
                "kg": ctx.kg.identity}
@@ -182,7 +187,8 @@ class GGC(Method):
             questions = questions[: self.config.train_limit]
             result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant), questions,
                                        experiment=f"ggc-gate-data-{stable_hash(identity, 8)}", role="generator")
-            gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings)
+            gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings,
+                                           kg_feedback=self.config.kg_feedback)
             await asyncio.to_thread(gate.save, folder)
             ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=gate.training["n"])
         gate = await asyncio.to_thread(Gate.load, folder)

@@ -54,19 +54,27 @@ def check_disjoint(queries: Sequence[Any], generator_data: str | Path | None) ->
                   description="corrector SFT compositions W1.0, +C0.2, +C0.5, +C0.8 from generator runs (--out is "
                               "a folder)")
 def build_corrector_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any, *, variant: str = "movies",
-                         kg_feedback: bool = False, seed: int = 0, compositions: Mapping[str, float] | None = None,
-                         queries: Sequence[Any] | None = None,
+                         kg_feedback: bool = False, seed: int = 0,
+                         compositions: Mapping[str, float] | Sequence[str] | None = None,
+                         basis: str = "composed", queries: Sequence[Any] | None = None,
                          generator_data: str | Path | None = None) -> dict[str, Any]:
-    """GGC's corrector compositions (default W1.0, +C0.2, +C0.5, +C0.8; ``compositions``: name → correct share)
-    from generator runs, written by :func:`~sparqlab.methods.ggc.data.write_corrector_data` into the folder
+    """GGC's corrector compositions (default W1.0, +C0.2, +C0.5, +C0.8; ``compositions``: name → correct share,
+    or names of :data:`~sparqlab.methods.ggc.data.COMPOSITIONS`; ``basis``: what C0.x is a share of, see
+    :func:`~sparqlab.methods.ggc.data.write_corrector_data`) from generator runs, written by :func:`~sparqlab.methods.ggc.data.write_corrector_data` into the folder
     ``out``; the manifest gains each file's sha256. ``queries``: the runs' labelled queries when the caller has
     them already. ``generator_data``: the generator's training file; labelled questions must not be in it
     (:func:`check_disjoint`)."""
+    if compositions is not None and not isinstance(compositions, Mapping):
+        unknown = [name for name in compositions if name not in COMPOSITIONS]
+        if unknown:
+            raise ValueError(f"unknown compositions {unknown}; known: {', '.join(COMPOSITIONS)}")
+        compositions = {name: COMPOSITIONS[name] for name in compositions}
     if queries is None:
         queries = labelled_queries(run_dirs, kg, kg_feedback)
     check_disjoint(queries, generator_data)
     manifest = write_corrector_data(queries, out, kg, variant=variant, kg_feedback=kg_feedback, seed=seed,
-                                    compositions=compositions or COMPOSITIONS, sources=[str(d) for d in run_dirs])
+                                    compositions=compositions or COMPOSITIONS, sources=[str(d) for d in run_dirs],
+                                    basis=basis)
     manifest["sha256"] = {name: file_digest(Path(out) / f"{name}.jsonl") for name in manifest["sizes"]}
     (Path(out) / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
@@ -78,7 +86,7 @@ def build_gate_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any = N
                     generator_data: str | Path | None = None) -> dict[str, Any]:
     """Gate examples ``{"id", "question", "sparql", "label"}`` (label 1: the initial query is wrong) from
     generator runs (:func:`~sparqlab.methods.ggc.data.labelled_queries`). They carry no KG feedback: a feedback
-    gate is trained from the runs themselves (``sparqlab ggc train-gate --runs``). ``generator_data``: as for
+    gate is trained from the runs themselves (``sparqlab train gate --runs``). ``generator_data``: as for
     :func:`build_corrector_data`."""
     queries = labelled_queries(run_dirs, kg)
     check_disjoint(queries, generator_data)
