@@ -84,10 +84,11 @@ class DesqConfig(MethodConfig):
       reports both alignments as equivalent, section 3.5); ``scores.fragment_alignment`` says which was used.
     - ``restrict_kind``: URI retrieval among memory entries of the slot's kind (entity / property / class) only;
       our extension, off as in the paper (retrieval over the whole memory).
-      ``verbalise``) for the atomic constraints of the worked examples.
-    - ``decompose_*`` / ``map_*`` / ``verbalise_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
-      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
-      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
+    - ``decompose_max_tokens`` / ``map_max_tokens`` / ``verbalise_max_tokens``: the completion budget per call
+      kind (``None``: the server's default). Method defaults: an explicit run or role setting wins
+      (docs/replies.md).
+    - ``decompose_reasoning_effort`` / ``map_reasoning_effort`` / ``verbalise_reasoning_effort``: a reasoning
+      model's effort per call kind (``low`` / ``medium`` / ``high``; ``None``: the server's default).
     """
 
     strategy: str = "roundtrip-exact"

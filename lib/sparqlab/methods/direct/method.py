@@ -54,9 +54,10 @@ class DirectConfig(MethodConfig):
     - ``few_shot_dataset`` / ``few_shot_split`` / ``few_shot_ids``: worked examples (question + gold SPARQL) shown
       as earlier chat turns, loaded in ``prepare`` from a split other than the scored one (empty: zero-shot).
     - ``reparse_attempts``: re-ask calls for a reply that contains no query.
-    - ``generate_*`` / ``reparse_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
-      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
+    - ``generate_max_tokens`` / ``reparse_max_tokens``: the completion budget per call kind (``None``: the server's
       default). Method defaults: an explicit run or role setting wins (docs/replies.md).
+    - ``generate_reasoning_effort`` / ``reparse_reasoning_effort``: a reasoning model's effort per call kind
+      (``low`` / ``medium`` / ``high``; ``None``: the server's default).
     """
 
     few_shot_dataset: str | None = None
