@@ -118,7 +118,7 @@ def _check_model_flags(args: argparse.Namespace, method_class) -> None:
     from sparqlab.llm.openai_backend import model_endpoint
     from sparqlab.llm.standins import STANDIN_PREFIX, standin_names
 
-    if not getattr(method_class, "needs_model", True):
+    if not method_class.needs_model or not method_class.roles:  # the runner's rule: a method without roles calls no model
         return
     model = args.model or os.environ.get("SPARQLAB_MODEL")
     if not model:
