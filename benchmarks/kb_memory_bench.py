@@ -1,12 +1,18 @@
 """DeSQ KB memory on the movie KG: build time, index size, and query latency (targets: build < 90 s on 2 cores,
 query p50 < 5 ms).
 
-Run: ``python benchmarks/kb_memory_bench.py [--queries 300] [--embedder minilm] [--out DIR | --reuse DIR]``.
+Run: ``python benchmarks/kb_memory_bench.py [--queries 300] [--embedder minilm] [--out DIR | --reuse DIR]``, or
+``python benchmarks/kb_memory_bench.py --compare minilm minilm-onnx minilm-int8 [--limit N] [--labels 1000]``.
 The report includes the machine's 1-minute load average: on a shared machine, other jobs slow both numbers.
 Query latency is measured twice: the exact search alone (a query vector against the entity block, numpy) and end
 to end (embedding the query's label + description with the same model, then searching), each over ``--queries``
 entries drawn with a fixed seed. The memory is built from scratch unless ``--reuse`` names a saved one; ``--out``
 keeps the saved copy (e.g. for ``sparqlab run desq -o memory_dir=DIR``), else it goes to a temporary folder.
+
+``--compare`` builds the memory once per encoder, side by side in one run (the first is the reference: today's
+torch float vectors), and reports each build's time and strings per second, and the top-1 agreement with the
+reference on ``--labels`` label-only entity queries drawn with a fixed seed (each memory encodes its own queries):
+the same entry, and an entry with the same label (entries sharing a label tie on a label-only query).
 """
 
 from __future__ import annotations
@@ -25,6 +31,30 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def compare(entries: list, encoders: list[str], labels: int) -> dict:
+    """Build time per encoder and top-1 agreement with the first encoder's memory on label queries."""
+    from sparqlab.methods.desq.kb_memory import KBMemory
+
+    report, reference = {}, None
+    sample = random.Random(0).sample([e for e in entries if e.kind == "entity"], labels)
+    for name in encoders:
+        KBMemory.build(entries[:64], name, progress=False)  # loads (and on first use exports) the encoder
+        start = time.perf_counter()
+        memory = KBMemory.build(entries, name, progress=False)
+        build_s = time.perf_counter() - start
+        top1 = [hits[0].entry for hits in memory.search_vectors(
+            memory.encode([e.label for e in sample]), "entity", 1)]
+        reference = reference or top1
+        pairs = list(zip(top1, reference, strict=True))
+        report[name] = {"build_s": round(build_s, 1), "strings_per_s": round(len(entries) / build_s, 1),
+                        "top1_agreement": round(sum(a.id == b.id for a, b in pairs) / labels, 4),
+                        # entries sharing a label tie on a label-only query: which one wins is arbitrary
+                        "top1_same_label": round(sum(a.label == b.label for a, b in pairs) / labels, 4),
+                        "load_average_1min": round(os.getloadavg()[0], 1)}
+        print(name, json.dumps(report[name]), flush=True)
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=300, help="number of timed queries (default 300)")
@@ -32,6 +62,10 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="keep the saved memory in this folder")
     parser.add_argument("--reuse", default=None, metavar="DIR",
                         help="load the memory saved in DIR instead of building one (query latency only)")
+    parser.add_argument("--compare", nargs="+", default=None, metavar="ENCODER",
+                        help="build with each encoder side by side (the first is the reference)")
+    parser.add_argument("--limit", type=int, default=0, help="with --compare: the first N entries only (0: all)")
+    parser.add_argument("--labels", type=int, default=1000, help="with --compare: label queries for agreement")
     args = parser.parse_args()
 
     from sparqlab.kg import open_kg
@@ -41,6 +75,10 @@ def main() -> None:
         start = time.perf_counter()
         entries = kg_entries(kg)
         read_s = time.perf_counter() - start
+    if args.compare:
+        chosen = entries[:args.limit] if args.limit else entries
+        print(json.dumps({"entries": len(chosen), "encoders": compare(chosen, args.compare, args.labels)}, indent=2))
+        return
     from sparqlab.llm.embeddings import load_model
 
     start = time.perf_counter()

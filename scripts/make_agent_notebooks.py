@@ -12,7 +12,9 @@ in the agents' action format (**not an LLM**; figures and tables are labelled `[
 SAGA changes only what it is shown; on the movie KG every relation is declared Film → X and every entity is typed,
 so expect SAGA ≈ SPINACH in accuracy there, with fewer model calls (no pruning calls). For a real run serve
 gpt-oss-120b or Llama-3.1-70B with vLLM and set `model` / `model_url`; for Wikidata set `kg="wikidata"` (and
-`kg_url` for a mirror) with `datasets` from QALD-7 / QALD-10 / QALD-9-plus / WWQ / SPINACH / LC-QuAD 2.0.
+`kg_url` for a mirror) with `datasets` from QALD-7 / QALD-10 / QALD-9-plus / WWQ / SPINACH / LC-QuAD 2.0; for
+SAGA's Table 2 set `kg="freebase"`, `kg_url` to a Freebase Virtuoso / QLever endpoint and `datasets` to
+`webqsp,cwq,grailqa` (docs/freebase.md; offline, the Freebase-shaped fixture: `sparqlab kg serve-fixture freebase`).
 The Wikidata-shaped test KG shows the type-blind failure offline (paths absolute: notebooks run in `notebooks/`):
 `sparqlab reproduce NAME -p kg wikidata -p kg_url $PWD/data/wikidata_test/wikidata_test.ttl -p kg_search local
 -p datasets $PWD/data/wikidata_test/questions.jsonl -p sample None`."""
@@ -21,7 +23,7 @@ COMMON_PARAMETERS = """\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
-kg: str = "movies"                    # KG name (movies, wikidata), SPARQL endpoint URL or RDF file
+kg: str = "movies"                    # KG name (movies, wikidata, freebase), SPARQL endpoint URL or RDF file
 kg_url: Optional[str] = None          # endpoint (or RDF file) serving that KG, e.g. a QLever Wikidata mirror
 kg_search: Optional[str] = None       # entity search: "api" (wbsearchentities) or "local" (label index); None: profile
 split: Optional[str] = None           # dataset split (None: each dataset's test split)
@@ -32,6 +34,7 @@ select: Optional[str] = None          # "answerable": first keep questions whose
 model: str = "standin-agent"          # a registered stand-in, or the model name your server serves
 model_url: Optional[str] = None       # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
 controller_temperature: float = 1.0   # controller sampling (appendix F.2: 1.0, top-p 0.9, 700 tokens)
+reasoning_effort: Optional[str] = None  # a reasoning model's effort for every call (low/medium/high); None: server's
 max_actions: int = 15                 # action budget per question
 concurrency: int = 4                  # questions in flight at once
 cache: str = "read_write"             # "replay": serve model calls from the response cache only"""
@@ -45,7 +48,8 @@ from sparqlab.runs import model_label"""
 
 SETTINGS = """\
 settings = dict(experiment=experiment, kg=kg, kg_url=kg_url, kg_options={"search": kg_search} if kg_search else {},
-                model=model, model_url=model_url, concurrency=concurrency, cache=cache)
+                model=model, model_url=model_url, concurrency=concurrency, cache=cache,
+                model_params={"reasoning_effort": reasoning_effort} if reasoning_effort else {})
 selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit, select=select)
 agent_options = dict(controller_temperature=controller_temperature, max_actions=max_actions)
 figure_params = {"model": model, "kg": kg, "sample": sample, "limit": limit}"""

@@ -14,18 +14,23 @@ memory, and assembles the query deterministically. This notebook compares the se
 layout of the paper's Tables 4–7: id EM raw vs corrected, final-query structural EM, and how many wrong ids each
 strategy fixed and how many correct ids it broke — on the movie KG (every scored by one run: the run answers with
 `run_strategy` and scores all seven per question), then execution-free on Wikidata benchmarks with the Wikidata
-property memory.
+property memory and on the Freebase benchmarks (WebQSP, CWQ, GrailQA: DeSQ's Freebase columns) with a memory of
+the fb_roles relations and the datasets' entities.
 
 The defaults run offline with `standin-desq`, a deterministic nearest-example baseline (**not an LLM**; labelled
 `[standin]`): it copies the nearest training decomposition and looks entity ids up by plain label, so a name shared
 by a film and a person sometimes gets the wrong id behind the right label. The first run builds the movie KB memory
 (43k entries, embedded once with the offline MiniLM and cached under `.cache/artifacts/`); later runs load it.
-Use a real model with `-p model openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`."""),
+Use a real model with `-p model openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`. The main comparison runs
+on any KG: `-p kg freebase -p kg_url http://HOST:PORT/sparql -p dataset webqsp -p train_dataset webqsp` against a
+Freebase endpoint (docs/freebase.md). The Freebase section is off by default (its memory embeds 77k entries, minutes
+on a CPU): `-p freebase_sets webqsp,cwq,grailqa`."""),
     parameters_cell("""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
-kg: str = "movies"                    # the KG of the main comparison
+kg: str = "movies"                    # the KG of the main comparison (movies, wikidata, freebase)
+kg_url: Optional[str] = None          # SPARQL endpoint serving that KG (needed for freebase)
 dataset: str = "mcqa-movies"          # scored questions (`sparqlab data list`)
 split: str = "test"                   # scored split
 limit: Optional[int] = 100            # first N scored questions; None: all
@@ -34,6 +39,7 @@ train_split: str = "train"
 train_limit: int = 2000               # training questions decomposed (0: all)
 model: str = "standin-desq"           # a registered stand-in, or the model name your server serves
 model_url: Optional[str] = None       # OpenAI-compatible endpoint; None: in-process
+reasoning_effort: Optional[str] = None  # a reasoning model's effort (low/medium/high); None: the server's
 run_strategy: str = "roundtrip-exact" # the strategy the run answers with (all seven are scored either way)
 threshold: float = 0.85               # cosine threshold of score-threshold and combined (paper: 0.85)
 jaccard: float = 0.5                  # word-Jaccard cut of roundtrip-fuzzy (paper: 0.5)
@@ -44,6 +50,10 @@ wikidata_sets: list[str] = ["qald10", "lcquad2"]  # Wikidata benchmarks evaluate
 wikidata_train: str = "qald9plus"     # their worked examples (train split)
 wikidata_limit: int = 30              # questions per Wikidata benchmark
 wikidata_memory_limit: int = 0        # properties in the Wikidata property memory (0: all 12,066)
+freebase_sets: list[str] = []         # Freebase benchmarks evaluated without an endpoint: webqsp, cwq, grailqa
+freebase_train: str = "webqsp"        # their worked examples (train split)
+freebase_limit: int = 30              # questions per Freebase benchmark
+freebase_memory_limit: int = 0        # entities in the Freebase memory (0: all; relations and types always)
 experiment: str = "desq_uri_correction"  # runs/<experiment>/, figures/<experiment>/
 cache: str = "read_write"             # "replay": serve model calls from the response cache only"""),
     new_code_cell("""\
@@ -52,6 +62,11 @@ from IPython.display import display
 
 from sparqlab import plots
 from sparqlab.data import load
+from sparqlab.methods.desq import Desq, decompose, scheme_for, strategy_long, strategy_table
+from sparqlab.methods.desq.metrics import gold_sparql_for, output_bleu
+from sparqlab.methods.desq.kb_memory import describer
+from sparqlab.methods.desq.method import offline_tables
+from sparqlab.methods.desq.verbalise import verbalise_with_templates
 from sparqlab.kg import open_kg
 from sparqlab.methods.desq import Desq, decompose, scheme_for, strategy_long, strategy_table
 from sparqlab.methods.desq.kb_memory import describer
@@ -63,7 +78,7 @@ from sparqlab.runs import RunConfig, model_label, run"""),
                       "that yield the gold answers), its fragments with standardised variables and placeholders, the "
                       "atomic constraints of the template verbaliser, and the grounding block."),
     new_code_cell("""\
-graph = open_kg(kg)
+graph = open_kg(kg_url, profile=kg) if kg_url else open_kg(kg)
 question = load(dataset, split=split, limit=1)[0]
 gold = gold_sparql_for(question, graph)
 example = verbalise_with_templates(decompose(gold, scheme_for(graph.profile.name), describer(None, graph)))
@@ -79,8 +94,9 @@ display(pd.DataFrame([slot.to_dict() for slot in example.slots]))"""),
 method = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, train_dataset=train_dataset,
               train_split=train_split, train_limit=train_limit, memory_limit=memory_limit, embedder=embedder,
               memory_dir=memory_dir)
-result = run(method, config=RunConfig(experiment=experiment, kg=kg, dataset=dataset, split=split, limit=limit,
-                                      model=model, model_url=model_url, cache=cache))
+result = run(method, config=RunConfig(experiment=experiment, kg=kg, kg_url=kg_url, dataset=dataset, split=split, limit=limit,
+                                      model=model, model_url=model_url, cache=cache,
+                                      model_params={"reasoning_effort": reasoning_effort} if reasoning_effort else {}))
 predictions = result.predictions()
 title = model_label(model, result.metrics["model_is_standin"])
 table = strategy_table(predictions)
@@ -109,15 +125,18 @@ pd.Series({
                       "holds Wikidata properties (labels from the property list, CoDEx descriptions), so entity "
                       "slots are left as predicted. Nothing is executed."),
     new_code_cell("""\
-wikidata = open_kg("wikidata")
-wikidata_tables = {}
-for name in wikidata_sets:
-    offline = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="wikidata-properties",
-                   memory_limit=wikidata_memory_limit, embedder=embedder, train_dataset=wikidata_train,
-                   train_split="train")
-    records = pd.DataFrame(evaluate_offline(offline, load(name, limit=wikidata_limit), wikidata, model))
-    wikidata_tables[name] = strategy_table(records).assign(structural_em=records["scores.structural_em"].mean())
-pd.concat(wikidata_tables, names=["dataset"])"""),
+offline_tables(wikidata_sets, open_kg("wikidata"), model, wikidata_limit, strategy=run_strategy, threshold=threshold,
+               jaccard=jaccard, memory="wikidata-properties", memory_limit=wikidata_memory_limit, embedder=embedder,
+               train_dataset=wikidata_train, train_split="train")"""),
+    new_markdown_cell("## Freebase benchmarks, without an endpoint\nDeSQ's Freebase columns: WebQSP, CWQ and GrailQA "
+                      "scored by structure and ids only. The memory holds the fb_roles relations (names and "
+                      "descriptions), their types and the entities the datasets name; the KG object is never queried "
+                      "(an unreachable placeholder URL when `kg_url` is not a Freebase endpoint)."),
+    new_code_cell("""\
+freebase = open_kg(kg_url if kg == "freebase" and kg_url else "http://freebase.invalid/sparql", profile="freebase")
+offline_tables(freebase_sets, freebase, model, freebase_limit, strategy=run_strategy, threshold=threshold,
+               jaccard=jaccard, memory="freebase", memory_limit=freebase_memory_limit, embedder=embedder,
+               train_dataset=freebase_train, train_split="train")"""),
 ]
 
 write_generated_notebook(CELLS, "07_uri_correction.ipynb")

@@ -29,11 +29,13 @@ corrector_url: Optional[str] = None        # its endpoint
 memory_start: int = 2500                   # stand-ins remember train[memory_start:]; real models ignore it
 temperature: float = 0.0                   # sampling temperature of every model call
 max_tokens: int = 512                      # completion budget of every model call
+reasoning_effort: Optional[str] = None     # a reasoning model's effort (low/medium/high); None: the server's
 concurrency: int = 1                       # questions in flight; 1 keeps per-stage times uninterleaved
 cache: str = "off"                         # response cache: "off" so time columns measure the models"""
 
 SETUP = """\
-params = {"temperature": temperature, "max_tokens": max_tokens}
+params = {"temperature": temperature, "max_tokens": max_tokens,
+          **({"reasoning_effort": reasoning_effort} if reasoning_effort else {})}
 shared = dict(dataset=dataset, kg=kg, generator=generator, generator_url=generator_url, corrector=corrector,
               corrector_url=corrector_url, memory_start=memory_start, params=params, concurrency=concurrency,
               cache=cache)

@@ -25,6 +25,11 @@ EXPECTED = [
     ("spinach", "dev", 155, False),
     ("spinach", "test", 165, False),
     ("lcquad2", "test", 5715, False),
+    ("webqsp", "test", 1628, True),
+    ("webqsp", "train", 3098, True),
+    ("cwq", "test", 3531, True),
+    ("grailqa", "dev", 1000, True),
+    ("freebase-fixture", "test", 5, True),
 ]
 
 

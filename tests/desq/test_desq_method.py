@@ -38,7 +38,7 @@ def test_config_is_typed_and_oracle_cannot_answer():
     with pytest.raises(ValueError, match="choose one of none, oracle, always-retrieve"):
         Desq(strategy="roundtrip")
     with pytest.raises(ValueError, match="memory"):
-        Desq(memory="freebase")
+        Desq(memory="dbpedia")
 
 
 def test_run_answers_with_one_strategy_and_scores_all_seven(isolated, movies_kg):

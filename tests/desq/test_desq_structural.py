@@ -1,15 +1,21 @@
 """Structural EM (triple-order-invariant, variable-renaming-invariant) and the fragment / URI / BLEU metrics."""
 
 import math
+import random
+import re
 
 import pytest
 
-from sparqlab.eval.sparql_tree import SparqlParseError
+from sparqlab.eval import structural
+from sparqlab.eval.sparql_tree import SparqlParseError, parse_query
 from sparqlab.eval.structural import (
+    StructureLimitError,
+    StructureLimitWarning,
     canonical_form,
     corpus_bleu,
     fragment_em,
     normalise_fragment,
+    query_graph,
     structural_em,
     uri_em,
 )
@@ -128,3 +134,71 @@ def test_corpus_bleu_matches_a_hand_computation():
     # a shorter hypothesis pays the brevity penalty exp(1 - 4/2)
     assert corpus_bleu(["a b"], ["a b c d"], max_n=2) == pytest.approx(math.exp(-1))
     assert corpus_bleu(["x y"], ["a b"]) == 0.0
+
+
+# ------------------------------------------------------------------ canonical labelling (graph canonisation)
+
+P = "<http://example.org/p>"
+
+
+def _cycles(lengths: list[int]) -> str:
+    """Directed cycles of one predicate: every variable has one incoming and one outgoing pattern, so colour
+    refinement alone cannot tell two cycle covers of the same size apart."""
+    patterns, start = [], 0
+    for length in lengths:
+        patterns += [f"?n{start + i} {P} ?n{start + (i + 1) % length} ." for i in range(length)]
+        start += length
+    return "SELECT * WHERE { " + " ".join(patterns) + " }"
+
+
+def _shuffled_and_renamed(query: str, seed: int) -> str:
+    """The query's top-level triple patterns in another order, its variables renamed by a random permutation."""
+    rng = random.Random(seed)
+    names = sorted(set(re.findall(r"\?(\w+)", query)))
+    renamed = dict(zip(names, rng.sample([f"r{i}" for i in range(len(names))], len(names)), strict=True))
+    body = query[query.index("{") + 1:query.rindex("}")]
+    patterns = [p.strip() for p in body.split(" .") if p.strip()]
+    rng.shuffle(patterns)
+    text = query[:query.index("{") + 1] + " " + " . ".join(patterns) + " . }"
+    return re.sub(r"\?(\w+)", lambda m: "?" + renamed[m.group(1)], text)
+
+
+def test_same_degree_structures_that_differ_do_not_match():
+    assert structural_em(_cycles([3, 3]), _cycles([6])) == 0
+    assert structural_em(_cycles([4, 4]), _cycles([3, 5])) == 0
+    assert structural_em(_cycles([3, 3]), _cycles([3, 3])) == 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_canonical_form_is_invariant_under_reordering_and_renaming(seed):
+    queries = [_cycles([3, 3, 6]), _cycles([2, 4, 5]),
+               "SELECT ?a ?c WHERE { ?a wdt:P31 wd:Q5 . ?a wdt:P19 ?b . ?b wdt:P17 ?c . ?c wdt:P31 wd:Q6256 . "
+               "?a wdt:P27 ?c . ?d wdt:P19 ?b . ?d wdt:P31 wd:Q5 }"]
+    for query in queries:
+        assert canonical_form(_shuffled_and_renamed(query, seed)) == canonical_form(query)
+
+
+def test_a_large_symmetric_query_matches_its_reordering():
+    predicted = "SELECT * WHERE { " + " ".join(f"?a{i} {P} ?b{i} ." for i in range(200)) + " }"
+    gold = "SELECT * WHERE { " + " ".join(f"?y{i} {P} ?z{i} ." for i in reversed(range(200))) + " }"
+    assert structural_em(predicted, gold) == 1
+    assert structural_em(predicted.replace("?b199", "?a0"), gold) == 0
+
+
+def test_query_graph_colours_say_nothing_of_variable_names():
+    colours, edges, variables = query_graph(parse_query(GOLD))
+    renamed_colours, renamed_edges, _ = query_graph(parse_query(MATCH[0].replace("?z", "?w")))
+    assert sorted(colours) == sorted(renamed_colours) and len(edges) == len(renamed_edges)
+    assert {v.value for v in variables} == {"a", "b", "c"}
+    assert not any("?c" in colour or "?a" in colour for colour in colours)
+
+
+def test_a_query_over_the_size_limit_scores_not_matched_with_a_counted_warning(monkeypatch):
+    big = "SELECT * WHERE { " + " ".join(f"?a {P} ?b{i} ." for i in range(20)) + " }"  # one connected part
+    monkeypatch.setattr(structural, "MAX_VERTICES", 40)
+    before = structural.over_limit["predicted"]
+    with pytest.warns(StructureLimitWarning, match="more than the limit of 40"):
+        assert structural_em(big, GOLD) == 0
+    assert structural.over_limit["predicted"] == before + 1
+    with pytest.raises(StructureLimitError):
+        structural_em(GOLD, big)

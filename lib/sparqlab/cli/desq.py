@@ -18,8 +18,9 @@ def register(subparsers) -> None:
     build = memory_commands.add_parser(
         "build", help="build (or load) and save a KB memory; prints entries, build time and index size")
     build.add_argument("--kg", default="movies", help="KG whose entities, relations and classes are indexed")
-    build.add_argument("--source", choices=["kg", "wikidata-properties"], default="kg",
-                       help="kg: the KG's own elements; wikidata-properties: data/wikidata_properties")
+    build.add_argument("--source", choices=["kg", "wikidata-properties", "freebase"], default="kg",
+                       help="kg: the KG's own elements; wikidata-properties: data/wikidata_properties; freebase: "
+                            "fb_roles relations and types plus the Freebase datasets' entities (data/freebase)")
     build.add_argument("--embedder", default="minilm",
                        help="minilm (offline all-MiniLM-L6-v2) or a sentence-transformers model name")
     build.add_argument("--entities", type=int, default=0,
@@ -67,9 +68,15 @@ def _memory_build(args: argparse.Namespace) -> int:
 
     from sparqlab.core.paths import cache_dir
     from sparqlab.kg import open_kg
-    from sparqlab.methods.desq.kb_memory import KBMemory, kg_entries, limit_entries, wikidata_property_entries
+    from sparqlab.methods.desq.kb_memory import (
+        KBMemory,
+        freebase_entries,
+        kg_entries,
+        limit_entries,
+        wikidata_property_entries,
+    )
 
-    name = args.kg if args.source == "kg" else "wikidata-properties"
+    name = args.kg if args.source == "kg" else args.source
     folder = args.out or cache_dir() / "desq-memory" / "-".join(
         [name, args.embedder.replace("/", "_")] + ([str(args.entities)] if args.entities else []))
     start = time.perf_counter()
@@ -80,6 +87,8 @@ def _memory_build(args: argparse.Namespace) -> int:
             with open_kg(args.kg, cache=False) as kg:
                 entries = kg_entries(kg)
             entries = limit_entries(entries, "entity", args.entities)
+        elif args.source == "freebase":
+            entries = limit_entries(freebase_entries(), "entity", args.entities)
         else:
             entries = limit_entries(wikidata_property_entries(), "property", args.entities)
         memory, how = KBMemory.build(entries, args.embedder), "built"

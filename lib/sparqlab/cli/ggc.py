@@ -40,7 +40,7 @@ def register(subparsers) -> None:
     build.add_argument("--runs", nargs="+", type=Path, required=True, help="generator-only run folders")
     build.add_argument("--out", type=Path, required=True, help="output folder")
     build.add_argument("--kg", default="movies", help="the runs' KG (default: movies)")
-    build.add_argument("--variant", default="movies", choices=("movies", "wikidata"), help="prompt variant")
+    build.add_argument("--variant", default="movies", choices=("movies", "wikidata", "freebase"), help="prompt variant")
     build.add_argument("--kg-feedback", action="store_true", help="put execution feedback into the prompts")
     build.add_argument("--compositions", default="W1.0,W1.0+C0.2,W1.0+C0.5,W1.0+C0.8",
                        help="comma-separated composition names (default: all four)")
@@ -99,7 +99,7 @@ def _generator_options(parser: argparse.ArgumentParser, default_split: str, defa
     parser.add_argument("--limit", type=int, default=default_limit, help=f"first N questions (default: "
                         f"{default_limit or 'all'})")
     parser.add_argument("--kg", default="movies", help="KG (default: movies)")
-    parser.add_argument("--variant", default="movies", choices=("movies", "wikidata"), help="prompt variant")
+    parser.add_argument("--variant", default="movies", choices=("movies", "wikidata", "freebase"), help="prompt variant")
     parser.add_argument("--experiment", default="ggc", help="experiment folder of the runs (default: ggc)")
     parser.add_argument("--concurrency", type=int, default=1, help="questions in flight (default: 1, so the "
                         "per-stage times are not interleaved)")

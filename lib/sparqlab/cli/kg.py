@@ -28,6 +28,13 @@ def register(subparsers) -> None:
     search.add_argument("--limit", type=int, default=10)
     search.set_defaults(handler=search_command)
 
+    fixture = kg_commands.add_parser(
+        "serve-fixture", help="serve a KG's bundled test fixture over SPARQL on 127.0.0.1 until interrupted",
+        description="Run `oxigraph serve-read-only` over the fixture (data/freebase/fixture/freebase_fixture.ttl) "
+                    "and print its query URL, for --kg freebase --kg-url URL without a Freebase server.")
+    fixture.add_argument("name", choices=["freebase"], help="the KG whose fixture to serve")
+    fixture.set_defaults(handler=serve_fixture_command)
+
     prefixes = kg_commands.add_parser("prefixes", help="the prefixes a KG predefines (usable without PREFIX)")
     prefixes.add_argument("name", nargs="?", default=None, help="KG name (default: every known KG)")
     prefixes.set_defaults(handler=prefixes_command)
@@ -76,6 +83,22 @@ def build_command(args: argparse.Namespace) -> int:
     print(f"  labels shared by entities of several classes: {stats['labels_with_several_classes']:,}")
     per_relation = ", ".join(f"{rel} {n:,}" for rel, n in stats["facts_per_relation"].items())
     print(f"  facts per relation: {per_relation}")
+    return 0
+
+
+def serve_fixture_command(args: argparse.Namespace) -> int:
+    """Serve the fixture until Ctrl-C (or SIGTERM); the URL goes to stdout as the first line."""
+    from sparqlab.kg.freebase import fixture_store
+    from sparqlab.kg.server import serve_store
+
+    with serve_store(fixture_store()) as url:
+        print(url, flush=True)
+        print(f"serving the {args.name} fixture; stop with Ctrl-C", file=sys.stderr, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
     return 0
 
 

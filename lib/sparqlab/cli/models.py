@@ -20,6 +20,12 @@ def register(subparsers) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: local only)")
     serve.add_argument("--delay-ms", type=float, default=None,
                        help="fixed delay added to every response (stand-ins only; for benchmarks)")
+    serve.add_argument("--max-model-len", type=int, default=None,
+                       help="context length in estimated tokens, reported by /v1/models; a longer request gets "
+                            "vLLM's 400 context-length error")
+    serve.add_argument("--max-in-flight", type=int, default=None,
+                       help="concurrent requests served; more get --overload-status with Retry-After")
+    serve.add_argument("--overload-status", type=int, default=429, choices=(429, 503))
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     serve.set_defaults(handler=_serve)
 
@@ -32,9 +38,11 @@ def register(subparsers) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from sparqlab.llm.server import model_for_serving, serve
+    from sparqlab.llm.server import Limits, model_for_serving, serve
 
-    serve(model_for_serving(args.model, args.delay_ms), host=args.host, port=args.port, log_level=args.log_level)
+    limits = Limits(args.max_model_len, args.max_in_flight, args.overload_status)
+    serve(model_for_serving(args.model, args.delay_ms), host=args.host, port=args.port, log_level=args.log_level,
+          limits=limits)
     return 0
 
 

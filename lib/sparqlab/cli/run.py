@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from typing import Any
 
 from sparqlab.llm.errors import ModelUnavailable, ReplayMiss, UnknownModel
 
@@ -43,8 +45,18 @@ def register(subparsers) -> None:
                              "(default: SPARQLAB_MODEL)")
     parser.add_argument("--model-url", default=None,
                         help="OpenAI-compatible endpoint, e.g. http://gpu:8000/v1 (default: SPARQLAB_MODEL_URL)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
-    parser.add_argument("--max-tokens", type=int, default=None, help="completion token limit per call")
+    parser.add_argument("--temperature", type=float, default=None,
+                        help="sampling temperature of every call; when given it wins over the method's per-kind "
+                             "defaults (default: the method's, else 0)")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="completion token limit of every call; when given it wins over the method's per-kind "
+                             "budgets ({kind}_max_tokens options)")
+    parser.add_argument("--model-opt", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option of the model factory (repeatable; values read as JSON when they parse), e.g. "
+                             "-m noisy:standin-agent --model-opt rate=0.3 --model-opt seed=1")
+    parser.add_argument("--reasoning-effort", default=None,
+                        help="a reasoning model's effort (low / medium / high) for every call; wins over the "
+                             "method's {kind}_reasoning_effort options")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument("--experiment", "-e", default="default", help="results go to runs/<experiment>/")
     parser.add_argument("--concurrency", "-c", type=int, default=8, help="questions in flight (default 8)")
@@ -116,19 +128,32 @@ def _check_model_flags(args: argparse.Namespace, method_class) -> None:
         model_endpoint(model, args.model_url)
 
 
+def _model_options(items: list[str]) -> dict[str, Any]:
+    """``--model-opt NAME=VALUE`` pairs; a value that parses as JSON (numbers, booleans) is taken as such."""
+    options: dict[str, Any] = {}
+    for name, text in parse_pairs(items, "--model-opt values").items():
+        try:
+            options[name] = json.loads(text)
+        except ValueError:
+            options[name] = text
+    return options
+
+
 def _run(args: argparse.Namespace) -> int:
     from sparqlab.methods import get_method
     from sparqlab.runs import RunAborted, RunConfig, model_label, run
 
     method_class = get_method(args.method)
     method = method_class(method_class.config_class.from_options(parse_pairs(args.option, "method options")))
-    model_params = {"temperature": args.temperature}
-    if args.max_tokens is not None:
-        model_params["max_tokens"] = args.max_tokens
+    # Only what the user gave: an explicit setting wins over the method's per-kind defaults (issue 18 item 8).
+    model_params = {name: value for name, value in (("temperature", args.temperature),
+                                                     ("max_tokens", args.max_tokens),
+                                                     ("reasoning_effort", args.reasoning_effort)) if value is not None}
     config = RunConfig(
         experiment=args.experiment, kg=args.kg, kg_url=args.kg_url,
         kg_options={"search": args.kg_search} if args.kg_search else {},
         model=args.model, model_url=args.model_url, model_roles=parse_model_roles(args.model_role),
+        model_options=_model_options(args.model_opt),
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
         sample=args.sample, sample_seed=args.sample_seed, select=args.select, generate_only=args.generate_only,
         answer_match=args.answer_match,

@@ -76,6 +76,12 @@ def _ck25() -> list[Question]:
     return load_ck25()
 
 
+def _freebase(loader: str, *args: str) -> list[Question]:
+    from sparqlab.data import freebase
+
+    return getattr(freebase, loader)(*args)
+
+
 def _own(relative: str) -> list[Question]:
     return read_questions(data_dir() / relative)
 
@@ -149,6 +155,31 @@ DATASETS: dict[str, Dataset] = {
             "ck25",
             "TEXT2SPARQL'25 corporate KG questions (50, English); gold = the challenge's official true result set",
             {"test": _ck25},
+        ),
+        Dataset(
+            "webqsp",
+            "freebase",
+            "WebQuestionsSP (Freebase): test = the 1,628 answered test questions (SAGA section 5), train 3,098",
+            {"test": partial(_freebase, "load_webqsp", "test"), "train": partial(_freebase, "load_webqsp", "train")},
+        ),
+        Dataset(
+            "cwq",
+            "freebase",
+            "ComplexWebQuestions 1.1 test (Freebase), 3,531 questions with answer MIDs",
+            {"test": partial(_freebase, "load_cwq")},
+        ),
+        Dataset(
+            "grailqa",
+            "freebase",
+            "GrailQA v1.0 (Freebase): the 1,000-question dev sample SAGA and ToG evaluate on",
+            {"dev": partial(_freebase, "load_grailqa")},
+            default_split="dev",
+        ),
+        Dataset(
+            "freebase-fixture",
+            "freebase",
+            "Five questions in the WebQSP / CWQ / GrailQA formats over the Freebase-shaped fixture KG",
+            {"test": partial(_freebase, "load_fixture")},
         ),
         Dataset(
             "lcquad2",

@@ -4,7 +4,7 @@
 ``row_f1`` compares result *rows* term by term, as SPINACH reports it. ``docs/metrics.md`` explains the difference.
 """
 
-from sparqlab.eval.errors import categorise, categorise_record, error_table
+from sparqlab.eval.errors import categorise, categorise_record, error_table, no_query_causes
 from sparqlab.eval.metrics import (
     COST_FIELDS,
     SetScore,
@@ -42,6 +42,7 @@ __all__ = [
     "categorise",
     "categorise_record",
     "error_table",
+    "no_query_causes",
     "fetch_labels",
     "flatten_result",
     "gold_relevance",

@@ -301,3 +301,18 @@ def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coar
             table.loc[~unshared, (label, kind)] = table.loc[~unshared, (label, kind)].fillna(0.0)
     table.columns = pd.MultiIndex.from_tuples(table.columns)
     return table
+
+
+def no_query_causes(runs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Why predictions ended without a query, per run: one row per ``error_category`` of the ``no_query``
+    predictions (``parse_failure``, ``truncated_reply``, ``reasoning_exhausted``, ``context_overflow``,
+    ``question_timeout``, ``budget_exhausted`` ...), one count column per run label; the row Table 3 counts as
+    ``no_query``, split by cause."""
+    import pandas as pd
+
+    columns = {}
+    for label, predictions in runs.items():
+        typed = with_error_types(predictions)
+        causes = typed.loc[typed["error_type"] == NO_QUERY, "error_category"].fillna("none")
+        columns[label] = causes.value_counts()
+    return pd.DataFrame(columns).fillna(0).astype(int).sort_index()

@@ -5,10 +5,17 @@ fragment-level EM under key- and position-based alignment, URI-level EM per fiel
 becomes the other by reordering the triple patterns (and the FILTERs) inside a group and renaming variables
 consistently — whatever order the variables first appear in. Anything else counts: a constant, a property, which
 variables a pattern shares, a filter, the projection (and its order), a modifier. Both queries are brought to a
-canonical text: variables are coloured by how they occur (colour refinement over the query's triple patterns,
-filters and clauses, as in graph canonisation), ties are broken by trying each tied variable first and keeping
-the smallest text, and each group's triple patterns and filters are printed sorted. Prefixed names are expanded,
-keywords upper-cased and literals re-quoted, so spelling differences that do not change the query do not count.
+canonical text. Naming the variables canonically is graph canonisation, so it is left to a solver made for it
+(bliss, through igraph's ``canonical_permutation``): the query becomes a vertex-coloured graph (a vertex per
+variable, per piece of the query that mentions variables, and per variable occurrence in it), whose colours carry
+everything that is not a variable name — the piece's text with its variables masked and its place in the query
+(the scope), and the occurrence's position in the piece. Two queries are structurally equal exactly when their
+graphs are isomorphic, so the solver's canonical order of the variable vertices names the variables the same way
+in both; each group's triple patterns and filters are then printed sorted. Prefixed names are expanded, keywords
+upper-cased and literals re-quoted, so spelling differences that do not change the query do not count.
+
+Queries with a connected part of their graph larger than :data:`MAX_VERTICES` are not canonised (:class:`StructureLimitError`): a
+predicted one scores "not matched" with a :class:`StructureLimitWarning`, counted in :data:`over_limit`.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -45,15 +53,31 @@ from sparqlab.eval.sparql_tree import (
     query_text,
 )
 
-MAX_BRANCHES = 5000
-"""Tie-breaking leaves explored per query before settling for the smallest text found so far (only highly
-symmetric queries, e.g. many interchangeable patterns, get near it)."""
+MAX_VERTICES = 2_000
+"""Largest connected part of a query's graph handed to the canonisation solver (a triple pattern with two
+variables adds 3 vertices; the largest graph among 3,000 sampled benchmark gold queries has 94). Graph
+canonisation has no known polynomial bound, and bliss's time grows with the square of a part whose pieces are all
+interchangeable (one variable in hundreds of like patterns: ~2 s at this limit on a loaded 2-core machine, see
+benchmarks/structural_em_bench.py): the limit keeps a hostile predicted query from stalling a run's scoring."""
 
-_Unit = tuple[str, Callable[[TermPrinter], str], frozenset[Term]]
+over_limit: Counter[str] = Counter()
+"""Predicted queries scored "not matched" because they exceeded :data:`MAX_VERTICES` (key ``"predicted"``)."""
+
+
+class StructureLimitError(ValueError):
+    """A query too large to canonise within :data:`MAX_VERTICES`."""
+
+
+class StructureLimitWarning(UserWarning):
+    """A predicted query scored "not matched" because it is over :data:`MAX_VERTICES`."""
+
+
+_MASK = "\x00"  # stands for a variable in a piece's colour text; no SPARQL token prints as a NUL
 
 
 def _units(query: Query, scope: str = "") -> Iterator[tuple[str, Callable[[TermPrinter], str]]]:
-    """The query's smallest pieces that mention variables, each with its place in the query (``scope``)."""
+    """The query's smallest pieces that mention variables, each with its place in the query (``scope``): the
+    pieces a structurally equal query may reorder (triple patterns, filters of one group) share a scope."""
     head = dataclasses.replace(query, named=[])
     yield scope + "head", lambda show: head_text(head, show)
     for number, (name, named) in enumerate(query.named):
@@ -89,77 +113,107 @@ def _group_units(group: Group, scope: str) -> Iterator[tuple[str, Callable[[Term
             yield from _units(element.query, inner)
 
 
-def _variables_of(render: Callable[[TermPrinter], str]) -> frozenset[Term]:
-    found: set[Term] = set()
-    render(lambda t: found.add(t) or "" if t.is_variable else "")
-    return frozenset(found)
+def query_graph(tree: Query) -> tuple[list[str], list[tuple[int, int]], list[Term]]:
+    """The query as a vertex-coloured graph: ``(colours, edges, variables)``, where vertex ``i < len(variables)``
+    is ``variables[i]``. Each piece of :func:`_units` that mentions a variable is a vertex coloured by its scope
+    and its text with every variable masked; its ``k``-th variable occurrence is a vertex coloured by that text and
+    ``k``, joined to the piece and to the variable. A colour-preserving isomorphism between two such graphs is
+    exactly a variable renaming plus a reordering of same-scope pieces, i.e. structural equality."""
+    index: dict[Term, int] = {}
+    variables: list[Term] = []
+    pieces: list[tuple[str, list[Term]]] = []
+    for scope, render in _units(tree):
+        occurrences: list[Term] = []
+
+        def show(term: Term, seen: list[Term] = occurrences) -> str:
+            if term.is_variable:
+                seen.append(term)
+                return _MASK
+            return default_term(term)
+
+        text = render(show)
+        if not occurrences:
+            continue
+        pieces.append((f"{scope}:{text}", occurrences))
+        for term in occurrences:
+            if term not in index:
+                index[term] = len(variables)
+                variables.append(term)
+    colours = [f"variable:{term.kind}" for term in variables]
+    edges: list[tuple[int, int]] = []
+    for template, occurrences in pieces:
+        piece = len(colours)
+        colours.append(template)
+        for position, term in enumerate(occurrences):
+            edges += [(piece, len(colours)), (len(colours), index[term])]
+            colours.append(f"{template}\x01{position}")
+    return colours, edges, variables
 
 
-def _refine(units: list[_Unit], colour: dict[Term, int]) -> dict[Term, int]:
-    """Colour refinement: a variable's new colour is its old one plus the multiset of its contexts, each
-    context being a piece of the query printed with this variable as ``#`` and the others by colour."""
-    while True:
-        contexts: dict[Term, list[str]] = {v: [] for v in colour}
-        for scope, render, variables in units:
-            for variable in variables:
-                contexts[variable].append(scope + ":" + render(
-                    lambda t, v=variable, c=colour: "#" if t == v else (f"?{c[t]}" if t.is_variable else default_term(t))))
-        keys = {v: (colour[v], tuple(sorted(contexts[v]))) for v in colour}
-        ranks = {key: rank for rank, key in enumerate(sorted(set(keys.values())))}
-        refined = {v: ranks[keys[v]] for v in colour}
-        if len(set(refined.values())) == len(set(colour.values())):
-            return refined
-        colour = refined
+def _canonical_order(colours: list[int], edges: list[tuple[int, int]]) -> list[int]:
+    """The vertices in a canonical order of the coloured graph: isomorphic graphs give orders that an isomorphism
+    maps onto each other. Each connected component is canonised on its own and the components are sorted by their
+    canonical graphs (the canonical form of a disjoint union): the solver's time grows with the square of a
+    component's size when its parts are interchangeable, and a query's symmetric parts are mostly separate
+    components (the same pattern on fresh variables, repeated).
+
+    Raises :class:`StructureLimitError` when a component has more than :data:`MAX_VERTICES` vertices."""
+    import igraph
+
+    graph = igraph.Graph(n=len(colours), edges=edges)
+    keyed = []
+    for component in graph.connected_components():
+        members = sorted(component)
+        if len(members) > MAX_VERTICES:
+            raise StructureLimitError(f"a connected part of the query's graph has {len(members):,} vertices, "
+                                      f"more than the limit of {MAX_VERTICES:,} for structural EM")
+        part = graph.induced_subgraph(members) if len(members) > 1 else None
+        # induced_subgraph numbers the (sorted) members in order; igraph 1.0's canonical_permutation gives, at place j, the
+        # vertex that goes to place j of the canonical graph (the order permute_vertices takes)
+        places = part.canonical_permutation(color=[colours[v] for v in members]) if part else [0]
+        order = [members[v] for v in places]
+        where = {vertex: place for place, vertex in enumerate(order)}
+        shape = sorted(tuple(sorted((where[members[a]], where[members[b]]))) for a, b in part.get_edgelist()) \
+            if part else []
+        keyed.append(((len(order), [colours[v] for v in order], shape), order))
+    keyed.sort(key=lambda item: item[0])
+    return [vertex for _, order in keyed for vertex in order]
 
 
 def canonical_form(query: str | Query) -> str:
     """The canonical text of a query under structural EM (equal texts ⇔ structurally equal queries).
 
-    Raises :class:`~sparqlab.eval.sparql_tree.SparqlParseError` when ``query`` is text that does not parse.
+    Raises :class:`~sparqlab.eval.sparql_tree.SparqlParseError` when ``query`` is text that does not parse, and
+    :class:`StructureLimitError` when a connected part of its graph has more than :data:`MAX_VERTICES` vertices.
     """
     tree = parse_query(query) if isinstance(query, str) else query
-    units = [(scope, render, _variables_of(render)) for scope, render in _units(tree)]
-    variables = set().union(*(unit[2] for unit in units)) if units else set()
-    start = {v: 0 if v.kind == "var" else 1 for v in variables}
-    best: list[str] = []
-    branches = [0]
+    colours, edges, variables = query_graph(tree)
+    rank = {colour: number for number, colour in enumerate(sorted(set(colours)))}
+    order = [vertex for vertex in _canonical_order([rank[c] for c in colours], edges) if vertex < len(variables)]
+    name = {variables[vertex]: number for number, vertex in enumerate(order)}
 
-    def text(colour: dict[Term, int]) -> str:
-        def show(term: Term) -> str:
-            if term.kind == "var":
-                return f"?v{colour[term]}"
-            return f"_:b{colour[term]}" if term.kind == "bnode" else default_term(term)
+    def show(term: Term) -> str:
+        if term.kind == "var":
+            return f"?v{name[term]}"
+        return f"_:b{name[term]}" if term.kind == "bnode" else default_term(term)
 
-        return query_text(tree, show, ordered=True)
-
-    def search(colour: dict[Term, int]) -> None:
-        if branches[0] >= MAX_BRANCHES:
-            return
-        colour = _refine(units, colour)
-        sizes = Counter(colour.values())
-        tied = [c for c in sorted(sizes) if sizes[c] > 1]
-        if not tied:
-            branches[0] += 1
-            candidate = text(colour)
-            if not best or candidate < best[0]:
-                best[:] = [candidate]
-            return
-        for chosen in sorted((v for v in colour if colour[v] == tied[0]), key=lambda v: (v.kind, v.value)):
-            search({v: 2 * c + (0 if v == chosen or c != tied[0] else 1) for v, c in colour.items()})
-
-    search(start)
-    return best[0]
+    return query_text(tree, show, ordered=True)
 
 
 def structural_em(predicted: str | None, gold: str) -> int:
-    """1 when ``predicted`` matches ``gold`` under structural EM, else 0 (also when ``predicted`` is missing or
-    does not parse). A gold query that does not parse raises, since nothing can be scored against it."""
+    """1 when ``predicted`` matches ``gold`` under structural EM, else 0 (also when ``predicted`` is missing, does
+    not parse, or is over :data:`MAX_VERTICES`: the last warns and is counted in :data:`over_limit`). A gold query
+    that does not parse or is over the limit raises, since nothing can be scored against it."""
     gold_form = canonical_form(gold)
     if not predicted:
         return 0
     try:
         return int(canonical_form(predicted) == gold_form)
     except SparqlParseError:
+        return 0
+    except StructureLimitError as error:
+        over_limit["predicted"] += 1
+        warnings.warn(f"scored as not matched: {error}", StructureLimitWarning, stacklevel=2)
         return 0
 
 
@@ -246,4 +300,5 @@ def corpus_bleu(predictions: Sequence[str], references: Sequence[str], max_n: in
     return brevity * math.exp(log_precision)
 
 
-__all__ = ["canonical_form", "corpus_bleu", "fragment_em", "normalise_fragment", "structural_em", "uri_em"]
+__all__ = ["MAX_VERTICES", "StructureLimitError", "StructureLimitWarning", "canonical_form", "corpus_bleu",
+           "fragment_em", "normalise_fragment", "over_limit", "query_graph", "structural_em", "uri_em"]

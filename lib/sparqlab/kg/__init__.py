@@ -13,6 +13,7 @@ from pathlib import Path
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
 from sparqlab.kg import ck25 as _ck25  # noqa: F401  (registers the CK25 store builder)
+from sparqlab.kg import freebase as _freebase  # noqa: F401  (registers the Freebase profile, schema and search)
 from sparqlab.kg import movies as _movies  # noqa: F401  (registers the movie store builder)
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.embedded import EmbeddedKG, load_rdf_file
@@ -81,6 +82,8 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
             return EmbeddedKG(store, profile or named, identity=f"{named.name}@{store.parent.name}", **embedded)
         if named.endpoint:
             return EndpointKG(named.endpoint, profile or named, cache=query_cache_, options=options)
+        raise ValueError(f"KG {target!r} is not bundled and has no default endpoint: give the URL of a SPARQL "
+                         f"endpoint serving it (--kg {target} --kg-url URL, or open_kg(URL, profile={target!r}))")
     if target.startswith(("http://", "https://")):
         return EndpointKG(target, profile or generic_profile(target), cache=query_cache_, options=options)
     path = Path(target).expanduser()

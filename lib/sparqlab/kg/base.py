@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
 from sparqlab.kg.errors import EndpointError, KGError, QueryTimeout, error_from_kind
-from sparqlab.kg.guard import check_read_only
+from sparqlab.kg.guard import check_read_only, portable_query
 from sparqlab.kg.results import QueryResult
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class KnowledgeGraph:
                 return result
         start = time.perf_counter()
         try:
-            result = self._execute(sparql, timeout_s, max_rows)
+            result = self._execute(portable_query(sparql, self.profile.prefixes), timeout_s, max_rows)
         except KGError as error:
             if self.cache is not None and use_cache and self.options.cache_errors:
                 entry = {"kind": error.kind, "message": str(error)}

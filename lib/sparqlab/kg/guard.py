@@ -228,6 +228,48 @@ def uses_service(sparql: str, prefixes: dict[str, str] | None = None) -> bool:
     return False
 
 
+_VIRTUOSO_OPERATORS = {"OR": "||", "AND": "&&"}
+
+
+def portable_query(sparql: str, prefixes: dict[str, str] | None = None) -> str:
+    """``sparql`` in a form every SPARQL 1.1 parser reads, meaning the same; nothing else changes:
+
+    - a prefixed name whose local part holds two or more dots (Freebase's ``ns:location.country.languages_spoken``)
+      becomes a full IRI: the grammar allows such names, but oxigraph 0.5's parser (the embedded store and
+      ``oxigraph serve``) rejects them ("expected ['0'..='9']");
+    - the bare words ``OR`` / ``AND`` (Virtuoso's spelling, used by every WebQSP and CWQ gold query) become
+      ``||`` / ``&&``: outside strings, IRIs and comments no valid SPARQL 1.1 query holds them.
+
+    Prefixes come from the query's own prologue, else ``prefixes`` (the profile's); names with an unknown prefix are
+    left alone.
+    """
+    if sparql.count(".") < 2 and not re.search(r"\b(?:OR|AND)\b", sparql, re.IGNORECASE):
+        return sparql
+    table = dict(prefixes or {})
+    parts: list[str] = []
+    expect = ""
+    for match in _TOKEN.finditer(sparql):
+        kind, text = match.lastgroup, match.group()
+        if kind in ("space", "comment"):
+            parts.append(text)
+            continue
+        if expect == "prefix_name" and text.endswith(":"):
+            expect, declaring = "prefix_iri", text[:-1]
+        elif expect == "prefix_iri" and kind == "iri":
+            table[declaring] = text[1:-1]
+            expect = ""
+        elif kind == "word" and text.upper() == "PREFIX":
+            expect = "prefix_name"
+        elif kind == "word" and text.upper() in _VIRTUOSO_OPERATORS:
+            text = _VIRTUOSO_OPERATORS[text.upper()]
+        elif kind == "word" and ":" in text:
+            prefix, _, local = text.partition(":")
+            if local.count(".") >= 2 and prefix in table and "\\" not in local:
+                text = f"<{table[prefix]}{local}>"
+        parts.append(text)
+    return "".join(parts)
+
+
 def syntax_message(sparql: str, message: str) -> str:
     """The parser's message, shortened, with the offending line so a reader (or an agent) can fix it."""
     message = " ".join(message.split())

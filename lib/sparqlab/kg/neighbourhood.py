@@ -30,6 +30,9 @@ class Edge:
     value: str
     value_label: str
     direction: Literal["out", "in"] = "out"
+    nested: tuple[Edge, ...] = ()
+    """The outgoing edges of an unnamed value node (a Freebase CVT), one level deep, when the profile asks
+    (``expand_unnamed``); the edge back to the looked-up entity is left out."""
 
 
 @dataclass
@@ -56,8 +59,11 @@ class Neighbourhood:
             if not edges:
                 continue
             lines.append(f"{title} ({len(edges)}{'+' if self.truncated else ''}):")
-            lines += [f"  {_named(e.property, e.property_label)} {arrow} {_named(e.value, e.value_label)}"
-                      for e in edges[:max_edges]]
+            for e in edges[:max_edges]:
+                lines.append(f"  {_named(e.property, e.property_label)} {arrow} {_named(e.value, e.value_label)}"
+                             + (" (unnamed node:)" if e.nested else ""))
+                lines += [f"      {_named(n.property, n.property_label)} -> {_named(n.value, n.value_label)}"
+                          for n in e.nested]
             if len(edges) > max_edges:
                 lines.append(f"  ... {len(edges) - max_edges} more {title} edges not shown")
         if not self.outgoing and not self.incoming:
@@ -128,13 +134,40 @@ def lookup(kg: KnowledgeGraph, entity: str, *, incoming: bool | None = None, lim
         edges[direction] = [(r["p"].value, r["v"]) for r in result.rows if r["p"].value not in skip]
     iris = set(type_ids) | {v.value for rows in edges.values() for _, v in rows if v.type == "uri"}
     labels = fetch_labels(kg, iris)
-    prop_labels = _property_labels(kg, {prop for rows in edges.values() for prop, _ in rows})
+    nested = _unnamed_edges(kg, iri, {v.value for _, v in edges["out"] if v.type == "uri"} - set(labels), skip,
+                            limit) if p.expand_unnamed else {}
+    labels |= fetch_labels(kg, {v.value for rows in nested.values() for _, v in rows if v.type == "uri"})
+    prop_labels = _property_labels(kg, {prop for rows in (*edges.values(), *nested.values()) for prop, _ in rows})
+
+    def edge(prop: str, value, direction: Literal["out", "in"], inner: tuple[Edge, ...] = ()) -> Edge:
+        return Edge(prop, prop_labels.get(prop, ""), value.value,
+                    labels.get(value.value, "") if value.type == "uri" else "", direction, inner)
+
     hood.types = [(t, labels.get(t, "")) for t in type_ids]
     for direction, rows in edges.items():
         target = hood.outgoing if direction == "out" else hood.incoming
-        target += [Edge(prop, prop_labels.get(prop, ""), v.value, labels.get(v.value, "") if v.type == "uri" else "",
-                        direction) for prop, v in sorted(rows, key=lambda pair: (pair[0], pair[1].value))]
+        for prop, v in sorted(rows, key=lambda pair: (pair[0], pair[1].value)):
+            inner = tuple(edge(q, w, "out") for q, w in sorted(nested.get(v.value, ()), key=lambda pair: (
+                pair[0], pair[1].value))) if direction == "out" else ()
+            target.append(edge(prop, v, direction, inner))
     return hood
+
+
+def _unnamed_edges(kg: KnowledgeGraph, entity: str, nodes: set[str], skip: set[str],
+                   limit: int) -> dict[str, list[tuple[str, object]]]:
+    """node -> its outgoing ``(property, value)`` pairs, for the unnamed value nodes of a lookup (Freebase CVTs),
+    without the edges back to ``entity`` and without type / name / description edges."""
+    out: dict[str, list[tuple[str, object]]] = {}
+    languages = kg.profile.label_languages
+    ordered = sorted(nodes)
+    for start in range(0, len(ordered), LABEL_BATCH):
+        values = " ".join(_iri(n) for n in ordered[start:start + LABEL_BATCH])
+        result = kg.query(f"SELECT ?n ?p ?v WHERE {{ VALUES ?n {{ {values} }} ?n ?p ?v "
+                          f"FILTER({_lang_ok('?v', languages)}) }} LIMIT {limit * LABEL_BATCH}")
+        for row in result.rows:
+            if row["p"].value not in skip and row["v"].value != entity:
+                out.setdefault(row["n"].value, []).append((row["p"].value, row["v"]))
+    return out
 
 
 def property_examples(kg: KnowledgeGraph, prop: str, limit: int = 3) -> list[dict[str, str]]:

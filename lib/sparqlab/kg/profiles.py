@@ -4,22 +4,8 @@ Code outside this module never spells a KG-specific IRI, prefix or endpoint: it 
 predicates, how IDs look, how domain/range constraints are declared, which search backend to use, whether answers
 are compared by IRI or by label).
 
-Adding a KG means adding one profile. Freebase, for example, needs (no default endpoint is bundled: point it at a
-QLever or Virtuoso server holding the dump)::
-
-    KGProfile(
-        name="freebase", type_predicate=FB + "type.object.type", label_predicate=FB + "type.object.name",
-        description_predicate=FB + "common.topic.description", prefixes={"ns": FB, **STANDARD_PREFIXES},
-        entity_id_pattern=r"^http://rdf\\.freebase\\.com/ns/[mg]\\.[0-9a-z_]+$", entity_id_example="ns:m.0d3k14",
-        property_id_pattern=r"^http://rdf\\.freebase\\.com/ns/[a-z_0-9]+\\.[a-z_0-9]+\\.[a-z_0-9]+$",
-        constraints=ConstraintScheme("rdfs", domain_predicate=FB + "type.property.schema",
-                                     range_predicate=FB + "type.property.expected_type"),
-        property_types=(FB + "type.property",), answer_key="iri", endpoint="http://HOST:PORT/sparql",
-        id_forms=(IdForm("entity", r"[mg]\\.[0-9a-z_]+", FB, "m.0d3k14"),
-                  IdForm("property", r"[a-z_0-9]+\\.[a-z_0-9]+\\.[a-z_0-9]+", FB, "film.film.directed_by"),
-                  IdForm("class", r"[a-z_0-9]+\\.[a-z_0-9]+", FB, "film.film")))
-
-with ``FB = "http://rdf.freebase.com/ns/"`` (and ``label_languages=("en",)``, as names carry language tags).
+Adding a KG means adding one profile. A KG with its own module registers its profile from there
+(:func:`register_profile`), as :mod:`sparqlab.kg.freebase` does, so this module imports none of them.
 """
 
 from __future__ import annotations
@@ -33,8 +19,9 @@ from urllib.parse import quote, unquote
 
 from sparqlab.kg.vocab import CK25_INSTANCES, CK25_VOCAB, MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, XSD
 
-__all__ = ["CK25", "MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA", "STANDARD_PREFIXES", "STORE_BUILDERS",
-           "WIKIDATA", "XSD", "ConstraintScheme", "IdForm", "KGProfile", "generic_profile", "get_profile",
+__all__ = ["CK25", "DECLARED_SCHEMAS", "MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
+           "STANDARD_PREFIXES", "STORE_BUILDERS", "WIKIDATA", "XSD", "ConstraintScheme", "DeclaredSchema", "IdForm",
+           "KGProfile", "generic_profile", "get_profile", "register_declared_schema", "register_profile",
            "register_store_builder"]
 
 STORE_BUILDERS: dict[str, Callable[..., Path]] = {}
@@ -46,6 +33,28 @@ their own module (:mod:`sparqlab.kg.movies`), so this module imports none of the
 def register_store_builder(profile_name: str, builder: Callable[..., Path]) -> None:
     """Make ``builder`` the store builder of the profile called ``profile_name``."""
     STORE_BUILDERS[profile_name] = builder
+
+
+@dataclass(frozen=True)
+class DeclaredSchema:
+    """A KG's curated schema kept outside the KG (Freebase's ``fb_roles``): per predicate IRI its label,
+    description and formal domain / range classes, and per class its superclasses. SAGA's schema index takes
+    formal declarations from here instead of querying the KG for them (SAGA section 3, "for Freebase, they come
+    from the curated fb_roles schema")."""
+
+    properties: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]]
+    superclasses: dict[str, tuple[str, ...]]
+    digest: str
+    """Content hash of the source files: part of the schema index's cache key."""
+
+
+DECLARED_SCHEMAS: dict[str, Callable[[], DeclaredSchema]] = {}
+"""Profile name → loader of its :class:`DeclaredSchema` (registered by the KG's own module)."""
+
+
+def register_declared_schema(profile_name: str, loader: Callable[[], DeclaredSchema]) -> None:
+    """Make ``loader`` the source of formal domain/range declarations of the profile called ``profile_name``."""
+    DECLARED_SCHEMAS[profile_name] = loader
 
 
 @dataclass(frozen=True)
@@ -129,7 +138,10 @@ class KGProfile:
     is registered in :data:`STORE_BUILDERS` for KGs bundled with the workbench; ``endpoint`` is the default SPARQL
     service
     otherwise. ``search`` picks the entity search backend: ``"local"`` (SQLite FTS5 label index built from the
-    KG) or ``"wikidata_api"`` (``search_api_url``, a MediaWiki ``wbsearchentities`` API).
+    KG), ``"wikidata_api"`` (``search_api_url``, a MediaWiki ``wbsearchentities`` API) or the name of a backend a
+    KG module registered (:func:`sparqlab.kg.search.register_searcher`; Freebase's ``"freebase_labels"``).
+    ``expand_unnamed`` shows the outgoing edges of unnamed IRI values one level deep in lookups (Freebase's CVT
+    mediator nodes, which carry no name).
     ``prompt_notes`` tell a model how queries over this KG are written (identifiers, labels, answer shape);
     ``schema_in_prompt`` adds the declared classes and relations (:func:`sparqlab.kg.describe.describe_schema`),
     for KGs whose schema is small enough to list in full. ``subclass_predicate`` links a class to its superclasses
@@ -150,7 +162,7 @@ class KGProfile:
     constraints: ConstraintScheme
     answer_key: Literal["iri", "label"] = "iri"
     endpoint: str | None = None
-    search: Literal["local", "wikidata_api"] = "local"
+    search: str = "local"
     search_api_url: str | None = None
     label_languages: tuple[str, ...] = ("", "en")
     property_types: tuple[str, ...] = (RDF + "Property",)
@@ -162,6 +174,7 @@ class KGProfile:
     property_entity_prefix: str | None = None
     direct_property_prefix: str | None = None
     id_forms: tuple[IdForm, ...] = ()
+    expand_unnamed: bool = False
 
     def resolve_id(self, text: str, kind: IdKind | None = None) -> str:
         """The IRI of an id as people type it: ``<iri>``, ``prefix:local`` (the predefined prefixes), a bare
@@ -198,10 +211,12 @@ class KGProfile:
         return STORE_BUILDERS.get(self.name)
 
     def shorten(self, iri: str) -> str:
-        """``prefix:local`` when a predefined prefix covers ``iri`` and the rest is a plain name, else ``<iri>``."""
+        """``prefix:local`` when a predefined prefix covers ``iri`` and the rest is a plain name (dots inside, as in
+        Freebase's ``ns:people.person``, included), else ``<iri>``."""
         for prefix, base in self.prefixes.items():
             local = iri[len(base):]
-            if iri.startswith(base) and local and all(c.isalnum() or c in "_-" for c in local):
+            if (iri.startswith(base) and local and local[0] != "." and local[-1] != "."
+                    and all(c.isalnum() or c in "_-." for c in local)):
                 return f"{prefix}:{local}"
         return f"<{iri}>"
 
@@ -315,6 +330,11 @@ IRIs and literal values, as the challenge's official metric compares them; ``pv:
 namespace and its ``rdfs:domain``/``rdfs:range`` declarations are the schema index's formal constraints."""
 
 PROFILES: dict[str, KGProfile] = {p.name: p for p in (MOVIES, WIKIDATA, CK25)}
+
+
+def register_profile(profile: KGProfile) -> None:
+    """Add a profile defined in its own module (:mod:`sparqlab.kg.freebase`) to :data:`PROFILES`."""
+    PROFILES[profile.name] = profile
 
 
 def generic_profile(name: str) -> KGProfile:

@@ -15,9 +15,10 @@ import os
 import sqlite3
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
@@ -68,7 +69,7 @@ def similarity(query: str, label: str) -> float:
     return score
 
 
-def _rank(query: str, hits: list[tuple[SearchHit, int]], limit: int) -> list[SearchHit]:
+def rank(query: str, hits: list[tuple[SearchHit, int]], limit: int) -> list[SearchHit]:
     """Score by :func:`similarity`, ties broken by popularity; each id once, best first."""
     best: dict[str, tuple[tuple, SearchHit]] = {}
     for hit, popularity in hits:
@@ -88,12 +89,18 @@ def _matches_types(hit: SearchHit, types: list[str] | None) -> bool:
 class LabelIndex:
     """A local label index of one KG (built on first use; rebuilt when this module or the KG changes)."""
 
-    def __init__(self, kg: KnowledgeGraph, path: str | Path | None = None):
+    def __init__(self, kg: KnowledgeGraph, path: str | Path | None = None,
+                 rows: Callable[[], list[tuple]] | None = None):
+        """``rows``: where the index's rows (:func:`index_row`) come from instead of reading the whole KG (a KG
+        too large to read, whose module knows its entity names: :mod:`sparqlab.kg.freebase`)."""
         self.kg = kg
         self.path = Path(path) if path else default_index_path(kg)
         self._local = threading.local()
         if not self.path.exists():
-            build_index(kg, self.path)
+            if rows is None:
+                build_index(kg, self.path)
+            else:
+                write_index(self.path, rows())
 
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -127,7 +134,7 @@ class LabelIndex:
                 (match, kind, _CANDIDATES),
             ).fetchall()
         hits = [(SearchHit(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), r[5]), r[6]) for r in rows]
-        return _rank(text, [(h, p) for h, p in hits if _matches_types(h, types)], limit)
+        return rank(text, [(h, p) for h, p in hits if _matches_types(h, types)], limit)
 
     def __len__(self) -> int:
         return self._connection().execute("SELECT COUNT(DISTINCT id) FROM items").fetchone()[0]
@@ -166,10 +173,22 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
         entry = entries.setdefault((row["e"], row["label"]), {"desc": row.get("desc", ""), "types": {}})
         if "type" in row:
             entry["types"][row["type"]] = row.get("typeLabel", row["type"])
+    write_index(path, [index_row(iri, label, entry["desc"], _kind(iri, entry["types"], predicates, p),
+                                 entry["types"], popularity.get(iri, 0))
+                       for (iri, label), entry in entries.items()])
+
+
+def index_row(iri: str, label: str, description: str, kind: Kind, types: dict[str, str] | None = None,
+              popularity: int = 0) -> tuple:
+    """One row of a label index: ``types`` maps type IRIs to their labels."""
+    types = types or {}
+    return (iri, label, normalise(label), description, kind, json.dumps(sorted(types.values())),
+            json.dumps(sorted(types)), popularity)
+
+
+def write_index(path: Path, rows: list[tuple]) -> None:
+    """Write a label index of ``rows`` (:func:`index_row`) to ``path`` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [(iri, label, normalise(label), entry["desc"], _kind(iri, entry["types"], predicates, p),
-             json.dumps(sorted(entry["types"].values())), json.dumps(sorted(entry["types"])), popularity.get(iri, 0))
-            for (iri, label), entry in entries.items()]
     handle, scratch = tempfile.mkstemp(prefix=".index-", suffix=".sqlite", dir=path.parent)
     os.close(handle)
     try:
@@ -250,31 +269,49 @@ class WikidataApiSearch:
         })
         hits = [SearchHit(m["concepturi"], m.get("label", m["id"]), m.get("description", ""), kind=kind)
                 for m in data.get("search", [])]
-        self._add_types(hits)
+        add_types(self.kg, hits, self.language)
         kept = [(h, len(hits) - i) for i, h in enumerate(hits) if _matches_types(h, types)]
-        return _rank(text, kept, limit)
-
-    def _add_types(self, hits: list[SearchHit]) -> None:
-        if not hits:
-            return
-        p = self.kg.profile
-        values = " ".join(f"<{h.id}>" for h in hits)
-        result = self.kg.query(
-            f"SELECT ?e ?type ?typeLabel WHERE {{ VALUES ?e {{ {values} }} ?e <{p.type_predicate}> ?type . "
-            f"OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel FILTER(LANG(?typeLabel) = {json.dumps(self.language)}) }} }}"
-        )
-        by_id = {h.id: h for h in hits}
-        for row in result.rows:
-            hit = by_id[row["e"].value]
-            hit.type_ids.append(row["type"].value)
-            hit.types.append(row["typeLabel"].value if "typeLabel" in row else row["type"].value)
+        return rank(text, kept, limit)
 
 
-def searcher_for(kg: KnowledgeGraph) -> LabelIndex | WikidataApiSearch:
+def add_types(kg: KnowledgeGraph, hits: list[SearchHit], language: str) -> None:
+    """Fill the types (IRIs and labels in ``language``) of ``hits`` with one query to the KG."""
+    if not hits:
+        return
+    p = kg.profile
+    values = " ".join(f"<{iri}>" for iri in dict.fromkeys(h.id for h in hits))
+    result = kg.query(
+        f"SELECT ?e ?type ?typeLabel WHERE {{ VALUES ?e {{ {values} }} ?e <{p.type_predicate}> ?type . "
+        f"OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel FILTER(LANG(?typeLabel) = {json.dumps(language)}) }} }}"
+    )
+    for row in result.rows:
+        for hit in hits:
+            if hit.id == row["e"].value and row["type"].value not in hit.type_ids:
+                hit.type_ids.append(row["type"].value)
+                hit.types.append(row["typeLabel"].value if "typeLabel" in row else row["type"].value)
+
+
+SEARCHERS: dict[str, Callable[[KnowledgeGraph], Searcher]] = {}
+"""Search backends registered by KG modules (profile ``search`` value -> ``factory(kg)``)."""
+
+
+class Searcher(Protocol):
+    def search(self, text: str, *, kind: Kind = "entity", limit: int = 10,
+               types: list[str] | None = None) -> list[SearchHit]: ...
+
+
+def register_searcher(name: str, factory: Callable[[KnowledgeGraph], Searcher]) -> None:
+    """Make ``factory(kg)`` the search backend of profiles whose ``search`` is ``name``."""
+    SEARCHERS[name] = factory
+
+
+def searcher_for(kg: KnowledgeGraph) -> Searcher:
     """The search backend the KG's profile asks for, created once per KG object."""
     existing = kg.__dict__.get("_searcher")
     if existing is None:
-        if kg.profile.search == "wikidata_api":
+        if kg.profile.search in SEARCHERS:
+            existing = SEARCHERS[kg.profile.search](kg)
+        elif kg.profile.search == "wikidata_api":
             existing = WikidataApiSearch(kg, kg.profile.search_api_url or "", kg.profile.label_languages[0])
         else:
             existing = LabelIndex(kg)

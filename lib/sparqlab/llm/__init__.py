@@ -14,7 +14,14 @@ The server and the embeddings are imported from their modules (``sparqlab.llm.se
 from sparqlab.llm.accounting import UsageTotals, aggregate_usage
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Message, Usage, estimate_tokens, run_sync
 from sparqlab.llm.cache import CACHE_MODES, CachedModel, default_cache_path, request_key
-from sparqlab.llm.errors import ModelError, ModelRequestError, ModelUnavailable, ReplayMiss, UnknownModel
+from sparqlab.llm.errors import (
+    ContextOverflow,
+    ModelError,
+    ModelRequestError,
+    ModelUnavailable,
+    ReplayMiss,
+    UnknownModel,
+)
 from sparqlab.llm.factory import get_model, make_model
 from sparqlab.llm.openai_backend import OpenAIModel
 from sparqlab.llm.standins import (
@@ -42,6 +49,7 @@ __all__ = [
     "ModelUnavailable",
     "OpenAIModel",
     "ReplayMiss",
+    "ContextOverflow",
     "StandinModel",
     "UnknownModel",
     "Usage",

@@ -21,8 +21,9 @@ Message = dict[str, str]
 
 T = TypeVar("T")
 
-SAMPLING_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "seed", "extra")
-"""The parameters :meth:`ChatRequest.build` accepts besides the model and the messages."""
+SAMPLING_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "seed", "reasoning_effort", "extra")
+"""The parameters :meth:`ChatRequest.build` accepts besides the model and the messages (``reasoning_effort``, a
+reasoning model's ``low`` / ``medium`` / ``high``, is sent as a request field of ``extra``)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,10 @@ class ChatRequest:
         stop = params.pop("stop", None) or ()
         if isinstance(stop, str):
             stop = (stop,)
-        extra = params.pop("extra", None) or {}
+        extra = dict(params.pop("extra", None) or {})
+        effort = params.pop("reasoning_effort", None)
+        if effort is not None:
+            extra.setdefault("reasoning_effort", effort)
         return cls(
             model,
             tuple((m["role"], m["content"]) for m in messages),
@@ -125,7 +129,8 @@ class ChatResponse:
     """A model's answer with its cost: tokens, latency (0 for a cache hit) and why generation stopped.
 
     ``text`` is the final answer (the message ``content``); ``reasoning`` is a reasoning model's separate chain of
-    thought when the server returns one (vLLM's ``reasoning`` / ``reasoning_content``), else ``None``.
+    thought when the server returns one (vLLM's ``reasoning`` / ``reasoning_content``), else ``None``;
+    ``retries`` is how many times the client retried the call (429, 5xx, timeouts) before this answer.
     """
 
     text: str
@@ -135,6 +140,7 @@ class ChatResponse:
     model: str = ""
     cached: bool = False
     reasoning: str | None = None
+    retries: int = 0
 
     def __post_init__(self) -> None:
         # Model text enters the workbench here, from every backend and from the cache: a lone surrogate (valid in

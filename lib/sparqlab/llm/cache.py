@@ -100,6 +100,7 @@ class CachedModel(ChatModel):
             response = ChatResponse.from_dict(stored["response"])
             response.cached = True
             response.latency_s = 0.0
+            response.retries = 0
             return response
         if self.mode == "replay":
             raise ReplayMiss(

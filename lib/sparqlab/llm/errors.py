@@ -27,6 +27,13 @@ class ModelRequestError(ModelError):
     kind = "model_request_error"
 
 
+class ContextOverflow(ModelRequestError):
+    """The prompt (plus ``max_tokens``) does not fit the served model's context (vLLM's 400 "maximum context
+    length"). A method may trim what it can and retry once; else the question ends as ``context_overflow``."""
+
+    kind = "context_overflow"
+
+
 class ReplayMiss(ModelError):
     """Replay mode serves only cached responses, and this request has none."""
 

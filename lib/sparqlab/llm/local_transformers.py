@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
-from sparqlab.llm.errors import ModelError
+from sparqlab.llm.errors import ContextOverflow, ModelError
 
 LOCAL_PREFIX = "local:"
 """A model name ``local:<folder>`` is a transformers model folder loaded in process."""
@@ -72,7 +72,15 @@ class LocalTransformersModel(ChatModel):
         except Exception as error:  # a template that refuses the roles given (e.g. no system turn)
             raise ModelError(f"the chat template of {self.name} cannot format these messages: {error}") from error
         ids = self.tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"].to(self.device)
-        options: dict[str, Any] = {"max_new_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        budget = request.max_tokens or DEFAULT_MAX_TOKENS
+        if limit is not None and ids.shape[1] + (request.max_tokens or 1) > limit:  # vLLM's check and message
+            raise ContextOverflow(f"This model's maximum context length is {limit} tokens. However, you requested "
+                                  f"{ids.shape[1] + (request.max_tokens or 0)} tokens ({ids.shape[1]} in the "
+                                  f"messages, {request.max_tokens or 0} in the completion).")
+        if limit is not None and request.max_tokens is None:
+            budget = min(budget, limit - ids.shape[1])
+        options: dict[str, Any] = {"max_new_tokens": budget,
                                    "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
                                    "eos_token_id": self.tokenizer.eos_token_id}
         if request.temperature > 0:

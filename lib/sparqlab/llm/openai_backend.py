@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,8 +18,12 @@ from urllib.parse import urlsplit
 import openai
 
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
-from sparqlab.llm.errors import ModelError, ModelRequestError, ModelUnavailable, UnknownModel
+from sparqlab.llm.errors import ContextOverflow, ModelError, ModelRequestError, ModelUnavailable, UnknownModel
 from sparqlab.llm.standins import STANDIN_PREFIX, standin_names
+
+CONTEXT_OVERFLOW = re.compile(r"maximum context length|longer than the maximum model length|context length exceeded",
+                              re.IGNORECASE)
+"""How vLLM (and OpenAI) word a request that does not fit the model's context."""
 
 PLACEHOLDER_API_KEY = "EMPTY"
 """Sent when no key is configured: local servers (vLLM without ``--api-key``) accept any key."""
@@ -111,7 +116,8 @@ class OpenAIModel(ChatModel):
             params["extra_body"] = dict(request.extra)
         start = time.perf_counter()
         try:
-            completion = await self._client().chat.completions.create(**params)
+            raw = await self._client().chat.completions.with_raw_response.create(**params)
+            completion = raw.parse()
         except openai.APIError as error:
             raise await self._translate(error, request.model) from error
         latency = time.perf_counter() - start
@@ -132,6 +138,7 @@ class OpenAIModel(ChatModel):
             finish_reason=choice.finish_reason or "stop",
             model=completion.model or request.model,
             reasoning=reasoning,
+            retries=raw.retries_taken,
         )
 
     async def list_models(self) -> list[str]:
@@ -196,6 +203,8 @@ class OpenAIModel(ChatModel):
         if not isinstance(error, openai.APIStatusError):
             return ModelRequestError(f"{self.base_url} sent a response that is not a valid completion: {error}")
         status = error.status_code
+        if status == 400 and CONTEXT_OVERFLOW.search(error.message or ""):
+            return ContextOverflow(f"{self.base_url}: the request does not fit {name!r}'s context: {error.message}")
         if status in (408, 409, 429) or status >= 500:
             return ModelUnavailable(f"the model endpoint {self.base_url} kept failing with HTTP {status} "
                                     f"({attempts}): {error.message}")

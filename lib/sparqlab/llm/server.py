@@ -2,7 +2,11 @@
 HTTP path of the client, the runner's concurrency and notebooks can be exercised without a GPU.
 
 Endpoints: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions`` (non-streaming, ``n=1``)
-and ``GET /health``. Every error, on every route, uses OpenAI's body ``{"error": {"message", "type", "param",
+and ``GET /health``. Like vLLM (:class:`Limits`): ``max_tokens`` cuts a reply with ``finish_reason: "length"``; a
+served ``max_model_len`` (reported by ``/v1/models``) answers a longer prompt with a 400 carrying vLLM's
+context-length message, and without ``max_tokens`` leaves the rest of the context as the budget; a reasoning model's
+reasoning is returned apart (``reasoning`` and ``reasoning_content``); over ``max_in_flight`` concurrent requests
+the server answers 429 (or 503) with ``Retry-After``. Every error, on every route, uses OpenAI's body ``{"error": {"message", "type", "param",
 "code"}}``: 404 for an unknown model name or path, 405 for a wrong method, 400 for a malformed request (invalid
 JSON or UTF-8, JSON nested too deeply, a lone surrogate in a string), 413 for a body over
 :data:`MAX_BODY_BYTES`. A connection must deliver each request within ``read_timeout_s`` (default
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import socket
 import subprocess
@@ -23,6 +28,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import h11
@@ -36,18 +42,51 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from sparqlab.core.processes import stop_process
 from sparqlab.core.text import lone_surrogate
-from sparqlab.llm.base import ChatModel, ChatRequest
+from sparqlab.llm.base import ChatModel, ChatRequest, estimate_tokens
 from sparqlab.llm.errors import ModelError
 from sparqlab.llm.factory import get_model
 from sparqlab.llm.standins import LatencyStandin
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
+REASONING_EFFORTS = ("low", "medium", "high")
 
 MAX_BODY_BYTES = 16 * 2**20
 """Largest request body accepted (16 MiB: a 128k-token prompt is well under 1 MiB)."""
 
 READ_TIMEOUT_S = 30.0
 """Default time a connection has to deliver a whole request."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a vLLM deployment imposes that changes a client's life (issue 20).
+
+    - ``max_model_len``: context length in (estimated) tokens, prompt plus completion; ``None``: unlimited.
+    - ``max_in_flight``: concurrent requests served; more are refused with ``overload_status`` (429 as a rate
+      limiter or router answers, 503 as an overloaded server does) and ``Retry-After: retry_after_s``.
+    """
+
+    max_model_len: int | None = None
+    max_in_flight: int | None = None
+    overload_status: int = 429
+    retry_after_s: int = 1
+
+    def __post_init__(self) -> None:
+        if self.overload_status not in (429, 503):
+            raise ValueError(f"overload_status must be 429 or 503 (got {self.overload_status})")
+        if (self.max_model_len is not None and self.max_model_len < 1) or \
+                (self.max_in_flight is not None and self.max_in_flight < 1):
+            raise ValueError("max_model_len and max_in_flight must be >= 1")
+
+
+def context_length_message(limit: int, prompt_tokens: int, max_tokens: int | None) -> str:
+    """vLLM's message for a request that does not fit the context (the client recognises it as an overflow)."""
+    if max_tokens is None:
+        return (f"This model's maximum context length is {limit} tokens. However, your request has {prompt_tokens} "
+                f"input tokens. Please reduce the length of the input messages.")
+    return (f"This model's maximum context length is {limit} tokens. However, you requested "
+            f"{prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, {max_tokens} in the completion). "
+            f"Please reduce the length of the messages or completion.")
 
 
 class InvalidRequest(ValueError):
@@ -120,6 +159,9 @@ def parse_chat_request(body: Any) -> ChatRequest:
     max_tokens = _integer(body, "max_completion_tokens", minimum=1)
     if max_tokens is None:
         max_tokens = _integer(body, "max_tokens", minimum=1)
+    effort = body.get("reasoning_effort")
+    if effort is not None and effort not in REASONING_EFFORTS:
+        raise InvalidRequest(f"'reasoning_effort' must be one of {', '.join(REASONING_EFFORTS)}", "reasoning_effort")
     return ChatRequest.build(
         model,
         parsed,
@@ -128,6 +170,7 @@ def parse_chat_request(body: Any) -> ChatRequest:
         max_tokens=max_tokens,
         stop=stop,
         seed=_integer(body, "seed"),
+        reasoning_effort=effort,
     )
 
 
@@ -155,16 +198,21 @@ async def read_body(raw: Request, limit: int = MAX_BODY_BYTES) -> Any:
     return body
 
 
-def create_app(model: ChatModel) -> FastAPI:
-    """The FastAPI application serving ``model`` under its name."""
+def create_app(model: ChatModel, limits: Limits | None = None) -> FastAPI:
+    """The FastAPI application serving ``model`` under its name, within ``limits`` (default: none)."""
+    limits = limits or Limits()
     app = FastAPI(title=f"sparqlab model server: {model.name}")
     created = int(time.time())
     card = {"id": model.name, "object": "model", "created": created, "owned_by": "sparqlab",
             "root": getattr(model, "root", None) or model.name}  # vLLM's field: what is served under the name
+    if limits.max_model_len is not None:
+        card["max_model_len"] = limits.max_model_len
+    in_flight = [0]
 
-    def error(status: int, message: str, kind: str, param: str | None = None, code: str | None = None):
+    def error(status: int, message: str, kind: str, param: str | None = None, code: str | None = None,
+              headers: dict[str, str] | None = None):
         return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}},
-                            status_code=status)
+                            status_code=status, headers=headers)
 
     def unknown_model(name: str):
         return error(404, f"The model `{name}` does not exist; this server serves `{model.name}`.",
@@ -212,13 +260,28 @@ def create_app(model: ChatModel) -> FastAPI:
             request = parse_chat_request(body)
         except InvalidRequest as invalid:
             return error(400, str(invalid), "invalid_request_error", invalid.param)
+        if limits.max_in_flight is not None and in_flight[0] >= limits.max_in_flight:
+            return error(limits.overload_status, f"the server is serving {in_flight[0]} requests, its limit; retry "
+                         f"after {limits.retry_after_s} s", "rate_limit_error" if limits.overload_status == 429
+                         else "server_error", headers={"Retry-After": str(limits.retry_after_s)})
+        if limits.max_model_len is not None:
+            prompt = sum(estimate_tokens(content) for _, content in request.messages)
+            wanted = prompt + (request.max_tokens or 0)
+            if prompt >= limits.max_model_len or wanted > limits.max_model_len:
+                return error(400, context_length_message(limits.max_model_len, prompt, request.max_tokens),
+                             "BadRequestError", "messages")
+            if request.max_tokens is None:  # vLLM: the rest of the context is the budget
+                request = dataclasses.replace(request, max_tokens=limits.max_model_len - prompt)
+        in_flight[0] += 1
         try:
             response = await model.acomplete(request)
         except ModelError as failure:
             return error(502, f"{type(failure).__name__}: {failure}", "server_error", code=failure.kind)
+        finally:
+            in_flight[0] -= 1
         message = {"role": "assistant", "content": response.text}
-        if response.reasoning is not None:
-            message["reasoning"] = response.reasoning
+        if response.reasoning is not None:  # vLLM's reasoning parser: ``reasoning`` (and the older name)
+            message["reasoning"] = message["reasoning_content"] = response.reasoning
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion",
@@ -286,9 +349,10 @@ class _ReadDeadline(H11Protocol):
             self.transport.close()
 
 
-def _uvicorn_server(model: ChatModel, log_level: str, read_timeout_s: float = READ_TIMEOUT_S) -> uvicorn.Server:
+def _uvicorn_server(model: ChatModel, log_level: str, read_timeout_s: float = READ_TIMEOUT_S,
+                    limits: Limits | None = None) -> uvicorn.Server:
     protocol = type("ReadDeadline", (_ReadDeadline,), {"read_timeout_s": read_timeout_s})
-    config = uvicorn.Config(create_app(model), log_level=log_level, access_log=False, timeout_keep_alive=30,
+    config = uvicorn.Config(create_app(model, limits), log_level=log_level, access_log=False, timeout_keep_alive=30,
                             http=protocol)
     return uvicorn.Server(config)
 
@@ -298,11 +362,12 @@ def _base_url(host: str, sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/v1" if ":" in host else f"http://{host}:{port}/v1"
 
 
-def serve(model: ChatModel, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
+def serve(model: ChatModel, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning",
+          limits: Limits | None = None) -> None:
     """Serve until interrupted. Prints ``serving NAME at URL`` once listening (``port=0`` picks a free port)."""
     sock = listen_socket(host, port)
     print(f"serving {model.name} at {_base_url(host, sock)}", flush=True)
-    _uvicorn_server(model, log_level).run(sockets=[sock])
+    _uvicorn_server(model, log_level, limits=limits).run(sockets=[sock])
 
 
 @contextlib.contextmanager
@@ -315,13 +380,14 @@ def serve_in_background(
     process: bool = False,
     startup_timeout_s: float = 60.0,
     read_timeout_s: float = READ_TIMEOUT_S,
+    limits: Limits | None = None,
 ) -> Iterator[str]:
     """Serve a model while the block runs and yield its base URL (``http://127.0.0.1:PORT/v1``).
 
     By default the server runs on a thread of this process (``model`` may be a ready model); with
     ``process=True`` it is a ``sparqlab serve-model`` subprocess (``model`` must be a name), which keeps the
     server's work off this interpreter, as benchmarks want. ``read_timeout_s`` (thread only) is the time a
-    connection has to deliver a request.
+    connection has to deliver a request; ``limits`` (thread only) the vLLM-like limits (:class:`Limits`).
     """
     if process:
         if not isinstance(model, str):
@@ -331,7 +397,7 @@ def serve_in_background(
         return
     served = model_for_serving(model, delay_ms)
     sock = listen_socket(host, port)
-    server = _uvicorn_server(served, "warning", read_timeout_s)
+    server = _uvicorn_server(served, "warning", read_timeout_s, limits)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
                               name=f"serve-{served.name}")
     thread.start()

@@ -208,3 +208,55 @@ class LatencyStandin(StandinModel):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "delay_ms": self.delay_ms, "inner": self.inner.describe()}
+
+
+REASONING_EFFORT_SCALE = {"low": 0.25, "medium": 1.0, "high": 4.0}
+"""How ``reasoning_effort`` scales :class:`ReasoningStandin`'s reasoning length."""
+
+
+@register_standin("standin-reasoning")
+class ReasoningStandin(StandinModel):
+    """A reasoning model's reply shape around another stand-in (``inner``, default ``standin-echo``): it first
+    reasons ``reasoning_tokens`` tokens (``reasoning_effort`` ``low`` / ``medium`` / ``high`` in the request
+    scales them by 0.25 / 1 / 4), returned apart as ``reasoning`` (what vLLM's reasoning parser does), then
+    answers with the inner model's text. As on vLLM the reasoning counts against ``max_tokens``: a budget it
+    uses up ends with ``finish_reason="length"``, the reasoning cut and an empty content."""
+
+    name = "standin-reasoning"
+
+    def __init__(self, inner: str | ChatModel = "standin-echo", reasoning_tokens: int = 200, name: str | None = None,
+                 **inner_kwargs: Any):
+        super().__init__(name)
+        self.inner = inner if isinstance(inner, ChatModel) else create_standin(inner, **inner_kwargs)
+        if reasoning_tokens < 0:
+            raise ValueError(f"reasoning_tokens must be >= 0 (got {reasoning_tokens})")
+        self.reasoning_tokens = reasoning_tokens
+        self.options = {"inner": self.inner.name, "reasoning_tokens": reasoning_tokens, **inner_kwargs}
+
+    def _reasoning_length(self, request: ChatRequest) -> int:
+        effort = dict(request.extra).get("reasoning_effort", "medium")
+        if effort not in REASONING_EFFORT_SCALE:
+            raise ValueError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORT_SCALE)} (got {effort!r})")
+        return round(self.reasoning_tokens * REASONING_EFFORT_SCALE[effort])
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        start = time.perf_counter()
+        wanted = self._reasoning_length(request)
+        budget = request.max_tokens
+        spent = wanted if budget is None else min(wanted, budget)
+        reasoning = " ".join(["hm"] * spent)  # one estimated token per word
+        if budget is not None and wanted >= budget:
+            text, finish_reason = "", "length"
+        else:
+            answer = await self.inner.acomplete(dataclasses.replace(request, max_tokens=None))
+            rest = dataclasses.replace(request, max_tokens=None if budget is None else budget - spent, stop=())
+            text, finish_reason = apply_limits(answer.text, rest)
+        usage = Usage.estimate(request, text)
+        usage.completion_tokens += spent
+        return ChatResponse(text, usage, time.perf_counter() - start, finish_reason, self.name, reasoning=reasoning)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "reasoning_tokens": self.reasoning_tokens, "inner": self.inner.describe()}

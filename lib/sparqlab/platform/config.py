@@ -18,6 +18,9 @@ from typing import Any, ClassVar, get_type_hints
 
 from sparqlab.core.typed import coerce, is_config, is_optional, parse_text, plain, type_name
 
+CALL_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "reasoning_effort")
+"""Request parameters a method config may set per call kind as ``{kind}_<param>`` fields."""
+
 _HELP_PART = re.compile(r"((?:``\w+``[\s,/]*(?:and\s+|or\s+)?)+):\s*(.*?)(?=;\s*``\w+``\s*:|$)")
 """One ``name``(s): text part of a docstring bullet."""
 
@@ -33,6 +36,20 @@ class MethodConfig:
     """
 
     _type_cache: ClassVar[dict[type, dict[str, Any]]] = {}
+    call_kinds: ClassVar[tuple[str, ...]] = ()
+    """The model call kinds of the method (``ctx.chat(kind=...)``); each has a ``{kind}_max_tokens`` and a
+    ``{kind}_reasoning_effort`` field (issue 18 item 7: budgets per call kind, no hard-coded ``max_tokens``)."""
+
+    def call_params(self, kind: str) -> dict[str, Any]:
+        """The method's default request parameters for one call kind: the ``{kind}_<param>`` fields of
+        :data:`CALL_PARAMETERS` that are set. They are defaults: an explicit user setting (the run's
+        ``model_params``, a role's ``params``) wins over them (:meth:`sparqlab.platform.QuestionContext.chat`)."""
+        values: dict[str, Any] = {}
+        for param in CALL_PARAMETERS:
+            value = getattr(self, f"{kind}_{param}", None)
+            if value is not None:
+                values[param] = list(value) if isinstance(value, tuple) else value
+        return values
 
     # -- introspection ------------------------------------------------------------------------------------------
 

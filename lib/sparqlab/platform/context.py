@@ -23,6 +23,8 @@ from sparqlab.kg.neighbourhood import Neighbourhood, lookup, property_examples
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm.accounting import UsageTotals
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Message
+from sparqlab.llm.errors import ContextOverflow
+from sparqlab.llm.replies import reply_outcome
 from sparqlab.platform.trace import Trace
 
 if TYPE_CHECKING:
@@ -56,6 +58,7 @@ class _ModelAccess:
         self.trace = trace
         self.usage = UsageTotals()
         self.role_usage: dict[str, UsageTotals] = {}
+        self.reply_outcomes: dict[str, Counter] = {}
         self.step: int | None = None
 
     @property
@@ -72,20 +75,47 @@ class _ModelAccess:
         return self.models[role]
 
     async def chat(self, messages: list[Message], role: str | None = None, kind: str = "generate",
-                   **params: Any) -> ChatResponse:
-        """Call the model of ``role`` (default: the method's first role); ``params`` override the role's
-        sampling parameters for this call. Counted per role and per ``kind``; the trace gets the new messages."""
+                   defaults: Mapping[str, Any] | None = None, **params: Any) -> ChatResponse:
+        """Call the model of ``role`` (default: the method's first role). Counted per role and per ``kind``; the
+        trace gets the new messages, the finish reason and any reasoning.
+
+        Sampling precedence (issue 18 item 8), highest first: ``params``, fixed by the method's algorithm (a
+        validation vote's seed); the explicit user settings of the role (the run's ``model_params``, the role's
+        ``params``); the method's per-kind ``defaults`` (its config's ``{kind}_*`` fields,
+        :meth:`~sparqlab.methods.MethodConfig.call_params`). ``None`` values in ``defaults`` are not sent."""
         target = self._role_model(role)
-        request = ChatRequest.build(target.model.name, messages, **{**target.params, **params})
-        response = await target.model.acomplete(request)
+        chosen = {k: v for k, v in (defaults or {}).items() if v is not None}
+        request = ChatRequest.build(target.model.name, messages, **{**chosen, **target.params, **params})
+        try:
+            response = await target.model.acomplete(request)
+        except ContextOverflow:
+            self.reply_outcomes.setdefault(kind, Counter())["context_overflow"] += 1
+            self.trace.add("context_overflow", self.step, target.role, {"kind": kind})
+            raise
         self.usage.add(response, kind)
         self.role_usage.setdefault(target.role, UsageTotals()).add(response, kind)
+        outcome = reply_outcome(response.text, response.finish_reason, response.reasoning)
+        if outcome is not None:
+            self.reply_outcomes.setdefault(kind, Counter())[outcome] += 1
+        if response.retries:
+            self.reply_outcomes.setdefault(kind, Counter())["retries"] += response.retries
+        extra: dict[str, Any] = {"outcome": outcome} if outcome is not None else {}
+        if response.retries:
+            extra["retries"] = response.retries
+        if response.reasoning:
+            extra["reasoning"] = response.reasoning
         self.trace.model_call(request.message_dicts, response.text, step=self.step, role=target.role, kind=kind,
                               model=target.model.name,
                               usage={"prompt": response.usage.prompt_tokens,
                                      "completion": response.usage.completion_tokens},
-                              cached=response.cached)
+                              cached=response.cached, finish_reason=response.finish_reason, **extra)
         return response
+
+    def reply_outcomes_dict(self) -> dict[str, dict[str, int]]:
+        """``{call kind: {outcome: n}}`` of the replies that did not end normally with text
+        (:func:`sparqlab.llm.replies.reply_outcome`: ``truncated``, ``reasoning_exhausted``, ``empty`` ...), the
+        client's ``retries`` and the calls refused as ``context_overflow``."""
+        return {kind: dict(sorted(c.items())) for kind, c in sorted(self.reply_outcomes.items())}
 
     def role_usage_dict(self) -> dict[str, dict[str, Any]]:
         """``{role: {"calls": {kind: n}, "tokens": {"prompt", "completion", "total"}}}``."""

@@ -54,6 +54,17 @@ def role_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]
                    "tokens": e["tokens"]} for role, e in sorted(roles.items())}
 
 
+def reply_outcomes(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Replies that did not end normally, summed over the records: ``{"total": {outcome: n}, kind: {outcome: n}}``
+    (``reasoning_exhausted``, ``truncated``, ``empty`` ...; issue 20)."""
+    by_kind: dict[str, Counter] = {}
+    for record in records:
+        for kind, outcomes in (record.get("reply_outcomes") or {}).items():
+            by_kind.setdefault(kind, Counter()).update(outcomes)
+    total = sum(by_kind.values(), Counter())
+    return {"total": dict(sorted(total.items())), **{k: dict(sorted(c.items())) for k, c in sorted(by_kind.items())}}
+
+
 def method_scores(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """Mean of each numeric (or boolean) entry of the records' ``scores`` over the records that have it."""
     values: dict[str, list[float]] = {}
@@ -125,6 +136,7 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "model_calls_uncached": sum(int(r.get("model_calls_uncached") or 0) for r in records),
         "kg_calls": _counts(r.get("kg_calls") for r in records),
         "role_usage": role_usage(records),
+        "reply_outcomes": reply_outcomes(records),
         "method_scores": {**pooled_scores(records), **method_scores(records), **decision_scores(records)},
         "latency_s": {
             "mean": statistics.fmean(latencies) if latencies else None,

@@ -36,6 +36,8 @@ PREDICTION_FIELDS: dict[str, str] = {
     "model_calls": "{call kind: n} over all roles",
     "model_calls_uncached": "calls that reached a model (not the response cache)",
     "role_usage": "{role: {calls: {kind: n}, tokens: {prompt, completion, total}}}",
+    "reply_outcomes": "{call kind: {outcome: n}}: replies that did not end normally with text (truncated, "
+                      "reasoning_exhausted, empty; sparqlab.llm.replies.reply_outcome)",
     "tokens": "{prompt, completion, total} over all roles",
     "tokens_estimated": "true when some call's tokens were estimated (stand-ins)",
     "kg_calls": "{tool: n}: the method's KG calls by tool (query, search, lookup, examples)",

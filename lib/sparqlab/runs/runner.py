@@ -344,7 +344,18 @@ class Runner:
             "questions": {"fingerprint": self.fingerprint, "n_total": self.n_total,
                           "dataset": self.config.dataset, "split": self.config.split, "limit": self.config.limit},
             "identity": identity(self.config, self.method_config, self.fingerprint),
+            "sampling": self._sampling(),
         }
+
+    def _sampling(self) -> dict[str, Any]:
+        """Where each request parameter comes from (issue 18 item 8): the explicit settings per role (the run's
+        ``model_params`` and seed, a role's ``params``) win over the method's defaults per call kind (its
+        config's ``{kind}_*`` fields); parameters an algorithm fixes (a validation vote's seed) win over both."""
+        config = self.method.config
+        return {"precedence": ["fixed by the method's algorithm", "explicit: run model_params / role params",
+                               "method default per call kind: {kind}_* config fields"],
+                "explicit": {role: dict(spec.params) for role, spec in self.roles.items()},
+                "method_defaults": {kind: config.call_params(kind) for kind in config.call_kinds}}
 
     def _header(self) -> dict[str, Any]:
         """Identifying fields shared by ``manifest.json`` and ``metrics.json``."""
@@ -526,6 +537,7 @@ class Runner:
             model_calls=dict(sorted(usage.calls.items())),
             model_calls_uncached=usage.total_calls - usage.cached_calls,
             role_usage=ctx.role_usage_dict(),
+            reply_outcomes=ctx.reply_outcomes_dict(),
             tokens=token_counts(usage),
             tokens_estimated=usage.estimated,
             kg_calls=dict(sorted(ctx.kg_calls.items())),

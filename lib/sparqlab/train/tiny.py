@@ -12,8 +12,13 @@ untrained weights and say nothing about the papers' numbers.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
+
+from sparqlab.core.paths import cache_dir
+from sparqlab.llm.base import ChatModel
+from sparqlab.llm.standins import register_standin
 
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}<|start_header_id|>{{ message['role'] }}<|end_header_id|>\n\n"
@@ -99,3 +104,32 @@ def build_tiny_encoder(folder: str | Path, texts: Iterable[str] = (), *, vocab_s
     RobertaModel(config, add_pooling_layer=False).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+TINY_RANDOM = "standin-tiny-random"
+
+
+@register_standin(TINY_RANDOM)
+def tiny_random_model(folder: str | Path | None = None, seed: int = 0) -> ChatModel:
+    """``standin-tiny-random``: a tiny random Llama decoder (:func:`build_tiny_decoder`, 4096 positions, built
+    once under the cache folder) run in process through the ``local:`` backend. Its replies are the garbage a
+    decoder emits before training, in a real tokenizer's and chat template's form: every method must turn them
+    into an answer or a typed error (issue 20 item 5). Deterministic: greedy at temperature 0, seeded otherwise.
+    Torch runs on one thread: a model this small is fastest that way, most of all on a shared machine."""
+    import torch
+
+    from sparqlab.llm.local_transformers import LocalTransformersModel
+
+    torch.set_num_threads(1)
+
+    target = Path(folder) if folder else cache_dir() / "models" / f"tiny-random-seed{seed}"
+    if not (target / "config.json").is_file():  # built beside and renamed: a concurrent builder loses cleanly
+        partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+        build_tiny_decoder(partial, max_positions=4096, seed=seed)
+        try:
+            partial.rename(target)
+        except OSError:
+            shutil.rmtree(partial, ignore_errors=True)
+    model = LocalTransformersModel(target, name=TINY_RANDOM)
+    model.is_standin = True
+    return model

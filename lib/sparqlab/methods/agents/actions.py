@@ -1,18 +1,21 @@
 """Reading the controller's actions. Model output is untrusted text: it is parsed with regular expressions and
-``json.loads``, never evaluated.
+a JSON reader, never evaluated.
 
-The controller answers ``Thought: … Action: name(argument)``. :func:`parse_action` reads the first action, with
-the argument running to the last closing parenthesis (SPARQL has parentheses of its own) and code fences or
-quotes around it removed; names from the paper's prompt (``execute_sparql``, ``get_wikidata_entry`` …) are
+The controller answers ``Thought: … Action: name(argument)``. One action per reply (issue 18 item 6):
+:func:`read_actions` takes the first complete action, with the argument running to the parenthesis that closes
+the call (SPARQL has parentheses of its own) and code fences or quotes around it removed, and reports every later
+``Action:`` as dropped; names from the paper's prompt (``execute_sparql``, ``get_wikidata_entry`` …) are
 accepted as aliases. When that fails, the controller makes one temperature-0 re-parse call whose JSON answer
 :func:`parse_reparse` reads.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
+
+from sparqlab.llm.replies import visible_text
+from sparqlab.platform.parsing import closing_bracket, first_json_object
 
 ACTION_NAMES = ("search", "lookup", "examples", "execute", "stop")
 """The five actions of the agentic loop (method section, "Problem Setup")."""
@@ -23,11 +26,12 @@ ALIASES = {
     "run_sparql": "execute", "sparql": "execute", "finish": "stop",
 }
 
-_ACTION = re.compile(r"^\s*\**action\**\s*:\s*\**\s*", re.IGNORECASE | re.MULTILINE)
-_THOUGHT = re.compile(r"^\s*\**thought\**\s*:\s*", re.IGNORECASE | re.MULTILINE)
-_CALL = re.compile(r"`*\s*([A-Za-z_][\w]*)\s*\((.*)\)\s*`*\s*$", re.DOTALL)
-_FENCE = re.compile(r"^```[\w]*\s*\n?(.*?)\n?```$", re.DOTALL)
-
+_ACTION = re.compile(r"^[ \t>*\-•#]*\**[ \t]*action\**[ \t]*\**[ \t]*:[ \t]*\**[ \t]*", re.IGNORECASE | re.MULTILINE)
+_THOUGHT = re.compile(r"^[ \t>*\-•#]*\**[ \t]*thought\**[ \t]*\**[ \t]*:[ \t]*\**[ \t]*", re.IGNORECASE | re.MULTILINE)
+_NAME = re.compile(r"[`*\s]*([A-Za-z_]\w*)[`*]*")
+_FENCE = re.compile(r"^```[\w+-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
+_KEYWORD = re.compile(r"^(?:entity|entity_id|id|text|query|sparql|property|property_id|argument|arg|input)\s*=\s*",
+                      re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Action:
@@ -53,8 +57,12 @@ def canonical_name(name: str) -> str | None:
 
 
 def clean_argument(text: str) -> str:
-    """Strip whitespace, one level of code fence and matching quotes around an argument."""
+    """Strip whitespace, a keyword (``entity=``), one level of code fence and matching quotes around an
+    argument."""
     text = text.strip()
+    keyword = _KEYWORD.match(text)
+    if keyword and text[keyword.end():keyword.end() + 1] in ("'", '"', "`"):
+        text = text[keyword.end():].strip()
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1).strip()
@@ -63,50 +71,78 @@ def clean_argument(text: str) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class ActionReading:
+    """What a controller reply holds: its first complete action (``None`` if there is none) and the raw text of
+    every further ``Action:`` line, which one-action-per-reply drops (they are traced, never run)."""
+
+    action: Action | None
+    dropped: tuple[str, ...] = ()
+
+
+def read_actions(text: str) -> ActionReading:
+    """The first complete ``Action: name(argument)`` of a controller reply and the dropped later ones.
+
+    Reasoning is removed first (:func:`~sparqlab.llm.replies.visible_text`). An action runs from its marker
+    (``Action:``, ``**Action:**``, ``- Action:``) to the parenthesis that closes its call (SPARQL strings and
+    nested parentheses respected), so prose after it is ignored; ``Action: execute`` followed by a fenced block
+    takes the block as argument; a bare ``stop`` is a complete action. An action that is not complete (an unknown
+    name, an unclosed call) does not count, and the next one is tried.
+    """
+    text = visible_text(text)
+    markers = list(_ACTION.finditer(text))
+    action, dropped = None, []
+    for number, marker in enumerate(markers):
+        limit = markers[number + 1].start() if number + 1 < len(markers) else len(text)
+        if action is not None:
+            dropped.append(text[marker.end():limit].strip())
+            continue
+        action = _action_at(text, marker.start(), marker.end(), limit)
+    return ActionReading(action, tuple(dropped))
+
+
 def parse_action(text: str) -> Action | None:
-    """The first ``Action: name(argument)`` of a controller reply (thought: the text before it), or ``None``."""
-    match = _ACTION.search(text)
-    if not match:
+    """The first complete action of a controller reply (:func:`read_actions`), or ``None``."""
+    return read_actions(text).action
+
+
+def _action_at(text: str, marker: int, start: int, limit: int) -> Action | None:
+    thought = _thought(text[:marker])
+    name_match = _NAME.match(text, start)
+    if not name_match:
         return None
-    before, after = text[:match.start()], text[match.end():]
-    after = re.split(r"\n\s*\**(?:observation|thought)\**\s*:", after, maxsplit=1, flags=re.IGNORECASE)[0]
-    call = _CALL.match(after.strip())
-    if not call:
-        bare = canonical_name(after.strip().strip("`*"))
-        if bare == "stop":
-            return Action(_thought(before), "stop", "")
-        return None
-    name = canonical_name(call.group(1))
+    name = canonical_name(name_match.group(1))
     if name is None:
         return None
-    return Action(_thought(before), name, clean_argument(call.group(2)))
+    rest = text[name_match.end():limit]
+    opening = re.match(r"[ \t]*\(", rest)
+    if opening:
+        closing = closing_bracket(rest, opening.end(), "(", ")", fences=True)
+        if closing is None:
+            return None
+        return Action(thought, name, clean_argument(rest[opening.end():closing]))
+    # No call parentheses: the argument is a fenced block right after the name (``Action: execute`` + ```sparql),
+    # a quoted or plain argument on the same line (``Action: search "Ridley Scott"``), or nothing (stop).
+    block = re.match(r"[ \t:]*\n?[ \t]*```[\w+-]*[ \t]*\n(.*?)```", rest, re.DOTALL)
+    if block:
+        return Action(thought, name, block.group(1).strip())
+    if name == "stop":
+        return Action(thought, "stop", "")
+    same_line = rest.split("\n", 1)[0].strip().strip("`*").lstrip(":").strip()
+    if len(same_line) >= 3 and same_line[0] in "\"'" and same_line[-1] == same_line[0]:
+        return Action(thought, name, clean_argument(same_line))
+    return None
 
 
 def _thought(text: str) -> str:
-    match = _THOUGHT.search(text)
+    markers = list(_THOUGHT.finditer(text))
+    match = markers[-1] if markers else None
     return (text[match.end():] if match else text).strip()
-
-
-def json_objects(text: str):
-    """Every JSON object embedded in a reply, in order (models wrap JSON in prose or code fences)."""
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            data, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
-            continue
-        if isinstance(data, dict):
-            yield data
-
-
-def first_json_object(text: str) -> dict | None:
-    """The first JSON object in a reply, or ``None``."""
-    return next(json_objects(text), None)
 
 
 def parse_reparse(text: str) -> Action | None:
     """The action in a re-parse reply: the first JSON object with ``action_name`` (and ``action_argument``)."""
-    data = next((d for d in json_objects(text) if "action_name" in d), None)
+    data = first_json_object(text, "action_name")
     if data is None:
         return None
     name = canonical_name(str(data.get("action_name", "")))
@@ -114,3 +150,12 @@ def parse_reparse(text: str) -> Action | None:
     if name is None or not isinstance(argument, str | int | float):
         return None
     return Action(str(data.get("thought", "")).strip(), name, clean_argument(str(argument)))
+
+
+def parse_answer_type(text: str) -> tuple[str, str] | None:
+    """SAGA's answer-type prior (appendix F.1): ``(answer_type_label, answer_type_id)`` from the first JSON object
+    with an ``answer_type_label``, or ``None`` when the reply has none."""
+    data = first_json_object(text, "answer_type_label")
+    if data is None:
+        return None
+    return str(data.get("answer_type_label") or "").strip(), str(data.get("answer_type_id") or "").strip()

@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from sparqlab.data.question import Question
-from sparqlab.methods.agents.actions import ACTION_NAMES, Action, parse_action, parse_reparse
+from sparqlab.llm.base import ChatResponse
+from sparqlab.llm.errors import ContextOverflow
+from sparqlab.llm.replies import failure_kind, reply_error, visible_text
+from sparqlab.methods.agents.actions import ACTION_NAMES, Action, parse_reparse, read_actions
 from sparqlab.methods.agents.prompts import CONTROLLER_INPUT, OBSERVATION_MARKER, PROMPTS, REPARSE
 from sparqlab.methods.agents.schema import SchemaIndex, TypeState
 from sparqlab.platform import Method, MethodConfig, MethodOutput, QuestionContext
@@ -47,14 +50,18 @@ class AgentConfig(MethodConfig):
     - ``reparse``: when the temperature-0 re-parse call runs: ``"every_step"`` (appendix F.2: a second call
       re-parses every controller reply into JSON; its action is used, the reply's own parse only when the JSON
       is unreadable) or ``"on_failure"`` (a cheaper variant: only for replies whose action does not parse).
-    - ``reparse_max_tokens``: completion limit of the temperature-0 re-parse call.
+    - ``reparse_temperature`` / ``reparse_max_tokens``: sampling of the re-parse call (temperature 0, as the
+      paper's JSON re-parse).
+    - ``controller_reasoning_effort`` / ``reparse_reasoning_effort`` / ``prune_reasoning_effort``: a reasoning
+      model's effort per call kind (``low`` / ``medium`` / ``high``; ``None``: the server's default). The
+      ``{kind}_*`` fields are the method's defaults; an explicit run or role setting wins (docs/replies.md).
     - ``max_repeats``: consecutive repeated actions after which the question ends (``stopped_by="repeats"``).
     - ``max_parse_failures``: consecutive unreadable replies (after re-parse) after which the question ends.
     - ``search_limit``: entity hits and property hits shown per search.
     - ``values_per_property``: values listed beside each property in a lookup.
     - ``lookup_edge_limit``: edges read per direction by a lookup.
     - ``execute_max_rows``: result rows shown by execute.
-    - ``prune_max_tokens``: completion limit of an LLM pruning call (temperature 0).
+    - ``prune_temperature`` / ``prune_max_tokens``: sampling of an LLM pruning call (temperature 0).
     - ``property_min_score``: property search hits below this similarity (0-100) are not shown.
     """
 
@@ -65,15 +72,22 @@ class AgentConfig(MethodConfig):
     controller_max_tokens: int = 700
     controller_stop: tuple[str, ...] = (OBSERVATION_MARKER,)
     reparse: str = "every_step"
+    controller_reasoning_effort: str | None = None
+    reparse_temperature: float = 0.0
     reparse_max_tokens: int = 400
+    reparse_reasoning_effort: str | None = None
     max_repeats: int = 3
     max_parse_failures: int = 3
     search_limit: int = 5
     values_per_property: int = 5
     lookup_edge_limit: int = 200
     execute_max_rows: int = 20
+    prune_temperature: float = 0.0
     prune_max_tokens: int = 1000
+    prune_reasoning_effort: str | None = None
     property_min_score: float = 60.0
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("controller", "reparse", "prune")
 
     def __post_init__(self) -> None:
         if self.max_actions < 1 or self.window < 1:
@@ -112,6 +126,12 @@ class AgentSession:
     lookups: list[dict[str, Any]] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
     closures: dict[frozenset[str], set[str]] = field(default_factory=dict)
+    answer_type_failure: str | None = None
+    window: int = 0
+    """Steps shown to the controller: ``config.window``, cut to 1 after a context overflow."""
+
+    def __post_init__(self) -> None:
+        self.window = self.window or self.config.window
 
     def option(self, name: str, default: Any = False) -> Any:
         """A config option SAGA adds (absent, i.e. off, for SPINACH)."""
@@ -123,7 +143,7 @@ class AgentSession:
 
     def history(self) -> str:
         """The window of recent steps (``{action_history}``), with a count of the older ones."""
-        window = self.config.window
+        window = self.window
         shown = self.steps[-window:]
         hidden = len(self.steps) - len(shown)
         parts = [f"({hidden} earlier step{'s' if hidden != 1 else ''} not shown)"] if hidden else []
@@ -141,6 +161,7 @@ class AgentSession:
         c = self.counts
         return {
             "actions": len(self.steps), "stopped_by": stopped_by, "parse_failures": c["parse_failures"],
+            "dropped_actions": c["dropped_actions"], "window_trimmed": c["window_trimmed"],
             "repeated_actions": c["repeats"], "blocked": c["blocked"], "lookups": len(self.lookups),
             "properties_shown": sum(x["shown"] for x in self.lookups),
             "properties_filtered": sum(x["filtered"] for x in self.lookups),
@@ -148,6 +169,7 @@ class AgentSession:
             "search_properties_filtered": c["search_filtered"],
             "final_empty": self.last_query_empty,
             "answer_type": "|".join(self.theta.answer_type) if self.theta.answer_type else None,
+            "answer_type_failure": self.answer_type_failure,
             "lookup_records": list(self.lookups),
         }
 
@@ -196,14 +218,16 @@ class AgentMethod(Method):
         bind_session(ctx, session)
         await self.start(session, ctx)
         tools = self.tools()
-        stopped_by, failures_in_row, repeats_in_row = "budget", 0, 0
+        stopped_by, failures_in_row, repeats_in_row, last_failure = "budget", 0, 0, "parse_failure"
         for step in range(1, config.max_actions + 1):
             ctx.step = step
-            action, raw = await self._next_action(session, ctx)
+            action, reply = await self._next_action(session, ctx)
             if action is None:
                 session.counts["parse_failures"] += 1
                 failures_in_row += 1
-                ctx.log("parse_failure", response=raw)
+                last_failure = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+                ctx.log("parse_failure", response=reply.text, finish_reason=reply.finish_reason,
+                        failure=failure_kind(reply.text, reply.finish_reason, reply.reasoning))
                 session.steps.append(Step("", "(unreadable)", PARSE_FAILURE_OBSERVATION))
                 if failures_in_row >= config.max_parse_failures:
                     stopped_by = "parse_failure"
@@ -232,27 +256,46 @@ class AgentMethod(Method):
                 break
         ctx.step = None
         sparql = session.last_query
-        error = None if sparql else {"budget": "budget_exhausted", "parse_failure": "parse_failure",
+        error = None if sparql else {"budget": "budget_exhausted", "parse_failure": last_failure,
                                      "repeats": "repeated_actions", "stop": "no_query"}[stopped_by]
         return MethodOutput(sparql, error, extra=session.extra(stopped_by))
 
-    async def _next_action(self, session: AgentSession, ctx: QuestionContext) -> tuple[Action | None, str]:
-        """One controller call, then the re-parse call: after every reply (``reparse="every_step"``, whose JSON
-        action wins over the reply's own parse) or only when the reply has no readable action."""
+    async def _next_action(self, session: AgentSession,
+                           ctx: QuestionContext) -> tuple[Action | None, ChatResponse]:
+        """One controller call and its first complete action (one action per reply: later ones are traced as
+        dropped, never run), then the temperature-0 re-parse call: after every reply with visible text
+        (``reparse="every_step"``, whose JSON action wins over the reply's own parse) or only when the reply has
+        visible text but no readable action (``"on_failure"``)."""
         config = self.config
-        messages = [{"role": "system", "content": self.system_prompt(session, ctx)},
-                    {"role": "user", "content": CONTROLLER_INPUT.render(question=session.question.text,
-                                                                         action_history=session.history())}]
-        reply = await ctx.chat(messages, role="controller", kind="controller",
-                               temperature=config.controller_temperature, top_p=config.controller_top_p,
-                               max_tokens=config.controller_max_tokens, stop=list(config.controller_stop))
-        action = parse_action(reply.text)
-        if action is not None and config.reparse == "on_failure":
-            return action, reply.text
-        request = REPARSE.render(action_names=", ".join(ACTION_NAMES), output=reply.text)
+        try:
+            reply = await ctx.chat(self._messages(session, ctx), role="controller", kind="controller",
+                                   defaults=config.call_params("controller"))
+        except ContextOverflow:
+            # Trim what can be trimmed (the window of earlier steps, down to the last one) and retry once; a
+            # second overflow ends the question as ``context_overflow`` (the runner records the error kind).
+            if session.window <= 1 or len(session.steps) <= 1:
+                raise
+            session.window = 1
+            session.counts["window_trimmed"] += 1
+            ctx.log("window_trimmed", window=1)
+            reply = await ctx.chat(self._messages(session, ctx), role="controller", kind="controller",
+                                   defaults=config.call_params("controller"))
+        reading = read_actions(reply.text)
+        if reading.dropped:
+            session.counts["dropped_actions"] += len(reading.dropped)
+            ctx.log("dropped_actions", actions=list(reading.dropped))
+        visible = visible_text(reply.text)
+        if not visible or (reading.action is not None and config.reparse == "on_failure"):
+            return reading.action, reply
+        request = REPARSE.render(action_names=", ".join(ACTION_NAMES), output=visible)
         reparsed = await ctx.chat([{"role": "user", "content": request}], role="controller", kind="reparse",
-                                  temperature=0.0, max_tokens=config.reparse_max_tokens)
-        return parse_reparse(reparsed.text) or action, reply.text
+                                  defaults=config.call_params("reparse"))
+        return parse_reparse(reparsed.text) or reading.action, reply
+
+    def _messages(self, session: AgentSession, ctx: QuestionContext) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system_prompt(session, ctx)},
+                {"role": "user", "content": CONTROLLER_INPUT.render(question=session.question.text,
+                                                                     action_history=session.history())}]
 
     @staticmethod
     async def _run(tools: dict[str, Tool], action: Action, ctx: QuestionContext) -> Observation:

@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import ClassVar
 
 from sparqlab.kg.base import KnowledgeGraph
-from sparqlab.methods.agents.actions import first_json_object
+from sparqlab.llm.replies import reply_error
+from sparqlab.methods.agents.actions import parse_answer_type
 from sparqlab.methods.agents.controller import AgentConfig, AgentMethod, AgentSession
-from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, WIKIDATA_TYPE_CATALOGUE
-from sparqlab.methods.agents.schema import SCHEMA_INDEX_VERSION, SchemaIndex, default_schema_folder, load_or_build
+from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, TYPE_CATALOGUES
+from sparqlab.methods.agents.schema import (
+    SCHEMA_INDEX_VERSION,
+    SchemaIndex,
+    declared_digest,
+    default_schema_folder,
+    load_or_build,
+)
 from sparqlab.platform import PrepareContext, QuestionContext, register_method
 
 VARIABLE_TYPES = ("query", "trace")
@@ -50,9 +58,10 @@ class SagaConfig(AgentConfig):
       off by default, as in the paper).
     - ``type_context_entries`` / ``knowledge_log_entries``: Θ entries (5) and outcomes (6) in the prompt.
     - ``empirical_sample``: subjects/objects sampled per property when the index is built.
-    - ``answer_type_max_tokens``: completion limit of the answer-type call (temperature 0; appendix F.1: 100). A
-      reasoning model (gpt-oss) spends part of it on reasoning: raise it, or lower the reasoning effort through
-      the run's ``model_params={"extra": {"reasoning_effort": "low"}}``.
+    - ``answer_type_temperature`` / ``answer_type_max_tokens`` / ``answer_type_reasoning_effort``: the
+      answer-type call (appendix F.1: temperature 0, 100 tokens). A reasoning model (gpt-oss) spends part of
+      the budget on reasoning: raise it or lower the effort; a reply whose whole budget went to reasoning is
+      counted as ``reasoning_exhausted`` and leaves the type unpredicted, never "unknown" (docs/replies.md).
     """
 
     type_filter: bool = True
@@ -68,7 +77,11 @@ class SagaConfig(AgentConfig):
     type_context_entries: int = 5
     knowledge_log_entries: int = 6
     empirical_sample: int = 50
+    answer_type_temperature: float = 0.0
     answer_type_max_tokens: int = 100
+    answer_type_reasoning_effort: str | None = None
+
+    call_kinds: ClassVar[tuple[str, ...]] = (*AgentConfig.call_kinds, "answer_type")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -98,9 +111,11 @@ class Saga(AgentMethod):
 
     async def prepare(self, ctx: PrepareContext) -> None:
         """Build (or load) the KG's schema index once per run, in the platform's artifact folder."""
-        folder, _ = ctx.artifact_dir("schema-index", {"kg": ctx.kg.identity, "profile": ctx.kg.profile.name,
-                                                      "sample": self.config.empirical_sample,
-                                                      "version": SCHEMA_INDEX_VERSION})
+        key = {"kg": ctx.kg.identity, "profile": ctx.kg.profile.name, "sample": self.config.empirical_sample,
+               "version": SCHEMA_INDEX_VERSION}
+        if digest := declared_digest(ctx.kg):  # curated schema files (Freebase): their content keys the index
+            key["declared"] = digest
+        folder, _ = ctx.artifact_dir("schema-index", key)
         index = await asyncio.to_thread(load_or_build, ctx.kg, folder, sample=self.config.empirical_sample)
         ctx.log("schema_index", properties=len(index.properties), folder=str(folder))
         self._schemas[ctx.kg.identity] = schema_view(index, self.config)
@@ -117,18 +132,27 @@ class Saga(AgentMethod):
         if self.config.answer_type_prior:
             session.theta.answer_type = await self._answer_type(session, ctx)
 
-    async def _answer_type(self, session: AgentSession, ctx: QuestionContext) -> tuple[str, str]:
-        """Appendix F.1: ``(label, class IRI or "")`` from one temperature-0 call; unreadable -> unknown."""
+    async def _answer_type(self, session: AgentSession, ctx: QuestionContext) -> tuple[str, str] | None:
+        """Appendix F.1: ``(label, class IRI or "")`` from one temperature-0 call; an unreadable reply gives
+        "unknown". A reply cut by its budget (``reasoning_exhausted``, ``truncated_reply``) gives ``None`` (not
+        predicted) and is recorded as ``answer_type_failure``: the prior did not run, it did not say "unknown"."""
         catalogue = type_catalogue(ctx.kg, session.schema)
         person = next((cid for label, cid in catalogue if "person" in label or "human" in label), "")
         prompt = ANSWER_TYPE.render(kg_name=ctx.kg.profile.name, question=session.question.text, person_example=person,
                                     type_catalogue="\n".join(f"- {label}: {cid}" for label, cid in catalogue))
         reply = await ctx.chat([{"role": "user", "content": prompt}], role="controller", kind="answer_type",
-                               temperature=0.0, max_tokens=self.config.answer_type_max_tokens)
-        data = first_json_object(reply.text) or {}
-        label = str(data.get("answer_type_label", "") or "unknown").strip()[:60]
+                               defaults=self.config.call_params("answer_type"))
+        found = parse_answer_type(reply.text)
+        if found is None:
+            failure = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            if failure != "parse_failure":
+                session.answer_type_failure = failure
+                ctx.log("answer_type", label=None, type=None, failure=failure, finish_reason=reply.finish_reason)
+                return None
+        label, type_id = found or ("", "")
+        label = (label or "unknown")[:60]
         try:
-            iri = ctx.kg.profile.resolve_id(str(data.get("answer_type_id", "") or "")) if data.get("answer_type_id") else ""
+            iri = ctx.kg.profile.resolve_id(type_id) if type_id else ""
         except ValueError:
             iri = ""
         ctx.log("answer_type", label=label, type=iri)
@@ -154,7 +178,7 @@ class Saga(AgentMethod):
 
 def type_catalogue(kg: KnowledgeGraph, schema: SchemaIndex) -> list[tuple[str, str]]:
     """``(label, id)`` of answer types the answer-type prompt offers: a fixed list of common classes for Wikidata
-    (its class list is far too long), every class of the schema index otherwise."""
-    if kg.profile.constraints.kind == "wikidata":
-        return list(WIKIDATA_TYPE_CATALOGUE)
+    and Freebase (their class lists are far too long), every class of the schema index otherwise."""
+    if kg.profile.name in TYPE_CATALOGUES:
+        return list(TYPE_CATALOGUES[kg.profile.name])
     return sorted((label.lower(), kg.profile.shorten(iri)) for iri, label in schema.class_labels.items())

@@ -24,8 +24,9 @@ import json
 import re
 
 from sparqlab.llm import ChatRequest, StandinModel, register_standin
-from sparqlab.methods.agents.actions import first_json_object, parse_action
+from sparqlab.methods.agents.actions import parse_action
 from sparqlab.methods.agents.prompts import ANSWER_TYPE, CONTROLLER_INPUT, PRUNE, REPARSE
+from sparqlab.platform.parsing import first_json_object
 
 WORD_FORMS = {
     "direct": "direct directed directs director directors directing",

@@ -27,12 +27,12 @@ from typing import Any
 from sparqlab.kg.errors import KGError
 from sparqlab.kg.neighbourhood import Edge, Neighbourhood
 from sparqlab.kg.results import QueryResult
-from sparqlab.methods.agents.actions import first_json_object
 from sparqlab.methods.agents.controller import AgentSession, session_of
-from sparqlab.methods.agents.prompts import PRUNE
+from sparqlab.methods.agents.prompts import PRUNE, PRUNE_VARIANTS
 from sparqlab.methods.agents.schema import (
     Triple,
     TypeState,
+    declared_superclasses,
     domain_conflicts,
     frequent_types,
     render_property,
@@ -43,6 +43,7 @@ from sparqlab.methods.agents.schema import (
     type_patterns,
 )
 from sparqlab.platform import QuestionContext
+from sparqlab.platform.parsing import first_json_object
 from sparqlab.platform.tools import Observation, Tool, register_tool
 
 EMPTY_RESULT = "(no rows): the query returned an empty result."
@@ -84,6 +85,8 @@ async def _labels(ctx: QuestionContext, iris: set[str]) -> dict[str, str]:
 async def closure_of(ctx: QuestionContext, session: AgentSession, types: set[str]) -> set[str]:
     """τ⁺: the types and all their superclasses (one counted query per distinct type set, cached per question)."""
     key = frozenset(types)
+    if key not in session.closures and (declared := declared_superclasses(ctx.kg, types)) is not None:
+        session.closures[key] = declared  # a curated schema's supertypes (Freebase's fb_types), no query
     if key not in session.closures:
         result = await ctx.query(superclass_query(types, ctx.kg.profile.subclass_predicate))
         supers = set() if isinstance(result, KGError) else {r["super"].value for r in result.rows if "super" in r}
@@ -161,7 +164,16 @@ def _group(edges: list[Edge]) -> dict[str, list[Edge]]:
     return groups
 
 
+NESTED_SHOWN = 6
+"""Edges of an unnamed value node (a Freebase CVT) shown inside its value."""
+
+
 def _value(ctx: QuestionContext, edge: Edge) -> str:
+    if edge.nested:  # a CVT: its id, then its own edges one level deep, as Freebase agents show it
+        inner = "; ".join(f"{_named(ctx, n.property, n.property_label)} -> {_value(ctx, n)}"
+                          for n in edge.nested[:NESTED_SHOWN])
+        more = f"; … (+{len(edge.nested) - NESTED_SHOWN} more)" if len(edge.nested) > NESTED_SHOWN else ""
+        return f"{_short(ctx, edge.value)} {{{inner}{more}}}"
     if edge.value_label or "://" in edge.value:
         return _named(ctx, edge.value, edge.value_label)
     return edge.value if len(edge.value) <= 60 else edge.value[:57] + "..."
@@ -184,9 +196,9 @@ async def _prune(ctx: QuestionContext, session: AgentSession, hood: Neighbourhoo
             key = name if direction == "out" else f"(incoming) {name}"
             entry[key] = [_value(ctx, e) for e in edges[:n]]
     entity = _named(ctx, hood.id, hood.label) + (f": {hood.description}" if hood.description else "")
-    prompt = PRUNE.render(entity=entity, edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
+    prompt = PRUNE_VARIANTS.get(ctx.kg.profile.name, PRUNE).render(entity=entity, edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
     reply = await ctx.chat([{"role": "user", "content": prompt}], role="controller", kind="prune",
-                           temperature=0.0, max_tokens=session.config.prune_max_tokens)
+                           defaults=session.config.call_params("prune"))
     kept = first_json_object(reply.text)
     if not kept:
         session.counts["prune_unreadable"] += 1

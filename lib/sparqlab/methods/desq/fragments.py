@@ -31,6 +31,7 @@ from sparqlab.eval.sparql_tree import (
     modifier_texts,
     parse_query,
 )
+from sparqlab.kg.freebase import FB, FREEBASE, MID_PATTERN
 from sparqlab.kg.profiles import MOVIES_NS, OWL, RDF, RDFS, WD, XSD
 
 PLACEHOLDER = re.compile(r"^uri(\d+)$")
@@ -49,8 +50,11 @@ class IdScheme:
     bare_namespace: str | None = None  # ids relative to it, kind from the first path segment
     bare_kinds: tuple[tuple[str, str], ...] = ()
     generic: bool = False  # any non-vocabulary IRI is an entity whose id is the IRI
+    vocabulary: frozenset[str] = frozenset()  # IRIs that stay literally in fragments although a pattern matches
 
     def split(self, iri: str) -> tuple[str | None, str, str] | None:
+        if iri in self.vocabulary:
+            return None
         for prefix, namespace, pattern, kind in self.prefixed:
             local = iri[len(namespace):]
             if iri.startswith(namespace) and re.fullmatch(pattern, local):
@@ -107,7 +111,17 @@ WIKIDATA_SCHEME = IdScheme(
 )
 MOVIES_SCHEME = IdScheme("movies", bare_namespace=MOVIES_NS,
                          bare_kinds=(("entity", "entity"), ("relation", "property"), ("class", "class")))
-SCHEMES = {"wikidata": WIKIDATA_SCHEME, "movies": MOVIES_SCHEME}
+_FB_TYPE = r"(?:base\.[a-z0-9_]+|user\.[a-z0-9_]+\.[a-z0-9_]+|[a-z0-9_]+)\.[a-z0-9_]+"
+FREEBASE_SCHEME = IdScheme(
+    "freebase",
+    prefixed=(("ns", FB, MID_PATTERN, "entity"), ("ns", FB, _FB_TYPE, "class"),
+              ("ns", FB, _FB_TYPE + r"\.[a-z0-9_]+", "property")),
+    vocabulary=frozenset({FREEBASE.type_predicate, FREEBASE.label_predicate}),
+)
+"""Freebase ids after ``ns:``: MIDs (``m.03_r3``) are entities, ``domain.type`` ids classes, ``domain.type.property``
+ids relations (types in ``base.*`` have three segments and in ``user.*`` four, their properties one more);
+``type.object.type`` and ``type.object.name`` stay literally in fragments, as ``rdf:type`` does elsewhere."""
+SCHEMES = {"wikidata": WIKIDATA_SCHEME, "movies": MOVIES_SCHEME, "freebase": FREEBASE_SCHEME}
 
 
 def scheme_for(kg_name: str) -> IdScheme:

@@ -26,6 +26,7 @@ from sparqlab.data.question import Question
 from sparqlab.kg.movies import CLASS_COMMENTS
 from sparqlab.kg.results import quote_literal
 from sparqlab.llm.base import ChatRequest, Message
+from sparqlab.llm.replies import visible_text
 from sparqlab.llm.standins import StandinModel, register_standin
 from sparqlab.methods.desq.fragments import Decomposition, IdScheme, decompose, scheme_for
 from sparqlab.methods.desq.prompts import PREFIX_NOTES, PROMPTS
@@ -105,11 +106,14 @@ def map_messages(question: str, constraints: Sequence[str], examples: Sequence[E
 
 
 def parse_constraints(text: str) -> list[str]:
-    """Atomic constraints from a reply: numbered or bulleted lines (``1. ...``, ``- ...``), else non-empty lines."""
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    marked = [re.sub(r"^(\d+[.)]|[-*•]|AC\d+:)\s*", "", line) for line in lines
-              if re.match(r"^(\d+[.)]|[-*•]|AC\d+:)\s*", line)]
-    return marked or lines
+    """Atomic constraints from a reply: its numbered or bulleted lines (``1. ...``, ``- ...``, ``AC1: ...``), the
+    format the prompt asks for, after any reasoning and without Markdown emphasis. A reply without such lines
+    (prose, a refusal, an empty reply) has none: guessing constraints from prose would pass a wrong decomposition
+    on."""
+    lines = [line.strip() for line in visible_text(text).splitlines() if line.strip()]
+    marker = re.compile(r"^(?:\d+[.)]|[-*•]|\**AC\s?\d+\**\s*[:.)])\s+")
+    marked = [marker.sub("", line, count=1).strip() for line in lines if marker.match(line)]
+    return [re.sub(r"^\*\*(.*)\*\*$", r"\1", line).strip() for line in marked if line]
 
 
 def finetune_records(examples: Sequence[Example], kg_name: str) -> list[dict]:

@@ -27,6 +27,9 @@ from sparqlab.core.paths import data_dir
 
 DEFAULT_EMBEDDER = "minilm"
 """The bundled offline all-MiniLM-L6-v2; any other value is a sentence-transformers model name or path."""
+ONNX_EMBEDDERS = {"minilm-onnx": "float", "minilm-int8": "int8"}
+"""The same bundled MiniLM run by ONNX Runtime (:func:`sparqlab.llm.embeddings.embed_onnx`): exported float
+weights, or weights quantised to int8 (benchmarks/kb_memory_bench.py --compare measures speed and agreement)."""
 FAISS_ABOVE = 1_000_000
 KINDS = ("entity", "property", "class")
 
@@ -78,8 +81,9 @@ def hashed_bag_of_words(texts: Sequence[str], dimension: int = 512) -> np.ndarra
 
 
 def embedder(name: str = DEFAULT_EMBEDDER, batch_size: int = 64) -> Callable[[list[str]], np.ndarray]:
-    """``texts -> unit float32 rows``: the offline MiniLM for ``"minilm"``, :func:`hashed_bag_of_words` for
-    ``"hashing"``, else the named sentence-transformers model (loaded once per call of this function; it must be
+    """``texts -> unit float32 rows``: the offline MiniLM for ``"minilm"`` (torch) and the names of
+    :data:`ONNX_EMBEDDERS` (ONNX Runtime), :func:`hashed_bag_of_words` for ``"hashing"``, else the named
+    sentence-transformers model (loaded once per call of this function; it must be
     available offline)."""
     if name == HASHING_EMBEDDER:
         return hashed_bag_of_words
@@ -87,6 +91,10 @@ def embedder(name: str = DEFAULT_EMBEDDER, batch_size: int = 64) -> Callable[[li
         from sparqlab.llm.embeddings import embed
 
         return lambda texts: embed(texts, batch_size=batch_size)
+    if name in ONNX_EMBEDDERS:
+        from sparqlab.llm.embeddings import embed_onnx
+
+        return lambda texts: embed_onnx(texts, ONNX_EMBEDDERS[name], batch_size=batch_size)
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(name, device="cpu")
@@ -299,6 +307,22 @@ def wikidata_property_entries(folder: str | Path | None = None) -> list[Entry]:
             datatype = row[2].rsplit("#", 1)[-1]
             description = descriptions.get(ident, {}).get("description") or f"Wikidata property ({datatype})"
             entries.append(Entry(ident, row[3], description, "property"))
+    return entries
+
+
+def freebase_entries() -> list[Entry]:
+    """DeSQ's KB memory over Freebase without reading the KG (section 3.3; the paper's Freebase memory holds the
+    relations and the entities the benchmarks use): every ``fb_roles`` relation with its name and description
+    (Pangu's ``fb_schema_properties``), every type those relations mention, and the entities the WebQSP / CWQ /
+    GrailQA files name (:func:`sparqlab.kg.freebase.dataset_entity_names`; they carry a name only)."""
+    from sparqlab.kg.freebase import FB, dataset_entity_names, declared_schema, type_label
+
+    schema = declared_schema()
+    entries = [Entry(prop[len(FB):], label, description, "property")
+               for prop, (label, description, _, _) in sorted(schema.properties.items())]
+    types = sorted({c for _, _, domain, range_ in schema.properties.values() for c in (*domain, *range_)})
+    entries += [Entry(t[len(FB):], type_label(t), f"Freebase type {t[len(FB):]}", "class") for t in types]
+    entries += [Entry(mid, name, "", "entity") for mid, name in sorted(dataset_entity_names().items())]
     return entries
 
 

@@ -7,12 +7,13 @@ import asyncio
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
 from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.eval.structural import structural_em
+from sparqlab.llm.replies import reply_error
 from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, check_strategy, correct_slots
 from sparqlab.methods.desq.fragments import (
     AssemblyError,
@@ -36,6 +37,7 @@ from sparqlab.methods.desq.generation import (
 from sparqlab.methods.desq.kb_memory import (
     KBMemory,
     describer,
+    freebase_entries,
     kg_entries,
     limit_entries,
     wikidata_property_entries,
@@ -65,7 +67,9 @@ class DesqConfig(MethodConfig):
     - ``train_dataset`` / ``train_split`` / ``train_limit``: the training questions whose gold decompositions are
       the worked examples (0: all of the split); never the scored split.
     - ``shots``: worked examples (nearest by masked question words) per prompt.
-    - ``memory``: ``kg`` (entities, relations and classes of the run's KG) or ``wikidata-properties``.
+    - ``memory``: ``kg`` (entities, relations and classes of the run's KG), ``wikidata-properties`` or
+      ``freebase`` (relations and types from the fb_roles schema files, entities named by the Freebase datasets:
+      a memory for a Freebase too large to read, :func:`~sparqlab.methods.desq.kb_memory.freebase_entries`).
     - ``memory_limit``: at most this many entries of the memory's main kind — entities of a ``kg`` memory (every
       relation and class stays), properties of ``wikidata-properties`` — in id order (0: all). A speed knob for
       smoke tests; it changes results (the missing elements cannot be retrieved).
@@ -80,6 +84,10 @@ class DesqConfig(MethodConfig):
       reports both alignments as equivalent, section 3.5); ``scores.fragment_alignment`` says which was used.
     - ``restrict_kind``: URI retrieval among memory entries of the slot's kind (entity / property / class) only;
       our extension, off as in the paper (retrieval over the whole memory).
+      ``verbalise``) for the atomic constraints of the worked examples.
+    - ``decompose_*`` / ``map_*`` / ``verbalise_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
+      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
+      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
     """
 
     strategy: str = "roundtrip-exact"
@@ -89,12 +97,20 @@ class DesqConfig(MethodConfig):
     train_split: str = "train"
     train_limit: int = 0
     shots: int = 3
-    memory: Literal["kg", "wikidata-properties"] = "kg"
+    memory: Literal["kg", "wikidata-properties", "freebase"] = "kg"
     memory_limit: int = 0
     embedder: str = "minilm"
     memory_dir: str | None = None
     verbaliser: Literal["template", "model"] = "template"
     restrict_kind: bool = False
+    decompose_max_tokens: int | None = None
+    decompose_reasoning_effort: str | None = None
+    map_max_tokens: int | None = None
+    map_reasoning_effort: str | None = None
+    verbalise_max_tokens: int | None = None
+    verbalise_reasoning_effort: str | None = None
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("decompose", "map", "verbalise")
 
     def __post_init__(self) -> None:
         check_strategy(self.strategy)
@@ -156,7 +172,7 @@ class Desq(Method):
         self._kg = kg
         scheme = scheme_for(kg.profile.name)
         key = [MEMORY_FORMAT, config.memory, config.embedder, config.memory_limit,
-               kg.identity if config.memory == "kg" else "wikidata_properties"]
+               kg.identity if config.memory == "kg" else config.memory]
         folder, built = (Path(config.memory_dir), True) if config.memory_dir else ctx.artifact_dir("desq-memory", key)
         if built:
             self.memory = await asyncio.to_thread(KBMemory.load, folder)
@@ -164,6 +180,8 @@ class Desq(Method):
             def entries():
                 if config.memory == "wikidata-properties":
                     return limit_entries(wikidata_property_entries(), "property", config.memory_limit)
+                if config.memory == "freebase":
+                    return limit_entries(freebase_entries(), "entity", config.memory_limit)
                 return limit_entries(kg_entries(kg), "entity", config.memory_limit)
 
             self.memory = await asyncio.to_thread(lambda: KBMemory.build(entries(), config.embedder))
@@ -203,7 +221,8 @@ class Desq(Method):
                 continue
             if self.config.verbaliser == "model":
                 async def chat(messages):
-                    return (await ctx.chat(messages, role="verbaliser", kind="verbalise")).text
+                    return (await ctx.chat(messages, role="verbaliser", kind="verbalise",
+                                             defaults=self.config.call_params("verbalise"))).text
 
                 await verbalise_with_model(example.decomposition, question.text, chat)
             examples.append(example)
@@ -218,21 +237,26 @@ class Desq(Method):
         kg_name = ctx.kg.profile.name
         scheme = scheme_for(kg_name)
         shown = nearest(question.text, self.examples, self.config.shots, self._words)
-        reply = await ctx.chat(decompose_messages(question.text, shown, kg_name), role="generator", kind="decompose")
+        reply = await ctx.chat(decompose_messages(question.text, shown, kg_name), role="generator", kind="decompose",
+                               defaults=self.config.call_params("decompose"))
         constraints = parse_constraints(reply.text)
         if not constraints:
-            ctx.log("parse_failure", step_name="decompose", response=reply.text)
-            return MethodOutput(None, "parse_failure")
+            error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", step_name="decompose", response=reply.text, finish_reason=reply.finish_reason,
+                    failure=error)
+            return MethodOutput(None, error)
         reply = await ctx.chat(map_messages(question.text, constraints, shown, kg_name), role="generator",
-                               kind="map")
+                               kind="map", defaults=self.config.call_params("map"))
         parsed = parse_output(reply.text)
         extra: dict[str, Any] = {"constraints": len(constraints), "output_problems": len(parsed.problems),
                                  "structured_output": output_json(parsed.fragments, parsed.slots)}
         if parsed.problems:
             ctx.log("output_problems", problems=parsed.problems)
         if not parsed.usable:
-            ctx.log("parse_failure", step_name="map", response=reply.text)
-            return MethodOutput(None, "parse_failure", extra)
+            error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", step_name="map", response=reply.text, finish_reason=reply.finish_reason,
+                    failure=error)
+            return MethodOutput(None, error, extra)
         corrections = await asyncio.to_thread(
             correct_slots, parsed.slots, self.memory, self.config.strategy, kinds=slot_kinds(parsed, scheme),
             threshold=self.config.threshold, jaccard=self.config.jaccard, retrieve=self._retriever,
@@ -311,3 +335,19 @@ def evaluate_offline(method: Desq, questions: list[Question], kg, model: str, pr
         return records
 
     return run_sync(go())
+
+
+def offline_tables(datasets: list[str], kg, model: str, limit: int | None = None, **options: Any):
+    """DeSQ's execution-free table over several benchmarks (the layout of its Tables 4-7, one block per dataset):
+    :func:`~sparqlab.methods.desq.metrics.strategy_table` of :func:`evaluate_offline` with the mean structural EM, for a
+    :class:`Desq` built from ``options`` (memory, strategy, worked examples ...). An empty frame for no dataset."""
+    import pandas as pd
+
+    from sparqlab.data.registry import load
+    from sparqlab.methods.desq.metrics import strategy_table
+
+    tables = {}
+    for name in datasets:
+        records = pd.DataFrame(evaluate_offline(Desq(**options), load(name, limit=limit), kg, model))
+        tables[name] = strategy_table(records).assign(structural_em=records["scores.structural_em"].mean())
+    return pd.concat(tables, names=["dataset"]) if tables else pd.DataFrame()

@@ -18,7 +18,8 @@ The format, one JSON object::
 ``constraints`` maps each atomic constraint (AC) to its SPARQL fragment (variables ``?var1 ...``, URI placeholders
 ``uri1 ...`` — prefixed as ``wdt:uri1`` on Wikidata); ``grounding`` gives each placeholder's id, label and
 description. Model output is untrusted: :func:`parse_output` never raises and never evaluates anything. It takes
-the first JSON object in the text (inside a code fence or prose), keeps every well-formed entry, and lists each
+the first JSON object with those keys in the text (inside a code fence or prose, after any reasoning; trailing
+commas, single quotes and comments tolerated by :func:`sparqlab.platform.parsing.json_objects`), keeps every well-formed entry, and lists each
 problem (no JSON, a missing list, an entry without a fragment, a placeholder used but not grounded, a grounded
 placeholder used nowhere, a duplicate placeholder).
 """
@@ -26,10 +27,11 @@ placeholder used nowhere, a duplicate placeholder).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
+from sparqlab.llm.replies import visible_text
 from sparqlab.methods.desq.fragments import Fragment, Slot, placeholders_in
+from sparqlab.platform.parsing import json_objects
 
 FORMAT_EXAMPLE = """\
 {"constraints": [{"constraint": "...", "fragment": "SELECT DISTINCT ?var1 WHERE {}"},
@@ -51,59 +53,21 @@ class ParsedOutput:
         return bool(self.fragments)
 
 
-def _json_objects(text: str):
-    """Candidate JSON object texts: brace-balanced spans (strings respected), first one first."""
-    start = text.find("{")
-    while start != -1:
-        depth, in_string, escaped = 0, False, False
-        for position in range(start, len(text)):
-            char = text[position]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif char == "\\":
-                    escaped = True
-                elif char == '"':
-                    in_string = False
-                continue
-            if char == '"':
-                in_string = True
-            elif char == "{":
-                depth += 1
-            elif char == "}":
-                depth -= 1
-                if depth == 0:
-                    yield text[start:position + 1]
-                    break
-        start = text.find("{", start + 1)
-
-
-def _load(text: str) -> tuple[dict | None, str | None]:
-    fenced = re.findall(r"```(?:json)?\s*(.*?)```", text, flags=re.DOTALL)
-    for candidate in [*fenced, text]:
-        for blob in _json_objects(candidate):
-            for attempt in (blob, re.sub(r",\s*([}\]])", r"\1", blob)):  # tolerate trailing commas
-                try:
-                    value = json.loads(attempt)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(value, dict) and ("constraints" in value or "grounding" in value):
-                    return value, None if attempt == blob else "trailing commas removed"
-    return None, "no JSON object with 'constraints' or 'grounding' found"
+def _load(text: str) -> dict | None:
+    """The first JSON object with ``constraints`` or ``grounding`` (fenced or in prose, JSON5-isms tolerated)."""
+    return next((value for value in json_objects(text) if "constraints" in value or "grounding" in value), None)
 
 
 def parse_output(text: str) -> ParsedOutput:
     """Read a structured output (module docstring); see :class:`ParsedOutput`."""
     out = ParsedOutput()
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not visible_text(text):
         out.problems.append("empty output")
         return out
-    value, note = _load(text)
+    value = _load(text)
     if value is None:
-        out.problems.append(note)
+        out.problems.append("no JSON object with 'constraints' or 'grounding' found")
         return out
-    if note:
-        out.problems.append(note)
     constraints = value.get("constraints")
     if not isinstance(constraints, list):
         out.problems.append("'constraints' is missing or not a list")

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
 from sparqlab.kg.describe import kg_notes
 from sparqlab.llm.base import Message
+from sparqlab.llm.replies import reply_error
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
@@ -53,12 +54,21 @@ class DirectConfig(MethodConfig):
     - ``few_shot_dataset`` / ``few_shot_split`` / ``few_shot_ids``: worked examples (question + gold SPARQL) shown
       as earlier chat turns, loaded in ``prepare`` from a split other than the scored one (empty: zero-shot).
     - ``reparse_attempts``: re-ask calls for a reply that contains no query.
+    - ``generate_*`` / ``reparse_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
+      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
+      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
     """
 
     few_shot_dataset: str | None = None
     few_shot_split: str = "train"
     few_shot_ids: tuple[str, ...] = ()
     reparse_attempts: int = 1
+    generate_max_tokens: int | None = None
+    generate_reasoning_effort: str | None = None
+    reparse_max_tokens: int | None = None
+    reparse_reasoning_effort: str | None = None
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("generate", "reparse")
 
     def __post_init__(self) -> None:
         if self.reparse_attempts < 0:
@@ -144,16 +154,19 @@ class DirectSparql(Method):
         if self._notes is None:
             raise RuntimeError("DirectSparql.prepare() must run before answer() (the runner calls it)")
         messages = build_messages(question, self._kg_name, self._notes, self.examples)
-        reply = await ctx.chat(messages, role="generator", kind="generate")
+        reply = await ctx.chat(messages, role="generator", kind="generate",
+                               defaults=self.config.call_params("generate"))
         sparql = extract_sparql(reply.text)
         for _ in range(self.config.reparse_attempts):
             if sparql is not None:
                 break
             messages = [*messages, {"role": "assistant", "content": reply.text},
                         {"role": "user", "content": PROMPTS["reparse"].render()}]
-            reply = await ctx.chat(messages, role="generator", kind="reparse")
+            reply = await ctx.chat(messages, role="generator", kind="reparse",
+                                   defaults=self.config.call_params("reparse"))
             sparql = extract_sparql(reply.text)
         if sparql is None:
-            ctx.log("parse_failure", response=reply.text)
-            return MethodOutput(None, error_category="parse_failure")
+            error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", response=reply.text, finish_reason=reply.finish_reason, failure=error)
+            return MethodOutput(None, error_category=error)
         return MethodOutput(sparql)

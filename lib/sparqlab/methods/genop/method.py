@@ -11,7 +11,7 @@ scripted model is ``-m standin-genop-script`` with the option ``script=FILE.json
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from sparqlab.data.question import Question
 from sparqlab.kg.errors import KGError
@@ -43,6 +43,9 @@ class GenOpConfig(MethodConfig):
     - ``similarity``: Str≃ (``exact``, ``normalised``, ``jaccard``, ``ratio``; Def. 6).
     - ``memoise``: the proposal and validation caches of App. A.1 (off only to measure what they save).
     - ``max_iterations``: bound on every Kleene chain.
+    - ``propose_*`` / ``validate_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
+      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
+      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
     """
 
     semantics: Literal["auto", "single-pass", "lfp", "stratified", "well-founded"] = "auto"
@@ -54,6 +57,12 @@ class GenOpConfig(MethodConfig):
     similarity: Literal["exact", "normalised", "jaccard", "ratio"] = "normalised"
     memoise: bool = True
     max_iterations: int = 50
+    propose_max_tokens: int | None = None
+    propose_reasoning_effort: str | None = None
+    validate_max_tokens: int | None = None
+    validate_reasoning_effort: str | None = None
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("propose", "validate")
 
     def __post_init__(self) -> None:
         self.settings()  # validates the numbers
@@ -89,7 +98,8 @@ class GenOpMethod(Method):
         query = parse_genop_query(output.sparql or "", ctx.kg.profile.prefixes)
 
         async def chat(messages, kind: str = "generate", **params):
-            return await ctx.chat(messages, role="oracle", kind=kind, **params)
+            return await ctx.chat(messages, role="oracle", kind=kind, defaults=self.config.call_params(kind),
+                                  **params)
 
         async def query_kg(sparql: str) -> QueryResult:
             result = await ctx.query(sparql)

@@ -40,6 +40,7 @@ from typing import Any
 
 from sparqlab.llm.base import ChatRequest
 from sparqlab.llm.standins import StandinModel, register_standin
+from sparqlab.platform.parsing import first_json_object, parse_yes_no
 from sparqlab.platform.prompts import PromptTemplate, prompt_table
 
 SCRIPT_ENV = "SPARQLAB_GENOP_SCRIPT"
@@ -77,20 +78,6 @@ ChatFn = Callable[..., Awaitable[Any]]
 """``await chat(messages, kind=..., **params)`` returning an object with a ``text`` attribute."""
 
 
-def _json_object(text: str) -> Any:
-    """The first JSON object in ``text`` (inside a code fence or not), or None."""
-    text = re.sub(r"```(?:json)?", "", text)
-    decoder = json.JSONDecoder()
-    for start in (m.start() for m in re.finditer(r"\{", text)):
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
-
-
 def _scalar(value: Any) -> str | None:
     if isinstance(value, bool) or value is None or isinstance(value, dict | list):
         return None
@@ -100,7 +87,7 @@ def _scalar(value: Any) -> str | None:
 
 def parse_proposals(text: str, outputs: Sequence[str], k: int) -> list[tuple[str, ...]] | None:
     """``Parse_M``: up to ``k`` distinct output tuples from a ``{"y": [...], ...}`` reply; None if unparseable."""
-    obj = _json_object(text)
+    obj = first_json_object(text)
     if obj is None:
         return None
     columns = []
@@ -121,9 +108,9 @@ def parse_proposals(text: str, outputs: Sequence[str], k: int) -> list[tuple[str
 
 
 def parse_verdict(text: str) -> bool | None:
-    """YES -> True, NO -> False, anything else -> None."""
-    m = re.match(r"\W*(yes|no)\b", text.strip(), re.IGNORECASE)
-    return None if m is None else m.group(1).lower() == "yes"
+    """YES -> True, NO -> False, anything else -> None (:func:`sparqlab.platform.parsing.parse_yes_no`: after any
+    reasoning, the first word or an ``Answer: YES`` line)."""
+    return parse_yes_no(text)
 
 
 def aggregate(votes: Sequence[bool], policy: str) -> bool:

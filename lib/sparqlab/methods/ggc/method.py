@@ -29,10 +29,11 @@ import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
+from sparqlab.llm.replies import reply_error
 from sparqlab.methods.ggc.data import gate_from_runs
 from sparqlab.methods.ggc.feedback import KGFeedback
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings, decide, folder_digest
@@ -57,7 +58,7 @@ class GGCConfig(MethodConfig):
       fine-tuned encoder; needs ``encoder_path``) or the offline substitutes ``tfidf`` | ``sbert``.
     - ``gate_path``: folder of a trained gate (``sparqlab ggc train-gate``); its backend and feedback setting win.
     - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b).
-    - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting) or ``wikidata``.
+    - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting), ``wikidata`` or ``freebase``.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split).
     - ``encoder_path``: local Hugging Face encoder folder for ``gate="encoder"``.
@@ -68,6 +69,9 @@ class GGCConfig(MethodConfig):
     - ``gate_c``: inverse regularisation of the ``tfidf``/``sbert`` logistic-regression heads.
     - ``gate_epochs`` / ``gate_learning_rate`` / ``gate_batch_size`` / ``gate_max_length`` / ``gate_seed``:
       fine-tuning of the ``encoder`` gate (appendix A.2 defaults); ``gate_seed`` also seeds the heads.
+    - ``generate_*`` / ``correct_*``: per call kind, the completion budget (``_max_tokens``; ``None``: the server's default) and a
+      reasoning model's effort (``_reasoning_effort``: ``low`` / ``medium`` / ``high``; ``None``: the server's
+      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
     """
 
     mode: Literal["none", "all", "gated"] = "gated"
@@ -75,7 +79,7 @@ class GGCConfig(MethodConfig):
     gate: Literal["encoder", "tfidf", "sbert"] = "encoder"
     gate_path: str | None = None
     kg_feedback: bool = False
-    variant: Literal["movies", "wikidata"] = "movies"
+    variant: Literal["movies", "wikidata", "freebase"] = "movies"
     train_dataset: str = "mcqa-movies"
     train_split: str = "train"
     train_limit: int = 1000
@@ -89,6 +93,12 @@ class GGCConfig(MethodConfig):
     gate_batch_size: int = 8
     gate_max_length: int = 256
     gate_seed: int = 42
+    generate_max_tokens: int | None = None
+    generate_reasoning_effort: str | None = None
+    correct_max_tokens: int | None = None
+    correct_reasoning_effort: str | None = None
+
+    call_kinds: ClassVar[tuple[str, ...]] = ("generate", "correct")
 
     def __post_init__(self) -> None:
         if self.threshold < 0:
@@ -248,13 +258,16 @@ class GGC(Method):
         extra: dict[str, Any] = {"mode": self.config.mode}
         started = time.perf_counter()
         reply = await ctx.chat(generator_messages(question.text, kg_name, notes, variant), role="generator",
-                               kind="generate")
+                               kind="generate", defaults=self.config.call_params("generate"))
         initial = extract_sparql(reply.text)
         extra.update(initial_sparql=initial, t_generator_s=round(time.perf_counter() - started, 6))
+        unread = None  # the typed failure of an unreadable s(0), kept as the error when nothing replaces it
         if initial is None:
-            ctx.log("parse_failure", role="generator", response=reply.text)
+            unread = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", role="generator", response=reply.text, finish_reason=reply.finish_reason,
+                    failure=unread)
             if self.config.mode == "none" or self.config.skip_unparseable:
-                return MethodOutput(None, "parse_failure", {**extra, "triggered": False})
+                return MethodOutput(None, unread, {**extra, "triggered": False})
         elif self.config.mode == "none":
             return MethodOutput(initial, None, {**extra, "triggered": False})
         s0 = initial if initial is not None else reply.text.strip()  # Algorithm 1 passes any s(0) on
@@ -275,19 +288,21 @@ class GGC(Method):
         else:
             triggered = True
         extra["triggered"] = triggered
-        unread = None if initial is not None else "parse_failure"
         if not triggered:
             return MethodOutput(initial, unread, extra)
 
         started = time.perf_counter()
         reply = await ctx.chat(corrector_messages(question.text, s0, kg_name, notes, variant,
                                                   feedback.describe() if feedback else None),
-                               role="corrector", kind="correct")
+                               role="corrector", kind="correct", defaults=self.config.call_params("correct"))
         corrected = extract_sparql(reply.text)
         extra.update(corrected_sparql=corrected, t_corrector_s=round(time.perf_counter() - started, 6))
         if corrected is None:  # an unreadable correction keeps the initial query, as the corrector prompt asks
-            ctx.log("parse_failure", role="corrector", response=reply.text)
-            return MethodOutput(initial, unread, {**extra, "corrector_parse_failure": True})
+            error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
+            ctx.log("parse_failure", role="corrector", response=reply.text, finish_reason=reply.finish_reason,
+                    failure=error)
+            return MethodOutput(initial, unread, {**extra, "corrector_parse_failure": True,
+                                                  "corrector_failure": error})
         return MethodOutput(corrected, None, extra)
 
     # -- scoring ----------------------------------------------------------------------------------------------

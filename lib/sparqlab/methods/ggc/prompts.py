@@ -1,5 +1,6 @@
 """GGC prompt templates (kept as data): generator and corrector, for the label-based movie KG (the paper's MCQA
-setting) and for Wikidata (the paper's appendix B variant).
+setting), for Wikidata (the paper's appendix B variant) and for Freebase (the Wikidata variant with Freebase's
+MID, dotted-relation and CVT conventions).
 
 Written for instruction-tuned chat models served by vLLM (gpt-oss-120b, Llama-3.1-70B, Llama-3.2-3B — the
 paper fine-tunes the last one on exactly these instruction/response pairs, see :mod:`sparqlab.methods.ggc.data`). The
@@ -23,6 +24,13 @@ A name in square brackets, such as [Douglas Adams], is a topic entity. Use the p
 <http://www.wikidata.org/entity/> and rdfs: <http://www.w3.org/2000/01/rdf-schema#> when you need them, match \
 entities you are unsure of by their English rdfs:label, and use only identifiers you are certain of."""
 
+_FREEBASE_CONVENTIONS = """\
+A name in square brackets, such as [Jamaica], is a topic entity. Freebase entities are MIDs such as ns:m.03_r3 and \
+relations are dotted ids such as ns:location.country.languages_spoken, with the prefix ns: \
+<http://rdf.freebase.com/ns/>. Many facts pass through an unnamed mediator (CVT) node, reached by one relation and \
+left by another. Match entities you are unsure of by their English ns:type.object.name, and return the answer \
+entities (MIDs), not their names."""
+
 _REPLY = "Reply with exactly one query inside a ```sparql fenced block and nothing else."
 
 GENERATOR_USER = PromptTemplate("generator_user", "Question: {question}")
@@ -37,62 +45,48 @@ Generated query:
 
 CORRECTOR_FEEDBACK = PromptTemplate("corrector_feedback", "\n\nExecution feedback: {feedback}.")
 
+_TAIL = """
+
+About this knowledge graph:
+{kg_notes}
+
+""" + _REPLY
+
+
+def _generator(variant: str, subject: str, conventions: str) -> PromptTemplate:
+    """The generator's system prompt of one variant: task line, the KG's conventions, its notes, reply format."""
+    return PromptTemplate(f"generator_{variant}", f"You translate questions{subject} into SPARQL 1.1 queries over "
+                          f"the {{kg_name}} knowledge graph.\n\n{conventions}" + _TAIL)
+
+
+def _corrector(variant: str, elements: str, conventions: str) -> PromptTemplate:
+    """The corrector's system prompt of one variant (paper, section 3.5: keep what matches, change what does not)."""
+    return PromptTemplate(f"corrector_{variant}", f"""\
+You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
+has judged that a generated query probably answers its question wrongly.
+
+Compare the query with the question: the topic entities, the {elements}, every constraint, which variable holds \
+the answer and the query form. Change what does not match and keep every part that already does. If you find \
+nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
+do not add facts it does not state.
+
+{conventions}""" + _TAIL)
+
+
 PROMPTS = prompt_table(
-    PromptTemplate("generator_movies", f"""\
-You translate questions about films into SPARQL 1.1 queries over the {{kg_name}} knowledge graph.
-
-{_LABEL_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
-    PromptTemplate("generator_wikidata", f"""\
-You translate questions into SPARQL 1.1 queries over the {{kg_name}} knowledge graph.
-
-{_WIKIDATA_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
-    PromptTemplate("corrector_movies", f"""\
-You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
-has judged that a generated query probably answers its question wrongly.
-
-Compare the query with the question: the topic entities, the relations, every constraint, which variable holds \
-the answer and the query form. Change what does not match and keep every part that already does. If you find \
-nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
-do not add facts it does not state.
-
-{_LABEL_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
-    PromptTemplate("corrector_wikidata", f"""\
-You check and repair SPARQL 1.1 queries over the {{kg_name}} knowledge graph. You are only called when a gate \
-has judged that a generated query probably answers its question wrongly.
-
-Compare the query with the question: the topic entities, the properties, every constraint, which variable holds \
-the answer and the query form. Change what does not match and keep every part that already does. If you find \
-nothing you are confident about, return the generated query unchanged. Do not change what the question asks and \
-do not add facts it does not state.
-
-{_WIKIDATA_CONVENTIONS}
-
-About this knowledge graph:
-{{kg_notes}}
-
-{_REPLY}"""),
+    _generator("movies", " about films", _LABEL_CONVENTIONS),
+    _generator("wikidata", "", _WIKIDATA_CONVENTIONS),
+    _corrector("movies", "relations", _LABEL_CONVENTIONS),
+    _corrector("wikidata", "properties", _WIKIDATA_CONVENTIONS),
+    _generator("freebase", "", _FREEBASE_CONVENTIONS),
+    _corrector("freebase", "relations", _FREEBASE_CONVENTIONS),
     GENERATOR_USER,
     CORRECTOR_USER,
     CORRECTOR_FEEDBACK,
 )
 """Every GGC prompt by name; ``generator_<variant>`` / ``corrector_<variant>`` are system prompts."""
 
-VARIANTS = ("movies", "wikidata")
+VARIANTS = ("movies", "wikidata", "freebase")
 
 
 def generator_messages(question: str, kg_name: str, kg_notes: str, variant: str = "movies") -> list[dict]:

@@ -8,6 +8,8 @@ from sparqlab.methods.agents.schema.index import (
     SchemaIndex,
     build_schema_index,
     class_superclasses,
+    declared_digest,
+    declared_superclasses,
     default_schema_folder,
     entity_types,
     frequent_types,
@@ -27,7 +29,7 @@ from sparqlab.methods.agents.schema.types import (
 )
 
 __all__ = [
-    "SCHEMA_INDEX_VERSION", "class_superclasses", "default_schema_folder", "entity_types", "frequent_types", "sample_queries",
+    "SCHEMA_INDEX_VERSION", "class_superclasses", "declared_digest", "declared_superclasses", "default_schema_folder", "entity_types", "frequent_types", "sample_queries",
     "superclasses", "FilterResult", "PropertySchema", "SchemaIndex", "Triple", "TypeState", "build_schema_index", "domain_conflicts",
     "load_or_build", "render_property", "sample_types", "superclass_query", "triple_patterns", "type_filter",
     "type_patterns",

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.kg.base import KnowledgeGraph
-from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.profiles import DECLARED_SCHEMAS, KGProfile
 from sparqlab.kg.results import QueryResult
 
 Source = Literal["formal", "empirical", "none"]
@@ -338,11 +338,18 @@ def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: in
     meets otherwise (``None`` until then)."""
     from tqdm.auto import tqdm
 
-    items = _property_items(kg)
+    curated = DECLARED_SCHEMAS.get(kg.profile.name)
+    if curated is not None:  # a curated schema kept outside the KG (Freebase's fb_roles): no KG scan
+        schema = curated()
+        items = {p: p for p in schema.properties}
+        formal = {p: {"domain": set(d), "range": set(r)} for p, (_, _, d, r) in schema.properties.items()}
+        texts = {p: (label, description) for p, (label, description, _, _) in schema.properties.items()}
+    else:
+        items = _property_items(kg)
+        formal = _formal(kg)
+        texts = _texts(kg, sorted(set(items.values())))
     eager = empirical and len(items) <= EAGER_SAMPLING_LIMIT
     unsampled = None if empirical else ()
-    formal = _formal(kg)
-    texts = _texts(kg, sorted(set(items.values())))
     entries: dict[str, PropertySchema] = {}
     for prop, item in tqdm(sorted(items.items()), desc="schema index", unit="property",
                            disable=not (progress and eager)):
@@ -357,7 +364,7 @@ def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: in
         )
     classes = sorted({c for e in entries.values() for c in (*e.formal_domain, *e.formal_range,
                                                             *(e.empirical_domain or ()), *(e.empirical_range or ()))})
-    class_labels = {c: label for c, (label, _) in _texts(kg, classes).items() if label}
+    class_labels = {c: label for c, (label, _) in _texts(kg, classes).items() if label} if curated is None else {}
     return SchemaIndex(kg.identity, entries, class_labels)
 
 
@@ -373,7 +380,26 @@ def load_or_build(kg: KnowledgeGraph, folder: Path, **options: Any) -> SchemaInd
 
 def default_schema_folder(kg: KnowledgeGraph, sample: int = EMPIRICAL_SAMPLE) -> Path:
     """Where an index is kept outside a run (``sparqlab schema``, direct use); runs use their artifact folder."""
-    return cache_dir() / "schema" / stable_hash([kg.identity, kg.profile.name, sample, SCHEMA_INDEX_VERSION], 16)
+    key = [kg.identity, kg.profile.name, sample, SCHEMA_INDEX_VERSION]
+    digest = declared_digest(kg)
+    return cache_dir() / "schema" / stable_hash(key + [digest] if digest else key, 16)
+
+
+def declared_superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str] | None:
+    """τ⁺ from the KG's curated schema (Freebase: ``fb_types``, already transitive): the classes and their
+    supertypes; ``None`` when the KG has no curated schema (then the KG is asked)."""
+    loader = DECLARED_SCHEMAS.get(kg.profile.name)
+    if loader is None:
+        return None
+    supers = loader().superclasses
+    return set(classes).union(*(supers.get(c, ()) for c in classes))
+
+
+def declared_digest(kg: KnowledgeGraph) -> str | None:
+    """The content digest of the KG's curated schema files (Freebase's fb_roles ...), ``None`` when the index
+    reads its declarations from the KG: part of every stored index's key, so changed files rebuild it."""
+    loader = DECLARED_SCHEMAS.get(kg.profile.name)
+    return loader().digest if loader else None
 
 
 def entity_types(kg: KnowledgeGraph, entity: str) -> list[str]:
@@ -393,11 +419,15 @@ def class_superclasses(kg: KnowledgeGraph, entity: str) -> set[str]:
 
 
 def superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str]:
-    """The classes and everything above them by subclass-of (τ⁺ for the subclass-closure option)."""
+    """The classes and everything above them by subclass-of (τ⁺ for the subclass-closure option); from the KG's
+    declared schema when it has one (Freebase: ``fb_types``, already transitive), else by a subclass-path query."""
     from sparqlab.methods.agents.schema.types import superclass_query
 
     classes = set(classes)
     if not classes:
         return set()
+    declared = declared_superclasses(kg, classes)
+    if declared is not None:
+        return declared
     rows = kg.query(superclass_query(classes, kg.profile.subclass_predicate)).rows
     return classes | {r["super"].value for r in rows if "super" in r}

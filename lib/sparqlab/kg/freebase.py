@@ -1,0 +1,330 @@
+"""Freebase: the KG profile, MIDs as ids, the curated schema files and the datasets' entity names.
+
+Freebase is not bundled (its dump is ~2 billion triples); a researcher points the workbench at a Virtuoso or QLever
+server holding it (``--kg freebase --kg-url URL``), and the tests at a small hand-written Freebase-shaped Turtle
+file (``data/freebase/fixture/``) served by ``oxigraph serve-read-only``. Everything KG-specific lives here and
+registers itself with :mod:`sparqlab.kg.profiles` and :mod:`sparqlab.kg.search` on import:
+
+- the profile: ``ns:`` = ``http://rdf.freebase.com/ns/``, names from ``type.object.name`` (English), types from
+  ``type.object.type``, descriptions from ``common.topic.description``, answers compared by IRI (gold answers are
+  MIDs); CVT (mediator) nodes have no name, so lookups show their outgoing edges one level deep
+  (``expand_unnamed``), as Freebase agents do;
+- MIDs as ids: ``m.03_r3`` <-> ``http://rdf.freebase.com/ns/m.03_r3`` (:func:`mid_to_iri`, :func:`iri_to_mid`);
+- the declared schema of SAGA's index (section 3: "for Freebase, they come from the curated fb_roles schema"):
+  ``fb_roles`` (domain / range per relation), ``fb_types`` (supertypes), ``reverse_properties``, and property names
+  and descriptions from Pangu's ``fb_schema_properties`` (:func:`declared_schema`);
+- entity search (``search="freebase_labels"``): a local label index of the entities the datasets name (WebQSP topic
+  entities and answers, CWQ and GrailQA topic entities and GrailQA answers) plus the schema's relations and types,
+  with exact-name matches read from the endpoint itself (``type.object.name`` is indexed by Virtuoso and QLever).
+
+Files: ``data/freebase/`` (see its PROVENANCE.md; the question files have no stated licence and stay in ``data/``).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sparqlab.core.paths import data_dir
+from sparqlab.kg.profiles import (
+    STANDARD_PREFIXES,
+    ConstraintScheme,
+    DeclaredSchema,
+    IdForm,
+    KGProfile,
+    register_declared_schema,
+    register_profile,
+)
+
+if TYPE_CHECKING:
+    from sparqlab.kg.base import KnowledgeGraph
+    from sparqlab.kg.search import SearchHit
+
+FB = "http://rdf.freebase.com/ns/"
+"""The Freebase namespace (``ns:`` in WebQSP / CWQ queries, the empty prefix ``:`` in GrailQA's)."""
+
+MID_PATTERN = r"[mg]\.[0-9a-z_]+"
+"""A machine id: ``m.`` (topics, CVTs) or ``g.`` (newer ids) and base-32 characters."""
+
+FREEBASE = KGProfile(
+    name="freebase",
+    type_predicate=FB + "type.object.type",
+    label_predicate=FB + "type.object.name",
+    description_predicate=FB + "common.topic.description",
+    prefixes={**STANDARD_PREFIXES, "ns": FB},
+    entity_id_pattern=r"^http://rdf\.freebase\.com/ns/" + MID_PATTERN + "$",
+    entity_id_example="ns:m.03_r3",
+    property_id_pattern=r"^http://rdf\.freebase\.com/ns/[a-z0-9_]+(\.[a-z0-9_]+){2,}$",
+    constraints=ConstraintScheme("rdfs", domain_predicate=FB + "type.property.schema",
+                                 range_predicate=FB + "type.property.expected_type"),
+    answer_key="iri",
+    search="freebase_labels",
+    label_languages=("en",),
+    property_types=(FB + "type.property",),
+    class_types=(FB + "type.type",),
+    namespace=FB,
+    subclass_predicate=FB + "freebase.type_hints.included_types",
+    expand_unnamed=True,
+    id_forms=(IdForm("entity", MID_PATTERN, FB, "m.03_r3"),
+              IdForm("property", r"[a-z0-9_]+(\.[a-z0-9_]+){2,}", FB, "location.country.languages_spoken"),
+              IdForm("class", r"[a-z0-9_]+\.[a-z0-9_]+", FB, "people.person")),
+    prompt_notes="""\
+Entities are Freebase MIDs `ns:m.0xxxx` (prefix `ns:` = <http://rdf.freebase.com/ns/> is predefined); relations
+are dotted `ns:domain.type.property` (e.g. `ns:location.country.languages_spoken`), types `ns:domain.type`
+(`ns:people.person`) given by `ns:type.object.type`. Names are `ns:type.object.name` literals with language tags.
+Many facts go through an unnamed mediator (CVT) node: `ns:m.0abc ns:government.politician.government_positions_held
+?cvt . ?cvt ns:government.government_position_held.office_position_or_title ?x .` Select entity IRIs (MIDs), not
+names, and exclude the topic entity itself: `FILTER (?x != ns:m.0abc)`.""",
+)
+"""Freebase behind a user's SPARQL endpoint (no default endpoint: pass ``--kg-url``)."""
+
+register_profile(FREEBASE)
+
+
+def mid_to_iri(mid: str) -> str:
+    """``m.03_r3`` (or ``ns:m.03_r3``, ``/m/03_r3``) -> ``http://rdf.freebase.com/ns/m.03_r3``."""
+    mid = mid.strip().removeprefix("ns:").removeprefix(FB)
+    if mid.startswith(("/m/", "/g/")):
+        mid = mid[1] + "." + mid[3:]
+    return FB + mid
+
+
+def iri_to_mid(iri: str) -> str:
+    """``http://rdf.freebase.com/ns/m.03_r3`` -> ``m.03_r3``; ``ValueError`` for an IRI outside ``ns:``."""
+    if not iri.startswith(FB):
+        raise ValueError(f"{iri!r} is not a Freebase IRI (expected {FB}...)")
+    return iri[len(FB):]
+
+
+# ------------------------------------------------------------------------------------------------ files
+
+def freebase_dir() -> Path:
+    """``data/freebase`` (schema files, dataset copies, the fixture)."""
+    return data_dir() / "freebase"
+
+
+def read_text_gz(path: Path) -> str:
+    """A gzip-compressed UTF-8 text file (a clear error names a missing file)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"no such data file: {path} (see data/freebase/PROVENANCE.md)")
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return handle.read()
+
+
+def read_json_gz(path: Path):
+    """A gzip-compressed JSON file."""
+    return json.loads(read_text_gz(path))
+
+
+def _records(name: str, width: int) -> Iterator[list[str]]:
+    """Whitespace-separated records of an ontology file with exactly ``width`` fields (after dropping an N-Triples
+    style trailing ``.``); the two upstream lines that fuse two records have more fields and are skipped."""
+    for line in read_text_gz(freebase_dir() / "ontology" / name).splitlines():
+        fields = line.split()
+        if fields and fields[-1] == ".":
+            fields = fields[:-1]
+        if len(fields) == width:
+            yield fields
+
+
+def fb_roles() -> dict[str, tuple[str, str]]:
+    """GrailQA's ``fb_roles``: relation -> (domain type, range type), 19,278 relations."""
+    return {relation: (domain, range_) for domain, relation, range_ in _records("fb_roles.gz", 3)}
+
+
+def fb_types() -> dict[str, tuple[str, ...]]:
+    """GrailQA's ``fb_types``: type -> its supertypes (``meta.subclassOf``), sorted."""
+    supers: dict[str, set[str]] = {}
+    for sub, _, sup in _records("fb_types.gz", 3):
+        supers.setdefault(sub, set()).add(sup)
+    return {sub: tuple(sorted(sups)) for sub, sups in supers.items()}
+
+
+def reverse_properties() -> dict[str, str]:
+    """GrailQA's ``reverse_properties``, both directions: relation -> its reverse relation."""
+    pairs = dict(_records("reverse_properties.gz", 2))
+    return {**{b: a for a, b in pairs.items()}, **pairs}
+
+
+def cvt_types() -> frozenset[str]:
+    """Pangu's list of CVT (mediator) types."""
+    return frozenset(r[0] for r in _records("cvt_types.txt.gz", 1))
+
+
+def property_texts() -> dict[str, tuple[str, str]]:
+    """relation -> (English name, description or "") from Pangu's ``fb_schema_properties`` (7 TAB-separated
+    columns: id, MID, name, two flags, reverse, description; ``null`` for none)."""
+    texts = {}
+    for line in read_text_gz(freebase_dir() / "ontology" / "fb_schema_properties.gz").splitlines():
+        fields = line.split("\t")
+        if len(fields) < 7 or fields[0] == "null":
+            continue
+        name, description = (value if value != "null" else "" for value in (fields[2], fields[6]))
+        texts[fields[0]] = (name, description)
+    return texts
+
+
+def type_label(type_id: str) -> str:
+    """A readable name of a type id without a curated one: ``language.human_language`` -> ``human language``."""
+    return type_id.rsplit(".", 1)[-1].replace("_", " ")
+
+
+def _files_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted((freebase_dir() / "ontology").glob("*.gz")):
+        digest.update(path.name.encode() + path.read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:20]
+
+
+@functools.cache
+def declared_schema() -> DeclaredSchema:
+    """The formal schema of SAGA's index over Freebase: every ``fb_roles`` relation (as predicate IRI) with its
+    name and description (``fb_schema_properties``; else the last id segment), domain and range; supertypes from
+    ``fb_types``. Reverse relations missing from ``fb_roles`` get the swapped domain / range of their pair."""
+    roles = fb_roles()
+    for relation, reverse in reverse_properties().items():
+        if relation not in roles and reverse in roles:
+            domain, range_ = roles[reverse]
+            roles[relation] = (range_, domain)
+    texts = property_texts()
+    properties = {}
+    for relation, (domain, range_) in roles.items():
+        label, description = texts.get(relation, ("", ""))
+        properties[FB + relation] = (label or type_label(relation), description, (FB + domain,), (FB + range_,))
+    supers = {FB + sub: tuple(FB + s for s in sups) for sub, sups in fb_types().items()}
+    return DeclaredSchema(properties, supers, _files_digest())
+
+
+register_declared_schema(FREEBASE.name, declared_schema)
+
+
+# ------------------------------------------------------------------------------------------------ fixture
+
+def fixture_ttl() -> Path:
+    """The hand-written Freebase-shaped Turtle file (``data/freebase/fixture/freebase_fixture.ttl``)."""
+    return freebase_dir() / "fixture" / "freebase_fixture.ttl"
+
+
+def fixture_store() -> Path:
+    """A pyoxigraph store of the fixture (``cache_dir()/kg/freebase-fixture-<hash>/store``, built on first use),
+    to serve with ``oxigraph serve-read-only`` (:func:`sparqlab.kg.server.serve_store`) as a stand-in endpoint."""
+    import shutil
+    import tempfile
+
+    import pyoxigraph
+
+    from sparqlab.core.paths import cache_dir
+
+    digest = hashlib.sha256(fixture_ttl().read_bytes() + pyoxigraph.__version__.encode()).hexdigest()[:16]
+    target = cache_dir() / "kg" / f"freebase-fixture-{digest}"
+    if not (target / "store").is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+        store = pyoxigraph.Store(str(scratch / "store"))
+        store.bulk_load(path=str(fixture_ttl()), format=pyoxigraph.RdfFormat.TURTLE)
+        store.flush()
+        del store
+        try:
+            scratch.rename(target)
+        except OSError:  # another process built it first
+            shutil.rmtree(scratch, ignore_errors=True)
+    return target / "store"
+
+
+# ------------------------------------------------------------------------------------------------ search
+
+DATASET_FILES = {
+    "webqsp": ("webqsp/WebQSP.test.json.gz", "webqsp/WebQSP.train.json.gz"),
+    "cwq": ("cwq/cwq_test.tog.json.gz",),
+    "grailqa": ("grailqa/grailqa_dev_1000.tog.json.gz",),
+}
+"""The dataset copies whose entity names feed the label index (paths below ``data/freebase``)."""
+
+
+def dataset_entity_names() -> dict[str, str]:
+    """MID -> English name of every entity the datasets name: WebQSP topic entities and answers, CWQ (ToG copy)
+    topic entities, GrailQA topic entities, graph-query entity nodes and answers. Files that are absent are
+    skipped (a user may hold only some)."""
+    names: dict[str, str] = {}
+
+    def add(mid: str | None, name: str | None) -> None:
+        if mid and name and mid[:2] in ("m.", "g."):
+            names.setdefault(mid, name)
+
+    base = freebase_dir()
+    for relative in DATASET_FILES["webqsp"]:
+        if (base / relative).is_file():
+            for question in read_json_gz(base / relative)["Questions"]:
+                for parse in question["Parses"]:
+                    add(parse.get("TopicEntityMid"), parse.get("TopicEntityName"))
+                    for answer in parse.get("Answers") or ():
+                        add(answer.get("AnswerArgument"), answer.get("EntityName"))
+    for relative in (*DATASET_FILES["cwq"], *DATASET_FILES["grailqa"]):
+        if (base / relative).is_file():
+            for question in read_json_gz(base / relative):
+                for mid, name in (question.get("topic_entity") or {}).items():
+                    add(mid, name)
+                for node in (question.get("graph_query") or {}).get("nodes", ()):
+                    if node.get("node_type") == "entity":
+                        add(node.get("id"), node.get("friendly_name"))
+                for answer in question.get("answer") or ():
+                    if isinstance(answer, dict):
+                        add(answer.get("answer_argument"), answer.get("entity_name"))
+    return names
+
+
+def label_rows() -> list[tuple]:
+    """Rows of the Freebase label index (:func:`sparqlab.kg.search.index_row`): dataset entities, then the
+    schema's relations and types."""
+    from sparqlab.kg.search import index_row
+
+    rows = [index_row(mid_to_iri(mid), name, "", "entity") for mid, name in sorted(dataset_entity_names().items())]
+    schema = declared_schema()
+    rows += [index_row(prop, label, description, "property", popularity=1)
+             for prop, (label, description, _, _) in sorted(schema.properties.items())]
+    types = sorted({c for _, _, domain, range_ in schema.properties.values() for c in (*domain, *range_)})
+    rows += [index_row(t, type_label(t), t[len(FB):], "class") for t in types]
+    return rows
+
+
+class FreebaseSearch:
+    """Entity search over Freebase: exact ``type.object.name`` matches read from the endpoint, then fuzzy matches
+    from the local label index (:func:`label_rows`); types of entity hits are read from the endpoint."""
+
+    def __init__(self, kg: KnowledgeGraph):
+        from sparqlab.core.paths import cache_dir
+        from sparqlab.kg.search import LabelIndex
+
+        self.kg = kg
+        key = hashlib.sha256((_files_digest() + str(sorted(DATASET_FILES.items()))).encode()).hexdigest()[:20]
+        self.index = LabelIndex(kg, cache_dir() / "search" / f"freebase-{key}.sqlite", rows=label_rows)
+
+    def search(self, text: str, *, kind: str = "entity", limit: int = 10,
+               types: list[str] | None = None) -> list[SearchHit]:
+        from sparqlab.kg.search import SearchHit, add_types, rank
+
+        hits: list[tuple[SearchHit, int]] = []
+        if kind == "entity" and text.strip():
+            rows = self.kg.query(
+                f"SELECT DISTINCT ?e WHERE {{ ?e <{FREEBASE.label_predicate}> {json.dumps(text.strip())}@en }} LIMIT 20")
+            hits = [(SearchHit(row["e"].value, text.strip(), kind="entity"), 1) for row in rows.rows]
+        indexed = self.index.search(text, kind=kind, limit=max(limit, 20))
+        hits += [(hit, 0) for hit in indexed]
+        if kind == "entity":
+            add_types(self.kg, [hit for hit, _ in hits], FREEBASE.label_languages[0])
+        return rank(text, [(h, p) for h, p in hits if not types or set(types) & set(h.type_ids + h.types)], limit)
+
+
+def _register_search() -> None:
+    from sparqlab.kg.search import register_searcher
+
+    register_searcher("freebase_labels", FreebaseSearch)
+
+
+_register_search()
