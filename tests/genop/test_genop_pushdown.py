@@ -36,24 +36,24 @@ NUMBER_QUERIES = {
 }
 
 
-@pytest.fixture(scope="module")
-def numbers(tmp_path_factory):
+def opened(tmp_path_factory, name: str, turtle: str):
     from sparqlab.kg import open_kg
 
-    path = tmp_path_factory.mktemp("pushdown") / "numbers.ttl"
-    path.write_text(NUMBERS, encoding="utf-8")
-    kg = open_kg(path, cache=False)
+    path = tmp_path_factory.mktemp("pushdown") / name
+    path.write_text(turtle, encoding="utf-8")
+    return open_kg(path, cache=False)
+
+
+@pytest.fixture(scope="module")
+def numbers(tmp_path_factory):
+    kg = opened(tmp_path_factory, "numbers.ttl", NUMBERS)
     yield kg
     kg.close()
 
 
 @pytest.fixture(scope="module")
 def paper(tmp_path_factory):
-    from sparqlab.kg import open_kg
-
-    path = tmp_path_factory.mktemp("pushdown") / "paper.ttl"
-    path.write_text(PAPER_GRAPH, encoding="utf-8")
-    kg = open_kg(path, cache=False)
+    kg = opened(tmp_path_factory, "paper.ttl", PAPER_GRAPH)
     yield kg
     kg.close()
 
