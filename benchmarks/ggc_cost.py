@@ -6,17 +6,28 @@ three settings: generator-only = Σ generator; correct-all = Σ (generator + gat
 free of the machine-load drift between separate runs. The paper reports gated ≈ 1.1 × generator-only and
 ≈ 0.55 × correct-all (with LLM generator and corrector); with the stand-ins the ratios describe their costs.
 
+``--latency-ms D`` measures wall time instead (issue 23 target 4): generator and corrector are the same stand-ins
+behind ``standin-latency`` (each call answers after D ms, awaited, so concurrent calls overlap as on a batching
+server), the gate is real, and in one run of the script side by side: a generator-only run, a gated run at τ
+with the gate's calls batched (default) and unbatched (``gate_batch=False``, the path before), and a 5-τ sweep
+(:func:`threshold_sweep`), each in a fresh runs folder at ``--concurrency`` questions in flight. Target:
+gated / generator-only <= 1 + trigger rate x (corrector / generator) + 0.03, sweep <= 1.2 x gated.
+
 Usage: python benchmarks/ggc_cost.py [--limit 120] [--train-limit 400] [--gate tfidf] [--threshold 0.5]
        [--kg-feedback] [--repeats 3] [--json OUT]
+       python benchmarks/ggc_cost.py --latency-ms 1000 --limit 96 --concurrency 16 [--gate sbert]
+       [--sweep 0.3 0.4 0.5 0.6 0.7]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -29,8 +40,14 @@ def main() -> None:
     parser.add_argument("--kg-feedback", action="store_true", help="gate and corrector with KG feedback")
     parser.add_argument("--repeats", type=int, default=3, help="independent τ=0 runs (fresh runs folders)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--latency-ms", type=float, help="wall-time mode: each model call answers after this delay")
+    parser.add_argument("--concurrency", type=int, default=16, help="questions in flight (wall-time mode)")
+    parser.add_argument("--sweep", type=float, nargs="+", default=[0.3, 0.4, 0.5, 0.6, 0.7],
+                        help="thresholds of the sweep (wall-time mode)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.latency_ms is not None:
+        return wall_times(args)
 
     from sparqlab.experiments.ggc import MODE_LABELS, gate_from_generator_run, pipeline_config, run_modes
     from sparqlab.kg import open_kg
@@ -63,6 +80,70 @@ def main() -> None:
                       "median": summary, "runs": ratios}, indent=2))
     if args.json:
         args.json.write_text(json.dumps({"median": summary, "runs": ratios}, indent=2) + "\n", encoding="utf-8")
+
+
+def latency_config(config, delay_ms: float, concurrency: int):
+    """``config`` with generator and corrector wrapped in ``standin-latency`` (same inner stand-ins and memory)."""
+    corrector = config.model_roles["corrector"]
+    roles = {"corrector": {**corrector, "model": "standin-latency",
+                           "options": {"inner": corrector["model"], "delay_ms": delay_ms, **corrector["options"]}}}
+    return dataclasses.replace(config, model="standin-latency", concurrency=concurrency, model_roles=roles,
+                               model_options={"inner": config.model, "delay_ms": delay_ms, **config.model_options})
+
+
+def wall_times(args) -> None:
+    """Wall time of generator-only, gated (batched and unbatched gate) and a 5-τ sweep, side by side."""
+    from sparqlab.experiments.ggc import gate_from_generator_run, pipeline_config, threshold_sweep
+    from sparqlab.kg import open_kg
+    from sparqlab.methods.ggc import GGC, GateSettings
+    from sparqlab.runs import run
+
+    shared = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
+    rows = []
+    with open_kg("movies") as kg:
+        gate = gate_from_generator_run(GateSettings(args.gate, args.kg_feedback),
+                                       pipeline_config(experiment="ggc-gate-data", split="train",
+                                                       limit=args.train_limit, **shared), kg=kg)
+        config = latency_config(pipeline_config(experiment="ggc-wall", split="test", limit=args.limit, **shared),
+                                args.latency_ms, args.concurrency)
+        options = dict(gate_path=str(gate.folder), kg_feedback=args.kg_feedback)
+        settings = {
+            "generator only": lambda: run(GGC(mode="none"), config=config, kg=kg),
+            "gated": lambda: run(GGC(mode="gated", threshold=args.threshold, **options), config=config, kg=kg),
+            "gated, unbatched gate": lambda: run(GGC(mode="gated", threshold=args.threshold, gate_batch=False,
+                                                     **options), config=config, kg=kg),
+            "sweep": lambda: threshold_sweep(config, gate.folder, args.sweep, kg=kg, kg_feedback=args.kg_feedback),
+        }
+        with tempfile.TemporaryDirectory() as root:  # warm-up, untimed: stand-in memories, imports, KG caches
+            os.environ["SPARQLAB_RUNS"] = root
+            settings["gated"]()
+        for _ in range(args.repeats):
+            row = {}
+            for name, call in settings.items():
+                with tempfile.TemporaryDirectory() as root:
+                    os.environ["SPARQLAB_RUNS"] = root  # a fresh folder: the run is executed, not resumed
+                    start = time.perf_counter()
+                    result = call()
+                    row[name + " s"] = time.perf_counter() - start
+                    if name == "sweep":
+                        row["sweep trigger rates"] = dict(zip(args.sweep, result[1]["trigger_rate"].round(3).tolist(),
+                                                              strict=True))
+                    if name == "gated":
+                        predictions = result.predictions()
+                        row["trigger_rate"] = float(predictions["extra"].map(lambda e: e["triggered"]).mean())
+                        row["gate s (mean per call)"] = float(predictions["extra"].map(lambda e: e["t_gate_s"]).mean())
+            row["bound"] = 1 + row["trigger_rate"] + 0.03  # corrector / generator = 1 (same delay)
+            row["gated/generator"] = row["gated s"] / row["generator only s"]
+            row["unbatched/generator"] = row["gated, unbatched gate s"] / row["generator only s"]
+            row["sweep/gated"] = row["sweep s"] / row["gated s"]
+            rows.append(row)
+            print(json.dumps(row))
+    summary = {key: round(statistics.median(r[key] for r in rows), 4) for key in rows[0]
+               if key != "sweep trigger rates"}
+    print(json.dumps({"settings": vars(args) | {"json": str(args.json) if args.json else None},
+                      "median": summary}, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps({"median": summary, "runs": rows}, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

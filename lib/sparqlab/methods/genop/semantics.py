@@ -51,6 +51,7 @@ The iteration is over complete mappings of the pattern under the top projection;
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
@@ -85,6 +86,7 @@ from sparqlab.methods.genop.algebra import (
 )
 from sparqlab.methods.genop.dependency import Dependencies, analyse
 from sparqlab.methods.genop.oracle import SENTINEL, Oracle
+from sparqlab.methods.genop.pushdown import generated_variables, pushdown_query
 from sparqlab.methods.genop.syntax import GenQuery, parse_genop_query
 from sparqlab.methods.genop.terms import (
     EMPTY,
@@ -125,6 +127,8 @@ class EvalSettings(MethodConfig):
     - ``max_iterations``: bound on every Kleene chain (an error beyond it).
     - ``condense``: replace cyclic SCCs by ``GenSCC`` macro-operators under every semantics (Sect. 6.4; ``False``:
       under single-pass and stratified only, ours before).
+    - ``pushdown``: evaluate maximal GenOp-free subpatterns in the store as one query each where Proposition 1
+      makes that exact (:mod:`sparqlab.methods.genop.pushdown`; ``False``: operator by operator).
     """
 
     semantics: Semantics = "auto"
@@ -136,6 +140,7 @@ class EvalSettings(MethodConfig):
     label_languages: tuple[str, ...] = ("", "en")
     max_iterations: int = 50
     condense: bool = True
+    pushdown: bool = True
 
     def __post_init__(self) -> None:
         if self.semantics not in SEMANTICS:
@@ -226,6 +231,8 @@ class Evaluation:
         self.position = {g: i for i, g in enumerate(self.deps.order())}
         self.events: list[dict[str, Any]] = []
         self._bgp: dict[BGP, set[Mu]] = {}
+        self._pushed: dict[Pattern, set[Mu] | None] = {}
+        self._generated = generated_variables(query.pattern)
         self._scc: dict[tuple[tuple[int, ...], Mu], list[Mu]] = {}
         self.condense = True
         self.split_negative_cycles = False
@@ -252,17 +259,29 @@ class Evaluation:
         body = " . ".join(" ".join(t) for t in p.triples)
         names = sorted(p.variables)
         if names:
-            result = await self.query_kg(f"SELECT DISTINCT {' '.join('?' + v for v in names)} WHERE {{ {body} }}")
-            if result.truncated:
-                raise GenOpEvaluationError(f"the KG cut the result of BGP {{ {body} }} at {len(result.rows)} rows; "
-                                           "raise the KG's max_rows to evaluate this query exactly")
-            rows = {Mu({v: TypedTerm.rdf(t.type, t.value, t.datatype, t.lang) for v, t in row.items()})
-                    for row in result.rows}
+            rows = await self._select(f"SELECT DISTINCT {' '.join('?' + v for v in names)} WHERE {{ {body} }}",
+                                      f"BGP {{ {body} }}")
         else:
             result = await self.query_kg(f"ASK {{ {body} }}")
             rows = {EMPTY} if result.boolean else set()
         self._bgp[p] = rows
         return rows
+
+    async def _select(self, sparql: str, what: str) -> set[Mu]:
+        result = await self.query_kg(sparql)
+        if result.truncated:
+            raise GenOpEvaluationError(f"the KG cut the result of {what} at {len(result.rows)} rows; "
+                                       "raise the KG's max_rows to evaluate this query exactly")
+        return {Mu({v: TypedTerm.rdf(t.type, t.value, t.datatype, t.lang) for v, t in row.items()})
+                for row in result.rows}
+
+    async def eval_pushed(self, p: Pattern) -> set[Mu] | None:
+        """``⟦p⟧`` of a GenOp-free ``p`` by the store in one query (Proposition 1; memoised, since it does not
+        depend on the supply), or ``None`` when ``p`` must be evaluated in the algebra (:mod:`.pushdown`)."""
+        if p not in self._pushed:
+            pushed = pushdown_query(p, self._generated)
+            self._pushed[p] = None if pushed is None else await self._select(pushed[0], "a GenOp-free subpattern")
+        return self._pushed[p]
 
     # --- set operations over typed mappings ------------------------------------------------------------------
 
@@ -484,6 +503,8 @@ class Evaluation:
             return set(await self.eval_bgp(p))
         if isinstance(p, GenOp):
             return await self.genop_rows(p, supply)
+        if self.settings.pushdown and (pushed := await self.eval_pushed(p)) is not None:
+            return pushed
         if isinstance(p, Join):
             return await self._group(_spine(p), supply, negative)
         if isinstance(p, Filter):
@@ -513,13 +534,15 @@ class Evaluation:
         raise TypeError(f"not a pattern: {p!r}")
 
     async def _group(self, ops: list[Pattern], supply: set[Mu], negative: set[Mu] | None) -> set[Mu]:
+        gens = [op for op in ops if isinstance(op, GenOp)]
+        plain = [op for op in ops if not isinstance(op, GenOp)]
+        if self.settings.pushdown and gens and len(plain) > 1:  # the group's GenOp-free operands as one query
+            chain = functools.reduce(Join, plain)
+            if await self.eval_pushed(chain) is not None:
+                plain = [chain]
         current = {EMPTY}
-        gens = []
-        for op in ops:
-            if isinstance(op, GenOp):
-                gens.append(op)
-            else:
-                current = await self.join(current, await self.eval(op, supply, negative))
+        for op in plain:
+            current = await self.join(current, await self.eval(op, supply, negative))
         for g in sorted(gens, key=lambda g: self.position[g.index]):
             current = await self.join(current, await self.genop_rows(g, current | supply))
         return current
@@ -545,6 +568,8 @@ class Evaluation:
         self.iterations = []
         pattern = self.query.pattern
         body = pattern.pattern if isinstance(pattern, Proj) else pattern
+        if self.settings.pushdown and not self.deps.genops and isinstance(pattern, Proj):
+            body = pattern  # no GenOp: the projection goes to the store with the rest (Proposition 1)
         semantics = self.settings.semantics
         if semantics == "auto":
             semantics = {"acyclic": "single-pass", "stratified": "stratified",

@@ -117,6 +117,48 @@ def loaded_gate_settings(requested: GateSettings, kg_feedback: bool, gate: Gate)
     return saved
 
 
+class GateBatcher:
+    """The gate calls of the questions in flight, answered by batched :meth:`Gate.probabilities` calls off the
+    event loop, one at a time (issue 23 target 4).
+
+    A call joins the pending batch; the first one schedules a flush that runs when the batch before it is done
+    (and after one loop turn, so that questions ready together share a batch). So the gate's torch / sklearn work
+    runs in one worker thread with one call per batch instead of one thread per question contending for the
+    GIL and the cores, and its cost per question falls with the concurrency. The probabilities are those of
+    one-by-one calls (the same model on the same inputs)."""
+
+    def __init__(self, gate: Gate):
+        self.gate = gate
+        self.batches: list[int] = []
+        self._pending: list[tuple[GateExample, asyncio.Future]] = []
+        self._flush: asyncio.Task | None = None
+        self._lock = asyncio.Lock()
+
+    async def probability(self, example: GateExample) -> float:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._pending.append((example, future))
+        if self._flush is None:
+            self._flush = loop.create_task(self._run())
+        return await future
+
+    async def _run(self) -> None:
+        async with self._lock:
+            await asyncio.sleep(0)
+            batch, self._pending, self._flush = self._pending, [], None
+            self.batches.append(len(batch))
+            try:
+                probabilities = await asyncio.to_thread(self.gate.probabilities, [e for e, _ in batch])
+            except Exception as error:  # every waiting question gets the gate's error
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                return
+            for (_, future), probability in zip(batch, probabilities, strict=True):
+                if not future.done():
+                    future.set_result(float(probability))
+
+
 def model_identity(model: Any) -> dict[str, Any]:
     """What a model answers with (name, backend, stand-in options), without where it runs."""
     return {k: v for k, v in model.describe().items() if k not in LOCATION_KEYS}
@@ -131,8 +173,12 @@ class GGC(Method):
     prompts = PROMPTS
     needs_model = True
 
-    def __init__(self, config: GGCConfig | None = None, **overrides: Any):
+    def __init__(self, config: GGCConfig | None = None, *, gate_batch: bool = True, **overrides: Any):
+        """``gate_batch``: batch the gate calls of concurrent questions (:class:`GateBatcher`); ``False`` calls
+        the gate once per question in its own thread (before). Not part of the identity: answers are the same."""
         super().__init__(config, **overrides)
+        self.gate_batch = gate_batch
+        self._batcher: tuple[Any, GateBatcher] | None = None
         self.gate: Gate | None = None
         self.gate_digest: str | None = None
         self.gate_folder: Path | None = None
@@ -203,6 +249,15 @@ class GGC(Method):
             self._notes[ctx.kg.identity] = await asyncio.to_thread(kg_notes, ctx.kg)
         return self._notes[ctx.kg.identity]
 
+    async def _gate_probability(self, example: GateExample) -> float:
+        assert self.gate is not None
+        if not self.gate_batch:
+            return await asyncio.to_thread(self.gate.probability, example)
+        loop = asyncio.get_running_loop()
+        if self._batcher is None or self._batcher[0] is not loop or self._batcher[1].gate is not self.gate:
+            self._batcher = (loop, GateBatcher(self.gate))  # one per event loop (a run) and gate
+        return await self._batcher[1].probability(example)
+
     async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
         """Algorithm 1; the stages' outputs and times go to ``extra``."""
         notes, kg_name, variant = await self._kg_notes(ctx), ctx.kg.profile.name, self.config.variant
@@ -232,8 +287,7 @@ class GGC(Method):
             if self.gate is None:
                 raise RuntimeError("mode='gated' needs a gate: prepare() was not called")
             started = time.perf_counter()
-            probability = await asyncio.to_thread(self.gate.probability,
-                                                  GateExample(question.text, s0, feedback=feedback))
+            probability = await self._gate_probability(GateExample(question.text, s0, feedback=feedback))
             triggered = decide(probability, self.config.threshold)
             extra.update(gate_prob=round(probability, 6), t_gate_s=round(time.perf_counter() - started, 6))
             ctx.log("gate", probability=probability, threshold=self.config.threshold, triggered=triggered)
