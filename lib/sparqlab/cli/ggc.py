@@ -12,7 +12,7 @@ from pathlib import Path
 def register(subparsers) -> None:
     """Add ``sparqlab ggc sweep`` and the old spellings ``ggc train-gate`` / ``ggc build-data``, which moved to
     ``sparqlab train gate`` / ``sparqlab train data --builder ggc-corrector``."""
-    from sparqlab.cli.train import add_data_arguments, add_gate_arguments
+    from sparqlab.cli.train import add_data_arguments, add_gate_arguments, add_generator_options
 
     parser = subparsers.add_parser("ggc", help="Generator-Gate-Corrector: threshold sweeps (gates and corrector "
                                    "data: `sparqlab train gate|data`)", description=__doc__)
@@ -58,43 +58,10 @@ def _moved(old: str, module: str, handler: str):
     return run
 
 
-def add_generator_options(parser: argparse.ArgumentParser, default_split: str, default_limit: int | None, *,
-                          corrector: bool = True) -> None:
-    """The generator run of a command (model, questions, KG, run folder); ``corrector``: also the corrector role."""
-    parser.add_argument("-m", "--model", default="standin-knn", help="generator model (default: standin-knn)")
-    parser.add_argument("--model-url", help="OpenAI-compatible endpoint of the generator")
-    parser.add_argument("-d", "--dataset", default="mcqa-movies", help="dataset (default: mcqa-movies)")
-    parser.add_argument("--split", default=default_split, help=f"split (default: {default_split})")
-    parser.add_argument("--limit", type=int, default=default_limit, help=f"first N questions (default: "
-                        f"{default_limit or 'all'})")
-    parser.add_argument("--kg", default="movies", help="KG (default: movies)")
-    parser.add_argument("--variant", default="movies", choices=("movies", "wikidata", "freebase"), help="prompt variant")
-    parser.add_argument("--experiment", default="ggc", help="experiment folder of the runs (default: ggc)")
-    parser.add_argument("--concurrency", type=int, default=1, help="questions in flight (default: 1, so the "
-                        "per-stage times are not interleaved)")
-    parser.add_argument("--cache", default="off", choices=("off", "read_write", "replay"),
-                        help="model response cache (default: off, so times measure the models)")
-    parser.add_argument("--memory-start", type=int, help="GGC stand-ins: first remembered training question")
-    parser.add_argument("--memory-stop", type=int, help="GGC stand-ins: end of the remembered slice")
-    if corrector:
-        parser.add_argument("--corrector", help="corrector model (default: the generator model)")
-        parser.add_argument("--corrector-url", help="corrector endpoint")
-
-
-def run_config(args: argparse.Namespace):
-    """The :class:`~sparqlab.runs.RunConfig` of :func:`add_generator_options`."""
-    from sparqlab.experiments.ggc import pipeline_config
-
-    return pipeline_config(experiment=args.experiment, dataset=args.dataset, split=args.split, limit=args.limit,
-                           generator=args.model, generator_url=args.model_url,
-                           corrector=getattr(args, "corrector", None), corrector_url=getattr(args, "corrector_url", None),
-                           kg=args.kg, memory_start=args.memory_start, memory_stop=args.memory_stop,
-                           concurrency=args.concurrency, cache=args.cache)
-
-
 def handle_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from sparqlab.cli.train import run_config
     from sparqlab.experiments.ggc import threshold_sweep
     from sparqlab.kg import open_kg
 
