@@ -71,7 +71,7 @@ def _definition_span(text: str, qualname: str) -> tuple[int, int]:
     return sum(map(len, lines[:first])), sum(map(len, lines[:node.end_lineno]))
 
 
-KEYWORD = "lib/sparqlab/methods/direct/method/method/keyword_rules.py"
+KEYWORD = "lib/sparqlab/methods/direct/keyword_rules.py"
 KEYWORD_TESTS = ("tests/methods/test_keyword_rules.py",)
 NORMALISE = "lib/sparqlab/eval/normalise.py"
 NORMALISE_TESTS = ("tests/eval/test_eval_normalise.py",)
