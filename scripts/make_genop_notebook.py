@@ -110,7 +110,6 @@ memo = memo_comparison(chosen, paper_kg, model, model_url, settings)
 display(memo.pivot(index="example", columns="memoisation", values="model_calls"))
 fig, ax = plots.subplots(figsize=(5, 2.6))
 plots.metric_bars(memo, metric="model_calls", x="example", hue="memoisation", ax=ax)
-ax.tick_params(axis="x", rotation=60)
 plots.save_figure(fig, "memoisation_calls", experiment=experiment, params={"model": model, "k": k, "b": b})"""),
     new_markdown_cell("""\
 ## A generative query over the movie KG

@@ -13,7 +13,7 @@ from sparqlab.kg.profiles import MOVIES, PROFILES, WIKIDATA, generic_profile
 def test_registry_and_unknown_names():
     assert set(PROFILES) >= {"movies", "wikidata"}
     assert get_profile("movies") is MOVIES
-    with pytest.raises(ValueError, match="known: movies, wikidata"):
+    with pytest.raises(ValueError, match="known: ck25, movies, wikidata"):
         get_profile("freebase-not-yet")
 
 
@@ -94,5 +94,6 @@ def test_schema_description_is_read_from_the_kg(movies_kg, small_ttl):
     with open_kg(small_ttl, cache=False) as small:
         assert describe_schema(small) == ""  # the generic profile does not list a schema
         small.profile = replace(small.profile, schema_in_prompt=True)
-        assert describe_schema(small).splitlines() == [
-            "Classes:", "- class Person", "Relations (subject class -> object class):", "- knows: Person -> Person"]
+        assert describe_schema(small).splitlines() == [  # answers are IRIs: so are the listed names
+            "Classes:", "- class Person (<http://example.org/Person>)", "Relations (subject class -> object class):",
+            "- knows (<http://example.org/knows>): Person -> Person"]

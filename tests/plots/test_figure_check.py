@@ -100,3 +100,21 @@ def test_every_figure_in_the_figures_folder_passed_the_check():
         record = json.loads(sidecar.read_text(encoding="utf-8"))
         assert "layout_problems" in record, f"{sidecar} was saved before figures were checked: re-run the notebook"
         assert record["layout_problems"] == [], f"{sidecar}: {record['layout_problems']}"
+
+
+def test_long_group_labels_turn_bars_horizontal_instead_of_overlapping(figures):
+    """The ablation figure (notebooks/03_ablations.ipynb): five variants with long names ran into each other
+    under vertical bars in one column."""
+    variants = ["Full SAGA", "- type-constrained filtering", "- persistent type state", "- answer-type prior",
+                "SPINACH"]
+    rows = [{"variant": v, "dataset": "metaqa-1hop", "f1": i % 2} for v in variants for i in range(4)]
+    ax = plots.metric_bars(rows, metric="f1", x="variant", hue="dataset")
+    assert ax.get_xlabel() == "F1 (%)" and check_figure(ax.figure) == []
+    forced = plots.metric_bars(rows, metric="f1", x="variant", hue="dataset", horizontal=False)
+    assert check_figure(forced.figure) == []  # vertical on request: labels wrapped to a group's width
+    forced.set_xticks(range(5), [f"{v} (n=4)" for v in variants])  # what it drew before
+    assert {p.kind for p in check_figure(forced.figure)} == {"overlap"}
+    short = plots.metric_bars([{"method": m, "f1": 1.0} for m in ("metaqa-1hop", "metaqa-2hop", "mcqa-movies")],
+                              metric="f1", x="method")
+    assert [t.get_text() for t in short.get_xticklabels()][0] == "metaqa-1hop\n(n=1)"  # wrapped to a group's width
+    assert check_figure(short.figure) == []

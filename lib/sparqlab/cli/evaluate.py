@@ -32,6 +32,21 @@ def register(subparsers) -> None:
                         help="group by a record field; dotted paths and metadata fields work (e.g. metadata.hops); "
                              "an unknown field is an error listing the known ones")
     parser.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
+    parser.add_argument("--metric", choices=["default", "text2sparql"], default="default",
+                        help="default: our set F1/EM of the records' answers; text2sparql: the TEXT2SPARQL "
+                             "challenge's official metric (set P/R/F over all projected values, nDCG where order "
+                             "matters; docs/metrics.md), executing each query on --kg. The file may then be the "
+                             "official client's `ask` output (a JSON list of {qname, query, ...}) or a run")
+    parser.add_argument("-d", "--dataset", help="with --metric text2sparql: the questions (e.g. ck25)")
+    parser.add_argument("--kg", help="with --metric text2sparql: the KG the queries run on (e.g. ck25)")
+    parser.add_argument("--gold-source", choices=["official", "execute"], default="official",
+                        help="with --metric text2sparql: official = the dataset's gold answers (CK25: the "
+                             "challenge's true result set); execute = re-run the reference queries on --kg, as "
+                             "the client's `evaluate` does")
+    parser.add_argument("--rewrite-casts", action="store_true",
+                        help="with --metric text2sparql: rewrite xsd:int/long/short/byte casts the engine refuses "
+                             "to xsd:integer (recorded per question; docs/ck25.md)")
     parser.add_argument("--gold", metavar="QUERY_OR_FILE",
                         help="with `sparqlab eval structural`: the gold query (text or file)")
     parser.add_argument("--pred", metavar="QUERY_OR_FILE",
@@ -45,6 +60,8 @@ def handle(args: argparse.Namespace) -> int:
         from sparqlab.cli.desq import eval_structural
 
         return eval_structural(args.gold, args.pred)
+    if args.metric == "text2sparql":
+        return text2sparql_command(args)
     path = _predictions_path(args.predictions)
     records = read_predictions(path)
     if not records:
@@ -52,6 +69,48 @@ def handle(args: argparse.Namespace) -> int:
     table = evaluate_records(records, by=args.by)
     print(json.dumps(table, indent=2) if args.format == "json" else format_table(table, by=args.by))
     return 0
+
+
+def text2sparql_command(args: argparse.Namespace) -> int:
+    """Score an answers file (or a run's final queries) with the official TEXT2SPARQL metric."""
+    from sparqlab.data import registry
+    from sparqlab.kg import open_kg
+    from sparqlab.runs.text2sparql import read_answers, run_answers, score_answers
+
+    if not args.dataset or not args.kg:
+        raise ValueError("--metric text2sparql needs -d/--dataset (the questions) and --kg (where queries run)")
+    path = Path(args.predictions)
+    if path.suffix == ".json" and path.is_file():
+        answers = read_answers(path)
+    else:  # a run: its final queries, by question id
+        answers = run_answers(read_predictions(_predictions_path(args.predictions)))
+    questions = registry.load(args.dataset)
+    with open_kg(args.kg) as kg:
+        table = score_answers(answers, questions, kg, gold=args.gold_source, rewrite=args.rewrite_casts)
+    if args.format == "json":
+        print(json.dumps(table, indent=2, ensure_ascii=False))
+        return 0
+    print(format_text2sparql(table))
+    return 0
+
+
+def format_text2sparql(table: Mapping[str, Any]) -> str:
+    """Per-question official scores, then the means as the client's ``average`` entry reports them."""
+    lines = [f"{'qname':<14}{'set_P':>7}{'set_R':>7}{'set_F':>7}{'nDCG':>7}  note"]
+    for qname, row in table["questions"].items():
+        cells = "".join(f"{row[m]:7.3f}" if m in row else f"{'-':>7}" for m in ("set_P", "set_recall", "set_F", "ndcg"))
+        note = "not answered" if not row["answered"] else (row["error"] or "")
+        if row["rewritten_query"]:
+            note = (note + " casts rewritten").strip()
+        if not row["scored"]:
+            note = (note + " empty gold set: not scored").strip()
+        lines.append(f"{qname:<14}{cells}  {note}")
+    summary = table["summary"]
+    means = ", ".join(f"{k} {v:.4f}" for k, v in summary.items() if k != "n")
+    lines.append(f"mean over {summary['n']} questions: {means}")
+    if table["unknown_qnames"]:
+        lines.append(f"not in the dataset (not scored): {', '.join(table['unknown_qnames'])}")
+    return "\n".join(lines)
 
 
 def _predictions_path(ref: str) -> Path:

@@ -58,7 +58,7 @@ def _model(spec: str, url: str | None, query):
         if not name:
             raise ValueError("--model URL needs a model name: set SPARQLAB_MODEL or give the GENOP a model specifier")
         return make_model({"model": name, "base_url": spec})
-    url = url or os.environ.get("SPARQLAB_MODEL_URL")
+    # no URL: llm.openai_backend.model_endpoint reads SPARQLAB_MODEL_URL or refuses (a stand-in runs in process)
     return make_model({"model": spec, **({"base_url": url} if url else {})})
 
 

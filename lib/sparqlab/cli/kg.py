@@ -17,7 +17,7 @@ def register(subparsers) -> None:
     kg_commands = kg.add_subparsers(dest="kg_command", metavar="KG_COMMAND", required=True)
 
     build = kg_commands.add_parser("build", help="build a bundled KG's embedded store (e.g. movies)")
-    build.add_argument("name", help="KG name with a bundled builder, e.g. movies")
+    build.add_argument("name", help="KG name with a bundled builder: movies or ck25")
     build.add_argument("--force", action="store_true", help="rebuild even if the store exists")
     build.set_defaults(handler=build_command)
 
@@ -63,6 +63,13 @@ def build_command(args: argparse.Namespace) -> int:
     stats = json.loads((store.parent / "build.json").read_text(encoding="utf-8"))
     print(f"{args.name}: store {store}")
     print(f"  ready in {elapsed:.1f} s (bulk build took {stats['build_seconds']:.1f} s)")
+    if "kb_facts" not in stats:  # a KG loaded from RDF files: its counts as the builder recorded them
+        print(f"  triples {stats['triples']:,} from {', '.join(stats.get('files', []))}")
+        for key, value in stats.items():
+            if key not in ("triples", "files", "build_seconds", "pyoxigraph"):
+                shown = ", ".join(f"{k} {v:,}" for k, v in value.items()) if isinstance(value, dict) else value
+                print(f"  {key.replace('_', ' ')}: {shown}")
+        return 0
     print(f"  triples {stats['triples']:,} from {stats['kb_facts']:,} MetaQA facts")
     per_class = ", ".join(f"{cls} {n:,}" for cls, n in stats["entities_per_class"].items())
     print(f"  entities {stats['entities']:,}: {per_class}")

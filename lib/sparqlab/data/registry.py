@@ -70,6 +70,12 @@ def _json_list(relative: str, grasp_relative: str | None = None) -> list[Questio
     return load_json_list(data_dir() / relative, grasp_jsonl=grasp)
 
 
+def _ck25() -> list[Question]:
+    from sparqlab.data.ck25 import load_ck25
+
+    return load_ck25()
+
+
 def _own(relative: str) -> list[Question]:
     return read_questions(data_dir() / relative)
 
@@ -137,6 +143,12 @@ DATASETS: dict[str, Dataset] = {
                 "dev": partial(_json_list, "spinach_dataset/dev.json"),
                 "test": partial(_json_list, "spinach_dataset/test.json", "spinach_dataset/grasp_test.jsonl"),
             },
+        ),
+        Dataset(
+            "ck25",
+            "ck25",
+            "TEXT2SPARQL'25 corporate KG questions (50, English); gold = the challenge's official true result set",
+            {"test": _ck25},
         ),
         Dataset(
             "lcquad2",

@@ -23,9 +23,17 @@ from sparqlab.eval.normalise import (
     normalise_term,
 )
 from sparqlab.eval.rows import row_f1
+from sparqlab.eval.text2sparql import (
+    OfficialScore,
+    flatten_result,
+    gold_relevance,
+    official_scores,
+    summarise_official,
+)
 
 __all__ = [
     "COST_FIELDS",
+    "OfficialScore",
     "SetScore",
     "answer_columns",
     "check_answers",
@@ -35,11 +43,15 @@ __all__ = [
     "categorise_record",
     "error_table",
     "fetch_labels",
+    "flatten_result",
+    "gold_relevance",
     "normalise_answer",
     "normalise_term",
+    "official_scores",
     "row_f1",
     "score_prediction",
     "set_f1",
     "set_scores",
     "summarise",
+    "summarise_official",
 ]

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.eval.algebra import parse_algebra
-from sparqlab.eval.metrics import set_scores
+from sparqlab.eval.metrics import check_answers, normalised_scores, normalised_set_scores
 from sparqlab.eval.normalise import answer_set
 
 if TYPE_CHECKING:
@@ -59,24 +59,50 @@ def categorise(predicted_sparql: str | None, predicted_answers: Iterable[Any] | 
     kind (a ``KGError.kind`` such as ``syntax_error``/``timeout``, or a method's reason such as
     ``parse_failure``). ``gold_source`` is the record's (``error: ...`` when the gold query failed).
     """
-    gold = None if gold_answers is None else answer_set(gold_answers)
+    return _categorise_sets(predicted_sparql, _normalised(predicted_answers), query_error, _normalised(gold_answers),
+                            gold_sparql, gold_source)
+
+
+def score_and_categorise(predicted_sparql: str | None, predicted_answers: Iterable[Any] | None,
+                         query_error: str | None, gold_answers: Iterable[Any] | None, gold_sparql: str | None = None,
+                         gold_source: str | None = None) -> tuple[dict[str, Any] | None, str]:
+    """:func:`sparqlab.eval.score_prediction` (``None`` without gold answers) and :func:`categorise` of one
+    prediction, each answer set checked and normalised once for both (what a run records per question)."""
+    predicted = _normalised(check_answers(predicted_answers, "predicted answers"))
+    gold = _normalised(check_answers(gold_answers, "gold answers"))
+    scores = None if gold is None else normalised_scores(predicted or set(), gold)
+    return scores, _categorise_sets(predicted_sparql, predicted, query_error, gold, gold_sparql, gold_source)
+
+
+def _normalised(answers: Iterable[Any] | None) -> set[str] | None:
+    return None if answers is None else answer_set(answers)
+
+
+def _categorise_sets(predicted_sparql: str | None, predicted: set[str] | None, query_error: str | None,
+                     gold: set[str] | None, gold_sparql: str | None, gold_source: str | None) -> str:
+    """:func:`categorise` on normalised answer sets (``None``: the query did not run / no gold)."""
     if _gold_error(gold, gold_source):
         return GOLD_ERROR
     if not predicted_sparql:
         return NO_QUERY
-    if predicted_answers is None:
+    if predicted is None:
         return SYNTAX_ERROR if query_error in SYNTAX_KINDS else EXECUTION_ERROR
-    predicted = answer_set(predicted_answers)
-    if set_scores(predicted, gold).em:
+    if normalised_set_scores(predicted, gold).em:
         return CORRECT
     if not predicted:
         return EMPTY_RESULT
     return "semantic:" + semantic_subtype(predicted_sparql, gold_sparql, predicted, gold)
 
 
+def gold_error_source(error: BaseException) -> str:
+    """``gold_source`` of a question whose gold query failed, ``error: <kind>: <message>`` (the error's ``kind``,
+    else ``answer_error``): one form for a run's lines and for queries scored later."""
+    return f"error: {getattr(error, 'kind', 'answer_error')}: {error}"
+
+
 def is_gold_error(gold_answers: Iterable[Any] | None, gold_source: str | None = None) -> bool:
     """Whether a question cannot be judged (``gold_error``): its gold query failed or returned nothing."""
-    return _gold_error(None if gold_answers is None else answer_set(gold_answers), gold_source)
+    return _gold_error(_normalised(gold_answers), gold_source)
 
 
 def _gold_error(gold: set[str] | None, gold_source: str | None) -> bool:

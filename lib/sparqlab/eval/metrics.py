@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +57,12 @@ class SetScore:
 
 def set_scores(pred: Iterable[Any] | None, gold: Iterable[Any]) -> SetScore:
     """Set precision/recall/F1 after normalising both sides (edge cases in the module docstring)."""
-    predicted, expected = answer_set(pred or ()), answer_set(gold)
+    return normalised_set_scores(answer_set(pred or ()), answer_set(gold))
+
+
+def normalised_set_scores(predicted: AbstractSet[str], expected: AbstractSet[str]) -> SetScore:
+    """:func:`set_scores` of two answer sets already normalised (:func:`sparqlab.eval.normalise.answer_set`), so
+    a caller that needs the sets again normalises each once."""
     if not predicted and not expected:
         return SetScore(1.0, 1.0, 1.0)
     if not predicted or not expected:
@@ -106,16 +112,16 @@ def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[
     """
     if gold_answers is None:
         raise ValueError("cannot score a prediction without gold answers (execute the gold SPARQL first)")
-    pred_answers = check_answers(pred_answers, "predicted answers")
-    gold_answers = check_answers(gold_answers, "gold answers")
-    score = set_scores(pred_answers, gold_answers)
-    return {
-        "f1": score.f1,
-        "em": score.em,
-        "empty": not pred_answers,  # check_answers refused null items, so a non-empty list has answers
-        "precision": score.precision,
-        "recall": score.recall,
-    }
+    predicted = answer_set(check_answers(pred_answers, "predicted answers") or ())
+    return normalised_scores(predicted, answer_set(check_answers(gold_answers, "gold answers")))
+
+
+def normalised_scores(predicted: AbstractSet[str], gold: AbstractSet[str]) -> dict[str, Any]:
+    """:func:`score_prediction` of answer sets already normalised and checked (a missing prediction is the empty
+    set: check_answers refused null items, so only an empty list normalises to an empty set)."""
+    score = normalised_set_scores(predicted, gold)
+    return {"f1": score.f1, "em": score.em, "empty": not predicted, "precision": score.precision,
+            "recall": score.recall}
 
 
 def binary_decisions(labels: Iterable[Any], decisions: Iterable[Any]) -> dict[str, float]:
@@ -162,7 +168,7 @@ def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     }
     for key in ("precision", "recall", *COST_FIELDS):
         if all(r.get(key) is not None for r in records):
-            summary[key] = statistics.fmean(_amount(r[key]) for r in records)
+            summary[key] = statistics.fmean(cost_amount(r[key]) for r in records)
     return summary
 
 
@@ -179,7 +185,7 @@ def empty_rates(records: list[Mapping[str, Any]]) -> dict[str, float | None]:
             "no_query_rate": 1.0 - len(generated) / len(records), "empty_rate_all": every}
 
 
-def _amount(value: Any) -> float:
+def cost_amount(value: Any) -> float:
     """A cost given as a number or as a dict by kind: its ``total`` entry, else the sum of its numeric entries
     (flags such as ``"estimated": True`` are not counts), as :func:`sparqlab.llm.aggregate_usage` reads it."""
     if not isinstance(value, Mapping):

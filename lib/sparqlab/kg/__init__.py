@@ -12,11 +12,19 @@ from pathlib import Path
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
+from sparqlab.kg import ck25 as _ck25  # noqa: F401  (registers the CK25 store builder)
 from sparqlab.kg import movies as _movies  # noqa: F401  (registers the movie store builder)
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.embedded import EmbeddedKG, load_rdf_file
 from sparqlab.kg.endpoint import EndpointKG
-from sparqlab.kg.errors import EndpointError, KGError, QueryTimeout, SparqlSyntaxError, UpdateRefused
+from sparqlab.kg.errors import (
+    EndpointError,
+    KGError,
+    QueryTimeout,
+    SparqlSyntaxError,
+    UnsupportedFunction,
+    UpdateRefused,
+)
 from sparqlab.kg.guard import check_read_only
 from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile
 from sparqlab.kg.results import QueryResult, Term
@@ -24,7 +32,7 @@ from sparqlab.kg.search import SearchHit
 
 __all__ = [
     "PROFILES", "EmbeddedKG", "EndpointError", "EndpointKG", "KGError", "KGProfile", "KnowledgeGraph",
-    "QueryOptions", "QueryResult", "QueryTimeout", "SearchHit", "SparqlSyntaxError", "Term", "UpdateRefused",
+    "QueryOptions", "QueryResult", "QueryTimeout", "SearchHit", "SparqlSyntaxError", "Term", "UnsupportedFunction", "UpdateRefused",
     "check_read_only", "get_profile", "open_kg", "query_cache",
 ]
 

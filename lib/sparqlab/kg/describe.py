@@ -9,39 +9,57 @@ so the response cache key, is the same on every run.
 from __future__ import annotations
 
 from sparqlab.kg.base import KnowledgeGraph
-from sparqlab.kg.profiles import RDFS
 
 CLASSES_QUERY = """\
-SELECT ?class ?label ?comment WHERE {{
-  ?class a <{rdfs_class}> ; <{label}> ?label .
+SELECT DISTINCT ?class ?label ?comment WHERE {{
+  VALUES ?type {{ {class_types} }}
+  ?class a ?type ; <{label}> ?label .
   OPTIONAL {{ ?class <{comment}> ?comment }}
 }}"""
 
 RELATIONS_QUERY = """\
-SELECT ?label ?domainLabel ?rangeLabel ?comment WHERE {{
+SELECT ?relation ?label ?domain ?domainLabel ?range ?rangeLabel ?comment WHERE {{
   ?relation <{domain}> ?domain ; <{range}> ?range ; <{label}> ?label .
-  ?domain <{label}> ?domainLabel . ?range <{label}> ?rangeLabel .
+  OPTIONAL {{ ?domain <{label}> ?domainLabel }} OPTIONAL {{ ?range <{label}> ?rangeLabel }}
   OPTIONAL {{ ?relation <{comment}> ?comment }}
 }}"""
 
 
 def describe_schema(kg: KnowledgeGraph) -> str:
     """``Classes:`` lines ``- class Name: comment`` and ``Relations:`` lines ``- label: Domain -> Range (comment)``;
-    empty when the profile does not ask for the schema in prompts."""
+    empty when the profile does not ask for the schema in prompts.
+
+    On a KG whose answers are IRIs (``answer_key="iri"``, e.g. ck25) queries must name classes and relations by
+    IRI, so each line carries it after the label, shortened by the profile's prefixes (``- member of
+    (pv:memberOf): Agent -> Department (…)``), and an end without a label (a datatype such as ``xsd:string``)
+    is shown by its shortened IRI. A label-based KG (movies) keeps the plain ``- label: Domain -> Range`` lines.
+    """
     profile = kg.profile
     if not profile.schema_in_prompt:
         return ""
+    with_iris = profile.answer_key == "iri"
     names = {"label": profile.label_predicate, "comment": profile.description_predicate,
              "domain": profile.constraints.domain_predicate, "range": profile.constraints.range_predicate,
-             "rdfs_class": RDFS + "Class"}
-    classes = sorted(
-        f"- class {row['label'].value}" + (f": {row['comment'].value}" if "comment" in row else "")
+             "class_types": " ".join(f"<{t}>" for t in profile.class_types)}
+
+    def named(row, var: str) -> str:
+        label = row[f"{var}Label"].value if f"{var}Label" in row else None
+        if with_iris or label is None:
+            return profile.shorten(row[var].value) if label is None else label
+        return label
+
+    def iri(row, var: str) -> str:
+        return f" ({profile.shorten(row[var].value)})" if with_iris else ""
+
+    classes = sorted({
+        f"- class {row['label'].value}{iri(row, 'class')}" + (f": {row['comment'].value}" if "comment" in row else "")
         for row in kg.query(CLASSES_QUERY.format(**names)).rows
-    )
+    })
     relations = sorted(
-        f"- {row['label'].value}: {row['domainLabel'].value} -> {row['rangeLabel'].value}"
+        f"- {row['label'].value}{iri(row, 'relation')}: {named(row, 'domain')} -> {named(row, 'range')}"
         + (f" ({row['comment'].value})" if "comment" in row else "")
         for row in kg.query(RELATIONS_QUERY.format(**names)).rows
+        if with_iris or ("domainLabel" in row and "rangeLabel" in row)
     )
     return "\n".join(["Classes:", *classes, "Relations (subject class -> object class):", *relations])
 

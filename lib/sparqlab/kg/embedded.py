@@ -41,10 +41,17 @@ from typing import Any
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
-from sparqlab.kg.errors import EndpointError, QueryTimeout, error_from_kind
+from sparqlab.kg.errors import (
+    EndpointError,
+    QueryTimeout,
+    UnsupportedFunction,
+    classify_engine_message,
+    error_from_kind,
+)
 from sparqlab.kg.guard import syntax_message, uses_service
 from sparqlab.kg.profiles import RDF, XSD, KGProfile, generic_profile
 from sparqlab.kg.results import QueryResult, Term
+from sparqlab.kg.rewrite import REWRITE_HINT
 
 _WORKER_CODE = "import sys; from sparqlab.kg.embedded import serve_worker; serve_worker(*sys.argv[1:])"
 _STARTUP_TIMEOUT_S = 120.0
@@ -143,7 +150,10 @@ def serve_worker(store_path: str, prefixes_json: str, memory_limit_bytes: str = 
         except SyntaxError as error:
             reply = {"error": {"kind": "syntax_error", "message": syntax_message(sparql, str(error))}}
         except Exception as error:  # noqa: BLE001 - every failure must reach the caller as a typed error
-            reply = {"error": {"kind": "endpoint_error", "message": f"{type(error).__name__}: {error}"}}
+            message, kind = f"{type(error).__name__}: {error}", classify_engine_message(str(error))
+            if kind == UnsupportedFunction.kind:
+                message += f". {REWRITE_HINT}"
+            reply = {"error": {"kind": kind, "message": message}}
         replies.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
         replies.flush()
 

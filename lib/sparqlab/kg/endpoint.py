@@ -31,6 +31,15 @@ _SYNTAX_HINTS = ("parse", "syntax", "malformed", "lexical", "expected", "error a
 _TIMEOUT_HINTS = ("timeout", "timed out", "time limit", "cancelled")
 
 
+def declare_prefixes(sparql: str, prefixes: dict[str, str], declared: frozenset[str] | None = None) -> str:
+    """``sparql`` after one line declaring those of ``prefixes`` that it does not declare itself (``declared``:
+    the query's own prefixes, if already scanned): what a plain SPARQL endpoint needs to run a query written
+    with a profile's predefined prefixes."""
+    declared = scan(sparql).declared_prefixes if declared is None else declared
+    missing = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items() if name not in declared]
+    return " ".join(missing) + "\n" + sparql if missing else sparql
+
+
 class EndpointKG(KnowledgeGraph):
     """A KG behind a SPARQL 1.1 endpoint URL."""
 
@@ -47,9 +56,7 @@ class EndpointKG(KnowledgeGraph):
     def with_prefixes(self, sparql: str, declared: frozenset[str] | None = None) -> str:
         """``sparql`` after one line declaring the profile's prefixes that it does not declare itself
         (``declared``: the query's own prefixes, if already scanned)."""
-        declared = scan(sparql).declared_prefixes if declared is None else declared
-        missing = [f"PREFIX {name}: <{iri}>" for name, iri in self.profile.prefixes.items() if name not in declared]
-        return " ".join(missing) + "\n" + sparql if missing else sparql
+        return declare_prefixes(sparql, self.profile.prefixes, declared)
 
     def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
         from SPARQLWrapper import GET, JSON, POST, TURTLE, SPARQLWrapper

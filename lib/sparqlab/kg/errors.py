@@ -33,6 +33,26 @@ class UpdateRefused(KGError):
     kind = "update_refused"
 
 
+class UnsupportedFunction(KGError):
+    """The engine does not implement a function or cast the query calls (oxigraph: ``xsd:int(...)`` and the other
+    derived-integer casts); :func:`sparqlab.kg.rewrite.rewrite_casts` is the documented workaround."""
+
+    kind = "unsupported_function"
+
+
+UNSUPPORTED_FUNCTION_MARK = "is not supported"
+"""What oxigraph's message says when a query calls a function it lacks (``The custom function <…> is not
+supported``)."""
+
+
+def classify_engine_message(message: str) -> str:
+    """The error kind of an engine's failure message: ``unsupported_function`` for a missing function or cast,
+    else ``endpoint_error``."""
+    lowered = message.lower()
+    return UnsupportedFunction.kind if "function" in lowered and UNSUPPORTED_FUNCTION_MARK in lowered \
+        else EndpointError.kind
+
+
 def error_from_kind(kind: str, message: str) -> KGError:
     """Rebuild a typed error from its ``kind`` and message (cached errors, errors sent by a worker process)."""
     for cls in KGError.__subclasses__():

@@ -14,20 +14,15 @@ builds are left in place (another process may still be reading one); ``make clea
 
 from __future__ import annotations
 
-import gc
 import gzip
 import hashlib
-import json
-import os
-import shutil
-import tempfile
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from urllib.parse import quote
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir, data_dir
+from sparqlab.kg.bundled import ensure_built, install_store
 from sparqlab.kg.profiles import register_store_builder
 from sparqlab.kg.results import quote_literal
 from sparqlab.kg.vocab import MOVIES_NS, RDF, RDFS
@@ -200,43 +195,20 @@ def build_dir() -> Path:
 
 def ensure_store(force: bool = False) -> Path:
     """The store directory, built first if missing (or if ``force``). Safe when several processes race."""
-    target = build_dir()
-    if (target / "build.json").exists() and not force:
-        return target / "store"
-    build(target, force)
-    return target / "store"
+    return ensure_built(build_dir(), build, force)
 
 
 def build(target: Path, force: bool = False) -> dict:
     """Bulk-load the KG into ``target/store`` via a temporary folder renamed into place; returns the stats."""
     import pyoxigraph
 
-    start = time.perf_counter()
     ntriples, stats = to_ntriples(read_kb())
-    target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
-    try:
-        scratch.chmod(0o755)  # mkdtemp's 0700 would hide the store from other users of a shared cache
-        store = pyoxigraph.Store(str(scratch / "store"))
+
+    def fill(store) -> dict:
         store.bulk_load(ntriples.encode("utf-8"), format=pyoxigraph.RdfFormat.N_TRIPLES)
-        store.flush()
-        del store
-        gc.collect()
-        stats["build_seconds"] = round(time.perf_counter() - start, 2)
-        stats["pyoxigraph"] = pyoxigraph.__version__
-        (scratch / "build.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
-    except BaseException:  # an interrupted build leaves no half-built store in the cache
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
-    if force and target.exists():
-        shutil.rmtree(target)
-    try:
-        os.rename(scratch, target)
-    except OSError:
-        shutil.rmtree(scratch, ignore_errors=True)  # another process finished the same build first
-        if not (target / "build.json").exists():
-            raise
-    return stats
+        return stats
+
+    return install_store(target, fill, force)
 
 
 register_store_builder("movies", ensure_store)

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, unquote
 
-from sparqlab.kg.vocab import MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, XSD
+from sparqlab.kg.vocab import CK25_INSTANCES, CK25_VOCAB, MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, XSD
 
-__all__ = ["MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA", "STANDARD_PREFIXES", "STORE_BUILDERS",
+__all__ = ["CK25", "MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA", "STANDARD_PREFIXES", "STORE_BUILDERS",
            "WIKIDATA", "XSD", "ConstraintScheme", "IdForm", "KGProfile", "generic_profile", "get_profile",
            "register_store_builder"]
 
@@ -288,7 +288,33 @@ entity IRIs rather than labels for entity answers.""",
 )
 """Wikidata through its public query service (or any mirror: pass its URL with ``profile=WIKIDATA``)."""
 
-PROFILES: dict[str, KGProfile] = {p.name: p for p in (MOVIES, WIKIDATA)}
+CK25 = KGProfile(
+    name="ck25",
+    type_predicate=RDF + "type",
+    label_predicate=RDFS + "label",
+    description_predicate=RDFS + "comment",
+    prefixes={**STANDARD_PREFIXES, "pv": CK25_VOCAB, "prodi": CK25_INSTANCES,
+              "foaf": "http://xmlns.com/foaf/0.1/", "skos": "http://www.w3.org/2004/02/skos/core#"},
+    entity_id_pattern=r"^http://ld\.company\.org/prod-instances/\S+$",
+    entity_id_example="prodi:dept-73191",
+    property_id_pattern=r"^http://ld\.company\.org/prod-vocab/[A-Za-z_]+$",
+    constraints=ConstraintScheme("rdfs", domain_predicate=RDFS + "domain", range_predicate=RDFS + "range"),
+    answer_key="iri",
+    property_types=(RDF + "Property", OWL + "ObjectProperty", OWL + "DatatypeProperty"),
+    namespace=CK25_VOCAB,
+    prompt_notes="""\
+A company's product and staff data. Classes and properties are in the vocabulary `pv:`
+(<http://ld.company.org/prod-vocab/>, e.g. pv:Employee, pv:Department, pv:Hardware, pv:memberOf, pv:hasManager,
+pv:price); instances in `prodi:` (<http://ld.company.org/prod-instances/>). Every instance, class and property
+has an rdfs:label (employees also pv:name); find an instance by its label (`?e rdfs:label "Karen Brant"`) or
+look its IRI up. Select the answer resources' IRIs (or the literal values the question asks for).""",
+    schema_in_prompt=True,
+)
+"""The CK25 corporate KG of the TEXT2SPARQL'25 challenge (:mod:`sparqlab.kg.ck25`, ``data/ck25``): answers are
+IRIs and literal values, as the challenge's official metric compares them; ``pv:`` is the questions' default
+namespace and its ``rdfs:domain``/``rdfs:range`` declarations are the schema index's formal constraints."""
+
+PROFILES: dict[str, KGProfile] = {p.name: p for p in (MOVIES, WIKIDATA, CK25)}
 
 
 def generic_profile(name: str) -> KGProfile:

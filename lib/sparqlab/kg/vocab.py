@@ -20,3 +20,8 @@ MOVIES_NS = "http://sparqlab.org/movies/"
 
 USER_AGENT = f"sparqlab/{__version__} (text-to-SPARQL research workbench; SPARQLWrapper)"
 """What the workbench sends to public SPARQL and search services (Wikimedia asks for an identifying agent)."""
+
+CK25_VOCAB = "http://ld.company.org/prod-vocab/"
+CK25_INSTANCES = "http://ld.company.org/prod-instances/"
+"""Namespaces of the CK25 corporate KG (:mod:`sparqlab.kg.ck25`): its vocabulary ``pv:`` (the questions' default
+namespace) and its instances ``prodi:``."""

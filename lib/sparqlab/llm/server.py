@@ -245,7 +245,7 @@ def model_for_serving(model: ChatModel | str, delay_ms: float | None = None) -> 
     return LatencyStandin(inner, delay_ms=delay_ms, name=inner.name)
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen_socket(host: str, port: int) -> socket.socket:
     """A listening socket; connections made before the server starts wait in the backlog instead of failing."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.create_server((host, port), family=family, backlog=2048)
@@ -300,7 +300,7 @@ def _base_url(host: str, sock: socket.socket) -> str:
 
 def serve(model: ChatModel, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
     """Serve until interrupted. Prints ``serving NAME at URL`` once listening (``port=0`` picks a free port)."""
-    sock = _listen(host, port)
+    sock = listen_socket(host, port)
     print(f"serving {model.name} at {_base_url(host, sock)}", flush=True)
     _uvicorn_server(model, log_level).run(sockets=[sock])
 
@@ -330,7 +330,7 @@ def serve_in_background(
             yield url
         return
     served = model_for_serving(model, delay_ms)
-    sock = _listen(host, port)
+    sock = listen_socket(host, port)
     server = _uvicorn_server(served, "warning", read_timeout_s)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
                               name=f"serve-{served.name}")

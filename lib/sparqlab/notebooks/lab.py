@@ -122,8 +122,10 @@ def browser_check(notebook: Path, chromium: str, timeout_s: float = 180.0) -> li
                         "p.sessionContext.session.kernel && p.sessionContext.session.kernel.status === 'idle'); })()"
                 while not page.evaluate(ready):
                     _wait(deadline, "JupyterLab did not open the notebook with an idle kernel")
+                # started, not awaited: running every cell takes longer than one DevTools reply may on a busy
+                # machine; the loop below waits for the rendered controls until the deadline
                 page.evaluate(f"(() => {{ jupyterapp.shell.activateById(({panel}).id); "
-                              "return jupyterapp.commands.execute('notebook:run-all-cells'); })()", promise=True)
+                              "jupyterapp.commands.execute('notebook:run-all-cells'); return true; })()")
                 while True:
                     labels = json.loads(page.evaluate(_RENDERED_CONTROLS) or "[]")
                     if all(label in labels for label in BROWSER_CONTROLS):
@@ -160,6 +162,6 @@ class _DevTools:
                     raise RuntimeError(f"DevTools {method}: {message['error']}")
                 return message.get("result", {})
 
-    def evaluate(self, expression: str, promise: bool = False) -> Any:
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=promise)
+    def evaluate(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
         return result.get("result", {}).get("value")

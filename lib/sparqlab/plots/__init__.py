@@ -132,9 +132,6 @@ def _slug(value: Any) -> str:
 HORIZONTAL_AFTER = 6
 """:func:`metric_bars` draws horizontal bars when there are more groups than this (their labels stay readable)."""
 
-LABEL_CHARACTERS_ACROSS = 60
-""":func:`metric_bars` also draws horizontal bars when its group labels together are longer than this: side by side
-under a single-column figure they would overlap (the figure check in :mod:`sparqlab.plots` would fail)."""
 
 
 def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | None = None,
@@ -145,7 +142,9 @@ def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | Non
     bootstrap intervals over questions (seeded, so re-running a notebook draws the same figure), and the group
     axis label says so. Each group label carries its number of questions (``n=``); a bar of height zero is drawn
     as a thick line at zero, so "scored 0" differs visibly from "not run". With more than
-    :data:`HORIZONTAL_AFTER` groups (or ``horizontal=True``) the bars are horizontal.
+    :data:`HORIZONTAL_AFTER` groups, or group labels too long to stand side by side under the bars even wrapped
+    (fewer than :data:`MIN_LABEL_CHARS` characters of width per group), or ``horizontal=True``, the bars are
+    horizontal; vertical bars get their group labels wrapped to the width of a group.
     """
     frame = _frame(data, [metric, x] + ([hue] if hue else []))
     frame[metric] = frame[metric].astype(float) * (100 if metric in METRIC_LABELS else 1)
@@ -153,8 +152,11 @@ def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | Non
     order = list(dict.fromkeys(frame[x]))
     counts = _group_counts(frame, x, hue)
     labels = [f"{group} (n={counts[group]})" for group in order]
-    if horizontal is None:  # many groups, or labels too long to stand side by side under a single-column figure
-        horizontal = len(order) > HORIZONTAL_AFTER or sum(map(len, labels)) > LABEL_CHARACTERS_ACROSS
+    axes_width = _axes_inches(ax)[0] if ax is not None else SINGLE_COLUMN[0] * _SUBPLOT_WIDTH
+    per_group = _chars_across(axes_width, "xtick.labelsize") // len(order)
+    if horizontal is None:
+        horizontal = len(order) > HORIZONTAL_AFTER or (per_group < MIN_LABEL_CHARS
+                                                        and max(map(len, labels)) > per_group)
     if ax is None:
         size = (SINGLE_COLUMN[0], max(SINGLE_COLUMN[1], 0.25 * len(order) + 0.8)) if horizontal else None
         ax = subplots(figsize=size)[1]
@@ -169,7 +171,7 @@ def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | Non
         ax.set_xlabel(value_label)
         ax.set_ylabel(_fit_label(ax, group_label, vertical=True))
     else:
-        ax.set_xticks(range(len(order)), labels)
+        ax.set_xticks(range(len(order)), [_wrap(label, per_group) for label in labels])
         ax.set_ylabel(value_label)
         ax.set_xlabel(_fit_label(ax, group_label))
     _mark_zero_bars(ax, horizontal)
@@ -378,18 +380,38 @@ def loss_curves(history: Iterable[Mapping[str, Any]], hue: str | None = None, ax
 
 
 CHAR_WIDTH_EM = 0.6
-"""A generous average character width, in ems of the label font, for :func:`_fit_label`."""
+"""A generous average character width, in ems of the font, for fitting labels to the space they have."""
+
+MIN_LABEL_CHARS = 10
+""":func:`metric_bars` turns bars horizontal when a vertical bar's group label would get fewer characters per line
+than this (and does not fit as it is)."""
+
+_SUBPLOT_WIDTH = 0.775
+"""The share of the figure's width a single ``plt.subplots`` axes takes (matplotlib's default margins)."""
+
+
+def _axes_inches(ax: Axes) -> tuple[float, float]:
+    box = ax.get_position()
+    return box.width * ax.figure.get_figwidth(), box.height * ax.figure.get_figheight()
+
+
+def _chars_across(inches: float, font: str) -> int:
+    """How many characters of the rc font ``font`` (e.g. ``"axes.labelsize"``) fit in ``inches``."""
+    points = FontProperties(size=mpl.rcParams[font]).get_size_in_points()
+    return int(inches * 72 / (CHAR_WIDTH_EM * points))
+
+
+def _wrap(text: str, width: int) -> str:
+    """``text`` broken at spaces (and hyphens) into lines of at most ``width`` characters, each of its own lines
+    wrapped on its own."""
+    return "\n".join(wrapped for line in text.split("\n") for wrapped in textwrap.wrap(line, max(1, width)) or [""])
 
 
 def _fit_label(ax: Axes, text: str, vertical: bool = False) -> str:
-    """``text`` broken at spaces into lines no longer than the axes is wide (high, for a ``vertical`` label), so
-    the axis labels of panels side by side never run into each other (each line of ``text`` wrapped on its own).
-    """
-    box = ax.get_position()
-    inches = box.height * ax.figure.get_figheight() if vertical else box.width * ax.figure.get_figwidth()
-    points = FontProperties(size=mpl.rcParams["axes.labelsize"]).get_size_in_points()
-    width = max(12, int(inches * 72 / (CHAR_WIDTH_EM * points)))
-    return "\n".join(wrapped for line in text.split("\n") for wrapped in textwrap.wrap(line, width) or [""])
+    """``text`` wrapped to the width of the axes (its height, for a ``vertical`` label), so the axis labels of
+    panels side by side never run into each other."""
+    width, height = _axes_inches(ax)
+    return _wrap(text, max(12, _chars_across(height if vertical else width, "axes.labelsize")))
 
 
 def pareto_front(costs: Iterable[float], scores: Iterable[float]) -> list[bool]:

@@ -13,11 +13,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sparqlab.eval import summarise
+from sparqlab.eval.errors import is_gold_error_record
 from sparqlab.eval.metrics import binary_decisions
 from sparqlab.llm import aggregate_usage
 from sparqlab.runs.manifest import now_iso
 
 SCORE_KEYS = ("f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall")
+
+GENERATED_ONLY = "not executed (generate_only)"
+"""``gold_source`` of a generation-only run's records: nothing was executed, nothing scored."""
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -111,7 +115,8 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "n_missing": n_questions - len(records),
         "complete": len(records) == n_questions,
         "n_scored": len(scored),
-        "n_gold_errors": sum(1 for r in records if str(r.get("gold_source") or "").startswith("error")),
+        # questions that cannot be judged (gold query failed or gave nothing); a generation-only line was not judged
+        "n_gold_errors": sum(1 for r in records if r.get("gold_source") != GENERATED_ONLY and is_gold_error_record(r)),
         **{key: summary.get(key) for key in SCORE_KEYS},
         "error_categories": dict(sorted(Counter(r.get("error_category") or "none" for r in records).items())),
         "error_types": dict(sorted(Counter(r.get("error_type") or "unknown" for r in records).items())),
@@ -138,3 +143,4 @@ def metrics_document(header: Mapping[str, Any], records: Iterable[Mapping[str, A
     ``artifacts``), apart from the per-question cost."""
     return {**header, **compute_metrics(records, n_questions), "wall_time_s": round(wall_time_s, 3),
             "prepare": dict(prepare or {}), "updated": now_iso()}
+

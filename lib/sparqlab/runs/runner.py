@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.data.question import Question
-from sparqlab.eval import categorise, score_prediction
 from sparqlab.eval.complexity import query_complexity
+from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
+from sparqlab.eval.text2sparql import official_question_scores
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
@@ -53,7 +54,7 @@ from sparqlab.runs.config import (
     shard_folder_name,
 )
 from sparqlab.runs.manifest import manifest_document
-from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.metrics import GENERATED_ONLY, metrics_document
 from sparqlab.runs.records import prediction_record, run_header
 from sparqlab.runs.store import CONFIG, ENVIRONMENT, MANIFEST, METRICS, RunStore, read_json, write_json
 
@@ -66,10 +67,6 @@ FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt)
 """Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file too)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
-
-GENERATED_ONLY = "not executed (generate_only)"
-"""``gold_source`` of a generation-only run's records: nothing was executed, nothing scored."""
-
 
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
@@ -421,11 +418,12 @@ class Runner:
         """The default final-query execution (:meth:`QuestionContext.final_query`): the runner's worker pool."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, self.kg.query, sparql)
 
-    async def _final_answers(self, output: MethodOutput, ctx: QuestionContext) -> tuple[list[str] | None, str | None]:
-        """Execute the final query through the method's hook; the answers (``None`` if there are none) and an
-        error category."""
+    async def _final_answers(self, output: MethodOutput,
+                             ctx: QuestionContext) -> tuple[list[str] | None, str | None, QueryResult | None]:
+        """Execute the final query through the method's hook; the answers (``None`` if there are none), an error
+        category and the raw result (``None`` when there is none)."""
         if output.sparql is None:
-            return None, None
+            return None, None, None
         sparql = output.sparql
         scope = asyncio.timeout(self.config.question_timeout_s)
         try:
@@ -434,24 +432,24 @@ class Runner:
             answers = await asyncio.get_running_loop().run_in_executor(self._pool, self._answers, result)
         except TimeoutError as error:
             if not scope.expired():
-                return self._final_error(ctx, sparql, "answer_error", error)
+                return (*self._final_error(ctx, sparql, "answer_error", error), None)
             ctx.log("final_query", sparql=sparql, error="final_query_timeout",
                     message=f"final-query execution exceeded {self.config.question_timeout_s} s")
-            return None, "final_query_timeout"
+            return None, "final_query_timeout", None
         except KGError as error:
             kind = "final_query_timeout" if isinstance(error, QueryTimeout) else error.kind
             ctx.log("final_query", sparql=sparql, error=kind, message=str(error))
-            return None, kind
+            return None, kind, None
         except FATAL_MODEL_ERRORS:
             raise
         except ModelError as error:
             ctx.log("final_query", sparql=sparql, error=error.kind, message=str(error))
-            return None, error.kind
+            return None, error.kind, None
         except Exception as error:
-            return self._final_error(ctx, sparql, "answer_error", error)
+            return (*self._final_error(ctx, sparql, "answer_error", error), None)
         ctx.log("final_query", sparql=sparql, answers=answers, rows=len(result), truncated=result.truncated,
                 cached=result.cached, elapsed_s=round(result.elapsed_s, 6))
-        return answers, None
+        return answers, None, result
 
     @staticmethod
     def _final_error(ctx: QuestionContext, sparql: str, kind: str, error: Exception) -> tuple[None, str]:
@@ -460,7 +458,7 @@ class Runner:
         return None, kind
 
     async def _gold_answers(self, question: Question) -> tuple[list[str] | None, str | None]:
-        """Gold answers and where they came from (``given``, ``gold_sparql``, or ``error: <kind>``)."""
+        """Gold answers and where they came from (``given``, ``gold_sparql``, or ``error: <kind>: <message>``)."""
         if question.gold_answers is not None:
             return list(question.gold_answers), "given"
         if not question.gold_sparql:
@@ -475,7 +473,7 @@ class Runner:
         except CacheCorrupt:
             raise
         except Exception as error:  # a broken gold query leaves the question unscored, not the run crashed
-            return None, f"error: {getattr(error, 'kind', 'answer_error')}: {error}"
+            return None, gold_error_source(error)
         return answers, "gold_sparql"
 
     def _method_scores(self, question: Question, output: MethodOutput, predicted: list[str] | None,
@@ -495,18 +493,23 @@ class Runner:
         ctx = QuestionContext(public, self.kg, self.roles, final_executor=self._run_final_query)
         started = time.perf_counter()
         output = await self._call_method(public, ctx)
+        result = None
         if self.config.generate_only:  # queries only; sparqlab.runs.scoring executes and scores them later
             predicted, query_error = None, None
             gold, gold_source = question.gold_answers, GENERATED_ONLY
         else:
-            predicted, query_error = await self._final_answers(output, ctx)
+            predicted, query_error, result = await self._final_answers(output, ctx)
             gold, gold_source = await self._gold_answers(question)
             if self.config.answer_match == "either" and predicted and gold is not None:
                 predicted = await asyncio.get_running_loop().run_in_executor(
                     self._pool, match_either, predicted, gold, self.kg)
         latency = time.perf_counter() - started
-        scores = UNSCORED if gold is None or self.config.generate_only else score_prediction(predicted, gold)
         error_category = output.error_category or query_error
+        scores, error_type = None, None
+        if not self.config.generate_only:
+            scores, error_type = score_and_categorise(output.sparql, predicted, error_category, gold,
+                                                      question.gold_sparql, gold_source)
+        scores = scores or UNSCORED
         usage = ctx.usage
         record = prediction_record(
             id=question.id,
@@ -519,8 +522,7 @@ class Runner:
             gold_source=gold_source,
             **{key: scores.get(key) for key in UNSCORED},
             error_category=error_category,
-            error_type=None if self.config.generate_only else categorise(
-                output.sparql, predicted, error_category, gold, question.gold_sparql, gold_source),
+            error_type=error_type,
             model_calls=dict(sorted(usage.calls.items())),
             model_calls_uncached=usage.total_calls - usage.cached_calls,
             role_usage=ctx.role_usage_dict(),
@@ -529,7 +531,8 @@ class Runner:
             kg_calls=dict(sorted(ctx.kg_calls.items())),
             latency_s=round(latency, 6),
             model_latency_s=round(usage.latency_s, 6),
-            scores=self._method_scores(question, output, predicted, gold, ctx),
+            scores={**self._method_scores(question, output, predicted, gold, ctx),
+                    **({} if self.config.generate_only else official_question_scores(question, result, gold))},
             extra=output.extra,
             metadata=scalar_metadata(question),
             gold_complexity=query_complexity(question.gold_sparql),

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
-from sparqlab.eval import categorise_record, score_prediction
+from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.kg.errors import KGError
 from sparqlab.runs.metrics import compute_metrics
@@ -32,8 +32,8 @@ def score_generated(source: str | Path, kg: KnowledgeGraph, output_dir: str | Pa
 
     ``answer_match`` is the comparison rule (:mod:`sparqlab.eval.matching`; default: the KG profile's). Returns
     the output folder and its metrics (the same fields as a run's ``metrics.json`` scores, plus ``source``,
-    ``kg`` and ``answer_match``). Each line gets its ``error_type`` (:func:`sparqlab.eval.categorise_record`), as a
-    run's lines do. A final query that fails gets its error kind as ``error_category`` and is scored as no answer;
+    ``kg`` and ``answer_match``). Each line gets its scores and ``error_type``
+    (:func:`sparqlab.eval.errors.score_and_categorise`), as a run's lines do. A final query that fails gets its error kind as ``error_category`` and is scored as no answer;
     a failing gold query leaves its question unscored, as in a run.
     """
     from tqdm.auto import tqdm
@@ -53,15 +53,17 @@ def score_generated(source: str | Path, kg: KnowledgeGraph, output_dir: str | Pa
     gold_cache: dict[str, tuple[list[str] | None, str]] = {}
     scored = []
     for record in tqdm(records, desc=f"scoring on {kg.identity}", unit="q", disable=not progress):
-        predicted, error = _answers(kg, record.get("predicted_sparql"), mode)
+        predicted, failure = _answers(kg, record.get("predicted_sparql"), mode)
+        error = failure.kind if failure else None
         gold, gold_source = _gold(kg, record, gold_cache, mode)
         if mode == "either" and predicted and gold is not None:
             predicted = match_either(predicted, gold, kg)
-        scores = UNSCORED if gold is None else score_prediction(predicted, gold)
-        line = {**record, "predicted_answers": predicted, "gold_answers": gold, "gold_source": gold_source,
-                **{key: scores.get(key) for key in UNSCORED},
-                "error_category": record.get("error_category") or error}
-        scored.append({**line, "error_type": categorise_record(line)})
+        error_category = record.get("error_category") or error
+        scores, error_type = score_and_categorise(record.get("predicted_sparql"), predicted, error_category, gold,
+                                                  record.get("gold_sparql"), gold_source)
+        scored.append({**record, "predicted_answers": predicted, "gold_answers": gold, "gold_source": gold_source,
+                       **{key: (scores or UNSCORED).get(key) for key in UNSCORED}, "error_category": error_category,
+                       "error_type": error_type})
     folder.mkdir(parents=True, exist_ok=True)
     write_jsonl(folder / PREDICTIONS, scored)
     metrics = {"source": str(path), "kg": kg.identity, "answer_match": mode, **compute_metrics(scored, len(scored))}
@@ -69,13 +71,13 @@ def score_generated(source: str | Path, kg: KnowledgeGraph, output_dir: str | Pa
     return folder, metrics
 
 
-def _answers(kg: KnowledgeGraph, sparql: str | None, mode: str) -> tuple[list[str] | None, str | None]:
+def _answers(kg: KnowledgeGraph, sparql: str | None, mode: str) -> tuple[list[str] | None, KGError | None]:
     if not sparql:
         return None, None
     try:
         return sorted(result_answers(kg.query(sparql), kg, mode)), None
     except KGError as error:
-        return None, error.kind
+        return None, error
 
 
 def _gold(kg: KnowledgeGraph, record: dict[str, Any], cache: dict[str, tuple[list[str] | None, str]],
@@ -87,7 +89,7 @@ def _gold(kg: KnowledgeGraph, record: dict[str, Any], cache: dict[str, tuple[lis
         return None, None
     if sparql not in cache:
         answers, error = _answers(kg, sparql, mode)
-        cache[sparql] = (answers, "gold_sparql") if error is None else (None, f"error: {error}")
+        cache[sparql] = (answers, "gold_sparql") if error is None else (None, gold_error_source(error))
     return cache[sparql]
 
 

@@ -118,16 +118,27 @@ def keyword_query(system_prompt: str, question: str) -> str | None:
     )
 
 
-@register_standin("standin-keyword-rules")
-class KeywordRulesStandin(StandinModel):
-    """Keyword-matching one-hop parser behind the chat interface (see the module docstring)."""
+class PromptRulesStandin(StandinModel):
+    """A rule-based stand-in for the one-shot prompt: :meth:`rules` maps the system prompt and the question (the
+    text after ``Question:``) to a query, answered in a ```sparql block; ``None`` gives :attr:`no_query`."""
 
-    name = "standin-keyword-rules"
+    no_query = "I could not find a query for this question."
+
+    def rules(self, system_prompt: str, question: str) -> str | None:
+        raise NotImplementedError
 
     def respond(self, request: ChatRequest) -> str:
         system = next((content for role, content in request.messages if role == "system"), "")
-        question = request.last_user_message.removeprefix("Question:").strip()
-        query = keyword_query(system, question)
-        if query is None:
-            return "I could not find a relation and an entity for this question."
-        return f"```sparql\n{query}\n```"
+        query = self.rules(system, request.last_user_message.removeprefix("Question:").strip())
+        return self.no_query if query is None else f"```sparql\n{query}\n```"
+
+
+@register_standin("standin-keyword-rules")
+class KeywordRulesStandin(PromptRulesStandin):
+    """Keyword-matching one-hop parser behind the chat interface (see the module docstring)."""
+
+    name = "standin-keyword-rules"
+    no_query = "I could not find a relation and an entity for this question."
+
+    def rules(self, system_prompt: str, question: str) -> str | None:
+        return keyword_query(system_prompt, question)

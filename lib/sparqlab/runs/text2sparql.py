@@ -1,0 +1,190 @@
+"""Scoring TEXT2SPARQL answers files with the official metric (:mod:`sparqlab.eval.text2sparql`).
+
+An answers file is what the official client's ``ask`` writes: a JSON list of ``{"dataset", "question", "query",
+"qname", ...}``, one per question asked, from any system (ours, served by ``sparqlab serve``, or a published
+challenge entry). :func:`score_answers` executes each query on the KG under the read-only guard and the
+timeout, flattens the result as the client does and scores it against the gold judgements:
+
+* ``gold="official"`` (default): the question's gold answers, i.e. for CK25 the challenge's official true result
+  set, what the challenge ranks entries with;
+* ``gold="execute"``: the reference query re-executed on the same KG, what the client's ``evaluate`` does against
+  the endpoint it is given (so its per-question numbers equal ours, checked in tests/ck25).
+
+A question with no answer in the file scores as an empty result, as in the client. ``rewrite_casts`` applies the
+documented ``xsd:int(...)`` rewrite (:mod:`sparqlab.kg.rewrite`) to a query the engine refuses for it, and
+records the rewritten query in that question's row.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from sparqlab.data.question import Question
+from sparqlab.eval.metrics import cost_amount
+from sparqlab.eval.text2sparql import (
+    OfficialScore,
+    flatten_result,
+    gold_relevance,
+    official_scores,
+    summarise_official,
+)
+from sparqlab.kg.base import KnowledgeGraph
+from sparqlab.kg.errors import KGError, UnsupportedFunction
+from sparqlab.kg.rewrite import rewrite_casts
+
+GoldSource = Literal["official", "execute"]
+ANSWER_KEYS = ("qname", "query")
+
+
+def read_answers(path: str | Path) -> list[dict[str, Any]]:
+    """The entries of a client ``ask`` output file, each checked: an object with a string ``qname`` and a
+    ``query`` (string, or null for a question the system did not answer). Errors name the file and the entry."""
+    path = Path(path)
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not JSON: {error}") from None
+    if not isinstance(entries, list):
+        raise ValueError(f"{path} must hold a JSON list of answers (the client's `ask` output), "
+                         f"got {type(entries).__name__}")
+    for number, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("qname"), str):
+            raise ValueError(f"{path}, entry {number}: expected an object with a string 'qname', got {entry!r:.80}")
+        if not isinstance(entry.get("query"), str | None):
+            raise ValueError(f"{path}, entry {number} ({entry['qname']}): 'query' must be a string or null")
+    return entries
+
+
+def execute_flat(kg: KnowledgeGraph, sparql: str | None, *, rewrite: bool = False,
+                 timeout_s: float | None = None) -> dict[str, Any]:
+    """Run one query and flatten its result as the client does: ``{"run": {value: score}, "error": kind or
+    None, "message", "rewritten_query"}``. A failing query gives an empty run, as the client's failed request."""
+    row: dict[str, Any] = {"run": {}, "error": None, "message": None, "rewritten_query": None}
+    if not sparql:
+        row["error"] = "no_query"
+        return row
+    try:
+        row["run"] = flatten_result(kg.query(sparql, timeout_s=timeout_s))
+    except UnsupportedFunction as error:
+        rewritten, changes = rewrite_casts(sparql, kg.profile.prefixes) if rewrite else (sparql, [])
+        if not changes:
+            row.update(error=error.kind, message=str(error))
+            return row
+        row["rewritten_query"] = rewritten
+        return {**execute_flat(kg, rewritten, timeout_s=timeout_s), "rewritten_query": rewritten}
+    except KGError as error:
+        row.update(error=error.kind, message=str(error))
+    return row
+
+
+def gold_judgements(question: Question, kg: KnowledgeGraph | None, gold: GoldSource) -> dict[str, int]:
+    """The judgements a question is scored against (see the module docstring for ``gold``)."""
+    if gold == "official":
+        if question.gold_answers is None:
+            raise ValueError(f"{question.id} has no gold answers; score with gold='execute'")
+        return gold_relevance(question.gold_answers, question.answer_form)
+    if kg is None:
+        raise ValueError("gold='execute' needs a KG to run the reference queries on")
+    return execute_flat(kg, question.gold_sparql)["run"]
+
+
+def score_answers(answers: Sequence[Mapping[str, Any]], questions: Iterable[Question], kg: KnowledgeGraph, *,
+                  gold: GoldSource = "official", rewrite: bool = False) -> dict[str, Any]:
+    """Per-question official scores of an answers file and their means.
+
+    Returns ``{"questions": {qname: {set_P, set_recall, set_F, [ndcg], answered, scored, error, message,
+    rewritten_query, seconds}}, "summary": {...}, "unknown_qnames": [...]}``; qnames in the file that the dataset
+    lacks are listed, not scored. A question whose gold set is empty (CK25: 25 and 41 in the official set) is
+    ``scored: false`` with no measures and left out of the means, as pytrec_eval and so the client leave it out.
+    A qname answered twice is an error (which answer counts would be arbitrary).
+    """
+    by_qname: dict[str, Mapping[str, Any]] = {}
+    for entry in answers:
+        if entry["qname"] in by_qname:
+            raise ValueError(f"qname {entry['qname']} is answered twice in the answers file")
+        by_qname[entry["qname"]] = entry
+    questions = list(questions)
+    known = {q.id for q in questions}
+    rows: dict[str, dict[str, Any]] = {}
+    scores: dict[str, OfficialScore] = {}
+    for question in questions:
+        start = time.perf_counter()
+        entry = by_qname.get(question.id)
+        executed = execute_flat(kg, entry.get("query") if entry else None, rewrite=rewrite)
+        judged = gold_judgements(question, kg, gold)
+        row = {"answered": entry is not None, "scored": bool(judged), "error": executed["error"],
+               "message": executed["message"], "rewritten_query": executed["rewritten_query"]}
+        if judged:  # an empty gold set: pytrec_eval leaves the question out, and so does the client's mean
+            scores[question.id] = official_scores(executed["run"], judged,
+                                                  bool(question.metadata.get("order_matters")))
+            row.update(scores[question.id].to_json())
+        rows[question.id] = {**row, "seconds": round(time.perf_counter() - start, 4)}
+    return {"questions": rows, "summary": summarise_official(scores),
+            "unknown_qnames": sorted(set(by_qname) - known)}
+
+
+def reference_answers(questions: Iterable[Question]) -> list[dict[str, Any]]:
+    """The benchmark's reference queries as an answers file (what a perfect system would send)."""
+    return [{"dataset": q.metadata.get("dataset"), "question": q.text, "query": q.gold_sparql, "qname": q.id}
+            for q in questions]
+
+
+def run_answers(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A run's final queries as an answers file (``qname`` = question id, ``query`` = ``predicted_sparql``)."""
+    return [{"qname": r["id"], "query": r.get("predicted_sparql")} for r in records]
+
+
+def official_frame(runs: Mapping[str, str | Path], questions: Sequence[Question], kg: KnowledgeGraph, *,
+                   gold: GoldSource = "official", rewrite: bool = False):
+    """One row per (run label, scored question the run answered): the official scores of its final query and its cost
+    (``model_calls``, ``tokens``: totals; ``latency_s``), for tables and :func:`sparqlab.plots.metric_bars`.
+    Also returns ``{label: summarise_official(...)}`` (the client's means, ``set_F_ndcg`` included)."""
+    import pandas as pd
+
+    from sparqlab.runs.store import RunStore
+
+    rows, summaries = [], {}
+    for label, folder in runs.items():
+        records = RunStore(folder).predictions()
+        asked = {r["id"] for r in records}
+        table = score_answers(run_answers(records), [q for q in questions if q.id in asked], kg, gold=gold,
+                              rewrite=rewrite)
+        summaries[label] = table["summary"]
+        for record in records:
+            scores = table["questions"][record["id"]]
+            if not scores["scored"]:
+                continue
+            rows.append({"method": label, "qname": record["id"], **{k: scores.get(k) for k in
+                                                                    ("set_P", "set_recall", "set_F", "ndcg")},
+                         "error": scores["error"], "model_calls": cost_amount(record["model_calls"]),
+                         "tokens": cost_amount(record["tokens"]), "latency_s": record["latency_s"]})
+    return pd.DataFrame(rows), summaries
+
+
+def run_methods(methods: Sequence[str], models: Sequence[str], kg: KnowledgeGraph, *, dataset: str = "ck25",
+                options: Mapping[str, Mapping[str, Any]] | None = None,
+                roles: Mapping[str, Mapping[str, Any]] | None = None, **settings: Any) -> dict[str, Path]:
+    """Run each method (with the model at the same position, ``options`` as its config fields and ``roles`` as
+    its model roles) over ``dataset`` on ``kg``; returns ``{"method (model [standin])": run folder}`` for
+    :func:`official_frame`. ``settings`` are further :class:`~sparqlab.runs.config.RunConfig` fields."""
+    from sparqlab.methods import get_method
+    from sparqlab.runs.config import RunConfig
+    from sparqlab.runs.results import model_label
+    from sparqlab.runs.runner import run
+
+    if len(models) != len(methods):
+        raise ValueError(f"one model per method: {len(methods)} methods, {len(models)} models")
+    folders = {}
+    for name, model in zip(methods, models, strict=True):
+        method_type = get_method(name)
+        fields = {key: str(value) for key, value in (options or {}).get(name, {}).items()}
+        method = method_type(method_type.config_class.from_options(fields))
+        config = RunConfig(dataset=dataset, kg=kg.profile.name, model=model,
+                           model_roles=dict((roles or {}).get(name, {})), **settings)
+        result = run(method, config=config, kg=kg)
+        folders[f"{name} ({model_label(model, result.metrics['model_is_standin'])})"] = result.run_dir
+    return folders
