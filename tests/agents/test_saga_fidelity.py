@@ -65,6 +65,32 @@ def test_spinach_reports_an_empty_result_without_saga_s_type_hint(agent_run):  #
     assert "empty result" in hinted and "[WARNING]" in hinted and "kind of entity" in hinted
 
 
+class Pruning(Scripted):
+    """A scripted controller whose pruning calls (SPINACH, appendix F.3) keep the properties of ``keep``."""
+
+    def __init__(self, controller: list[str], keep: dict[str, list[str]]):
+        super().__init__(controller)
+        self.keep = keep
+
+    def respond(self, request) -> str:
+        from sparqlab.methods.agents.prompts import PRUNE
+
+        if request.last_user_message.startswith(PRUNE.text[:40]):
+            return json.dumps(self.keep)
+        return super().respond(request)
+
+
+def test_spinach_shows_only_the_properties_its_pruning_call_keeps(agent_run):  # noqa: F811
+    """SPINACH's lookup shows the part of the neighbourhood the pruning call returns (by the ids in its keys)."""
+    model = Pruning(["Thought: x\nAction: lookup(wd:Q1045540)", "Thought: done\nAction: stop()"],
+                    {"author (wdt:P50)": ["Jack London (wd:Q45765)"]})
+    row, _ = agent_run("spinach", model)
+    shown = _last_observation(model)
+    assert "author (wdt:P50)" in shown and "(wdt:P19)" not in shown and "(wdt:P840)" not in shown
+    assert row["extra.properties_pruned"] == row["extra"]["lookup_records"][0]["properties"] - 1
+    assert "properties left out as not relevant to the question" in shown
+
+
 def test_every_controller_reply_is_reparsed_by_default(agent_run):  # noqa: F811
     """Item 5: appendix F.2 re-parses every controller output with a temperature-0 call; its JSON action is the
     one that runs. ``reparse="on_failure"`` is the cheaper variant."""
