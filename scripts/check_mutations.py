@@ -94,6 +94,7 @@ DESQ_FIDELITY_TESTS = "tests/desq/test_desq_fidelity.py"
 GENOP = "lib/sparqlab/methods/genop/semantics.py"
 GENOP_EXAMPLES_TESTS = "tests/genop/test_genop_examples.py"
 GENOP_FIXPOINT_TESTS = "tests/genop/test_genop_fixpoints.py"
+GENOP_SPARQL_TESTS = "tests/genop/test_genop_fidelity.py::test_sparql_edge_cases_evaluate_as_sparql_does"
 STRUCTURAL = "lib/sparqlab/eval/structural.py"
 STRUCTURAL_TESTS = "tests/eval/test_eval_structural_em.py"
 SET_METRICS = "lib/sparqlab/eval/metrics.py"
@@ -248,17 +249,17 @@ MUTATIONS = [
              (DESQ_FIDELITY_TESTS,)),
     Mutation("genop: Minus removes a mapping that shares no variable", f"{GENOP}::Evaluation._matches",
              "overlapping = overlapping or (bool(hits) and bool(shared))", "overlapping = overlapping or bool(hits)",
-             (GENOP_EXAMPLES_TESTS, "tests/genop/test_genop_proposition1.py")),
+             (GENOP_SPARQL_TESTS, GENOP_EXAMPLES_TESTS)),
     Mutation("genop: Filter keeps mappings whose formula is an error", f"{GENOP}::Evaluation.eval",
              "return {m for m in rows if self.truth(p.formula, m) is True}",
              "return {m for m in rows if self.truth(p.formula, m) is not False}",
-             (GENOP_EXAMPLES_TESTS, "tests/genop/test_genop_proposition1.py")),
+             (GENOP_SPARQL_TESTS, GENOP_EXAMPLES_TESTS)),
     Mutation("genop: ¬ε is true instead of ε", f"{GENOP}::Evaluation.truth",
              "return None if value is None else not value", "return not value",
-             (GENOP_EXAMPLES_TESTS, "tests/genop/test_genop_proposition1.py")),
+             (GENOP_SPARQL_TESTS, GENOP_EXAMPLES_TESTS)),
     Mutation("genop: OPTIONAL drops left mappings without a match (a Join)", f"{GENOP}::Evaluation.eval",
              "return kept | await self.diff(left, negative_right, p.formula, error_keeps=True)", "return kept",
-             (GENOP_EXAMPLES_TESTS, "tests/genop/test_genop_proposition1.py")),
+             (GENOP_SPARQL_TESTS, GENOP_EXAMPLES_TESTS)),
     Mutation("genop: well-founded model reports nothing undefined", f"{GENOP}::Evaluation.well_founded",
              "return true, cand - true - false", "return true, set()", (GENOP_FIXPOINT_TESTS,)),
     Mutation("genop: strata evaluated all at once (higher strata not removed)", f"{GENOP}::Evaluation.run",
