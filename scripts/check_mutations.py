@@ -71,7 +71,7 @@ def _definition_span(text: str, qualname: str) -> tuple[int, int]:
     return sum(map(len, lines[:first])), sum(map(len, lines[:node.end_lineno]))
 
 
-KEYWORD = "lib/sparqlab/methods/direct/method/method/keyword_rules.py"
+KEYWORD = "lib/sparqlab/methods/direct/keyword_rules.py"
 KEYWORD_TESTS = ("tests/methods/test_keyword_rules.py",)
 NORMALISE = "lib/sparqlab/eval/normalise.py"
 NORMALISE_TESTS = ("tests/eval/test_eval_normalise.py",)
@@ -81,6 +81,24 @@ MCQA_MEANING_TESTS = (f"{MOVIE_TESTS}::test_mcqa_gold_queries_mean_what_their_ty
 
 SAGA_TOOLS = "lib/sparqlab/methods/agents/tools.py"
 SAGA_TESTS = "tests/agents/test_saga_fidelity.py"
+SAGA_TYPES = "lib/sparqlab/methods/agents/schema/types.py"
+CONTROLLER_TESTS = "tests/agents/test_controller.py"
+GGC_GATE = "lib/sparqlab/methods/ggc/gate.py"
+GGC_GATE_TESTS = "tests/ggc/test_ggc_gate.py"
+GGC_METHOD = "lib/sparqlab/methods/ggc/method.py"
+GGC_METRICS = "lib/sparqlab/methods/ggc/metrics.py"
+DESQ_CORRECTION = "lib/sparqlab/methods/desq/correction.py"
+DESQ_CORRECTION_TESTS = "tests/desq/test_desq_correction.py"
+DESQ_METRICS = "lib/sparqlab/methods/desq/metrics.py"
+DESQ_FIDELITY_TESTS = "tests/desq/test_desq_fidelity.py"
+GENOP = "lib/sparqlab/methods/genop/semantics.py"
+GENOP_EXAMPLES_TESTS = "tests/genop/test_genop_examples.py"
+GENOP_FIXPOINT_TESTS = "tests/genop/test_genop_fixpoints.py"
+GENOP_SPARQL_TESTS = "tests/genop/test_genop_fidelity.py::test_sparql_edge_cases_evaluate_as_sparql_does"
+STRUCTURAL = "lib/sparqlab/eval/structural.py"
+STRUCTURAL_TESTS = "tests/eval/test_eval_structural_em.py"
+SET_METRICS = "lib/sparqlab/eval/metrics.py"
+SET_METRICS_TESTS = "tests/eval/test_eval_set_metrics.py"
 
 MUTATIONS = [
     Mutation("keyword: old class-line pattern (notes with ':' or '(' never match)", KEYWORD,
@@ -158,8 +176,9 @@ MUTATIONS = [
     Mutation("saga: SPINACH's empty result carries SAGA's type hint", SAGA_TOOLS,
              '(f"\\n{EMPTY_WARNING}" if schema_aware else "")', 'f"\\n{EMPTY_WARNING}"',
              (f"{SAGA_TESTS}::test_spinach_reports_an_empty_result_without_saga_s_type_hint",)),
-    Mutation("saga: re-parse only replies that do not parse", "lib/sparqlab/methods/agents/controller.py",
-             'if action is not None and config.reparse == "on_failure":', "if action is not None:",
+    Mutation("saga: re-parse only replies that do not parse",
+             "lib/sparqlab/methods/agents/controller.py::AgentMethod._next_action",
+             'reading.action is not None and config.reparse == "on_failure"', "reading.action is not None",
              (f"{SAGA_TESTS}::test_every_controller_reply_is_reparsed_by_default",)),
     Mutation("saga: variable types enter Θ before execution and stay with the name",
              "lib/sparqlab/methods/agents/features.py",
@@ -170,6 +189,122 @@ MUTATIONS = [
              ("tests/agents/test_empty_rate_definition.py",)),
     Mutation("saga: --select answerable ignored", "lib/sparqlab/runs/runner.py",
              'if config.select == "answerable":', "if False:", ("tests/agents/test_saga_datasets.py",)),
+    # issue 25: semantic mutations per method and for the metrics, named by the behaviour they break; each changes
+    # a published number (docs/fidelity.md, "Mutation score")
+    Mutation("saga: range evidence not recorded", f"{SAGA_TOOLS}::_execute",
+             "            await _range_evidence(ctx, session, triples, result)\n", "            pass\n",
+             (f"{SAGA_TESTS}::test_range_evidence_from_results_types_the_object_and_shows_in_the_next_listing",)),
+    Mutation("saga: P_τ filter keeps conflicting properties", f"{SAGA_TYPES}::type_filter",
+             "(kept if not related or not allowed or allowed & related else removed)", "kept",
+             ("tests/schema/test_type_semantics.py",)),
+    Mutation("saga: P_τ filter removes properties with an unknown domain (δ = ∅)", f"{SAGA_TYPES}::type_filter",
+             "kept if not related or not allowed or allowed & related", "kept if not related or allowed & related",
+             ("tests/schema/test_type_semantics.py",)),
+    Mutation("saga: [BLOCKED] never fires", f"{SAGA_TOOLS}::_blocked",
+             "    if not conflicts:\n        return None", "    if True:\n        return None",
+             (f"{CONTROLLER_TESTS}::test_blocked_fires_on_a_known_domain_conflict_only",)),
+    Mutation("saga: lookup filters incoming edges by the domain, outgoing by the range", f"{SAGA_TOOLS}::_lookup",
+             '(("out", "domain"), ("in", "range"))', '(("out", "range"), ("in", "domain"))',
+             (f"{CONTROLLER_TESTS}::test_saga_lookup_filters_and_annotates_while_spinach_prunes",)),
+    Mutation("spinach: LLM pruning keeps every property", f"{SAGA_TOOLS}::_prune",
+             'if f"({_short(ctx, p)})" in keys}', "}",
+             (f"{SAGA_TESTS}::test_spinach_shows_only_the_properties_its_pruning_call_keeps",)),
+    Mutation("ggc: KG-feedback features zeroed", f"{GGC_GATE}::_feedback_matrix",
+             "np.array([e.feedback.vector() for e in examples], dtype=np.float64)",
+             "np.zeros((len(examples), len(FEATURES)))",
+             (f"{GGC_GATE_TESTS}::test_the_feedback_features_alone_separate_the_classes",)),
+    Mutation("ggc: τ compared with > instead of ≥", f"{GGC_GATE}::decide", "probability >= threshold",
+             "probability > threshold", (f"{GGC_GATE_TESTS}::test_threshold_is_inclusive",)),
+    Mutation("ggc: corrector never called in mode all", f"{GGC_METHOD}::GGC.answer",
+             "        else:\n            triggered = True", "        else:\n            triggered = False",
+             ("tests/ggc/test_ggc_method.py::test_modes",)),
+    Mutation("ggc: the corrector's query discarded (the initial one kept)", f"{GGC_METHOD}::GGC.answer",
+             "return MethodOutput(corrected, None, extra)", "return MethodOutput(initial, unread, extra)",
+             ("tests/ggc/test_ggc_method.py::test_modes",)),
+    Mutation("ggc: gate metrics' positive class is 'initial query correct'", f"{GGC_METRICS}::pipeline_metrics",
+             'labels = ~frame["initial_correct"].to_numpy(bool)', 'labels = frame["initial_correct"].to_numpy(bool)',
+             ("tests/ggc/test_ggc_fidelity.py::test_gated_run_metrics_carry_the_gate_metrics_at_its_threshold",)),
+    Mutation("ggc: pipeline scores the initial query of corrected questions", f"{GGC_METRICS}::pipeline_metrics",
+             'np.where(chosen, frame[f"corrected_{name}"], frame[f"initial_{name}"])',
+             'np.where(chosen, frame[f"initial_{name}"], frame[f"initial_{name}"])',
+             ("tests/ggc/test_ggc_method.py::test_sweep_from_one_run_equals_the_run_at_that_threshold",)),
+    Mutation("ggc: pipeline time counts the corrector on every question", f"{GGC_METRICS}::pipeline_metrics",
+             '+ frame["t_corrector_s"][chosen].sum())', '+ frame["t_corrector_s"].fillna(0).sum())',
+             ("tests/ggc/test_ggc_data.py",)),
+    Mutation("desq: round trip compares labels case-insensitively", f"{DESQ_CORRECTION}::roundtrip_flag",
+             "return entry.label != slot.label", "return entry.label.lower() != slot.label.lower()",
+             (f"{DESQ_CORRECTION_TESTS}::test_round_trip_exact_is_case_sensitive_and_fuzzy_is_not",)),
+    Mutation("desq: round trip trusts an id absent from the memory", f"{DESQ_CORRECTION}::roundtrip_flag",
+             "    if entry is None:\n        return True", "    if entry is None:\n        return False",
+             (f"{DESQ_CORRECTION_TESTS}::test_round_trip_fixes_an_absent_id_and_keeps_a_correct_one",)),
+    Mutation("desq: combined ignores the score threshold", f"{DESQ_CORRECTION}::correct_slots",
+             'strategy not in ("score-threshold", "combined")', 'strategy not in ("score-threshold",)',
+             (DESQ_CORRECTION_TESTS,)),
+    Mutation("desq: oracle flags every slot (always-retrieve)", f"{DESQ_CORRECTION}::correct_slots",
+             "flagged = slot.id != gold_ids.get(slot.placeholder)", "flagged = True", (DESQ_CORRECTION_TESTS,)),
+    Mutation("desq: final-query EM scored on the uncorrected slots", f"{DESQ_METRICS}::score_output",
+             "assemble(parsed.fragments, apply(parsed.slots, corrections), scheme)",
+             "assemble(parsed.fragments, parsed.slots, scheme)", (f"{DESQ_FIDELITY_TESTS}::test_final_query_em_is_scored_on_the_corrected_query",)),
+    Mutation("desq: id EM macro-averaged over questions in the strategy table", f"{DESQ_METRICS}::strategy_table",
+             'if average == "question":', "if True:", (DESQ_FIDELITY_TESTS,)),
+    Mutation("desq: fragment EM micro score is the mean of per-question rates", f"{DESQ_METRICS}::micro_scores",
+             '"micro": matched.sum() / total.sum() if total.sum() else float("nan")', '"micro": rate.mean()',
+             (DESQ_FIDELITY_TESTS,)),
+    Mutation("genop: Minus removes a mapping that shares no variable", f"{GENOP}::Evaluation._matches",
+             "overlapping = overlapping or (bool(hits) and bool(shared))", "overlapping = overlapping or bool(hits)",
+             (GENOP_SPARQL_TESTS, GENOP_EXAMPLES_TESTS)),
+    Mutation("genop: Filter keeps mappings whose formula is an error", f"{GENOP}::Evaluation.eval",
+             "return {m for m in rows if self.truth(p.formula, m) is True}",
+             "return {m for m in rows if self.truth(p.formula, m) is not False}",
+             (GENOP_SPARQL_TESTS, GENOP_EXAMPLES_TESTS)),
+    Mutation("genop: ¬ε is true instead of ε", f"{GENOP}::Evaluation.truth",
+             "return None if value is None else not value", "return not value",
+             (GENOP_SPARQL_TESTS, GENOP_EXAMPLES_TESTS)),
+    Mutation("genop: OPTIONAL drops left mappings without a match (a Join)", f"{GENOP}::Evaluation.eval",
+             "return kept | await self.diff(left, negative_right, p.formula, error_keeps=True)", "return kept",
+             (GENOP_SPARQL_TESTS, GENOP_EXAMPLES_TESTS)),
+    Mutation("genop: well-founded model reports nothing undefined", f"{GENOP}::Evaluation.well_founded",
+             "return true, cand - true - false", "return true, set()", (GENOP_FIXPOINT_TESTS,)),
+    Mutation("genop: strata evaluated all at once (higher strata not removed)", f"{GENOP}::Evaluation.run",
+             "if level > i})", "if level > i + 1})",
+             (f"{GENOP_FIXPOINT_TESTS}::test_a_stratum_is_evaluated_without_the_genops_of_higher_strata",)),
+    Mutation("genop: a self-supporting candidate accepted without validation", f"{GENOP}::Evaluation.self_support",
+             "            if not ok:\n                return g", "            if False:\n                return g",
+             (GENOP_EXAMPLES_TESTS,)),
+    Mutation("genop: cyclic SCCs condensed under single-pass and stratified only (ours before)",
+             f"{GENOP}::EvalSettings", "condense: bool = True", "condense: bool = False",
+             ("tests/genop/test_genop_fidelity.py",)),
+    Mutation("ggc: the gate class-weighted by default (not the paper's unweighted loss)",
+             f"{GGC_GATE}::GateSettings", 'class_weights: ClassWeights = "none"', 'class_weights: ClassWeights = "balanced"',
+             ("tests/ggc/test_ggc_fidelity.py::test_paper_gate_is_the_default_encoder_on_raw_unweighted_input",)),
+    Mutation("desq: fragments aligned by key for a model verbaliser", "lib/sparqlab/methods/desq/method.py::Desq.score",
+             'alignment="position" if self.config.verbaliser == "model" else "key"', 'alignment="key"',
+             (f"{DESQ_FIDELITY_TESTS}::test_the_method_aligns_by_position_when_the_verbaliser_is_a_model",)),
+    Mutation("eval: structural EM compares query text (no renaming or reordering)", f"{STRUCTURAL}::structural_em",
+             "return int(canonical_form(predicted) == gold_form)",
+             'return int(" ".join(predicted.split()) == " ".join(gold.split()))', (STRUCTURAL_TESTS,)),
+    Mutation("eval: structural EM ignores everything but the triple patterns", f"{STRUCTURAL}::structural_em",
+             "return int(canonical_form(predicted) == gold_form)",
+             'return int(sorted(re.findall(r"\\S+ \\S+ \\S+ \\.", predicted)) == '
+             'sorted(re.findall(r"\\S+ \\S+ \\S+ \\.", gold)))', (STRUCTURAL_TESTS,)),
+    Mutation("eval: fragment EM aligned by position when asked for key", f"{STRUCTURAL}::fragment_em",
+             'if alignment == "position":', "if True:", ("tests/desq/test_desq_structural.py", DESQ_FIDELITY_TESTS)),
+    Mutation("eval: fragment EM lets one predicted fragment match two gold ones", f"{STRUCTURAL}::fragment_em",
+             "            candidates.remove(normalise_fragment(fragment))\n", "",
+             ("tests/desq/test_desq_structural.py", DESQ_FIDELITY_TESTS)),
+    Mutation("eval: URI EM compares raw strings (no normalisation)", f"{STRUCTURAL}::uri_em",
+             'normalise_fragment(guess) == normalise_fragment(entry.get(name, ""))', 'guess == entry.get(name, "")',
+             ("tests/desq/test_desq_structural.py",)),
+    Mutation("eval: F1 is recall", f"{SET_METRICS}::normalised_set_scores",
+             "2 * hits / (len(predicted) + len(expected))", "hits / len(expected)", (SET_METRICS_TESTS,)),
+    Mutation("eval: an empty prediction for an empty gold set scores 0", f"{SET_METRICS}::normalised_set_scores",
+             "return SetScore(1.0, 1.0, 1.0)", "return SetScore(0.0, 0.0, 0.0)", (SET_METRICS_TESTS,)),
+    Mutation("eval: EM is 'every gold answer found' (a superset matches)", f"{SET_METRICS}::SetScore.em",
+             "return self.f1 == 1.0", "return self.recall == 1.0", (SET_METRICS_TESTS,)),
+    Mutation("eval: F1 micro-averaged (pooled counts) instead of per question", f"{SET_METRICS}::summarise",
+             '"f1": statistics.fmean(float(r["f1"]) for r in records),',
+             '"f1": 2 * sum(r["precision"] * r["recall"] for r in records) / max(1e-9, sum(r["precision"] + '
+             'r["recall"] for r in records)),', (SET_METRICS_TESTS,)),
     Mutation("tautology: kg build reports one triple fewer than it stored", "lib/sparqlab/kg/movies.py",
              '"triples": len(lines),', '"triples": len(lines) - 1,',
              ("tests/kg/test_kg_cli.py::test_kg_build_prints_counts",)),

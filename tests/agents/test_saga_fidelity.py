@@ -65,6 +65,32 @@ def test_spinach_reports_an_empty_result_without_saga_s_type_hint(agent_run):  #
     assert "empty result" in hinted and "[WARNING]" in hinted and "kind of entity" in hinted
 
 
+class Pruning(Scripted):
+    """A scripted controller whose pruning calls (SPINACH, appendix F.3) keep the properties of ``keep``."""
+
+    def __init__(self, controller: list[str], keep: dict[str, list[str]]):
+        super().__init__(controller)
+        self.keep = keep
+
+    def respond(self, request) -> str:
+        from sparqlab.methods.agents.prompts import PRUNE
+
+        if request.last_user_message.startswith(PRUNE.text[:40]):
+            return json.dumps(self.keep)
+        return super().respond(request)
+
+
+def test_spinach_shows_only_the_properties_its_pruning_call_keeps(agent_run):  # noqa: F811
+    """SPINACH's lookup shows the part of the neighbourhood the pruning call returns (by the ids in its keys)."""
+    model = Pruning(["Thought: x\nAction: lookup(wd:Q1045540)", "Thought: done\nAction: stop()"],
+                    {"author (wdt:P50)": ["Jack London (wd:Q45765)"]})
+    row, _ = agent_run("spinach", model)
+    shown = _last_observation(model)
+    assert "author (wdt:P50)" in shown and "(wdt:P19)" not in shown and "(wdt:P840)" not in shown
+    assert row["extra.properties_pruned"] == row["extra"]["lookup_records"][0]["properties"] - 1
+    assert "properties left out as not relevant to the question" in shown
+
+
 def test_every_controller_reply_is_reparsed_by_default(agent_run):  # noqa: F811
     """Item 5: appendix F.2 re-parses every controller output with a temperature-0 call; its JSON action is the
     one that runs. ``reparse="on_failure"`` is the cheaper variant."""
@@ -115,3 +141,43 @@ def test_lookup_of_a_class_honours_the_relation_qualifier(agent_run):  # noqa: F
     shown = _last_observation(model)
     assert "studied in (wdt:P2579)" in shown and "domain: instance or subclass of human settlement" in shown
     assert row["extra.properties_filtered"] == 0
+
+
+RANGE_EVIDENCE_SCRIPT = ["Thought: x\nAction: execute(SELECT ?job WHERE { wd:Q900001 wdt:P106 ?job })",
+                         "Thought: y\nAction: lookup(wd:Q900001)",
+                         "Thought: z\nAction: execute(SELECT ?c WHERE { ?job wdt:P27 ?c })",
+                         "Thought: done\nAction: stop()"]
+
+
+def _listed(request, prop: str) -> str:
+    """The line of the last observation that shows ``prop``."""
+    observation = request.last_user_message.rsplit("Observation:", 1)[-1]
+    return next(line for line in observation.splitlines() if f"({prop})" in line)
+
+
+def test_range_evidence_from_results_types_the_object_and_shows_in_the_next_listing(agent_run):  # noqa: F811
+    """Issue 25: P106 (occupation) declares no value type; with the sampled fallback off the index has no range
+    for it, so the objects of an executed ``wd:Q900001 wdt:P106 ?job`` are typed from the results (trace-local
+    range evidence): ?job enters Θ as a profession, the next lookup shows "range (seen in results)", and — under
+    the ``trace`` reading, where a variable keeps its Θ types — a follow-up using ?job as a human is [BLOCKED]."""
+    model = Scripted(RANGE_EVIDENCE_SCRIPT)
+    row, trace = agent_run("saga", model, empirical_fallback=False)
+    requests = model.controller_requests
+    before, after = requests[0].messages[0][1], requests[1].messages[0][1]
+    assert "- ?job:" not in before and "- ?job: profession" in after and "[info] ?job is profession" in after
+    listing = _listed(requests[2], "wdt:P106")
+    assert listing.endswith("range (seen in results): profession")
+    assert row["extra.blocked"] == 0  # the default reading types ?job afresh in each query
+    row, trace = agent_run("saga", Scripted(RANGE_EVIDENCE_SCRIPT), empirical_fallback=False, variable_types="trace")
+    blocked = [e.data["text"] for e in trace if e.kind == "blocked"]
+    assert row["extra.blocked"] == 1 and len(blocked) == 1
+    assert "country of citizenship (wdt:P27) has domain human, but ?job is profession" in blocked[0]
+
+
+def test_range_evidence_is_not_gathered_where_the_index_knows_a_range(agent_run):  # noqa: F811
+    """With the fallback on, P106's sampled range (a hint, "usually profession") stands; no result evidence."""
+    model = Scripted(RANGE_EVIDENCE_SCRIPT)
+    agent_run("saga", model)
+    listing = _listed(model.controller_requests[2], "wdt:P106")
+    assert listing.endswith("range: usually profession") and "seen in results" not in listing
+    assert "- ?job:" not in model.controller_requests[1].messages[0][1]

@@ -92,3 +92,19 @@ def test_retrieval_searches_the_whole_memory_unless_restricted_to_the_kind():
     from sparqlab.methods.desq.method import DesqConfig
 
     assert DesqConfig().restrict_kind is False
+
+
+def test_final_query_em_is_scored_on_the_corrected_query():
+    """§3.5's final-query EM judges the query each strategy assembles from its corrected slots: a wrong entity id
+    the oracle (and round trip) replaces gives final EM 1 there and 0 without correction."""
+    from sparqlab.methods.desq.fragments import assemble
+
+    memory, scheme = small_memory(MOVIE_ENTRIES), scheme_for("movies")
+    gold_sparql = assemble(GOLD.fragments, GOLD.slots, scheme)
+    wrong = [GOLD.slots[0], Slot("uri2", "entity/Person/Tony%20Scott", "Ridley Scott", "director of 12 films")]
+    scores = score_output(ParsedOutput(list(GOLD.fragments), wrong, []), GOLD, gold_sparql, memory, scheme,
+                          threshold=0.0, jaccard=0.5, strategies=("none", "oracle", "roundtrip-exact"))
+    assert scores["none.final_em"] == 0 and scores["none.id_em"] == 0.5
+    for strategy in ("oracle", "roundtrip-exact"):
+        assert scores[f"{strategy}.final_em"] == 1 and scores[f"{strategy}.id_em"] == 1.0
+        assert (scores[f"{strategy}.fixed"], scores[f"{strategy}.broken"]) == (1, 0)

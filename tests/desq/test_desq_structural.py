@@ -119,6 +119,17 @@ def test_fragment_em_key_and_position_alignment():
         fragment_em(gold, gold, "by-magic")
 
 
+def test_fragment_em_matches_each_predicted_fragment_once():
+    """Appendix A pairs fragments one to one: a fragment predicted once matches one of two equal gold fragments
+    (a prediction must not be counted for several gold fragments), and predicting it twice cannot match more than
+    the gold holds."""
+    pair = ("The film has a genre", "?var1 wdt:uri1 ?var2")
+    gold = [("We need the films", "SELECT ?var1 WHERE {}"), pair, pair]
+    assert fragment_em(gold[:2], gold, "key") == (2, 3)
+    assert fragment_em([*gold, pair], gold, "key") == (3, 3)
+    assert fragment_em([*gold, pair], gold[:2], "key") == (2, 2)
+
+
 def test_uri_em_counts_each_field_per_placeholder():
     gold = [{"placeholder": "uri1", "id": "P36", "label": "capital", "description": "seat of government"},
             {"placeholder": "uri2", "id": "P1082", "label": "population", "description": "number of people"}]

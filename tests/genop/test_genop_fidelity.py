@@ -69,3 +69,22 @@ def test_optional_right_operand_is_a_negative_position_per_definition_14(optiona
       ?x a :City . GENOP("Find topic for ?x" AS ?y) . GENOP("Find city for ?y" AS ?z) . """ + optional + " }"
     deps = analyse(parse_genop_query(text).pattern)
     assert [(e.source, e.target, e.negative) for e in deps.edges] == [(0, 1, negative)]
+
+
+@pytest.mark.parametrize(("where", "expected"), [
+    # MINUS removes μ1 only for a compatible μ2 that shares a variable: disjoint domains remove nothing
+    ("?s :p ?o . MINUS { ?x a :City }", ["s1", "s2"]),
+    # FILTER keeps F = ⊤ only: ?c unbound for s2 is an error ε, which drops the mapping
+    ("?s :p ?o . OPTIONAL { ?s :q ?c } FILTER(?c = :c)", ["s1"]),
+    # ¬ε = ε (Sect. 3 "Filter", SPARQL's error table): still dropped; s1's ¬⊤ = ⊥ too
+    ("?s :p ?o . OPTIONAL { ?s :q ?c } FILTER(!(?c = :c))", []),
+    # OPTIONAL keeps a left mapping without a match
+    ("?s :p ?o . OPTIONAL { ?s :q ?c }", ["s1", "s2"]),
+])
+def test_sparql_edge_cases_evaluate_as_sparql_does(example_kg, where, expected):
+    """Proposition 1 on the algebra's edge cases: a query without GenOps gives SPARQL's answer (the KG's own)."""
+    text = PREFIX + f"SELECT ?s WHERE {{ {where} }}"
+    result, _ = run(example_kg, text, {})
+    got = sorted(row["s"][0].rsplit("/", 1)[-1] for row in values(result))
+    assert got == expected
+    assert got == sorted(row["s"].value.rsplit("/", 1)[-1] for row in example_kg.query(text).rows)

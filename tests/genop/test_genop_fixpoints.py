@@ -124,3 +124,16 @@ def test_non_stratified_query_gets_the_well_founded_model(example_kg, script_upd
     assert len(out["undefined"]) == len(undefined) and len(out["rows"]) == len(true)
     with pytest.raises(ValueError, match="non-stratified"):
         run(example_kg, NON_STRATIFIED, script, semantics="stratified")
+
+
+def test_a_stratum_is_evaluated_without_the_genops_of_higher_strata(example_kg):
+    """Def. 18: stratum i is the lfp of the pattern with the GenOps of strata > i removed; Example 3's MINUS
+    variant puts g2 (subtracted) above g1, so g2 is not asked anything before stratum 0 is complete."""
+    from test_genop_examples import EXAMPLE3, EXAMPLE3_SCRIPT
+
+    result, _ = run(example_kg, EXAMPLE3 % "MINUS { ?x :hasTopic ?y . }", EXAMPLE3_SCRIPT, semantics="stratified")
+    events = result.events
+    last_of_stratum_0 = max(n for n, e in enumerate(events) if e.get("fixpoint") == "stratum 0")
+    asked = {e["genop"] for e in events[:last_of_stratum_0] if e["event"] == "propose"}
+    assert asked == {"g1"}
+    assert "g2" in {e["genop"] for e in events if e["event"] == "propose"}

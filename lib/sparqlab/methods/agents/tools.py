@@ -403,8 +403,11 @@ async def _range_evidence(ctx: QuestionContext, session: AgentSession, triples: 
         if isinstance(found, KGError) or not found.rows:
             continue
         types = {r["t"].value for r in found.rows}
-        session.theta.observe_range(triple.predicate, types)
-        session.theta.add(triple.object, types)
+        theta = session.theta
+        theta.class_labels.update({c: session.schema.label(c) for c in types if c not in theta.class_labels})
+        theta.observe_range(triple.predicate, types)
+        if theta.add(triple.object, types):  # named in the type context and the knowledge log, like a type pattern
+            session.note(f"[info] {triple.object} is {', '.join(sorted(theta.class_name(c) for c in types))}")
 
 
 async def _execute(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool) -> Observation:
