@@ -30,6 +30,7 @@ EXPECTED = [
     ("cwq", "test", 3531, True),
     ("grailqa", "dev", 1000, True),
     ("freebase-fixture", "test", 5, True),
+    ("ck25", "test", 50, True),
 ]
 
 

@@ -81,7 +81,7 @@ def test_relative_paths_resolve_against_the_grid_file(tmp_path):
 def test_dry_run_and_status_see_runs_of_sparqlab_run_and_failures(write_grid, capsys):
     path = write_grid("""\
         name: small
-        run: {{limit: 3, cache_path: {cache}, model: standin-keyword-rules, model_params: {{temperature: 0.0}}}}
+        run: {{limit: 3, cache_path: {cache}, model: standin-keyword-rules}}
         methods:
           direct: {{method: direct}}
           reparse0: {{method: direct, options: {{reparse_attempts: 0}}}}
@@ -91,7 +91,7 @@ def test_dry_run_and_status_see_runs_of_sparqlab_run_and_failures(write_grid, ca
         """)
     grid = load_grid(path)
     assert [s.status for s in grid_status(grid)] == ["missing"] * 4
-    # a single `sparqlab run` of the configuration of cell direct@metaqa-1hop (it sends temperature 0)
+    # a single `sparqlab run` of the configuration of cell direct@metaqa-1hop (sampling at the method's defaults)
     assert main(["run", "direct", "-d", "metaqa-1hop", "--limit", "3", "-m", "standin-keyword-rules",
                  "-e", "small"]) == 0
     capsys.readouterr()

@@ -239,7 +239,7 @@ def handle_data(args: argparse.Namespace) -> int:
         manifest = data.build_from_dataset(args.builder, args.dataset, args.split, args.out, limit=args.limit,
                                            kg=kg, allow_test=args.allow_test, **options)
     else:
-        if "generator_data" in builder.options and args.generator_data is None:
+        if args.runs and "generator_data" in builder.options and args.generator_data is None:
             print("note: the labelled questions are not checked against the generator's training data (pass "
                   "--generator-data; GGC section 4.1 labels gate and corrector data on the rest of the training "
                   "split)", file=sys.stderr)

@@ -171,7 +171,7 @@ def build_from_runs(builder: str, run_dirs: Sequence[str | Path], out: str | Pat
     if spec.source != "runs":
         raise ValueError(f"{builder} builds from a dataset split, not run folders (use --dataset)")
     if not run_dirs:
-        raise ValueError(f"the {builder} builder needs generator-only run folders (--runs)")
+        raise ValueError(f"the {builder} builder needs --runs (generator-only run folders)")
     if spec.needs_kg and kg is None:
         raise ValueError(f"the {builder} builder needs the KG (its prompts or labels read it)")
     return spec.build(list(run_dirs), out, kg, **_checked_options(spec, options))
