@@ -128,15 +128,16 @@ def _check_model_flags(args: argparse.Namespace, method_class) -> None:
         model_endpoint(model, args.model_url)
 
 
-def _model_options(items: list[str]) -> dict[str, Any]:
-    """``--model-opt NAME=VALUE`` pairs; a value that parses as JSON (numbers, booleans) is taken as such."""
-    options: dict[str, Any] = {}
-    for name, text in parse_pairs(items, "--model-opt values").items():
+def parse_json_pairs(items: list[str], what: str) -> dict[str, Any]:
+    """``NAME=VALUE`` pairs (:func:`parse_pairs`); a value that parses as JSON (numbers, booleans, lists) is taken
+    as such, anything else as text."""
+    values: dict[str, Any] = {}
+    for name, text in parse_pairs(items, what).items():
         try:
-            options[name] = json.loads(text)
+            values[name] = json.loads(text)
         except ValueError:
-            options[name] = text
-    return options
+            values[name] = text
+    return values
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -153,7 +154,7 @@ def _run(args: argparse.Namespace) -> int:
         experiment=args.experiment, kg=args.kg, kg_url=args.kg_url,
         kg_options={"search": args.kg_search} if args.kg_search else {},
         model=args.model, model_url=args.model_url, model_roles=parse_model_roles(args.model_role),
-        model_options=_model_options(args.model_opt),
+        model_options=parse_json_pairs(args.model_opt, "--model-opt values"),
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
         sample=args.sample, sample_seed=args.sample_seed, select=args.select, generate_only=args.generate_only,
         answer_match=args.answer_match,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sparqlab.cli.run import parse_pairs
+from sparqlab.cli.run import parse_json_pairs
 
 
 def register(subparsers) -> None:
@@ -51,22 +51,11 @@ def _selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--datasets", default=None, help="only these datasets (comma-separated labels)")
 
 
-def _overrides(items: list[str]) -> dict:
-    import json
-
-    overrides = {}
-    for name, text in parse_pairs(items, "--set values").items():
-        try:
-            overrides[name] = json.loads(text)
-        except ValueError:
-            overrides[name] = text
-    return overrides
-
 
 def _load(args: argparse.Namespace, path: str):
     from sparqlab.experiments.grid import load_grid
 
-    grid = load_grid(path, _overrides(args.set))
+    grid = load_grid(path, parse_json_pairs(args.set, "--set values"))
     return grid, grid.select(_labels(args.rows), _labels(args.datasets))
 
 
