@@ -161,14 +161,15 @@ def test_range_evidence_from_results_types_the_object_and_shows_in_the_next_list
     range evidence): ?job enters Θ as a profession, the next lookup shows "range (seen in results)", and — under
     the ``trace`` reading, where a variable keeps its Θ types — a follow-up using ?job as a human is [BLOCKED]."""
     model = Scripted(RANGE_EVIDENCE_SCRIPT)
-    row, trace = agent_run("saga", model, empirical_fallback=False)
+    row, trace = agent_run("saga", model, features={"empirical_fallback": False})
     requests = model.controller_requests
     before, after = requests[0].messages[0][1], requests[1].messages[0][1]
     assert "- ?job:" not in before and "- ?job: profession" in after and "[info] ?job is profession" in after
     listing = _listed(requests[2], "wdt:P106")
     assert listing.endswith("range (seen in results): profession")
     assert row["extra.blocked"] == 0  # the default reading types ?job afresh in each query
-    row, trace = agent_run("saga", Scripted(RANGE_EVIDENCE_SCRIPT), empirical_fallback=False, variable_types="trace")
+    row, trace = agent_run("saga", Scripted(RANGE_EVIDENCE_SCRIPT),
+                           features={"empirical_fallback": False, "variable_types": "trace"})
     blocked = [e.data["text"] for e in trace if e.kind == "blocked"]
     assert row["extra.blocked"] == 1 and len(blocked) == 1
     assert "country of citizenship (wdt:P27) has domain human, but ?job is profession" in blocked[0]
