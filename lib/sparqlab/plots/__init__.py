@@ -150,6 +150,8 @@ def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | Non
     frame[metric] = frame[metric].astype(float) * (100 if metric in METRIC_LABELS else 1)
     frame[x] = frame[x].astype(str)
     order = list(dict.fromkeys(frame[x]))
+    if "id" in frame.columns:  # the bootstrap resamples rows: fix their order, which concurrent runs do not
+        frame = frame.sort_values([x, *([hue] if hue else []), "id"], kind="stable", key=lambda s: s.astype(str))
     counts = _group_counts(frame, x, hue)
     labels = [f"{group} (n={counts[group]})" for group in order]
     axes_width = _axes_inches(ax)[0] if ax is not None else SINGLE_COLUMN[0] * _SUBPLOT_WIDTH
