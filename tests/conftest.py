@@ -1,8 +1,23 @@
-"""Suite-wide settings: every figure saved while the tests run (also in the notebook kernels they start, which
-inherit the environment) is checked strictly, so a layout problem fails the test that drew it."""
+"""Suite-wide settings and fixtures: every figure saved while the tests run (also in the notebook kernels they
+start, which inherit the environment) is checked strictly, so a layout problem fails the test that drew it; one
+movie KG for the session (folders that need another variant, such as tests/kg, define their own)."""
 
 import os
+
+import pytest
 
 from sparqlab.plots.check import CHECK_ENV
 
 os.environ[CHECK_ENV] = "strict"
+
+
+@pytest.fixture(scope="session")
+def movies_kg():
+    """The movie KG (built on first use into the project cache) without a query cache, shared by the session."""
+    from sparqlab.kg import open_kg
+    from sparqlab.kg.movies import ensure_store
+
+    ensure_store()
+    kg = open_kg("movies", cache=False)
+    yield kg
+    kg.close()

@@ -13,14 +13,3 @@ from sparqlab.methods.desq.kb_memory import KBMemory
 def movie_memory() -> KBMemory:
     return small_memory(MOVIE_ENTRIES)
 
-
-@pytest.fixture(scope="session")
-def movies_kg():
-    """The movie KG (built on first use into the project cache) without a query cache."""
-    from sparqlab.kg import open_kg
-    from sparqlab.kg.movies import ensure_store
-
-    ensure_store()
-    kg = open_kg("movies", cache=False)
-    yield kg
-    kg.close()

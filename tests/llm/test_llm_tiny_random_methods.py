@@ -26,16 +26,6 @@ OPTIONS = {
 }
 
 
-@pytest.fixture(scope="module")
-def movies_kg():
-    from sparqlab.kg import open_kg
-    from sparqlab.kg.movies import ensure_store
-
-    ensure_store()
-    kg = open_kg("movies", cache=False)
-    yield kg
-    kg.close()
-
 
 def _questions(method: str) -> list[Question]:
     if method == "genop":
