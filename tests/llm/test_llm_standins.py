@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 
+from sparqlab.core.plugins import load_plugins
 from sparqlab.llm import (
     CachedModel,
     ChatModel,
@@ -24,6 +25,7 @@ from sparqlab.llm import (
 @pytest.fixture(autouse=True)
 def private_registry(monkeypatch):
     """Each test registers into a copy, so nothing leaks into other tests."""
+    load_plugins()  # first: a plug-in loaded into the copy alone would be lost with it
     monkeypatch.setattr(standins, "_REGISTRY", dict(standins._REGISTRY))
 
 

@@ -113,7 +113,14 @@ def test_prompt_digest_is_stable_and_follows_the_text():
 
 # -- registry -----------------------------------------------------------------------------------------------------
 
-def test_methods_register_by_name_and_rebuild_from_describe():
+def test_methods_register_by_name_and_rebuild_from_describe(monkeypatch):
+    from sparqlab.core.plugins import load_plugins
+    from sparqlab.platform import registry
+
+    # a private copy of the registry: the test method must not leak into tests that list every method
+    load_plugins()  # first, so that the copy holds every plug-in and nothing is loaded into it alone
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
     @register_method("test-registered")
     class Registered(Method):
         config_class = KnobConfig

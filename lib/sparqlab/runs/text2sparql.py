@@ -140,7 +140,7 @@ def run_answers(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def official_frame(runs: Mapping[str, str | Path], questions: Sequence[Question], kg: KnowledgeGraph, *,
                    gold: GoldSource = "official", rewrite: bool = False):
-    """One row per (run label, scored question the run answered): the official scores of its final query and its cost
+    """One row per (run label, scored question the run answered, in the order of ``questions``): the official scores of its final query and its cost
     (``model_calls``, ``tokens``: totals; ``latency_s``), for tables and :func:`sparqlab.plots.metric_bars`.
     Also returns ``{label: summarise_official(...)}`` (the client's means, ``set_F_ndcg`` included)."""
     import pandas as pd
@@ -154,7 +154,9 @@ def official_frame(runs: Mapping[str, str | Path], questions: Sequence[Question]
         table = score_answers(run_answers(records), [q for q in questions if q.id in asked], kg, gold=gold,
                               rewrite=rewrite)
         summaries[label] = table["summary"]
-        for record in records:
+        # dataset order, not finishing order: concurrent runs append predictions as questions finish
+        position = {q.id: i for i, q in enumerate(questions)}
+        for record in sorted(records, key=lambda r: position.get(r["id"], len(position))):
             scores = table["questions"][record["id"]]
             if not scores["scored"]:
                 continue
