@@ -25,7 +25,7 @@ def test_onnx_runtime_encoders_reproduce_the_torch_vectors(tmp_path, monkeypatch
     assert np.allclose(exported, reference, atol=1e-4), "the exported float graph is the same model"
     quantised = embed_onnx(texts, "int8")
     assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
-    assert (np.sum(quantised * reference, axis=1) > 0.9).all(), "int8 weights stay close to the float vectors"
+    assert (np.sum(quantised * reference, axis=1) > 0.97).all(), "per-channel int8 weights stay close to the float"
     assert onnx_model_file("int8").parent == tmp_path / "models", "exported into the project cache"
     with pytest.raises(ValueError, match="ONNX variant"):
         onnx_model_file("int4")

@@ -94,13 +94,15 @@ def embed(texts: str | Iterable[str], batch_size: int = 64) -> np.ndarray:
 
 ONNX_VARIANTS = ("float", "int8")
 """The ONNX Runtime encoders of the bundled weights: the exported float graph, and the same with its weights
-quantised to int8 (dynamic quantisation: activations quantised per batch at run time)."""
+quantised to int8 (dynamic quantisation, one scale per output channel; activations quantised per batch at run
+time). Per-channel scales keep the vectors closer to the float ones than one scale per tensor (mean cosine 0.992
+vs 0.962 on 4,000 movie-KG entries, docs/performance.md)."""
 
 _onnx_lock = threading.Lock()
 _onnx: dict[str, Any] = {}
 
 
-def onnx_model_file(variant: str = "int8") -> Path:
+def onnx_model_file(variant: str = "float") -> Path:
     """The bundled MiniLM exported to ONNX (``variant`` ``float`` or ``int8``), built on first use from the packaged
     weights (no download) into the project cache, keyed by the weights' size and time so a new package re-exports."""
     if variant not in ONNX_VARIANTS:
@@ -110,7 +112,7 @@ def onnx_model_file(variant: str = "int8") -> Path:
     weights = model_path() / "model.safetensors"
     stamp = f"{weights.stat().st_size}-{int(weights.stat().st_mtime)}"
     folder = cache_dir() / "models"
-    target = folder / f"minilm-{variant}-{stamp}.onnx"
+    target = folder / f"minilm-{'int8-per-channel' if variant == 'int8' else variant}-{stamp}.onnx"
     if target.exists():
         return target
     folder.mkdir(parents=True, exist_ok=True)
@@ -121,7 +123,7 @@ def onnx_model_file(variant: str = "int8") -> Path:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         scratch = target.with_suffix(f".{os.getpid()}.tmp")
-        quantize_dynamic(str(exported), str(scratch), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(exported), str(scratch), weight_type=QuantType.QInt8, per_channel=True)
         os.replace(scratch, target)
     return target
 
@@ -172,7 +174,7 @@ def _onnx_session(variant: str) -> tuple[Any, Any, int]:
     return _onnx[variant]
 
 
-def embed_onnx(texts: str | Iterable[str], variant: str = "int8", batch_size: int = 64) -> np.ndarray:
+def embed_onnx(texts: str | Iterable[str], variant: str = "float", batch_size: int = 64) -> np.ndarray:
     """Unit-length float32 embeddings like :func:`embed`, computed by ONNX Runtime from the exported model:
     mean of the token states under the attention mask, then L2 normalisation (the model's Pooling and Normalize
     modules). Texts are batched by length (little padding)."""
