@@ -8,8 +8,11 @@ generation stopped.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import math
+import threading
+import weakref
 from collections.abc import Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
@@ -159,9 +162,61 @@ class ChatResponse:
         return cls(**data)
 
 
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+class _ThreadLoop:
+    """An event loop owned by one thread and kept between :func:`run_sync` calls (``reuse_loop=True``); closed
+    when its thread's holder goes away or at interpreter exit."""
+
+    _local = threading.local()
+    _open: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        _ThreadLoop._open.add(self.loop)
+
+    def __del__(self) -> None:
+        if not self.loop.is_closed() and not self.loop.is_running():
+            self.loop.close()
+
+    @classmethod
+    def current(cls) -> asyncio.AbstractEventLoop:
+        holder = getattr(cls._local, "holder", None)
+        if holder is None or holder.loop.is_closed():
+            holder = cls._local.holder = cls()
+        return holder.loop
+
+    @classmethod
+    def close_all(cls) -> None:
+        for loop in list(cls._open):
+            if not loop.is_closed() and not loop.is_running():
+                loop.close()
+
+
+atexit.register(_ThreadLoop.close_all)
+
+
+def _run_on_thread_loop(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``coroutine`` on this thread's kept loop; tasks it leaves behind are cancelled and awaited afterwards, as
+    ``asyncio.run`` does before closing its loop, so nothing of one call runs during the next."""
+    loop = _ThreadLoop.current()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        leftover = asyncio.all_tasks(loop)
+        for task in leftover:
+            task.cancel()
+        if leftover:
+            loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T], *, reuse_loop: bool = False) -> T:
     """Run a coroutine to completion from synchronous code, also inside a running event loop (Jupyter), where
-    ``asyncio.run`` is not allowed: there it runs in a fresh loop on a worker thread."""
+    ``asyncio.run`` is not allowed: there it runs in a fresh loop on a worker thread.
+
+    ``reuse_loop``: from synchronous code, run on an event loop this thread keeps between calls instead of a
+    fresh ``asyncio.run`` loop (which costs ~0.2 ms to set up and tear down, plus a ``repr`` of the finished
+    task, i.e. of the whole result, when its SIGINT handler is removed). For short, frequent calls (a GenOp
+    query evaluation). Differences from ``asyncio.run``: no SIGINT handler (Ctrl-C raises KeyboardInterrupt in
+    the loop), the loop's default executor and async generators live on between calls."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -169,7 +224,7 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     else:
         running = True
     if not running:  # outside the except block, so tracebacks are not prefixed with "no running event loop"
-        return asyncio.run(coroutine)
+        return _run_on_thread_loop(coroutine) if reuse_loop else asyncio.run(coroutine)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
 
