@@ -41,6 +41,7 @@ QUERIES = {
     "minus": f"SELECT ?f WHERE {{ {RIDLEY} MINUS {{ ?f mrel:release_year <{M}Year/2001> }} }}",
     "filter": 'SELECT ?f ?w WHERE { ?p rdfs:label "Woody Allen" . ?f mrel:directed_by ?p . '
               "?f mrel:written_by ?w . FILTER(?w != ?p) }",
+    "large": f"SELECT ?f ?a WHERE {{ ?f mrel:release_year <{M}Year/2001> . ?f mrel:starred_actors ?a }}",  # ~770 rows
 }
 
 

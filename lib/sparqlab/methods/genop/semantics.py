@@ -594,8 +594,10 @@ class Evaluation:
         else:
             result, undefined = await self.well_founded(body)
         project = frozenset(self.query.projection)
-        rows = sort_rows({m.restrict(project) for m in result})
-        undefined_rows = sort_rows({m.restrict(project) for m in undefined} - set(rows))
+        if body is not pattern:  # else the rows bind the projected variables only already
+            result = {m.restrict(project) for m in result}
+        rows = sort_rows(result)
+        undefined_rows = sort_rows({m.restrict(project) for m in undefined} - result)
         return GenResult(self.query, self.deps, semantics, rows, undefined_rows, self.oracle.model_calls,
                          self.oracle.stats(), self.iterations, self.events)
 

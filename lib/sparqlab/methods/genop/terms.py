@@ -30,7 +30,6 @@ import re
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from collections.abc import Mapping as AbcMapping
-from collections.abc import Set as AbcSet
 from dataclasses import dataclass, field
 from functools import lru_cache, total_ordering
 from typing import Any, Literal
@@ -126,7 +125,7 @@ class Mu(AbcMapping):
 
     def restrict(self, variables: Iterable[str]) -> Mu:
         """``μ|_L``: the restriction to ``variables`` (``μ`` itself when it binds nothing outside them)."""
-        if isinstance(variables, AbcSet) and self._data.keys() <= variables:
+        if isinstance(variables, frozenset | set) and self._data.keys() <= variables:
             return self
         kept = {v: self._data[v] for v in variables if v in self._data}
         return self if len(kept) == len(self._data) else Mu(kept)
