@@ -40,7 +40,7 @@ RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 
 @total_ordering
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TypedTerm:
     """A typed term ``(t, τ)`` (Def. 4), ordered by the total order ⪯ of Def. 7 (RDF terms before generated
     ones, then kind, value, datatype, language)."""
@@ -50,6 +50,8 @@ class TypedTerm:
     value: str
     datatype: str = ""
     lang: str = ""
+    order_key: tuple = field(init=False, repr=False, compare=False)
+    """The order ⪯ as a tuple (``origin != "rdf"`` first: RDF terms before generated ones), computed once."""
 
     @classmethod
     def gen(cls, text: str) -> TypedTerm:
@@ -67,9 +69,6 @@ class TypedTerm:
     def is_gen(self) -> bool:
         return self.origin == "gen"
 
-    order_key: tuple = field(init=False, repr=False, compare=False)
-    """The order ⪯ as a tuple (``origin != "rdf"`` first: RDF terms before generated ones), computed once."""
-
     def __post_init__(self) -> None:
         object.__setattr__(self, "order_key", (self.origin != "rdf", self.kind, self.value, self.datatype, self.lang))
 
@@ -80,7 +79,7 @@ class TypedTerm:
         return self.value
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 15)
 def rdf_term(kind: str, value: str, datatype: str | None = None, lang: str | None = None) -> TypedTerm:
     """:meth:`TypedTerm.rdf` without the method call (converting store rows cell by cell)."""
     if kind not in ("uri", "literal", "bnode"):
