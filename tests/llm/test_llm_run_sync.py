@@ -64,3 +64,51 @@ def test_reuse_loop_inside_a_running_loop_runs_on_a_worker_thread():
 
     outer, inner = asyncio.run(caller())
     assert inner is not outer
+
+
+def test_reuse_loop_inside_a_running_loop_keeps_one_worker_loop():
+    async def caller():
+        return [run_sync(running_loop(), reuse_loop=True) for _ in range(3)]
+
+    first, second, third = asyncio.run(caller())
+    assert first is second is third and not first.is_closed()
+
+
+def test_reuse_loop_nested_and_concurrent_calls_do_not_wait_for_the_kept_worker():
+    """A call made while the kept worker is busy (from its own coroutine, or from another thread) runs on a fresh
+    thread: it would deadlock (nested) or queue (concurrent) otherwise."""
+    release = threading.Event()
+
+    async def nested():
+        outer = asyncio.get_running_loop()
+        inner = run_sync(running_loop(), reuse_loop=True)  # made on the kept worker's own loop
+        return outer, inner
+
+    async def holds_the_worker():
+        await asyncio.get_running_loop().run_in_executor(None, release.wait, 10)
+        return asyncio.get_running_loop()
+
+    async def jupyter_cell():
+        outer, inner = run_sync(nested(), reuse_loop=True)
+        assert inner is not outer
+        other: list = []
+        busy = threading.Thread(target=lambda: other.append(asyncio.run(call_in_loop(holds_the_worker()))))
+        busy.start()
+        while not other and not _worker_is_busy():
+            await asyncio.sleep(0.001)
+        during = run_sync(running_loop(), reuse_loop=True)  # does not wait for the busy worker
+        release.set()
+        busy.join()
+        return during, other[0]
+
+    async def call_in_loop(coroutine):
+        return run_sync(coroutine, reuse_loop=True)
+
+    during, held = asyncio.run(jupyter_cell())
+    assert during is not held
+
+
+def _worker_is_busy() -> bool:
+    from sparqlab.llm import base
+
+    return base._KEPT_WORKER_BUSY.locked()

@@ -208,15 +208,24 @@ def _run_on_thread_loop(coroutine: Coroutine[Any, Any, T]) -> T:
             loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
 
 
+_KEPT_WORKER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparqlab-run-sync")
+_KEPT_WORKER_BUSY = threading.Lock()
+"""One worker thread with a kept loop for ``reuse_loop`` calls made inside a running loop; the lock is held while
+it runs a call, so a concurrent call, or one made from the worker itself (nested), gets a fresh thread instead of
+waiting behind it."""
+
+
 def run_sync(coroutine: Coroutine[Any, Any, T], *, reuse_loop: bool = False) -> T:
     """Run a coroutine to completion from synchronous code, also inside a running event loop (Jupyter), where
     ``asyncio.run`` is not allowed: there it runs in a fresh loop on a worker thread.
 
-    ``reuse_loop``: from synchronous code, run on an event loop this thread keeps between calls instead of a
-    fresh ``asyncio.run`` loop (0.2–0.4 ms a call: loop set-up and tear-down, and on the main thread a ``repr``
-    of the finished task and its result when the SIGINT handler is removed). For short, frequent calls (a GenOp
-    query evaluation). Differences from ``asyncio.run``: no SIGINT handler (Ctrl-C raises KeyboardInterrupt in
-    the loop), the loop's default executor and async generators live on between calls."""
+    ``reuse_loop``: run on an event loop kept between calls instead of a fresh ``asyncio.run`` loop (0.2–0.4 ms a
+    call from synchronous code: loop set-up and tear-down, and on the main thread a ``repr`` of the finished task
+    and its result when the SIGINT handler is removed; ~2 ms inside a running loop, with a new thread): the
+    calling thread's own loop, or inside a running loop the loop of one kept worker thread (a fresh thread when
+    that worker is busy). For short, frequent calls (a GenOp query evaluation). Differences from
+    ``asyncio.run``: no SIGINT handler (Ctrl-C raises KeyboardInterrupt in the loop), the loop's default
+    executor and async generators live on between calls."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -225,6 +234,15 @@ def run_sync(coroutine: Coroutine[Any, Any, T], *, reuse_loop: bool = False) -> 
         running = True
     if not running:  # outside the except block, so tracebacks are not prefixed with "no running event loop"
         return _run_on_thread_loop(coroutine) if reuse_loop else asyncio.run(coroutine)
+    if reuse_loop and _KEPT_WORKER_BUSY.acquire(blocking=False):
+        try:
+            future = _KEPT_WORKER.submit(_run_on_thread_loop, coroutine)
+        except BaseException:
+            _KEPT_WORKER_BUSY.release()
+            raise
+        # released when the call ends, not when the caller stops waiting (Ctrl-C): the next call must not queue
+        future.add_done_callback(lambda _: _KEPT_WORKER_BUSY.release())
+        return future.result()
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
 
