@@ -5,6 +5,8 @@ running on in the next), and fall back to a worker thread inside a running loop 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 
 import pytest
@@ -112,3 +114,26 @@ def _worker_is_busy() -> bool:
     from sparqlab.llm import base
 
     return base._KEPT_WORKER_BUSY.locked()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_reuse_loop_works_in_a_forked_child():
+    """The parent's kept worker thread does not exist in a forked child: the child gets its own, not a queue that
+    nothing serves (it would hang; the child gives up after 10 s)."""
+
+    async def jupyter_cell():
+        return run_sync(asyncio.sleep(0, result=3), reuse_loop=True)
+
+    assert asyncio.run(jupyter_cell()) == 3  # the parent's worker thread exists now
+    assert run_sync(asyncio.sleep(0, result=4), reuse_loop=True) == 4  # and the main thread's kept loop
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 1
+        try:
+            signal.alarm(10)
+            ok = asyncio.run(jupyter_cell()) == 3 and run_sync(asyncio.sleep(0, result=4), reuse_loop=True) == 4
+            code = 0 if ok else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

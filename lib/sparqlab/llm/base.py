@@ -11,6 +11,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import math
+import os
 import threading
 import weakref
 from collections.abc import Coroutine
@@ -208,11 +209,20 @@ def _run_on_thread_loop(coroutine: Coroutine[Any, Any, T]) -> T:
             loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
 
 
-_KEPT_WORKER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparqlab-run-sync")
-_KEPT_WORKER_BUSY = threading.Lock()
-"""One worker thread with a kept loop for ``reuse_loop`` calls made inside a running loop; the lock is held while
-it runs a call, so a concurrent call, or one made from the worker itself (nested), gets a fresh thread instead of
-waiting behind it."""
+def _new_kept_worker() -> None:
+    """One worker thread with a kept loop for ``reuse_loop`` calls made inside a running loop; the lock is held while
+    it runs a call, so a concurrent call, or one made from the worker itself (nested), gets a fresh thread instead of
+    waiting behind it. Made anew in a forked child, where the parent's threads and loops do not exist."""
+    global _KEPT_WORKER, _KEPT_WORKER_BUSY
+    _KEPT_WORKER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparqlab-run-sync")
+    _KEPT_WORKER_BUSY = threading.Lock()
+    _ThreadLoop._local = threading.local()
+
+
+_KEPT_WORKER: concurrent.futures.ThreadPoolExecutor
+_KEPT_WORKER_BUSY: threading.Lock
+_new_kept_worker()
+os.register_at_fork(after_in_child=_new_kept_worker)
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T], *, reuse_loop: bool = False) -> T:
