@@ -336,7 +336,7 @@ def parse_genop_query(text: str, prefixes: Mapping[str, str] | None = None) -> G
     """Parse a generative SELECT query (grammar above) into a well-formed :class:`GenQuery`.
 
     ``prefixes`` are predefined namespace prefixes (e.g. the KG profile's). Raises :class:`GenOpSyntaxError`.
-    Parses are cached by (text, prefixes): rdflib's parser takes 15–30 ms a query, many times the store's
+    Parses are cached by (text, prefixes): rdflib's parser takes 4–26 ms a query here, many times the store's
     evaluation of a GenOp-free one, and a notebook evaluates one text under several settings. The result is
     immutable apart from ``thresholds``, which each caller gets a copy of.
     """
