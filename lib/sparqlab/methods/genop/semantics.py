@@ -96,6 +96,7 @@ from sparqlab.methods.genop.terms import (
     TypedTerm,
     group_by_domain,
     mapping_to_json,
+    rdf_term,
 )
 from sparqlab.platform.config import MethodConfig
 
@@ -192,7 +193,7 @@ class GenResult:
 
 
 def sort_rows(rows: Iterable[Mu]) -> list[Mu]:
-    return sorted(rows, key=lambda m: sorted(m.items()))
+    return sorted(rows, key=Mu.sort_key)
 
 
 def _values(mu: Mu, variables: Iterable[str]) -> dict[str, str]:
@@ -272,8 +273,7 @@ class Evaluation:
         if result.truncated:
             raise GenOpEvaluationError(f"the KG cut the result of {what} at {len(result.rows)} rows; "
                                        "raise the KG's max_rows to evaluate this query exactly")
-        return {Mu({v: TypedTerm.rdf(t.type, t.value, t.datatype, t.lang) for v, t in row.items()})
-                for row in result.rows}
+        return {Mu({v: rdf_term(t.type, t.value, t.datatype, t.lang) for v, t in row.items()}) for row in result.rows}
 
     async def eval_pushed(self, p: Pattern) -> set[Mu] | None:
         """``⟦p⟧`` of a GenOp-free ``p`` by the store in one query (Proposition 1; memoised, since it does not
@@ -383,12 +383,12 @@ class Evaluation:
             x_c = {x for m in members for x in m.inputs} - y_c
             etas = {c.restrict(x_c) for c in contexts if x_c <= c.dom}
             rows: set[Mu] = set()
-            for eta in sorted(etas, key=lambda m: sorted(m.items())):
+            for eta in sorted(etas, key=Mu.sort_key):
                 rows |= {eta.extend(rho) for rho in await self.eval_scc(scc, eta)}
             return rows
         thetas = {EMPTY} if not g.inputs else {c.restrict(g.inputs) for c in contexts if g.inputs <= c.dom}
         rows = set()
-        for theta in sorted(thetas, key=lambda m: sorted(m.items())):
+        for theta in sorted(thetas, key=Mu.sort_key):
             prompt = await self.render(g, theta)
             tuples = await self.oracle.propose(g.index, g.model, prompt, g.outputs, self.settings.k)
             self.events.append({"event": "propose", "genop": g.name, "prompt": prompt,
@@ -593,9 +593,11 @@ class Evaluation:
                 result = await self.lfp(lambda s, p=stratum, lo=lower: self.eval(p, s | lo), f"stratum {i}")
         else:
             result, undefined = await self.well_founded(body)
-        project = self.query.projection
-        rows = sort_rows({m.restrict(project) for m in result})
-        undefined_rows = sort_rows({m.restrict(project) for m in undefined} - set(rows))
+        project = frozenset(self.query.projection)
+        if body is not pattern:  # else the rows bind the projected variables only already
+            result = {m.restrict(project) for m in result}
+        rows = sort_rows(result)
+        undefined_rows = sort_rows({m.restrict(project) for m in undefined} - result)
         return GenResult(self.query, self.deps, semantics, rows, undefined_rows, self.oracle.model_calls,
                          self.oracle.stats(), self.iterations, self.events)
 
@@ -636,9 +638,12 @@ async def evaluate(query: GenQuery, query_kg: QueryFn, oracle: Oracle, settings:
 
 
 def run_genop(text: str, kg, oracle: Oracle, settings: EvalSettings | None = None) -> GenResult:
-    """Parse ``text`` with the KG profile's prefixes and evaluate it on ``kg`` (blocking; works in Jupyter)."""
+    """Parse ``text`` with the KG profile's prefixes and evaluate it on ``kg`` (blocking; works in Jupyter).
+
+    From synchronous code the evaluation runs on the thread's kept event loop (``run_sync(reuse_loop=True)``): a
+    GenOp-free query is one store query, and a fresh ``asyncio.run`` loop per call cost more than the store."""
     query = parse_genop_query(text, kg.profile.prefixes)
-    return run_sync(evaluate(query, kg_query_fn(kg), oracle, settings, kg.profile.label_predicate))
+    return run_sync(evaluate(query, kg_query_fn(kg), oracle, settings, kg.profile.label_predicate), reuse_loop=True)
 
 
 def kg_query_fn(kg) -> QueryFn:

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from sparqlab.methods.genop.algebra import (
     BGP,
@@ -335,7 +336,16 @@ def parse_genop_query(text: str, prefixes: Mapping[str, str] | None = None) -> G
     """Parse a generative SELECT query (grammar above) into a well-formed :class:`GenQuery`.
 
     ``prefixes`` are predefined namespace prefixes (e.g. the KG profile's). Raises :class:`GenOpSyntaxError`.
+    Parses are cached by (text, prefixes): rdflib's parser takes 4–26 ms a query here, many times the store's
+    evaluation of a GenOp-free one, and a notebook evaluates one text under several settings. The result is
+    immutable apart from ``thresholds``, which each caller gets a copy of.
     """
+    query = _parse_cached(text, tuple(sorted((prefixes or {}).items())))
+    return replace(query, thresholds=dict(query.thresholds))
+
+
+@lru_cache(maxsize=256)
+def _parse_cached(text: str, prefixes: tuple[tuple[str, str], ...]) -> GenQuery:
     from pyparsing import ParseException
     from rdflib.plugins.sparql.algebra import translateQuery
     from rdflib.plugins.sparql.parser import parseQuery
@@ -345,7 +355,7 @@ def parse_genop_query(text: str, prefixes: Mapping[str, str] | None = None) -> G
     sparql, found, thetas = extract_genops(text)
     try:
         parsed = parseQuery(sparql)
-        algebra = translateQuery(parsed, initNs=dict(prefixes or {})).algebra
+        algebra = translateQuery(parsed, initNs=dict(prefixes)).algebra
     except ParseException as error:
         raise GenOpSyntaxError(f"SPARQL syntax error: {error}") from None
     except Exception as error:  # rdflib raises plain Exceptions for unknown prefixes and the like

@@ -30,7 +30,7 @@ import re
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from collections.abc import Mapping as AbcMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache, total_ordering
 from typing import Any, Literal
 from urllib.parse import unquote
@@ -40,7 +40,7 @@ RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 
 @total_ordering
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TypedTerm:
     """A typed term ``(t, τ)`` (Def. 4), ordered by the total order ⪯ of Def. 7 (RDF terms before generated
     ones, then kind, value, datatype, language)."""
@@ -50,6 +50,8 @@ class TypedTerm:
     value: str
     datatype: str = ""
     lang: str = ""
+    order_key: tuple = field(init=False, repr=False, compare=False)
+    """The order ⪯ as a tuple (``origin != "rdf"`` first: RDF terms before generated ones), computed once."""
 
     @classmethod
     def gen(cls, text: str) -> TypedTerm:
@@ -58,25 +60,33 @@ class TypedTerm:
 
     @classmethod
     def rdf(cls, kind: str, value: str, datatype: str | None = None, lang: str | None = None) -> TypedTerm:
-        """An RDF term; ``xsd:string`` / ``rdf:langString`` datatypes are dropped (plain literals)."""
-        if kind not in ("uri", "literal", "bnode"):
-            raise ValueError(f"RDF term kind must be uri, literal or bnode, not {kind!r}")
-        if datatype in (XSD_STRING, RDF_LANGSTRING):
-            datatype = None
-        return cls("rdf", kind, value, datatype or "", (lang or "").lower())
+        """An RDF term; ``xsd:string`` / ``rdf:langString`` datatypes are dropped (plain literals). Terms are
+        interned (one object per term while it is in the cache), so store rows convert without building a
+        dataclass per cell and equal terms compare by identity first."""
+        return rdf_term(kind, value, datatype, lang)
 
     @property
     def is_gen(self) -> bool:
         return self.origin == "gen"
 
-    def _key(self) -> tuple:
-        return (self.origin != "rdf", self.kind, self.value, self.datatype, self.lang)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "order_key", (self.origin != "rdf", self.kind, self.value, self.datatype, self.lang))
 
     def __lt__(self, other: TypedTerm) -> bool:
-        return self._key() < other._key()
+        return self.order_key < other.order_key
 
     def __str__(self) -> str:
         return self.value
+
+
+@lru_cache(maxsize=1 << 15)
+def rdf_term(kind: str, value: str, datatype: str | None = None, lang: str | None = None) -> TypedTerm:
+    """:meth:`TypedTerm.rdf` without the method call (converting store rows cell by cell)."""
+    if kind not in ("uri", "literal", "bnode"):
+        raise ValueError(f"RDF term kind must be uri, literal or bnode, not {kind!r}")
+    if datatype in (XSD_STRING, RDF_LANGSTRING):
+        datatype = None
+    return TypedTerm("rdf", kind, value, datatype or "", (lang or "").lower())
 
 
 class Mu(AbcMapping):
@@ -113,8 +123,21 @@ class Mu(AbcMapping):
         return frozenset(self._data)
 
     def restrict(self, variables: Iterable[str]) -> Mu:
-        """``μ|_L``: the restriction to ``variables``."""
-        return Mu((v, self._data[v]) for v in variables if v in self._data)
+        """``μ|_L``: the restriction to ``variables`` (``μ`` itself when it binds nothing outside them)."""
+        if isinstance(variables, frozenset | set) and self._data.keys() <= variables:
+            return self
+        kept = {v: self._data[v] for v in variables if v in self._data}
+        return self if len(kept) == len(self._data) else Mu(kept)
+
+    def sort_key(self) -> tuple:
+        """The order of ``sorted(μ.items())`` (variables in order, terms by ⪯) as one flat tuple that a sort
+        compares in C: every binding contributes ``(v, *order_key)``, six fields of the same types at the same
+        positions, so flat and nested comparison agree (a shorter domain that is a prefix sorts first in both)."""
+        data = self._data
+        key: tuple = ()
+        for v in sorted(data):
+            key += (v, *data[v].order_key)
+        return key
 
     def extend(self, other: AbcMapping[str, TypedTerm]) -> Mu:
         """This mapping with ``other``'s bindings added or replaced (no compatibility check)."""
