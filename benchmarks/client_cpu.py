@@ -14,10 +14,10 @@ Paths: ``old`` is the ``OpenAIModel`` of git revision ``--baseline-rev`` (``chat
 before target 5), loaded from git into a private module, so every path runs in one interpreter against one server;
 ``post-httpx`` is today's model (the SDK's low-level ``post``, reply read from the raw JSON) on HTTPX2; ``new`` is
 today's default (the same on the SDK's aiohttp transport). The runner's own CPU per call, without HTTP, is measured
-alongside (in-process ``standin-latency`` with zero delay). ``--profile PATH`` adds a cProfile of that path's
-client-only workload.
+alongside (in-process ``standin-latency`` with zero delay). ``--profile PATH...`` adds a cProfile of those
+paths' client-only workload.
 
-Usage: python benchmarks/client_cpu.py [--questions 192 --calls 2 --delay-ms 50 -c 32 --repeats 3 --profile new]
+Usage: python benchmarks/client_cpu.py [--questions 192 --calls 2 --delay-ms 50 -c 32 --repeats 3 --profile old new]
 """
 
 from __future__ import annotations
@@ -83,17 +83,40 @@ def client_only(model: Any, requests: list[ChatRequest], concurrency: int) -> di
     return {"wall_s": wall, "cpu_ms_per_call": cpu / len(requests) * 1000}
 
 
+PROFILE_PARTS = (
+    ("the SDK's request (post -> request), in all", "openai/_base_client.py", "request"),
+    ("  building the request: options, headers, URL, body (SDK + HTTPX2)", "openai/_base_client.py",
+     "_build_request"),
+    ("  request options (FinalRequestOptions.construct)", "openai/_models.py", "construct"),
+    ("  HTTPX2 send, transport included", "httpx2/_client.py", "send"),
+    ("    the transport: aiohttp", "httpx_aiohttp/transport.py", "handle_async_request"),
+    ("    the transport: HTTPX2's connection pool", "httpcore2/_async/connection_pool.py", "handle_async_request"),
+    ("  reading the response body", "httpx2/_models.py", "aread"),
+    ("  typed: parameter transform (TypedDict)", "openai/_utils/_transform.py", "async_maybe_transform"),
+    ("  typed: parsing into pydantic models", "openai/_legacy_response.py", "parse"),
+    ("reading the reply (completion_response)", "sparqlab/llm/openai_backend.py", "completion_response"),
+)
+"""(label, file suffix, function) of the parts of a call whose cumulative CPU the profile reports."""
+
+
 def profile_client(model: Any, requests: list[ChatRequest], concurrency: int, top: int) -> str:
-    """cProfile of :func:`client_only`, sorted by internal time, plus the cumulative share of a few callers."""
+    """cProfile (process time) of :func:`client_only`: the cumulative share of each of :data:`PROFILE_PARTS`,
+    then the ``top`` functions by internal time."""
     profiler = cProfile.Profile(time.process_time)
     profiler.enable()
     client_only(model, requests, concurrency)
     profiler.disable()
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out)
+    total = stats.total_tt
+    lines = [f"{total / len(requests) * 1000:.2f} ms per call under the profiler; cumulative share of each part:"]
+    for label, suffix, function in PROFILE_PARTS:
+        spent = sum(row[3] for (file, _, name), row in stats.stats.items()
+                    if name == function and file.replace("\\", "/").endswith(suffix))
+        if spent:
+            lines.append(f"  {spent / total:6.1%}  {label}")
     stats.sort_stats("tottime").print_stats(top)
-    stats.sort_stats("cumulative").print_stats(top)
-    return out.getvalue()
+    return "\n".join(lines) + "\n" + out.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-c", "--concurrency", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline-rev", default=BASELINE_REV)
-    parser.add_argument("--profile", choices=("old", "post-httpx", "new"), help="also profile this path's client-only workload")
+    parser.add_argument("--profile", nargs="*", default=[], choices=("old", "post-httpx", "new"),
+                        help="also profile these paths' client-only workload")
     parser.add_argument("--top", type=int, default=25, help="rows of the profile")
     parser.add_argument("--json", type=Path, help="write the report here too")
     args = parser.parse_args(argv)
@@ -118,7 +142,6 @@ def main(argv: list[str] | None = None) -> int:
     requests = [ChatRequest.build("standin-latency", f"question {i}", max_tokens=32) for i in range(calls)]
     rows: dict[str, dict[str, list[float]]] = {name: {"runner": [], "client": []} for name in paths}
     in_process: list[float] = []
-    profile = ""
     with tempfile.TemporaryDirectory(prefix="sparqlab-client-cpu-") as tmp, \
             serve_in_background("standin-latency", delay_ms=args.delay_ms, process=True) as url:
         kg = _bench_kg(Path(tmp))
@@ -133,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
                     run = _timed_run(method, questions, args.concurrency, Path(tmp), kg, False, model=make(url))
                     rows[name]["runner"].append(run["client_cpu_ms_per_call"])
                     rows[name]["client"].append(client_only(make(url), requests, args.concurrency)["cpu_ms_per_call"])
-            if args.profile:
-                profile = profile_client(paths[args.profile](url), requests, args.concurrency, args.top)
+            profiles = {name: profile_client(paths[name](url), requests, args.concurrency, args.top)
+                        for name in args.profile}
         finally:
             kg.close()
 
@@ -157,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"runner without HTTP (in-process stand-in, zero delay): {report['runner_in_process_cpu_ms_per_call']['median']:.2f}"
           " ms per call")
     print(f"new / old: runner {report['runner_new_over_old']:.2f}, client {report['client_new_over_old']:.2f}")
-    if profile:
-        print(f"\ncProfile of the {args.profile} path's client-only workload (process time):\n{profile}")
+    for name, profile in profiles.items():
+        print(f"\ncProfile of the {name} path's client-only workload (process time):\n{profile}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0

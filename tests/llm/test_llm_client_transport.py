@@ -23,8 +23,9 @@ TRANSPORTS = sorted(HTTP_TRANSPORTS)
 
 
 def sdk_body(request: ChatRequest) -> dict:
-    """The JSON body ``chat.completions.create`` sends for ``request`` (as the replaced path called it), captured
-    by an HTTPX2 mock transport."""
+    """The JSON body ``chat.completions.create`` sends when given the typed fields of ``request_body(request)`` as
+    its parameters and ``extra`` as ``extra_body`` (as the replaced path called it), captured by an HTTPX2 mock
+    transport: equal bodies mean the SDK's parameter transform changed nothing the plain body skips."""
     sent = []
 
     def answer(raw: httpx2.Request) -> httpx2.Response:
@@ -33,16 +34,10 @@ def sdk_body(request: ChatRequest) -> dict:
                                           "choices": [{"index": 0, "finish_reason": "stop",
                                                        "message": {"role": "assistant", "content": "ok"}}]})
 
-    params = {"model": request.model, "messages": request.message_dicts, "temperature": request.temperature,
-              "top_p": request.top_p}
-    if request.max_tokens is not None:
-        params["max_tokens"] = request.max_tokens
-    if request.stop:
-        params["stop"] = list(request.stop)
-    if request.seed is not None:
-        params["seed"] = request.seed
-    if request.extra:
-        params["extra_body"] = dict(request.extra)
+    extra = dict(request.extra)
+    params = {key: value for key, value in request_body(request).items() if key not in extra}
+    if extra:
+        params["extra_body"] = extra
 
     async def create():
         async with openai.AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="k",
