@@ -197,3 +197,16 @@ def test_model_listing_leaves_no_connection_open(echo_server):
         assert asyncio.run(model.served_identity())["id"] == "standin-echo"
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_model_driven_by_asyncio_run_without_aclose_leaves_nothing_open(transport, echo_server, caplog):
+    """The loop's shutdown closes the model's client (aiohttp would log "Unclosed client session" otherwise)."""
+    model = OpenAIModel("standin-echo", base_url=echo_server, http_transport=transport)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        assert asyncio.run(model.chat("first loop")).text == "first loop"
+        assert asyncio.run(model.chat("second loop")).text == "second loop"
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+    assert "Unclosed" not in caplog.text

@@ -9,10 +9,12 @@ Errors that retrying cannot fix become typed :mod:`sparqlab.llm.errors` with a m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import time
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,8 +53,9 @@ def model_endpoint(name: str, base_url: str | None = None) -> str:
 
 HTTP_TRANSPORTS = {"aiohttp": openai.DefaultAioHttpClient, "httpx": openai.DefaultAsyncHttpxClient}
 """The HTTP clients under ``openai.AsyncOpenAI`` that :class:`OpenAIModel` can use, with the SDK's defaults: its
-aiohttp transport (the default here: at 32 calls in flight the client's CPU per call is ~40 % lower than on HTTPX2,
-whose connection pool walks every connection on each request and response) or HTTPX2's own."""
+aiohttp transport (the default here: at 32 calls in flight the client's CPU per call is about half of that on
+HTTPX2, whose connection pool walks every connection on each request and response; docs/performance.md section 5)
+or HTTPX2's own."""
 
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
 """The request header in which the ``openai`` client numbers its attempts at a call (0, 1, ...)."""
@@ -70,6 +73,17 @@ def connection_failure(error: BaseException) -> bool:
             return True
         cause = cause.__cause__
     return False
+
+
+async def _closed_with_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[None]:
+    """Closes ``client`` when closed itself. Started on the client's loop, it is one of the loop's async generators,
+    which ``asyncio.run`` (hence :func:`~sparqlab.llm.base.run_sync`) closes before closing the loop: a model used
+    in ``asyncio.run(...)`` without :meth:`ChatModel.aclose` leaves no open connection (aiohttp logs an error for
+    each session it finds unclosed)."""
+    try:
+        yield
+    finally:
+        await client.close()
 
 
 def request_body(request: ChatRequest) -> dict[str, Any]:
@@ -91,10 +105,11 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
     return body
 
 
-def _field(mapping: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+def _field(mapping: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    """``mapping[key]`` if it is a ``kind`` (a bool is no number), ``None`` if absent or null; else ValueError."""
     value = mapping.get(key)
     if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-        raise ValueError(f"{where}.{key} is {type(value).__name__}, not {getattr(kind, '__name__', kind)}")
+        raise ValueError(f"{where}.{key} is {type(value).__name__}, not {kind.__name__}")
     return value
 
 
@@ -167,7 +182,7 @@ class OpenAIModel(ChatModel):
         if http_transport not in HTTP_TRANSPORTS:
             raise ValueError(f"http_transport must be one of {', '.join(HTTP_TRANSPORTS)} (got {http_transport!r})")
         self.http_transport = http_transport
-        self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
+        self._clients: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, AsyncGenerator[None]]] = {}
 
     def _new_client(self, max_retries: int) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
@@ -180,19 +195,24 @@ class OpenAIModel(ChatModel):
 
     def _client(self) -> openai.AsyncOpenAI:
         """The client of the running event loop: an async connection pool belongs to one loop, and blocking
-        calls (``complete``, ``chat_sync``) each run in a fresh loop."""
+        calls (``complete``, ``chat_sync``) each run in a fresh loop. It is closed by :meth:`aclose`, else when
+        the loop shuts down (:func:`_closed_with_loop`)."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
+        entry = self._clients.get(loop)
+        if entry is None:
             for stale in [other for other in self._clients if other.is_closed()]:
-                del self._clients[stale]  # a loop that ended without aclose(): let its client go
-            client = self._clients[loop] = self._new_client(self.max_retries)
-        return client
+                del self._clients[stale]  # a loop closed without shutting down: let its client go
+            client = self._new_client(self.max_retries)
+            closer = _closed_with_loop(client)
+            with contextlib.suppress(StopIteration):
+                closer.asend(None).send(None)  # run it to its yield: the loop now knows it, and will close it
+            entry = self._clients[loop] = (client, closer)
+        return entry[0]
 
     async def aclose(self) -> None:
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
+        entry = self._clients.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[1].aclose()
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         """One ``POST /chat/completions`` through the client's documented low-level ``post`` (retries, timeouts,
