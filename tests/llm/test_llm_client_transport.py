@@ -13,7 +13,7 @@ import httpx2
 import openai
 import pytest
 
-from sparqlab.llm import ChatRequest, ModelUnavailable, OpenAIModel, Usage, estimate_tokens
+from sparqlab.llm import ChatRequest, ModelUnavailable, OpenAIModel, Usage, estimate_tokens, get_model
 from sparqlab.llm.errors import ModelRequestError
 from sparqlab.llm.openai_backend import HTTP_TRANSPORTS, completion_response, request_body
 from sparqlab.llm.server import serve_in_background
@@ -185,6 +185,12 @@ def test_a_refused_request_is_not_retried_over_either_transport(transport, echo_
 def test_an_unknown_http_transport_is_refused_by_name(echo_server):
     with pytest.raises(ValueError, match="aiohttp, httpx"):
         OpenAIModel("standin-echo", base_url=echo_server, http_transport="requests")
+
+
+def test_a_model_spec_chooses_the_transport(echo_server):
+    model = get_model({"model": "standin-echo", "base_url": echo_server, "http_transport": "httpx"})
+    assert isinstance(model, OpenAIModel) and model.http_transport == "httpx"
+    assert get_model("standin-echo", base_url=echo_server).http_transport == "aiohttp"
 
 
 def test_model_listing_leaves_no_connection_open(echo_server):
