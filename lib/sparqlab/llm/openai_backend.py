@@ -184,15 +184,6 @@ class OpenAIModel(ChatModel):
         self.http_transport = http_transport
         self._clients: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, AsyncGenerator[None]]] = {}
 
-    def _new_client(self, max_retries: int) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=self._api_key,
-            max_retries=max_retries,
-            timeout=openai.Timeout(self.timeout_s, connect=min(self.connect_timeout_s, self.timeout_s)),
-            http_client=HTTP_TRANSPORTS[self.http_transport](),
-        )
-
     def _client(self) -> openai.AsyncOpenAI:
         """The client of the running event loop: an async connection pool belongs to one loop, and blocking
         calls (``complete``, ``chat_sync``) each run in a fresh loop. It is closed by :meth:`aclose`, else when
@@ -202,7 +193,13 @@ class OpenAIModel(ChatModel):
         if entry is None:
             for stale in [other for other in self._clients if other.is_closed()]:
                 del self._clients[stale]  # a loop closed without shutting down: let its client go
-            client = self._new_client(self.max_retries)
+            client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=self.max_retries,
+                timeout=openai.Timeout(self.timeout_s, connect=min(self.connect_timeout_s, self.timeout_s)),
+                http_client=HTTP_TRANSPORTS[self.http_transport](),
+            )
             closer = _closed_with_loop(client)
             with contextlib.suppress(StopIteration):
                 closer.asend(None).send(None)  # run it to its yield: the loop now knows it, and will close it
@@ -231,11 +228,9 @@ class OpenAIModel(ChatModel):
         return completion_response(raw.content, request, latency, retries, self.base_url)
 
     async def _served_models(self) -> list[Any]:
-        """The endpoint's ``/v1/models`` entries, without retries, on a client of its own that is closed after the
-        call: these one-off calls (before a run, in diagnostics) leave no connection for the caller to close."""
+        """The endpoint's ``/v1/models`` entries, without retries."""
         try:
-            async with self._new_client(max_retries=0) as client:
-                return (await client.models.list()).data
+            return (await self._client().with_options(max_retries=0).models.list()).data
         except openai.APIError as error:
             raise await self._translate(error, self.name, diagnose=False) from error
 
