@@ -68,7 +68,10 @@ def test_many_concurrent_calls(echo_server):
     model = OpenAIModel("standin-echo", base_url=echo_server)
 
     async def ask_all():
-        return await asyncio.gather(*(model.chat(f"question {i}") for i in range(20)))
+        try:
+            return await asyncio.gather(*(model.chat(f"question {i}") for i in range(20)))
+        finally:
+            await model.aclose()
 
     responses = asyncio.run(ask_all())
     assert [r.text for r in responses] == [f"question {i}" for i in range(20)]

@@ -271,12 +271,31 @@ def _days_in_month(year: int, month: int) -> int:
 def _iri(iri: str) -> str:
     """Expanded, with the scheme of a profile namespace written as the profile declares it."""
     iri = _expand(iri)
-    for namespace in _namespaces().values():
+    variants = _scheme_variants()
+    if iri.startswith(tuple(variants)):  # most IRIs match none: one C-level test instead of the loop
+        for variant, namespace in variants.items():
+            if iri.startswith(variant):
+                return namespace + iri[len(variant) :]
+    return iri
+
+
+def _scheme_variants() -> dict[str, str]:
+    """Each profile namespace written with the other of http/https → the namespace as declared, in profile order
+    (recomputed when a profile is added; scoring asks for it once per answer)."""
+    from sparqlab.kg.profiles import PROFILES
+
+    return _scheme_variants_of(tuple(PROFILES))
+
+
+@functools.cache
+def _scheme_variants_of(names: tuple[str, ...]) -> dict[str, str]:
+    variants: dict[str, str] = {}
+    for namespace in _namespaces_of(names).values():
         scheme, _, rest = namespace.partition("://")
         other = {"http": "https", "https": "http"}.get(scheme)
-        if other and iri.startswith(f"{other}://{rest}"):
-            return namespace + iri[len(other) + 3 + len(rest) :]
-    return iri
+        if other:
+            variants.setdefault(f"{other}://{rest}", namespace)
+    return variants
 
 
 def _expand(name: str) -> str:

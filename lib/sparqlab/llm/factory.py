@@ -23,7 +23,8 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
 
     ``name_or_spec`` is a name (``standin-echo``, ``openai/gpt-oss-120b``), a dict ``{"model": name, **kwargs}``,
     a ready model (returned as is), or ``None`` for ``SPARQLAB_MODEL``. ``kwargs`` go to the stand-in's factory
-    (e.g. ``delay_ms``) or to :class:`OpenAIModel` (``base_url``, ``api_key``, ``max_retries``, ``timeout_s``).
+    (e.g. ``delay_ms``) or to :class:`OpenAIModel` (``base_url``, ``api_key``, ``max_retries``, ``timeout_s``,
+    ``http_transport``).
     A stand-in name with a ``base_url`` means that stand-in served over HTTP (``sparqlab serve-model``): the
     OpenAI-compatible backend, still marked ``is_standin``. ``noisy:BASE`` wraps BASE's replies in realistic
     shapes (:mod:`sparqlab.llm.noise`; options ``rate``, ``seed``, ``shapes``).

@@ -9,12 +9,16 @@ Errors that retrying cannot fix become typed :mod:`sparqlab.llm.errors` with a m
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import re
 import time
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
 import openai
 
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
@@ -47,13 +51,111 @@ def model_endpoint(name: str, base_url: str | None = None) -> str:
     return normalise_base_url(url)
 
 
+HTTP_TRANSPORTS = {"aiohttp": openai.DefaultAioHttpClient, "httpx": openai.DefaultAsyncHttpxClient}
+"""The HTTP clients under ``openai.AsyncOpenAI`` that :class:`OpenAIModel` can use, with the SDK's defaults: its
+aiohttp transport (the default here: at 32 calls in flight the client's CPU per call is about half of that on
+HTTPX2, whose connection pool walks every connection on each request and response; docs/performance.md section 5)
+or HTTPX2's own."""
+
+RETRY_COUNT_HEADER = "x-stainless-retry-count"
+"""The request header in which the ``openai`` client numbers its attempts at a call (0, 1, ...)."""
+
+
+def connection_failure(error: BaseException) -> bool:
+    """Whether a connection could not be made or was lost (refused, reset, closed by the server) somewhere in
+    ``error``'s causes, as opposed to a server that took too long. The SDK's aiohttp transport reports every
+    aiohttp connection error as a connect *timeout*; the cause it chains says what really happened."""
+    import aiohttp
+
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, OSError | aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError):
+            return True
+        cause = cause.__cause__
+    return False
+
+
+async def _closed_with_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[None]:
+    """Closes ``client`` when closed itself. Started on the client's loop, it is one of the loop's async generators,
+    which ``asyncio.run`` (hence :func:`~sparqlab.llm.base.run_sync`) closes before closing the loop: a model used
+    in ``asyncio.run(...)`` without :meth:`ChatModel.aclose` leaves no open connection (aiohttp logs an error for
+    each session it finds unclosed)."""
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+def request_body(request: ChatRequest) -> dict[str, Any]:
+    """The ``/chat/completions`` JSON body of ``request``: the fields ``chat.completions.create`` would send for
+    the same parameters, with ``extra`` merged in at the top level (the SDK's ``extra_body``)."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": request.message_dicts,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+    }
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if request.seed is not None:
+        body["seed"] = request.seed
+    body.update(request.extra)
+    return body
+
+
+def _field(mapping: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    """``mapping[key]`` if it is a ``kind`` (a bool is no number), ``None`` if absent or null; else ValueError."""
+    value = mapping.get(key)
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        raise ValueError(f"{where}.{key} is {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
+def completion_response(content: bytes, request: ChatRequest, latency_s: float, retries: int,
+                        base_url: str) -> ChatResponse:
+    """A :class:`ChatResponse` from the JSON of a chat completion (OpenAI's ``chat.completion`` object): the first
+    choice's ``message.content`` as text, vLLM's ``reasoning`` (or the older ``reasoning_content``) as reasoning,
+    ``finish_reason`` (``stop`` when absent), the served ``model`` name and the reported ``usage``, estimated
+    (:meth:`Usage.estimate`) when the server reports none. A body that is not such an object is a
+    :class:`ModelRequestError`."""
+    try:
+        data = json.loads(content)
+        if not isinstance(data, dict):
+            raise ValueError(f"the body is a JSON {type(data).__name__}, not an object")
+        choices = data.get("choices")
+        if not choices or not isinstance(choices, list):
+            raise ModelRequestError(f"{base_url} returned a completion without choices for {request.model!r}")
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise ValueError("choices[0].message is not an object")
+        text = _field(message, "content", str, "message") or ""
+        reasoning = (_field(message, "reasoning", str, "message")
+                     or _field(message, "reasoning_content", str, "message"))
+        finish_reason = _field(choice, "finish_reason", str, "choices[0]") or "stop"
+        model = _field(data, "model", str, "completion") or request.model
+        reported = _field(data, "usage", dict, "completion")
+        if reported is None:
+            usage = Usage.estimate(request, text)
+        else:
+            usage = Usage(_field(reported, "prompt_tokens", int, "usage") or 0,
+                          _field(reported, "completion_tokens", int, "usage") or 0)
+    except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors too
+        raise ModelRequestError(f"{base_url} sent a response that is not a valid completion: {error}") from None
+    return ChatResponse(text=text, usage=usage, latency_s=latency_s, finish_reason=finish_reason, model=model,
+                        reasoning=reasoning, retries=retries)
+
+
 class OpenAIModel(ChatModel):
     """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
     ``model``, ``base_url`` and ``api_key`` default to ``SPARQLAB_MODEL``, ``SPARQLAB_MODEL_URL`` (no default: without
     either, :func:`model_endpoint` refuses) and ``SPARQLAB_API_KEY`` (else a placeholder, fine for vLLM). ``timeout_s`` bounds
     one attempt; reasoning models can take minutes for a long answer, hence the generous default.
-    A served stand-in (name ``standin-*``) stays marked ``is_standin``.
+    A served stand-in (name ``standin-*``) stays marked ``is_standin``. ``http_transport`` picks the HTTP client
+    under the SDK (:data:`HTTP_TRANSPORTS`).
     """
 
     def __init__(
@@ -65,6 +167,7 @@ class OpenAIModel(ChatModel):
         max_retries: int = 4,
         timeout_s: float = 600.0,
         connect_timeout_s: float = 10.0,
+        http_transport: str = "aiohttp",
     ):
         name = model or os.environ.get("SPARQLAB_MODEL")
         if not name:
@@ -76,88 +179,70 @@ class OpenAIModel(ChatModel):
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.connect_timeout_s = connect_timeout_s
-        self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
+        if http_transport not in HTTP_TRANSPORTS:
+            raise ValueError(f"http_transport must be one of {', '.join(HTTP_TRANSPORTS)} (got {http_transport!r})")
+        self.http_transport = http_transport
+        self._clients: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, AsyncGenerator[None]]] = {}
 
     def _client(self) -> openai.AsyncOpenAI:
         """The client of the running event loop: an async connection pool belongs to one loop, and blocking
-        calls (``complete``, ``chat_sync``) each run in a fresh loop."""
+        calls (``complete``, ``chat_sync``) each run in a fresh loop. It is closed by :meth:`aclose`, else when
+        the loop shuts down (:func:`_closed_with_loop`)."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
+        entry = self._clients.get(loop)
+        if entry is None:
             for stale in [other for other in self._clients if other.is_closed()]:
-                del self._clients[stale]  # a loop that ended without aclose(): let its client go
-            client = self._clients[loop] = openai.AsyncOpenAI(
+                del self._clients[stale]  # a loop closed without shutting down: let its client go
+            client = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=self.max_retries,
                 timeout=openai.Timeout(self.timeout_s, connect=min(self.connect_timeout_s, self.timeout_s)),
+                http_client=HTTP_TRANSPORTS[self.http_transport](),
             )
-        return client
+            closer = _closed_with_loop(client)
+            with contextlib.suppress(StopIteration):
+                closer.asend(None).send(None)  # run it to its yield: the loop now knows it, and will close it
+            entry = self._clients[loop] = (client, closer)
+        return entry[0]
 
     async def aclose(self) -> None:
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
+        entry = self._clients.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[1].aclose()
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
-        params: dict[str, Any] = {
-            "model": request.model,
-            "messages": request.message_dicts,
-            "temperature": request.temperature,
-            "top_p": request.top_p,
-        }
-        if request.max_tokens is not None:
-            params["max_tokens"] = request.max_tokens
-        if request.stop:
-            params["stop"] = list(request.stop)
-        if request.seed is not None:
-            params["seed"] = request.seed
-        if request.extra:
-            params["extra_body"] = dict(request.extra)
+        """One ``POST /chat/completions`` through the client's documented low-level ``post`` (retries, timeouts,
+        auth and status errors are the client's own) with a plain JSON body, answered as the raw HTTP response and
+        read by :func:`completion_response`: the SDK's typed path spent most of a call's client CPU transforming
+        the parameters through their ``TypedDict`` annotations and parsing the reply into pydantic models (issue
+        23 target 5, docs/performance.md section 5)."""
         start = time.perf_counter()
         try:
-            raw = await self._client().chat.completions.with_raw_response.create(**params)
-            completion = raw.parse()
+            raw = await self._client().post("/chat/completions", body=request_body(request), cast_to=httpx2.Response)
         except openai.APIError as error:
             raise await self._translate(error, request.model) from error
         latency = time.perf_counter() - start
-        if not completion.choices:
-            raise ModelRequestError(f"{self.base_url} returned a completion without choices for {request.model!r}")
-        choice = completion.choices[0]
-        message = choice.message
-        text = message.content or ""
-        reasoning = getattr(message, "reasoning", None) or getattr(message, "reasoning_content", None)
-        if completion.usage is not None:
-            usage = Usage(completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0)
-        else:
-            usage = Usage.estimate(request, text)
-        return ChatResponse(
-            text=text,
-            usage=usage,
-            latency_s=latency,
-            finish_reason=choice.finish_reason or "stop",
-            model=completion.model or request.model,
-            reasoning=reasoning,
-            retries=raw.retries_taken,
-        )
+        # the client numbers its attempts in this header of the request it finally sent (0: the first one)
+        retries = int(raw.request.headers.get(RETRY_COUNT_HEADER, "0"))
+        return completion_response(raw.content, request, latency, retries, self.base_url)
+
+    async def _served_models(self) -> list[Any]:
+        """The endpoint's ``/v1/models`` entries, without retries."""
+        try:
+            return (await self._client().with_options(max_retries=0).models.list()).data
+        except openai.APIError as error:
+            raise await self._translate(error, self.name, diagnose=False) from error
 
     async def list_models(self) -> list[str]:
         """The model names the endpoint serves (``GET /v1/models``), without retries."""
-        try:
-            page = await self._client().with_options(max_retries=0).models.list()
-        except openai.APIError as error:
-            raise await self._translate(error, self.name, diagnose=False) from error
-        return [entry.id for entry in page.data]
+        return [entry.id for entry in await self._served_models()]
 
     async def served_identity(self) -> dict[str, Any] | None:
         """This model's ``/v1/models`` entry as identity: ``id``, ``root`` (vLLM: the weights served under the
         name) and ``max_model_len``; ``None`` when the server does not list the name. Raises
         :class:`ModelUnavailable` when the endpoint cannot be reached."""
-        try:
-            page = await self._client().with_options(max_retries=0).models.list()
-        except openai.APIError as error:
-            raise await self._translate(error, self.name, diagnose=False) from error
-        for entry in page.data:
+        for entry in await self._served_models():
             if entry.id == self.name:
                 extra = entry.model_extra or {}
                 return {"id": entry.id, "root": extra.get("root"), "max_model_len": extra.get("max_model_len")}
@@ -192,12 +277,12 @@ class OpenAIModel(ChatModel):
     async def _translate(self, error: openai.APIError, name: str, diagnose: bool = True) -> ModelError:
         """The typed error for a failed call, after the client's retries are spent."""
         attempts = f"after {self.max_retries} retries"
-        if isinstance(error, openai.APITimeoutError):
+        if isinstance(error, openai.APITimeoutError) and not connection_failure(error):
             return ModelUnavailable(
                 f"the model endpoint {self.base_url} did not answer within {self.timeout_s:g} s ({attempts}); "
                 f"raise timeout_s, lower max_tokens, or check the server's load"
             )
-        if isinstance(error, openai.APIConnectionError):
+        if isinstance(error, openai.APIConnectionError):  # APITimeoutError is one too
             cause = str(error.__cause__ or error)
             return ModelUnavailable(self._unreachable_message(cause))
         if not isinstance(error, openai.APIStatusError):
@@ -227,4 +312,5 @@ class OpenAIModel(ChatModel):
             "base_url": self.base_url,
             "max_retries": self.max_retries,
             "timeout_s": self.timeout_s,
+            "http_transport": self.http_transport,
         }
