@@ -38,9 +38,9 @@ def compare(entries: list, encoders: list[str], labels: int) -> dict:
     report, reference = {}, None
     sample = random.Random(0).sample([e for e in entries if e.kind == "entity"], labels)
     for name in encoders:
-        KBMemory.build(entries[:64], name, progress=False)  # loads (and on first use exports) the encoder
+        KBMemory.build(entries[:64], name, progress=False, prebuilt=False)  # loads (first use: exports) the encoder
         start = time.perf_counter()
-        memory = KBMemory.build(entries, name, progress=False)
+        memory = KBMemory.build(entries, name, progress=False, prebuilt=False)
         build_s = time.perf_counter() - start
         top1 = [hits[0].entry for hits in memory.search_vectors(
             memory.encode([e.label for e in sample]), "entity", 1)]
@@ -90,7 +90,7 @@ def main() -> None:
         memory = reloaded = KBMemory.load(args.reuse)
         reload_s = time.perf_counter() - start
     else:
-        memory = KBMemory.build(entries, args.embedder)
+        memory = KBMemory.build(entries, args.embedder, prebuilt=False)  # the build itself, not shipped vectors
         build_s = time.perf_counter() - start
         with tempfile.TemporaryDirectory() as scratch:
             start = time.perf_counter()

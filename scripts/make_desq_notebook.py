@@ -19,10 +19,11 @@ the fb_roles relations and the datasets' entities.
 
 The defaults run offline with `standin-desq`, a deterministic nearest-example baseline (**not an LLM**; labelled
 `[standin]`): it copies the nearest training decomposition and looks entity ids up by plain label, so a name shared
-by a film and a person sometimes gets the wrong id behind the right label. The first run builds the movie KB memory
-(43k entries, embedded once with the offline MiniLM and cached under `.cache/artifacts/`); later runs load it.
-The default encoder runs that MiniLM with ONNX Runtime (`minilm-onnx`): the same vectors as the torch encoder
-within 1e-4, about 1.4× faster on a CPU (docs/performance.md); `-p embedder minilm` uses torch.
+by a film and a person sometimes gets the wrong id behind the right label. The movie KB memory (43k entries) and the
+Wikidata property memory (12k) are the offline MiniLM's vectors shipped in `data/desq_memory/` (int8 per row, the
+same top-1 as the float vectors; `scripts/ship_kb_memories.py`): embedding them takes minutes on a CPU. Another KG,
+`memory_limit` or `embedder` embeds its memory on first use (`minilm-onnx`: the same model on ONNX Runtime, ~1.4×
+faster) and caches it under `.cache/artifacts/`.
 Use a real model with `-p model openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`. The main comparison runs
 on any KG: `-p kg freebase -p kg_url http://HOST:PORT/sparql -p dataset webqsp -p train_dataset webqsp` against a
 Freebase endpoint (docs/freebase.md). The Freebase section is off by default (its memory embeds 77k entries, minutes
@@ -46,9 +47,9 @@ run_strategy: str = "roundtrip-exact" # the strategy the run answers with (all s
 threshold: float = 0.85               # cosine threshold of score-threshold and combined (paper: 0.85)
 jaccard: float = 0.5                  # word-Jaccard cut of roundtrip-fuzzy (paper: 0.5)
 memory_limit: int = 0                 # entities in the movie KB memory (0: all 43k), smaller only for smoke tests
-embedder: str = "minilm-onnx"         # KB memory encoder: minilm-onnx (offline MiniLM on ONNX Runtime), minilm (same
-                                      # model on torch: same vectors, slower), minilm-int8 (faster, ~98 % same top-1),
-                                      # hashing (model-free baseline), or a sentence-transformers name
+embedder: str = "minilm"              # KB memory encoder: minilm (offline; shipped vectors), minilm-onnx (same model on
+                                      # ONNX Runtime), minilm-int8 (faster, ~98 % same top-1), hashing (model-free
+                                      # baseline), or a sentence-transformers name
 memory_dir: Optional[str] = None      # a saved movie memory (`sparqlab desq memory build`) instead of building one
 wikidata_sets: list[str] = ["qald10", "lcquad2"]  # Wikidata benchmarks evaluated without an endpoint
 wikidata_train: str = "qald9plus"     # their worked examples (train split)

@@ -102,6 +102,67 @@ def embedder(name: str = DEFAULT_EMBEDDER, batch_size: int = 64) -> Callable[[li
                                                  convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
 
 
+def memory_order(entries: Sequence[Entry]) -> list[int]:
+    """Positions of ``entries`` grouped by kind (stable within a kind): a memory's row order."""
+    return sorted(range(len(entries)), key=lambda i: (KINDS.index(entries[i].kind)
+                                                     if entries[i].kind in KINDS else len(KINDS)))
+
+
+def canonical_order(entries: Sequence[Entry]) -> list[int]:
+    """Positions of ``entries`` by kind, then id: the row order of shipped vectors, whatever order made them."""
+    return sorted(range(len(entries)), key=lambda i: (KINDS.index(entries[i].kind) if entries[i].kind in KINDS
+                                                     else len(KINDS), entries[i].kind, entries[i].id))
+
+
+def content_digest(model: str, entries: Sequence[Entry]) -> str:
+    """Digest of an embedder name and entries in memory order: equal digests, equal vectors."""
+    content = hashlib.sha256(model.encode("utf-8"))
+    for e in entries:
+        content.update(f"\n{e.id}\t{e.label}\t{e.description}\t{e.kind}".encode())
+    return content.hexdigest()[:16]
+
+
+PREBUILT_DIR = "desq_memory"
+"""Folder under ``data/`` of shipped memory vectors (:func:`ship_prebuilt`): embedding the movie KG's 43k entries
+takes minutes on a CPU (docs/performance.md: at least ~2 min at this CPU's peak float rate), loading them a second."""
+
+
+def ship_prebuilt(memory: KBMemory, name: str, folder: str | Path | None = None) -> Path:
+    """Write ``memory``'s vectors (in :func:`canonical_order`) as int8 per row (``round(v / s)``, ``s = max|v| / 127``) with its content digest
+    to ``data/desq_memory/<name>.npz``, for :meth:`KBMemory.build` to use instead of embedding the same entries.
+    Per-row int8 keeps every cosine within ~1e-3 of the float value at a quarter of the bytes."""
+    folder = Path(folder or data_dir() / PREBUILT_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    order = canonical_order(memory.entries)
+    vectors = memory.vectors[order]
+    scales = np.maximum(np.abs(vectors).max(axis=1), 1e-12) / 127.0
+    codes = np.round(vectors / scales[:, None]).astype(np.int8)
+    target = folder / f"{name}.npz"
+    np.savez_compressed(target, codes=codes, scales=scales.astype(np.float32), model=np.array(memory.model),
+                        digest=np.array(content_digest(memory.model, [memory.entries[i] for i in order])))
+    return target
+
+
+def prebuilt_vectors(model: str, entries: Sequence[Entry], folder: str | Path | None = None) -> np.ndarray | None:
+    """Unit vectors of ``entries`` (in the given order) from a shipped file with the same content digest, or
+    ``None`` when no shipped file holds exactly these entries embedded by ``model``."""
+    folder = Path(folder or data_dir() / PREBUILT_DIR)
+    if not folder.is_dir():
+        return None
+    order = canonical_order(entries)
+    digest = content_digest(model, [entries[i] for i in order])
+    for path in sorted(folder.glob("*.npz")):
+        with np.load(path) as shipped:
+            if str(shipped["digest"]) != digest:
+                continue
+            rows = shipped["codes"].astype(np.float32) * shipped["scales"][:, None]
+        rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+        vectors = np.empty_like(rows)
+        vectors[order] = rows  # shipped in canonical order; back to the order of ``entries``
+        return vectors
+    return None
+
+
 class KBMemory:
     """Entries plus their unit embeddings; :meth:`search` returns the best entries of a kind for a text."""
 
@@ -112,8 +173,7 @@ class KBMemory:
         loaded on first search)."""
         if len(entries) != len(vectors):
             raise ValueError(f"{len(entries)} entries but {len(vectors)} vectors")
-        order = sorted(range(len(entries)), key=lambda i: (KINDS.index(entries[i].kind)
-                                                          if entries[i].kind in KINDS else len(KINDS)))
+        order = memory_order(entries)
         self.entries = [entries[i] for i in order]
         self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32) if len(order) else \
             np.zeros((0, 0), np.float32)
@@ -132,14 +192,20 @@ class KBMemory:
     # -- building, saving, loading
     @classmethod
     def build(cls, entries: Iterable[Entry], model: str = DEFAULT_EMBEDDER, batch_size: int = 256,
-              progress: bool = True, backend: str = "auto") -> KBMemory:
-        """Embed every entry (with a progress bar); ``info`` records the build time."""
+              progress: bool = True, backend: str = "auto", prebuilt: bool = True) -> KBMemory:
+        """Embed every entry (with a progress bar); ``info`` records the build time. With ``prebuilt``, vectors
+        shipped in ``data/desq_memory/`` for exactly these entries and this embedder (same content digest) are
+        loaded instead of computed (``info["prebuilt"]`` says so); ``prebuilt=False`` always embeds."""
         from tqdm.auto import tqdm
 
         entries = list(entries)
         if not entries:
             raise ValueError("a KB memory needs at least one entry")
         start = time.perf_counter()
+        shipped = prebuilt_vectors(model, entries) if prebuilt else None
+        if shipped is not None:
+            return cls(entries, shipped, model, backend, {"build_s": round(time.perf_counter() - start, 2),
+                                                          "entries": len(entries), "prebuilt": True})
         embed = embedder(model, batch_size)
         order = sorted(range(len(entries)), key=lambda i: len(entries[i].text))  # little padding per batch
         vectors = None
@@ -201,10 +267,7 @@ class KBMemory:
     def digest(self) -> str:
         """Content digest (embedder and entries), for run manifests; computed once."""
         if self._digest is None:
-            content = hashlib.sha256(self.model.encode("utf-8"))
-            for e in self.entries:
-                content.update(f"\n{e.id}\t{e.label}\t{e.description}\t{e.kind}".encode())
-            self._digest = content.hexdigest()[:16]
+            self._digest = content_digest(self.model, self.entries)
         return self._digest
 
     @property
