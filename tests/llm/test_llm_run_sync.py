@@ -137,3 +137,33 @@ def test_reuse_loop_works_in_a_forked_child():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+KEPT_LOOP_CLIENT = """
+import asyncio, sys
+from sparqlab.llm.base import run_sync
+from sparqlab.llm.openai_backend import OpenAIModel
+from sparqlab.llm.server import serve_in_background
+
+with serve_in_background("standin-echo", process=True) as url:
+    model = OpenAIModel("standin-echo", base_url=url)
+    ask = lambda text: model.chat([{"role": "user", "content": text}])
+    print(run_sync(ask("main thread"), reuse_loop=True).text)
+
+    async def inside_a_loop():
+        return run_sync(ask("inside a loop"), reuse_loop=True).text
+
+    print(asyncio.run(inside_a_loop()))
+"""
+
+
+def test_kept_loops_close_the_model_client_at_exit():
+    """A served model used on kept loops (GenOp's evaluations) and never closed by the caller: the loops' shutdown
+    at exit closes its HTTP client, so aiohttp reports no unclosed session or connector."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", KEPT_LOOP_CLIENT], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["main thread", "inside a loop"]
+    assert "Unclosed" not in done.stderr, done.stderr

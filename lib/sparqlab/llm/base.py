@@ -175,8 +175,7 @@ class _ThreadLoop:
         _ThreadLoop._open.add(self.loop)
 
     def __del__(self) -> None:
-        if not self.loop.is_closed() and not self.loop.is_running():
-            self.loop.close()
+        _shut_down(self.loop)
 
     @classmethod
     def current(cls) -> asyncio.AbstractEventLoop:
@@ -188,8 +187,20 @@ class _ThreadLoop:
     @classmethod
     def close_all(cls) -> None:
         for loop in list(cls._open):
-            if not loop.is_closed() and not loop.is_running():
-                loop.close()
+            _shut_down(loop)
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
+    """Close a kept loop as ``asyncio.run`` closes its own: async generators first (a model's HTTP client is closed
+    by one, so aiohttp does not report an unclosed session at exit), then the loop."""
+    if loop.is_closed() or loop.is_running():
+        return
+    try:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    except RuntimeError:  # another loop runs on this thread (a collection inside it): close without the generators
+        pass
+    finally:
+        loop.close()
 
 
 atexit.register(_ThreadLoop.close_all)
