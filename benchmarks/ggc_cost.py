@@ -101,9 +101,10 @@ def wall_times(args) -> None:
     shared = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
     rows = []
     with open_kg("movies") as kg:
-        gate = gate_from_generator_run(GateSettings(args.gate, args.kg_feedback),
+        gate = gate_from_generator_run(GateSettings(args.gate),
                                        pipeline_config(experiment="ggc-gate-data", split="train",
-                                                       limit=args.train_limit, **shared), kg=kg)
+                                                       limit=args.train_limit, **shared),
+                                       kg_feedback=args.kg_feedback, kg=kg)
         config = latency_config(pipeline_config(experiment="ggc-wall", split="test", limit=args.limit, **shared),
                                 args.latency_ms, args.concurrency)
         options = dict(gate_path=str(gate.folder), kg_feedback=args.kg_feedback)
