@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from ggc_helpers import TRAIN_LIMIT, base_config
+from ggc_helpers import TRAIN_LIMIT, base_config, environment
 
 
 @pytest.fixture(scope="session")
@@ -36,8 +36,8 @@ def isolated_paths(tmp_path, monkeypatch, session_cache):
 def movies(session_cache):
     from sparqlab.kg import open_kg
 
-    os.environ["SPARQLAB_CACHE"] = str(session_cache)
-    kg = open_kg("movies")
+    with environment(SPARQLAB_CACHE=str(session_cache)):
+        kg = open_kg("movies")
     yield kg
     kg.close()
 
@@ -48,7 +48,7 @@ def trained(session_cache, movies, tmp_path_factory):
     from sparqlab.experiments.ggc import gate_from_generator_run
     from sparqlab.methods.ggc import GateSettings
 
-    os.environ["SPARQLAB_CACHE"] = str(session_cache)
-    os.environ["SPARQLAB_RUNS"] = str(tmp_path_factory.mktemp("gate-runs"))
-    config = base_config(dataset="mcqa-movies", split="train", limit=TRAIN_LIMIT)
-    return gate_from_generator_run(GateSettings("tfidf"), config, kg=movies, folder=tmp_path_factory.mktemp("gate") / "tfidf")
+    with environment(SPARQLAB_CACHE=str(session_cache), SPARQLAB_RUNS=str(tmp_path_factory.mktemp("gate-runs"))):
+        config = base_config(dataset="mcqa-movies", split="train", limit=TRAIN_LIMIT)
+        return gate_from_generator_run(GateSettings("tfidf"), config, kg=movies,
+                                       folder=tmp_path_factory.mktemp("gate") / "tfidf")

@@ -4,6 +4,10 @@ folder's came first.)"""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
+import pytest
+
 MEMORY = {"start": 4000, "stop": 4200}
 """The stand-ins' memory in these tests: 200 questions of mcqa-movies train (disjoint from the gate data)."""
 TRAIN_LIMIT = 80
@@ -18,3 +22,13 @@ def base_config(**changes):
                     model_roles={"corrector": {"model": "standin-corrector", "options": dict(MEMORY)}},
                     cache="off", concurrency=2, progress=False)
     return RunConfig(**{**settings, **changes})
+
+
+@contextmanager
+def environment(**values: str):
+    """Environment variables set for a session or module fixture's set-up only: a plain ``os.environ`` write there
+    outlives the GGC tests and moves the cache or runs folder of whichever test the worker runs next."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in values.items():
+            patch.setenv(name, value)
+        yield

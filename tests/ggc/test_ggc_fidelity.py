@@ -97,16 +97,14 @@ def test_format_1_gates_load_with_the_behaviour_they_were_trained_with(tmp_path)
 
 @pytest.fixture(scope="module")
 def gated_run(trained, movies, tmp_path_factory):
-    import os
-
-    from ggc_helpers import TEST_LIMIT, base_config
+    from ggc_helpers import TEST_LIMIT, base_config, environment
 
     from sparqlab.methods.ggc import GGC
     from sparqlab.runs import run
 
-    os.environ["SPARQLAB_RUNS"] = str(tmp_path_factory.mktemp("fidelity-runs"))
-    config = base_config(dataset="mcqa-movies", split="test", limit=TEST_LIMIT)
-    return run(GGC(mode="gated", gate_path=str(trained.folder), threshold=0.5), config=config, kg=movies)
+    with environment(SPARQLAB_RUNS=str(tmp_path_factory.mktemp("fidelity-runs"))):
+        config = base_config(dataset="mcqa-movies", split="test", limit=TEST_LIMIT)
+        return run(GGC(mode="gated", gate_path=str(trained.folder), threshold=0.5), config=config, kg=movies)
 
 
 def test_gated_run_metrics_carry_the_gate_metrics_at_its_threshold(gated_run, movies):

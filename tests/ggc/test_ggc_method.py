@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from ggc_helpers import TEST_LIMIT, base_config
+from ggc_helpers import TEST_LIMIT, base_config, environment
 
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.eval.errors import CATEGORIES
@@ -25,16 +25,14 @@ def corrector_calls(record):
 
 @pytest.fixture(scope="module")
 def test_runs(trained, movies, tmp_path_factory):
-    import os
-
-    os.environ["SPARQLAB_RUNS"] = str(tmp_path_factory.mktemp("mode-runs"))
-    config = base_config(dataset="mcqa-movies", split="test", limit=TEST_LIMIT)
     gate = str(trained.folder)
     methods = {"none": GGC(mode="none"), "all": GGC(mode="all"),
                "zero": GGC(mode="gated", gate_path=gate, threshold=0.0),
                "half": GGC(mode="gated", gate_path=gate, threshold=0.5),
                "above": GGC(mode="gated", gate_path=gate, threshold=1.01)}
-    return {name: run(method, config=config, kg=movies) for name, method in methods.items()}
+    with environment(SPARQLAB_RUNS=str(tmp_path_factory.mktemp("mode-runs"))):
+        config = base_config(dataset="mcqa-movies", split="test", limit=TEST_LIMIT)
+        return {name: run(method, config=config, kg=movies) for name, method in methods.items()}
 
 
 def test_generator_data_run_is_an_ordinary_run(trained):
