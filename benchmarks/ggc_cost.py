@@ -49,21 +49,17 @@ def main() -> None:
     if args.latency_ms is not None:
         return wall_times(args)
 
-    from sparqlab.experiments.ggc import MODE_LABELS, gate_from_generator_run, pipeline_config, run_modes
+    from sparqlab.experiments.ggc import MODE_LABELS, pipeline_config, run_modes
     from sparqlab.kg import open_kg
-    from sparqlab.methods.ggc import GateSettings, pipeline_metrics, stage_frame
+    from sparqlab.methods.ggc import pipeline_metrics, stage_frame
 
-    shared = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
     ratios = []
     with open_kg("movies") as kg:
-        gate = gate_from_generator_run(GateSettings(args.gate),
-                                       pipeline_config(experiment="ggc-gate-data", split="train",
-                                                       limit=args.train_limit, **shared),
-                                       kg_feedback=args.kg_feedback, kg=kg)
+        gate = trained_gate(args, kg)
         for _ in range(args.repeats):
             with tempfile.TemporaryDirectory() as root:
                 os.environ["SPARQLAB_RUNS"] = root  # a fresh folder: the run is executed, not resumed
-                config = pipeline_config(experiment="ggc-cost", split="test", limit=args.limit, **shared)
+                config = pipeline_config(experiment="ggc-cost", split="test", limit=args.limit, **SHARED)
                 results = run_modes(config, gate.folder, ["gated"], kg=kg, threshold=0.0,
                                     kg_feedback=args.kg_feedback)
                 frame = stage_frame(results[MODE_LABELS["gated"]].run_dir, kg)
@@ -82,6 +78,22 @@ def main() -> None:
         args.json.write_text(json.dumps({"median": summary, "runs": ratios}, indent=2) + "\n", encoding="utf-8")
 
 
+SHARED = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
+"""The pipeline settings both modes share: GGC's stand-ins on mcqa-movies."""
+
+
+def trained_gate(args, kg):
+    """The ``args.gate`` gate trained on a generator pass over the first ``args.train_limit`` training questions
+    (the gate reads the method's KG feedback, so ``kg_feedback`` goes to the run, not to ``GateSettings``)."""
+    from sparqlab.experiments.ggc import gate_from_generator_run, pipeline_config
+    from sparqlab.methods.ggc import GateSettings
+
+    return gate_from_generator_run(GateSettings(args.gate),
+                                   pipeline_config(experiment="ggc-gate-data", split="train",
+                                                   limit=args.train_limit, **SHARED),
+                                   kg_feedback=args.kg_feedback, kg=kg)
+
+
 def latency_config(config, delay_ms: float, concurrency: int):
     """``config`` with generator and corrector wrapped in ``standin-latency`` (same inner stand-ins and memory)."""
     corrector = config.model_roles["corrector"]
@@ -93,19 +105,15 @@ def latency_config(config, delay_ms: float, concurrency: int):
 
 def wall_times(args) -> None:
     """Wall time of generator-only, gated (batched and unbatched gate) and a 5-τ sweep, side by side."""
-    from sparqlab.experiments.ggc import gate_from_generator_run, pipeline_config, threshold_sweep
+    from sparqlab.experiments.ggc import pipeline_config, threshold_sweep
     from sparqlab.kg import open_kg
-    from sparqlab.methods.ggc import GGC, GateSettings
+    from sparqlab.methods.ggc import GGC
     from sparqlab.runs import run
 
-    shared = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
     rows = []
     with open_kg("movies") as kg:
-        gate = gate_from_generator_run(GateSettings(args.gate),
-                                       pipeline_config(experiment="ggc-gate-data", split="train",
-                                                       limit=args.train_limit, **shared),
-                                       kg_feedback=args.kg_feedback, kg=kg)
-        config = latency_config(pipeline_config(experiment="ggc-wall", split="test", limit=args.limit, **shared),
+        gate = trained_gate(args, kg)
+        config = latency_config(pipeline_config(experiment="ggc-wall", split="test", limit=args.limit, **SHARED),
                                 args.latency_ms, args.concurrency)
         options = dict(gate_path=str(gate.folder), kg_feedback=args.kg_feedback)
         settings = {
