@@ -148,14 +148,14 @@ def official_frame(runs: Mapping[str, str | Path], questions: Sequence[Question]
     from sparqlab.runs.store import RunStore
 
     rows, summaries = [], {}
+    # dataset order, not finishing order: concurrent runs append predictions as questions finish
+    position = {q.id: i for i, q in enumerate(questions)}
     for label, folder in runs.items():
         records = RunStore(folder).predictions()
         asked = {r["id"] for r in records}
         table = score_answers(run_answers(records), [q for q in questions if q.id in asked], kg, gold=gold,
                               rewrite=rewrite)
         summaries[label] = table["summary"]
-        # dataset order, not finishing order: concurrent runs append predictions as questions finish
-        position = {q.id: i for i, q in enumerate(questions)}
         for record in sorted(records, key=lambda r: position.get(r["id"], len(position))):
             scores = table["questions"][record["id"]]
             if not scores["scored"]:
