@@ -102,20 +102,23 @@ def embedder(name: str = DEFAULT_EMBEDDER, batch_size: int = 64) -> Callable[[li
                                                  convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
 
 
+def _kind_rank(kind: str) -> int:
+    """Position of ``kind`` in :data:`KINDS` (unknown kinds last): the block order of a memory."""
+    return KINDS.index(kind) if kind in KINDS else len(KINDS)
+
+
 def memory_order(entries: Sequence[Entry]) -> list[int]:
     """Positions of ``entries`` grouped by kind (stable within a kind): a memory's row order."""
-    return sorted(range(len(entries)), key=lambda i: (KINDS.index(entries[i].kind)
-                                                     if entries[i].kind in KINDS else len(KINDS)))
+    return sorted(range(len(entries)), key=lambda i: _kind_rank(entries[i].kind))
 
 
 def canonical_order(entries: Sequence[Entry]) -> list[int]:
     """Positions of ``entries`` by kind, then id: the row order of shipped vectors, whatever order made them."""
-    return sorted(range(len(entries)), key=lambda i: (KINDS.index(entries[i].kind) if entries[i].kind in KINDS
-                                                     else len(KINDS), entries[i].kind, entries[i].id))
+    return sorted(range(len(entries)), key=lambda i: (_kind_rank(entries[i].kind), entries[i].kind, entries[i].id))
 
 
 def content_digest(model: str, entries: Sequence[Entry]) -> str:
-    """Digest of an embedder name and entries in memory order: equal digests, equal vectors."""
+    """Digest of an embedder name and entries in the order given: equal digests, equal vectors."""
     content = hashlib.sha256(model.encode("utf-8"))
     for e in entries:
         content.update(f"\n{e.id}\t{e.label}\t{e.description}\t{e.kind}".encode())
@@ -128,8 +131,9 @@ takes minutes on a CPU (docs/performance.md: at least ~2 min at this CPU's peak 
 
 
 def ship_prebuilt(memory: KBMemory, name: str, folder: str | Path | None = None) -> Path:
-    """Write ``memory``'s vectors (in :func:`canonical_order`) as int8 per row (``round(v / s)``, ``s = max|v| / 127``) with its content digest
-    to ``data/desq_memory/<name>.npz``, for :meth:`KBMemory.build` to use instead of embedding the same entries.
+    """Write ``memory``'s vectors (in :func:`canonical_order`) as int8 per row (``round(v / s)``,
+    ``s = max|v| / 127``) with its content digest to ``data/desq_memory/<name>.npz``, for :meth:`KBMemory.build`
+    to use instead of embedding the same entries.
     Per-row int8 keeps every cosine within ~1e-3 of the float value at a quarter of the bytes."""
     folder = Path(folder or data_dir() / PREBUILT_DIR)
     folder.mkdir(parents=True, exist_ok=True)
