@@ -37,7 +37,8 @@ kg_url: Optional[str] = None          # SPARQL endpoint serving that KG (needed 
 dataset: str = "mcqa-movies"          # scored questions (`sparqlab data list`)
 split: str = "test"                   # scored split
 limit: Optional[int] = 100            # first N scored questions; None: all
-train_dataset: str = "mcqa-movies"    # worked examples / nearest-example source (never the scored split)
+train_dataset: Optional[str] = None   # worked examples (never the scored split); None: the scored dataset's
+                                      # train split, else the KG's training dataset (mcqa-movies on movies)
 train_split: str = "train"
 train_limit: int = 2000               # training questions decomposed (0: all)
 model: str = "standin-desq"           # a registered stand-in, or the model name your server serves
@@ -113,7 +114,7 @@ plots.save_figure(fig, "uri_strategies", experiment=experiment, runs=[result],
     new_markdown_cell("## Structure vs execution\nStructural EM of the final query beside execution F1, and the "
                       "empty-vs-empty pairs execution F1 would count as correct (section 3.5)."),
     new_code_cell("""\
-display(micro_scores(predictions))  # micro: over all fragments / URI slots (the paper); per question: ours before
+display(micro_scores(predictions))  # micro-averaged over all fragments / URI slots (the paper)
 pd.Series({
     "structural EM (final query)": predictions["scores.structural_em"].mean(),
     "corpus BLEU of the structured outputs": output_bleu(predictions),
@@ -126,7 +127,7 @@ pd.Series({
                       "slots are left as predicted. Nothing is executed."),
     new_code_cell("""\
 offline_tables(wikidata_sets, open_kg("wikidata"), model, wikidata_limit, strategy=run_strategy, threshold=threshold,
-               jaccard=jaccard, memory="wikidata-properties", memory_limit=wikidata_memory_limit, embedder=embedder,
+               jaccard=jaccard, memory="catalogue", memory_limit=wikidata_memory_limit, embedder=embedder,
                train_dataset=wikidata_train, train_split="train")"""),
     new_markdown_cell("## Freebase benchmarks, without an endpoint\nDeSQ's Freebase columns: WebQSP, CWQ and GrailQA "
                       "scored by structure and ids only. The memory holds the fb_roles relations (names and "
@@ -135,7 +136,7 @@ offline_tables(wikidata_sets, open_kg("wikidata"), model, wikidata_limit, strate
     new_code_cell("""\
 freebase = open_kg(kg_url if kg == "freebase" and kg_url else "http://freebase.invalid/sparql", profile="freebase")
 offline_tables(freebase_sets, freebase, model, freebase_limit, strategy=run_strategy, threshold=threshold,
-               jaccard=jaccard, memory="freebase", memory_limit=freebase_memory_limit, embedder=embedder,
+               jaccard=jaccard, memory="catalogue", memory_limit=freebase_memory_limit, embedder=embedder,
                train_dataset=freebase_train, train_split="train")"""),
 ]
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from desq_helpers import MOVIE_ENTRIES
 
-from sparqlab.methods.desq.kb_memory import Entry, KBMemory, limit_entries, wikidata_property_entries
+from sparqlab.kg import get_profile
+from sparqlab.methods.desq.kb_memory import Entry, KBMemory, catalogue_entries, limit_entries
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,7 @@ def test_bad_inputs_get_clear_errors(tmp_path):
 
 
 def test_wikidata_property_memory_entries():
-    entries = wikidata_property_entries()
+    entries = catalogue_entries(get_profile("wikidata"))
     assert len(entries) == 12066 and all(e.kind == "property" for e in entries)
     by_id = {e.id: e for e in entries}
     assert by_id["P36"].label == "capital"

@@ -80,6 +80,30 @@ def test_no_method_package_imports_another_or_the_runner():
     assert not problems, problems
 
 
+def test_no_method_package_names_a_kg_or_a_dataset():
+    """KG knowledge lives in the KG profiles: a method package spells no KG or dataset name in its code (defaults,
+    branches, tables keyed by KG) and imports no KG's own module."""
+    from sparqlab.data import dataset_names
+    from sparqlab.kg.profiles import PROFILES
+
+    names = (set(PROFILES.names()) | set(dataset_names())) - set(method_names())  # "spinach" is both
+    kg_modules = {f"sparqlab.kg.{name}" for name in ("movies", "wikidata", "freebase", "ck25")}
+    problems = []
+    for path in sorted((LIB / "methods").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if node.value.lower() in names:
+                    problems.append(f"{path.relative_to(LIB)}:{node.lineno} names {node.value!r}")
+            if isinstance(node, ast.ImportFrom) and node.module in kg_modules:
+                problems.append(f"{path.relative_to(LIB)}:{node.lineno} imports {node.module}")
+    assert not problems, problems
+
+
 @pytest.mark.slow
 def test_a_third_party_method_package_is_found_by_methods_list_and_run(tmp_path):
     """The README's recipe: a package with a Method subclass and a `sparqlab.plugins` entry point, installed."""

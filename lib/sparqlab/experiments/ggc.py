@@ -77,7 +77,7 @@ def generator_config(base: Any, **changes: Any) -> Any:
     return dataclasses.replace(base, model_roles=roles, **changes)
 
 
-def generator_run(config: Any, *, variant: str = "movies", kg: Any = None) -> Any:
+def generator_run(config: Any, *, variant: str | None = None, kg: Any = None) -> Any:
     """The generator-only pass (``GGC(mode="none")``) over ``config``'s questions whose initial queries a gate or
     the corrector data are labelled on; a finished run is reused (the runner resumes it)."""
     from sparqlab.runs import run
@@ -86,7 +86,8 @@ def generator_run(config: Any, *, variant: str = "movies", kg: Any = None) -> An
 
 
 def gate_from_generator_run(settings: GateSettings, config: Any, *, kg_feedback: bool = False,
-                            variant: str = "movies", folder: str | Path | None = None, kg: Any = None) -> TrainedGate:
+                            variant: str | None = None, folder: str | Path | None = None,
+                            kg: Any = None) -> TrainedGate:
     """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
     the initial queries and train a gate on them (reading KG feedback when ``kg_feedback``); save it to ``folder``
     (default: a content-keyed folder under ``cache_dir()/artifacts``). A finished generator run is reused (the

@@ -11,7 +11,6 @@ A memory is built once and saved (``entries.jsonl``, ``vectors.npy``, ``memory.j
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import re
@@ -339,7 +338,7 @@ def kg_entries(kg) -> list[Entry]:
     with its label and description (the profile's predicates)."""
     from sparqlab.methods.desq.fragments import scheme_for
 
-    scheme = scheme_for(kg.profile.name)
+    scheme = scheme_for(kg.profile)
     profile = kg.profile
     rows = kg.bulk_values(
         f"SELECT ?x ?l ?d WHERE {{ ?x <{profile.label_predicate}> ?l . "
@@ -352,45 +351,35 @@ def kg_entries(kg) -> list[Entry]:
     return sorted(entries.values(), key=lambda e: e.id)
 
 
+def catalogue_entries(profile) -> list[Entry]:
+    """The KG profile's element catalogue (:attr:`~sparqlab.kg.profiles.KGProfile.catalogue`: Wikidata's
+    properties, Freebase's schema and dataset entities) as memory entries, in its order, ids from the DeSQ id
+    scheme; a memory for a KG too large to read (section 3.3)."""
+    from sparqlab.methods.desq.fragments import scheme_for
+
+    if profile.catalogue is None:
+        raise ValueError(f"the {profile.name} KG's profile has no element catalogue; use memory=kg (read the KG)")
+    scheme = scheme_for(profile)
+    entries = []
+    for element in profile.catalogue():
+        split = scheme.split(element.iri)
+        if split is not None:
+            entries.append(Entry(split[1], element.label, element.description, element.kind))
+    return entries
+
+
+def main_kind(entries: Sequence[Entry]) -> str:
+    """The kind most entries have (``memory_limit`` cuts it): entities of a KG, properties of Wikidata's list."""
+    counts = {kind: sum(1 for e in entries if e.kind == kind) for kind in KINDS}
+    return max(KINDS, key=lambda kind: counts[kind])
+
+
 def limit_entries(entries: Sequence[Entry], kind: str, limit: int) -> list[Entry]:
     """The first ``limit`` entries of ``kind`` in id order plus every entry of another kind (``limit`` 0: all)."""
     if not limit:
         return list(entries)
     chosen = sorted((e for e in entries if e.kind == kind), key=lambda e: e.id)[:limit]
     return [e for e in entries if e.kind != kind] + chosen
-
-
-def wikidata_property_entries(folder: str | Path | None = None) -> list[Entry]:
-    """Wikidata properties from ``data/wikidata_properties`` (see its PROVENANCE.md): label from the property
-    list, description from CoDEx where it has one, else ``"Wikidata property (<datatype>)"``."""
-    folder = Path(folder or data_dir() / "wikidata_properties")
-    descriptions = json.loads((folder / "codex_relations.json").read_text(encoding="utf-8"))
-    entries = []
-    with open(folder / "wikidata_properties.tsv", encoding="utf-8", newline="") as handle:
-        for number, row in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
-            if len(row) < 4:
-                raise ValueError(f"{folder / 'wikidata_properties.tsv'}:{number}: expected 5 tab-separated fields")
-            ident = row[1].rsplit("/", 1)[-1]
-            datatype = row[2].rsplit("#", 1)[-1]
-            description = descriptions.get(ident, {}).get("description") or f"Wikidata property ({datatype})"
-            entries.append(Entry(ident, row[3], description, "property"))
-    return entries
-
-
-def freebase_entries() -> list[Entry]:
-    """DeSQ's KB memory over Freebase without reading the KG (section 3.3; the paper's Freebase memory holds the
-    relations and the entities the benchmarks use): every ``fb_roles`` relation with its name and description
-    (Pangu's ``fb_schema_properties``), every type those relations mention, and the entities the WebQSP / CWQ /
-    GrailQA files name (:func:`sparqlab.kg.freebase.dataset_entity_names`; they carry a name only)."""
-    from sparqlab.kg.freebase import FB, dataset_entity_names, declared_schema, type_label
-
-    schema = declared_schema()
-    entries = [Entry(prop[len(FB):], label, description, "property")
-               for prop, (label, description, _, _) in sorted(schema.properties.items())]
-    types = sorted({c for _, _, domain, range_ in schema.properties.values() for c in (*domain, *range_)})
-    entries += [Entry(t[len(FB):], type_label(t), f"Freebase type {t[len(FB):]}", "class") for t in types]
-    entries += [Entry(mid, name, "", "entity") for mid, name in sorted(dataset_entity_names().items())]
-    return entries
 
 
 def describer(memory: KBMemory | None, kg=None) -> Callable[[str, str, str], tuple[str, str]]:
@@ -400,7 +389,7 @@ def describer(memory: KBMemory | None, kg=None) -> Callable[[str, str, str], tup
     from sparqlab.methods.desq.fragments import scheme_for
 
     local = kg is not None and kg.profile.store_builder is not None
-    scheme = scheme_for(kg.profile.name) if kg is not None else None
+    scheme = scheme_for(kg.profile) if kg is not None else None
 
     def describe(kind: str, prefix: str, ident: str) -> tuple[str, str]:
         entry = memory.get(ident) if memory is not None else None

@@ -23,11 +23,11 @@ def desq_records(questions: Sequence[Question], kg: Any, progress: bool = True) 
     skipped (as DeSQ's ``prepare`` skips them) and counted as ``undecomposable``."""
     from tqdm.auto import tqdm
 
-    scheme, describe = scheme_for(kg.profile.name), describer(None, kg)
+    scheme, describe = scheme_for(kg.profile), describer(None, kg)
     examples, skipped = [], 0
     for question in tqdm(questions, desc="DeSQ gold decompositions", unit="q", disable=not progress):
         try:
             examples.append(gold_example(question, scheme, describe, gold_sparql_for(question, kg)))
         except (ValueError, SparqlParseError):
             skipped += 1
-    return finetune_records(examples, kg.profile.name), {"undecomposable": skipped}
+    return finetune_records(examples, scheme), {"undecomposable": skipped}
