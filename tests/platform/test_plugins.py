@@ -96,9 +96,9 @@ def test_no_method_package_names_a_kg_or_a_dataset():
                       and node.body and isinstance(node.body[0], ast.Expr)
                       and isinstance(node.body[0].value, ast.Constant)}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                if node.value.lower() in names:
-                    problems.append(f"{path.relative_to(LIB)}:{node.lineno} names {node.value!r}")
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                    and node.value.lower() in names):
+                problems.append(f"{path.relative_to(LIB)}:{node.lineno} names {node.value!r}")
             if isinstance(node, ast.ImportFrom) and node.module in kg_modules:
                 problems.append(f"{path.relative_to(LIB)}:{node.lineno} imports {node.module}")
     assert not problems, problems

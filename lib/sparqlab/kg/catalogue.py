@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
-
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from sparqlab.core.paths import data_dir
