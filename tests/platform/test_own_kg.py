@@ -51,6 +51,18 @@ def test_a_file_kg_gets_its_own_prefixes_labels_and_schema():
     assert "ur:Algorithms (Algorithms)" in answered.stdout
 
 
+def test_training_data_of_a_file_kg_names_the_kg_not_its_path(tmp_path):
+    from sparqlab.kg import open_kg
+    from sparqlab.train.data import build_from_dataset
+
+    with open_kg(TTL.resolve(), cache=False) as kg:
+        for builder in ("generic", "ggc-generator"):
+            out = tmp_path / f"{builder}.jsonl"
+            build_from_dataset(builder, str(HERE), "train", out, kg=kg, progress=False)
+            text = out.read_text()
+            assert "over the university knowledge graph" in text and str(HERE) not in text
+
+
 def test_a_refinement_file_beside_the_data_changes_the_profile(tmp_path):
     from sparqlab.kg import open_kg
 
