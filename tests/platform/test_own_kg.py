@@ -10,14 +10,13 @@ Student ⊑ Person, Professor ⊑ Person) and its own prefixes ``uo:`` / ``ur:``
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from plugin_helpers import install_package
 
 HERE = Path(__file__).parent / "university"
 TTL = HERE / "university.ttl"
@@ -83,11 +82,7 @@ def plugin_env(tmp_path_factory):
     """A third-party package holding the university KG and its questions, installed into a folder of its own,
     with an environment whose runs and cache are private to this module."""
     root = tmp_path_factory.mktemp("uni-plugin")
-    package = root / "src" / "uni_kg"
-    package.mkdir(parents=True)
-    for name in ("university.ttl", "train.jsonl", "test.jsonl"):
-        shutil.copy(HERE / name, package / name)
-    (package / "__init__.py").write_text(textwrap.dedent('''
+    env = install_package(root, "uni-kg", "uni_kg", '''
         """The university KG and its questions, as a plug-in."""
         from functools import partial
         from pathlib import Path
@@ -99,30 +94,9 @@ def plugin_env(tmp_path_factory):
         register_file_kg("university", HERE / "university.ttl")
         register_dataset(Dataset("uni-qa", "university", "questions over the university KG",
                                  {split: partial(read_questions, HERE / f"{split}.jsonl") for split in ("train", "test")}))
-    '''))
-    (root / "src" / "pyproject.toml").write_text(textwrap.dedent('''
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "uni-kg"
-        version = "0.1"
-
-        [tool.setuptools.package-data]
-        uni_kg = ["*.ttl", "*.jsonl"]
-
-        [project.entry-points."sparqlab.kgs"]
-        university = "uni_kg"
-
-        [project.entry-points."sparqlab.datasets"]
-        university = "uni_kg"
-    '''))
-    target = root / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(target), str(root / "src")], check=True, capture_output=True)
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")]),
-            "SPARQLAB_RUNS": str(root / "runs"), "SPARQLAB_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
+    ''', {"sparqlab.kgs": "university", "sparqlab.datasets": "university"},
+        data={name: HERE / name for name in ("university.ttl", "train.jsonl", "test.jsonl")})
+    return {**env, "SPARQLAB_RUNS": str(root / "runs"), "SPARQLAB_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
 
 
 METHOD_RUNS = {
