@@ -10,6 +10,7 @@ Student ⊑ Person, Professor ⊑ Person) and its own prefixes ``uo:`` / ``ur:``
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,17 @@ def test_training_data_of_a_file_kg_names_the_kg_not_its_path(tmp_path):
             build_from_dataset(builder, str(HERE), "train", out, kg=kg, progress=False)
             text = out.read_text()
             assert "over the university knowledge graph" in text and str(HERE) not in text
+
+
+def test_a_memory_of_a_file_kg_is_built_under_the_cache_not_beside_the_file(tmp_path):
+    shutil.copy(TTL, tmp_path / "university.ttl")
+    env = {**os.environ, "SPARQLAB_CACHE": str(tmp_path / "cache")}
+    built = sparqlab("desq", "memory", "build", "--kg", str(tmp_path / "university.ttl"), "--embedder", "hashing",
+                     env=env)
+    assert built.returncode == 0, built.stderr
+    folder = Path(built.stdout.split()[1])
+    assert folder.parent == tmp_path / "cache" / "desq-memory" and folder.name.startswith("university-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "university.ttl"]
 
 
 def test_a_refinement_file_beside_the_data_changes_the_profile(tmp_path):

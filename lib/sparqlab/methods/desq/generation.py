@@ -148,13 +148,15 @@ _BLOCK = re.compile(r"Question: (?P<question>[^\n]*)\nAtomic constraints:\n(?P<c
 @register_standin("standin-desq")
 class DesqStandin(StandinModel):
     """DeSQ baseline (not an LLM): the nearest worked example re-filled with the question's [mentions], ids by
-    plain label lookup (module docstring). ``kg`` names the KG whose labels the lookup reads; by default the run's."""
+    plain label lookup (module docstring). ``kg`` names the KG whose labels the lookup reads, by default the run's
+    (another KG's only with ``allow_other_kg``)."""
 
     name = "standin-desq"
 
-    def __init__(self, kg: str | None = None, name: str | None = None):
+    def __init__(self, kg: str | None = None, name: str | None = None, allow_other_kg: bool = False):
         super().__init__(name)
         self.kg_name = kg
+        self.allow_other_kg = allow_other_kg
         self._kg = None
         self._lookup: dict[str, list[str]] | None = None
         self._class_descriptions: dict[str, str] = {}
@@ -162,6 +164,10 @@ class DesqStandin(StandinModel):
         self._lock = threading.Lock()
 
     def bind(self, binding: RunBinding) -> None:
+        if self.kg_name not in (None, binding.kg.profile.name) and not self.allow_other_kg:
+            raise ValueError(f"standin-desq would look ids up in {self.kg_name} but this run is on "
+                             f"{binding.kg.profile.name}: leave --model-opt kg out (the run's KG), or give "
+                             "--model-opt allow_other_kg=true")
         if self.kg_name is None and binding.kg is not self._kg:
             with self._lock:
                 self._kg, self._lookup = binding.kg, None

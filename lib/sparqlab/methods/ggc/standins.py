@@ -134,6 +134,10 @@ class NeighbourCorrector(_Remembering):
         super().bind(binding)
         if self.kg_name is None:
             self._kg = binding.kg
+        elif self.kg_name != binding.kg.profile.name and not self.allow_other_kg:
+            raise ValueError(f"standin-corrector would check candidates on {self.kg_name} but this run is on "
+                             f"{binding.kg.profile.name}: leave --model-opt kg out (the run's KG), or give "
+                             "--model-opt allow_other_kg=true")
 
     def _graph(self):
         with self._lock:
