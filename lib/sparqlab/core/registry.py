@@ -107,8 +107,8 @@ class Registry(Generic[T]):
         return sorted({*self._items, *self._loaders})
 
     def loaded(self) -> dict[str, T]:
-        """The items made so far, in registration order, without loading plug-ins or running loaders (for tables
-        computed while modules are still being imported)."""
+        """The items made so far, in registration order, without loading plug-ins or running loaders (a profile
+        derived from a plug-in's data is not read for this)."""
         return dict(self._items)
 
     def items(self) -> list[tuple[str, T]]:

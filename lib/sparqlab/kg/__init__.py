@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
+from sparqlab.core.plugins import KG_GROUP, load_plugins
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG
@@ -34,6 +35,9 @@ __all__ = [
     "check_read_only", "get_profile", "open_kg", "query_cache", "register_file_kg",
 ]
 
+
+load_plugins(KG_GROUP)  # the KG modules (sparqlab's Freebase, movie and CK25 builders; plug-ins'): their profiles
+# and prefixes are known to every layer above, as answers are normalised with every profile's namespaces
 
 SEARCH_BACKENDS = {"local": "local", "api": "wikidata_api"}
 """``open_kg(search=...)`` values and the profile search backends they select."""
