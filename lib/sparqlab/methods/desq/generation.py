@@ -8,8 +8,9 @@ structured output. The paper fine-tunes the generator on the same pairs; :func:`
 ``standin-desq`` is an honest non-LLM baseline: it answers with the first (nearest) worked example of the prompt,
 re-filled for the new question — entity labels from the question's [bracketed] mentions, ids from a plain label
 lookup in the run's KG (case-insensitive exact match, first id in sorted order: when a person and a film, or a tag
-and a person, share a name it picks one of them whatever the question meant), descriptions from the class of the
-example's entity (its type's description in the KG). The correction strategies
+and a person, share a name it picks one of them whatever the question meant; a KG too large to read is looked up
+in its profile's element catalogue instead), descriptions from the class of the example's entity (its type's
+description in the KG). The correction strategies
 then meet real id errors behind correct labels.
 """
 
@@ -188,17 +189,25 @@ class DesqStandin(StandinModel):
         return self._lookup
 
     def _read(self, kg) -> None:
-        """The label lookup and each entity's class description, read once from ``kg``."""
+        """The label lookup and each entity's class description, read once from ``kg`` — or, for a KG too large to
+        read, from its profile's element catalogue (labels only)."""
         from sparqlab.methods.desq.iri_form import label_index
 
         self._scheme = scheme = scheme_for(kg.profile)
+        profile = kg.profile
+        if profile.catalogue is not None:
+            labels: dict[str, list[str]] = {}
+            for element in profile.catalogue():
+                labels.setdefault(element.label, []).append(element.iri)
+            rows = []
+        else:
+            labels = label_index(kg)
+            rows = kg.bulk_values(f"SELECT ?x ?d WHERE {{ ?x <{profile.type_predicate}> ?c . "
+                                  f"?c <{profile.description_predicate}> ?d }}")
         lookup: dict[str, set[str]] = {}
-        for label, iris in label_index(kg).items():
+        for label, iris in labels.items():
             ids = {s[1] for s in map(scheme.split, iris) if s and s[2] == "entity"}
             lookup.setdefault(label.lower(), set()).update(ids)
-        profile = kg.profile
-        rows = kg.bulk_values(f"SELECT ?x ?d WHERE {{ ?x <{profile.type_predicate}> ?c . "
-                              f"?c <{profile.description_predicate}> ?d }}")
         descriptions = {}
         for row in rows:
             split = scheme.split(row["x"])

@@ -66,8 +66,8 @@ class DesqConfig(MethodConfig):
     - ``jaccard``: word-level Jaccard a label must reach under roundtrip-fuzzy (paper: 0.5).
     - ``train_dataset`` / ``train_split`` / ``train_limit``: the training questions whose gold decompositions are
       the worked examples (0: all of the split); never the scored split. ``train_dataset`` ``None`` is the run's
-      own training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``); recorded
-      resolved.
+      own training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the worked
+      examples' digest enters the run id).
     - ``allow_other_kg``: take worked examples from a dataset of another KG than the run's (refused otherwise).
     - ``shots``: worked examples (nearest by masked question words) per prompt.
     - ``memory``: ``kg`` (entities, relations and classes of the run's KG) or ``catalogue`` (the KG profile's
@@ -191,12 +191,12 @@ class Desq(Method):
         ctx.log("kb_memory", entries=len(self.memory), build_s=self.memory.info.get("build_s"), cached=built)
         self._retriever = Retriever(self.memory)
 
-        if config.train_dataset is None and ctx.training_source() is not None:
-            self.config = config = config.replace(train_dataset=ctx.training_source()[0])
-        questions = ctx.train_questions(config.train_dataset, config.train_split,
-                                        allow_other_kg=config.allow_other_kg)
+        train_dataset = config.train_dataset
+        if train_dataset is None and ctx.training_source() is not None:
+            train_dataset = ctx.training_source()[0]
+        questions = ctx.train_questions(train_dataset, config.train_split, allow_other_kg=config.allow_other_kg)
         questions = questions[:config.train_limit] if config.train_limit else questions
-        key = [config.train_dataset, config.train_split, [q.id for q in questions], kg.identity, self.memory.digest,
+        key = [train_dataset, config.train_split, [q.id for q in questions], kg.identity, self.memory.digest,
                config.verbaliser, PROMPTS["verbalise"].digest]
         folder, built = ctx.artifact_dir("desq-examples", key)
         if built:
@@ -208,7 +208,7 @@ class Desq(Method):
                 "".join(json.dumps(_example_dict(e), ensure_ascii=False) + "\n" for e in self.examples), "utf-8")
             write_finetune_jsonl(folder / "finetune.jsonl", self.examples, scheme)
         if not self.examples:
-            raise ValueError(f"no usable training examples in {config.train_dataset}/{config.train_split}")
+            raise ValueError(f"no usable training examples in {train_dataset}/{config.train_split}")
         self._words = [masked_words(e.question) for e in self.examples]
         ctx.log("desq_examples", n=len(self.examples), folder=str(folder), cached=built)
 

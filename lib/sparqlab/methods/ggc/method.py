@@ -28,6 +28,7 @@ profile's conventions (``variant``), notes and schema.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,11 +67,11 @@ class GGCConfig(MethodConfig):
       place this is set: a gate trained here reads feedback exactly when the method does.
     - ``variant``: whose prompt conventions describe the KG (topic, relation word, rules for queries): ``None``
       the run KG's profile, else the name of a registered profile (``wikidata`` for a Wikidata mirror opened
-      with a derived profile). Recorded resolved.
+      with a derived profile).
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split); ``train_dataset`` ``None`` is the run's own
-      training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``). Recorded
-      resolved.
+      training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the trained gate's
+      digest enters the run id).
     - ``allow_other_kg``: train on a dataset of another KG than the run's (refused otherwise).
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
       passing its text on as Algorithm 1 does.
@@ -200,7 +201,14 @@ class GGC(Method):
     # -- identity ---------------------------------------------------------------------------------------------
 
     def artifacts(self) -> dict[str, str]:
-        return {"gate": self.gate_digest} if self.gate_digest else {}
+        """The trained gate's digest and the digest of the KG conventions the prompts use."""
+        found = {"gate": self.gate_digest} if self.gate_digest else {}
+        if self._conventions is not None:
+            found["conventions"] = self._conventions_digest()
+        return found
+
+    def _conventions_digest(self) -> str:
+        return stable_hash(dataclasses.asdict(self._conventions), 16)
 
     def example_ids(self) -> set[str]:
         return set(self.gate.training.get("question_ids", [])) if self.gate else set()
@@ -223,7 +231,6 @@ class GGC(Method):
         (cached as an artifact keyed by everything it depends on)."""
         self._kg = ctx.kg  # score() judges s(0) of corrected questions on it
         self._conventions = conventions_for(ctx.kg.profile, self.config.variant)
-        self.config = self.config.replace(variant=self.config.variant or ctx.kg.profile.name)
         if self.config.mode != "gated" or self.gate is not None:
             return
         if self.config.gate_path:
@@ -237,17 +244,16 @@ class GGC(Method):
         identity = model_identity(generator.model)
         settings = self.config.gate
         settings.check_trainable()
-        if self.config.train_dataset is None:
-            source = ctx.training_source()
-            if source is not None:
-                self.config = self.config.replace(train_dataset=source[0])
+        train_dataset = self.config.train_dataset
+        if train_dataset is None and ctx.training_source() is not None:
+            train_dataset = ctx.training_source()[0]
         key = {"settings": settings.to_dict(), "kg_feedback": self.config.kg_feedback, "generator": identity, "params": generator.params,
-               "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "variant": self.config.variant,
-               "train": [self.config.train_dataset, self.config.train_split, self.config.train_limit],
+               "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "conventions": self._conventions_digest(),
+               "train": [train_dataset, self.config.train_split, self.config.train_limit],
                "kg": ctx.kg.identity}
         folder, built = ctx.artifact_dir("ggc-gate", key)
         if not built:
-            questions = ctx.train_questions(self.config.train_dataset, self.config.train_split,
+            questions = ctx.train_questions(train_dataset, self.config.train_split,
                                             allow_other_kg=self.config.allow_other_kg)
             questions = questions[: self.config.train_limit]
             result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant), questions,
