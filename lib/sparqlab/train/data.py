@@ -50,8 +50,7 @@ class Builder:
         return tuple(n for n in inspect.signature(self.build).parameters if n not in skip)
 
 
-BUILDERS: Registry[Builder] = Registry("builder",
-                                   same=lambda a, b: a.build.__qualname__ == b.build.__qualname__)
+BUILDERS: Registry[Builder] = Registry("builder", same=lambda a, b: a.build.__qualname__ == b.build.__qualname__)
 """Training-data builders by name."""
 
 
