@@ -108,3 +108,42 @@ def test_final_query_em_is_scored_on_the_corrected_query():
     for strategy in ("oracle", "roundtrip-exact"):
         assert scores[f"{strategy}.final_em"] == 1 and scores[f"{strategy}.id_em"] == 1.0
         assert (scores[f"{strategy}.fixed"], scores[f"{strategy}.broken"]) == (1, 0)
+
+
+# ---------------------------------------------------------------- §3.5's metrics (first-appearance EM, sacreBLEU)
+
+FIRST = "PREFIX ex: <http://example.org/> "
+
+
+def test_query_em_names_variables_by_first_appearance_where_structural_em_matches_any_renaming():
+    """§3.5: triple order is free and variables are normalised by first appearance; the isomorphism-based
+    structural EM (kept as its own metric) also matches a renaming whose first appearances come in another order."""
+    from sparqlab.eval.structural import query_em, structural_em
+
+    gold = FIRST + "SELECT ?a WHERE { ?a ex:p ?b . ?a ex:q ?c . FILTER(?b > 1) }"
+    same_order = FIRST + "SELECT ?x WHERE { ?x ex:p ?y . FILTER(?y > 1) ?x ex:q ?z }"  # filter moved, names kept
+    other_order = FIRST + "SELECT ?x WHERE { ?x ex:q ?z . ?x ex:p ?y . FILTER(?y > 1) }"  # ?z now named before ?y
+    assert query_em(same_order, gold) == 1 and structural_em(same_order, gold) == 1
+    assert query_em(other_order, gold) == 0 and structural_em(other_order, gold) == 1
+    assert query_em(None, gold) == 0 and query_em("SELECT ?x WHERE {", gold) == 0
+
+
+def test_final_query_em_is_the_first_appearance_em_and_structural_em_is_scored_beside_it():
+    """Every strategy's ``final_em`` is §3.5's EM of the assembled query; ``final_structural_em`` is the
+    isomorphism-based metric (the earlier final EM)."""
+    from sparqlab.methods.desq.fragments import assemble
+
+    memory, scheme = small_memory(MOVIE_ENTRIES), scheme_for("movies")
+    gold = Decomposition(
+        [Fragment("skeleton", "SELECT ?var1 WHERE {}"), Fragment("triple", "?var1 uri1 ?var2"),
+         Fragment("triple", "?var1 uri2 ?var3")],
+        [Slot("uri1", "relation/directed_by", "directed_by", "a director of the film"),
+         Slot("uri2", "relation/has_tags", "has_tags", "a user tag of the film (topics, people, moods)")])
+    gold_sparql = assemble(gold.fragments, gold.slots, scheme)
+    swapped = ParsedOutput([gold.fragments[0], gold.fragments[2], gold.fragments[1]], list(gold.slots), [])
+    scores = score_output(swapped, gold, gold_sparql, memory, scheme, threshold=0.85, jaccard=0.5,
+                          strategies=("none",))
+    assert scores["none.final_em"] == 0 and scores["none.final_structural_em"] == 1
+    same = score_output(ParsedOutput(list(gold.fragments), list(gold.slots), []), gold, gold_sparql, memory, scheme,
+                        threshold=0.85, jaccard=0.5, strategies=("none",))
+    assert same["none.final_em"] == 1 and same["none.final_structural_em"] == 1

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
 from sparqlab.eval.sparql_tree import SparqlParseError
-from sparqlab.eval.structural import structural_em
+from sparqlab.eval.structural import query_em, structural_em
 from sparqlab.llm.replies import reply_error
 from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, check_strategy, correct_slots
 from sparqlab.methods.desq.fragments import (
@@ -127,12 +127,13 @@ class DesqConfig(MethodConfig):
 def _example_dict(example: Example) -> dict[str, Any]:
     d = example.decomposition
     return {"id": example.id, "question": example.question, "sparql": example.sparql,
-            "fragments": [asdict(f) for f in d.fragments], "slots": [asdict(s) for s in d.slots], "kinds": d.kinds}
+            "fragments": [asdict(f) for f in d.fragments], "slots": [asdict(s) for s in d.slots], "kinds": d.kinds,
+            "unknown": d.unknown}
 
 
 def _example_from(data: dict[str, Any]) -> Example:
     decomposition = Decomposition([Fragment(**f) for f in data["fragments"]], [Slot(**s) for s in data["slots"]],
-                                  data["kinds"])
+                                  data["kinds"], data.get("unknown", []))
     return Example(data["id"], data["question"], data["sparql"], decomposition)
 
 
@@ -294,8 +295,10 @@ class Desq(Method):
                               threshold=self.config.threshold, jaccard=self.config.jaccard, strategies=STRATEGIES,
                               retrieve=self._retriever, restrict_kind=self.config.restrict_kind,
                               alignment="position" if self.config.verbaliser == "model" else "key")
+        scores["query_em"] = query_em(output.sparql, gold_sparql)
         scores["structural_em"] = structural_em(output.sparql, gold_sparql) if output.sparql else 0
-        scores["gold_output"] = output_json(gold_decomposition.fragments, gold_decomposition.slots)  # for BLEU
+        scores["gold_output"] = output_json(gold_decomposition.fragments, gold_decomposition.slots,
+                                            gold_decomposition.unknown)  # for BLEU
         scores["empty_pair"] = int(predicted is not None and not predicted and gold is not None and not gold)
         return scores
 

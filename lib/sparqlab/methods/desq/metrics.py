@@ -1,9 +1,12 @@
 """DeSQ's multi-granular evaluation of one structured output (section 3.5, appendix A) and the strategy table.
 
 For one question: fragment EM (key- and position-aligned), URI EM per field (id, label, description), and for
-every URI correction strategy the id EM after correction, the structural EM of the assembled query, and how many
-wrong ids the strategy fixed and how many correct ids it broke (the columns of the paper's Tables 4–7). None of
-this needs a SPARQL endpoint. :func:`strategy_table` aggregates the per-question scores of a run.
+every URI correction strategy the id EM after correction, the EM of the assembled query (the paper's
+first-appearance EM, :func:`~sparqlab.eval.structural.query_em`; the isomorphism-based structural EM beside it),
+and how many wrong ids the strategy fixed and how many correct ids it broke (the columns of the paper's Tables
+4–7). None of this needs a SPARQL endpoint. :func:`strategy_table` aggregates the per-question scores of a run.
+A gold slot whose id no label source knows (``Decomposition.unknown``) counts for id EM only: its label and
+description are unknown, not empty, and ``uri_unknown`` counts such slots.
 
 Aggregation (section 3.5): "EM is computed per fragment and averaged across all fragments in the test set", and
 URI EM is "the average across all URIs slots in the test set" — micro averages. Every question therefore scores
@@ -17,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.eval.structural import fragment_em, structural_em, uri_em
+from sparqlab.eval.structural import fragment_em, query_em, structural_em, uri_em
 from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, correct_slots
 from sparqlab.methods.desq.fragments import AssemblyError, Decomposition, IdScheme, assemble, placeholders_in
 from sparqlab.methods.desq.kb_memory import KBMemory
@@ -67,8 +70,9 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
 
     Keys: ``fragment_em_key``, ``fragment_em_position``, ``fragment_em`` (the one ``alignment`` names, recorded as
     ``fragment_alignment``), ``fragments`` (gold count), ``uri_{id,label,description}_em``, ``uri_slots``, the
-    ``_matched`` / ``_total`` counts of each of these rates, and per strategy ``<strategy>.id_em``,
-    ``.final_em``, ``.fixed``, ``.broken``. Rates of a question with nothing to compare (no gold slots) are
+    ``_matched`` / ``_total`` counts of each of these rates, ``uri_unknown`` (gold slots without a known label,
+    left out of label / description EM), and per strategy ``<strategy>.id_em``, ``.final_em`` (first-appearance EM),
+    ``.final_structural_em``, ``.fixed``, ``.broken``. Rates of a question with nothing to compare (no gold slots) are
     ``None``. ``restrict_kind``: retrieval among memory entries of the slot's kind only (our extension).
     """
     if alignment not in ALIGNMENTS:
@@ -82,10 +86,12 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
         if name == alignment:
             scores.update(_counted("fragment_em", matched, total))
     scores["fragments"] = len(gold_pairs)
-    per_field = uri_em([s.to_dict() for s in parsed.slots], [s.to_dict() for s in gold.slots])
+    per_field = uri_em([s.to_dict() for s in parsed.slots], [s.to_dict() for s in gold.slots],
+                       unknown=gold.unknown)
     for name, (matched, count) in per_field.items():
         scores.update(_counted(f"uri_{name}_em", matched, count))
     scores["uri_slots"] = len(gold.slots)
+    scores["uri_unknown"] = len(gold.unknown)
     gold_ids = {s.placeholder: s.id for s in gold.slots}
     kinds = slot_kinds(parsed, scheme)
     retrieve = retrieve or Retriever(memory)
@@ -101,9 +107,10 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
                                            for p, g in gold_ids.items())
         try:
             assembled = assemble(parsed.fragments, apply(parsed.slots, corrections), scheme)
-            scores[f"{strategy}.final_em"] = structural_em(assembled, gold_sparql)
         except AssemblyError:
-            scores[f"{strategy}.final_em"] = 0
+            assembled = None
+        scores[f"{strategy}.final_em"] = query_em(assembled, gold_sparql)
+        scores[f"{strategy}.final_structural_em"] = structural_em(assembled, gold_sparql)
     return scores
 
 
@@ -144,12 +151,23 @@ def _column(predictions: pd.DataFrame, name: str) -> pd.Series:
     raise KeyError(f"no column {name!r} (nor scores.{name}) in the predictions")
 
 
+def _optional(predictions: pd.DataFrame, name: str) -> pd.Series:
+    """:func:`_column`, or all-NaN for a score a run did not record (runs scored before it existed)."""
+    import pandas as pd
+
+    try:
+        return _column(predictions, name)
+    except KeyError:
+        return pd.Series(float("nan"), index=predictions.index)
+
+
 def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES,
                    average: str = "micro") -> pd.DataFrame:
     """One row per strategy from per-question scores (``scores.<strategy>.id_em`` ... columns of
     ``load_predictions``, or the same keys without ``scores.``): id EM raw and corrected — ``average="micro"``
     over all URI slots of the test set (the paper, section 3.5), ``"question"`` the mean over questions with
-    slots — final-query structural EM (per question), and the wrong ids fixed / correct ids broken in total."""
+    slots — final-query EM (per question; ``final_em`` the paper's first-appearance EM, ``final_structural_em``
+    the isomorphism-based one), and the wrong ids fixed / correct ids broken in total."""
     import pandas as pd
 
     if average not in ("micro", "question"):
@@ -167,7 +185,9 @@ def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATE
     rows = []
     for strategy in strategies:
         rows.append({"strategy": strategy, "id_em_raw": mean(raw), "id_em_corrected": mean(column(f"{strategy}.id_em")),
-                     "final_em": column(f"{strategy}.final_em").mean(), "fixed": int(column(f"{strategy}.fixed").sum()),
+                     "final_em": column(f"{strategy}.final_em").mean(),
+                     "final_structural_em": _optional(predictions, f"{strategy}.final_structural_em").mean(),
+                     "fixed": int(column(f"{strategy}.fixed").sum()),
                      "broken": int(column(f"{strategy}.broken").sum()), "n": int(raw.notna().sum())})
     table = pd.DataFrame(rows).set_index("strategy")
     table.attrs["average"] = average
@@ -175,8 +195,9 @@ def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATE
 
 
 def output_bleu(predictions: pd.DataFrame) -> float:
-    """Corpus BLEU of the predicted structured outputs against the gold ones (section 3.5), from a run's
-    ``extra.structured_output`` and ``scores.gold_output`` columns (a missing output counts as empty)."""
+    """Corpus BLEU (sacreBLEU, in [0, 1]) of the predicted structured outputs against the gold ones over the full
+    output sequences (section 3.5), from a run's ``extra.structured_output`` and ``scores.gold_output`` columns (a
+    missing output counts as empty)."""
     from sparqlab.eval.structural import corpus_bleu
 
     scored = predictions[predictions["scores.gold_output"].notna()]
