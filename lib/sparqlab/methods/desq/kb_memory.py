@@ -18,7 +18,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -421,8 +421,10 @@ def freebase_entries() -> list[Entry]:
     return entries
 
 
-def describer(memory: KBMemory | None, kg=None) -> Callable[[str, str, str], tuple[str, str] | None]:
-    """``(kind, prefix, id) -> (label, description)`` for grounding gold slots: the memory's entry, else (for a
+def describer(memory: KBMemory | Mapping[str, Entry] | None,
+              kg=None) -> Callable[[str, str, str], tuple[str, str] | None]:
+    """``(kind, prefix, id) -> (label, description)`` for grounding gold slots: the memory's entry (a memory or any
+    id → :class:`Entry` mapping), else (for a
     KG in a local store, e.g. the movie KG with a partial memory) the KG's label and description of the IRI;
     ``None`` when neither knows the id (the slot's label and description are then unknown, not empty)."""
     from sparqlab.kg.errors import KGError

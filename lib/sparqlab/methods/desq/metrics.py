@@ -260,6 +260,7 @@ def query_em_table(predictions: pd.DataFrame) -> pd.DataFrame:
     for run, frame in predictions.groupby("run", sort=False):
         em, structural, unscored = [], [], 0
         for predicted, gold in zip(frame["predicted_sparql"], frame["gold_sparql"], strict=True):
+            predicted = predicted if isinstance(predicted, str) else None  # a missing query is NaN in a frame
             try:
                 em.append(query_em(predicted, gold))
                 structural.append(structural_em(predicted, gold))
