@@ -207,14 +207,6 @@ def test_retrieval_embeds_the_label_and_the_whole_description():
     assert entry_text("capital", "") == "capital"
 
 
-@pytest.fixture
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return tmp_path
-
-
 def test_the_default_cut_is_the_memory_s_equivalent_of_bge_large_s_085(isolated, movies_kg):
     """The paper's 0.85 is a BGE-Large cosine (BGE's unrelated texts score about 0.6); without a threshold a run
     uses the cut as far above its own memory's unrelated level (median cosine of random entry pairs)."""

@@ -21,14 +21,6 @@ from sparqlab.methods.desq.structured import parse_output
 from sparqlab.methods.desq.verbalise import verbalise_with_model
 
 
-@pytest.fixture
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return tmp_path
-
-
 def test_config_is_typed_and_oracle_cannot_answer():
     assert get_method("desq") is Desq
     config = DesqConfig.from_options({"strategy": "combined", "threshold": "0.9"})

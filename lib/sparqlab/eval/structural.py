@@ -196,12 +196,16 @@ def canonical_form(query: str | Query) -> str:
     colours, edges, variables = query_graph(tree)
     rank = {colour: number for number, colour in enumerate(sorted(set(colours)))}
     order = [vertex for vertex in _canonical_order([rank[c] for c in colours], edges) if vertex < len(variables)]
-    name = {variables[vertex]: number for number, vertex in enumerate(order)}
+    return _numbered_text(tree, {variables[vertex]: number for number, vertex in enumerate(order)})
 
+
+def _numbered_text(tree: Query, number: Mapping[Term, int]) -> str:
+    """The query's text with each variable (blank node) written as ``?v<n>`` (``_:b<n>``) by ``number`` and each
+    group's triple patterns and filters sorted: what both EMs compare."""
     def show(term: Term) -> str:
         if term.kind == "var":
-            return f"?v{name[term]}"
-        return f"_:b{name[term]}" if term.kind == "bnode" else default_term(term)
+            return f"?v{number[term]}"
+        return f"_:b{number[term]}" if term.kind == "bnode" else default_term(term)
 
     return query_text(tree, show, ordered=True)
 
@@ -232,13 +236,7 @@ def first_appearance_form(query: str | Query) -> str:
     for term in iter_terms(tree):
         if term.is_variable and term not in number:
             number[term] = len(number)
-
-    def show(term: Term) -> str:
-        if term.kind == "var":
-            return f"?v{number[term]}"
-        return f"_:b{number[term]}" if term.kind == "bnode" else default_term(term)
-
-    return query_text(tree, show, ordered=True)
+    return _numbered_text(tree, number)
 
 
 def query_em(predicted: str | None, gold: str) -> int:
