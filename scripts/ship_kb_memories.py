@@ -1,6 +1,6 @@
 """Embed the DeSQ KB memories that notebook 07 uses by default and ship their vectors in data/desq_memory/.
 
-Run after a change to the movie KG, the Wikidata property list, ``entry_text`` or the bundled MiniLM (a shipped file
+Run after a change to the movie KG, the Wikidata property list or item labels, ``entry_text`` or the bundled MiniLM (a shipped file
 whose content digest no longer matches is simply not used: the memory is embedded again on first use)::
 
     HF_HUB_OFFLINE=1 PYTHONPATH=lib .venv/bin/python scripts/ship_kb_memories.py
@@ -45,9 +45,8 @@ def main() -> None:
     with open_kg("movies", cache=False) as kg:
         movies = kg_entries(kg)
     print(json.dumps({"movies-minilm": ship("movies-minilm", movies, "entity")}), flush=True)
-    print(json.dumps({"wikidata-properties-minilm": ship("wikidata-properties-minilm",
-                                                        catalogue_entries(get_profile("wikidata")),
-                                                        "property")}), flush=True)
+    print(json.dumps({"wikidata-minilm": ship("wikidata-minilm", catalogue_entries(get_profile("wikidata")),
+                                              "property")}), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""``sparqlab desq ...``: DeSQ's KB memory and gold decompositions from the shell (``sparqlab eval structural``
+"""``sparqlab desq ...``: DeSQ's KB memory, gold decompositions and EM of runs from the shell (``sparqlab eval structural``
 lives with ``sparqlab eval`` and calls :func:`eval_structural`)."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ def register(subparsers) -> None:
                        help="KG whose entities, relations and classes are indexed: a name, RDF file or store folder")
     build.add_argument("--source", choices=["kg", "catalogue"], default="kg",
                        help="kg: the KG's own elements (read from it); catalogue: the KG profile's element "
-                            "catalogue, for KGs too large to read (wikidata: data/wikidata_properties; freebase: "
+                            "catalogue, for KGs too large to read (wikidata: data/wikidata_properties and the items "
+                            "of data/wikidata_labels; freebase: "
                             "fb_roles relations and types plus the Freebase datasets' entities, data/freebase)")
     build.add_argument("--embedder", default="minilm",
                        help="minilm (offline all-MiniLM-L6-v2) or a sentence-transformers model name")
@@ -42,6 +43,14 @@ def register(subparsers) -> None:
                            help="keep label constraints (a KG whose gold queries use labels, such as the movie "
                                 "KG) instead of resolving them to IRIs")
     decompose.set_defaults(handler=_decompose)
+
+    em = commands.add_parser(
+        "em", help="score runs' final queries with DeSQ's EM (RQ1: a direct run beside a DeSQ run)",
+        description="Per run: the mean section-3.5 EM (triple order free, variables named by first appearance) and "
+                    "the structural EM of each predicted query against the gold query, beside execution F1. No "
+                    "query is executed.")
+    em.add_argument("runs", nargs="+", help="run ids or run folders (`sparqlab runs list`)")
+    em.set_defaults(handler=_em)
     parser.set_defaults(handler=lambda args: parser.print_help() or 2)
     memory.set_defaults(handler=lambda args: memory.print_help() or 2)
 
@@ -66,6 +75,17 @@ def eval_structural(gold: str | None, pred: str | None) -> int:
     matched = structural_em(read_query(pred, "--pred"), read_query(gold, "--gold"))
     print("match" if matched else "no match")
     return 0 if matched else 1
+
+
+def _em(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from sparqlab.methods.desq.metrics import query_em_table
+    from sparqlab.runs.results import load_predictions
+
+    table = query_em_table(pd.concat([load_predictions(run) for run in args.runs], ignore_index=True))
+    print(table.to_string(float_format=lambda x: f"{x:.4f}"))
+    return 0
 
 
 def _memory_build(args: argparse.Namespace) -> int:

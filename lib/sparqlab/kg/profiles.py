@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote
 
 from sparqlab.core.plugins import KG_GROUP
 from sparqlab.core.registry import Registry
-from sparqlab.kg.catalogue import CatalogueEntry, wikidata_properties
+from sparqlab.kg.catalogue import CatalogueEntry, wikidata_catalogue
 from sparqlab.kg.vocab import CK25_INSTANCES, CK25_VOCAB, MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, XSD
 
 __all__ = ["CK25", "DECLARED_SCHEMAS", "MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
@@ -377,7 +377,7 @@ entities you are unsure of by their English rdfs:label, and use only identifiers
             ("university", "wd:Q3918"), ("sports team", "wd:Q12973014"), ("literary work", "wd:Q7725634"),
         ),
     ),
-    catalogue=wikidata_properties,
+    catalogue=wikidata_catalogue,
     prompt_notes="""\
 Entities are Wikidata items `wd:Q...`; direct claims use `wdt:P...`, statements with qualifiers `p:`/`ps:`/`pq:`.
 The prefixes wd, wdt, p, ps, pq, rdfs, schema and wikibase are predefined. Entity types are given by
