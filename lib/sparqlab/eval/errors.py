@@ -26,7 +26,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.eval.algebra import parse_algebra
-from sparqlab.eval.metrics import check_answers, normalised_scores, normalised_set_scores
+from sparqlab.eval.metrics import (
+    check_answers,
+    gold_failed,
+    normalised_scores,
+    normalised_set_scores,
+)
 from sparqlab.eval.normalise import answer_set
 
 if TYPE_CHECKING:
@@ -70,7 +75,7 @@ def score_and_categorise(predicted_sparql: str | None, predicted_answers: Iterab
     prediction, each answer set checked and normalised once for both (what a run records per question)."""
     predicted = _normalised(check_answers(predicted_answers, "predicted answers"))
     gold = _normalised(check_answers(gold_answers, "gold answers"))
-    scores = None if gold is None else normalised_scores(predicted or set(), gold)
+    scores = None if gold is None else normalised_scores(predicted, gold)
     return scores, _categorise_sets(predicted_sparql, predicted, query_error, gold, gold_sparql, gold_source)
 
 
@@ -100,18 +105,8 @@ def gold_error_source(error: BaseException) -> str:
     return f"error: {getattr(error, 'kind', 'answer_error')}: {error}"
 
 
-def is_gold_error(gold_answers: Iterable[Any] | None, gold_source: str | None = None) -> bool:
-    """Whether a question cannot be judged (``gold_error``): its gold query failed or returned nothing."""
-    return _gold_error(_normalised(gold_answers), gold_source)
-
-
 def _gold_error(gold: set[str] | None, gold_source: str | None) -> bool:
-    return str(gold_source or "").startswith("error") or not gold
-
-
-def is_gold_error_record(record: Mapping[str, Any]) -> bool:
-    """:func:`is_gold_error` on a ``predictions.jsonl`` record, without categorising its prediction."""
-    return is_gold_error(record.get("gold_answers"), record.get("gold_source"))
+    return gold_failed(gold_source) or not gold
 
 
 def categorise_record(record: Mapping[str, Any]) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from sparqlab.eval.metrics import judged_records
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
@@ -131,7 +132,8 @@ def _row_labels(grid: Grid, metrics_of: dict[str, dict[str, Any]], cells: list[C
 
 
 def _scored_records(run_dir) -> list[dict[str, Any]]:
-    return [r for r in read_records(run_dir / PREDICTIONS) if r.get("f1") is not None]
+    """The run's judged records (:func:`sparqlab.eval.metrics.judged_records`), the ones its F1 / EM average."""
+    return judged_records(read_records(run_dir / PREDICTIONS))
 
 
 def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | None = None, ci: float = 95.0,

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
-from sparqlab.eval.errors import is_gold_error_record
+from sparqlab.eval.metrics import is_gold_error_record
 from sparqlab.methods.ggc.feedback import KGFeedback, feedback_for
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings
 from sparqlab.methods.ggc.prompts import conventions_for, corrector_messages

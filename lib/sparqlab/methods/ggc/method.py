@@ -347,13 +347,11 @@ class GGC(Method):
         s(0) of a corrected question is executed on the KG (through its query cache)."""
         if "gate_prob" not in output.extra:
             return {}
-        from sparqlab.eval.errors import is_gold_error
+        from sparqlab.eval.metrics import is_gold_error
         from sparqlab.methods.ggc.metrics import execute_answers, initial_correct
 
         triggered = bool(output.extra.get("triggered"))
-        if is_gold_error(gold):
-            correct = False
-        else:
-            initial = execute_answers(self._kg, output.extra.get("initial_sparql")) if triggered else predicted
-            correct = initial_correct(initial, gold)
-        return {"gate_label": int(not correct), "gate_decision": int(triggered)}
+        initial = predicted
+        if triggered and not is_gold_error(gold):  # a gold error is wrong whatever s(0) returns: not executed
+            initial = execute_answers(self._kg, output.extra.get("initial_sparql"))
+        return {"gate_label": int(not initial_correct(initial, gold)), "gate_decision": int(triggered)}
