@@ -21,7 +21,6 @@ which an offline, cached and reproducible run must not do.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import queue
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.cache import JsonCache
+from sparqlab.core.hashing import file_digest, folder_digest
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.errors import (
     EndpointError,
@@ -309,8 +309,8 @@ def _shutdown(pool: _WorkerPool, scratch: Path | None) -> None:
 class EmbeddedKG(KnowledgeGraph):
     """A KG in a local pyoxigraph store directory, opened read-only (see the module docstring for timeouts).
 
-    ``identity`` names the store's content for the query cache (e.g. ``movies@<build hash>``); by default it is
-    the store's absolute path. ``workers`` bounds how many queries run at once; ``memory_limit_gb`` caps each
+    ``identity`` names the store's content for the query cache and the run id (e.g. ``movies@<build hash>``); by
+    default it is the folder's content digest (:func:`sparqlab.core.hashing.folder_digest`). ``workers`` bounds how many queries run at once; ``memory_limit_gb`` caps each
     worker's heap (default :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails
     alone instead of starving the machine.
     """
@@ -322,7 +322,7 @@ class EmbeddedKG(KnowledgeGraph):
         self.store_path = Path(store_path)
         if not self.store_path.is_dir():
             raise FileNotFoundError(f"no pyoxigraph store at {self.store_path}")
-        self._identity = identity or f"store:{self.store_path.resolve()}"
+        self._identity = identity or f"store:{folder_digest(self.store_path)}"
         limit = int(memory_limit_gb * 2**30) if memory_limit_gb else 0
         self._pool = _WorkerPool(self.store_path, profile.prefixes, max(1, workers), limit)
         self._finalizer = weakref.finalize(self, _shutdown, self._pool, scratch)
@@ -383,7 +383,7 @@ def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no RDF file at {path}")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = file_digest(path, 16)
     scratch = Path(tempfile.mkdtemp(prefix="sparqlab-kg-"))
     try:
         store = pyoxigraph.Store(str(scratch / "store"))
