@@ -80,6 +80,7 @@ class TypedConfig:
     """
 
     _type_cache: ClassVar[dict[type, dict[str, Any]]] = {}
+    _leaf_cache: ClassVar[dict[tuple[type, str], dict[str, Leaf]]] = {}
 
     # -- introspection ------------------------------------------------------------------------------------------
 
@@ -124,7 +125,10 @@ class TypedConfig:
     @classmethod
     def leaves(cls, prefix: str = "", defaults: Any = None) -> dict[str, Leaf]:
         """Every leaf of the tree by dotted path, in declaration order (``defaults``: the group's default value
-        whose fields are the leaves' defaults)."""
+        whose fields are the leaves' defaults). Read-only: the declaration's own tree is computed once."""
+        key = (cls, prefix)
+        if defaults is None and key in TypedConfig._leaf_cache:
+            return TypedConfig._leaf_cache[key]
         found: dict[str, Leaf] = {}
         help_ = cls.field_help()
         for name, kind in cls.field_types().items():
@@ -134,6 +138,8 @@ class TypedConfig:
                 found.update(inner.leaves(f"{prefix}{name}.", default))
             else:
                 found[prefix + name] = Leaf(prefix + name, kind, plain(default), help_.get(name, ""))
+        if defaults is None:
+            TypedConfig._leaf_cache[key] = found
         return found
 
     @classmethod
@@ -253,6 +259,9 @@ class FlatConfig(CheckedConfig):
     @classmethod
     def group_paths(cls) -> dict[str, type[TypedConfig]]:
         """Dotted path → config class of every group in the tree (``models``, ``models.model_params`` ...)."""
+        cached = cls.__dict__.get("_group_cache")
+        if cached is not None:
+            return cached
         found: dict[str, type[TypedConfig]] = {}
 
         def walk(owner: type[TypedConfig], prefix: str) -> None:
@@ -261,6 +270,7 @@ class FlatConfig(CheckedConfig):
                 walk(group, f"{prefix}{name}.")
 
         walk(cls, "")
+        cls._group_cache = found
         return found
 
     @classmethod

@@ -40,7 +40,7 @@ STORE_BOOKKEEPING = ("LOG", "LOCK")
 """Name prefixes of files a store writes whenever it is opened (logs, the lock), not part of its content."""
 
 
-def folder_digest(path: str | Path, length: int = 16) -> str:
+def store_digest(path: str | Path, length: int = 16) -> str:
     """A cheap content digest of a store folder: the relative names and sizes of its files (a RocksDB store
     writes new, numbered files when its content changes), bookkeeping files left out."""
     root = Path(path)

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.cache import JsonCache
-from sparqlab.core.hashing import file_digest, folder_digest
+from sparqlab.core.hashing import file_digest, store_digest
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.errors import (
     EndpointError,
@@ -310,8 +310,8 @@ class EmbeddedKG(KnowledgeGraph):
     """A KG in a local pyoxigraph store directory, opened read-only (see the module docstring for timeouts).
 
     ``identity`` names the store's content for the query cache and the run id (e.g. ``movies@<build hash>``); by
-    default it is the folder's content digest (:func:`sparqlab.core.hashing.folder_digest`). ``workers`` bounds how many queries run at once; ``memory_limit_gb`` caps each
-    worker's heap (default :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails
+    default it is the folder's content digest (:func:`sparqlab.core.hashing.store_digest`). ``workers`` bounds
+    how many queries run at once; ``memory_limit_gb`` caps each worker's heap (default :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails
     alone instead of starving the machine.
     """
 
@@ -322,7 +322,7 @@ class EmbeddedKG(KnowledgeGraph):
         self.store_path = Path(store_path)
         if not self.store_path.is_dir():
             raise FileNotFoundError(f"no pyoxigraph store at {self.store_path}")
-        self._identity = identity or f"store:{folder_digest(self.store_path)}"
+        self._identity = identity or f"store:{store_digest(self.store_path)}"
         limit = int(memory_limit_gb * 2**30) if memory_limit_gb else 0
         self._pool = _WorkerPool(self.store_path, profile.prefixes, max(1, workers), limit)
         self._finalizer = weakref.finalize(self, _shutdown, self._pool, scratch)
