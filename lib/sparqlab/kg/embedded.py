@@ -311,8 +311,9 @@ class EmbeddedKG(KnowledgeGraph):
 
     ``identity`` names the store's content for the query cache and the run id (e.g. ``movies@<build hash>``); by
     default it is the folder's content digest (:func:`sparqlab.core.hashing.store_digest`). ``workers`` bounds
-    how many queries run at once; ``memory_limit_gb`` caps each worker's heap (default :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails
-    alone instead of starving the machine.
+    how many queries run at once; ``memory_limit_gb`` caps each worker's heap (default
+    :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails alone instead of starving
+    the machine.
     """
 
     def __init__(self, store_path: str | Path, profile: KGProfile, *, identity: str | None = None,
