@@ -30,7 +30,7 @@ expected to transfer badly to a corporate KG, which is what a baseline from othe
 
 The offline default runs the three methods whose stand-ins read only CK25 (direct, SPINACH, SAGA): GGC's and
 DeSQ's stand-ins first build the movie KG and their movie-set memories, gate and retriever (about 3 of this
-notebook's 4½ minutes from a cold cache, issue 23) for baselines that, by construction, transfer badly. Add them
+notebook's 4½ minutes from a cold cache) for baselines that, by construction, transfer badly. Add them
 with `-p methods direct,spinach,saga,ggc,desq -p standins
 standin-schema-rules,standin-agent,standin-agent,standin-knn,standin-desq`; a served model runs all five the same way."""),
     parameters_cell(f"""\
@@ -54,12 +54,16 @@ from sparqlab.runs.text2sparql import official_frame, reference_answers, run_met
 
 questions = registry.load("ck25")
 ck25 = open_kg(kg_url or kg, profile="ck25" if kg_url else None)
-OPTIONS = {"desq": {"embedder": "hashing", "train_limit": 200, "memory_limit": 300},
+MOVIE_TRAINING = {"train_dataset": "mcqa-movies", "allow_other_kg": "true"}
+OPTIONS = {"desq": {"embedder": "hashing", "train_limit": 200, "memory_limit": 300, **MOVIE_TRAINING},
            "ggc": {"mode": "all", "train_limit": 300}}
-STANDIN_ROLES = {"ggc": {"corrector": {"model": "standin-corrector"}}}
+MOVIE_MEMORY = {"dataset": "mcqa-movies", "allow_other_kg": True}
+STANDIN_ROLES = {"ggc": {"generator": {"model": "standin-knn", "options": MOVIE_MEMORY},
+                         "corrector": {"model": "standin-corrector", "options": MOVIE_MEMORY}}}
 \"\"\"Offline-size settings (DeSQ's bag-of-words retriever over at most 300 KG entities instead of MiniLM over
-all, smaller training sets), GGC's corrector stand-in, and GGC in mode `all` (generator, then corrector on every
-question): its gate learns from executing its training questions on the run's KG, where the movie-set questions
+all, smaller training sets); as CK25 has no training split, DeSQ's worked examples and the GGC stand-ins' memories
+are movie training questions, asked for explicitly (`allow_other_kg`); GGC in mode `all` (generator, then corrector
+on every question): its gate learns from executing its training questions on the run's KG, where the movie-set questions
 have no answers, so on CK25 a gate has nothing to learn without CK25 training data.\"\"\""""),
     new_markdown_cell("""\
 ## The reference queries under the official metric

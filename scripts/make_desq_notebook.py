@@ -45,7 +45,8 @@ on a CPU): `-p freebase_sets webqsp,cwq,grailqa`."""),
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
 {RUN_PARAMETERS}
-train_dataset: str = "mcqa-movies"    # worked examples / nearest-example source (never the scored split)
+train_dataset: Optional[str] = None   # worked examples (never the scored split); None: the scored dataset's
+                                      # train split, else the KG's training dataset (mcqa-movies on movies)
 train_split: str = "train"
 train_limit: int = 2000               # training questions decomposed (0: all)
 run_strategy: str = "roundtrip-exact" # the strategy the run answers with (all seven are scored either way)
@@ -88,7 +89,7 @@ from sparqlab.runs import RunConfig, model_label, run"""),
 graph = open_kg(kg_url, profile=kg) if kg_url else open_kg(kg)
 question = load(dataset, split=split, limit=1)[0]
 gold = gold_sparql_for(question, graph)
-example = verbalise_with_templates(decompose(gold, scheme_for(graph.profile.name), describer(None, graph)))
+example = verbalise_with_templates(decompose(gold, scheme_for(graph.profile), describer(None, graph)))
 print(question.text, "\\n", gold)
 display(pd.DataFrame([{"kind": f.kind, "fragment": f.text, "atomic constraint": f.constraint} for f in example.fragments]))
 display(pd.DataFrame([slot.to_dict() for slot in example.slots]))"""),
@@ -119,7 +120,7 @@ plots.save_figure(fig, "uri_strategies", experiment=experiment, runs=[result],
     new_markdown_cell("## Structure vs execution\nStructural EM of the final query beside execution F1, and the "
                       "empty-vs-empty pairs execution F1 would count as correct (section 3.5)."),
     new_code_cell("""\
-display(micro_scores(predictions))  # micro: over all fragments / URI slots (the paper); per question: ours before
+display(micro_scores(predictions))  # micro-averaged over all fragments / URI slots (the paper)
 pd.Series({
     "EM of the final query (section 3.5)": predictions["scores.query_em"].mean(),
     "structural EM of the final query": predictions["scores.structural_em"].mean(),
@@ -135,7 +136,7 @@ pd.Series({
                       "scored for its id only, `null` in the worked examples — not an empty label to match."),
     new_code_cell("""\
 wikidata = open_kg("wikidata")
-options = dict(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="wikidata",
+options = dict(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="catalogue",
                memory_limit=wikidata_memory_limit, embedder=embedder)
 records = {"mcqa-movies": predictions}
 wikidata_records = offline_records(wikidata_sets, wikidata, model, wikidata_limit, train_dataset=wikidata_train,
@@ -160,7 +161,7 @@ offline_table(crossings)"""),
     new_code_cell("""\
 freebase = open_kg(kg_url if kg == "freebase" and kg_url else "http://freebase.invalid/sparql", profile="freebase")
 freebase_records = offline_records(freebase_sets, freebase, model, freebase_limit, strategy=run_strategy,
-                                   threshold=threshold, jaccard=jaccard, memory="freebase",
+                                   threshold=threshold, jaccard=jaccard, memory="catalogue",
                                    memory_limit=freebase_memory_limit, embedder=embedder,
                                    train_dataset=freebase_train, train_split="train")
 records.update(freebase_records)

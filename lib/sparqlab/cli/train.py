@@ -139,7 +139,8 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
     parser.add_argument("--runs", nargs="+", help="generator-only run folders (ggc-corrector, ggc-gate)")
     parser.add_argument("--kg", default=None,
                         help="KG name/URL (needed by ggc-generator, desq, ggc-corrector; optional for generic)")
-    parser.add_argument("--variant", default="movies", help="GGC prompt variant: movies or wikidata")
+    parser.add_argument("--variant", default=None, help="GGC prompt conventions: a registered KG profile's name "
+                        "(default: the KG's own)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the corrector compositions (default 0)")
     parser.add_argument("--kg-feedback", action="store_true", help="ggc-corrector: put the execution feedback "
                         "into the prompts")

@@ -82,7 +82,8 @@ def generator_run(config: RunConfig, *, kg: Any = None, **options: Any) -> Any:
 
 
 def gate_from_generator_run(settings: GateSettings, config: RunConfig, *, kg_feedback: bool = False,
-                            variant: str = "movies", folder: str | Path | None = None, kg: Any = None) -> TrainedGate:
+                            variant: str | None = None, folder: str | Path | None = None,
+                            kg: Any = None) -> TrainedGate:
     """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
     the initial queries and train a gate on them (reading KG feedback when ``kg_feedback``); save it to ``folder``
     (default: a content-keyed folder under ``cache_dir()/artifacts``). A finished generator run is reused (the

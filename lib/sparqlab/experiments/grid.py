@@ -15,7 +15,7 @@ A grid names the table's rows (``methods``: a method with its options and run se
       metaqa-1hop: {dataset: metaqa-1hop}
       wikidata-test: {dataset: ../data/wikidata_test/questions.jsonl, kg: wikidata,
                       kg_url: ../data/wikidata_test/wikidata_test.ttl, kg_options: {search: local},
-                      options: {ggc: {variant: wikidata}}, metrics: [text2sparql]}
+                      options: {ggc: {train_dataset: qald7}}, metrics: [text2sparql]}
     axes:                            # NAME: [values]; NAME is a RunConfig setting or options.FIELD
       seed: [0, 1]
     exclude:                         # cells left out: every given label must match

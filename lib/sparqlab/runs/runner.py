@@ -33,13 +33,24 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.data.question import Question
+from sparqlab.data.registry import training_source
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.eval.text2sparql import official_question_scores
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
-from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
+from sparqlab.llm import (
+    CachedModel,
+    ChatModel,
+    ModelError,
+    ModelUnavailable,
+    ReplayMiss,
+    RunBinding,
+    UnknownModel,
+    bind_standins,
+    run_sync,
+)
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.context import PrepareContext, QuestionContext, RoleModel, token_counts
 from sparqlab.runs import manifest as provenance
@@ -302,6 +313,8 @@ class Runner:
         self.questions = select_shard(self.all_questions, self.config.shard_index, self.config.num_shards)
         models = [self.model, *(r.model for r in self.roles.values())]
         self.models = list({id(m): m for m in models if m is not None}.values())
+        training = training_source(self.config.dataset, self.config.split, self.kg.profile.train_dataset)
+        bind_standins(self.models, RunBinding(self.kg, training))
         self.model_is_standin = any(provenance.is_standin(m) for m in self.models) if self.models else None
         self._pool = ThreadPoolExecutor(max_workers=max(8, 2 * self.config.concurrency),
                                         thread_name_prefix="sparqlab-run")
