@@ -55,6 +55,18 @@ def test_editing_the_kg_file_is_a_new_run_with_the_new_answers(root, files):
     assert sorted(gold) == [[f"w{i}"] for i in range(4)]
 
 
+def test_editing_the_refinement_beside_the_kg_file_is_a_new_run(root, files, capsys):
+    kg, questions = files
+    first = run(LookupMethod(), config=settings(root, kg, questions))
+    (kg.parent / "tiny.kg.yaml").write_text("notes: Values are short codes.\n", encoding="utf-8")
+    refined = run(LookupMethod(), config=settings(root, kg, questions))
+    assert refined.run_id != first.run_id and refined.answered == 4, "the prompts' profile changed: a new run"
+    identities = [json.loads((r.run_dir / "config.json").read_text())["identity"] for r in (first, refined)]
+    assert identities[0]["kg"] == identities[1]["kg"] and identities[0]["kg_profile"] != identities[1]["kg_profile"]
+    assert main(["runs", "list", "--root", str(root)]) == 0
+    assert sum("kg profile" in line for line in capsys.readouterr().out.splitlines()) == 1
+
+
 def test_editing_the_dataset_file_is_a_new_run(root, files):
     kg, questions = files
     first = run(LookupMethod(), config=settings(root, kg, questions))

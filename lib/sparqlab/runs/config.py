@@ -11,8 +11,9 @@ dataset="metaqa-1hop", limit=50, model="standin-keyword-rules")`` and ``config.l
 The run id hashes everything the answers depend on: every group but :class:`ExecutionSettings` (the model's
 endpoint included: an HTTP-served and an in-process model are two runs), the method's config with its prompt
 and artifact digests, the KG's content (:attr:`~sparqlab.kg.base.KnowledgeGraph.identity`: a bundled store's
-build hash, an RDF file's or store folder's content digest, an endpoint's URL) and the questions' full content.
-An edited KG or dataset file is therefore a new run, never a silent resume. The execution group (concurrency,
+build hash, an RDF file's or store folder's content digest, an endpoint's URL), the digest of the KG's profile
+(what the prompts say about the KG: a derived profile changes with its ``<name>.kg.yaml``) and the questions' full
+content. An edited KG, refinement or dataset file is therefore a new run, never a silent resume. The execution group (concurrency,
 progress bar, output folder, cache mode, shard fields) and the experiment name are left out, so a rerun with more
 concurrency resumes the same folder, and one configuration has one id in every experiment. Shard fields go into
 the shard folder's name, so every shard of one configuration shares the id of the unsharded run.
@@ -294,11 +295,12 @@ def questions_fingerprint(questions: list[Question]) -> str:
 
 
 def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
-             kg_content: str | None = None) -> dict[str, Any]:
-    """What the run id hashes: the result-relevant config groups, the method's config, the KG's content and the
-    questions."""
+             kg_content: str | None = None, kg_profile: str | None = None) -> dict[str, Any]:
+    """What the run id hashes: the result-relevant config groups, the method's config, the KG's content and its
+    profile's digest (:meth:`~sparqlab.kg.profiles.KGProfile.digest`), and the questions."""
     run = {name: value for name, value in config.to_dict().items() if name not in NOT_IN_RUN_ID}
-    return {"format": RUN_FORMAT, "run": run, "kg": kg_content, "method": method_config, "questions": fingerprint}
+    return {"format": RUN_FORMAT, "run": run, "kg": kg_content, "kg_profile": kg_profile, "method": method_config,
+            "questions": fingerprint}
 
 
 def _slug(text: str) -> str:
@@ -306,11 +308,11 @@ def _slug(text: str) -> str:
 
 
 def make_run_id(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
-                kg_content: str | None = None) -> str:
+                kg_content: str | None = None, kg_profile: str | None = None) -> str:
     """``<method>-<dataset>-<model>-<hash>``: readable in a listing, unique through the hash (the dataset part is
     left out when the questions were passed in directly)."""
     method = str(method_config.get("method", "method"))
-    digest = stable_hash(identity(config, method_config, fingerprint, kg_content), 10)
+    digest = stable_hash(identity(config, method_config, fingerprint, kg_content, kg_profile), 10)
     dataset = f"{_slug(Path(config.dataset).stem if '/' in config.dataset else config.dataset)}-" \
         if config.dataset else ""
     return f"{_slug(method)}-{dataset}{_slug(config.model or 'nomodel')}-{digest}"

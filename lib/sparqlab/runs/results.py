@@ -132,10 +132,11 @@ FAMILY_FIELDS = ("experiment", "method", "kg", "dataset", "model")
 
 def identity_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """What differs between the identities (``config.json``'s ``identity``) of two runs: ``kg content``,
-    ``questions``, the method's ``config`` / ``prompts`` / ``artifacts``, and run settings by name."""
+    ``kg profile``, ``questions``, the method's ``config`` / ``prompts`` / ``artifacts``, and run settings by name."""
     from sparqlab.runs.config import RunConfig
 
-    changes = [word for key, word in (("kg", "kg content"), ("questions", "questions")) if before.get(key) != after.get(key)]
+    changes = [word for key, word in (("kg", "kg content"), ("kg_profile", "kg profile"), ("questions", "questions"))
+               if before.get(key) != after.get(key)]
     methods = before.get("method") or {}, after.get("method") or {}
     changes += [f"method {key}" for key in ("config", "prompts", "artifacts") if methods[0].get(key) != methods[1].get(key)]
     settings = [RunConfig.flatten(side.get("run") or {}) for side in (before, after)]

@@ -322,6 +322,7 @@ class Runner:
         self.prepare_stats: dict[str, Any] = {}
         self.method_config: dict[str, Any] = {}
         self.run_id = ""
+        self.identity: dict[str, Any] = {}
         self.run_dir = Path()
 
     # -- preparation ----------------------------------------------------------------------------------------
@@ -358,7 +359,9 @@ class Runner:
             "kg_calls": dict(ctx.kg_calls),
             "artifacts": self.method_config["artifacts"],
         }
-        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint, self.kg.identity)
+        kg_profile = self.kg.profile.digest()
+        self.identity = identity(self.config, self.method_config, self.fingerprint, self.kg.identity, kg_profile)
+        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint, self.kg.identity, kg_profile)
         self.run_dir = (self.config.root() / self.config.experiment
                         / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
 
@@ -375,7 +378,7 @@ class Runner:
             "roles": {role: spec.model.name for role, spec in self.roles.items()},
             "questions": {"fingerprint": self.fingerprint, "n_total": self.n_total,
                           "dataset": self.config.dataset, "split": self.config.split, "limit": self.config.limit},
-            "identity": identity(self.config, self.method_config, self.fingerprint, self.kg.identity),
+            "identity": self.identity,
             "sampling": self._sampling(),
         }
 
