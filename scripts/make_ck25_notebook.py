@@ -2,7 +2,14 @@
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
+
+RUN_PARAMETERS = config_parameters(
+    RunConfig, ["model", "model_url", "limit", "kg", "kg_url", "concurrency", "cache", "experiment"],
+    defaults={"limit": 2, "kg": "ck25", "concurrency": 4, "experiment": "ck25"},
+    notes={"model": "one for every method; None: each method's stand-in", "limit": "None: all 50",
+           "kg": "the bundled CK25 store", "concurrency": "per method"})
 
 CELLS = [
     new_markdown_cell("""\
@@ -26,23 +33,16 @@ DeSQ's stand-ins first build the movie KG and their movie-set memories, gate and
 notebook's 4½ minutes from a cold cache) for baselines that, by construction, transfer badly. Add them
 with `-p methods direct,spinach,saga,ggc,desq -p standins
 standin-schema-rules,standin-agent,standin-agent,standin-knn,standin-desq`; a served model runs all five the same way."""),
-    parameters_cell("""\
+    parameters_cell(f"""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
 methods: list[str] = ["direct", "spinach", "saga"]  # text-to-SPARQL methods to run (+ "ggc", "desq")
 standins: list[str] = ["standin-schema-rules", "standin-agent",
                        "standin-agent"]  # each method's offline stand-in (same order; ggc: standin-knn, desq: standin-desq)
-model: Optional[str] = None       # a served model for every method instead of the stand-ins
-model_url: Optional[str] = None   # its OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"
-limit: Optional[int] = 2          # first N of the 50 questions per method (None: all 50)
-kg: str = "ck25"                  # the KG name (the bundled CK25 store)
-kg_url: Optional[str] = None      # a SPARQL endpoint serving CK25 instead of the bundled store
+{RUN_PARAMETERS}
 gold_source: str = "official"     # official (the challenge's true result set) or execute (re-run reference queries)
-rewrite_casts: bool = True        # rewrite xsd:int(...) casts oxigraph refuses (docs/ck25.md)
-concurrency: int = 4              # questions in flight per method
-cache: str = "read_write"         # model response cache: read_write, replay or off
-experiment: str = "ck25"          # runs/<experiment>/ and figures/<experiment>/"""),
+rewrite_casts: bool = True        # rewrite xsd:int(...) casts oxigraph refuses (docs/ck25.md)"""),
     new_code_cell("""\
 from IPython.display import display
 

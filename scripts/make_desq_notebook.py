@@ -2,7 +2,15 @@
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
+
+RUN_PARAMETERS = config_parameters(
+    RunConfig, ["kg", "kg_url", "dataset", "split", "limit", "model", "model_url", "reasoning_effort"],
+    defaults={"kg": "movies", "dataset": "mcqa-movies", "split": "test", "limit": 100, "model": "standin-desq"},
+    notes={"kg": "of the main comparison: movies, wikidata, freebase", "kg_url": "needed for freebase",
+           "dataset": "the scored questions"})
+OWN_PARAMETERS = config_parameters(RunConfig, ["experiment", "cache"], defaults={"experiment": "desq_uri_correction"})
 
 CELLS = [
     new_markdown_cell("""\
@@ -32,22 +40,15 @@ Use a real model with `-p model openai/gpt-oss-120b -p model_url http://gpu-node
 on any KG: `-p kg freebase -p kg_url http://HOST:PORT/sparql -p dataset webqsp -p train_dataset webqsp` against a
 Freebase endpoint (docs/freebase.md). The Freebase section is off by default (its memory embeds 77k entries, minutes
 on a CPU): `-p freebase_sets webqsp,cwq,grailqa`."""),
-    parameters_cell("""\
+    parameters_cell(f"""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
-kg: str = "movies"                    # the KG of the main comparison (movies, wikidata, freebase)
-kg_url: Optional[str] = None          # SPARQL endpoint serving that KG (needed for freebase)
-dataset: str = "mcqa-movies"          # scored questions (`sparqlab data list`)
-split: str = "test"                   # scored split
-limit: Optional[int] = 100            # first N scored questions; None: all
+{RUN_PARAMETERS}
 train_dataset: Optional[str] = None   # worked examples (never the scored split); None: the scored dataset's
                                       # train split, else the KG's training dataset (mcqa-movies on movies)
 train_split: str = "train"
 train_limit: int = 2000               # training questions decomposed (0: all)
-model: str = "standin-desq"           # a registered stand-in, or the model name your server serves
-model_url: Optional[str] = None       # OpenAI-compatible endpoint; None: in-process
-reasoning_effort: Optional[str] = None  # a reasoning model's effort (low/medium/high); None: the server's
 run_strategy: str = "roundtrip-exact" # the strategy the run answers with (all seven are scored either way)
 threshold: Optional[float] = None     # cosine cut of score-threshold and combined; None: the embedder's
                                       # equivalent of the paper's 0.85 (BGE-Large's; docs/fidelity.md)
@@ -67,8 +68,7 @@ freebase_sets: list[str] = []         # Freebase benchmarks evaluated without an
 freebase_train: str = "webqsp"        # their worked examples (train split)
 freebase_limit: int = 30              # questions per Freebase benchmark
 freebase_memory_limit: int = 0        # entities in the Freebase memory (0: all; relations and types always)
-experiment: str = "desq_uri_correction"  # runs/<experiment>/, figures/<experiment>/
-cache: str = "read_write"             # "replay": serve model calls from the response cache only"""),
+{OWN_PARAMETERS}"""),
     new_code_cell("""\
 import pandas as pd
 from IPython.display import display
@@ -103,8 +103,7 @@ method = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, train
               train_split=train_split, train_limit=train_limit, memory_limit=memory_limit, embedder=embedder,
               memory_dir=memory_dir)
 result = run(method, config=RunConfig(experiment=experiment, kg=kg, kg_url=kg_url, dataset=dataset, split=split, limit=limit,
-                                      model=model, model_url=model_url, cache=cache,
-                                      model_params={"reasoning_effort": reasoning_effort} if reasoning_effort else {}))
+                                      model=model, model_url=model_url, cache=cache, reasoning_effort=reasoning_effort))
 predictions = result.predictions()
 title = model_label(model, result.metrics["model_is_standin"])
 table = strategy_table(predictions)

@@ -141,7 +141,7 @@ def test_cli_sweep_in_process(trained, capsys, tmp_path):
     from sparqlab.cli import main
 
     code = main(["ggc", "sweep", "--gate-path", str(trained.folder), "--limit", "6", "--thresholds", "0,0.5,1.01",
-                 "--corrector", "standin-corrector", "--memory-start", str(MEMORY["start"]), "--memory-stop",
+                 "--model-roles", "corrector=standin-corrector", "--memory-start", str(MEMORY["start"]), "--memory-stop",
                  str(MEMORY["stop"]), "--experiment", "ggc-cli", "--out", str(tmp_path / "sweep.csv")])
     assert code == 0
     import pandas as pd

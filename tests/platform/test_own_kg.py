@@ -115,7 +115,7 @@ METHOD_RUNS = {
     "direct": ["-m", "standin-schema-rules"],
     "spinach": ["-m", "standin-agent"],
     "saga": ["-m", "standin-agent"],
-    "ggc": ["-m", "standin-knn", "--model-role", "corrector=standin-corrector", "-o", "gate.backend=tfidf"],
+    "ggc": ["-m", "standin-knn", "--model-roles", "corrector=standin-corrector", "-o", "gate.backend=tfidf"],
     "desq": ["-m", "standin-desq", "-o", "embedder=hashing"],
 }
 

@@ -21,7 +21,6 @@ which an offline, cached and reproducible run must not do.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import queue
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.cache import JsonCache
+from sparqlab.core.hashing import file_digest, stable_hash, store_digest
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.errors import (
     EndpointError,
@@ -306,10 +306,11 @@ def _shutdown(pool: _WorkerPool) -> None:
 class EmbeddedKG(KnowledgeGraph):
     """A KG in a local pyoxigraph store directory, opened read-only (see the module docstring for timeouts).
 
-    ``identity`` names the store's content for the query cache (e.g. ``movies@<build hash>``); by default it is
-    the store's absolute path. ``workers`` bounds how many queries run at once; ``memory_limit_gb`` caps each
-    worker's heap (default :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails
-    alone instead of starving the machine.
+    ``identity`` names the store's content for the query cache and the run id (e.g. ``movies@<build hash>``); by
+    default it is the folder's content digest (:func:`sparqlab.core.hashing.store_digest`). ``workers`` bounds
+    how many queries run at once; ``memory_limit_gb`` caps each worker's heap (default
+    :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails alone instead of starving
+    the machine.
     """
 
     def __init__(self, store_path: str | Path, profile: KGProfile, *, identity: str | None = None,
@@ -319,7 +320,7 @@ class EmbeddedKG(KnowledgeGraph):
         self.store_path = Path(store_path)
         if not self.store_path.is_dir():
             raise FileNotFoundError(f"no pyoxigraph store at {self.store_path}")
-        self._identity = identity or f"store:{self.store_path.resolve()}"
+        self._identity = identity or f"store:{store_digest(self.store_path)}"
         limit = int(memory_limit_gb * 2**30) if memory_limit_gb else 0
         self._pool = _WorkerPool(self.store_path, profile.prefixes, max(1, workers), limit)
         self._finalizer = weakref.finalize(self, _shutdown, self._pool)
@@ -382,7 +383,7 @@ def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: 
         raise FileNotFoundError(f"no RDF file at {path}")
     store = file_store(path)
     prefixes = json.loads((store.parent / "build.json").read_text(encoding="utf-8")).get("prefixes", {})
-    identity = f"file:{store.parent.name[-16:]}"
+    identity = f"file:{file_digest(path, 16)}"
     if profile is None:
         profile = derived_profile(store, path.stem, prefixes, path, identity)
     return EmbeddedKG(store, profile, identity=identity, **kwargs)
@@ -396,7 +397,7 @@ def file_store(path: Path) -> Path:
     from sparqlab.core.paths import cache_dir
     from sparqlab.kg.bundled import ensure_built, install_store
 
-    digest = hashlib.sha256(path.read_bytes() + pyoxigraph.__version__.encode()).hexdigest()[:16]
+    digest = stable_hash([file_digest(path), pyoxigraph.__version__], 16)
     slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in path.stem)[:40]
 
     def build(target: Path, force: bool) -> dict:

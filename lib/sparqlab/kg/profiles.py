@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, unquote
 
+from sparqlab.core.hashing import stable_hash
 from sparqlab.core.plugins import KG_GROUP
 from sparqlab.core.registry import Registry
 from sparqlab.kg.catalogue import CatalogueEntry, wikidata_catalogue
@@ -254,6 +255,15 @@ class KGProfile:
     def property_entity_iri(self, predicate_iri: str) -> str:
         """Inverse of :meth:`predicate_iri`: where a property's own statements (label, constraints) live."""
         return _swap_prefix(predicate_iri, self.direct_property_prefix, self.property_entity_prefix)
+
+    def digest(self, length: int = 16) -> str:
+        """A content digest of what this profile tells the methods (prefixes, predicates, id forms and shapes,
+        notes, prompt conventions ...; a catalogue by its loader's name, its entries ship with the code): a run id
+        hashes it, so a profile refined by another ``<name>.kg.yaml`` is a new run."""
+        fields = asdict(replace(self, catalogue=None))
+        if self.catalogue is not None:
+            fields["catalogue"] = f"{self.catalogue.__module__}.{getattr(self.catalogue, '__qualname__', '')}"
+        return stable_hash(fields, length)
 
     @property
     def store_builder(self) -> Callable[..., Path] | None:

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from sparqlab.core.hashing import file_digest
 from sparqlab.core.jsonl import write_jsonl
 from sparqlab.core.registry import Registry
 from sparqlab.data.question import Question
 from sparqlab.train.prompts import PROMPTS
-from sparqlab.train.records import file_digest
 
 
 @dataclass(frozen=True)

@@ -167,8 +167,8 @@ class DesqStandin(StandinModel):
     def bind(self, binding: RunBinding) -> None:
         if self.kg_name not in (None, binding.kg.profile.name) and not self.allow_other_kg:
             raise ValueError(f"standin-desq would look ids up in {self.kg_name} but this run is on "
-                             f"{binding.kg.profile.name}: leave --model-opt kg out (the run's KG), or give "
-                             "--model-opt allow_other_kg=true")
+                             f"{binding.kg.profile.name}: leave --model-options kg out (the run's KG), or give "
+                             "--model-options allow_other_kg=true")
         if self.kg_name is None and binding.kg is not self._kg:
             with self._lock:
                 self._kg, self._lookup = binding.kg, None
@@ -178,7 +178,7 @@ class DesqStandin(StandinModel):
             if self._lookup is None:
                 if self._kg is None and self.kg_name is None:
                     raise ValueError("standin-desq has no KG to look labels up in: run it inside a run, or give "
-                                     "--model-opt kg=NAME")
+                                     "--model-options kg=NAME")
                 if self._kg is None:
                     from sparqlab.kg import open_kg
 

@@ -82,15 +82,15 @@ class _Remembering(StandinModel):
         other = dataset_kg(dataset)
         if other is not None and other != kg.profile.name and not self.allow_other_kg:
             raise ValueError(f"{self.name}'s memory dataset={dataset} is a dataset of the {other} KG but this run is "
-                             f"on {kg.profile.name}: give --model-opt dataset= a dataset of {kg.profile.name}, or "
-                             "--model-opt allow_other_kg=true to remember it anyway")
+                             f"on {kg.profile.name}: give --model-options dataset= a dataset of {kg.profile.name}, or "
+                             "--model-options allow_other_kg=true to remember it anyway")
 
     @property
     def memory(self) -> TemplateMemory:
         if self._memory is None:
             if not self._given:
                 raise ValueError(f"{self.name} has no questions to remember: run it inside a run whose dataset (or "
-                                 "KG profile) has a train split, or give --model-opt dataset=NAME")
+                                 "KG profile) has a train split, or give --model-options dataset=NAME")
             self._remember(self.memory_spec["dataset"], self.memory_spec["split"])
         return self._memory
 
@@ -136,15 +136,15 @@ class NeighbourCorrector(_Remembering):
             self._kg = binding.kg
         elif self.kg_name != binding.kg.profile.name and not self.allow_other_kg:
             raise ValueError(f"standin-corrector would check candidates on {self.kg_name} but this run is on "
-                             f"{binding.kg.profile.name}: leave --model-opt kg out (the run's KG), or give "
-                             "--model-opt allow_other_kg=true")
+                             f"{binding.kg.profile.name}: leave --model-options kg out (the run's KG), or give "
+                             "--model-options allow_other_kg=true")
 
     def _graph(self):
         with self._lock:
             if self._kg is None:
                 if self.kg_name is None:
                     raise ValueError("standin-corrector has no KG to check candidates on: run it inside a run, or "
-                                     "give --model-opt kg=NAME")
+                                     "give --model-options kg=NAME")
                 from sparqlab.kg import open_kg
 
                 self._kg, self._own_kg = open_kg(self.kg_name, workers=1), True

@@ -13,12 +13,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.hashing import file_digest
 from sparqlab.data.question import Question
 from sparqlab.kg.describe import kg_notes
 from sparqlab.methods.ggc.data import COMPOSITIONS, labelled_queries, write_corrector_data
 from sparqlab.methods.ggc.prompts import conventions_for, generator_messages
 from sparqlab.train.data import register_builder, sparql_response, write_dataset
-from sparqlab.train.records import file_digest, read_records
+from sparqlab.train.records import read_records
 
 
 @register_builder("ggc-generator", "dataset", needs_kg=True,
