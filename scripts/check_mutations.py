@@ -99,6 +99,7 @@ STRUCTURAL = "lib/sparqlab/eval/structural.py"
 STRUCTURAL_TESTS = "tests/eval/test_eval_structural_em.py"
 SET_METRICS = "lib/sparqlab/eval/metrics.py"
 SET_METRICS_TESTS = "tests/eval/test_eval_set_metrics.py"
+GOLD_ERROR_TESTS = "tests/eval/test_gold_errors.py"
 
 MUTATIONS = [
     Mutation("keyword: old class-line pattern (notes with ':' or '(' never match)", KEYWORD,
@@ -308,9 +309,9 @@ MUTATIONS = [
     Mutation("eval: EM is 'every gold answer found' (a superset matches)", f"{SET_METRICS}::SetScore.em",
              "return self.f1 == 1.0", "return self.recall == 1.0", (SET_METRICS_TESTS,)),
     Mutation("eval: F1 micro-averaged (pooled counts) instead of per question", f"{SET_METRICS}::summarise",
-             '"f1": statistics.fmean(float(r["f1"]) for r in records),',
-             '"f1": 2 * sum(r["precision"] * r["recall"] for r in records) / max(1e-9, sum(r["precision"] + '
-             'r["recall"] for r in records)),', (SET_METRICS_TESTS,)),
+             '"f1": statistics.fmean(f1 for _, (f1, _) in judged),',
+             '"f1": 2 * sum(r["precision"] * r["recall"] for r in kept) / max(1e-9, sum(r["precision"] + '
+             'r["recall"] for r in kept)),', (SET_METRICS_TESTS,)),
     # issue 29: DeSQ and GenOp fidelity, each restoring the earlier behaviour
     Mutation("desq: final-query EM by graph isomorphism again (not first-appearance names)",
              f"{DESQ_METRICS}::score_output", 'scores[f"{strategy}.final_em"] = query_em(assembled, gold_sparql)',
@@ -351,6 +352,20 @@ MUTATIONS = [
              "lib/sparqlab/methods/genop/dependency.py::single_pass_exact",
              "            if not g.inputs <= bound:\n                return False", "            pass",
              ("tests/genop/test_genop_fidelity.py",)),
+    # issue 29: scoring and protocol (SAGA / SPINACH / GGC), each restoring the earlier behaviour
+    Mutation("eval: a gold error is judged again (∅ = ∅ scores 1 for a method that gives up)",
+             f"{SET_METRICS}::judge", "        return None\n    if predicted is None:",
+             "        return _MATCH if not predicted else _NO_SCORE\n    if predicted is None:", (GOLD_ERROR_TESTS,)),
+    Mutation("eval: a prediction without answers keeps its stored score", f"{SET_METRICS}::judged_scores",
+             "    if predicted is None:\n        return 0.0, False\n", "",
+             (f"{GOLD_ERROR_TESTS}::test_a_missing_prediction_scores_zero_even_when_its_record_claims_otherwise",)),
+    Mutation("eval: tables average the raw f1 / em columns", f"{SET_METRICS}::answer_means",
+             "judged = judged_frame(frame, rule)", "judged = frame",
+             (f"{GOLD_ERROR_TESTS}::test_agent_tables_average_the_judged_questions_and_count_the_gold_errors",)),
+    Mutation("agents: the controller samples as appendix F.2 by default",
+             "lib/sparqlab/methods/agents/controller.py::AgentConfig", 'sampling: str = "greedy"',
+             'sampling: str = "appendix_f2"',
+             (f"{CONTROLLER_TESTS}::test_controller_decodes_greedily_with_2048_tokens_by_default_and_f2_is_a_preset",)),
     Mutation("tautology: kg build reports one triple fewer than it stored", "lib/sparqlab/kg/movies.py",
              '"triples": len(lines),', '"triples": len(lines) - 1,',
              ("tests/kg/test_kg_cli.py::test_kg_build_prints_counts",)),

@@ -25,7 +25,7 @@ COMMON_PARAMETERS = """\
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
 {run}
-controller_temperature: float = 1.0   # controller sampling (appendix F.2: 1.0, top-p 0.9, 700 tokens)
+sampling: str = "greedy"             # controller sampling: greedy, 2,048 tokens (Implementation Details); "appendix_f2": T 1.0, top-p 0.9, 700
 max_actions: int = 15                 # action budget per question"""
 
 RUN_NAMES = ["kg", "kg_url", "kg_options", "split", "sample", "sample_seed", "limit", "select", "model", "model_url",
@@ -43,7 +43,7 @@ SETTINGS = """\
 settings = dict(experiment=experiment, kg=kg, kg_url=kg_url, kg_options=kg_options, model=model, model_url=model_url,
                 concurrency=concurrency, cache=cache, reasoning_effort=reasoning_effort)
 selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit, select=select)
-agent_options = dict(controller_temperature=controller_temperature, max_actions=max_actions)
+agent_options = dict(sampling=sampling, max_actions=max_actions)
 figure_params = {"model": model, "kg": kg, "sample": sample, "limit": limit}"""
 
 

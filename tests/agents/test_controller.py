@@ -84,9 +84,22 @@ def test_unreadable_replies_are_recorded_as_failures_without_crashing(agent_run)
 
 def test_controller_call_uses_the_configured_sampling_and_stop(agent_run):
     model = Scripted(["Thought: x\nAction: stop()"])
-    agent_run("spinach", model, controller_temperature=0.7, controller_max_tokens=321)
+    agent_run("spinach", model, sampling="appendix_f2", controller_temperature=0.7, controller_max_tokens=321)
     request = model.requests[0]
     assert (request.temperature, request.top_p, request.max_tokens, request.stop) == (0.7, 0.9, 321, ("\nObservation",))
+
+
+@pytest.mark.parametrize("method", ["spinach", "saga"])
+def test_controller_decodes_greedily_with_2048_tokens_by_default_and_f2_is_a_preset(agent_run, method):
+    """SAGA's Implementation Details (greedy, 2,048 tokens, every experiment and baseline) are the default; the
+    appendix F.2 values (T = 1.0, top-p 0.9, 700) are the ``appendix_f2`` preset."""
+    greedy, f2 = Scripted(["Thought: x\nAction: stop()"]), Scripted(["Thought: x\nAction: stop()"])
+    agent_run(method, greedy)
+    agent_run(method, f2, sampling="appendix_f2")
+    first = greedy.controller_requests[0]
+    assert (first.temperature, first.top_p, first.max_tokens) == (0.0, 1.0, 2048)
+    first = f2.controller_requests[0]
+    assert (first.temperature, first.top_p, first.max_tokens) == (1.0, 0.9, 700)
 
 
 def test_repeated_actions_are_not_rerun_and_end_the_question(agent_run):
