@@ -18,7 +18,7 @@ from sparqlab.methods.ggc.data import (
     sft_record,
 )
 from sparqlab.methods.ggc.metrics import gate_metrics, pipeline_metrics, subset_analysis, sweep, triggers
-from sparqlab.methods.ggc.prompts import conventions_for
+from sparqlab.methods.ggc.prompts import PromptAdditions, conventions_for
 
 
 def labelled(n_wrong, n_correct):
@@ -59,9 +59,25 @@ def test_sft_record_is_the_corrector_prompt_with_the_gold_response():
     record = sft_record(query, "movies", "relation labels: directed_by", conventions_for(MOVIES))
     assert record["output"] == query.gold_sparql and record["input"] == "" and record["source"] == "wrong"
     assert "Question: question [W0]?" in record["instruction"] and query.sparql in record["instruction"]
-    assert "relation labels: directed_by" in record["system"]
     assert [m["role"] for m in record["messages"]] == ["system", "user", "assistant"]
-    assert query.gold_sparql in record["messages"][2]["content"]
+    assert record["messages"][2]["content"] == record["output"], "the Alpaca output is the chat target"
+
+
+def test_the_paper_s_prompts_by_default_and_each_addition_is_an_option():
+    """Appendix B's prompts: the KG and its prefixes, "only the final query"; the KG's own rules, its schema
+    listing and a required fence are options, and a fenced prompt fences both training targets alike."""
+    query, notes, conventions = labelled(1, 0)[0], "relation labels: directed_by", conventions_for(MOVIES)
+    paper = sft_record(query, "movies", notes, conventions, prefixes="PREFIX mrel: <http://x/>")
+    assert notes not in paper["system"] and conventions.query_rules not in paper["system"]
+    assert "```" not in paper["system"] and "PREFIX mrel: <http://x/>" in paper["system"]
+    assert "final SPARQL query only" in paper["system"]
+    assert sft_record(query, "movies", notes, conventions, additions=PromptAdditions(schema_listing=True))[
+        "system"].count(notes) == 1
+    assert conventions.query_rules in sft_record(query, "movies", notes, conventions,
+                                                 additions=PromptAdditions(kg_rules=True))["system"]
+    fenced = sft_record(query, "movies", notes, conventions, additions=PromptAdditions(reply_fence=True))
+    assert "```sparql fenced block" in fenced["system"]
+    assert fenced["output"] == fenced["messages"][2]["content"] == f"```sparql\n{query.gold_sparql.strip()}\n```"
 
 
 def test_labelled_queries_skip_gold_errors_and_corrected_questions(tmp_path):

@@ -101,7 +101,7 @@ class Saga(AgentMethod):
 
     async def start(self, session: AgentSession, ctx: QuestionContext) -> None:
         session.schema = await self._schema(ctx.kg)
-        session.features = self.config.features  # the session is SAGA's (AgentSession.schema_aware)
+        session.features = self.config.features.for_kg(ctx.kg.profile)  # the session is SAGA's (schema_aware)
         if self.config.features.answer_type_prior:
             session.theta.answer_type = await self._answer_type(session, ctx)
 

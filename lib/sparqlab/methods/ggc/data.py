@@ -26,7 +26,7 @@ SFT files are JSON Lines with one instruction/response pair per line, the correc
 Table 8) as the instruction and the gold query as the response::
 
     {"id": ..., "source": "wrong" | "correct", "system": <system prompt>, "instruction": <user turn>,
-     "input": "", "output": <gold SPARQL>, "messages": [system, user, assistant]}
+     "input": "", "output": <gold SPARQL>, "messages": [system, user, assistant <the same gold SPARQL>]}
 
 ``instruction``/``input``/``output``/``system`` is the Alpaca layout LLaMA-Factory reads (a ``dataset_info.json``
 describing every file is written alongside); ``messages`` is the conversational layout TRL's ``SFTTrainer``
@@ -35,6 +35,7 @@ reads (train with ``assistant_only_loss=True`` to put the loss on the response o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,7 +47,15 @@ from sparqlab.core.jsonl import read_jsonl, write_jsonl
 from sparqlab.eval.metrics import is_gold_error_record
 from sparqlab.methods.ggc.feedback import KGFeedback, feedback_for
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings
-from sparqlab.methods.ggc.prompts import conventions_for, corrector_messages
+from sparqlab.methods.ggc.prompts import (
+    PAPER_PROMPTS,
+    PromptAdditions,
+    conventions_for,
+    corrector_messages,
+    prompt_prefixes,
+    sparql_target,
+    variant_profile,
+)
 
 if TYPE_CHECKING:
     from sparqlab.kg.profiles import PromptConventions
@@ -147,21 +156,25 @@ def compose(queries: Sequence[LabelledQuery], compositions: Mapping[str, float] 
 
 
 def sft_record(query: LabelledQuery, kg_name: str, kg_notes: str, conventions: PromptConventions,
-               kg_feedback: bool = False) -> dict[str, Any]:
-    """One instruction/response pair (module docstring): the corrector's prompt and the gold query."""
+               kg_feedback: bool = False, additions: PromptAdditions = PAPER_PROMPTS,
+               prefixes: str = "") -> dict[str, Any]:
+    """One instruction/response pair (module docstring): the corrector's prompt and the gold query; the Alpaca
+    ``output`` and the chat ``assistant`` turn are the same target (:func:`~sparqlab.methods.ggc.prompts.
+    sparql_target`: fenced exactly when the prompt asks for a fence)."""
     feedback = query.feedback.describe() if kg_feedback and query.feedback else None
-    system, user = corrector_messages(query.question, query.sparql, kg_name, kg_notes, conventions, feedback)
-    gold = query.gold_sparql.strip()
+    system, user = corrector_messages(query.question, query.sparql, kg_name, kg_notes, conventions, feedback,
+                                      additions, prefixes)
+    target = sparql_target(query.gold_sparql, additions)
     return {"id": query.question_id, "source": "correct" if query.correct else "wrong",
-            "system": system["content"], "instruction": user["content"], "input": "", "output": gold,
-            "messages": [system, user, {"role": "assistant", "content": f"```sparql\n{gold}\n```"}]}
+            "system": system["content"], "instruction": user["content"], "input": "", "output": target,
+            "messages": [system, user, {"role": "assistant", "content": target}]}
 
 
 def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, kg: Any, *,
                          variant: str | None = None, kg_feedback: bool = False,
                          compositions: Mapping[str, float] = COMPOSITIONS, seed: int = 0,
                          sources: Sequence[str] = (), notes: str | None = None,
-                         basis: str = "composed") -> dict[str, Any]:
+                         basis: str = "composed", prompt: PromptAdditions = PAPER_PROMPTS) -> dict[str, Any]:
     """Write ``<composition>.jsonl`` per composition, LLaMA-Factory's ``dataset_info.json`` and a
     ``manifest.json`` (sizes, seed, composition ``basis``, source runs); returns the manifest. ``notes`` is the KG description in the
     prompt (default: what the method's prompt says about ``kg``); ``variant`` as GGC's (``None``: the KG's own
@@ -174,11 +187,13 @@ def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, 
     out.mkdir(parents=True, exist_ok=True)
     notes = kg_notes(kg) if notes is None else notes
     conventions = conventions_for(kg.profile, variant)
+    prefixes = prompt_prefixes(variant_profile(kg.profile, variant))
     sets = compose(queries, compositions, seed, basis)
     sizes, info = {}, {}
     for name, members in sets.items():
         write_jsonl(out / f"{name}.jsonl",
-                    [sft_record(q, kg.profile.name, notes, conventions, kg_feedback) for q in members])
+                    [sft_record(q, kg.profile.name, notes, conventions, kg_feedback, prompt, prefixes)
+                     for q in members])
         n_correct = sum(q.correct for q in members)
         sizes[name] = {"total": len(members), "wrong": len(members) - n_correct, "correct": n_correct}
         info[f"ggc_corrector_{name}"] = {"file_name": f"{name}.jsonl", "formatting": "alpaca",
@@ -187,7 +202,8 @@ def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, 
     (out / "dataset_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     manifest = {"compositions": dict(compositions), "basis": basis, "sizes": sizes, "seed": seed,
                 "variant": variant or kg.profile.name,
-                "kg_feedback": kg_feedback, "kg": kg.profile.name, "sources": list(sources),
+                "kg_feedback": kg_feedback, "prompt": dataclasses.asdict(prompt), "kg": kg.profile.name,
+                "sources": list(sources),
                 "n_labelled": len(queries)}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

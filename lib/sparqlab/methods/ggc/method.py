@@ -40,7 +40,15 @@ from sparqlab.llm.replies import reply_error
 from sparqlab.methods.ggc.data import gate_from_runs
 from sparqlab.methods.ggc.feedback import KGFeedback
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings, decide, folder_digest
-from sparqlab.methods.ggc.prompts import PROMPTS, conventions_for, corrector_messages, generator_messages
+from sparqlab.methods.ggc.prompts import (
+    PROMPTS,
+    PromptAdditions,
+    conventions_for,
+    corrector_messages,
+    generator_messages,
+    prompt_prefixes,
+    variant_profile,
+)
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
@@ -68,6 +76,9 @@ class GGCConfig(MethodConfig):
     - ``variant``: whose prompt conventions describe the KG (topic, relation word, rules for queries): ``None``
       the run KG's profile, else the name of a registered profile (``wikidata`` for a Wikidata mirror opened
       with a derived profile).
+    - ``prompt``: the workbench's additions to the paper's prompts (appendix B), each off by default
+      (:class:`~sparqlab.methods.ggc.prompts.PromptAdditions`: ``prompt.kg_rules``, ``prompt.schema_listing``,
+      ``prompt.reply_fence``); a fine-tuned generator or corrector expects the prompts its data were built with.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split); ``train_dataset`` ``None`` is the run's own
       training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the trained gate's
@@ -93,6 +104,7 @@ class GGCConfig(MethodConfig):
     gate_path: str | None = None
     kg_feedback: bool = False
     variant: str | None = None
+    prompt: PromptAdditions = PromptAdditions()
     train_dataset: str | None = None
     train_split: str = "train"
     train_limit: int = 1000
@@ -256,7 +268,7 @@ class GGC(Method):
             questions = ctx.train_questions(train_dataset, self.config.train_split,
                                             allow_other_kg=self.config.allow_other_kg)
             questions = questions[: self.config.train_limit]
-            result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant), questions,
+            result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant, prompt=self.config.prompt), questions,
                                        experiment=f"ggc-gate-data-{stable_hash(identity, 8)}", role="generator")
             gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings,
                                            kg_feedback=self.config.kg_feedback)
@@ -289,7 +301,9 @@ class GGC(Method):
         conventions = self._conventions or conventions_for(ctx.kg.profile, self.config.variant)
         extra: dict[str, Any] = {"mode": self.config.mode}
         started = time.perf_counter()
-        reply = await ctx.chat(generator_messages(question.text, kg_name, notes, conventions), role="generator",
+        additions, prefixes = self.config.prompt, prompt_prefixes(variant_profile(ctx.kg.profile, self.config.variant))
+        reply = await ctx.chat(generator_messages(question.text, kg_name, notes, conventions, additions, prefixes),
+                               role="generator",
                                kind="generate", defaults=self.config.call_params("generate"))
         initial = extract_sparql(reply.text)
         extra.update(initial_sparql=initial, t_generator_s=round(time.perf_counter() - started, 6))
@@ -325,7 +339,7 @@ class GGC(Method):
 
         started = time.perf_counter()
         reply = await ctx.chat(corrector_messages(question.text, s0, kg_name, notes, conventions,
-                                                  feedback.describe() if feedback else None),
+                                                  feedback.describe() if feedback else None, additions, prefixes),
                                role="corrector", kind="correct", defaults=self.config.call_params("correct"))
         corrected = extract_sparql(reply.text)
         extra.update(corrected_sparql=corrected, t_corrector_s=round(time.perf_counter() - started, 6))
