@@ -26,9 +26,10 @@ class Scripted(StandinModel):
 
     name = "standin-scripted-test"
 
-    def __init__(self, controller: list[str], reparse: list[str] = ()):
+    def __init__(self, controller: list[str], reparse: list[str] = (), answer_type: str = "wd:Q6256"):
         super().__init__()
         self.controller, self.reparse = list(controller), list(reparse)
+        self.answer_type = answer_type
         self.requests: list[ChatRequest] = []
 
     def respond(self, request: ChatRequest) -> str:
@@ -36,7 +37,7 @@ class Scripted(StandinModel):
         if request.last_user_message.startswith(REPARSE.text[:40]):
             return self.reparse.pop(0) if self.reparse else "no idea"
         if "answer_type_label" in request.last_user_message:
-            return '{"answer_type_label": "country", "answer_type_id": "wd:Q6256"}'
+            return json.dumps({"answer_type_label": "country", "answer_type_id": self.answer_type})
         return self.controller.pop(0) if len(self.controller) > 1 else self.controller[0]
 
     @property
@@ -177,3 +178,17 @@ def test_a_large_kgs_index_samples_properties_when_an_agent_meets_them(agent_run
     observation = model.controller_requests[-1].last_user_message
     assert "occupation (wdt:P106): occupation of a person domain: usually human range: usually profession" \
         in observation
+
+
+def test_the_answer_type_may_be_any_class_of_the_kg_and_an_unindexed_one_is_kept_as_a_label(agent_run):
+    """F.1: "the most relevant Wikidata QID for this type"; the common mappings are examples, not a closed list."""
+    outside = Scripted(["Thought: x\nAction: stop()"], answer_type="wd:Q486972")  # human settlement: not listed
+    row, _ = agent_run("saga", outside)
+    prompt = next(r.last_user_message for r in outside.requests if "answer_type_label" in r.last_user_message)
+    assert "examples, not a complete list" in prompt and "from the list below" not in prompt
+    assert "wd:Q486972" not in prompt and row["extra.answer_type"] == "country|http://www.wikidata.org/entity/Q486972"
+    river = Scripted(["Thought: x\nAction: stop()"], answer_type="wd:Q4022")  # a class the index never met
+    row, trace = agent_run("saga", river)
+    assert row["extra.answer_type"] == "country|"
+    logged = next(e for e in trace if e.kind == "answer_type")
+    assert logged.data["unindexed"] == "http://www.wikidata.org/entity/Q4022"
