@@ -70,8 +70,11 @@ datasets: list[str] = ["metaqa-1hop", "metaqa-2hop"]  # `sparqlab data list` nam
 variants = {"SPINACH": ("spinach", agent_options), "SAGA": ("saga", agent_options)}
 frame, results = experiments.run_variants(variants, datasets, settings, **selection)
 label = model_label(model, results[0].metrics["model_is_standin"])"""),
-    new_markdown_cell("## F1 / EM (%), Table 1 layout"),
+    new_markdown_cell("## F1 / EM (%), Table 1 layout\nOver the judged questions: a question whose gold query fails "
+                      "or returns nothing is a gold error, counted below and left out of every mean; a question "
+                      "without a final query scores 0."),
     new_code_cell("experiments.score_table(frame)"),
+    new_code_cell("experiments.judged_counts(frame)"),
     new_markdown_cell("## Empty-result rate (%), Table 4 layout\nOver the generated queries, as the paper defines "
                       "it: the share of final queries that returned no answer. Questions that ended without a final "
                       "query are the separate no-query rate below (`empty_rate_table(frame, over=\"all\")` gives "
@@ -143,8 +146,8 @@ if include_spinach:
     variants["SPINACH"] = ("spinach", agent_options)
 frame, results = experiments.run_variants(variants, datasets, settings, **selection)
 label = model_label(model, results[0].metrics["model_is_standin"])"""),
-    new_markdown_cell("## F1 (%), Table 5 layout"),
-    new_code_cell("experiments.score_table(frame)"),
+    new_markdown_cell("## F1 (%), Table 5 layout\nPer dataset and the unweighted macro average across them (`Avg`)."),
+    new_code_cell("experiments.ablation_table(frame)"),
     new_code_cell("experiments.cost_table(frame)"),
     new_code_cell("""\
 ax = plots.metric_bars(frame, metric="f1", x="variant", hue="dataset")

@@ -141,6 +141,18 @@ def test_blocked_fires_on_a_known_domain_conflict_only(agent_run):
     assert row["extra.blocked"] == 0 and not row["extra.final_empty"]
 
 
+def test_without_persistent_type_state_the_entity_just_looked_up_still_feeds_blocked(agent_run):
+    """Table 5 "− persistent type state" removes Θ's persistence only: the latest lookup's types still block a
+    conflicting pattern (the type filter stays on), an entity looked up before it is forgotten."""
+    row, _ = agent_run("saga", Scripted(BLOCKED_SCRIPT), features={"type_state": False})
+    assert row["extra.blocked"] == 1
+    earlier = [BLOCKED_SCRIPT[0], "Thought: and the US\nAction: lookup(wd:Q30)", *BLOCKED_SCRIPT[1:]]
+    row, _ = agent_run("saga", Scripted(earlier))
+    assert row["extra.blocked"] == 1
+    row, _ = agent_run("saga", Scripted(earlier), features={"type_state": False})
+    assert row["extra.blocked"] == 0
+
+
 def test_variable_types_from_a_type_pattern_block_in_the_same_query(agent_run):
     script = ["Thought: x\nAction: execute(SELECT ?c WHERE { ?x wdt:P31 wd:Q5 ; wdt:P17 ?c })",
               "Thought: done\nAction: stop()"]
