@@ -96,6 +96,9 @@ def test_labelled_queries_skip_gold_errors_and_corrected_questions(tmp_path):
     assert [(q.question_id, q.sparql, q.correct) for q in found] == [("1", "S1", True), ("2", "S2", False),
                                                                      ("3", "", False)]
     assert [q.gate_example().label for q in found] == [0, 1, 1]
+    # Table 4 on the pipeline's question set: the gold error is kept and needs correction
+    evaluated = labelled_queries([tmp_path], gold_errors=True)
+    assert [(q.question_id, q.gate_example().label) for q in evaluated] == [("1", 0), ("2", 1), ("3", 1), ("5", 1)]
     with pytest.raises(ValueError, match="needs the KG"):
         labelled_queries([tmp_path], kg_feedback=True)
     with pytest.raises(FileNotFoundError, match="not a run folder"):

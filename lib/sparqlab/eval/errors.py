@@ -266,22 +266,33 @@ def with_error_types(predictions: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coarse: bool = False) -> pd.DataFrame:
+GOLD_ERROR_BASES = ("share", "exclude")
+"""How :func:`error_table` treats gold errors in its percentages: ``share`` (GGC §4.3 / Table 3: ground-truth
+SPARQL errors are their own share of all errors, 77.70 + 21.07 + 1.23 = 100) or ``exclude`` (Table 13a, SciQA:
+"Gold SPARQL errors are not included")."""
+
+
+def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coarse: bool = False,
+                gold_errors: str = "share") -> pd.DataFrame:
     """Table 3 layout: one row per error category, per run a count and a percentage column.
 
     ``runs`` maps a label (``generator``, ``after correction``, ``spinach`` ...) to its predictions (as
-    :func:`sparqlab.runs.load_predictions` returns them). With ``errors_only`` the percentages are over the
-    run's wrong predictions excluding gold errors (as the paper reports them), and ``correct`` is left out;
-    ``gold_error`` rows are still counted. ``coarse`` groups into the paper's syntax / semantic / gold rows
-    (:func:`coarse_category`). Categories no run has are omitted.
+    :func:`sparqlab.runs.load_predictions` returns them). With ``errors_only`` ``correct`` is left out and the
+    percentages are over the run's errors; ``gold_errors`` (:data:`GOLD_ERROR_BASES`) says whether gold errors
+    are one of the shares (``share``, the default: Table 3) or counted but left out of the base (``exclude``).
+    ``coarse`` groups into the paper's syntax / semantic / gold rows (:func:`coarse_category`). Categories no
+    run has are omitted.
     """
     import pandas as pd
 
+    if gold_errors not in GOLD_ERROR_BASES:
+        raise ValueError(f"gold_errors must be one of {', '.join(GOLD_ERROR_BASES)}; got {gold_errors!r}")
+    left_out = [CORRECT] + ([GOLD_ERROR] if gold_errors == "exclude" else [])
     columns = {}
     for label, predictions in runs.items():
         types = with_error_types(predictions)["error_type"]
         counts = (types.map(coarse_category) if coarse else types).value_counts()
-        shared = counts.drop([CORRECT, GOLD_ERROR], errors="ignore") if errors_only else counts
+        shared = counts.drop(left_out, errors="ignore") if errors_only else counts
         columns[(label, "n")] = counts
         columns[(label, "%")] = (100 * shared / shared.sum()).round(2) if shared.sum() else shared * 0.0
     table = pd.DataFrame(columns)
@@ -292,7 +303,7 @@ def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coar
         if kind == "n":
             table[(label, kind)] = table[(label, kind)].fillna(0).astype(int)
         else:
-            unshared = table.index.isin([GOLD_ERROR] if errors_only else [])
+            unshared = table.index.isin(left_out[1:] if errors_only else [])
             table.loc[~unshared, (label, kind)] = table.loc[~unshared, (label, kind)].fillna(0.0)
     table.columns = pd.MultiIndex.from_tuples(table.columns)
     return table

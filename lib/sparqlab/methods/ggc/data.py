@@ -80,10 +80,13 @@ class LabelledQuery:
         return GateExample(self.question, self.sparql, int(not self.correct), self.feedback, self.question_id)
 
 
-def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback: bool = False) -> list[LabelledQuery]:
+def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback: bool = False,
+                     gold_errors: bool = False) -> list[LabelledQuery]:
     """The initial queries of generator-only runs (or uncorrected questions of any GGC run), labelled.
 
-    With ``kg_feedback`` each query is executed on ``kg`` (through the query cache) for its
+    Questions whose gold query fails or returns nothing are left out (training data: no correct target), unless
+    ``gold_errors``: then they are kept as "correction required" (``correct=False``), the question set and labels
+    the pipeline's gate metrics use (evaluation, Table 4). With ``kg_feedback`` each query is executed on ``kg`` (through the query cache) for its
     :class:`~sparqlab.methods.ggc.feedback.KGFeedback`, by the same code the method uses. A question in several folders
     is taken once (first folder wins).
     """
@@ -96,13 +99,15 @@ def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback
             raise FileNotFoundError(f"{run_dir} is not a run folder (no predictions.jsonl)")
         for record in read_jsonl(path):
             extra = record.get("extra") or {}
-            if record["id"] in found or extra.get("triggered") or record.get("em") is None:
+            gold_error = is_gold_error_record(record)
+            if record["id"] in found or extra.get("triggered") or (gold_error and not gold_errors):
                 continue
-            if is_gold_error_record(record):
+            if record.get("em") is None and not gold_error:  # not judged (no gold at all)
                 continue
             sparql = record.get("predicted_sparql") or ""
             feedback = feedback_for(kg, sparql) if kg_feedback else None
-            found[record["id"]] = LabelledQuery(record["id"], record["question"], sparql, bool(record["em"]),
+            found[record["id"]] = LabelledQuery(record["id"], record["question"], sparql,
+                                                not gold_error and bool(record["em"]),
                                                 record.get("gold_sparql"), feedback)
     if not found:
         raise ValueError("no judgeable initial queries in the given run folders")
