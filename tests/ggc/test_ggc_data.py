@@ -162,3 +162,19 @@ def test_sft_file_layout(tmp_path):
     assert info["ggc_corrector_W1.0+C0.2"]["file_name"] == "W1.0+C0.2.jsonl"
     lines = (tmp_path / "W1.0+C0.2.jsonl").read_text().splitlines()
     assert len(lines) == 5 and all(json.loads(line)["output"].startswith("SELECT") for line in lines)
+
+
+def test_the_gate_is_labelled_on_questions_the_generator_was_not_trained_on(tmp_path):
+    """GGC §4.1: the generator is fine-tuned on one portion of the training split, the gate's initial queries are
+    generated on the remaining questions; an offset or the generator's own training file keeps them apart."""
+    from sparqlab.data.question import Question
+    from sparqlab.methods.ggc.method import gate_questions
+
+    questions = [Question(str(i), f"q{i}?") for i in range(10)]
+    assert [q.id for q in gate_questions(questions, 0, 3)] == ["0", "1", "2"]
+    assert [q.id for q in gate_questions(questions, 4, 3)] == ["4", "5", "6"]
+    turns = [{"role": "user", "content": "q?"}, {"role": "assistant", "content": "ASK {}"}]
+    write_jsonl(tmp_path / "generator.jsonl", [{"id": str(i), "messages": turns} for i in range(6)])
+    assert [q.id for q in gate_questions(questions, 0, 3, str(tmp_path / "generator.jsonl"))] == ["6", "7", "8"]
+    with pytest.raises(ValueError, match="no training questions left"):
+        gate_questions(questions, 4, 3, str(tmp_path / "generator.jsonl"))

@@ -30,11 +30,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from sparqlab.core.hashing import stable_hash
+from sparqlab.core.hashing import file_digest, stable_hash
 from sparqlab.data.question import Question
 from sparqlab.llm.replies import reply_error
 from sparqlab.methods.ggc.data import gate_from_runs
@@ -83,6 +84,12 @@ class GGCConfig(MethodConfig):
       ``gate_path`` is given (the first ``train_limit`` of the split); ``train_dataset`` ``None`` is the run's own
       training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the trained gate's
       digest enters the run id).
+    - ``train_offset``: skip the first questions of the split before taking ``train_limit`` (GGC §4.1: the gate is
+      labelled on the training questions the generator was *not* fine-tuned on; a generator trained with
+      ``train data --limit N`` saw the first N, so ``train_offset=N``).
+    - ``generator_data``: the generator's training file (records with an ``id``); its questions are left out
+      before ``train_limit`` is taken, so gate and generator data are disjoint by construction (the file's
+      digest enters the gate's key; the labelled ids are in the gate's ``training``).
     - ``allow_other_kg``: train on a dataset of another KG than the run's (refused otherwise).
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
       passing its text on as Algorithm 1 does.
@@ -108,6 +115,8 @@ class GGCConfig(MethodConfig):
     train_dataset: str | None = None
     train_split: str = "train"
     train_limit: int = 1000
+    train_offset: int = 0
+    generator_data: str | None = None
     allow_other_kg: bool = False
     skip_unparseable: bool = False
     generate_max_tokens: int | None = None
@@ -188,6 +197,23 @@ def model_identity(model: Any) -> dict[str, Any]:
     return {k: v for k, v in model.describe().items() if k not in LOCATION_KEYS}
 
 
+def gate_questions(questions: Sequence[Question], offset: int, limit: int,
+                   generator_data: str | None = None) -> list[Question]:
+    """The training questions GGC labels for its gate: those not in the generator's training file
+    ``generator_data`` (GGC §4.1: "initial queries on the remaining training data"), from ``offset``, at most
+    ``limit``; ``ValueError`` when none remain."""
+    if generator_data:
+        from sparqlab.methods.ggc.training_data import trained_ids
+
+        trained_on = trained_ids(generator_data)
+        questions = [q for q in questions if str(q.id) not in trained_on]
+    chosen = list(questions[offset: offset + limit])
+    if not chosen:
+        raise ValueError(f"no training questions left for the gate (offset {offset}, limit {limit}"
+                         + (f", {generator_data} removed" if generator_data else "") + ")")
+    return chosen
+
+
 @register_method("ggc")
 class GGC(Method):
     """Generator–Gate–Corrector (module docstring)."""
@@ -261,19 +287,23 @@ class GGC(Method):
             train_dataset = ctx.training_source()[0]
         key = {"settings": settings.to_dict(), "kg_feedback": self.config.kg_feedback, "generator": identity, "params": generator.params,
                "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "conventions": self._conventions_digest(),
-               "train": [train_dataset, self.config.train_split, self.config.train_limit],
+               "train": [train_dataset, self.config.train_split, self.config.train_limit, self.config.train_offset],
                "kg": ctx.kg.identity}
+        if self.config.generator_data:
+            key["generator_data"] = file_digest(Path(self.config.generator_data))
         folder, built = ctx.artifact_dir("ggc-gate", key)
         if not built:
             questions = ctx.train_questions(train_dataset, self.config.train_split,
                                             allow_other_kg=self.config.allow_other_kg)
-            questions = questions[: self.config.train_limit]
+            questions = gate_questions(questions, self.config.train_offset, self.config.train_limit,
+                                       self.config.generator_data)
             result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant, prompt=self.config.prompt), questions,
                                        experiment=f"ggc-gate-data-{stable_hash(identity, 8)}", role="generator")
             gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings,
                                            kg_feedback=self.config.kg_feedback)
             await asyncio.to_thread(gate.save, folder)
-            ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=gate.training["n"])
+            ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=gate.training["n"],
+                    question_ids=[q.id for q in questions])
         gate = await asyncio.to_thread(Gate.load, folder)
         self.gate, self.gate_digest, self.gate_folder = gate, folder_digest(folder), folder
 

@@ -46,16 +46,22 @@ def generator_records(questions: Sequence[Question], kg: Any, progress: bool = T
     return records, {}
 
 
+def trained_ids(generator_data: str | Path) -> set[str]:
+    """The question ids of the generator's training file; ``ValueError`` when it has none (disjointness from it
+    could not be checked)."""
+    trained_on = {str(r.get("id")) for r in read_records(generator_data) if r.get("id") is not None}
+    if not trained_on:
+        raise ValueError(f"{generator_data} has no record ids, so disjointness from it cannot be checked")
+    return trained_on
+
+
 def check_disjoint(queries: Sequence[Any], generator_data: str | Path | None) -> None:
     """GGC's protocol (section 4.1): the generator is fine-tuned on one portion of the training split and the
     gate / corrector data are labelled on the *remaining* questions. Refuses labelled ``queries`` whose question
     ids occur in the generator's training file ``generator_data`` (records with an ``id``)."""
     if generator_data is None:
         return
-    trained_on = {str(r.get("id")) for r in read_records(generator_data) if r.get("id") is not None}
-    if not trained_on:
-        raise ValueError(f"{generator_data} has no record ids, so disjointness from it cannot be checked")
-    shared = sorted({q.question_id for q in queries} & trained_on)
+    shared = sorted({q.question_id for q in queries} & trained_ids(generator_data))
     if shared:
         raise ValueError(f"{len(shared)} labelled questions (e.g. {shared[0]!r}) are in the generator's training "
                          f"data {generator_data}: the paper labels gate and corrector data on the remaining training "
