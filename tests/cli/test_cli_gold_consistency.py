@@ -1,4 +1,4 @@
-"""One form, one rule, one normalisation (issue 24): a failed gold query reads `error: <kind>: <message>` whether a
+"""One form, one rule, one normalisation: a failed gold query reads `error: <kind>: <message>` whether a
 run or `runs score` executed it; n_gold_errors counts what eval.errors.is_gold_error counts; each answer set of a
 question is normalised once for both its scores and its error type."""
 

@@ -1,4 +1,4 @@
-"""The project's server behaves like vLLM where it matters to a client (issue 20 item 3), and the client records
+"""The project's server behaves like vLLM where it matters to a client, and the client records
 what happened: context-length 400 -> ContextOverflow, reasoning returned apart, 429/503 with Retry-After retried
 and counted."""
 

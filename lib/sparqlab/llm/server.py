@@ -59,7 +59,7 @@ READ_TIMEOUT_S = 30.0
 
 @dataclass(frozen=True)
 class Limits:
-    """What a vLLM deployment imposes that changes a client's life (issue 20).
+    """What a vLLM deployment imposes that changes a client's life.
 
     - ``max_model_len``: context length in (estimated) tokens, prompt plus completion; ``None``: unlimited.
     - ``max_in_flight``: concurrent requests served; more are refused with ``overload_status`` (429 as a rate

@@ -56,7 +56,7 @@ def role_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 
 def reply_outcomes(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Replies that did not end normally, summed over the records: ``{"total": {outcome: n}, kind: {outcome: n}}``
-    (``reasoning_exhausted``, ``truncated``, ``empty`` ...; issue 20)."""
+    (``reasoning_exhausted``, ``truncated``, ``empty`` ...)."""
     by_kind: dict[str, Counter] = {}
     for record in records:
         for kind, outcomes in (record.get("reply_outcomes") or {}).items():
