@@ -11,6 +11,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 
 from sparqlab import __version__
 from sparqlab.core.cache import CacheCorrupt
@@ -52,12 +53,30 @@ def user_message(error: BaseException) -> str:
     return str(error)
 
 
+def _warning_format(command: str):
+    """``warnings.formatwarning`` for the command line: a warning reads ``sparqlab COMMAND: warning: ...``,
+    without Python's source line (``--debug`` keeps Python's own format)."""
+
+    def format_warning(message, category, filename, lineno, line=None) -> str:
+        return f"sparqlab {command}: warning: {message}\n"
+
+    return format_warning
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    with warnings.catch_warnings():
+        if not args.debug:
+            warnings.formatwarning = _warning_format(args.command)
+        return _dispatch(args)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the command's handler; a failure becomes one line on stderr and an exit code."""
     try:
         return int(args.handler(args) or 0)
     except BrokenPipeError:
