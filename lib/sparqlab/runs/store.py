@@ -63,6 +63,26 @@ def read_json(path: Path) -> Any:
         return json.load(handle)
 
 
+class RunUnreadable(ValueError):
+    """A file of a run folder is missing, cannot be read, or holds an impossible value; the message names the
+    file (and the line)."""
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """A run folder's JSON document (``manifest.json``, ``config.json``, ``metrics.json``) as an object;
+    :class:`RunUnreadable` naming the file when it is missing, is not UTF-8 JSON, or is not an object."""
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        raise RunUnreadable(f"{path} is missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error) or type(error).__name__
+        raise RunUnreadable(f"{path} cannot be read: {reason}") from None
+    if not isinstance(data, dict):
+        raise RunUnreadable(f"{path} holds a JSON {type(data).__name__}, not an object")
+    return data
+
+
 def repair_torn_line(path: Path) -> bool:
     """Cut a partial last line (no trailing newline) off ``path``; True if something was cut."""
     if not path.exists():
@@ -96,7 +116,8 @@ def _line(record: dict[str, Any]) -> str:
     return scrub(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
 
 
-def _first_per_id(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def first_per_id(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records with each ``id`` once: the first line wins."""
     seen: set[str] = set()
     unique = []
     for record in records:
@@ -218,7 +239,7 @@ class RunStore:
         """Drop damaged lines, duplicate ids (first line wins) and predictions to redo; return the kept ids."""
         records, damaged = self._sound_records(self.predictions_path, prediction_problem,
                                                "its question is answered again")
-        kept = _first_per_id(r for r in records if r.get("error_category") not in redo_errors)
+        kept = first_per_id(r for r in records if r.get("error_category") not in redo_errors)
         if damaged or len(kept) != len(records):
             _rewrite(self.predictions_path, kept)
         return {r["id"] for r in kept}
@@ -227,7 +248,7 @@ class RunStore:
         """Keep one trace per finished question; traces of unfinished questions go (they will be redone)."""
         records, damaged = self._sound_records(self.traces_path, trace_problem,
                                                "the trace is lost, its question's prediction is kept")
-        kept = _first_per_id(r for r in records if r["id"] in done)
+        kept = first_per_id(r for r in records if r["id"] in done)
         if damaged or len(kept) != len(records):
             _rewrite(self.traces_path, kept)
 
