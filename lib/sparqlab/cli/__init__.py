@@ -15,6 +15,7 @@ import warnings
 
 from sparqlab import __version__
 from sparqlab.core.cache import CacheCorrupt
+from sparqlab.core.integrity import DamagedOutput
 from sparqlab.core.plugins import COMMAND_GROUP, declared
 from sparqlab.kg.errors import KGError
 from sparqlab.llm.errors import ModelError
@@ -83,7 +84,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         # the reader went away (`sparqlab runs list | head`): stop quietly, as `yes | head` does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (KGError, ModelError, CacheCorrupt, FileNotFoundError, ValueError, RecursionError) as error:
+    except (KGError, ModelError, CacheCorrupt, DamagedOutput, FileNotFoundError, ValueError,
+            RecursionError) as error:
         if args.debug:
             raise
         print(f"sparqlab {args.command}: {type(error).__name__}: {user_message(error)}", file=sys.stderr)

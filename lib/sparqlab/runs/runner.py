@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
+from sparqlab.core.integrity import DamagedOutput
 from sparqlab.data.question import Question
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
@@ -63,8 +64,9 @@ if TYPE_CHECKING:
 
     from sparqlab.kg.base import KnowledgeGraph
 
-FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt)
-"""Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file too)."""
+FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt, DamagedOutput)
+"""Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file, a
+damaged build output too)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
 
