@@ -3,6 +3,52 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+
+SETTING_HELP = {
+    "host": "address to bind (default %(default)s: this machine only; another address without a token warns)",
+    "port": "port (default %(default)s; 0 picks a free one)",
+    "token": "bearer token every request must send (Authorization: Bearer TOKEN), else 401 (default: the "
+             "SPARQLAB_SERVE_TOKEN variable, which keeps it out of the process list; neither: no token)",
+    "queue_size": "requests that may wait for a free slot (default %(default)s); more are answered 503 with Retry-After",
+    "retry_after_s": "seconds a 503 tells the client to wait (default %(default)s)",
+    "max_question_chars": "longest question accepted (default %(default)s; longer: 422)",
+    "max_request_bytes": "largest request line plus headers, or declared body (default %(default)s; larger: 413)",
+    "read_timeout_s": "seconds a connection has to send its whole request, from opening or its last answer "
+                      "(default %(default)s); then it is closed",
+    "keep_alive_s": "seconds an idle connection stays open after an answer (default %(default)s)",
+    "max_connections": "open connections at most (default %(default)s, fewer under a tight open-file limit); beyond, "
+                       "the connection idle longest is closed",
+    "docs": "serve /docs and /openapi.json (default: off)",
+}
+"""The help of each :class:`sparqlab.runs.serve.ServeSettings` field's flag (``--queue-size`` for
+``queue_size``; ``--read-timeout`` for ``read_timeout_s``)."""
+
+
+def _flag(name: str) -> str:
+    return "--" + name.removesuffix("_s").replace("_", "-")
+
+
+def add_serve_settings(parser: argparse.ArgumentParser) -> None:
+    """One flag per :class:`~sparqlab.runs.serve.ServeSettings` field, defaulting to the field's default."""
+    from sparqlab.runs.serve import ServeSettings
+
+    for setting in dataclasses.fields(ServeSettings):
+        if setting.type in ("bool", bool):
+            parser.add_argument(_flag(setting.name), dest=setting.name, action="store_true",
+                                help=SETTING_HELP[setting.name])
+            continue
+        kind = {"int": int, "float": float}.get(str(setting.type), str)
+        parser.add_argument(_flag(setting.name), dest=setting.name, type=kind, default=setting.default,
+                            metavar="SECONDS" if setting.name.endswith("_s") else setting.name.upper(),
+                            help=SETTING_HELP[setting.name])
+
+
+def serve_settings(args: argparse.Namespace):
+    """The :class:`~sparqlab.runs.serve.ServeSettings` the flags give."""
+    from sparqlab.runs.serve import ServeSettings
+
+    return ServeSettings(**{s.name: getattr(args, s.name) for s in dataclasses.fields(ServeSettings)})
 
 
 def register(subparsers) -> None:
@@ -27,12 +73,14 @@ def register(subparsers) -> None:
                         help="a method config field (`sparqlab methods list`)")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     parser.add_argument("--experiment", "-e", default="serve", help="run folders go to runs/<experiment>/")
-    parser.add_argument("--concurrency", "-c", type=int, default=4, help="requests answered at once (default 4)")
-    parser.add_argument("--question-timeout", type=float, default=300.0, help="per-request limit in s (default 300)")
+    parser.add_argument("--concurrency", "-c", type=int, default=4,
+                        help="requests answered at once (default 4); up to --queue-size more wait")
+    parser.add_argument("--question-timeout", type=float, default=300.0,
+                        help="seconds a request may take from its arrival, the wait for a free slot included "
+                             "(default 300); then it is answered with an empty query")
     parser.add_argument("--cache", choices=["read_write", "replay", "off"], default="read_write",
                         help="model response cache mode (default read_write)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    add_serve_settings(parser)
     parser.set_defaults(handler=_serve)
 
 
@@ -53,5 +101,5 @@ def _serve(args: argparse.Namespace) -> int:
     datasets.update(dict.fromkeys(args.dataset_iri, args.kg))
     if not datasets:
         raise ValueError(f"no dataset IRI maps to the KG {args.kg!r}: give one with --dataset-iri IRI")
-    serve(ServedRun(method, config, datasets), host=args.host, port=args.port)
+    serve(ServedRun(method, config, datasets, serve_settings(args)))
     return 0

@@ -31,8 +31,8 @@ PREDICTION_FIELDS: dict[str, str] = {
     "recall": "answer-set recall",
     "error_category": "why the question has no (good) answer: method's own category, question_timeout, "
                       "method_error, a model error kind, final_query_timeout or the final query's KGError kind",
-    "error_type": "sparqlab.eval.categorise: correct, gold_error, no_query, syntax_error, execution_error, "
-                  "empty_result or semantic:<subtype>, the same for every method",
+    "error_type": "sparqlab.eval.categorise: correct, gold_error, no_gold, no_query, syntax_error, "
+                  "execution_error, empty_result or semantic:<subtype>, the same for every method",
     "model_calls": "{call kind: n} over all roles",
     "model_calls_uncached": "calls that reached a model (not the response cache)",
     "role_usage": "{role: {calls: {kind: n}, tokens: {prompt, completion, total}}}",
