@@ -127,7 +127,8 @@ def test_a_full_queue_is_503_with_retry_after(tmp_path):
     with _client(served) as client, ThreadPoolExecutor(max_workers=4) as pool:
         responses = list(pool.map(lambda n: _ask(client, f"question {n}"), range(4)))
     busy = [r for r in responses if r.status_code == 503]
-    assert len(busy) == 2 and all(r.headers["retry-after"] == "7" for r in busy)
+    # the wait for a slot it suggests: two requests ahead of one slot, about a second each; never over 7 s
+    assert len(busy) == 2 and all(1 <= int(r.headers["retry-after"]) <= 7 for r in busy)
     assert all("busy" in r.json()["detail"] for r in busy)
     assert sum(r.status_code == 200 for r in responses) == 2 and len(_records(served)) == 2
 

@@ -11,7 +11,8 @@ SETTING_HELP = {
     "token": "bearer token every request must send (Authorization: Bearer TOKEN), else 401 (default: the "
              "SPARQLAB_SERVE_TOKEN variable, which keeps it out of the process list; neither: no token)",
     "queue_size": "requests that may wait for a free slot (default %(default)s); more are answered 503 with Retry-After",
-    "retry_after_s": "seconds a 503 tells the client to wait (default %(default)s)",
+    "retry_after_s": "longest wait a 503 suggests in Retry-After (default %(default)s); a busy endpoint suggests "
+                     "the expected wait for a slot, from recent answers",
     "max_question_chars": "longest question accepted (default %(default)s; longer: 422)",
     "max_request_bytes": "largest request line plus headers, or declared body (default %(default)s; larger: 413)",
     "read_timeout_s": "seconds a connection has to send its whole request, from opening or its last answer "

@@ -68,8 +68,9 @@ class ServeSettings:
     - ``host`` / ``port``: the address to bind (127.0.0.1: this machine only; port 0 picks a free one).
     - ``token``: a bearer token every request must send (``Authorization: Bearer TOKEN``), else 401; ``None``
       reads :data:`TOKEN_ENV`, and without either the endpoint is open.
-    - ``queue_size``: requests that may wait for one of the ``concurrency`` slots; more are answered 503 with
-      ``Retry-After: retry_after_s``.
+    - ``queue_size``: requests that may wait for one of the ``concurrency`` slots; more are answered 503 with a
+      ``Retry-After`` of the expected wait for a slot (from recent answers), at least 1 s and at most
+      ``retry_after_s``.
     - ``max_question_chars``: longest question accepted (422 beyond).
     - ``max_request_bytes``: largest request (request line and headers, or a declared body) accepted (413).
     - ``read_timeout_s``: time a connection has to deliver its request, from opening or from its last answer.
@@ -126,7 +127,12 @@ class ExposedWithoutTokenWarning(UserWarning):
 
 
 class QueueFull(Exception):
-    """Every slot is answering and the queue holds ``queue_size`` requests: the request is refused (503)."""
+    """Every slot is answering and the queue holds ``queue_size`` requests: the request is refused (503);
+    ``retry_after_s`` is the wait to suggest."""
+
+    def __init__(self, message: str, retry_after_s: int):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 SESSION_QUESTION = Question(id="text2sparql-served-session", text="(questions arrive as TEXT2SPARQL requests)")
@@ -148,6 +154,7 @@ class ServedRun:
     _numbers: Any = field(default_factory=lambda: itertools.count(1))
     _slots: asyncio.Semaphore | None = None
     _pending: int = 0
+    _service_s: float = 1.0
     _writer: ThreadPoolExecutor | None = None
     _started: float = 0.0
 
@@ -190,8 +197,9 @@ class ServedRun:
         assert self.runner is not None and self.store is not None and self._slots is not None
         loop = asyncio.get_running_loop()
         if self._pending >= self.config.concurrency + self.settings.queue_size:
+            wait = self.expected_wait_s()
             raise QueueFull(f"{self._pending} requests are being answered or waiting, the limit; retry after "
-                            f"{self.settings.retry_after_s} s")
+                            f"{wait} s", wait)
         deadline = (loop.time() if arrived is None else arrived) + self.config.question_timeout_s
         number = next(self._numbers)
         served = Question(id=f"served-{self.session}-{number:06d}", text=question, kg=self.datasets[dataset],
@@ -204,14 +212,22 @@ class ServedRun:
             except TimeoutError:  # its time ran out in the queue: recorded as a question_timeout, answered empty
                 record, trace = await self.runner.answer(served, deadline)
             else:
+                began = loop.time()
                 try:
                     record, trace = await self.runner.answer(served, deadline)
                 finally:
                     self._slots.release()
+                    self._service_s = 0.8 * self._service_s + 0.2 * (loop.time() - began)
         finally:
             self._pending -= 1
         await loop.run_in_executor(self._writer, self.store.append, record, trace)
         return {"dataset": dataset, "question": question, "query": self.portable(record["predicted_sparql"])}
+
+    def expected_wait_s(self) -> int:
+        """Seconds until a slot is likely free for one more request: the requests ahead of it over the slots,
+        times the recent time per answer (a moving average), at least 1 and at most ``retry_after_s``."""
+        ahead = self._pending / max(1, self.config.concurrency)
+        return max(1, min(self.settings.retry_after_s, round(ahead * self._service_s)))
 
     def portable(self, sparql: str | None) -> str:
         """The query as a client can run it on any endpoint of the KG: the profile's predefined prefixes it uses
@@ -274,7 +290,7 @@ def create_app(served: ServedRun):
         try:
             return await served.answer(question, dataset, arrived)
         except QueueFull as full:
-            return refused(503, f"busy: {full}", {"Retry-After": str(settings.retry_after_s)})
+            return refused(503, f"busy: {full}", {"Retry-After": str(full.retry_after_s)})
         except FATAL_MODEL_ERRORS as error:  # the model cannot answer any request: say so, do not crash
             return refused(503, f"{type(error).__name__}: {error}")
         except Exception as error:  # noqa: BLE001 - a bad question must not become a 500
