@@ -117,8 +117,16 @@ def run_records(run_dir: str | Path, manifest: Mapping[str, Any] | None = None) 
 
 
 LISTING_CACHE = "listings.sqlite"
-"""The cache (under ``cache_dir()``) of counts and scores recomputed for listings, keyed by the run folder and
-the size and modification time of its predictions and manifest."""
+"""The cache (under ``cache_dir()``) of counts and scores recomputed for listings, keyed by the run folder, the
+size and modification time of its predictions and manifest, and the version of the code that computes them."""
+
+
+@functools.cache
+def _code_version() -> str:
+    """Sizes and modification times of the package's source files: a listing computed by other code is not
+    reused."""
+    package = Path(__file__).resolve().parents[1]
+    return stable_hash(sorted((str(p.relative_to(package)), *_file_key(p)) for p in package.rglob("*.py")), 16)
 
 
 @functools.cache
@@ -142,7 +150,8 @@ def recomputed_metrics(run_dir: Path, manifest: Mapping[str, Any]) -> dict[str, 
     out of its selected questions (a served session: the requests it answered), cached by the size and
     modification time of ``predictions.jsonl`` and ``manifest.json``."""
     cache = _listing_cache(cache_dir() / LISTING_CACHE)
-    key = stable_hash([str(run_dir.resolve()), _file_key(run_dir / PREDICTIONS), _file_key(run_dir / MANIFEST)], 32)
+    key = stable_hash([str(run_dir.resolve()), _file_key(run_dir / PREDICTIONS), _file_key(run_dir / MANIFEST),
+                       _code_version()], 32)
     if cache is not None and (hit := cache.get("run-metrics", key)) is not None:
         return hit
     records = run_records(run_dir, manifest)
