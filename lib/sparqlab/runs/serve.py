@@ -92,10 +92,10 @@ class ServeSettings:
     docs: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("queue_size", "retry_after_s", "max_question_chars", "max_connections"):
-            if getattr(self, name) < (0 if name == "queue_size" else 1):
-                raise ValueError(f"ServeSettings.{name} must be {'>= 0' if name == 'queue_size' else '>= 1'}")
-        self.connection_limits()  # validates the connection settings
+        for name, least in (("queue_size", 0), ("retry_after_s", 1), ("max_question_chars", 1)):
+            if getattr(self, name) < least:
+                raise ValueError(f"ServeSettings.{name} must be >= {least} (got {getattr(self, name)})")
+        self.connection_limits()  # checks the connection settings
 
     def resolved_token(self) -> str | None:
         """The token requests must send: ``token``, else :data:`TOKEN_ENV`, else none (an empty one is none)."""
@@ -323,7 +323,7 @@ class RequestGate:
                          [(b"www-authenticate", b'Bearer realm="sparqlab"')])
             return
         declared = headers.get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > self.max_body_bytes:
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
             await _plain(send, 413, f"the request body is over the limit of {self.max_body_bytes:,} bytes")
             return
         await self.app(scope, receive, send)
