@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -106,11 +107,18 @@ def sidecar_path(path: Path) -> Path:
 
 
 def write_sidecar(path: Path) -> None:
-    """Record ``path``'s size and digest beside it (atomically: a reader sees the old record or the new)."""
+    """Record ``path``'s size and digest beside it (atomically: a reader sees the old record or the new; two
+    writers each write a scratch file of their own)."""
     sidecar = sidecar_path(path)
-    scratch = sidecar.with_name(f".{sidecar.name}.tmp")
-    scratch.write_text(json.dumps({path.name: file_record(path)}) + "\n", encoding="utf-8")
-    os.replace(scratch, sidecar)
+    handle, scratch = tempfile.mkstemp(prefix=f".{sidecar.name}.", dir=sidecar.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(json.dumps({path.name: file_record(path)}) + "\n")
+        os.chmod(scratch, 0o644)  # mkstemp's 0600 would hide the record from other users of a shared cache
+        os.replace(scratch, sidecar)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise
 
 
 def sidecar_problem(path: Path) -> str | None:
