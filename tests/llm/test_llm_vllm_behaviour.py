@@ -86,10 +86,10 @@ def test_a_run_stopped_by_an_overloaded_endpoint_says_max_retries_exists(capsys,
     slow = LatencyStandin(delay_ms=300, inner="standin-keyword-rules", name="standin-keyword-rules")
     with serve_in_background(slow, limits=Limits(max_in_flight=1, overload_status=503, retry_after_s=1)) as url:
         code = main(["run", "direct", "--dataset", "metaqa-1hop", "--limit", "6", "-c", "6", "--cache", "off",
-                     "-m", "standin-keyword-rules", "--model-url", url, "--model-opt", "max_retries=0"])
+                     "-m", "standin-keyword-rules", "--model-url", url, "--model-options", "max_retries=0"])
     err = capsys.readouterr().err
     assert code == 1 and "kept failing with HTTP 503" in err
-    assert "max_retries" in err and "--model-opt max_retries=" in err and "check that the server runs" not in err
+    assert "max_retries" in err and "--model-options max_retries=" in err and "check that the server runs" not in err
 
 
 @pytest.mark.parametrize(("field", "value"), [("max_tokens", 10**100), ("max_completion_tokens", 10**100),

@@ -87,6 +87,33 @@ def test_blank_and_too_long_questions_are_422(tmp_path):
         assert _ask(client, "x" * 100).status_code == 200
 
 
+def test_a_declared_body_over_the_limit_is_413(tmp_path):
+    """The request line and headers are bounded by the connection layer; a body is bounded by its declared
+    length, refused before any of it is read."""
+    from sparqlab.runs.serve import ServeSettings
+
+    with _client(_served(tmp_path, settings=ServeSettings(max_request_bytes=4096))) as client:
+        params = {"question": "Which departments are there?", "dataset": DATASET_IRI}
+        refused = client.request("GET", "/", params=params, content=b"x" * 5000)
+        assert refused.status_code == 413 and "4,096 bytes" in refused.json()["detail"]
+        assert client.request("GET", "/", params=params, content=b"x" * 100).status_code == 200
+
+
+@pytest.mark.parametrize(("setting", "value", "message"), [
+    ("queue_size", -1, "queue_size must be >= 0"), ("retry_after_s", 0, "retry_after_s must be >= 1"),
+    ("max_question_chars", 0, "max_question_chars must be >= 1"),
+    ("max_request_bytes", 100, "max_request_bytes must be >= 256"),
+    ("max_connections", 0, "max_connections must be >= 1"), ("read_timeout_s", 0, "read_timeout_s must be > 0"),
+    ("keep_alive_s", -1.0, "keep_alive_s must be > 0"), ("port", 70000, "port must be a port number"),
+    ("queue_size", "many", "queue_size"), ("docs", "sometimes", "docs"),
+])
+def test_impossible_endpoint_settings_are_refused_naming_the_setting(setting, value, message):
+    from sparqlab.runs.serve import ServeSettings
+
+    with pytest.raises(ValueError, match=message):
+        ServeSettings(**{setting: value})
+
+
 def test_served_records_say_no_gold(tmp_path):
     served = _served(tmp_path)
     with _client(served) as client:

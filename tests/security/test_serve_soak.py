@@ -30,7 +30,7 @@ def server(ck25_cache, tmp_path):
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, IDLE_SOCKETS + 200), hard))
     runs = tmp_path / "runs"
     try:
-        with probe.serving(runs, "-m", "standin-echo", "--read-timeout", str(READ_TIMEOUT_S), "--retry-after", "1",
+        with probe.serving(runs, "-m", "standin-echo", "--read-timeout-s", str(READ_TIMEOUT_S), "--retry-after-s", "1",
                            experiment="soak") as (process, port):
             yield process, port, runs
     finally:

@@ -9,7 +9,7 @@ connections:
 - ``burst``: 1,000 concurrent requests (``standin-schema-rules``); clients retry a 503 after its Retry-After, as
   the header asks;
 - ``slow-model``: 100 concurrent requests against a 3 s stand-in model (``sparqlab serve-model --model
-  standin-schema-rules --delay-ms 3000``) with ``--question-timeout 10`` and no retries: how long the last answer
+  standin-schema-rules --delay-ms 3000``) with a question timeout of 10 s and no retries: how long the last answer
   takes, how many are refused at once, how many ran out of time (``empty_query``);
 - ``idle``: 10 idle sockets held open: how many the server has closed after 30 s;
 - ``flood``: 1,100 idle sockets and 10 slow clients (a header byte every 0.2 s) while 20 normal requests are sent
@@ -245,6 +245,8 @@ def burst(runs: Path, env: dict[str, str]) -> dict[str, Any]:
 
 
 def slow(runs: Path, env: dict[str, str]) -> dict[str, Any]:
+    # spelt --question-timeout: older checkouts' flag (a --server-lib baseline), which argparse also takes as the
+    # prefix of today's --question-timeout-s
     with slow_model(3000, env) as model_url, serving(runs, "-m", "standin-schema-rules", "--model-url", model_url,
                                                       "--question-timeout", "10", env=env) as (process, port):
         return _concurrent(process, port, runs, 100, retries=0)

@@ -33,15 +33,16 @@ import hmac
 import ipaddress
 import itertools
 import json
-import os
 import time
 import warnings
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.config import CheckedConfig
+from sparqlab.core.environment import serve_token
 from sparqlab.core.http_server import ConnectionLimits, guarded_server, listen_socket
 from sparqlab.data.ck25 import DATASET_IRI as CK25_DATASET_IRI
 from sparqlab.data.question import Question
@@ -57,25 +58,30 @@ DEFAULT_DATASETS = {CK25_DATASET_IRI: "ck25"}
 """Dataset IRI -> KG name served without configuration."""
 
 TOKEN_ENV = "SPARQLAB_SERVE_TOKEN"
-"""Environment variable holding the bearer token when :attr:`ServeSettings.token` is not given."""
+"""Environment variable holding the bearer token when :attr:`ServeSettings.token` is not given
+(:func:`sparqlab.core.environment.serve_token` reads it)."""
 
 
 @dataclass(frozen=True)
-class ServeSettings:
-    """How ``sparqlab serve`` takes requests (each field is a flag of the command; the runner's ``concurrency``
-    and ``question_timeout_s`` are :class:`~sparqlab.runs.config.RunConfig` fields).
+class ServeSettings(CheckedConfig):
+    """How ``sparqlab serve`` takes requests; each setting is a flag of the command (``--queue-size``). The
+    runner's ``concurrency`` and ``question_timeout_s`` are :class:`~sparqlab.runs.config.RunConfig` settings.
 
-    - ``host`` / ``port``: the address to bind (127.0.0.1: this machine only; port 0 picks a free one).
-    - ``token``: a bearer token every request must send (``Authorization: Bearer TOKEN``), else 401; ``None``
-      reads :data:`TOKEN_ENV`, and without either the endpoint is open.
+    - ``host``: the address to bind (127.0.0.1: this machine only; another address without a token warns).
+    - ``port``: the port to bind (0 picks a free one).
+    - ``token``: a bearer token every request must send (``Authorization: Bearer TOKEN``), else 401 (``None``:
+      the ``SPARQLAB_SERVE_TOKEN`` variable, which keeps it out of the process list; neither: no token).
     - ``queue_size``: requests that may wait for one of the ``concurrency`` slots; more are answered 503 with a
       ``Retry-After`` of the expected wait for a slot (from recent answers), at least 1 s and at most
       ``retry_after_s``.
-    - ``max_question_chars``: longest question accepted (422 beyond).
-    - ``max_request_bytes``: largest request (request line and headers, or a declared body) accepted (413).
-    - ``read_timeout_s``: time a connection has to deliver its request, from opening or from its last answer.
-    - ``keep_alive_s``: time an idle connection is kept open after an answer.
-    - ``max_connections``: open connections at most (fewer when the open-file limit is tighter).
+    - ``retry_after_s``: the longest wait in s a 503's ``Retry-After`` suggests.
+    - ``max_question_chars``: the longest question accepted (longer: 422).
+    - ``max_request_bytes``: the largest request line plus headers, or declared body, accepted (larger: 413).
+    - ``read_timeout_s``: seconds a connection has to deliver its whole request, from opening or from its last
+      answer; then it is closed.
+    - ``keep_alive_s``: seconds an idle connection is kept open after an answer.
+    - ``max_connections``: open connections at most (fewer under a tight open-file limit); beyond, the
+      connection idle longest is closed.
     - ``docs``: serve FastAPI's ``/docs`` and ``/openapi.json`` (off: they describe the endpoint to anyone).
     """
 
@@ -91,16 +97,20 @@ class ServeSettings:
     max_connections: int = 256
     docs: bool = False
 
-    def __post_init__(self) -> None:
-        for name, least in (("queue_size", 0), ("retry_after_s", 1), ("max_question_chars", 1)):
+    def check(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"ServeSettings.port must be a port number, 0 to 65535 (got {self.port})")
+        for name, least in (("queue_size", 0), ("retry_after_s", 1), ("max_question_chars", 1),
+                            ("max_request_bytes", 256), ("max_connections", 1)):
             if getattr(self, name) < least:
                 raise ValueError(f"ServeSettings.{name} must be >= {least} (got {getattr(self, name)})")
-        self.connection_limits()  # checks the connection settings
+        for name in ("read_timeout_s", "keep_alive_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"ServeSettings.{name} must be > 0 (got {getattr(self, name)})")
 
     def resolved_token(self) -> str | None:
         """The token requests must send: ``token``, else :data:`TOKEN_ENV`, else none (an empty one is none)."""
-        token = self.token if self.token is not None else os.environ.get(TOKEN_ENV)
-        return token or None
+        return (self.token if self.token is not None else serve_token()) or None
 
     def connection_limits(self) -> ConnectionLimits:
         return ConnectionLimits(read_timeout_s=self.read_timeout_s, keep_alive_s=self.keep_alive_s,
@@ -109,7 +119,7 @@ class ServeSettings:
     def recorded(self) -> dict[str, Any]:
         """The settings as a session's ``config.json`` records them: the token itself never, only whether one
         was required."""
-        return {**{k: v for k, v in asdict(self).items() if k != "token"}, "token": self.resolved_token() is not None}
+        return {**self.to_dict(), "token": self.resolved_token() is not None}
 
 
 def is_local(host: str) -> bool:
@@ -200,7 +210,8 @@ class ServedRun:
             wait = self.expected_wait_s()
             raise QueueFull(f"{self._pending} requests are being answered or waiting, the limit; retry after "
                             f"{wait} s", wait)
-        deadline = (loop.time() if arrived is None else arrived) + self.config.question_timeout_s
+        timeout_s = self.config.question_timeout_s
+        deadline = None if timeout_s is None else (loop.time() if arrived is None else arrived) + timeout_s
         number = next(self._numbers)
         served = Question(id=f"served-{self.session}-{number:06d}", text=question, kg=self.datasets[dataset],
                           metadata={"dataset": dataset})
