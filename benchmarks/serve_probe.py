@@ -17,7 +17,8 @@ from sparqlab.experiments.serve_probe import SCENARIOS, run_probe
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated (default: all)")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS.loaded()),
+                        help="comma-separated (default: all, %(default)s)")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     parser.add_argument("--server-lib", default=None, metavar="DIR",
                         help="run the probed servers from another checkout's lib/ folder (PYTHONPATH), e.g. a "

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from sparqlab.core.registry import Registry
+
 FILE_LIMIT = 1024
 """The open-file limit the probed server runs under."""
 
@@ -282,7 +284,10 @@ def flood(runs: Path, env: dict[str, str]) -> dict[str, Any]:
         return {**summary(results), **state, "idle_sockets": 1100, "slow_clients": 10}
 
 
-SCENARIOS = {"burst": burst, "slow-model": slow, "idle": idle, "flood": flood}
+SCENARIOS: Registry[Callable[[Path, dict[str, str]], dict[str, Any]]] = Registry("probe scenario", group=None)
+"""The probe's scenarios by name (see the module docstring)."""
+for _name, _scenario in (("burst", burst), ("slow-model", slow), ("idle", idle), ("flood", flood)):
+    SCENARIOS.register(_name, _scenario)
 
 
 def run_probe(names: list[str], report: Callable[[str, dict[str, Any]], None] | None = None,
@@ -290,12 +295,13 @@ def run_probe(names: list[str], report: Callable[[str, dict[str, Any]], None] | 
     """Run the named scenarios (:data:`SCENARIOS`), each in a scratch runs folder, the servers with
     ``server_env`` added to their environment; ``report(name, result)`` is called as each ends. This process may
     open enough files for the clients' sockets."""
+    scenarios = {name: SCENARIOS.get(name) for name in names}  # a misspelt name fails before any scenario runs
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
     results = {}
-    for name in names:
+    for name, scenario in scenarios.items():
         with tempfile.TemporaryDirectory(prefix=f"serve-probe-{name}-") as scratch:
-            results[name] = SCENARIOS[name](Path(scratch), server_env or {})
+            results[name] = scenario(Path(scratch), server_env or {})
         if report:
             report(name, results[name])
     return results

@@ -270,21 +270,27 @@ def what_changed(run_folders: Sequence[Path]) -> dict[Path, str]:
     from sparqlab.runs.config import RUN_FORMAT
 
     described = []
+    found: dict[Path, str] = {}
     for folder in run_folders:
         started = (folder / CONFIG).stat().st_mtime_ns if (folder / CONFIG).exists() else 0
-        config = read_json(folder / CONFIG) if started else {}
-        manifest = read_json(folder / MANIFEST)
-        described.append((tuple(manifest.get(key) for key in FAMILY_FIELDS), started, folder, config))
-    found: dict[Path, str] = {}
-    previous: dict[tuple, dict[str, Any]] = {}
-    for family, _, folder, config in sorted(described, key=lambda item: (str(item[0]), item[1])):
+        try:
+            config = read_document(folder / CONFIG) if started else {}
+            manifest = read_document(folder / MANIFEST)
+        except RunUnreadable:  # the listing names the file (summary_row) and leaves the folder out of families
+            found[folder] = ""
+            continue
+        family = json.dumps([manifest.get(key) for key in FAMILY_FIELDS], default=str)
+        described.append((family, started, folder, config))
+    previous: dict[str, dict[str, Any]] = {}
+    for family, _, folder, config in sorted(described, key=lambda item: (item[0], item[1])):
         if config.get("format", 1) != RUN_FORMAT:
             found[folder] = f"format {config.get('format', 1)}"
             continue
         before = previous.get(family)
-        found[folder] = ", ".join(identity_changes(before["identity"], config["identity"])) if before else ""
+        found[folder] = ", ".join(identity_changes(before.get("identity") or {}, config.get("identity") or {})) \
+            if before else ""
         previous[family] = config
-    return found
+    return {folder: found[folder] for folder in run_folders}
 
 
 def load_runs(experiment: str | None = None, root: str | Path | None = None) -> pd.DataFrame:
