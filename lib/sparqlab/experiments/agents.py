@@ -113,9 +113,12 @@ def ablation_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
 def judged_counts(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
     """Per ``by`` value and dataset: the questions, how many are judged, and the gold errors left out of the
     means (:func:`sparqlab.eval.judged_frame`)."""
+    from sparqlab.eval.errors import is_no_gold_record
     from sparqlab.eval.metrics import is_gold_error_record
 
-    counted = frame.assign(_judged=False, _gold_error=[is_gold_error_record(r) for r in frame.to_dict("records")])
+    rows = frame.to_dict("records")
+    counted = frame.assign(_judged=False,
+                           _gold_error=[is_gold_error_record(r) and not is_no_gold_record(r) for r in rows])
     counted.loc[judged_frame(frame).index, "_judged"] = True
     groups = counted.groupby([by, "dataset"], sort=False)
     return pd.DataFrame({"questions": groups.size(), "judged": groups["_judged"].sum(),
