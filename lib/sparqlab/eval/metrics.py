@@ -257,14 +257,16 @@ def summarise(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> di
     judged record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the
     sum of its counts.
     """
-    records = list(records)
+    judged = []
     for number, record in enumerate(records):
+        if (score := judged_scores(record, rule)) is None:
+            continue
         missing = [k for k in ("f1", "em", "empty") if k not in record]
         if missing:
             raise ValueError(
                 f"record {number} (id {record.get('id')!r}) lacks {missing}; score it with score_prediction first"
             )
-    judged = [(record, score) for record in records if (score := judged_scores(record, rule)) is not None]
+        judged.append((record, score))
     if not judged:
         return {"n": 0}
     kept = [record for record, _ in judged]
