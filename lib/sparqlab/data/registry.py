@@ -9,7 +9,7 @@ as a ``sparqlab.datasets`` entry point.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -24,13 +24,20 @@ SPLIT_ALIASES = {"val": "dev", "validation": "dev"}
 
 @dataclass(frozen=True)
 class Dataset:
-    """A named benchmark: its KG, a one-line description and a loader per split (called lazily)."""
+    """A named benchmark: its KG, a one-line description and a loader per split (called lazily).
+
+    ``paper_sizes``: per split, how many questions the specification papers evaluate (SAGA section 5);
+    ``paper_rule``: the documented selection rule that comes nearest to that set (a ``RunConfig.select`` value),
+    named when a run scores the published file instead (:func:`evaluation_set_note`).
+    """
 
     name: str
     kg: str
     description: str
     splits: dict[str, Callable[[], list[Question]]]
     default_split: str = "test"
+    paper_sizes: dict[str, int] = field(default_factory=dict)
+    paper_rule: str | None = None
 
     def load(self, split: str | None = None) -> list[Question]:
         """The questions of ``split`` (the default split when ``None``)."""
@@ -40,6 +47,22 @@ class Dataset:
                 f"dataset {self.name!r} has no split {split!r}; valid splits: {', '.join(self.splits)}"
             )
         return self.splits[split]()
+
+
+def evaluation_set_note(dataset: str | None, split: str | None, n_questions: int, select: str | None,
+                        limit: int | None, sample: int | None) -> str | None:
+    """A note when a run scores a different set than the paper's evaluation set of ``dataset``/``split``: the
+    whole published split (no ``select``, ``limit`` or ``sample``) whose size is not the paper's; ``None`` when it
+    is the paper's size, the dataset has no paper size, or the run chose its own subset."""
+    if not dataset or dataset not in DATASETS or select or limit is not None or sample is not None:
+        return None
+    spec = DATASETS[dataset]
+    paper = spec.paper_sizes.get(_resolve_split(split, spec.splits, spec.default_split))
+    if paper is None or paper == n_questions:
+        return None
+    rule = f"; the documented rule nearest to it: --select {spec.paper_rule}" if spec.paper_rule else ""
+    return (f"scores the published {dataset} {split or spec.default_split} file ({n_questions} questions), not the "
+            f"paper's evaluation set ({paper}){rule} (docs/fidelity.md, 'Datasets')")
 
 
 def _resolve_split(split: str | None, available: Collection[str], default: str) -> str:
@@ -132,12 +155,14 @@ for _dataset in [
                 "train": partial(_qald, "qald7_wikidata/qald-7-train-en-wikidata.json"),
                 "test": partial(_qald, "qald7_wikidata/qald-7-test-en-wikidata.json", grasp_ids=True),
             },
+            paper_sizes={"test": 45}, paper_rule="answerable",
         ),
         Dataset(
             "qald10",
             "wikidata",
             "QALD-10 test (Wikidata) with gold answers",
             {"test": partial(_qald, "qald10/qald_10.json", grasp_ids=True)},
+            paper_sizes={"test": 383}, paper_rule="answerable",
         ),
         Dataset(
             "qald9plus",
@@ -147,6 +172,7 @@ for _dataset in [
                 "train": partial(_json_list, "qald9plus_wikidata/train.json"),
                 "test": partial(_json_list, "qald9plus_wikidata/test.json"),
             },
+            paper_sizes={"test": 127}, paper_rule="answerable",
         ),
         Dataset(
             "wwq",
@@ -157,6 +183,7 @@ for _dataset in [
                 "dev": partial(_grasp, "wikiwebquestions/grasp_val.jsonl"),
                 "test": partial(_grasp, "wikiwebquestions/grasp_test.jsonl"),
             },
+            paper_sizes={"dev": 450, "test": 1409}, paper_rule="answerable",
         ),
         Dataset(
             "spinach",
@@ -166,6 +193,7 @@ for _dataset in [
                 "dev": partial(_json_list, "spinach_dataset/dev.json"),
                 "test": partial(_json_list, "spinach_dataset/test.json", "spinach_dataset/grasp_test.jsonl"),
             },
+            paper_sizes={"dev": 149, "test": 156}, paper_rule="answerable",
         ),
         Dataset(
             "ck25",
@@ -203,6 +231,7 @@ for _dataset in [
             "wikidata",
             "LC-QuAD 2.0 test (Wikidata) as prepared by GRASP; SPARQL only, no gold answers",
             {"test": partial(_grasp, "lcquad2_wikidata/grasp_test.jsonl")},
+            paper_sizes={"test": 826}, paper_rule="answerable",
         ),
         *(Dataset(
             f"lcquad2-{form}",
