@@ -204,3 +204,31 @@ def test_the_answer_type_may_be_any_class_of_the_kg_and_an_unindexed_one_is_kept
     assert row["extra.answer_type"] == "country|"
     logged = next(e for e in trace if e.kind == "answer_type")
     assert logged.data["unindexed"] == "http://www.wikidata.org/entity/Q4022"
+
+
+def test_type_blind_failures_are_counted_from_final_queries():
+    """SAGA appendix A: a failed final query whose property's known domain excludes its subject's types is
+    type-blind (P17 "country" on a human); a failure without such a conflict is not."""
+    import pandas as pd
+
+    from sparqlab.experiments.agents import type_blind, type_blindness_table
+    from sparqlab.methods.agents.schema.index import default_schema_folder, load_or_build
+
+    kg = open_kg(TTL, profile="wikidata", search="local", cache=False)
+    try:
+        schema = load_or_build(kg, default_schema_folder(kg))
+        blind = "SELECT ?c WHERE { wd:Q900001 wdt:P17 ?c }"
+        assert type_blind(blind, kg, schema)
+        assert type_blind("SELECT ?c WHERE { ?x wdt:P31 wd:Q5 ; wdt:P17 ?c }", kg, schema)
+        assert not type_blind("SELECT ?p WHERE { wd:Q900001 wdt:P19 ?p }", kg, schema) and not type_blind(None, kg, schema)
+        gold = {"gold_answers": ["x"], "gold_source": "given", "empty": False}
+        frame = pd.DataFrame([
+            {"variant": "SPINACH", "predicted_sparql": blind, "predicted_answers": [], "f1": 0.0, "em": False, **gold},
+            {"variant": "SPINACH", "predicted_sparql": "SELECT ?p WHERE { wd:Q900001 wdt:P19 ?p }",
+             "predicted_answers": ["y"], "f1": 0.0, "em": False, **gold},
+            {"variant": "SPINACH", "predicted_sparql": "ASK {}", "predicted_answers": ["x"], "f1": 1.0, "em": True, **gold},
+        ])
+        row = type_blindness_table(frame, kg).loc["SPINACH"]
+        assert row.tolist() == [2, 1, 50.0]
+    finally:
+        kg.close()
