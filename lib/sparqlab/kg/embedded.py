@@ -323,6 +323,8 @@ class EmbeddedKG(KnowledgeGraph):
         if not self.store_path.is_dir():
             raise FileNotFoundError(f"no pyoxigraph store at {self.store_path}")
         self._identity = identity or f"store:{self.store_path.resolve()}"
+        self.load_report: dict[str, Any] | None = None
+        """What :func:`load_rdf` reported when this store was loaded from a file (``None``: an existing store)."""
         limit = int(memory_limit_gb * 2**30) if memory_limit_gb else 0
         self._pool = _WorkerPool(self.store_path, profile.prefixes, max(1, workers), limit)
         self._finalizer = weakref.finalize(self, _shutdown, self._pool, scratch)
@@ -369,11 +371,49 @@ class EmbeddedKG(KnowledgeGraph):
         self._finalizer()
 
     def describe(self) -> dict:
-        return {**super().describe(), "store": str(self.store_path)}
+        return {**super().describe(), "store": str(self.store_path),
+                **({"load_report": self.load_report} if self.load_report else {})}
+
+
+class LenientLoad(UserWarning):
+    """An RDF file held data a strict parser refuses, and was loaded in pyoxigraph's lenient mode (real Wikidata
+    dumps: language tags such as ``zh-classical``, whose subtag is longer than BCP 47's eight characters)."""
+
+
+def nonstandard_language_tags(store: Any) -> dict[str, int]:
+    """Language tags in ``store`` that a strict parser refuses, with how many literals carry each."""
+    import pyoxigraph
+
+    found = {}
+    for row in store.query('SELECT ?l (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER(isLiteral(?o)) BIND(LANG(?o) AS ?l) '
+                           'FILTER(?l != "") } GROUP BY ?l'):
+        try:
+            pyoxigraph.Literal("", language=row["l"].value)
+        except ValueError:
+            found[row["l"].value] = int(row["n"].value)
+    return dict(sorted(found.items()))
+
+
+def load_rdf(store: Any, path: str | Path, rdf_format: Any = None) -> dict[str, Any]:
+    """Bulk-load one RDF file into an open pyoxigraph store in lenient mode (real Wikidata dumps do not load
+    strictly) and report what a strict parser would have refused: ``{"file", "nonstandard_language_tags": {tag:
+    literals}}``, also warned as :class:`LenientLoad` when there is any. Lenient mode also skips IRI validation;
+    the report names the language tags only."""
+    import warnings
+
+    store.bulk_load(path=str(path), format=rdf_format, lenient=True)
+    report = {"file": str(path), "nonstandard_language_tags": nonstandard_language_tags(store)}
+    if report["nonstandard_language_tags"]:
+        tags = ", ".join(f"@{tag} ({n} literal{'s' if n != 1 else ''})"
+                         for tag, n in report["nonstandard_language_tags"].items())
+        warnings.warn(f"{path}: loaded leniently; language tags that strict BCP 47 parsing refuses: {tags}",
+                      LenientLoad, stacklevel=2)
+    return report
 
 
 def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: Any) -> EmbeddedKG:
-    """An :class:`EmbeddedKG` over a temporary store holding one RDF file (format from its extension).
+    """An :class:`EmbeddedKG` over a temporary store holding one RDF file (format from its extension), loaded
+    with :func:`load_rdf` (its report is the KG's ``load_report`` and part of :meth:`EmbeddedKG.describe`).
 
     The store is deleted when the KG is closed or collected. The query-cache identity is the file's content
     hash, so the same file gives the same cache entries wherever it lives.
@@ -387,11 +427,13 @@ def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: 
     scratch = Path(tempfile.mkdtemp(prefix="sparqlab-kg-"))
     try:
         store = pyoxigraph.Store(str(scratch / "store"))
-        store.bulk_load(path=str(path))
+        report = load_rdf(store, path)
         store.flush()
         del store
     except (ValueError, SyntaxError) as error:
         shutil.rmtree(scratch, ignore_errors=True)
         raise ValueError(f"cannot load {path} as RDF: {error}") from None
-    return EmbeddedKG(scratch / "store", profile or generic_profile(path.stem),
-                      identity=f"file:{digest}", scratch=scratch, **kwargs)
+    kg = EmbeddedKG(scratch / "store", profile or generic_profile(path.stem),
+                    identity=f"file:{digest}", scratch=scratch, **kwargs)
+    kg.load_report = report
+    return kg

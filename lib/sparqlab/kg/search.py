@@ -1,10 +1,14 @@
-"""Entity, property and class search by label: what an agent's ``search`` tool and entity linking call.
+"""Entity, property and class search by name: what an agent's ``search`` tool and entity linking call.
 
-Local KGs get a label index built once from the KG itself (its profile's label, description and type
-predicates) into ``cache_dir()/search/``: SQLite with an FTS5 trigram table, so a misspelt name still shares
-most trigrams with the right label; candidates are reranked with rapidfuzz and ties broken by how many triples
-mention the entity. Wikidata's profile uses the public ``wbsearchentities`` API instead (responses cached in the
-KG's query cache for replay; types fetched with one SPARQL query).
+Local KGs get a label index built once from the KG itself (its profile's label, alias, description and type
+predicates) into ``cache_dir()/search/``: SQLite with an FTS5 trigram table over every name of an item — its
+labels in every language and its aliases (``skos:altLabel``), as Wikidata's search matches them — so a misspelt
+name still shares most trigrams with the right one; candidates are ranked with rapidfuzz against the name they
+matched and ties broken by how many triples mention the entity. A hit shows the label in the profile's language
+and, when the query matched another name, that name (``matched``). Wikidata's profile uses the public
+``wbsearchentities`` API instead: its hits are kept in the API's order, alias matches included (responses cached
+in the KG's query cache for replay; types fetched with one SPARQL query); any similarity threshold is the caller's
+option.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class SearchHit:
     type_ids: list[str] = field(default_factory=list)
     kind: str = "entity"
     score: float = 0.0
+    matched: str = ""
+    """The name the query matched when it is not ``label`` (an alias, a label in another language)."""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -70,10 +76,11 @@ def similarity(query: str, label: str) -> float:
 
 
 def rank(query: str, hits: list[tuple[SearchHit, int]], limit: int) -> list[SearchHit]:
-    """Score by :func:`similarity`, ties broken by popularity; each id once, best first."""
+    """Score by :func:`similarity` to the name each hit matched (its label unless ``matched`` says otherwise),
+    ties broken by popularity; each id once (its best-matching name), best first."""
     best: dict[str, tuple[tuple, SearchHit]] = {}
     for hit, popularity in hits:
-        score = similarity(query, hit.label)
+        score = similarity(query, hit.matched or hit.label)
         key = (score, popularity)
         if hit.id not in best or key > best[hit.id][0]:
             hit.score = round(score, 2)
@@ -86,8 +93,13 @@ def _matches_types(hit: SearchHit, types: list[str] | None) -> bool:
     return not types or any(t in hit.types or t in hit.type_ids for t in types)
 
 
+INDEX_VERSION = 2
+"""The label index's table layout (SQLite ``user_version``); an index of another layout is rebuilt."""
+
+
 class LabelIndex:
-    """A local label index of one KG (built on first use; rebuilt when this module or the KG changes)."""
+    """A local label index of one KG (built on first use; rebuilt when this module, its layout or the KG
+    changes)."""
 
     def __init__(self, kg: KnowledgeGraph, path: str | Path | None = None,
                  rows: Callable[[], list[tuple]] | None = None):
@@ -96,7 +108,7 @@ class LabelIndex:
         self.kg = kg
         self.path = Path(path) if path else default_index_path(kg)
         self._local = threading.local()
-        if not self.path.exists():
+        if not self.path.exists() or _layout(self.path) != INDEX_VERSION:
             if rows is None:
                 build_index(kg, self.path)
             else:
@@ -115,7 +127,7 @@ class LabelIndex:
         norm = normalise(text)
         if not norm:
             return []
-        columns = "i.id, i.label, i.description, i.types, i.type_ids, i.kind, i.popularity"
+        columns = "i.id, i.label, i.description, i.types, i.type_ids, i.kind, i.popularity, i.name"
         rows = self._connection().execute(
             f"SELECT {columns} FROM items i WHERE i.norm = ? AND i.kind = ?", (norm, kind)
         ).fetchall()
@@ -133,11 +145,24 @@ class LabelIndex:
                 "WHERE items_fts MATCH ? AND i.kind = ? ORDER BY f.rank LIMIT ?",
                 (match, kind, _CANDIDATES),
             ).fetchall()
-        hits = [(SearchHit(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), r[5]), r[6]) for r in rows]
+        hits = [(SearchHit(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), r[5],
+                           matched="" if r[7] == r[1] else r[7]), r[6]) for r in rows]
         return rank(text, [(h, p) for h, p in hits if _matches_types(h, types)], limit)
 
     def __len__(self) -> int:
         return self._connection().execute("SELECT COUNT(DISTINCT id) FROM items").fetchone()[0]
+
+
+def _layout(path: Path) -> int:
+    """The ``user_version`` of an index file (0 for a file of an older layout or not readable)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
 
 
 def default_index_path(kg: KnowledgeGraph) -> Path:
@@ -151,9 +176,11 @@ def _lang_filter(var: str, languages: tuple[str, ...]) -> str:
 
 
 def build_index(kg: KnowledgeGraph, path: Path) -> None:
-    """Read every labelled IRI with its description and types from the KG and write the index atomically."""
+    """Read every named IRI with its names (labels in any language, aliases), display label, description and
+    types from the KG and write the index atomically."""
     p = kg.profile
     languages = p.label_languages
+    names = " ".join(f"<{predicate}>" for predicate in (p.label_predicate, *p.alias_predicates))
     items = kg.bulk_values(f"""
         SELECT ?e ?label ?desc ?type ?typeLabel WHERE {{
           ?e <{p.label_predicate}> ?label . FILTER(isIRI(?e)) {_lang_filter("?label", languages)}
@@ -161,6 +188,8 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
           OPTIONAL {{ ?e <{p.type_predicate}> ?type .
                      OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel {_lang_filter("?typeLabel", languages)} }} }}
         }}""")
+    other_names = kg.bulk_values(f"""
+        SELECT DISTINCT ?e ?name WHERE {{ VALUES ?by {{ {names} }} ?e ?by ?name . FILTER(isIRI(?e) && isLiteral(?name)) }}""")
     predicates = {row["p"] for row in kg.bulk_values("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")}
     # Properties described by their own item (Wikidata's wd:P19, typed rdf:type wikibase:Property)
     values = " ".join(f"<{t}>" for t in p.property_types)
@@ -168,21 +197,27 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
     popularity = {row["e"]: int(row["n"]) for row in kg.bulk_values(
         "SELECT ?e (COUNT(*) AS ?n) WHERE { { ?e ?p ?o } UNION { ?s ?p ?e } } GROUP BY ?e")}
 
-    entries: dict[tuple[str, str], dict] = {}
-    for row in items:
-        entry = entries.setdefault((row["e"], row["label"]), {"desc": row.get("desc", ""), "types": {}})
+    entries: dict[str, dict] = {}
+    for row in sorted(items, key=lambda r: (r["e"], r["label"], r.get("desc", ""))):
+        entry = entries.setdefault(row["e"], {"label": row["label"], "desc": row.get("desc", ""), "types": {},
+                                              "names": {row["label"]}})
         if "type" in row:
             entry["types"][row["type"]] = row.get("typeLabel", row["type"])
-    write_index(path, [index_row(iri, label, entry["desc"], _kind(iri, entry["types"], predicates, p),
-                                 entry["types"], popularity.get(iri, 0))
-                       for (iri, label), entry in entries.items()])
+    for row in other_names:
+        if row["e"] in entries:
+            entries[row["e"]]["names"].add(row["name"])
+    write_index(path, [index_row(iri, entry["label"], entry["desc"], _kind(iri, entry["types"], predicates, p),
+                                 entry["types"], popularity.get(iri, 0), name)
+                       for iri, entry in entries.items() for name in sorted(entry["names"])])
 
 
 def index_row(iri: str, label: str, description: str, kind: Kind, types: dict[str, str] | None = None,
-              popularity: int = 0) -> tuple:
-    """One row of a label index: ``types`` maps type IRIs to their labels."""
+              popularity: int = 0, name: str | None = None) -> tuple:
+    """One row of a label index: one ``name`` a search matches (default: the display ``label``; an item has a
+    row per name); ``types`` maps type IRIs to their labels."""
     types = types or {}
-    return (iri, label, normalise(label), description, kind, json.dumps(sorted(types.values())),
+    name = label if name is None else name
+    return (iri, label, name, normalise(name), description, kind, json.dumps(sorted(types.values())),
             json.dumps(sorted(types)), popularity)
 
 
@@ -204,17 +239,18 @@ def _write_index(path: str, rows: list[tuple]) -> None:
     """The items table, its lookup index and its FTS5 trigram index, in a new SQLite file."""
     conn = sqlite3.connect(path)
     try:
-        conn.executescript("""
-            CREATE TABLE items (rowid INTEGER PRIMARY KEY, id TEXT, label TEXT, norm TEXT, description TEXT,
-                                kind TEXT, types TEXT, type_ids TEXT, popularity INTEGER);
+        conn.executescript(f"""
+            CREATE TABLE items (rowid INTEGER PRIMARY KEY, id TEXT, label TEXT, name TEXT, norm TEXT,
+                                description TEXT, kind TEXT, types TEXT, type_ids TEXT, popularity INTEGER);
             CREATE INDEX items_norm ON items (norm, kind);
-            CREATE VIRTUAL TABLE items_fts USING fts5 (label, content='items', content_rowid='rowid',
+            CREATE VIRTUAL TABLE items_fts USING fts5 (name, content='items', content_rowid='rowid',
                                                        tokenize='trigram');
+            PRAGMA user_version = {INDEX_VERSION};
         """)
         conn.executemany(
-            "INSERT INTO items (id, label, norm, description, kind, types, type_ids, popularity) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        conn.execute("INSERT INTO items_fts (rowid, label) SELECT rowid, label FROM items")
+            "INSERT INTO items (id, label, name, norm, description, kind, types, type_ids, popularity) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.execute("INSERT INTO items_fts (rowid, name) SELECT rowid, name FROM items")
         conn.commit()
     finally:
         conn.close()
@@ -267,11 +303,20 @@ class WikidataApiSearch:
             "type": "item" if kind == "entity" else "property", "limit": 50 if types else min(limit, 50),
             "format": "json",
         })
-        hits = [SearchHit(m["concepturi"], m.get("label", m["id"]), m.get("description", ""), kind=kind)
-                for m in data.get("search", [])]
+        hits = [api_hit(m, kind, text) for m in data.get("search", [])]
         add_types(self.kg, hits, self.language)
-        kept = [(h, len(hits) - i) for i, h in enumerate(hits) if _matches_types(h, types)]
-        return rank(text, kept, limit)
+        return [h for h in hits if _matches_types(h, types)][:limit]
+
+
+def api_hit(match: dict, kind: Kind, query: str) -> SearchHit:
+    """One ``wbsearchentities`` result as a hit: its label (the id when it has none), the alias or other-language
+    label the API matched (``match.text``) when that is not the label, and the similarity of the query to the
+    matched name as ``score`` (informative: the API's order is kept)."""
+    label = match.get("label", match["id"])
+    matched = (match.get("match") or {}).get("text", "")
+    matched = "" if matched == label else matched
+    return SearchHit(match["concepturi"], label, match.get("description", ""), kind=kind, matched=matched,
+                     score=round(similarity(query, matched or label), 2))
 
 
 def add_types(kg: KnowledgeGraph, hits: list[SearchHit], language: str) -> None:
