@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
-from sparqlab.kg.errors import EndpointError
+from sparqlab.kg.errors import EndpointError, EndpointUnavailable
 from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
 from sparqlab.kg.vocab import USER_AGENT
 
 if TYPE_CHECKING:
@@ -265,8 +266,15 @@ def _kind(iri: str, types: dict[str, str], predicates: set[str], profile: KGProf
     return "entity"
 
 
+MAXLAG_S = 5
+"""The ``maxlag`` every search request sends (Wikimedia's guidance for automated clients): under replication lag
+the API answers a ``maxlag`` error with ``Retry-After`` instead of adding load, and the request is retried."""
+
+
 class WikidataApiSearch:
-    """Search through a MediaWiki ``wbsearchentities`` API (the ``wikidata`` profile's ``search_api_url``)."""
+    """Search through a MediaWiki ``wbsearchentities`` API (the ``wikidata`` profile's ``search_api_url``), with
+    the KG's retries and in-flight limit (:mod:`sparqlab.kg.service`): HTTP 429 / 5xx and ``maxlag`` errors are
+    waited out, within the run's retry budget."""
 
     def __init__(self, kg: KnowledgeGraph, api_url: str, language: str = "en", timeout_s: float = 20.0):
         self.kg = kg
@@ -275,23 +283,44 @@ class WikidataApiSearch:
         self.timeout_s = timeout_s
 
     def _call(self, params: dict) -> dict:
-        import httpx
-
         key = stable_hash(params, 32)
         namespace = f"search:{self.api_url}"
         if self.kg.cache is not None and (hit := self.kg.cache.get(namespace, key)) is not None:
             return hit
+        limit = self.kg.options.max_in_flight or self.kg.profile.max_in_flight
+        data = self.kg.service.call(self.api_url, limit, lambda: self._request({**params, "maxlag": MAXLAG_S}))
+        if self.kg.cache is not None:
+            self.kg.cache.put(namespace, key, data)
+        return data
+
+    def _request(self, params: dict) -> dict:
+        """One API request: its JSON, :class:`~sparqlab.kg.service.Throttled` for an answer worth retrying."""
+        import httpx
+
         try:
             response = httpx.get(self.api_url, params=params, headers={"User-Agent": USER_AGENT},
                                  timeout=self.timeout_s)
+        except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError) as error:
+            raise Throttled(None, None, f"entity search at {self.api_url}: {error}", connection=True) from None
+        except httpx.HTTPError as error:
+            raise EndpointError(f"entity search at {self.api_url} failed: {error}") from None
+        retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+        if response.status_code in RETRYABLE_STATUS:
+            raise Throttled(response.status_code, retry_after, response.text[:300])
+        if response.status_code == 403:
+            self.kg.service.count("refused")
+            raise EndpointUnavailable(f"entity search at {self.api_url} refused this client (HTTP 403): "
+                                      f"{response.text[:300]}")
+        try:
             response.raise_for_status()
             data = response.json()
         except (httpx.HTTPError, ValueError) as error:
             raise EndpointError(f"entity search at {self.api_url} failed: {error}") from None
-        if "error" in data:
-            raise EndpointError(f"entity search at {self.api_url} failed: {data['error']}")
-        if self.kg.cache is not None:
-            self.kg.cache.put(namespace, key, data)
+        error = data.get("error") if isinstance(data, dict) else None
+        if error and error.get("code") == "maxlag":
+            raise Throttled(None, retry_after if retry_after is not None else float(MAXLAG_S), error.get("info", ""))
+        if error:
+            raise EndpointError(f"entity search at {self.api_url} failed: {error}")
         return data
 
     def search(self, text: str, *, kind: Kind = "entity", limit: int = 10,

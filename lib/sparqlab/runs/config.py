@@ -26,6 +26,8 @@ NOT_IN_RUN_ID = frozenset({"experiment", "output_root", "concurrency", "progress
                            "cache_path", "shard_index", "num_shards"})
 """RunConfig fields that do not enter the run id: where the folder lives (experiment, root), execution knobs,
 endpoint locations and shard fields (see the module docstring)."""
+KG_OPTIONS_NOT_IN_RUN_ID = frozenset({"max_in_flight", "retry", "workers"})
+"""``kg_options`` that only change how queries reach the KG (in-flight limit, retries, worker count)."""
 
 
 @dataclass
@@ -36,7 +38,9 @@ class RunConfig:
     - ``kg`` / ``kg_url`` / ``kg_options``: what :func:`sparqlab.kg.open_kg` opens — a KG name (``movies``,
       ``wikidata``), endpoint URL, RDF file or store folder; an optional endpoint URL serving that KG instead of
       the profile's default (e.g. a QLever mirror of Wikidata); and ``open_kg`` options (``timeout_s`` and
-      ``max_rows`` of every query, ``workers``). ``kg=None`` takes the KG the questions name (or the name of a
+      ``max_rows`` of every query, ``search``; and, outside the run id, ``workers``, ``max_in_flight`` — queries
+      at once on the service, default the profile's — and ``retry``, a :class:`~sparqlab.kg.service.RetryPolicy`
+      as a dict). ``kg=None`` takes the KG the questions name (or the name of a
       KG object passed to ``run``).
     - ``model`` / ``model_url`` / ``model_options``: model name (a registered ``standin-*`` or the name an
       OpenAI-compatible server knows), its endpoint (``None``: the llm layer's default / environment) and
@@ -171,6 +175,7 @@ def questions_fingerprint(questions: list[Question]) -> str:
 def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str) -> dict[str, Any]:
     """What the run id hashes: the result-relevant config fields, the method's config and the questions."""
     run = {k: v for k, v in config.to_dict().items() if k not in NOT_IN_RUN_ID}
+    run["kg_options"] = {k: v for k, v in config.kg_options.items() if k not in KG_OPTIONS_NOT_IN_RUN_ID}
     run["model_roles"] = {role: {k: v for k, v in spec.items() if k != "url"}
                           for role, spec in sorted(config.model_roles.items())}
     return {"run": run, "method": method_config, "questions": fingerprint}

@@ -38,7 +38,7 @@ from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.eval.text2sparql import official_question_scores
-from sparqlab.kg.errors import KGError, QueryTimeout
+from sparqlab.kg.errors import EndpointUnavailable, KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
 from sparqlab.platform.base import Method, MethodOutput
@@ -63,8 +63,9 @@ if TYPE_CHECKING:
 
     from sparqlab.kg.base import KnowledgeGraph
 
-FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt)
-"""Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file too)."""
+FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt, EndpointUnavailable)
+"""Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file too; a KG
+service that keeps throttling or refusing this client past its retry budget)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
 
@@ -289,6 +290,7 @@ class Runner:
                                         thread_name_prefix="sparqlab-run")
         self._gold: dict[str, asyncio.Future] = {}
         self.prepare_stats: dict[str, Any] = {}
+        self._kg_stats_start = self.kg.service.stats()
         self.method_config: dict[str, Any] = {}
         self.run_id = ""
         self.run_dir = Path()
@@ -481,7 +483,7 @@ class Runner:
             self._gold[question.gold_sparql] = future
         try:
             answers = await asyncio.shield(future)
-        except CacheCorrupt:
+        except (CacheCorrupt, EndpointUnavailable):  # not the gold query's fault: the run stops
             raise
         except Exception as error:  # a broken gold query leaves the question unscored, not the run crashed
             return None, gold_error_source(error)
@@ -556,8 +558,14 @@ class Runner:
 
     async def execute(self, redo_errors: set[str]) -> RunResult:
         started = time.perf_counter()
+        self._kg_stats_start = self.kg.service.stats()
         try:
             await self.prepare()
+        except EndpointUnavailable as error:
+            self._pool.shutdown(wait=False)
+            await self._release_model()
+            raise RunAborted(f"preparing the run stopped: {error}; nothing was answered or written, the same call "
+                             "starts again") from error
         except BaseException:
             self._pool.shutdown(wait=False)
             await self._release_model()
@@ -628,6 +636,15 @@ class Runner:
             bar.close()
         return answered
 
+    def _kg_client_metrics(self, metrics_path: Path) -> dict[str, Any]:
+        """``kg_requests``, ``kg_retries``, ``kg_throttled``, ``kg_wait_s`` … of this run: what the KG's service
+        client counted during this call (:meth:`~sparqlab.kg.service.ServiceClient.stats`), added to the
+        counts an earlier call of the same run wrote (a resumed run keeps its totals)."""
+        previous = read_json(metrics_path) if metrics_path.exists() else {}
+        now = self.kg.service.stats()
+        return {f"kg_{name}": round(previous.get(f"kg_{name}", 0) + value - self._kg_stats_start[name], 3)
+                for name, value in now.items()}
+
     def _finish(self, store: RunStore, wall_time_s: float) -> dict[str, Any]:
         """Recompute ``metrics.json`` from every prediction of this folder; update the manifest."""
         wanted = {q.id for q in self.questions}
@@ -636,6 +653,7 @@ class Runner:
         previous = read_json(metrics_path).get("wall_time_s", 0.0) if metrics_path.exists() else 0.0
         metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s,
                                    prepare=self.prepare_stats)
+        metrics.update(self._kg_client_metrics(metrics_path))
         if self.model is not None:
             metrics["model_cache_last_session"] = self.model.stats()
         role_stats = {role: spec.model.stats() for role, spec in self.roles.items() if spec.model is not self.model}
