@@ -8,7 +8,7 @@ error. :class:`ServiceClient` (one per KG object, so one per run) therefore:
 - holds a slot of the endpoint's in-flight limit (one semaphore per endpoint URL in the process, sized by the
   profile's ``max_in_flight`` or the KG's option) only while a request is on the wire, never while it waits;
 - retries an answer marked :class:`Throttled` — 429, 502, 503, 504, a refused or reset connection, ``maxlag`` —
-  after ``Retry-After`` when the service sends one, else after exponential back-off with full jitter;
+  after the ``Retry-After`` the service sent plus exponential back-off with full jitter;
 - keeps a total budget (retries and seconds waited, :class:`RetryPolicy`): when one query is throttled too often
   in a row or the run's budget is spent, :class:`~sparqlab.kg.errors.EndpointUnavailable` stops the run;
 - counts requests, retries, throttled answers and the time waited (:meth:`ServiceClient.stats`, per run in
@@ -44,9 +44,10 @@ class RetryPolicy:
       down, or a wrong URL, should be said soon).
     - ``budget_retries`` / ``budget_wait_s``: retries and seconds of waiting one KG object (a run) may spend in
       all; past either the run stops.
-    - ``base_s`` / ``cap_s``: back-off without ``Retry-After``: a uniform wait in ``[0, min(cap_s, base_s·2^n)]``
-      before the n-th retry (full jitter). A ``Retry-After`` is waited as given (plus up to 10 % jitter), never
-      less; one above ``cap_s`` still counts against ``budget_wait_s``.
+    - ``base_s`` / ``cap_s``: exponential back-off with full jitter: before the n-th retry of a request a
+      uniform wait in ``[0, min(cap_s, base_s·2^(n-1))]``, added to the ``Retry-After`` the service sent (never
+      less than it asked; the jitter keeps clients that were throttled together from returning together). All of
+      it counts against ``budget_wait_s``.
     """
 
     max_attempts: int = 8
@@ -171,10 +172,8 @@ class ServiceClient:
 
     def _wait(self, url: str, attempt: int, answer: Throttled) -> None:
         """Sleep before the next try, or raise when the run's budget cannot pay for it."""
-        if answer.retry_after is not None:
-            wait = answer.retry_after * (1 + 0.1 * self.rng.random())
-        else:
-            wait = self.rng.uniform(0, min(self.policy.cap_s, self.policy.base_s * 2 ** attempt))
+        wait = (answer.retry_after or 0.0) + self.rng.uniform(0, min(self.policy.cap_s,
+                                                                      self.policy.base_s * 2 ** attempt))
         with self._lock:
             stats = self._stats
             if stats.retries + 1 > self.policy.budget_retries or stats.wait_s + wait > self.policy.budget_wait_s:
