@@ -75,8 +75,9 @@ class ServiceRules:
     - ``timeout_pattern``: queries matching this regular expression get the service's HTTP 500 with a Java
       ``TimeoutException`` body (its 60 s limit), as a query that ran too long would;
     - ``require_user_agent``: a request without a ``User-Agent`` gets HTTP 403 (Wikimedia's policy);
-    - ``refuse_all``: every query gets 429 (a service that has throttled this client completely); mutable while
-      the server runs, as are the other rules;
+    - ``refuse_all``: every query gets 429 (a service that has throttled this client completely), and so does
+      every query after the first ``refuse_after`` forwarded ones; mutable while the server runs, as are the
+      other rules;
     - ``delay_s``: each forwarded request is held this long, so that concurrent clients overlap.
     """
 
@@ -86,6 +87,7 @@ class ServiceRules:
     timeout_pattern: str | None = None
     require_user_agent: bool = True
     refuse_all: bool = False
+    refuse_after: int | None = None
     delay_s: float = 0.0
     seed: int = 0
 
@@ -155,7 +157,9 @@ def serve_service_rules(upstream: str, rules: ServiceRules | None = None) -> Ite
                 if rules.require_user_agent and not (self.headers.get("User-Agent") or "").strip():
                     record.forbidden += 1
                     return "forbidden"
-                rule = ("refused" if rules.refuse_all else "in_flight" if running[0] >= rules.max_in_flight
+                refusing = rules.refuse_all or (rules.refuse_after is not None
+                                                and record.forwarded + running[0] >= rules.refuse_after)
+                rule = ("refused" if refusing else "in_flight" if running[0] >= rules.max_in_flight
                         else "random" if rng.random() < rules.throttle_rate
                         else "timeouts" if rules.timeout_pattern and re.search(rules.timeout_pattern, query)
                         else None)

@@ -1,0 +1,82 @@
+"""SPINACH and SAGA against a stand-in for Wikidata's query service (429 with Retry-After over five in flight and
+at random, in front of ``oxigraph serve-read-only``) at concurrency 16: the same answers and scores as against the
+plain server, every throttle retried and counted in metrics.json; a service that refuses everything stops the
+run with one clear error and loses nothing — the same call resumes once the service answers again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.data import load
+from sparqlab.kg.server import ServiceRules, serve_service_rules, serve_store
+from sparqlab.methods import make_method
+from sparqlab.runs import RunAborted, RunConfig, run
+
+QUESTIONS = PROJECT_ROOT / "data" / "wikidata_test" / "questions.jsonl"
+RETRY = {"base_s": 0.01, "cap_s": 0.1, "max_attempts": 12}
+SAME = ("predicted_sparql", "predicted_answers", "gold_answers", "f1", "em", "error_category", "model_calls")
+
+
+def outcomes(result) -> dict[str, dict]:
+    """Question id -> what must not depend on the endpoint (queries, answers, scores, model calls, actions)."""
+    lines = (result.run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    return {r["id"]: {**{k: r[k] for k in SAME}, "actions": r["extra"]["actions"]} for r in map(json.loads, lines)}
+
+
+@pytest.fixture
+def wd_run(wd_store, agent_model_url, run_settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    questions = load(str(QUESTIONS))
+
+    def go(name: str, url: str, experiment: str, retry: dict = RETRY, concurrency: int = 16):
+        config = RunConfig(experiment=experiment, kg="wikidata", kg_url=url,
+                           kg_options={"search": "local", "retry": retry}, model="standin-agent",
+                           model_url=agent_model_url, concurrency=concurrency, **run_settings)
+        return run(make_method(name), questions, config)
+
+    return go
+
+
+@pytest.mark.parametrize("method", ["spinach", "saga"])
+def test_the_throttling_service_gives_the_plain_servers_answers_and_counts_every_retry(wd_store, wd_run, method):
+    with serve_store(wd_store) as plain_url:
+        plain = wd_run(method, plain_url, "plain")
+        rules = ServiceRules(throttle_rate=0.2, retry_after_s=0, delay_s=0.005)
+        with serve_service_rules(plain_url, rules) as (url, record):
+            throttled = wd_run(method, url, "throttled")
+    assert throttled.run_id == plain.run_id  # the endpoint location and its retry options are not the run's identity
+    assert outcomes(throttled) == outcomes(plain) and throttled.metrics["f1"] == plain.metrics["f1"]
+    metrics = throttled.metrics
+    assert record.random > 0 and record.in_flight == 0 and record.peak_in_flight <= 5  # the profile's limit
+    assert metrics["kg_throttled"] == record.throttled == metrics["kg_retries"]  # every throttle retried, counted
+    assert metrics["kg_requests"] == record.forwarded + record.throttled and metrics["kg_wait_s"] > 0
+    assert plain.metrics["kg_retries"] == plain.metrics["kg_throttled"] == 0
+    assert metrics["n_gold_errors"] == plain.metrics["n_gold_errors"]
+
+
+@pytest.mark.parametrize(("method", "refuse_after", "concurrency"), [("saga", 0, 16), ("spinach", 50, 1)])
+def test_a_refusing_service_stops_the_run_and_the_same_call_resumes(wd_store, wd_run, method, refuse_after,
+                                                                    concurrency):
+    """SAGA stopped while it prepares (the schema index: nothing written), SPINACH one question at a time after
+    about half of its queries (some questions saved)."""
+    with serve_store(wd_store) as plain_url:
+        plain = wd_run(method, plain_url, "plain")
+        rules = ServiceRules(refuse_after=refuse_after)
+        with serve_service_rules(plain_url, rules) as (url, record):
+            with pytest.raises(RunAborted) as caught:
+                wd_run(method, url, "refused", {"base_s": 0.001, "max_attempts": 3}, concurrency)
+            message = str(caught.value)
+            assert "\n" not in message and "HTTP 429" in message and "the same call" in message
+            folder = plain.run_dir.parents[1] / "refused" / plain.run_id
+            written = folder / "predictions.jsonl"
+            lines = written.read_text(encoding="utf-8").splitlines() if written.exists() else []
+            assert all('"endpoint_' not in line for line in lines)  # nothing scored as a failure
+            assert (0 < len(lines) < 6) if refuse_after else (lines == [] and "preparing the run" in message)
+            rules.refuse_after = None
+            resumed = wd_run(method, url, "refused")
+    assert resumed.answered == 6 - len(lines) and resumed.metrics["n_done"] == 6
+    assert outcomes(resumed) == outcomes(plain) and resumed.metrics["f1"] == plain.metrics["f1"]
+    assert record.refused > 0
