@@ -1,4 +1,5 @@
-"""``sparqlab data``: list the benchmarks, print a split's questions as JSONL, regenerate the MCQA-style set."""
+"""``sparqlab data``: list the benchmarks, print a split's questions as JSONL, regenerate the MCQA-style set, take
+a gold snapshot."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    """Add ``sparqlab data list|show|generate-mcqa``."""
+    """Add ``sparqlab data list|show|generate-mcqa|snapshot-gold``."""
     parser = subparsers.add_parser(
         "data", help="benchmarks: list, show questions, generate the MCQA set", description=__doc__
     )
@@ -39,6 +40,26 @@ def register(subparsers) -> None:
     generate.add_argument("--out", type=Path, help="output folder (default: data/mcqa_movies)")
     generate.add_argument("--workers", type=int, default=2, help="parallel gold queries (default: 2)")
     generate.set_defaults(handler=handle_generate)
+
+    snapshot = commands.add_parser(
+        "snapshot-gold", help="execute a dataset's gold queries once and keep their answers as a gold snapshot",
+        description="Run every gold query of a split (of the questions that ship no gold answers) once on the KG "
+                    "and write the answers with the endpoint, the date, each query's digest and each result's "
+                    "digest. Runs of the same dataset, split and KG then score against the snapshot (RunConfig."
+                    "gold_snapshot, `sparqlab run --gold-snapshot`) instead of a live endpoint that drifts. The "
+                    "questions whose gold query failed or returned nothing are listed.")
+    snapshot.add_argument("-d", "--dataset", required=True, help="dataset name or JSONL path")
+    snapshot.add_argument("--split", default=None, help="split (default: the dataset's test split)")
+    snapshot.add_argument("--kg", default=None, help="KG profile (default: the one the questions name)")
+    snapshot.add_argument("--kg-url", default=None, help="SPARQL endpoint URL (or RDF file) serving that KG")
+    snapshot.add_argument("--answer-match", choices=["iri", "label", "either"], default=None,
+                          help="the answer rule the snapshot's answers follow (default: the KG's); runs with "
+                               "another rule do not use it")
+    snapshot.add_argument("--out", type=Path, default=None,
+                          help="snapshot file (default: <dataset>.<split>.<kg>.json in data/gold_snapshots, or "
+                               "SPARQLAB_GOLD_SNAPSHOTS, where runs find it)")
+    snapshot.add_argument("--workers", type=int, default=4, help="gold queries in parallel (default 4)")
+    snapshot.set_defaults(handler=handle_snapshot)
 
 
 def handle_list(args: argparse.Namespace) -> int:
@@ -77,4 +98,28 @@ def handle_generate(args: argparse.Namespace) -> int:
             f"{split}: {len(questions)} questions, {len(per_type)} question types ({spread} each) -> {paths[split]}"
         )
     print(f"generated in {time.perf_counter() - start:.1f}s (seed {args.seed})")
+    return 0
+
+
+def handle_snapshot(args: argparse.Namespace) -> int:
+    """Take the snapshot, write it, print where and which questions it cannot judge."""
+    from sparqlab.data import DATASETS, load
+    from sparqlab.data.gold_snapshot import gold_snapshots_dir, snapshot_name, take_snapshot
+    from sparqlab.kg import PROFILES, open_kg
+
+    split = args.split or (DATASETS[args.dataset].default_split if args.dataset in DATASETS else None)
+    questions = load(args.dataset, split)
+    name = args.kg or next(iter({q.kg for q in questions if q.kg}), None)
+    if not name:
+        raise ValueError("the questions name no KG: pass --kg")
+    target = args.kg_url or name
+    with open_kg(target, profile=name if args.kg_url and name in PROFILES else None, workers=args.workers) as kg:
+        snapshot = take_snapshot(questions, kg, dataset=args.dataset, split=split, answer_match=args.answer_match,
+                                 workers=args.workers)
+    path = snapshot.save(args.out or gold_snapshots_dir() / snapshot_name(args.dataset, split, kg.profile.name))
+    errors = snapshot.gold_errors()
+    print(f"{path}: {len(snapshot.entries)} questions from {snapshot.endpoint} at {snapshot.created} "
+          f"(answer_match {snapshot.answer_match}, digest {snapshot.digest}), {len(errors)} gold errors")
+    for qid, reason in errors.items():
+        print(f"  gold error  {qid}: {reason}")
     return 0

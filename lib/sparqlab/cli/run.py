@@ -36,6 +36,10 @@ def register(subparsers) -> None:
     parser.add_argument("--generate-only", action="store_true",
                         help="write the final queries without executing or scoring them; score the folder later "
                              "against any KG with `sparqlab runs score RUN --kg KG`")
+    parser.add_argument("--gold-snapshot", default="auto", metavar="auto|off|FILE",
+                        help="gold answers of questions that ship none: auto = the dataset's snapshot in "
+                             "data/gold_snapshots if any (`sparqlab data snapshot-gold`), off = run the gold "
+                             "queries live, or a snapshot file (default auto; named in metrics.json)")
     parser.add_argument("--kg", default=None, help="KG name (default: the one the questions name)")
     parser.add_argument("--kg-url", default=None, help="SPARQL endpoint URL to use for that KG")
     parser.add_argument("--kg-search", choices=["local", "api"], default=None,
@@ -160,7 +164,7 @@ def _run(args: argparse.Namespace) -> int:
         model_options=parse_json_pairs(args.model_opt, "--model-opt values"),
         model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
         sample=args.sample, sample_seed=args.sample_seed, select=args.select, generate_only=args.generate_only,
-        answer_match=args.answer_match,
+        answer_match=args.answer_match, gold_snapshot=args.gold_snapshot,
         concurrency=args.concurrency, question_timeout_s=args.question_timeout, shard_index=args.shard_index,
         num_shards=args.num_shards, cache=args.cache,
     )

@@ -23,9 +23,10 @@ from sparqlab.eval.matching import ANSWER_MATCH_MODES
 from sparqlab.llm.cache import CACHE_MODES
 
 NOT_IN_RUN_ID = frozenset({"experiment", "output_root", "concurrency", "progress", "model_url", "kg_url", "cache",
-                           "cache_path", "shard_index", "num_shards"})
+                           "cache_path", "shard_index", "num_shards", "gold_snapshot"})
 """RunConfig fields that do not enter the run id: where the folder lives (experiment, root), execution knobs,
-endpoint locations and shard fields (see the module docstring)."""
+endpoint locations and shard fields (see the module docstring). ``gold_snapshot`` names where gold comes from;
+the digest of the snapshot a run uses enters the id instead (:func:`identity`)."""
 KG_OPTIONS_NOT_IN_RUN_ID = frozenset({"max_in_flight", "retry", "workers"})
 """``kg_options`` that only change how queries reach the KG (in-flight limit, retries, worker count)."""
 
@@ -78,6 +79,11 @@ class RunConfig:
     - ``generate_only``: write each question's final query without executing it (no answers, no scores, gold
       queries not run): for executing on an offline dump later; :func:`sparqlab.runs.scoring.score_generated`
       then scores the folder against any KG or endpoint.
+    - ``gold_snapshot``: where the gold answers of questions without shipped ones come from
+      (:mod:`sparqlab.data.gold_snapshot`): ``"auto"`` (default) — the dataset's snapshot in
+      :func:`~sparqlab.data.gold_snapshot.gold_snapshots_dir` when there is one (taken with the run's answer
+      rule; else the gold queries run live), ``"off"`` — always run the gold queries live, or the path of a
+      snapshot file to use. The snapshot used is named in ``metrics.json`` and its digest enters the run id.
     """
 
     experiment: str = "default"
@@ -106,6 +112,7 @@ class RunConfig:
     progress: bool = True
     generate_only: bool = False
     answer_match: str | None = None
+    gold_snapshot: str = "auto"
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.experiment or ""):
@@ -125,6 +132,8 @@ class RunConfig:
                              f"got {self.answer_match!r}")
         if self.select not in (None, *SELECTIONS):
             raise ValueError(f"select must be one of {', '.join(SELECTIONS)} or None; got {self.select!r}")
+        if not self.gold_snapshot:
+            raise ValueError('gold_snapshot must be "auto", "off" or the path of a snapshot file')
         if self.sample is not None and self.sample < 0:
             raise ValueError(f"sample must be >= 0 or None; got {self.sample}")
         for role, spec in self.model_roles.items():
@@ -172,24 +181,30 @@ def questions_fingerprint(questions: list[Question]) -> str:
     return stable_hash([[q.id, q.text, q.gold_sparql, q.gold_answers] for q in questions], 16)
 
 
-def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str) -> dict[str, Any]:
-    """What the run id hashes: the result-relevant config fields, the method's config and the questions."""
+def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
+             gold_snapshot: str | None = None) -> dict[str, Any]:
+    """What the run id hashes: the result-relevant config fields, the method's config, the questions and the
+    digest of the gold snapshot the run scores against (when it uses one)."""
     run = {k: v for k, v in config.to_dict().items() if k not in NOT_IN_RUN_ID}
     run["kg_options"] = {k: v for k, v in config.kg_options.items() if k not in KG_OPTIONS_NOT_IN_RUN_ID}
     run["model_roles"] = {role: {k: v for k, v in spec.items() if k != "url"}
                           for role, spec in sorted(config.model_roles.items())}
-    return {"run": run, "method": method_config, "questions": fingerprint}
+    found = {"run": run, "method": method_config, "questions": fingerprint}
+    if gold_snapshot is not None:
+        found["gold_snapshot"] = gold_snapshot
+    return found
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:40] or "x"
 
 
-def make_run_id(config: RunConfig, method_config: dict[str, Any], fingerprint: str) -> str:
+def make_run_id(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
+                gold_snapshot: str | None = None) -> str:
     """``<method>-<dataset>-<model>-<hash>``: readable in a listing, unique through the hash (the dataset part is
     left out when the questions were passed in directly)."""
     method = str(method_config.get("method", "method"))
-    digest = stable_hash(identity(config, method_config, fingerprint), 10)
+    digest = stable_hash(identity(config, method_config, fingerprint, gold_snapshot), 10)
     dataset = f"{_slug(Path(config.dataset).stem if '/' in config.dataset else config.dataset)}-" \
         if config.dataset else ""
     return f"{_slug(method)}-{dataset}{_slug(config.model or 'nomodel')}-{digest}"

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
+from sparqlab.data.gold_snapshot import SNAPSHOT_SOURCE, GoldSnapshot, find_snapshot
 from sparqlab.data.question import Question
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
@@ -68,6 +69,8 @@ FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt, 
 service that keeps throttling or refusing this client past its retry budget)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
+SNAPSHOT_ERROR_MARK = "(from the gold snapshot)"
+"""Ends the ``gold_source`` of a question whose gold query failed when the snapshot was taken."""
 
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
@@ -289,11 +292,38 @@ class Runner:
         self._pool = ThreadPoolExecutor(max_workers=max(8, 2 * self.config.concurrency),
                                         thread_name_prefix="sparqlab-run")
         self._gold: dict[str, asyncio.Future] = {}
+        self.gold_snapshot, self.gold_snapshot_note = self._gold_snapshot()
         self.prepare_stats: dict[str, Any] = {}
         self._kg_stats_start = self.kg.service.stats()
         self.method_config: dict[str, Any] = {}
         self.run_id = ""
         self.run_dir = Path()
+
+    def _gold_snapshot(self) -> tuple[GoldSnapshot | None, dict[str, Any] | None]:
+        """The gold snapshot this run scores against (``RunConfig.gold_snapshot``) and what ``metrics.json`` says
+        about it; none when no question lacks shipped gold answers. An explicit file that does not fit the run
+        (another KG or answer rule) is an error; an automatically found one is then left unused, and said so."""
+        choice = self.config.gold_snapshot
+        needed = any(q.gold_answers is None and q.gold_sparql for q in self.all_questions)
+        if choice == "off" or self.config.generate_only or not needed:
+            return None, None
+        path = find_snapshot(self.config.dataset, self.config.split, self.config.kg) if choice == "auto" \
+            else Path(choice)
+        if path is None:
+            return None, None
+        if not path.exists():
+            raise FileNotFoundError(f"no gold snapshot at {path} (RunConfig.gold_snapshot); take one with "
+                                    "`sparqlab data snapshot-gold`")
+        snapshot = GoldSnapshot.load(path)
+        problem = (f"it was taken on KG {snapshot.kg!r}, this run is on {self.config.kg!r}"
+                   if snapshot.kg != self.config.kg else
+                   f"its answers follow answer_match={snapshot.answer_match!r}, this run compares by "
+                   f"{self.config.answer_match!r}" if snapshot.answer_match != self.config.answer_match else None)
+        if problem and choice != "auto":
+            raise ValueError(f"the gold snapshot {path} does not fit this run: {problem}")
+        if problem:
+            return None, {"file": str(path), "used": False, "reason": problem}
+        return snapshot, {"file": str(path), "used": True, **snapshot.describe()}
 
     # -- preparation ----------------------------------------------------------------------------------------
 
@@ -329,7 +359,8 @@ class Runner:
             "kg_calls": dict(ctx.kg_calls),
             "artifacts": self.method_config["artifacts"],
         }
-        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint)
+        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint,
+                                  self.gold_snapshot.digest if self.gold_snapshot else None)
         self.run_dir = (self.config.root() / self.config.experiment
                         / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
 
@@ -345,7 +376,8 @@ class Runner:
             "roles": {role: spec.model.name for role, spec in self.roles.items()},
             "questions": {"fingerprint": self.fingerprint, "n_total": self.n_total,
                           "dataset": self.config.dataset, "split": self.config.split, "limit": self.config.limit},
-            "identity": identity(self.config, self.method_config, self.fingerprint),
+            "identity": identity(self.config, self.method_config, self.fingerprint,
+                                 self.gold_snapshot.digest if self.gold_snapshot else None),
             "sampling": self._sampling(),
         }
 
@@ -476,6 +508,11 @@ class Runner:
             return list(question.gold_answers), "given"
         if not question.gold_sparql:
             return None, None
+        entry = self.gold_snapshot.lookup(question) if self.gold_snapshot else None
+        if entry is not None:
+            if "error" in entry:
+                return None, f"{entry['error']} {SNAPSHOT_ERROR_MARK}"
+            return list(entry["answers"]), SNAPSHOT_SOURCE
         future = self._gold.get(question.gold_sparql)
         if future is None:
             loop = asyncio.get_running_loop()
@@ -654,6 +691,11 @@ class Runner:
         metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s,
                                    prepare=self.prepare_stats)
         metrics.update(self._kg_client_metrics(metrics_path))
+        metrics["gold_snapshot"] = None  # gold as shipped, or executed live
+        if self.gold_snapshot_note is not None:
+            used = sum(1 for r in records if r.get("gold_source") == SNAPSHOT_SOURCE
+                       or str(r.get("gold_source") or "").endswith(SNAPSHOT_ERROR_MARK))
+            metrics["gold_snapshot"] = {**self.gold_snapshot_note, "questions_scored_from_it": used}
         if self.model is not None:
             metrics["model_cache_last_session"] = self.model.stats()
         role_stats = {role: spec.model.stats() for role, spec in self.roles.items() if spec.model is not self.model}
