@@ -68,9 +68,10 @@ class AgentConfig(MethodConfig):
       them. SAGA applies P_τ(e) first, so the cap counts only the properties it keeps.
     - ``execute_max_rows``: result rows shown by execute.
     - ``prune_temperature`` / ``prune_max_tokens``: sampling of an LLM pruning call (temperature 0).
-    - ``property_min_score``: property search hits whose label *and* aliases are all below this similarity
-      (0-100) to the query are not shown; ``None`` (default) shows every hit the search returned, as SAGA's
-      ``search_wikidata`` does (the search API matched it, often by an alias: "wife" -> spouse).
+    - ``property_min_score``: property search hits less similar (0-100) to the query than this are not shown,
+      compared with the name the search matched (label or alias); ``None`` (default) shows every hit the search
+      returned, as SAGA's ``search_wikidata`` does (the search API matched it, often by an alias: "wife" ->
+      spouse).
     """
 
     max_actions: int = 15
