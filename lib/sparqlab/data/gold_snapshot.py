@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 SNAPSHOT_FORMAT = 1
 """The file layout's version (``format`` in the file)."""
-SNAPSHOT_SOURCE = "gold_snapshot"
-"""``gold_source`` of a question scored against a snapshot's answers."""
 
 
 def gold_snapshots_dir() -> Path:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
-from sparqlab.data.gold_snapshot import SNAPSHOT_SOURCE, GoldSnapshot, find_snapshot
+from sparqlab.data.gold_snapshot import GoldSnapshot, find_snapshot
 from sparqlab.data.question import Question
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
@@ -55,7 +55,15 @@ from sparqlab.runs.config import (
     shard_folder_name,
 )
 from sparqlab.runs.manifest import manifest_document
-from sparqlab.runs.metrics import GENERATED_ONLY, metrics_document
+from sparqlab.runs.metrics import (
+    GENERATED_ONLY,
+    KG_CLIENT_PREFIX,
+    SNAPSHOT_ERROR_MARK,
+    SNAPSHOT_SOURCE,
+    gold_snapshot_entry,
+    kg_client_totals,
+    metrics_document,
+)
 from sparqlab.runs.records import prediction_record, run_header
 from sparqlab.runs.store import CONFIG, ENVIRONMENT, MANIFEST, METRICS, RunStore, read_json, write_json
 
@@ -69,8 +77,6 @@ FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt, 
 service that keeps throttling or refusing this client past its retry budget)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
-SNAPSHOT_ERROR_MARK = "(from the gold snapshot)"
-"""Ends the ``gold_source`` of a question whose gold query failed when the snapshot was taken."""
 
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
@@ -678,9 +684,9 @@ class Runner:
         client counted during this call (:meth:`~sparqlab.kg.service.ServiceClient.stats`), added to the
         counts an earlier call of the same run wrote (a resumed run keeps its totals)."""
         previous = read_json(metrics_path) if metrics_path.exists() else {}
-        now = self.kg.service.stats()
-        return {f"kg_{name}": round(previous.get(f"kg_{name}", 0) + value - self._kg_stats_start[name], 3)
-                for name, value in now.items()}
+        session = {f"{KG_CLIENT_PREFIX}{name}": value - self._kg_stats_start[name]
+                   for name, value in self.kg.service.stats().items()}
+        return kg_client_totals([{k: 0 for k in session}, previous, session])
 
     def _finish(self, store: RunStore, wall_time_s: float) -> dict[str, Any]:
         """Recompute ``metrics.json`` from every prediction of this folder; update the manifest."""
@@ -691,11 +697,7 @@ class Runner:
         metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s,
                                    prepare=self.prepare_stats)
         metrics.update(self._kg_client_metrics(metrics_path))
-        metrics["gold_snapshot"] = None  # gold as shipped, or executed live
-        if self.gold_snapshot_note is not None:
-            used = sum(1 for r in records if r.get("gold_source") == SNAPSHOT_SOURCE
-                       or str(r.get("gold_source") or "").endswith(SNAPSHOT_ERROR_MARK))
-            metrics["gold_snapshot"] = {**self.gold_snapshot_note, "questions_scored_from_it": used}
+        metrics["gold_snapshot"] = gold_snapshot_entry(self.gold_snapshot_note, records)
         if self.model is not None:
             metrics["model_cache_last_session"] = self.model.stats()
         role_stats = {role: spec.model.stats() for role, spec in self.roles.items() if spec.model is not self.model}
