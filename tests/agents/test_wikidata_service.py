@@ -26,27 +26,50 @@ def outcomes(result) -> dict[str, dict]:
     return {r["id"]: {**{k: r[k] for k in SAME}, "actions": r["extra"]["actions"]} for r in map(json.loads, lines)}
 
 
-@pytest.fixture
-def wd_run(wd_store, agent_model_url, run_settings, tmp_path, monkeypatch):
-    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+def _runner(model_url: str, folder):
+    """Run a configuration of an agent over the Wikidata-shaped questions, results and caches under ``folder``."""
+    settings = {"output_root": str(folder / "runs"), "cache_path": str(folder / "responses.sqlite"),
+                "progress": False}
     questions = load(str(QUESTIONS))
 
     def go(name: str, url: str, experiment: str, retry: dict = RETRY, concurrency: int = 16):
         config = RunConfig(experiment=experiment, kg="wikidata", kg_url=url,
                            kg_options={"search": "local", "retry": retry}, model="standin-agent",
-                           model_url=agent_model_url, concurrency=concurrency, **run_settings)
+                           model_url=model_url, concurrency=concurrency, **settings)
         return run(make_method(name), questions, config)
 
     return go
 
 
+@pytest.fixture(scope="module")
+def plain(wd_store, agent_model_url, tmp_path_factory):
+    """Each agent's run against the plain server (once per fixture and method), and the server's URL."""
+    folder = tmp_path_factory.mktemp("plain")
+    done = {}
+    with pytest.MonkeyPatch.context() as patch, serve_store(wd_store) as url:
+        patch.setenv("SPARQLAB_CACHE", str(folder / "cache"))
+        go = _runner(agent_model_url, folder)
+
+        def get(method: str):
+            if method not in done:
+                done[method] = go(method, url, "plain")
+            return done[method], url
+
+        yield get
+
+
+@pytest.fixture
+def wd_run(agent_model_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    return _runner(agent_model_url, tmp_path)
+
+
 @pytest.mark.parametrize("method", ["spinach", "saga"])
-def test_the_throttling_service_gives_the_plain_servers_answers_and_counts_every_retry(wd_store, wd_run, method):
-    with serve_store(wd_store) as plain_url:
-        plain = wd_run(method, plain_url, "plain")
-        rules = ServiceRules(throttle_rate=0.2, retry_after_s=0, delay_s=0.005)
-        with serve_service_rules(plain_url, rules) as (url, record):
-            throttled = wd_run(method, url, "throttled")
+def test_the_throttling_service_gives_the_plain_servers_answers_and_counts_every_retry(plain, wd_run, method):
+    plain, plain_url = plain(method)
+    rules = ServiceRules(throttle_rate=0.2, retry_after_s=0)
+    with serve_service_rules(plain_url, rules) as (url, record):
+        throttled = wd_run(method, url, "throttled")
     assert throttled.run_id == plain.run_id  # the endpoint location and its retry options are not the run's identity
     assert outcomes(throttled) == outcomes(plain) and throttled.metrics["f1"] == plain.metrics["f1"]
     metrics = throttled.metrics
@@ -58,25 +81,23 @@ def test_the_throttling_service_gives_the_plain_servers_answers_and_counts_every
 
 
 @pytest.mark.parametrize(("method", "refuse_after", "concurrency"), [("saga", 0, 16), ("spinach", 50, 1)])
-def test_a_refusing_service_stops_the_run_and_the_same_call_resumes(wd_store, wd_run, method, refuse_after,
+def test_a_refusing_service_stops_the_run_and_the_same_call_resumes(plain, wd_run, tmp_path, method, refuse_after,
                                                                     concurrency):
     """SAGA stopped while it prepares (the schema index: nothing written), SPINACH one question at a time after
     about half of its queries (some questions saved)."""
-    with serve_store(wd_store) as plain_url:
-        plain = wd_run(method, plain_url, "plain")
-        rules = ServiceRules(refuse_after=refuse_after)
-        with serve_service_rules(plain_url, rules) as (url, record):
-            with pytest.raises(RunAborted) as caught:
-                wd_run(method, url, "refused", {"base_s": 0.001, "max_attempts": 3}, concurrency)
-            message = str(caught.value)
-            assert "\n" not in message and "HTTP 429" in message and "the same call" in message
-            folder = plain.run_dir.parents[1] / "refused" / plain.run_id
-            written = folder / "predictions.jsonl"
-            lines = written.read_text(encoding="utf-8").splitlines() if written.exists() else []
-            assert all('"endpoint_' not in line for line in lines)  # nothing scored as a failure
-            assert (0 < len(lines) < 6) if refuse_after else (lines == [] and "preparing the run" in message)
-            rules.refuse_after = None
-            resumed = wd_run(method, url, "refused")
+    plain, plain_url = plain(method)
+    rules = ServiceRules(refuse_after=refuse_after)
+    with serve_service_rules(plain_url, rules) as (url, record):
+        with pytest.raises(RunAborted) as caught:
+            wd_run(method, url, "refused", {"base_s": 0.001, "max_attempts": 3}, concurrency)
+        message = str(caught.value)
+        assert "\n" not in message and "HTTP 429" in message and "the same call" in message
+        written = tmp_path / "runs" / "refused" / plain.run_id / "predictions.jsonl"
+        lines = written.read_text(encoding="utf-8").splitlines() if written.exists() else []
+        assert all('"endpoint_' not in line for line in lines)  # nothing scored as a failure
+        assert (0 < len(lines) < 6) if refuse_after else (lines == [] and "preparing the run" in message)
+        rules.refuse_after = None
+        resumed = wd_run(method, url, "refused")
     assert resumed.answered == 6 - len(lines) and resumed.metrics["n_done"] == 6
     assert outcomes(resumed) == outcomes(plain) and resumed.metrics["f1"] == plain.metrics["f1"]
     assert record.refused > 0
