@@ -19,13 +19,11 @@ def wikidata_store(ttl: Path, folder: Path) -> Path:
     server can open it."""
     import pyoxigraph
 
-    from sparqlab.kg.embedded import LenientLoad, load_rdf
+    from sparqlab.kg.embedded import load_rdf
 
     path = folder / "store"
     store = pyoxigraph.Store(str(path))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LenientLoad)
-        load_rdf(store, ttl)
+    load_rdf(store, ttl)
     store.flush()
     del store
     return path

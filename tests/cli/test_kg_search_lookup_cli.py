@@ -16,7 +16,7 @@ REAL = str(WIKIDATA_FIXTURES["real"])
 @pytest.mark.filterwarnings("ignore::sparqlab.kg.embedded.LenientLoad")
 def test_kg_search_takes_the_run_options_and_shows_alias_matches(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path))
-    base = ["--kg", "wikidata", "--kg-url", REAL, "--kg-search", "local"]
+    base = ["--kg", "wikidata", "--kg-url", REAL, "--kg-options", "search=local"]
     assert main(["kg", "search", "wife", "--kind", "property", *base]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert "spouse" in first and "wdt:P26" not in first and "wd:P26" in first and "(matched: wife)" in first
@@ -26,7 +26,7 @@ def test_kg_search_takes_the_run_options_and_shows_alias_matches(tmp_path, monke
 
 def test_kg_lookup_prints_each_agents_observation(wikidata_shaped_endpoint, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path))
-    base = ["--kg", "wikidata", "--kg-url", wikidata_shaped_endpoint, "--kg-search", "local"]
+    base = ["--kg", "wikidata", "--kg-url", wikidata_shaped_endpoint, "--kg-options", "search=local"]
     assert main(["kg", "lookup", "Q900001", *base]) == 0
     saga = capsys.readouterr().out
     assert saga.startswith("Jackson (wd:Q900001)") and "P17" not in saga and "properties removed" in saga

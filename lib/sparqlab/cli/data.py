@@ -12,6 +12,8 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     """Add ``sparqlab data list|show|generate-mcqa|snapshot-gold``."""
+    from sparqlab.cli.run_options import add_run_options
+
     parser = subparsers.add_parser(
         "data", help="benchmarks: list, show questions, generate the MCQA set", description=__doc__
     )
@@ -48,18 +50,18 @@ def register(subparsers) -> None:
                     "digest. Runs of the same dataset, split and KG then score against the snapshot (RunConfig."
                     "gold_snapshot, `sparqlab run --gold-snapshot`) instead of a live endpoint that drifts. The "
                     "questions whose gold query failed or returned nothing are listed.")
-    snapshot.add_argument("-d", "--dataset", required=True, help="dataset name or JSONL path")
-    snapshot.add_argument("--split", default=None, help="split (default: the dataset's test split)")
-    snapshot.add_argument("--kg", default=None, help="KG profile (default: the one the questions name)")
-    snapshot.add_argument("--kg-url", default=None, help="SPARQL endpoint URL (or RDF file) serving that KG")
-    snapshot.add_argument("--answer-match", choices=["iri", "label", "either"], default=None,
-                          help="the answer rule the snapshot's answers follow (default: the KG's); runs with "
-                               "another rule do not use it")
+    add_run_options(snapshot, skip=SNAPSHOT_SKIPS)
     snapshot.add_argument("--out", type=Path, default=None,
                           help="snapshot file (default: <dataset>.<split>.<kg>.json in data/gold_snapshots, or "
                                "SPARQLAB_GOLD_SNAPSHOTS, where runs find it)")
     snapshot.add_argument("--workers", type=int, default=4, help="gold queries in parallel (default 4)")
     snapshot.set_defaults(handler=handle_snapshot)
+
+
+SNAPSHOT_SKIPS = ("experiment", "models", "execution", "limit", "sample", "sample_seed", "select",
+                  "question_timeout_s", "generate_only", "gold_snapshot")
+"""Run settings ``snapshot-gold`` does not take: it reads every question of a split (the dataset, split, KG and
+answer rule are the run's flags)."""
 
 
 def handle_list(args: argparse.Namespace) -> int:
@@ -103,20 +105,20 @@ def handle_generate(args: argparse.Namespace) -> int:
 
 def handle_snapshot(args: argparse.Namespace) -> int:
     """Take the snapshot, write it, print where and which questions it cannot judge."""
-    from sparqlab.data import DATASETS, load
+    from sparqlab.cli.run_options import run_config
     from sparqlab.data.gold_snapshot import gold_snapshots_dir, snapshot_name, take_snapshot
-    from sparqlab.kg import PROFILES, open_kg
+    from sparqlab.runs.runner import load_run_questions, resolve_run_kg
 
-    split = args.split or (DATASETS[args.dataset].default_split if args.dataset in DATASETS else None)
-    questions = load(args.dataset, split)
-    name = args.kg or next(iter({q.kg for q in questions if q.kg}), None)
-    if not name:
-        raise ValueError("the questions name no KG: pass --kg")
-    target = args.kg_url or name
-    with open_kg(target, profile=name if args.kg_url and name in PROFILES else None, workers=args.workers) as kg:
-        snapshot = take_snapshot(questions, kg, dataset=args.dataset, split=split, answer_match=args.answer_match,
+    config = run_config(args)
+    if not config.dataset:
+        raise ValueError("give the questions with --dataset NAME (`sparqlab data list`) or a JSONL path")
+    config = config.replace(kg_options={"workers": args.workers, **config.kg_options})
+    questions, split = load_run_questions(None, config)
+    kg, _ = resolve_run_kg(config, None, questions)
+    with kg:
+        snapshot = take_snapshot(questions, kg, dataset=config.dataset, split=split, answer_match=config.answer_match,
                                  workers=args.workers)
-    path = snapshot.save(args.out or gold_snapshots_dir() / snapshot_name(args.dataset, split, kg.profile.name))
+    path = snapshot.save(args.out or gold_snapshots_dir() / snapshot_name(config.dataset, split, kg.profile.name))
     errors = snapshot.gold_errors()
     print(f"{path}: {len(snapshot.entries)} questions from {snapshot.endpoint} at {snapshot.created} "
           f"(answer_match {snapshot.answer_match}, digest {snapshot.digest}), {len(errors)} gold errors")

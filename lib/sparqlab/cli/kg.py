@@ -24,7 +24,7 @@ def register(subparsers) -> None:
 
     search = kg_commands.add_parser(
         "search", help="search a KG's entities, properties or classes by name (labels and aliases)",
-        description="Search as the run's KG does: the same --kg / --kg-url / --kg-search as `sparqlab run`. Hits "
+        description="Search as the run's KG does: the same --kg / --kg-url / --kg-options as `sparqlab run`. Hits "
                     "come in the backend's order (the search API's own order for wikidata); a hit the query matched "
                     "by an alias or a label in another language shows that name.")
     search.add_argument("text", help="the name to look for")
@@ -56,7 +56,9 @@ def register(subparsers) -> None:
     fixture.set_defaults(handler=serve_fixture_command)
 
     prefixes = kg_commands.add_parser("prefixes", help="the prefixes a KG predefines (usable without PREFIX)")
-    prefixes.add_argument("name", nargs="?", default=None, help="KG name (default: every known KG)")
+    prefixes.add_argument("name", nargs="?", default=None,
+                          help="KG name, RDF file, store folder or endpoint URL (default: every registered KG); a "
+                               "file's prefixes are the ones it declares")
     prefixes.set_defaults(handler=prefixes_command)
 
     query = subparsers.add_parser("query", help="run a read-only SPARQL query on a KG",
@@ -64,7 +66,9 @@ def register(subparsers) -> None:
                                               "(`sparqlab kg prefixes KG`) need no PREFIX declaration; IRIs in "
                                               "the table are shortened by them and shown with their labels.")
     query.add_argument("sparql", help="the query, '-' to read it from stdin, or @FILE")
-    query.add_argument("--kg", required=True, help="KG name (movies, wikidata), endpoint URL or RDF file")
+    query.add_argument("--kg", required=True,
+                       help="KG name (movies, wikidata), endpoint URL, RDF file (its own prefixes predefined) or store "
+                            "folder")
     query.add_argument("--profile", default=None,
                        help="KG profile of an endpoint URL, e.g. --profile wikidata for a QLever mirror of Wikidata "
                             "(its prefixes are then predefined and sent with the query)")
@@ -123,24 +127,24 @@ def serve_fixture_command(args: argparse.Namespace) -> int:
 
 
 def add_kg_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--kg``, ``--kg-url`` and ``--kg-search``, as `sparqlab run` takes them (:func:`open_kg_from_arguments`)."""
-    parser.add_argument("--kg", required=True,
-                        help="KG name (movies, wikidata), endpoint URL or RDF file; with --kg-url: the KG's profile")
-    parser.add_argument("--kg-url", default=None,
-                        help="SPARQL endpoint URL (or RDF file) serving that KG, e.g. a Wikidata mirror")
-    parser.add_argument("--kg-search", choices=["local", "api"], default=None,
-                        help="entity search: api (wbsearchentities, the wikidata default) or local (a label index "
-                             "built from the KG itself, for a small mirror)")
+    """The run's KG flags (``--kg``, ``--kg-url``, ``--kg-options``), generated from
+    :class:`~sparqlab.runs.config.KGSettings` as `sparqlab run` has them (:func:`open_kg_from_arguments`)."""
+    from sparqlab.cli.run_options import add_run_options
+    from sparqlab.runs.config import RunConfig
+
+    add_run_options(parser, skip=tuple(group for group in RunConfig.groups() if group != "graph") + ("experiment",))
 
 
 def open_kg_from_arguments(args: argparse.Namespace):
     """The KG of :func:`add_kg_arguments`, opened as a run opens it."""
-    from sparqlab.kg import PROFILES, open_kg
+    from sparqlab.cli.run_options import run_config
+    from sparqlab.runs.runner import open_run_kg
 
-    options = {"search": args.kg_search} if args.kg_search else {}
-    if args.kg_url:
-        return open_kg(args.kg_url, profile=args.kg if args.kg in PROFILES else None, **options)
-    return open_kg(args.kg, **options)
+    config = run_config(args)
+    if not config.kg:
+        raise ValueError("give the KG with --kg NAME (movies, wikidata), an endpoint URL or an RDF file; with "
+                         "--kg-url, --kg names its profile")
+    return open_run_kg(config, config.kg)
 
 
 def search_command(args: argparse.Namespace) -> int:
@@ -159,11 +163,9 @@ def lookup_command(args: argparse.Namespace) -> int:
     """Print the lookup observation of ``--method`` (no model is called; see the command's description)."""
     import asyncio
 
-    from sparqlab.cli.run import parse_pairs
-    from sparqlab.methods import get_method
+    from sparqlab.cli.run_options import method_from_options
 
-    method_class = get_method(args.method)
-    method = method_class(method_class.config_class.from_options(parse_pairs(args.option, "method options")))
+    method = method_from_options(args.method, args.option)
     with open_kg_from_arguments(args) as kg:
         observation = asyncio.run(method.observe(kg, "lookup", args.entity))
     print(observation.text)
@@ -174,9 +176,16 @@ def lookup_command(args: argparse.Namespace) -> int:
 
 
 def prefixes_command(args: argparse.Namespace) -> int:
-    from sparqlab.kg.profiles import PROFILES, get_profile
+    from sparqlab.kg import open_kg
+    from sparqlab.kg.profiles import PROFILES
 
-    profiles = [get_profile(args.name)] if args.name else [PROFILES[name] for name in sorted(PROFILES)]
+    if args.name is None:
+        profiles = PROFILES.values()
+    elif PROFILES.known(args.name):
+        profiles = [PROFILES.get(args.name)]
+    else:
+        with open_kg(args.name, cache=False) as kg:
+            profiles = [kg.profile]
     for profile in profiles:
         print(f"{profile.name}:")
         width = max(map(len, profile.prefixes), default=0)

@@ -12,13 +12,13 @@ is plain JSON, so it can be shared beside the results it scored.
 from __future__ import annotations
 
 import json
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sparqlab.core.environment import setting
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import data_dir
 from sparqlab.data.question import Question
@@ -36,7 +36,7 @@ SNAPSHOT_FORMAT = 1
 def gold_snapshots_dir() -> Path:
     """Where runs look for snapshots: ``SPARQLAB_GOLD_SNAPSHOTS``, else ``data/gold_snapshots`` in the checkout
     (a snapshot placed there travels with the repository)."""
-    return Path(os.environ.get("SPARQLAB_GOLD_SNAPSHOTS", data_dir() / "gold_snapshots"))
+    return Path(setting("SPARQLAB_GOLD_SNAPSHOTS") or data_dir() / "gold_snapshots")
 
 
 def snapshot_name(dataset: str, split: str | None, kg: str) -> str:
