@@ -14,10 +14,15 @@ from sparqlab.data import load
 from sparqlab.kg.server import ServiceRules, serve_service_rules, serve_store
 from sparqlab.methods import make_method
 from sparqlab.runs import RunAborted, RunConfig, run
+from sparqlab.runs.results import identity_changes
 
 QUESTIONS = PROJECT_ROOT / "data" / "wikidata_test" / "questions.jsonl"
 RETRY = {"base_s": 0.01, "cap_s": 0.1, "max_attempts": 12}
 SAME = ("predicted_sparql", "predicted_answers", "gold_answers", "f1", "em", "error_category", "model_calls")
+
+
+def saved_identity(result) -> dict:
+    return json.loads((result.run_dir / "config.json").read_text(encoding="utf-8"))["identity"]
 
 
 def outcomes(result) -> dict[str, dict]:
@@ -70,7 +75,8 @@ def test_the_throttling_service_gives_the_plain_servers_answers_and_counts_every
     rules = ServiceRules(throttle_rate=0.2, retry_after_s=0)
     with serve_service_rules(plain_url, rules) as (url, record):
         throttled = wd_run(method, url, "throttled")
-    assert throttled.run_id == plain.run_id  # the endpoint location and its retry options are not the run's identity
+    # another endpoint is another KG location (a new run id); its retry options are not the run's identity
+    assert identity_changes(saved_identity(plain), saved_identity(throttled)) == ["kg content", "kg_url"]
     assert outcomes(throttled) == outcomes(plain) and throttled.metrics["f1"] == plain.metrics["f1"]
     metrics = throttled.metrics
     assert record.random > 0 and record.in_flight == 0 and record.peak_in_flight <= 5  # the profile's limit
@@ -92,12 +98,13 @@ def test_a_refusing_service_stops_the_run_and_the_same_call_resumes(plain, wd_ru
             wd_run(method, url, "refused", {"base_s": 0.001, "max_attempts": 3}, concurrency)
         message = str(caught.value)
         assert "\n" not in message and "HTTP 429" in message and "the same call" in message
-        written = tmp_path / "runs" / "refused" / plain.run_id / "predictions.jsonl"
-        lines = written.read_text(encoding="utf-8").splitlines() if written.exists() else []
+        written = list((tmp_path / "runs" / "refused").glob("*/predictions.jsonl"))
+        lines = written[0].read_text(encoding="utf-8").splitlines() if written else []
         assert all('"endpoint_' not in line for line in lines)  # nothing scored as a failure
         assert (0 < len(lines) < 6) if refuse_after else (lines == [] and "preparing the run" in message)
         rules.refuse_after = None
         resumed = wd_run(method, url, "refused")
     assert resumed.answered == 6 - len(lines) and resumed.metrics["n_done"] == 6
+    assert [path.parent for path in written] in ([], [resumed.run_dir])
     assert outcomes(resumed) == outcomes(plain) and resumed.metrics["f1"] == plain.metrics["f1"]
     assert record.refused > 0
