@@ -24,9 +24,10 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from sparqlab.core.config import CheckedConfig
 from sparqlab.kg.errors import EndpointUnavailable
 
 T = TypeVar("T")
@@ -36,7 +37,7 @@ RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(CheckedConfig):
     """How long a client keeps trying (``open_kg(retry={...})``, a run's ``kg_options["retry"]``).
 
     - ``max_attempts``: tries of one request before the run stops (a query throttled this often in a row);
@@ -57,16 +58,17 @@ class RetryPolicy:
     base_s: float = 1.0
     cap_s: float = 60.0
 
+    def check(self) -> None:
+        if self.max_attempts < 1 or self.max_connection_attempts < 1:
+            raise ValueError("max_attempts and max_connection_attempts must be at least 1")
+
     @classmethod
     def from_value(cls, value: RetryPolicy | dict[str, Any] | None) -> RetryPolicy:
-        """A policy from itself, a dict of its fields (a run's JSON options; unknown keys are an error) or None."""
+        """A policy from itself, a dict of its fields (a run's JSON options; names and types checked, a misspelt
+        name gets the closest one) or None (the defaults)."""
         if value is None or isinstance(value, RetryPolicy):
             return value or cls()
-        unknown = sorted(set(value) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown retry options {', '.join(unknown)}; known: "
-                             f"{', '.join(f.name for f in fields(cls))}")
-        return cls(**value)
+        return cls.from_dict(value)
 
 
 class Throttled(Exception):
