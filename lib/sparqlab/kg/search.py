@@ -168,9 +168,10 @@ def _layout(path: Path) -> int:
 
 
 def default_index_path(kg: KnowledgeGraph) -> Path:
-    """``cache_dir()/search/<hash of the KG identity, profile and this module>.sqlite``."""
+    """``cache_dir()/search/<hash of the KG identity, profile and this module>.sqlite``: the profile by its digest,
+    so a refinement that names other label or alias predicates gets an index of its own."""
     source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    return cache_dir() / "search" / f"{stable_hash([kg.identity, kg.profile.name, source], 20)}.sqlite"
+    return cache_dir() / "search" / f"{stable_hash([kg.identity, kg.profile.digest(), source], 20)}.sqlite"
 
 
 def _lang_filter(var: str, languages: tuple[str, ...]) -> str:
