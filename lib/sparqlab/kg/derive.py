@@ -151,8 +151,10 @@ def _expander(prefixes: dict[str, str]):
 
 
 def _rows(kg: KnowledgeGraph, sparql: str) -> list[dict[str, str]]:
-    """The rows of a trusted schema query as ``{var: value}``; none when the KG refuses or times out (an endpoint
-    too large or too slow to be read keeps the generic parts of its profile)."""
+    """The rows of a trusted schema query as ``{var: value}``; none when the KG refuses the query or times out (an
+    endpoint too large or too slow to be read keeps the generic parts of its profile). An endpoint that cannot be
+    reached or keeps throttling raises :class:`~sparqlab.kg.errors.EndpointUnavailable` after its retries: the
+    KG is not opened with a profile that was never read."""
     try:
         result = kg.query(sparql, timeout_s=QUERY_TIMEOUT_S, max_rows=50_000, use_cache=False)
     except KGError:
