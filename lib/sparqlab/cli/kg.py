@@ -13,7 +13,7 @@ _MAX_CELL = 70
 
 
 def register(subparsers) -> None:
-    """Add ``kg`` (with ``build`` and ``search``) and ``query``."""
+    """Add ``kg`` (with ``build``, ``search``, ``lookup``, ``serve-fixture`` and ``prefixes``) and ``query``."""
     kg = subparsers.add_parser("kg", help="build and inspect knowledge graphs")
     kg_commands = kg.add_subparsers(dest="kg_command", metavar="KG_COMMAND", required=True)
 
