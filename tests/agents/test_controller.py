@@ -12,7 +12,7 @@ from sparqlab.llm import ChatRequest, StandinModel
 from sparqlab.methods import make_method
 from sparqlab.methods.agents.prompts import REPARSE
 from sparqlab.runs import RunConfig, load_traces, run
-from wikidata_fixtures import open_wikidata
+from wikidata_fixtures import WIKIDATA_FIXTURES, open_wikidata
 
 QUESTION = Question("q1", "Which country is Jackson located in?", gold_answers=["http://www.wikidata.org/entity/Q30"],
                     kg="wikidata")
@@ -204,7 +204,7 @@ def test_the_answer_type_may_be_any_class_of_the_kg_and_an_unindexed_one_is_kept
     assert logged.data["unindexed"] == "http://www.wikidata.org/entity/Q4022"
 
 
-def test_type_blind_failures_are_counted_from_final_queries():
+def test_type_blind_failures_are_counted_from_final_queries(tmp_path, monkeypatch):
     """SAGA appendix A: a failed final query whose property's known domain excludes its subject's types is
     type-blind (P17 "country" on a human); a failure without such a conflict is not."""
     import pandas as pd
@@ -212,7 +212,8 @@ def test_type_blind_failures_are_counted_from_final_queries():
     from sparqlab.experiments.agents import type_blind, type_blindness_table
     from sparqlab.methods.agents.schema.index import default_schema_folder, load_or_build
 
-    kg = open_kg(TTL, profile="wikidata", search="local", cache=False)
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    kg = open_wikidata(WIKIDATA_FIXTURES["handwritten"])
     try:
         schema = load_or_build(kg, default_schema_folder(kg))
         blind = "SELECT ?c WHERE { wd:Q900001 wdt:P17 ?c }"
