@@ -96,6 +96,12 @@ def find_cell_run(cell: Cell, signature: dict[str, Any] | None = None) -> Path |
     return max(found, key=lambda d: (d / MANIFEST).stat().st_mtime) if found else None
 
 
+def cell_done(cell: Cell) -> bool:
+    """Whether the cell's run is complete."""
+    run_dir = find_cell_run(cell)
+    return run_dir is not None and run_status(run_dir) == "complete"
+
+
 def failure_path(grid_state: Path, cell: Cell) -> Path:
     return grid_state / f"{cell.key}.failed.json"
 

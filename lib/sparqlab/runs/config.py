@@ -40,6 +40,10 @@ RUN_FORMAT = 2
 """The layout of a run folder's ``config.json`` and ``manifest.json`` (their ``format`` key). Folders of another
 format (1: before the typed, grouped run configuration; no ``format`` key) are not resumed or rerun."""
 
+SERVED_PREFIX = "serve:"
+"""The endpoint of a model served by the job itself (``serve:MODEL``, :mod:`sparqlab.experiments.serving`); the
+URL called is ``served_urls[MODEL]`` of the run's execution settings, so the run id does not depend on the port."""
+
 SELECTIONS = ("answerable",)
 """Rule-defined question subsets (``RunConfig.select``)."""
 
@@ -195,6 +199,9 @@ class ExecutionSettings(CheckedConfig):
     - ``cache_path``: the response cache file (``None``: ``SPARQLAB_CACHE``/responses.sqlite).
     - ``progress``: show a progress bar.
     - ``output_root``: the runs root (``None``: ``SPARQLAB_RUNS`` or runs/).
+    - ``served_urls``: where the models served by the job itself are reached, as MODEL=URL: the URL called for
+      the endpoint ``serve:MODEL`` (the server a job with a ``serve:`` block started, on the port it got;
+      docs/sweeps.md).
     """
 
     concurrency: int = 8
@@ -204,6 +211,7 @@ class ExecutionSettings(CheckedConfig):
     cache_path: str | None = None
     progress: bool = True
     output_root: str | None = None
+    served_urls: dict[str, str] = field(default_factory=dict)
 
     def check(self) -> None:
         if self.concurrency < 1:

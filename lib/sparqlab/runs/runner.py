@@ -56,6 +56,7 @@ from sparqlab.platform.context import PrepareContext, QuestionContext, RoleModel
 from sparqlab.runs import manifest as provenance
 from sparqlab.runs.config import (
     RUN_FORMAT,
+    SERVED_PREFIX,
     RunConfig,
     apply_limit,
     check_format,
@@ -217,6 +218,13 @@ def _cached_model(config: RunConfig, name: str, url: str | None, options: dict[s
     from sparqlab.llm import make_model
 
     spec = {"model": name, **options, "cache_mode": config.cache, "cache_path": config.cache_path}
+    if url and url.startswith(SERVED_PREFIX):
+        served = url.removeprefix(SERVED_PREFIX)
+        if served not in config.served_urls:
+            raise ValueError(f"model {name!r} is at {url}: the model server a job with a serve: block starts "
+                             "(docs/sweeps.md); run it through that sweep, or give the server's URL "
+                             f"(--served-urls {served}=URL, or --model-url URL for a new run)")
+        url = config.served_urls[served]
     if url:
         spec["base_url"] = url
     return make_model(spec)
