@@ -28,6 +28,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
 from sparqlab.llm.errors import ModelError, ReplayMiss
+from sparqlab.llm.replicas import ReplicaModel
 
 CACHE_MODES = ("read_write", "off", "replay")
 NAMESPACE = "chat"
@@ -127,10 +128,13 @@ class CachedModel(ChatModel):
         await self.inner.aclose()
 
     def stats(self) -> dict[str, Any]:
-        """Calls and hits so far, with the mode, file, served identity and a note when the endpoint was not
-        contacted."""
-        return {"mode": self.mode, "path": None if self.path is None else str(self.path),
-                "calls": self.calls, "hits": self.hits, "served": self.identity, "endpoint_note": self.endpoint_note}
+        """Calls and hits so far, with the mode, file, served identity, a note when the endpoint was not
+        contacted, and for a replica set each replica's calls, failures and latencies keyed by its URL."""
+        stats = {"mode": self.mode, "path": None if self.path is None else str(self.path),
+                 "calls": self.calls, "hits": self.hits, "served": self.identity, "endpoint_note": self.endpoint_note}
+        if isinstance(self.inner, ReplicaModel):
+            stats["replicas"] = self.inner.replica_stats()
+        return stats
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "served": self.identity,
