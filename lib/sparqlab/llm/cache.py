@@ -28,6 +28,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
 from sparqlab.llm.errors import ModelError, ReplayMiss
+from sparqlab.llm.prefix_cache import PrefixCacheModel
 from sparqlab.llm.replicas import ReplicaModel
 
 CACHE_MODES = ("read_write", "off", "replay")
@@ -71,6 +72,7 @@ class CachedModel(ChatModel):
         self.identity: dict[str, Any] | None = None
         self.endpoint_note: str | None = None
         self._identity_checked = False
+        self.prefix_cache = PrefixCacheModel()
 
     @property
     def root(self) -> str | None:
@@ -93,6 +95,14 @@ class CachedModel(ChatModel):
         return self.identity
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        """The response (cached or from the model), with the prompt tokens a vLLM server with prefix caching
+        would have recomputed for it after this model's earlier requests (``prompt_recomputed``)."""
+        response = await self._respond(request)
+        response.prompt_recomputed = self.prefix_cache.recomputed(request, response.text,
+                                                                  response.usage.prompt_tokens)
+        return response
+
+    async def _respond(self, request: ChatRequest) -> ChatResponse:
         if self.cache is None:
             return await self._call(request)
         await self.check_identity()

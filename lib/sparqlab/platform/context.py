@@ -37,8 +37,11 @@ KG_TOOLS = ("query", "search", "lookup", "examples")
 
 
 def token_counts(usage: UsageTotals) -> dict[str, int]:
-    """``{"prompt", "completion", "total"}`` tokens of ``usage``: the ``tokens`` shape of records and metrics."""
-    return {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.total_tokens}
+    """``{"prompt", "completion", "total", "prompt_recomputed"}`` tokens of ``usage``: the ``tokens`` shape of
+    records and metrics (``prompt_recomputed``: the prompt tokens a vLLM server with automatic prefix caching would
+    compute, :mod:`sparqlab.llm.prefix_cache`)."""
+    return {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.total_tokens,
+            "prompt_recomputed": usage.prompt_recomputed}
 
 
 @dataclass
