@@ -38,7 +38,6 @@ from sparqlab.core.processes import stop_process
 from sparqlab.runs.config import SERVED_PREFIX
 from sparqlab.runs.store import write_json
 
-
 LOG_NAME = "model-server.log"
 """The server's stdout and stderr, in the job's folder (appended by every start of a requeued job)."""
 

@@ -42,7 +42,7 @@ class SagaConfig(AgentConfig):
     - ``prompt_layout``: where the controller prompt carries the type context and knowledge log, which change at
       every step: ``paper`` (appendix F.2: in the middle of the system prompt) or ``state_last`` (the same text
       after the action history in the user message, so the whole system prompt stays in a server's prefix
-      cache; docs/agents.md, measured reuse).
+      cache; docs/runs.md has the measured reuse of both).
     - ``answer_type_temperature`` / ``answer_type_max_tokens`` / ``answer_type_reasoning_effort``: the
       answer-type call (appendix F.1: temperature 0, 100 tokens). A reasoning model (gpt-oss) spends part of
       the budget on reasoning: raise it or lower the effort; a reply whose whole budget went to reasoning is
