@@ -179,3 +179,19 @@ def test_a_bad_serve_block_is_refused_with_the_entry_named(served_grid, write_gr
     with pytest.raises(GridError, match="serve: .*comand"):
         load_grid(write_grid("methods: {{d: {{method: direct}}}}\ndatasets: {{m: {{dataset: metaqa-1hop}}}}\n"
                              "serve: {{model: x, comand: y}}\n"))
+
+
+def test_every_role_naming_the_served_model_is_sent_to_the_jobs_server(write_grid):
+    grid = load_grid(write_grid("""\
+        methods:
+          ggc: {{method: ggc, model: served/m, model_roles: {{corrector: served/m, judge: {{model: other}}}}}}
+          pinned: {{method: direct, model: served/m, model_url: http://elsewhere:8000/v1}}
+        datasets: {{m: {{dataset: metaqa-1hop}}}}
+        serve: {{model: served/m, command: "vllm serve {{model}} --port {{port}}"}}
+        """))
+    ggc, pinned = grid.cells
+    assert ggc.run["model_url"] == "serve:served/m"
+    roles = ggc.run_config().model_roles
+    assert (roles["corrector"].model, roles["corrector"].url) == ("served/m", "serve:served/m")
+    assert (roles["judge"].model, roles["judge"].url) == ("other", None)
+    assert pinned.run["model_url"] == "http://elsewhere:8000/v1"  # a URL of its own is kept
