@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sparqlab.eval import summarise
-from sparqlab.eval.errors import is_gold_error_record
+from sparqlab.eval.errors import is_gold_error_record, is_no_gold_record
 from sparqlab.eval.metrics import binary_decisions
 from sparqlab.llm import aggregate_usage
 from sparqlab.llm.prefix_cache import BLOCK_TOKENS
@@ -57,7 +57,7 @@ def role_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 
 def reply_outcomes(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Replies that did not end normally, summed over the records: ``{"total": {outcome: n}, kind: {outcome: n}}``
-    (``reasoning_exhausted``, ``truncated``, ``empty`` ...; issue 20)."""
+    (``reasoning_exhausted``, ``truncated``, ``empty`` ...)."""
     by_kind: dict[str, Counter] = {}
     for record in records:
         for kind, outcomes in (record.get("reply_outcomes") or {}).items():
@@ -128,8 +128,10 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "n_missing": n_questions - len(records),
         "complete": len(records) == n_questions,
         "n_scored": len(scored),
-        # questions that cannot be judged (gold query failed or gave nothing); a generation-only line was not judged
-        "n_gold_errors": sum(1 for r in records if r.get("gold_source") != GENERATED_ONLY and is_gold_error_record(r)),
+        # questions that cannot be judged (gold query failed or gave nothing); a generation-only line was not
+        # judged, and a question without any gold (a served request) has nothing to judge
+        "n_gold_errors": sum(1 for r in records if r.get("gold_source") != GENERATED_ONLY
+                             and not is_no_gold_record(r) and is_gold_error_record(r)),
         **{key: summary.get(key) for key in SCORE_KEYS},
         "error_categories": dict(sorted(Counter(r.get("error_category") or "none" for r in records).items())),
         "error_types": dict(sorted(Counter(r.get("error_type") or "unknown" for r in records).items())),
@@ -169,3 +171,30 @@ def metrics_document(header: Mapping[str, Any], records: Iterable[Mapping[str, A
     return {**header, **compute_metrics(records, n_questions), "wall_time_s": round(wall_time_s, 3),
             "prepare": dict(prepare or {}), "updated": now_iso()}
 
+
+KG_CLIENT_PREFIX = "kg_"
+"""``metrics.json`` keys of the KG service client's counts (``kg_retries``, ``kg_throttled``, ``kg_wait_s`` …:
+:meth:`sparqlab.kg.service.ServiceClient.stats`), one per counter."""
+SNAPSHOT_SOURCE = "gold_snapshot"
+"""``gold_source`` of a question scored against a gold snapshot's answers (:mod:`sparqlab.data.gold_snapshot`)."""
+SNAPSHOT_ERROR_MARK = "(from the gold snapshot)"
+"""Ends the ``gold_source`` of a question whose gold query failed when the snapshot was taken."""
+
+
+def kg_client_totals(parts: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """The KG client counts of several ``metrics.json`` (a run's earlier calls, a merge's shards) added up."""
+    totals: Counter = Counter()
+    for part in parts:
+        totals.update({k: v for k, v in part.items() if k.startswith(KG_CLIENT_PREFIX)
+                       and isinstance(v, int | float) and not isinstance(v, bool)})
+    return {k: round(v, 3) for k, v in sorted(totals.items())}
+
+
+def gold_snapshot_entry(note: Mapping[str, Any] | None, records: Iterable[Mapping[str, Any]]) -> dict | None:
+    """``metrics.json``'s ``gold_snapshot``: the snapshot a run considered (``None``: gold as shipped or
+    executed live) with how many of the records were scored from it."""
+    if note is None:
+        return None
+    used = sum(1 for r in records if r.get("gold_source") == SNAPSHOT_SOURCE
+               or str(r.get("gold_source") or "").endswith(SNAPSHOT_ERROR_MARK))
+    return {**{k: v for k, v in note.items() if k != "questions_scored_from_it"}, "questions_scored_from_it": used}
