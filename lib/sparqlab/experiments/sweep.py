@@ -101,9 +101,14 @@ def find_cell_run(cell: Cell, signature: dict[str, Any] | None = None) -> Path |
 
 
 def cell_done(cell: Cell) -> bool:
-    """Whether the cell's run is complete."""
+    """Whether the cell's run is complete (a damaged run folder is not: running the cell reports it)."""
     run_dir = find_cell_run(cell)
-    return run_dir is not None and run_status(run_dir) == "complete"
+    if run_dir is None:
+        return False
+    try:
+        return run_summary(run_dir)["status"] == "complete"
+    except RunUnreadable:
+        return False
 
 
 def failure_path(grid_state: Path, cell: Cell) -> Path:
