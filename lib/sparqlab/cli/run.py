@@ -21,6 +21,9 @@ def register(subparsers) -> None:
     parser.add_argument("method", help="method name (`sparqlab methods list`)")
     parser.add_argument("--dataset", "-d", required=True, help="dataset name (`sparqlab data list`) or JSONL path")
     parser.add_argument("--split", default=None, help="split (default: the dataset's test split)")
+    parser.add_argument("--language", default=None,
+                        help="one language of a multilingual dataset (ck26: en, de; db25/db26: en, es); "
+                             "default: all its languages")
     parser.add_argument("--limit", type=int, default=None, help="first N questions only (after --sample)")
     parser.add_argument("--sample", type=int, default=None, metavar="N",
                         help="N questions drawn reproducibly, stratified by question type (recorded in the run id)")
@@ -155,7 +158,8 @@ def _run(args: argparse.Namespace) -> int:
         kg_options={"search": args.kg_search} if args.kg_search else {},
         model=args.model, model_url=args.model_url, model_roles=parse_model_roles(args.model_role),
         model_options=parse_json_pairs(args.model_opt, "--model-opt values"),
-        model_params=model_params, dataset=args.dataset, split=args.split, limit=args.limit, seed=args.seed,
+        model_params=model_params, dataset=args.dataset, split=args.split, language=args.language,
+        limit=args.limit, seed=args.seed,
         sample=args.sample, sample_seed=args.sample_seed, select=args.select, generate_only=args.generate_only,
         answer_match=args.answer_match,
         concurrency=args.concurrency, question_timeout_s=args.question_timeout, shard_index=args.shard_index,

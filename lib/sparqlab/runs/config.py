@@ -50,6 +50,8 @@ class RunConfig:
       is a location and stays out of the run id.
     - ``dataset`` / ``split`` / ``limit``: which questions, when ``run`` is not given them directly. ``limit``
       keeps the first N in dataset order (it also applies to questions passed in).
+    - ``language``: one language of a multilingual dataset (TEXT2SPARQL's ``ck26`` en/de, ``db25``/``db26``
+      en/es); ``None`` runs every language's questions. It enters the run id and the folder name.
     - ``sample`` / ``sample_seed``: draw ``sample`` questions reproducibly, stratified by question type
       (:func:`sparqlab.data.sampling.sample_questions`), from the questions ``limit`` kept; ``None`` keeps all.
     - ``select``: a rule-defined subset applied before ``limit`` and ``sample`` (:data:`SELECTIONS`):
@@ -87,6 +89,7 @@ class RunConfig:
     model_roles: dict[str, dict[str, Any]] = field(default_factory=dict)
     dataset: str | None = None
     split: str | None = None
+    language: str | None = None
     limit: int | None = None
     sample: int | None = None
     sample_seed: int = 0
@@ -181,12 +184,14 @@ def _slug(text: str) -> str:
 
 
 def make_run_id(config: RunConfig, method_config: dict[str, Any], fingerprint: str) -> str:
-    """``<method>-<dataset>-<model>-<hash>``: readable in a listing, unique through the hash (the dataset part is
+    """``<method>-<dataset>[-<language>]-<model>-<hash>``: readable in a listing, unique through the hash (the dataset part is
     left out when the questions were passed in directly)."""
     method = str(method_config.get("method", "method"))
     digest = stable_hash(identity(config, method_config, fingerprint), 10)
     dataset = f"{_slug(Path(config.dataset).stem if '/' in config.dataset else config.dataset)}-" \
         if config.dataset else ""
+    if config.language:
+        dataset += f"{_slug(config.language)}-"
     return f"{_slug(method)}-{dataset}{_slug(config.model or 'nomodel')}-{digest}"
 
 

@@ -132,6 +132,9 @@ def _load_questions(questions: Sequence[Question] | None, config: RunConfig) -> 
     """The questions given or loaded, and the split they came from (a named dataset's default split made
     explicit, so that leaving ``split`` unset and naming the default give the same run)."""
     split = config.split
+    if questions is not None and config.language is not None:
+        raise ValueError("RunConfig.language selects the questions of config.dataset; with questions passed in, "
+                         "pass the questions of that language instead")
     if questions is None:
         if not config.dataset:
             raise ValueError("no questions: pass questions=... or set RunConfig.dataset (e.g. 'metaqa-1hop')")
@@ -139,7 +142,7 @@ def _load_questions(questions: Sequence[Question] | None, config: RunConfig) -> 
 
         if split is None and config.dataset in DATASETS:
             split = DATASETS[config.dataset].default_split
-        questions = load(config.dataset, split)
+        questions = load(config.dataset, split, language=config.language)
     return list(questions), split
 
 
