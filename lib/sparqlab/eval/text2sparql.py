@@ -102,8 +102,9 @@ def ndcg(run: Mapping[str, float], judged: Mapping[str, int]) -> float:
 
 OFFICIAL_METRIC = "text2sparql"
 """The published convention's name (``--metric text2sparql``). A question whose ``metadata["official_metric"]``
-is this is scored by the runner with it too: its record's ``scores`` gain ``text2sparql`` (set_F) and, where
-order matters, ``text2sparql_ndcg``, and ``metrics.json`` their means (``method_scores``)."""
+is this is scored by the runner with it too: its record's ``scores`` gain ``text2sparql`` (set_F),
+``text2sparql_set_P``, ``text2sparql_set_recall`` and, where order matters, ``text2sparql_ndcg``, and
+``metrics.json`` their means (``method_scores``)."""
 
 STRICT_METRIC = "text2sparql-strict"
 """The convention a careful reader expects (module docstring)."""
@@ -211,4 +212,19 @@ def official_question_scores(question: Any, result: QueryResult | None, gold: It
     judged = gold_relevance(gold, question.answer_form)
     order_matters = bool(question.metadata.get("order_matters"))
     score = official_scores(flatten_result(result), judged, order_matters, ask=question.answer_form == "ask")
-    return {OFFICIAL_METRIC: score.set_F, **({f"{OFFICIAL_METRIC}_ndcg": score.ndcg} if order_matters else {})}
+    return record_scores(score)
+
+
+def record_scores(score: OfficialScore) -> dict[str, float]:
+    """One question's official scores as a run record's ``scores`` keys (:data:`OFFICIAL_METRIC`)."""
+    return {OFFICIAL_METRIC: score.set_F, f"{OFFICIAL_METRIC}_set_P": score.set_P,
+            f"{OFFICIAL_METRIC}_set_recall": score.set_recall,
+            **({f"{OFFICIAL_METRIC}_{ORDER_METRIC}": score.ndcg} if score.ndcg is not None else {})}
+
+
+def score_from_record(scores: Mapping[str, float]) -> OfficialScore | None:
+    """The official scores a run record carries (:func:`record_scores`), or ``None`` when it has none."""
+    if OFFICIAL_METRIC not in scores:
+        return None
+    return OfficialScore(scores[f"{OFFICIAL_METRIC}_set_P"], scores[f"{OFFICIAL_METRIC}_set_recall"],
+                         scores[OFFICIAL_METRIC], scores.get(f"{OFFICIAL_METRIC}_{ORDER_METRIC}"))

@@ -112,21 +112,24 @@ def question_judgements(question: Question) -> dict[str, int]:
 
 
 def score_runs(runs: Mapping[str, Mapping[str, int]], questions: Iterable[Question], *,
-               convention: str = OFFICIAL_METRIC) -> dict[str, Any]:
+               convention: str = OFFICIAL_METRIC,
+               judgements: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, Any]:
     """Per-qname official scores of flattened results (``{qname: {value: score}}``; a qname the mapping lacks is
     an empty result, as the organisers' ``query`` step writes it) and their means as published.
 
-    Returns ``{"questions": {qname: {set_P, set_recall, set_F, [ndcg], "answered"}}, "summary": {...},
-    "unknown_qnames": [...]}`` (qnames of ``runs`` the dataset lacks are listed, not scored)."""
+    ``judgements`` replaces the questions' official ones (``{qname: {value: relevance}}``, e.g. reference queries
+    re-executed). Returns ``{"questions": {qname: {set_P, set_recall, set_F, [ndcg], "retrieved"}}, "summary":
+    {...}, "unknown_qnames": [...]}`` (``retrieved``: the number of values; qnames of ``runs`` the dataset lacks
+    are listed, not scored)."""
     questions = list(questions)
     rows: dict[str, dict[str, Any]] = {}
     scores: dict[str, OfficialScore] = {}
     for question in questions:
         run = runs.get(question.id, {})
-        scores[question.id] = official_scores(run, question_judgements(question),
-                                              bool(question.metadata.get("order_matters")),
+        judged = judgements[question.id] if judgements is not None else question_judgements(question)
+        scores[question.id] = official_scores(run, judged, bool(question.metadata.get("order_matters")),
                                               ask=question.answer_form == "ask", convention=convention)
-        rows[question.id] = {**scores[question.id].to_json(), "answered": bool(run)}
+        rows[question.id] = {**scores[question.id].to_json(), "retrieved": len(run)}
     edition = questions[0].metadata.get("edition", 2026) if questions else 2026
     known = {q.id for q in questions}
     return {"questions": rows, "summary": summarise_official(scores, convention=convention, edition=edition),
