@@ -97,8 +97,12 @@ def _is_text2sparql(dataset: str | None) -> bool:
 def text2sparql_command(args: argparse.Namespace, convention: str) -> int:
     """Score a result-set file (no KG), an answers file or a run's final queries with a TEXT2SPARQL metric."""
     from sparqlab.data import registry
-    from sparqlab.runs.result_sets import compare_with_published, read_published_scores, read_result_set, \
-        score_result_set
+    from sparqlab.runs.result_sets import (
+        compare_with_published,
+        read_published_scores,
+        read_result_set,
+        score_result_set,
+    )
 
     if not args.dataset:
         raise ValueError(f"--metric {convention} needs -d/--dataset (ck25, db25, ck26 or db26)")

@@ -369,7 +369,11 @@ class EmbeddedKG(KnowledgeGraph):
         self._finalizer()
 
     def describe(self) -> dict:
-        return {**super().describe(), "store": str(self.store_path)}
+        """Adds the store folder and the engine that answers its queries (scores depend on it: docs/ck25.md)."""
+        import pyoxigraph
+
+        return {**super().describe(), "store": str(self.store_path),
+                "engine": f"oxigraph {pyoxigraph.__version__} (pyoxigraph, embedded on-disk store)"}
 
 
 def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: Any) -> EmbeddedKG:

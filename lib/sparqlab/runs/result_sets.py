@@ -30,6 +30,7 @@ from sparqlab.eval.text2sparql import (
     SET_MEASURES,
     OfficialScore,
     gold_relevance,
+    language_of,
     official_scores,
     summarise_official,
 )
@@ -119,8 +120,9 @@ def score_runs(runs: Mapping[str, Mapping[str, int]], questions: Iterable[Questi
 
     ``judgements`` replaces the questions' official ones (``{qname: {value: relevance}}``, e.g. reference queries
     re-executed). Returns ``{"questions": {qname: {set_P, set_recall, set_F, [ndcg], "retrieved"}}, "summary":
-    {...}, "unknown_qnames": [...]}`` (``retrieved``: the number of values; qnames of ``runs`` the dataset lacks
-    are listed, not scored)."""
+    {...}, "unknown_qnames": [...]}`` (``retrieved``: the number of values; qnames of ``runs`` the questions lack
+    are listed, not scored, except those of a language the questions leave out: scoring one language of a file
+    that has two)."""
     questions = list(questions)
     rows: dict[str, dict[str, Any]] = {}
     scores: dict[str, OfficialScore] = {}
@@ -132,8 +134,10 @@ def score_runs(runs: Mapping[str, Mapping[str, int]], questions: Iterable[Questi
         rows[question.id] = {**scores[question.id].to_json(), "retrieved": len(run)}
     edition = questions[0].metadata.get("edition", 2026) if questions else 2026
     known = {q.id for q in questions}
+    languages = {language_of(q.id) for q in questions}
+    unknown = sorted(q for q in set(runs) - known if language_of(q) in languages)
     return {"questions": rows, "summary": summarise_official(scores, convention=convention, edition=edition),
-            "unknown_qnames": sorted(set(runs) - known)}
+            "unknown_qnames": unknown}
 
 
 def score_result_set(path: str | Path, questions: Iterable[Question], *,

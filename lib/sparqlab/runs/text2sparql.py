@@ -26,11 +26,11 @@ from typing import Any, Literal
 from sparqlab.data.question import Question
 from sparqlab.eval.metrics import cost_amount
 from sparqlab.eval.text2sparql import OFFICIAL_METRIC, flatten_result
-from sparqlab.runs.engine_report import engine_report
-from sparqlab.runs.result_sets import ResultSet, score_runs
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.errors import KGError, UnsupportedFunction
 from sparqlab.kg.rewrite import rewrite_casts
+from sparqlab.runs.engine_report import engine_report
+from sparqlab.runs.result_sets import ResultSet, score_runs
 
 GoldSource = Literal["official", "execute"]
 ANSWER_KEYS = ("qname", "query")
@@ -105,8 +105,8 @@ def score_answers(answers: Sequence[Mapping[str, Any]], questions: Iterable[Ques
         executed[question.id] = {**execute_flat(kg, entry.get("query") if entry else None, rewrite=rewrite),
                                  "seconds": round(time.perf_counter() - start, 4)}
     judgements = None if gold == "official" else reference_judgements(questions, kg)
-    table = score_runs({qname: row["run"] for qname, row in executed.items()}, questions, convention=convention,
-                       judgements=judgements)
+    runs = {**{qname: {} for qname in by_qname}, **{qname: row["run"] for qname, row in executed.items()}}
+    table = score_runs(runs, questions, convention=convention, judgements=judgements)
     for qname, row in table["questions"].items():
         row.update({"answered": qname in by_qname, **{k: executed[qname][k] for k in
                                                       ("error", "message", "rewritten_query", "seconds")}})
