@@ -90,7 +90,7 @@ def _text2sparql_dataset(name: str, description: str) -> Dataset:
 
     edition = EDITIONS[name]
     return Dataset(name, edition.kg, description, {"test": partial(_text2sparql, name)},
-                   languages=edition.languages if len(edition.languages) > 1 else ())
+                   languages=edition.languages)
 
 
 def _freebase(loader: str, *args: str) -> list[Question]:

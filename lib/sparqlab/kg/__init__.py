@@ -13,6 +13,7 @@ from pathlib import Path
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
 from sparqlab.kg import ck25 as _ck25  # noqa: F401  (registers the CK25 store builder)
+from sparqlab.kg import dbpedia as _dbpedia  # noqa: F401  (registers the DBpedia profile and search)
 from sparqlab.kg import freebase as _freebase  # noqa: F401  (registers the Freebase profile, schema and search)
 from sparqlab.kg import movies as _movies  # noqa: F401  (registers the movie store builder)
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions

@@ -169,5 +169,14 @@ FREEBASE_TYPE_CATALOGUE = (
 """Common Freebase answer types for SAGA's Freebase answer-type prompt (appendix F.1: "answer_type_qid holds a
 Freebase type string (e.g. people.person)"); fb_roles has about 6,800 types, far too many to list."""
 
-TYPE_CATALOGUES = {"wikidata": WIKIDATA_TYPE_CATALOGUE, "freebase": FREEBASE_TYPE_CATALOGUE}
+DBPEDIA_TYPE_CATALOGUE = (
+    ("person", "dbo:Person"), ("country", "dbo:Country"), ("city", "dbo:City"), ("settlement", "dbo:Settlement"),
+    ("place", "dbo:Place"), ("film", "dbo:Film"), ("book / written work", "dbo:WrittenWork"),
+    ("organisation", "dbo:Organisation"), ("company", "dbo:Company"), ("species", "dbo:Species"),
+    ("musical artist", "dbo:MusicalArtist"), ("sports team", "dbo:SportsTeam"), ("award", "dbo:Award"),
+)
+"""Common classes of the DBpedia ontology for the answer-type prompt (it has several hundred)."""
+
+TYPE_CATALOGUES = {"wikidata": WIKIDATA_TYPE_CATALOGUE, "freebase": FREEBASE_TYPE_CATALOGUE,
+                   "dbpedia": DBPEDIA_TYPE_CATALOGUE}
 """KG profile name -> the fixed answer-type list of KGs whose class list is too long for the prompt."""

@@ -59,7 +59,8 @@ class GGCConfig(MethodConfig):
     - ``gate_path``: folder of a trained gate (``sparqlab train gate``) used instead of training one.
     - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b); the one
       place this is set: a gate trained here reads feedback exactly when the method does.
-    - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting), ``wikidata`` or ``freebase``.
+    - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting), ``wikidata``, ``freebase`` or
+      ``dbpedia``.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split).
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
@@ -81,7 +82,7 @@ class GGCConfig(MethodConfig):
     gate: GateSettings = GateSettings()
     gate_path: str | None = None
     kg_feedback: bool = False
-    variant: Literal["movies", "wikidata", "freebase"] = "movies"
+    variant: Literal["movies", "wikidata", "freebase", "dbpedia"] = "movies"
     train_dataset: str = "mcqa-movies"
     train_split: str = "train"
     train_limit: int = 1000

@@ -1,6 +1,6 @@
 """GGC prompt templates (kept as data): generator and corrector, for the label-based movie KG (the paper's MCQA
-setting), for Wikidata (the paper's appendix B variant) and for Freebase (the Wikidata variant with Freebase's
-MID, dotted-relation and CVT conventions).
+setting), for Wikidata (the paper's appendix B variant), for Freebase (the Wikidata variant with Freebase's
+MID, dotted-relation and CVT conventions) and for DBpedia (its dbr:/dbo:/dbp: conventions).
 
 Written for instruction-tuned chat models served by vLLM (gpt-oss-120b, Llama-3.1-70B, Llama-3.2-3B — the
 paper fine-tunes the last one on exactly these instruction/response pairs, see :mod:`sparqlab.methods.ggc.data`). The
@@ -30,6 +30,13 @@ relations are dotted ids such as ns:location.country.languages_spoken, with the 
 <http://rdf.freebase.com/ns/>. Many facts pass through an unnamed mediator (CVT) node, reached by one relation and \
 left by another. Match entities you are unsure of by their English ns:type.object.name, and return the answer \
 entities (MIDs), not their names."""
+
+_DBPEDIA_CONVENTIONS = """\
+A name in square brackets, such as [Gustave Eiffel], is a topic entity. DBpedia resources are dbr: IRIs made from \
+the Wikipedia title (dbr:Gustave_Eiffel), ontology properties and classes are dbo: (dbo:birthPlace, dbo:Person) \
+and raw infobox properties dbp:, with the prefixes dbr: <http://dbpedia.org/resource/>, dbo: \
+<http://dbpedia.org/ontology/> and dbp: <http://dbpedia.org/property/>. Match entities you are unsure of by their \
+rdfs:label with a language tag, and return resource IRIs, not their names."""
 
 _REPLY = "Reply with exactly one query inside a ```sparql fenced block and nothing else."
 
@@ -80,13 +87,15 @@ PROMPTS = prompt_table(
     _corrector("wikidata", "properties", _WIKIDATA_CONVENTIONS),
     _generator("freebase", "", _FREEBASE_CONVENTIONS),
     _corrector("freebase", "relations", _FREEBASE_CONVENTIONS),
+    _generator("dbpedia", "", _DBPEDIA_CONVENTIONS),
+    _corrector("dbpedia", "properties", _DBPEDIA_CONVENTIONS),
     GENERATOR_USER,
     CORRECTOR_USER,
     CORRECTOR_FEEDBACK,
 )
 """Every GGC prompt by name; ``generator_<variant>`` / ``corrector_<variant>`` are system prompts."""
 
-VARIANTS = ("movies", "wikidata", "freebase")
+VARIANTS = ("movies", "wikidata", "freebase", "dbpedia")
 
 
 def generator_messages(question: str, kg_name: str, kg_notes: str, variant: str = "movies") -> list[dict]:
