@@ -155,3 +155,24 @@ def load_edition(name: str, language: str | None = None, folder: str | Path | No
                           "edition": spec_edition.year},
             ))
     return questions
+
+
+FUNCTION_WORDS = {
+    "en": {"the", "which", "what", "who", "is", "are", "of", "in", "how", "many", "does", "do", "did", "and", "for",
+           "with", "our", "me", "give", "was", "has", "have"},
+    "de": {"der", "die", "das", "welche", "welcher", "welches", "wer", "ist", "sind", "von", "wie", "viele", "und",
+           "mit", "für", "unsere", "gib", "mir", "hat", "haben", "den", "dem", "des", "ein", "eine", "zu"},
+    "es": {"el", "la", "los", "las", "qué", "quién", "quiénes", "cuál", "cuáles", "es", "son", "de", "del", "en",
+           "cuántos", "cuántas", "y", "con", "para", "nuestro", "dame", "fue", "tiene", "un", "una"},
+}
+"""Frequent function words of the challenge's languages, for telling which one a question is asked in."""
+
+
+def question_language(text: str, languages: tuple[str, ...]) -> str | None:
+    """The language among ``languages`` whose function words ``text`` uses most (``None`` when none is used, or
+    two tie): the TEXT2SPARQL API sends the question text and the dataset IRI, not the language."""
+    words = [w.strip("¿?¡!.,;:()\"'") for w in text.casefold().split()]
+    counts = {lang: sum(w in FUNCTION_WORDS.get(lang, ()) for w in words) for lang in languages}
+    best = max(counts.values(), default=0)
+    winners = [lang for lang, count in counts.items() if count == best]
+    return winners[0] if best and len(winners) == 1 else None

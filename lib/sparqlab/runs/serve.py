@@ -9,7 +9,8 @@ is a run a researcher browses and scores afterwards (``sparqlab eval ANSWERS.jso
 the client's ``ask`` output, or ``sparqlab runs ...`` on the folder). Served questions have no gold: records
 are unscored, and there is nothing for a method to leak.
 
-Dataset IRIs map to the one KG of the process by configuration (:data:`DEFAULT_DATASETS` for CK25); an unknown
+Dataset IRIs map to the one KG of the process by configuration (:data:`DEFAULT_DATASETS`: the four TEXT2SPARQL
+datasets' IRIs; a served question carries its dataset IRI and, for those, the language its text is in); an unknown
 IRI gets a JSON error (HTTP 404) naming the known ones, a missing or empty parameter FastAPI's 422, and a
 question the method cannot answer an empty ``query`` (with the reason in the run folder) rather than a 500.
 Requests are answered concurrently (``concurrency`` at a time); the server binds 127.0.0.1 unless told otherwise.
@@ -27,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sparqlab.data.ck25 import DATASET_IRI as CK25_DATASET_IRI
 from sparqlab.data.question import Question
+from sparqlab.data.text2sparql import DATASET_IRIS, EDITIONS, question_language
 from sparqlab.kg.endpoint import declare_prefixes
 from sparqlab.platform.base import Method
 from sparqlab.runs.config import RunConfig
@@ -37,8 +38,9 @@ from sparqlab.runs.metrics import metrics_document
 from sparqlab.runs.runner import FATAL_MODEL_ERRORS, Runner
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunStore, write_json
 
-DEFAULT_DATASETS = {CK25_DATASET_IRI: "ck25"}
-"""Dataset IRI -> KG name served without configuration."""
+DEFAULT_DATASETS = {edition.iri: edition.kg for edition in EDITIONS.values()}
+"""Dataset IRI -> KG name served without configuration: CK25's and CK26's IRIs on the ``ck25`` KG, DB25's and
+DB26's on ``dbpedia`` (a server holds one KG, so it serves the IRIs of that KG)."""
 
 SESSION_QUESTION = Question(id="text2sparql-served-session", text="(questions arrive as TEXT2SPARQL requests)")
 """The placeholder question list a served run is created with: its questions are unknown until they arrive."""
@@ -50,7 +52,8 @@ class ServedRun:
 
     method: Method
     config: RunConfig
-    datasets: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DATASETS))
+    datasets: Mapping[str, str] | None = None
+    """Dataset IRI -> KG; ``None``: the :data:`DEFAULT_DATASETS` IRIs of the served KG."""
     runner: Runner | None = None
     store: RunStore | None = None
     run_dir: Path | None = None
@@ -61,6 +64,8 @@ class ServedRun:
     _started: float = 0.0
 
     def __post_init__(self) -> None:
+        if self.datasets is None:
+            self.datasets = {iri: kg for iri, kg in DEFAULT_DATASETS.items() if kg == self.config.kg}
         other = {kg for kg in self.datasets.values() if kg != self.config.kg}
         if other:
             raise ValueError(f"this server holds the KG {self.config.kg!r}; dataset IRIs mapped to "
@@ -94,8 +99,13 @@ class ServedRun:
         """One request: ``{"dataset", "question", "query"}`` (``query`` empty when the method produced none)."""
         assert self.runner is not None and self.store is not None and self._slots is not None
         number = next(self._numbers)
+        metadata = {"dataset": dataset}
+        if dataset in DATASET_IRIS:  # the API sends no language: tell it from the text, among the dataset's
+            language = question_language(question, EDITIONS[DATASET_IRIS[dataset]].languages)
+            if language:
+                metadata["language"] = language
         served = Question(id=f"served-{self.session}-{number:06d}", text=question, kg=self.datasets[dataset],
-                          metadata={"dataset": dataset})
+                          metadata=metadata)
         async with self._slots:
             record, trace = await self.runner.answer(served)
         await asyncio.get_running_loop().run_in_executor(self._writer, self.store.append, record, trace)
