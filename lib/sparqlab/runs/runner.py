@@ -26,7 +26,7 @@ import dataclasses
 import os
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,6 +253,21 @@ def _normalised_text(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def model_pools(roles: Mapping[str, Any]) -> dict[str, list[Question]]:
+    """The question sets the run's models remember (a stand-in's ``memory``: ``{"dataset", "split", "start",
+    "stop"}`` in its description, as GGC's ``standin-knn`` has), by ``dataset:split``."""
+    from sparqlab.data import load
+
+    pools = {}
+    for spec in roles.values():
+        memory = spec.model.describe().get("memory")
+        if isinstance(memory, Mapping) and memory.get("dataset"):
+            name = f"{memory['dataset']}:{memory.get('split')}"
+            if name not in pools:
+                pools[name] = load(memory["dataset"], memory.get("split"))[memory.get("start") or 0:memory.get("stop")]
+    return pools
+
+
 def check_examples(method: Method, questions: Sequence[Question]) -> None:
     """Refuse few-shot / training examples whose id or text is among the scored questions."""
     ids = {q.id for q in questions}
@@ -293,6 +308,7 @@ class Runner:
         self._gold: dict[str, asyncio.Future] = {}
         self.prepare_stats: dict[str, Any] = {}
         self.method_config: dict[str, Any] = {}
+        self.leakage: dict[str, Any] | None = None  # near-duplicates of the pools the method read, by pool
         self.run_id = ""
         self.run_dir = Path()
 
@@ -322,6 +338,11 @@ class Runner:
             raise
         ctx.finish(succeeded=True)
         check_examples(self.method, self.all_questions)
+        pools = {**ctx.pools, **model_pools(self.roles)}
+        if pools:
+            from sparqlab.runs.leakage import pool_reports
+
+            self.leakage = await asyncio.to_thread(pool_reports, pools, self.all_questions)
         self.method_config = self.method.describe()
         self.prepare_stats = {
             "wall_s": round(time.perf_counter() - started, 6),
@@ -639,6 +660,8 @@ class Runner:
         previous = read_json(metrics_path).get("wall_time_s", 0.0) if metrics_path.exists() else 0.0
         metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s,
                                    prepare=self.prepare_stats)
+        if self.leakage is not None:
+            metrics["leakage"] = self.leakage
         if self.model is not None:
             metrics["model_cache_last_session"] = self.model.stats()
         role_stats = {role: spec.model.stats() for role, spec in self.roles.items() if spec.model is not self.model}
