@@ -114,8 +114,9 @@ def _scores_of(table: Mapping[str, Any]) -> dict[str, OfficialScore]:
             for qname, row in table["questions"].items()}
 
 
-def run_entry(run: str | Path, questions: Sequence[Question]) -> Entry:
-    """A sparqlab run's row from its records' official scores (records of other questions are ignored)."""
+def run_entry(run: str | Path, questions: Sequence[Question], label: str | None = None) -> Entry:
+    """A sparqlab run's row from its records' official scores (records of other questions are ignored), named
+    ``label`` (default: the run folder's name) with `` [sparqlab]``."""
     from sparqlab.runs.results import find_run
     from sparqlab.runs.store import PREDICTIONS, read_json, read_records
 
@@ -129,9 +130,9 @@ def run_entry(run: str | Path, questions: Sequence[Question]) -> Entry:
     if not scores:
         raise ValueError(f"run {folder} has no TEXT2SPARQL-scored question of this dataset")
     metrics = read_json(folder / "metrics.json") if (folder / "metrics.json").exists() else {}
-    mark = " [standin]" if metrics.get("model_is_standin") else ""
+    mark = " [standin]" if metrics.get("model_is_standin") and "[standin]" not in (label or "") else ""
     notes = [] if len(scores) == len(known) else [f"covers {len(scores)} of {len(known)} qnames"]
-    return Entry(folder.name + RUN_MARK + mark, "sparqlab run", scores, notes)
+    return Entry((label or folder.name) + RUN_MARK + mark, "sparqlab run", scores, notes)
 
 
 def group_summaries(scores: Mapping[str, OfficialScore], datasets: Sequence[str], convention: str,
@@ -155,12 +156,13 @@ def group_summaries(scores: Mapping[str, OfficialScore], datasets: Sequence[str]
 
 
 def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Path] | None = None,
-                      runs: Sequence[str | Path] = (), baseline: str | None = None,
+                      runs: Sequence[str | Path] | Mapping[str, str | Path] = (), baseline: str | None = None,
                       convention: str = OFFICIAL_METRIC, ci: float = 95.0, resamples: int = 2000,
                       seed: int = 0) -> ComparisonTable:
     """The leaderboard of ``datasets`` (one or several of ck25, db25, ck26, db26) from the published folders
     (default :func:`published_folder` per dataset) and ``runs``, as a :class:`ComparisonTable` (one column group
-    per dataset, per dataset-language and ``overall``; rows in ranking order of the first group)."""
+    per dataset, per dataset-language and ``overall``; rows in ranking order of the first group). ``runs`` is a
+    list of run folders or names, or ``{label: run}`` (:func:`sparqlab.runs.text2sparql.run_methods`' output)."""
     from sparqlab.data import registry
     from sparqlab.data.text2sparql import edition
 
@@ -182,8 +184,9 @@ def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Pa
             merged.scores.update(entry.scores)
             notes += [f"{name}/{team.name}: {note}" for note in entry.notes]
     all_questions = [q for name in datasets for q in question_sets[name]]
-    for run in runs:
-        entry = run_entry(run, all_questions)
+    labelled = runs.items() if isinstance(runs, Mapping) else [(None, run) for run in runs]
+    for label, run in labelled:
+        entry = run_entry(run, all_questions, label)
         entries[entry.name] = entry
         notes += [f"{entry.name}: {note}" for note in entry.notes]
     entries = {k: v for k, v in entries.items() if v.scores}

@@ -119,6 +119,16 @@ def _candidates(pool: Sequence[Question], test: Sequence[Question], k: int) -> t
             [int(ranked[0]) for ranked in order])
 
 
+def _closest_by_tokens(tokens: list[str], pool_sets: list[set[str]]) -> int | None:
+    """The pool query sharing the largest share of tokens (Jaccard) with ``tokens``; ``None`` for no query."""
+    if not tokens:
+        return None
+    mine = set(tokens)
+    scores = [len(mine & other) / len(mine | other) if other else 0.0 for other in pool_sets]
+    best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+    return best if scores[best] > 0 else None
+
+
 def find_pairs(pool: Sequence[Question], test: Sequence[Question], *, text_threshold: float = TEXT_THRESHOLD,
                query_threshold: float = QUERY_THRESHOLD, candidates: int = CANDIDATES) -> list[LeakagePair]:
     """One :class:`LeakagePair` per test question (none for an empty pool), in test order."""
@@ -126,6 +136,7 @@ def find_pairs(pool: Sequence[Question], test: Sequence[Question], *, text_thres
         return []
     shortlist, closest = _candidates(pool, test, candidates)
     pool_tokens = [query_tokens(q.gold_sparql) for q in pool]
+    pool_sets = [set(tokens) for tokens in pool_tokens]
     by_tokens: dict[tuple[str, ...], int] = {}
     for index, tokens in enumerate(pool_tokens):
         by_tokens.setdefault(tuple(tokens), index)
@@ -149,8 +160,13 @@ def find_pairs(pool: Sequence[Question], test: Sequence[Question], *, text_thres
         tokens = test_tokens[row]
         if tokens and tuple(tokens) in by_tokens:  # the same query: no need to compare the rest
             best_query, query_score = by_tokens[tuple(tokens)], 1.0
-        else:
+        else:  # the closest query by shared tokens, or the text match's, whichever is more similar
             best_query, query_score = best_text, query_similarity(question.gold_sparql, pool[best_text].gold_sparql)
+            overlap = _closest_by_tokens(tokens, pool_sets)
+            if overlap is not None and overlap != best_text:
+                score = query_similarity(question.gold_sparql, pool[overlap].gold_sparql)
+                if score > query_score:
+                    best_query, query_score = overlap, score
         near = (text_score is not None and text_score >= text_threshold) or query_score >= query_threshold
         pairs.append(LeakagePair(question.id, pool[best_text].id, None if text_score is None else round(text_score, 4),
                                  pool[best_query].id, round(query_score, 4), near))
