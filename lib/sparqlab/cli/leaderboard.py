@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def register(subparsers) -> None:
@@ -34,10 +33,8 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from sparqlab.experiments.leaderboard import build_leaderboard
-    from sparqlab.experiments.table import render
+    from sparqlab.experiments.table import emit
 
     folders = {}
     for item in args.published_dir:
@@ -48,12 +45,5 @@ def handle(args: argparse.Namespace) -> int:
     table = build_leaderboard(args.datasets, folders=folders, runs=args.run, baseline=args.baseline,
                               convention=args.metric)
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
-    text = render(table, args.format, columns=columns)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(args.output)
-    else:
-        print(text, end="" if text.endswith("\n") else "\n")
-    for note in table.notes:
-        print(note, file=sys.stderr)
+    emit(table, args.format, columns, args.output)
     return 0
