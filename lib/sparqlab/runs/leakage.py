@@ -98,7 +98,7 @@ class LeakagePair:
         return asdict(self)
 
 
-CANDIDATES = 10
+CANDIDATES = 5
 """Pool questions per scored question whose MiniLM similarity is computed (the TF-IDF top ones)."""
 
 LEXICAL_FLOOR = 0.2
