@@ -11,17 +11,21 @@ CELLS = [
 DeSQ (`../shared/papers/desq-decomposition-sparql.md`) decomposes a question into atomic constraints, maps them to
 SPARQL fragments plus a URI grounding block (placeholder → id, label, description), corrects the ids against a KB
 memory, and assembles the query deterministically. This notebook compares the seven correction strategies in the
-layout of the paper's Tables 4–7: id EM raw vs corrected, final-query structural EM, and how many wrong ids each
-strategy fixed and how many correct ids it broke — on the movie KG (every scored by one run: the run answers with
+layout of the paper's Tables 4–7: id EM raw vs corrected, final-query EM (section 3.5: triple order free, variables
+named by first appearance; the isomorphism-based structural EM beside it), and how many wrong ids each strategy
+fixed and how many correct ids it broke — on the movie KG (every scored by one run: the run answers with
 `run_strategy` and scores all seven per question), then execution-free on Wikidata benchmarks with the Wikidata
-property memory and on the Freebase benchmarks (WebQSP, CWQ, GrailQA: DeSQ's Freebase columns) with a memory of
-the fb_roles relations and the datasets' entities.
+memory (properties plus the items whose labels ship), on LC-QuAD 2.0's Raw / Ref wordings and their crossings
+(Tables 4–7), and on the Freebase benchmarks (WebQSP, CWQ, GrailQA: DeSQ's Freebase columns) with a memory of
+the fb_roles relations and the datasets' entities. Table 2's columns per dataset and Figures 2–3 close it.
 
 The defaults run offline with `standin-desq`, a deterministic nearest-example baseline (**not an LLM**; labelled
 `[standin]`): it copies the nearest training decomposition and looks entity ids up by plain label, so a name shared
 by a film and a person sometimes gets the wrong id behind the right label. The movie KB memory (43k entries) and the
-Wikidata property memory (12k) are the offline MiniLM's vectors shipped in `data/desq_memory/` (int8 per row, the
-same top-1 as the float vectors; `scripts/ship_kb_memories.py`): embedding them takes minutes on a CPU. Another KG,
+Wikidata memory (15.5k) are the offline MiniLM's vectors shipped in `data/desq_memory/` (int8 per row, the
+same top-1 as the float vectors; `scripts/ship_kb_memories.py`): embedding them takes minutes on a CPU.
+The score-threshold cut: the paper's 0.85 is BGE-Large's; `threshold` is MiniLM's equivalent, calibrated on
+held-out training questions (`scripts/calibrate_desq_threshold.py`, docs/fidelity.md). Another KG,
 `memory_limit` or `embedder` embeds its memory on first use (`minilm-onnx`: the same model on ONNX Runtime, ~1.4×
 faster) and caches it under `.cache/artifacts/`.
 Use a real model with `-p model openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`. The main comparison runs
@@ -44,7 +48,8 @@ model: str = "standin-desq"           # a registered stand-in, or the model name
 model_url: Optional[str] = None       # OpenAI-compatible endpoint; None: in-process
 reasoning_effort: Optional[str] = None  # a reasoning model's effort (low/medium/high); None: the server's
 run_strategy: str = "roundtrip-exact" # the strategy the run answers with (all seven are scored either way)
-threshold: float = 0.85               # cosine threshold of score-threshold and combined (paper: 0.85)
+threshold: Optional[float] = None     # cosine cut of score-threshold and combined; None: the embedder's
+                                      # equivalent of the paper's 0.85 (BGE-Large's; docs/fidelity.md)
 jaccard: float = 0.5                  # word-Jaccard cut of roundtrip-fuzzy (paper: 0.5)
 memory_limit: int = 0                 # entities in the movie KB memory (0: all 43k), smaller only for smoke tests
 embedder: str = "minilm"              # KB memory encoder: minilm (offline; shipped vectors), minilm-onnx (same model on
@@ -54,7 +59,9 @@ memory_dir: Optional[str] = None      # a saved movie memory (`sparqlab desq mem
 wikidata_sets: list[str] = ["qald10", "lcquad2"]  # Wikidata benchmarks evaluated without an endpoint
 wikidata_train: str = "qald9plus"     # their worked examples (train split)
 wikidata_limit: int = 30              # questions per Wikidata benchmark
-wikidata_memory_limit: int = 0        # properties in the Wikidata property memory (0: all 12,066)
+wikidata_memory_limit: int = 0        # properties in the Wikidata memory (0: all 12,066; items always)
+lcquad2_limit: int = 20               # questions per LC-QuAD 2.0 Raw / Ref crossing (0: skip the crossings)
+lcquad2_train_limit: int = 150        # their worked examples (train split of the same wording)
 freebase_sets: list[str] = []         # Freebase benchmarks evaluated without an endpoint: webqsp, cwq, grailqa
 freebase_train: str = "webqsp"        # their worked examples (train split)
 freebase_limit: int = 30              # questions per Freebase benchmark
@@ -70,8 +77,8 @@ from sparqlab.data import load
 from sparqlab.kg import open_kg
 from sparqlab.methods.desq import Desq, decompose, scheme_for, strategy_long, strategy_table
 from sparqlab.methods.desq.kb_memory import describer
-from sparqlab.methods.desq.method import offline_tables
-from sparqlab.methods.desq.metrics import gold_sparql_for, micro_scores, output_bleu
+from sparqlab.methods.desq.method import offline_records, offline_table
+from sparqlab.methods.desq.metrics import figure_frame, gold_sparql_for, micro_scores, output_bleu
 from sparqlab.methods.desq.verbalise import verbalise_with_templates
 from sparqlab.runs import RunConfig, model_label, run"""),
     new_markdown_cell("## A gold decomposition\nThe IRI form of a gold query (label constraints resolved to the IRIs "
@@ -115,28 +122,73 @@ plots.save_figure(fig, "uri_strategies", experiment=experiment, runs=[result],
     new_code_cell("""\
 display(micro_scores(predictions))  # micro: over all fragments / URI slots (the paper); per question: ours before
 pd.Series({
-    "structural EM (final query)": predictions["scores.structural_em"].mean(),
+    "EM of the final query (section 3.5)": predictions["scores.query_em"].mean(),
+    "structural EM of the final query": predictions["scores.structural_em"].mean(),
     "corpus BLEU of the structured outputs": output_bleu(predictions),
     "execution F1": result.metrics["f1"],
     "empty-vs-empty pairs": int(predictions["scores.empty_pair"].sum()),
     "questions": len(predictions),
 }).to_frame("value")"""),
-    new_markdown_cell("## Wikidata benchmarks, without an endpoint\nStructure and property ids only: the memory "
-                      "holds Wikidata properties (labels from the property list, CoDEx descriptions), so entity "
-                      "slots are left as predicted. Nothing is executed."),
+    new_markdown_cell("## Wikidata benchmarks, without an endpoint\nStructure and ids only, nothing is executed. "
+                      "The memory holds every Wikidata property (labels from the property list, CoDEx descriptions) "
+                      "and the items whose English label and description ship (`data/wikidata_labels`: CoDEx's "
+                      "classes, a few items). A gold slot whose id no source knows is *unknown* (`unknown_slots`): "
+                      "scored for its id only, `null` in the worked examples — not an empty label to match."),
     new_code_cell("""\
-offline_tables(wikidata_sets, open_kg("wikidata"), model, wikidata_limit, strategy=run_strategy, threshold=threshold,
-               jaccard=jaccard, memory="wikidata-properties", memory_limit=wikidata_memory_limit, embedder=embedder,
-               train_dataset=wikidata_train, train_split="train")"""),
+wikidata = open_kg("wikidata")
+options = dict(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="wikidata",
+               memory_limit=wikidata_memory_limit, embedder=embedder)
+records = {"mcqa-movies": predictions}
+wikidata_records = offline_records(wikidata_sets, wikidata, model, wikidata_limit, train_dataset=wikidata_train,
+                                   train_split="train", **options)
+records.update(wikidata_records)
+offline_table(wikidata_records)"""),
+    new_markdown_cell("## LC-QuAD 2.0 Raw / Ref and their crossings (Tables 4–7)\nThe same questions worded as "
+                      "LC-QuAD 2.0's verbalised question (Raw) or its paraphrase (Ref); worked examples from the "
+                      "train split of one wording, scored on the test split of the same or the other "
+                      "(`lcquad2-raw` / `lcquad2-ref`, docs/fidelity.md)."),
+    new_code_cell("""\
+crossings = {}
+for train_form, test_form in [("raw", "raw"), ("ref", "ref"), ("raw", "ref"), ("ref", "raw")] if lcquad2_limit else []:
+    crossings[f"train {train_form} / test {test_form}"] = offline_records(
+        [f"lcquad2-{test_form}"], wikidata, model, lcquad2_limit, train_dataset=f"lcquad2-{train_form}",
+        train_split="train", train_limit=lcquad2_train_limit, **options)[f"lcquad2-{test_form}"]
+offline_table(crossings)"""),
     new_markdown_cell("## Freebase benchmarks, without an endpoint\nDeSQ's Freebase columns: WebQSP, CWQ and GrailQA "
                       "scored by structure and ids only. The memory holds the fb_roles relations (names and "
                       "descriptions), their types and the entities the datasets name; the KG object is never queried "
                       "(an unreachable placeholder URL when `kg_url` is not a Freebase endpoint)."),
     new_code_cell("""\
 freebase = open_kg(kg_url if kg == "freebase" and kg_url else "http://freebase.invalid/sparql", profile="freebase")
-offline_tables(freebase_sets, freebase, model, freebase_limit, strategy=run_strategy, threshold=threshold,
-               jaccard=jaccard, memory="freebase", memory_limit=freebase_memory_limit, embedder=embedder,
-               train_dataset=freebase_train, train_split="train")"""),
+freebase_records = offline_records(freebase_sets, freebase, model, freebase_limit, strategy=run_strategy,
+                                   threshold=threshold, jaccard=jaccard, memory="freebase",
+                                   memory_limit=freebase_memory_limit, embedder=embedder,
+                                   train_dataset=freebase_train, train_split="train")
+records.update(freebase_records)
+offline_table(freebase_records)"""),
+    new_markdown_cell("## Figures 2 and 3\nFigure 2: Table 2's columns per dataset — Mapping (fragment EM), URI id "
+                      "raw and after `run_strategy` (the paper's \"ID corrected\"), label and description EM, and "
+                      "the final query. Figure 3: the three panels of the paper (mapping, URI identification, final "
+                      "assembled query) across the datasets. Bars are micro averages over fragments, slots or "
+                      "questions with bootstrap intervals; one model here (the paper's figures compare six)."),
+    new_code_cell("""\
+frame = figure_frame(records, title, strategy=run_strategy)
+fig, ax = plots.subplots(figsize=(7, 3.6))
+plots.metric_bars(frame, metric="value", x="measure", hue="dataset", ax=ax)
+ax.set_xlabel("EM (micro average, 0 to 1)")
+ax.set_title(f"DeSQ per dataset (Table 2's columns), {title}")
+plots.save_figure(fig, "desq_table2", experiment=experiment, runs=[result],
+                  params={"model": model, "limit": limit, "wikidata_limit": wikidata_limit, "embedder": embedder})"""),
+    new_code_cell("""\
+panels = {"Mapping": "decomposition → SPARQL fragments", "URI ID corrected": "URI identification",
+          "final query": "final assembled query"}
+fig, axes = plots.subplots(1, 3, figsize=(10, 3.4), sharey=True)
+for ax, (measure, name) in zip(axes, panels.items()):
+    plots.metric_bars(frame[frame["measure"] == measure], metric="value", x="dataset", hue="model", ax=ax)
+    ax.set_title(name)
+    ax.set_xlabel("EM (0 to 1)")
+plots.save_figure(fig, "desq_panels", experiment=experiment, runs=[result],
+                  params={"model": model, "limit": limit, "wikidata_limit": wikidata_limit, "embedder": embedder})"""),
 ]
 
 write_generated_notebook(CELLS, "07_uri_correction.ipynb")

@@ -1,6 +1,6 @@
 """Embed the DeSQ KB memories that notebook 07 uses by default and ship their vectors in data/desq_memory/.
 
-Run after a change to the movie KG, the Wikidata property list, ``entry_text`` or the bundled MiniLM (a shipped file
+Run after a change to the movie KG, the Wikidata property list or item labels, ``entry_text`` or the bundled MiniLM (a shipped file
 whose content digest no longer matches is simply not used: the memory is embedded again on first use)::
 
     HF_HUB_OFFLINE=1 PYTHONPATH=lib .venv/bin/python scripts/ship_kb_memories.py
@@ -23,7 +23,7 @@ from sparqlab.methods.desq.kb_memory import (
     kg_entries,
     prebuilt_vectors,
     ship_prebuilt,
-    wikidata_property_entries,
+    wikidata_entries,
 )
 
 
@@ -45,8 +45,7 @@ def main() -> None:
     with open_kg("movies", cache=False) as kg:
         movies = kg_entries(kg)
     print(json.dumps({"movies-minilm": ship("movies-minilm", movies, "entity")}), flush=True)
-    print(json.dumps({"wikidata-properties-minilm": ship("wikidata-properties-minilm", wikidata_property_entries(),
-                                                        "property")}), flush=True)
+    print(json.dumps({"wikidata-minilm": ship("wikidata-minilm", wikidata_entries(), "property")}), flush=True)
 
 
 if __name__ == "__main__":

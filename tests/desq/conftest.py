@@ -13,3 +13,12 @@ from sparqlab.methods.desq.kb_memory import KBMemory
 def movie_memory() -> KBMemory:
     return small_memory(MOVIE_ENTRIES)
 
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """Runs and the cache of a test in its own folder."""
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path

@@ -108,3 +108,121 @@ def test_final_query_em_is_scored_on_the_corrected_query():
     for strategy in ("oracle", "roundtrip-exact"):
         assert scores[f"{strategy}.final_em"] == 1 and scores[f"{strategy}.id_em"] == 1.0
         assert (scores[f"{strategy}.fixed"], scores[f"{strategy}.broken"]) == (1, 0)
+
+
+# ---------------------------------------------------------------- §3.5's metrics (first-appearance EM, sacreBLEU)
+
+FIRST = "PREFIX ex: <http://example.org/> "
+
+
+def test_query_em_names_variables_by_first_appearance_where_structural_em_matches_any_renaming():
+    """§3.5: triple order is free and variables are normalised by first appearance; the isomorphism-based
+    structural EM (kept as its own metric) also matches a renaming whose first appearances come in another order."""
+    from sparqlab.eval.structural import query_em, structural_em
+
+    gold = FIRST + "SELECT ?a WHERE { ?a ex:p ?b . ?a ex:q ?c . FILTER(?b > 1) }"
+    same_order = FIRST + "SELECT ?x WHERE { ?x ex:p ?y . FILTER(?y > 1) ?x ex:q ?z }"  # filter moved, names kept
+    other_order = FIRST + "SELECT ?x WHERE { ?x ex:q ?z . ?x ex:p ?y . FILTER(?y > 1) }"  # ?z now named before ?y
+    assert query_em(same_order, gold) == 1 and structural_em(same_order, gold) == 1
+    assert query_em(other_order, gold) == 0 and structural_em(other_order, gold) == 1
+    assert query_em(None, gold) == 0 and query_em("SELECT ?x WHERE {", gold) == 0
+
+
+def test_final_query_em_is_the_first_appearance_em_and_structural_em_is_scored_beside_it():
+    """Every strategy's ``final_em`` is §3.5's EM of the assembled query; ``final_structural_em`` is the
+    isomorphism-based metric (the earlier final EM)."""
+    from sparqlab.methods.desq.fragments import assemble
+
+    memory, scheme = small_memory(MOVIE_ENTRIES), scheme_for("movies")
+    gold = Decomposition(
+        [Fragment("skeleton", "SELECT ?var1 WHERE {}"), Fragment("triple", "?var1 uri1 ?var2"),
+         Fragment("triple", "?var1 uri2 ?var3")],
+        [Slot("uri1", "relation/directed_by", "directed_by", "a director of the film"),
+         Slot("uri2", "relation/has_tags", "has_tags", "a user tag of the film (topics, people, moods)")])
+    gold_sparql = assemble(gold.fragments, gold.slots, scheme)
+    swapped = ParsedOutput([gold.fragments[0], gold.fragments[2], gold.fragments[1]], list(gold.slots), [])
+    scores = score_output(swapped, gold, gold_sparql, memory, scheme, threshold=0.85, jaccard=0.5,
+                          strategies=("none",))
+    assert scores["none.final_em"] == 0 and scores["none.final_structural_em"] == 1
+    same = score_output(ParsedOutput(list(gold.fragments), list(gold.slots), []), gold, gold_sparql, memory, scheme,
+                        threshold=0.85, jaccard=0.5, strategies=("none",))
+    assert same["none.final_em"] == 1 and same["none.final_structural_em"] == 1
+
+
+# ---------------------------------------------------------------- Wikidata labels, retrieval text and cut (§3.2-3.5)
+
+WIKIDATA_GOLD = ("PREFIX wd: <http://www.wikidata.org/entity/> PREFIX wdt: <http://www.wikidata.org/prop/direct/> "
+                 "SELECT ?x WHERE { ?x wdt:P31 wd:Q5 . ?x wdt:P19 wd:Q90 }")
+
+
+def _wikidata_memory():
+    from sparqlab.methods.desq.kb_memory import wikidata_entries
+
+    return small_memory(wikidata_entries())
+
+
+def test_wikidata_gold_slots_carry_the_kb_label_and_description():
+    """§3.2: every URI slot has id, label and description; on Wikidata the memory holds the items whose label and
+    description ship (CoDEx's classes ...) beside the properties, so a class slot is grounded like a property."""
+    from sparqlab.methods.desq.fragments import decompose
+    from sparqlab.methods.desq.kb_memory import describer
+
+    gold = decompose(WIKIDATA_GOLD, scheme_for("wikidata"), describer(_wikidata_memory()))
+    slots = {s.id: s for s in gold.slots}
+    assert (slots["P31"].label, slots["Q5"].label) == ("instance of", "human")
+    assert slots["Q5"].description.startswith("common name of Homo sapiens")
+    assert gold.unknown == [next(s.placeholder for s in gold.slots if s.id == "Q90")]  # Paris: no bundled label
+
+
+def test_an_unknown_slot_says_so_and_is_left_out_of_label_em():
+    """A gold slot whose id no source knows is unknown, not an empty label: it is scored for its id only, counted
+    in ``uri_unknown``, and shown as null in a worked example."""
+    import json
+
+    from sparqlab.methods.desq.fragments import decompose
+    from sparqlab.methods.desq.kb_memory import describer
+    from sparqlab.methods.desq.structured import output_json
+
+    memory, scheme = _wikidata_memory(), scheme_for("wikidata")
+    gold = decompose(WIKIDATA_GOLD, scheme, describer(memory))
+    unknown = gold.unknown[0]
+    assert next(s for s in gold.slots if s.placeholder == unknown).label == ""
+    empty = [Slot(s.placeholder, s.id, "", "") for s in gold.slots]  # a model that leaves every label empty
+    scores = score_output(ParsedOutput(list(gold.fragments), empty, []), gold, WIKIDATA_GOLD, memory, scheme,
+                          threshold=0.85, jaccard=0.5, strategies=("none",))
+    assert scores["uri_unknown"] == 1 and scores["uri_id_em_total"] == 4
+    assert (scores["uri_label_em_matched"], scores["uri_label_em_total"]) == (0, 3)
+    shown = {g["placeholder"]: g for g in json.loads(output_json(gold.fragments, gold.slots, gold.unknown))["grounding"]}
+    assert shown[unknown]["label"] is None and shown[unknown]["id"] == "Q90"
+
+
+def test_retrieval_embeds_the_label_and_the_whole_description():
+    """§3.5: retrieval uses "the concatenation of the generated label and description" — all of it."""
+    from sparqlab.methods.desq.kb_memory import entry_text
+
+    description = "seat of government of a country, the city where its government and parliament sit " * 2
+    text = entry_text("capital", description)
+    assert text.startswith("capital: seat of government") and text.endswith("parliament sit")
+    assert len(text.split()) == 1 + len(description.split())
+    assert entry_text("capital", "") == "capital"
+
+
+def test_the_default_cut_is_the_memory_s_equivalent_of_bge_large_s_085(isolated, movies_kg):
+    """The paper's 0.85 is a BGE-Large cosine (BGE's unrelated texts score about 0.6); without a threshold a run
+    uses the cut as far above its own memory's unrelated level (median cosine of random entry pairs)."""
+    import numpy as np
+
+    from sparqlab.methods.desq import Desq
+    from sparqlab.methods.desq.correction import cut_equivalent, unrelated_cosine
+    from sparqlab.runs import RunConfig, run
+
+    assert cut_equivalent(0.6) == pytest.approx(0.85) and cut_equivalent(0.0) == pytest.approx(0.625)
+    vectors = np.eye(4, dtype=np.float32)[[0, 1, 2, 3] * 50]
+    assert unrelated_cosine(vectors) == 0.0  # distinct one-hot rows share nothing (most pairs)
+    method = Desq(train_limit=20, memory_limit=50, embedder="hashing", shots=1)
+    result = run(method, config=RunConfig(experiment="desq-cut", kg="movies", dataset="mcqa-movies", split="test",
+                                          limit=1, model="standin-desq", progress=False))
+    expected = round(cut_equivalent(unrelated_cosine(method.memory.vectors)), 4)
+    assert method.threshold == expected != 0.85
+    assert result.metrics["prepare"]["artifacts"]["threshold"] == str(expected)
+    assert Desq(threshold=0.85, embedder="hashing").config.threshold == 0.85  # the paper's number, explicitly

@@ -18,7 +18,7 @@ from sparqlab.methods.desq.kb_memory import (
     kg_entries,
     prebuilt_vectors,
     ship_prebuilt,
-    wikidata_property_entries,
+    wikidata_entries,
 )
 
 
@@ -50,11 +50,11 @@ def _shipped_digest(name):
         return str(shipped["digest"]), shipped["codes"].shape
 
 
-@pytest.mark.parametrize("name", ["movies-minilm", "wikidata-properties-minilm"])
+@pytest.mark.parametrize("name", ["movies-minilm", "wikidata-minilm"])
 def test_the_shipped_memories_match_todays_entries(name, movies_kg):
-    """Fails when the movie KG, the property list or ``entry_text`` changed without re-running
+    """Fails when the movie KG, the Wikidata properties or items, or ``entry_text`` changed without re-running
     scripts/ship_kb_memories.py (the memory would silently be embedded again, minutes on a CPU)."""
-    entries = kg_entries(movies_kg) if name == "movies-minilm" else wikidata_property_entries()
+    entries = kg_entries(movies_kg) if name == "movies-minilm" else wikidata_entries()
     digest, shape = _shipped_digest(name)
     assert shape == (len(entries), 384)
     assert digest == content_digest(DEFAULT_EMBEDDER, [entries[i] for i in canonical_order(entries)]), \

@@ -88,3 +88,43 @@ def test_sparql_edge_cases_evaluate_as_sparql_does(example_kg, where, expected):
     got = sorted(row["s"][0].rsplit("/", 1)[-1] for row in values(result))
     assert got == expected
     assert got == sorted(row["s"].value.rsplit("/", 1)[-1] for row in example_kg.query(text).rows)
+
+
+FED_BY_UNION = PREFIX + """SELECT ?x ?y WHERE {
+  { ?x a :City } UNION { GENOP("Name a topic of ?x" AS ?y) }
+}"""
+"""An acyclic query whose GenOp takes ?x from the other UNION branch: a single pass gives it no context."""
+
+LOCALLY_FED = PREFIX + """SELECT ?x ?y WHERE { ?x a :City . GENOP("Name a topic of ?x" AS ?y) }"""
+
+
+def test_auto_uses_the_fixpoint_when_a_genop_is_fed_by_another_union_branch(example_kg):
+    """Def. 13 / Theorem 8: the result of an acyclic query is its least fixpoint. One pass gives fewer rows when
+    a GenOp's placeholders come from another UNION branch, so ``auto`` evaluates it by lfp; where every GenOp's
+    placeholders are bound within its own group the single pass coincides and ``auto`` keeps it."""
+    script = {"Name a topic of Paris": ["art"]}
+    assert analyse(parse_genop_query(FED_BY_UNION).pattern).single_pass_exact is False
+    single, _ = run(example_kg, FED_BY_UNION, script, semantics="single-pass")
+    lfp, _ = run(example_kg, FED_BY_UNION, script, semantics="lfp")
+    auto, _ = run(example_kg, FED_BY_UNION, script)
+    assert len(single.rows) < len(lfp.rows)
+    assert auto.semantics == "lfp" and values(auto) == values(lfp)
+    assert {("art", "gen")} == {row["y"] for row in values(auto) if "y" in row}
+
+    assert analyse(parse_genop_query(LOCALLY_FED).pattern).single_pass_exact is True
+    auto, _ = run(example_kg, LOCALLY_FED, script)
+    lfp, _ = run(example_kg, LOCALLY_FED, script, semantics="lfp")
+    assert auto.semantics == "single-pass" and values(auto) == values(lfp) != []
+
+
+@pytest.mark.parametrize(("query", "exact"), [
+    # placeholders bound by the group's pattern, or by an earlier GenOp of the group: one pass is exact
+    ("SELECT * WHERE { ?x a :City . GENOP(\"t ?x\" AS ?y) . GENOP(\"c ?y\" AS ?z) }", True),
+    ("SELECT * WHERE { GENOP(\"Name a city\" AS ?x) }", True),
+    # bound only by an OPTIONAL's or a MINUS's left side, or in one UNION branch
+    ("SELECT * WHERE { ?x a :City OPTIONAL { GENOP(\"t ?x\" AS ?y) } }", False),
+    ("SELECT * WHERE { ?x a :City MINUS { GENOP(\"t ?x\" AS ?y) } }", False),
+    ("SELECT * WHERE { { ?x a :City } UNION { ?z a :Town } GENOP(\"t ?x\" AS ?y) }", False),
+])
+def test_single_pass_is_exact_only_where_every_genop_is_fed_by_its_own_group(query, exact):
+    assert analyse(parse_genop_query(PREFIX + query).pattern).single_pass_exact is exact

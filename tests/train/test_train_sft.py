@@ -119,3 +119,23 @@ def test_local_models_refuse_missing_folders_and_unknown_options(tmp_path, tiny_
         get_model(f"local:{tiny_decoder}", adapter=str(tmp_path / "none"))
     with pytest.raises(TypeError, match="base_url"):
         get_model(f"local:{tiny_decoder}", base_url="http://x")
+
+
+def test_continual_learning_starts_from_the_given_adapter(trained, tiny_decoder, toy_data, tmp_path, capsys):
+    """DeSQ §4's recipe (QALD-10 from LC-QuAD 2.0 weights) as `sparqlab train sft --init-adapter`: the second
+    training starts where the first ended (its initial held-out loss is the first's final one), not from a fresh
+    adapter, and keeps the adapter's LoRA settings."""
+    from sparqlab.cli import main
+
+    out = tmp_path / "continued"
+    assert main(["train", "sft", "--base", str(tiny_decoder), "--data", str(toy_data), "--out", str(out),
+                 "--init-adapter", str(trained.adapter), "--max-steps", "2", "--batch-size", "8", "--grad-accum", "1",
+                 "--lr", "1e-2", "--eval-fraction", "0.25", "--seed", "0", "--threads", "1", "--lora-r", "4",
+                 "--no-progress"]) == 0
+    summary = load_training(out)
+    assert summary["initial_eval_loss"] == pytest.approx(trained.summary["final_eval_loss"], abs=1e-3)
+    assert summary["initial_eval_loss"] < trained.summary["initial_eval_loss"] - 0.1
+    assert summary["config"]["init_adapter"] == str(trained.adapter)
+    assert json.loads((out / "adapter" / "adapter_config.json").read_text())["r"] == 8  # the adapter's rank
+    with pytest.raises(ValueError, match="not a LoRA adapter"):
+        sft_config(tiny_decoder, toy_data, tmp_path / "x", init_adapter=str(tmp_path))

@@ -1,4 +1,4 @@
-"""``sparqlab desq ...``: DeSQ's KB memory and gold decompositions from the shell (``sparqlab eval structural``
+"""``sparqlab desq ...``: DeSQ's KB memory, gold decompositions and EM of runs from the shell (``sparqlab eval structural``
 lives with ``sparqlab eval`` and calls :func:`eval_structural`)."""
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ def register(subparsers) -> None:
     build = memory_commands.add_parser(
         "build", help="build (or load) and save a KB memory; prints entries, build time and index size")
     build.add_argument("--kg", default="movies", help="KG whose entities, relations and classes are indexed")
-    build.add_argument("--source", choices=["kg", "wikidata-properties", "freebase"], default="kg",
-                       help="kg: the KG's own elements; wikidata-properties: data/wikidata_properties; freebase: "
+    build.add_argument("--source", choices=["kg", "wikidata", "wikidata-properties", "freebase"], default="kg",
+                       help="kg: the KG's own elements; wikidata: data/wikidata_properties plus the items of "
+                            "data/wikidata_labels; wikidata-properties: data/wikidata_properties; freebase: "
                             "fb_roles relations and types plus the Freebase datasets' entities (data/freebase)")
     build.add_argument("--embedder", default="minilm",
                        help="minilm (offline all-MiniLM-L6-v2) or a sentence-transformers model name")
     build.add_argument("--entities", type=int, default=0,
-                       help="at most N entities (properties for wikidata-properties), in id order (0: all)")
+                       help="at most N entities (properties for wikidata and wikidata-properties), in id order "
+                            "(0: all)")
     build.add_argument("--out", type=Path, default=None,
                        help="folder to save to (default: <cache>/desq-memory/<kg or source>-<embedder>[-N])")
     build.add_argument("--force", action="store_true", help="rebuild even if the folder holds a memory")
@@ -37,6 +39,14 @@ def register(subparsers) -> None:
     decompose.add_argument("--label-form", action="store_true",
                            help="keep label constraints (movie KG) instead of resolving them to IRIs")
     decompose.set_defaults(handler=_decompose)
+
+    em = commands.add_parser(
+        "em", help="score runs' final queries with DeSQ's EM (RQ1: a direct run beside a DeSQ run)",
+        description="Per run: the mean section-3.5 EM (triple order free, variables named by first appearance) and "
+                    "the structural EM of each predicted query against the gold query, beside execution F1. No "
+                    "query is executed.")
+    em.add_argument("runs", nargs="+", help="run ids or run folders (`sparqlab runs list`)")
+    em.set_defaults(handler=_em)
     parser.set_defaults(handler=lambda args: parser.print_help() or 2)
     memory.set_defaults(handler=lambda args: memory.print_help() or 2)
 
@@ -63,6 +73,17 @@ def eval_structural(gold: str | None, pred: str | None) -> int:
     return 0 if matched else 1
 
 
+def _em(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from sparqlab.methods.desq.metrics import query_em_table
+    from sparqlab.runs.results import load_predictions
+
+    table = query_em_table(pd.concat([load_predictions(run) for run in args.runs], ignore_index=True))
+    print(table.to_string(float_format=lambda x: f"{x:.4f}"))
+    return 0
+
+
 def _memory_build(args: argparse.Namespace) -> int:
     import time
 
@@ -73,6 +94,7 @@ def _memory_build(args: argparse.Namespace) -> int:
         freebase_entries,
         kg_entries,
         limit_entries,
+        wikidata_entries,
         wikidata_property_entries,
     )
 
@@ -89,6 +111,8 @@ def _memory_build(args: argparse.Namespace) -> int:
             entries = limit_entries(entries, "entity", args.entities)
         elif args.source == "freebase":
             entries = limit_entries(freebase_entries(), "entity", args.entities)
+        elif args.source == "wikidata":
+            entries = limit_entries(wikidata_entries(), "property", args.entities)
         else:
             entries = limit_entries(wikidata_property_entries(), "property", args.entities)
         memory, how = KBMemory.build(entries, args.embedder), "built"

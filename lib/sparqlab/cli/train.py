@@ -54,6 +54,10 @@ def register(subparsers) -> None:
                      help="Trainer optimiser (default adamw_torch; adamw_8bit on CUDA as in the paper)")
     sft.add_argument("--threads", type=int, default=0, help="PyTorch CPU threads (default: PyTorch's choice)")
     sft.add_argument("--no-progress", action="store_true", help="no progress bars")
+    sft.add_argument("--init-adapter", default=None,
+                     help="continue training this LoRA adapter (OUT/adapter of an earlier run on the same base) "
+                          "instead of a fresh one: continual learning, e.g. QALD-10 from LC-QuAD 2.0 weights "
+                          "(DeSQ section 4); the adapter's LoRA settings are used")
     sft.set_defaults(handler=_sft)
 
     gate = actions.add_parser(
@@ -162,7 +166,7 @@ def _sft(args: argparse.Namespace) -> int:
                        grad_accum=args.grad_accum, weight_decay=args.weight_decay, max_length=args.max_length,
                        eval_fraction=args.eval_fraction, eval_steps=args.eval_steps, save_steps=args.save_steps,
                        seed=args.seed, load_4bit=args.load_4bit, optim=args.optim, threads=args.threads,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, init_adapter=args.init_adapter)
     summary = train_sft(config).summary
     keys = ("steps", "resumed", "first_train_loss", "last_train_loss", "initial_eval_loss", "final_eval_loss",
             "wall_s")

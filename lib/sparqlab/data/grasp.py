@@ -73,3 +73,28 @@ def load_json_list(
             )
         )
     return questions
+
+
+LCQUAD2_FORMS = ("raw", "ref")
+LCQUAD2_TEST_EVERY = 5
+"""Every fifth question (by position in the file) of the Raw / Ref variants is their test split, the others their
+train split: the bundled file is LC-QuAD 2.0's test set only (its 24k training questions are not bundled)."""
+
+
+def lcquad2_variant(questions: list[Question], form: str, split: str) -> list[Question]:
+    """DeSQ's LC-QuAD 2.0 Raw and Ref(ormulated) question sets (Tables 3-7): the same questions and gold queries,
+    worded as LC-QuAD 2.0's verbalised question (``raw``) or as its paraphrase (``ref``, GRASP's
+    ``paraphrases[0]``). Only questions with a usable paraphrase (at least three words, not the question itself)
+    are kept, in both forms, so a train-raw / test-ref crossing compares wordings of one question set; ``split``
+    is ``train`` or ``test`` (:data:`LCQUAD2_TEST_EVERY`), disjoint and the same in both forms."""
+    import dataclasses
+
+    if form not in LCQUAD2_FORMS or split not in ("train", "test"):
+        raise ValueError(f"form must be one of {LCQUAD2_FORMS} and split train or test; got {form!r}, {split!r}")
+    chosen = []
+    for question in questions:
+        paraphrase = " ".join(str((question.metadata.get("paraphrases") or [""])[0]).split())
+        if len(paraphrase.split()) < 3 or paraphrase.lower() == " ".join(question.text.split()).lower():
+            continue
+        chosen.append(question if form == "raw" else dataclasses.replace(question, text=paraphrase))
+    return [q for n, q in enumerate(chosen) if (n % LCQUAD2_TEST_EVERY == 0) == (split == "test")]

@@ -72,6 +72,12 @@ def _grasp(relative: str) -> list[Question]:
     return load_grasp_jsonl(data_dir() / relative)
 
 
+def _lcquad2_variant(form: str, split: str) -> list[Question]:
+    from sparqlab.data.grasp import lcquad2_variant
+
+    return lcquad2_variant(_grasp("lcquad2_wikidata/grasp_test.jsonl"), form, split)
+
+
 def _json_list(relative: str, grasp_relative: str | None = None) -> list[Question]:
     from sparqlab.data.grasp import load_json_list
 
@@ -210,6 +216,14 @@ DATASETS: dict[str, Dataset] = {
             "LC-QuAD 2.0 test (Wikidata) as prepared by GRASP; SPARQL only, no gold answers",
             {"test": partial(_grasp, "lcquad2_wikidata/grasp_test.jsonl")},
         ),
+        *(Dataset(
+            f"lcquad2-{form}",
+            "wikidata",
+            f"LC-QuAD 2.0 {'Raw' if form == 'raw' else 'Ref'} (DeSQ Tables 3-7): the questions of the bundled test set "
+            f"that have a usable paraphrase, worded as {'the verbalised question' if form == 'raw' else 'its paraphrase'}; "
+            "every fifth is the test split, the rest train (sparqlab.data.grasp.lcquad2_variant)",
+            {split: partial(_lcquad2_variant, form, split) for split in ("train", "test")},
+        ) for form in ("raw", "ref")),
     ]
 }
 

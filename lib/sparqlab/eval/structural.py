@@ -1,7 +1,12 @@
-"""Execution-free metrics of DeSQ (section 3.5 and appendix A): structural exact match of final queries,
-fragment-level EM under key- and position-based alignment, URI-level EM per field, and corpus BLEU.
+"""Execution-free metrics of DeSQ (section 3.5 and appendix A): exact match of final queries, fragment-level EM
+under key- and position-based alignment, URI-level EM per field, and corpus BLEU.
 
-**Structural EM** (the paper's triple-order-invariant EM on normalised variable names): two queries match when one
+**Query EM** (:func:`query_em`, the paper's "triple-order-invariant Exact Match ... operating on normalized variable
+names"): both queries' variables are renamed in order of first appearance (``?v0, ?v1 ...``, as DeSQ's own
+fragments number them), then the texts are compared with the triple patterns (and the FILTERs) of each group in
+sorted order. A renaming that does not follow first appearance is a mismatch, as in the paper.
+
+**Structural EM** (:func:`structural_em`, a stronger equivalence kept as its own metric): two queries match when one
 becomes the other by reordering the triple patterns (and the FILTERs) inside a group and renaming variables
 consistently — whatever order the variables first appear in. Anything else counts: a constant, a property, which
 variables a pattern shares, a filter, the projection (and its order), a modifier. Both queries are brought to a
@@ -12,7 +17,8 @@ everything that is not a variable name — the piece's text with its variables m
 (the scope), and the occurrence's position in the piece. Two queries are structurally equal exactly when their
 graphs are isomorphic, so the solver's canonical order of the variable vertices names the variables the same way
 in both; each group's triple patterns and filters are then printed sorted. Prefixed names are expanded, keywords
-upper-cased and literals re-quoted, so spelling differences that do not change the query do not count.
+upper-cased and literals re-quoted, so spelling differences that do not change the query do not count (in both
+metrics).
 
 Queries with a connected part of their graph larger than :data:`MAX_VERTICES` are not canonised (:class:`StructureLimitError`): a
 predicted one scores "not matched" with a :class:`StructureLimitWarning`, counted in :data:`over_limit`.
@@ -21,11 +27,10 @@ predicted one scores "not matched" with a :class:`StructureLimitWarning`, counte
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from sparqlab.eval.sparql_tree import (
@@ -48,6 +53,7 @@ from sparqlab.eval.sparql_tree import (
     default_term,
     element_text,
     head_text,
+    iter_terms,
     modifier_texts,
     parse_query,
     query_text,
@@ -190,12 +196,16 @@ def canonical_form(query: str | Query) -> str:
     colours, edges, variables = query_graph(tree)
     rank = {colour: number for number, colour in enumerate(sorted(set(colours)))}
     order = [vertex for vertex in _canonical_order([rank[c] for c in colours], edges) if vertex < len(variables)]
-    name = {variables[vertex]: number for number, vertex in enumerate(order)}
+    return _numbered_text(tree, {variables[vertex]: number for number, vertex in enumerate(order)})
 
+
+def _numbered_text(tree: Query, number: Mapping[Term, int]) -> str:
+    """The query's text with each variable (blank node) written as ``?v<n>`` (``_:b<n>``) by ``number`` and each
+    group's triple patterns and filters sorted: what both EMs compare."""
     def show(term: Term) -> str:
         if term.kind == "var":
-            return f"?v{name[term]}"
-        return f"_:b{name[term]}" if term.kind == "bnode" else default_term(term)
+            return f"?v{number[term]}"
+        return f"_:b{number[term]}" if term.kind == "bnode" else default_term(term)
 
     return query_text(tree, show, ordered=True)
 
@@ -214,6 +224,31 @@ def structural_em(predicted: str | None, gold: str) -> int:
     except StructureLimitError as error:
         over_limit["predicted"] += 1
         warnings.warn(f"scored as not matched: {error}", StructureLimitWarning, stacklevel=2)
+        return 0
+
+
+def first_appearance_form(query: str | Query) -> str:
+    """The text :func:`query_em` compares: variables (and blank nodes) named in order of first appearance, each
+    group's triple patterns and filters sorted. Raises :class:`~sparqlab.eval.sparql_tree.SparqlParseError` for
+    text that does not parse."""
+    tree = parse_query(query) if isinstance(query, str) else query
+    number: dict[Term, int] = {}
+    for term in iter_terms(tree):
+        if term.is_variable and term not in number:
+            number[term] = len(number)
+    return _numbered_text(tree, number)
+
+
+def query_em(predicted: str | None, gold: str) -> int:
+    """1 when ``predicted`` equals ``gold`` under DeSQ's EM (section 3.5: triple order free, variables normalised by
+    first appearance), else 0 (also when ``predicted`` is missing or does not parse). A gold query that does not
+    parse raises."""
+    gold_form = first_appearance_form(gold)
+    if not predicted:
+        return 0
+    try:
+        return int(first_appearance_form(predicted) == gold_form)
+    except SparqlParseError:
         return 0
 
 
@@ -264,41 +299,36 @@ def fragment_em(predicted: Sequence[tuple[str, str]], gold: Sequence[tuple[str, 
 
 
 def uri_em(predicted: Sequence[Mapping[str, Any]], gold: Sequence[Mapping[str, Any]],
-           fields: Sequence[str] = ("id", "label", "description")) -> dict[str, tuple[int, int]]:
+           fields: Sequence[str] = ("id", "label", "description"),
+           unknown: Collection[str] = ()) -> dict[str, tuple[int, int]]:
     """Per field, matched and total gold URI slots of one example (section 3.5): a gold slot is aligned with the
-    predicted slot of the same placeholder; values compared after :func:`normalise_fragment`."""
+    predicted slot of the same placeholder; values compared after :func:`normalise_fragment`. ``unknown``: the
+    placeholders of gold slots whose label and description no source knows — scored for their id only (an
+    unknown label is no gold to compare with)."""
     slots = {str(entry.get("placeholder")): entry for entry in predicted}
     result = {}
     for name in fields:
-        matched = 0
+        matched = total = 0
         for entry in gold:
+            if name != "id" and str(entry.get("placeholder")) in unknown:
+                continue
             guess = slots.get(str(entry.get("placeholder")), {}).get(name)
+            total += 1
             matched += int(guess is not None and normalise_fragment(guess) == normalise_fragment(entry.get(name, "")))
-        result[name] = (matched, len(gold))
+        result[name] = (matched, total)
     return result
 
 
-def corpus_bleu(predictions: Sequence[str], references: Sequence[str], max_n: int = 4) -> float:
-    """Corpus-level BLEU (Papineni et al. 2002: clipped n-gram precisions up to ``max_n`` pooled over the corpus,
-    geometric mean, brevity penalty) over whitespace tokens of the normalised texts, in [0, 1]."""
+def corpus_bleu(predictions: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus-level BLEU (section 3.5) by sacreBLEU with its standard settings (4-grams, the ``13a`` tokeniser,
+    exponential smoothing, case kept), one reference per prediction; in [0, 1] (sacreBLEU's score / 100)."""
+    import sacrebleu
+
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
-    matched, total = [0] * max_n, [0] * max_n
-    hypothesis_length = reference_length = 0
-    for prediction, reference in zip(predictions, references, strict=True):
-        hyp, ref = normalise_fragment(prediction).split(), normalise_fragment(reference).split()
-        hypothesis_length, reference_length = hypothesis_length + len(hyp), reference_length + len(ref)
-        for n in range(1, max_n + 1):
-            grams = Counter(tuple(hyp[i:i + n]) for i in range(len(hyp) - n + 1))
-            ref_grams = Counter(tuple(ref[i:i + n]) for i in range(len(ref) - n + 1))
-            matched[n - 1] += sum(min(count, ref_grams[gram]) for gram, count in grams.items())
-            total[n - 1] += max(len(hyp) - n + 1, 0)
-    if hypothesis_length == 0 or min(matched) == 0:
-        return 0.0
-    log_precision = sum(math.log(m / t) for m, t in zip(matched, total, strict=True)) / max_n
-    brevity = 1.0 if hypothesis_length > reference_length else math.exp(1 - reference_length / hypothesis_length)
-    return brevity * math.exp(log_precision)
+    return sacrebleu.corpus_bleu(list(predictions), [list(references)]).score / 100
 
 
 __all__ = ["MAX_VERTICES", "StructureLimitError", "StructureLimitWarning", "canonical_form", "corpus_bleu",
-           "fragment_em", "normalise_fragment", "over_limit", "query_graph", "structural_em", "uri_em"]
+           "first_appearance_form", "fragment_em", "normalise_fragment", "over_limit", "query_em", "query_graph",
+           "structural_em", "uri_em"]

@@ -34,7 +34,7 @@ ADAPTER_DIR = "adapter"
 CHECKPOINT_DIR = "checkpoints"
 TRAINING_FILE = "training.json"
 
-RESUME_KEYS = ("base", "data_sha256", "lora_r", "lora_alpha", "lora_dropout", "target_modules", "learning_rate",
+RESUME_KEYS = ("base", "init_adapter", "data_sha256", "lora_r", "lora_alpha", "lora_dropout", "target_modules", "learning_rate",
                "batch_size", "grad_accum", "weight_decay", "max_length", "eval_fraction", "seed", "load_4bit", "optim")
 """What must match for a second start in the same folder to resume its checkpoints (the length of training,
 ``epochs``/``max_steps``, may change)."""
@@ -52,6 +52,9 @@ class SFTConfig:
     ``weight_decay``; ``max_length`` tokens per conversation; ``eval_fraction`` of the records held out for the
     evaluation loss (0: none); ``eval_steps``/``save_steps``/``logging_steps`` (0: once per epoch for eval/save,
     every step for logging); ``save_total_limit`` checkpoints kept; ``seed`` (split, initialisation, order);
+    ``init_adapter``: a LoRA adapter folder (``OUT/adapter`` of an earlier run on the same base) whose weights
+    training continues from instead of a fresh adapter — continual learning, as DeSQ trains QALD-10 from its
+    LC-QuAD 2.0 weights (section 4); the adapter's own rank, scale, dropout and target modules are then used.
     ``load_4bit``: QLoRA loading through bitsandbytes (CUDA only); ``optim``: Trainer optimiser name
     (``adamw_torch``; ``adamw_8bit`` as in the paper on CUDA with bitsandbytes); ``threads``: CPU threads for
     PyTorch (0: its default; 1 is fastest for tiny models on a shared machine); ``progress``: tqdm bars.
@@ -81,6 +84,7 @@ class SFTConfig:
     optim: str = "adamw_torch"
     threads: int = 0
     progress: bool = True
+    init_adapter: str | None = None
 
     def __post_init__(self) -> None:
         problems = [name for name, ok in (
@@ -94,6 +98,9 @@ class SFTConfig:
             ("max_steps", self.max_steps == -1 or self.max_steps >= 1), ("threads", self.threads >= 0)) if not ok]
         if problems:
             raise ValueError(f"invalid fine-tuning settings: {', '.join(f'{p}={getattr(self, p)!r}' for p in problems)}")
+        if self.init_adapter is not None and not (Path(self.init_adapter) / "adapter_config.json").is_file():
+            raise ValueError(f"init_adapter {self.init_adapter!r} is not a LoRA adapter folder (no "
+                             "adapter_config.json; use OUT/adapter of `sparqlab train sft`)")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -159,10 +166,13 @@ def load_base(base: str, load_4bit: bool = False) -> tuple[Any, Any]:
 
 
 def _lora_model(model: Any, config: SFTConfig) -> Any:
-    from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+    """A fresh LoRA adapter on ``model``, or ``config.init_adapter`` loaded trainable (continual learning)."""
+    from peft import LoraConfig, PeftModel, get_peft_model, prepare_model_for_kbit_training
 
     if config.load_4bit:
         model = prepare_model_for_kbit_training(model)
+    if config.init_adapter is not None:
+        return PeftModel.from_pretrained(model, config.init_adapter, is_trainable=True)
     targets: str | list[str] = config.target_modules
     if targets != "all-linear":
         targets = [t.strip() for t in targets.split(",") if t.strip()]

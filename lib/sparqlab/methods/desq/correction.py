@@ -32,7 +32,26 @@ from sparqlab.methods.desq.kb_memory import Hit, KBMemory, entry_text
 STRATEGIES = ("none", "oracle", "always-retrieve", "roundtrip-exact", "roundtrip-fuzzy", "score-threshold",
               "combined")
 DEFAULT_THRESHOLD = 0.85
+"""The paper's score-threshold cut (appendix B), a cosine of BGE-Large."""
 DEFAULT_JACCARD = 0.5
+BGE_UNRELATED = 0.6
+"""Where BGE's cosines of unrelated texts lie: "the similarity distribution of the current BGE model is about in
+the interval [0.6, 1]" (the BGE model card's FAQ)."""
+def unrelated_cosine(vectors: np.ndarray, pairs: int = 20_000, seed: int = 0) -> float:
+    """The median cosine of ``pairs`` random pairs of distinct memory rows (unit vectors): where an embedder puts
+    texts that have nothing to do with each other."""
+    rng = np.random.default_rng(seed)
+    left, right = rng.integers(0, len(vectors), pairs), rng.integers(0, len(vectors), pairs)
+    keep = left != right
+    return float(np.median(np.sum(vectors[left[keep]] * vectors[right[keep]], axis=1)))
+
+
+def cut_equivalent(unrelated: float, cut: float = DEFAULT_THRESHOLD, reference: float = BGE_UNRELATED) -> float:
+    """``cut`` (a BGE cosine) moved to an embedder and memory whose unrelated texts score ``unrelated``
+    (:func:`unrelated_cosine`): the point as far from that level towards 1 (an identical text) as ``cut`` lies above
+    BGE's level (0.85 is 62.5 % of the way from 0.6 to 1). A memory whose unrelated pairs score 0.6, as BGE's do,
+    gets the paper's 0.85 back. What a run uses when no threshold is given."""
+    return unrelated + (cut - reference) / (1 - reference) * (1 - unrelated)
 
 
 def check_strategy(name: str) -> str:

@@ -159,11 +159,13 @@ class Slot:
 @dataclass
 class Decomposition:
     """A query's fragments and grounding slots; ``kinds[placeholder]`` is a slot's kind (entity, property,
-    class), which restricts retrieval in the KB memory."""
+    class), which restricts retrieval in the KB memory; ``unknown`` holds the placeholders whose id no label source
+    knows (their label and description are not known, rather than empty)."""
 
     fragments: list[Fragment]
     slots: list[Slot]
     kinds: dict[str, str] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------------ extraction
@@ -180,16 +182,18 @@ def compact_iri(iri: str) -> str:
 
 
 def decompose(query: str | Query, scheme: IdScheme,
-              describe: Callable[[str, str, str], tuple[str, str]] | None = None) -> Decomposition:
+              describe: Callable[[str, str, str], tuple[str, str] | None] | None = None) -> Decomposition:
     """The gold decomposition of ``query`` (section 3.1): fragments with standardised variables and URI
     placeholders, and a grounding slot per distinct id. ``describe(kind, prefix-or-"", id) -> (label,
-    description)`` fills the grounding (KB memory or KG labels); without it labels stay empty.
+    description)`` fills the grounding (KB memory or KG labels); it returns ``None`` for an id it does not know,
+    whose placeholder is then listed in ``unknown``. Without ``describe`` labels stay empty.
     Raises :class:`~sparqlab.eval.sparql_tree.SparqlParseError` for a query that does not parse."""
     tree = parse_query(query) if isinstance(query, str) else query
     names: dict[Term, str] = {}
     placeholders: dict[str, str] = {}
     kinds: dict[str, str] = {}
     slots: list[Slot] = []
+    unknown: list[str] = []
     for term in iter_terms(tree):
         if term.is_variable and term not in names:
             count = sum(1 for t in names if t.kind == term.kind) + 1
@@ -201,7 +205,10 @@ def decompose(query: str | Query, scheme: IdScheme,
                 placeholder = f"uri{len(placeholders) + 1}"
                 placeholders[ident] = placeholder
                 kinds[placeholder] = kind
-                label, description = describe(kind, prefix or "", ident) if describe else ("", "")
+                described = describe(kind, prefix or "", ident) if describe else ("", "")
+                if described is None:
+                    unknown.append(placeholder)
+                label, description = described or ("", "")
                 slots.append(Slot(placeholder, ident, label, description))
 
     def show(term: Term) -> str:
@@ -220,7 +227,7 @@ def decompose(query: str | Query, scheme: IdScheme,
         kind = "triple" if isinstance(element, Triple) else "filter" if isinstance(element, Filter) else "pattern"
         fragments.append(Fragment(kind, element_text(element, show)))
     fragments += [Fragment("modifier", text) for text in modifier_texts(tree, show)]
-    return Decomposition(fragments, slots, kinds)
+    return Decomposition(fragments, slots, kinds, unknown)
 
 
 # ------------------------------------------------------------------------------------------------ assembly

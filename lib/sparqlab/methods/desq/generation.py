@@ -49,7 +49,7 @@ class Example:
         return numbered([f.constraint for f in self.decomposition.fragments])
 
     def output(self) -> str:
-        return output_json(self.decomposition.fragments, self.decomposition.slots)
+        return output_json(self.decomposition.fragments, self.decomposition.slots, self.decomposition.unknown)
 
 
 def numbered(lines: Sequence[str]) -> str:

@@ -1,7 +1,8 @@
 """DeSQ's non-parametric KB memory (section 3.3): a dense index over KG elements (id, label, description).
 
-Each entry is embedded as ``"label: description"``; a query (a generated label and description) is embedded the
-same way and compared by cosine similarity (unit vectors, so a dot product). The default embedder is the offline
+Each entry is embedded as its label and its whole description, concatenated (``"label: description"``, section
+3.5: retrieval "using the concatenation of the generated label and description"); a query (a generated label and
+description) is embedded the same way and compared by cosine similarity (unit vectors, so a dot product). The default embedder is the offline
 all-MiniLM-L6-v2 (:mod:`sparqlab.llm.embeddings`); any sentence-transformers model can be named instead (the paper
 uses BGE-Large; its weights must already be on disk). Search is exact: numpy over the rows of the slot's kind
 (entries are stored grouped by kind, so a kind is a contiguous block), or faiss's exact inner-product index when
@@ -17,7 +18,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -54,15 +55,11 @@ class Hit:
     score: float
 
 
-DESCRIPTION_WORDS = 12
-"""Words of a description that are embedded: the head of a description names the kind of element ("film (1992)
-directed by ...", "tag on 3 films ..."), and shorter texts embed several times faster on a CPU."""
-
-
 def entry_text(label: str, description: str) -> str:
-    """What is embedded, for entries and for queries alike (label and description, section 3.4)."""
-    words = str(description).split()[:DESCRIPTION_WORDS]
-    return f"{label}: {' '.join(words)}" if words else str(label)
+    """What is embedded, for entries and for queries alike: the label and the whole description, concatenated
+    (section 3.5)."""
+    description = " ".join(str(description).split())
+    return f"{label}: {description}" if description else str(label)
 
 
 HASHING_EMBEDDER = "hashing"
@@ -118,10 +115,11 @@ def canonical_order(entries: Sequence[Entry]) -> list[int]:
 
 
 def content_digest(model: str, entries: Sequence[Entry]) -> str:
-    """Digest of an embedder name and entries in the order given: equal digests, equal vectors."""
+    """Digest of an embedder name and entries in the order given, with the text each is embedded as
+    (:func:`entry_text`): equal digests, equal vectors."""
     content = hashlib.sha256(model.encode("utf-8"))
     for e in entries:
-        content.update(f"\n{e.id}\t{e.label}\t{e.description}\t{e.kind}".encode())
+        content.update(f"\n{e.id}\t{e.label}\t{e.description}\t{e.kind}\t{e.text}".encode())
     return content.hexdigest()[:16]
 
 
@@ -377,6 +375,36 @@ def wikidata_property_entries(folder: str | Path | None = None) -> list[Entry]:
     return entries
 
 
+def wikidata_item_entries(folder: str | Path | None = None) -> list[Entry]:
+    """Wikidata items with their English label and description from ``data/wikidata_labels`` (see its
+    PROVENANCE.md): CoDEx's classes and the items of the bundled Wikidata RDF files. Kind ``entity``, as DeSQ's
+    Wikidata id scheme calls every ``Q`` id."""
+    import pyoxigraph
+
+    folder = Path(folder or data_dir() / "wikidata_labels")
+    found: dict[str, Entry] = {}
+    for ident, item in json.loads((folder / "codex_types.json").read_text(encoding="utf-8")).items():
+        found[ident] = Entry(ident, item.get("label", ""), item.get("description") or "", "entity")
+    query = """SELECT ?item ?label ?description WHERE {
+        ?item <http://www.w3.org/2000/01/rdf-schema#label> ?label FILTER(LANG(?label) = "en")
+        OPTIONAL { ?item <http://schema.org/description> ?description FILTER(LANG(?description) = "en") }
+        FILTER(STRSTARTS(STR(?item), "http://www.wikidata.org/entity/Q")) }"""
+    for path in sorted(folder.glob("*.ttl")):
+        store = pyoxigraph.Store()
+        store.load(path=str(path), format=pyoxigraph.RdfFormat.TURTLE, lenient=True)
+        for row in store.query(query):
+            ident = row["item"].value.rsplit("/", 1)[-1]
+            description = row["description"].value if row["description"] is not None else ""
+            found.setdefault(ident, Entry(ident, row["label"].value, description, "entity"))
+    return sorted(found.values(), key=lambda e: e.id)
+
+
+def wikidata_entries() -> list[Entry]:
+    """DeSQ's Wikidata memory: every property (:func:`wikidata_property_entries`) and every item whose label and
+    description ship (:func:`wikidata_item_entries`)."""
+    return wikidata_property_entries() + wikidata_item_entries()
+
+
 def freebase_entries() -> list[Entry]:
     """DeSQ's KB memory over Freebase without reading the KG (section 3.3; the paper's Freebase memory holds the
     relations and the entities the benchmarks use): every ``fb_roles`` relation with its name and description
@@ -393,28 +421,31 @@ def freebase_entries() -> list[Entry]:
     return entries
 
 
-def describer(memory: KBMemory | None, kg=None) -> Callable[[str, str, str], tuple[str, str]]:
-    """``(kind, prefix, id) -> (label, description)`` for grounding gold slots: the memory's entry, else (for a
-    KG in a local store, e.g. the movie KG with a partial memory) the KG's label and description of the IRI."""
+def describer(memory: KBMemory | Mapping[str, Entry] | None,
+              kg=None) -> Callable[[str, str, str], tuple[str, str] | None]:
+    """``(kind, prefix, id) -> (label, description)`` for grounding gold slots: the memory's entry (a memory or any
+    id → :class:`Entry` mapping), else (for a
+    KG in a local store, e.g. the movie KG with a partial memory) the KG's label and description of the IRI;
+    ``None`` when neither knows the id (the slot's label and description are then unknown, not empty)."""
     from sparqlab.kg.errors import KGError
     from sparqlab.methods.desq.fragments import scheme_for
 
     local = kg is not None and kg.profile.store_builder is not None
     scheme = scheme_for(kg.profile.name) if kg is not None else None
 
-    def describe(kind: str, prefix: str, ident: str) -> tuple[str, str]:
+    def describe(kind: str, prefix: str, ident: str) -> tuple[str, str] | None:
         entry = memory.get(ident) if memory is not None else None
         if entry is not None:
             return entry.label, entry.description
         if not local:
-            return "", ""
+            return None
         try:
             iri = scheme.join(prefix or None, ident)
             rows = kg.bulk_values(
                 f"SELECT ?l ?d WHERE {{ <{iri}> <{kg.profile.label_predicate}> ?l . "
                 f"OPTIONAL {{ <{iri}> <{kg.profile.description_predicate}> ?d }} }} LIMIT 1")
         except (KGError, ValueError):
-            return "", ""
-        return (rows[0]["l"], rows[0].get("d", "")) if rows else ("", "")
+            return None
+        return (rows[0]["l"], rows[0].get("d", "")) if rows else None
 
     return describe

@@ -12,9 +12,17 @@ from typing import Any, ClassVar, Literal
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
 from sparqlab.eval.sparql_tree import SparqlParseError
-from sparqlab.eval.structural import structural_em
+from sparqlab.eval.structural import query_em, structural_em
 from sparqlab.llm.replies import reply_error
-from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, check_strategy, correct_slots
+from sparqlab.methods.desq.correction import (
+    STRATEGIES,
+    Retriever,
+    apply,
+    check_strategy,
+    correct_slots,
+    cut_equivalent,
+    unrelated_cosine,
+)
 from sparqlab.methods.desq.fragments import (
     AssemblyError,
     Decomposition,
@@ -40,6 +48,7 @@ from sparqlab.methods.desq.kb_memory import (
     freebase_entries,
     kg_entries,
     limit_entries,
+    wikidata_entries,
     wikidata_property_entries,
 )
 from sparqlab.methods.desq.metrics import gold_sparql_for, score_output, slot_kinds
@@ -51,7 +60,7 @@ from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.registry import register_method
 
-MEMORY_FORMAT = 2
+MEMORY_FORMAT = 3
 """Bumped when the memory's entries or their text change, so cached memories are rebuilt."""
 
 
@@ -62,16 +71,24 @@ class DesqConfig(MethodConfig):
     - ``strategy``: URI correction strategy (appendix B): none, always-retrieve, roundtrip-exact (the paper's
       "Round-trip"), roundtrip-fuzzy, score-threshold, combined. ``oracle`` needs gold ids, so a run cannot answer
       with it; every run scores all seven strategies per question instead (``scores.<strategy>.*``).
-    - ``threshold``: cosine threshold of score-threshold and combined (paper: 0.85).
+    - ``threshold``: cosine threshold of score-threshold and combined. ``None``: the equivalent of the paper's
+      0.85 — a BGE-Large cosine, 62.5 % of the way from BGE's unrelated-text level 0.6 to 1 — for this memory and
+      embedder: as far from the median cosine of random memory pairs towards 1
+      (:func:`~sparqlab.methods.desq.correction.cut_equivalent`; a number: that cosine, e.g. ``0.85`` with
+      BGE-Large as in the paper).
     - ``jaccard``: word-level Jaccard a label must reach under roundtrip-fuzzy (paper: 0.5).
     - ``train_dataset`` / ``train_split`` / ``train_limit``: the training questions whose gold decompositions are
       the worked examples (0: all of the split); never the scored split.
     - ``shots``: worked examples (nearest by masked question words) per prompt.
-    - ``memory``: ``kg`` (entities, relations and classes of the run's KG), ``wikidata-properties`` or
+    - ``memory``: ``kg`` (entities, relations and classes of the run's KG), ``wikidata`` (every Wikidata
+      property and the items whose English label and description ship in ``data/wikidata_labels``:
+      :func:`~sparqlab.methods.desq.kb_memory.wikidata_entries`), ``wikidata-properties`` (the properties only) or
       ``freebase`` (relations and types from the fb_roles schema files, entities named by the Freebase datasets:
       a memory for a Freebase too large to read, :func:`~sparqlab.methods.desq.kb_memory.freebase_entries`).
+      The memory (or, on a KG in a local store, the KG) gives the gold slots their labels and descriptions; a slot
+      whose id neither knows is unknown (scored for its id only, ``null`` in the worked examples).
     - ``memory_limit``: at most this many entries of the memory's main kind — entities of a ``kg`` memory (every
-      relation and class stays), properties of ``wikidata-properties`` — in id order (0: all). A speed knob for
+      relation and class stays), properties of ``wikidata`` / ``wikidata-properties`` — in id order (0: all). A speed knob for
       smoke tests; it changes results (the missing elements cannot be retrieved).
     - ``embedder``: ``minilm`` (offline all-MiniLM-L6-v2), ``hashing`` (a model-free bag-of-words baseline, for
       smoke tests) or a sentence-transformers model name (paper: BGE-Large).
@@ -92,13 +109,13 @@ class DesqConfig(MethodConfig):
     """
 
     strategy: str = "roundtrip-exact"
-    threshold: float = 0.85
+    threshold: float | None = None
     jaccard: float = 0.5
     train_dataset: str = "mcqa-movies"
     train_split: str = "train"
     train_limit: int = 0
     shots: int = 3
-    memory: Literal["kg", "wikidata-properties", "freebase"] = "kg"
+    memory: Literal["kg", "wikidata", "wikidata-properties", "freebase"] = "kg"
     memory_limit: int = 0
     embedder: str = "minilm"
     memory_dir: str | None = None
@@ -118,7 +135,7 @@ class DesqConfig(MethodConfig):
         if self.strategy == "oracle":
             raise ValueError("strategy 'oracle' needs the gold ids, so it cannot answer questions; every run "
                              "reports it in its per-question scores (scores.oracle.*)")
-        if not 0 <= self.threshold <= 1 or not 0 <= self.jaccard <= 1:
+        if not 0 <= (self.threshold if self.threshold is not None else 0) <= 1 or not 0 <= self.jaccard <= 1:
             raise ValueError("threshold and jaccard must lie in [0, 1]")
         if self.shots < 1 or self.train_limit < 0 or self.memory_limit < 0:
             raise ValueError("shots must be >= 1, train_limit and memory_limit >= 0")
@@ -127,12 +144,13 @@ class DesqConfig(MethodConfig):
 def _example_dict(example: Example) -> dict[str, Any]:
     d = example.decomposition
     return {"id": example.id, "question": example.question, "sparql": example.sparql,
-            "fragments": [asdict(f) for f in d.fragments], "slots": [asdict(s) for s in d.slots], "kinds": d.kinds}
+            "fragments": [asdict(f) for f in d.fragments], "slots": [asdict(s) for s in d.slots], "kinds": d.kinds,
+            "unknown": d.unknown}
 
 
 def _example_from(data: dict[str, Any]) -> Example:
     decomposition = Decomposition([Fragment(**f) for f in data["fragments"]], [Slot(**s) for s in data["slots"]],
-                                  data["kinds"])
+                                  data["kinds"], data.get("unknown", []))
     return Example(data["id"], data["question"], data["sparql"], decomposition)
 
 
@@ -151,6 +169,7 @@ class Desq(Method):
         self._words: list[frozenset[str]] = []
         self._kg = None
         self._retriever: Retriever | None = None
+        self.threshold = self.config.threshold  # resolved for the memory's embedder by prepare()
 
     def artifacts(self) -> dict[str, str]:
         found = {}
@@ -158,6 +177,8 @@ class Desq(Method):
             found["kb_memory"] = self.memory.digest
         if self.examples:
             found["examples"] = stable_hash([_example_dict(e) for e in self.examples], 16)
+        if self.threshold is not None:
+            found["threshold"] = str(self.threshold)
         return found
 
     def example_ids(self) -> set[str]:
@@ -179,6 +200,8 @@ class Desq(Method):
             self.memory = await asyncio.to_thread(KBMemory.load, folder)
         else:
             def entries():
+                if config.memory == "wikidata":
+                    return limit_entries(wikidata_entries(), "property", config.memory_limit)
                 if config.memory == "wikidata-properties":
                     return limit_entries(wikidata_property_entries(), "property", config.memory_limit)
                 if config.memory == "freebase":
@@ -187,7 +210,10 @@ class Desq(Method):
 
             self.memory = await asyncio.to_thread(lambda: KBMemory.build(entries(), config.embedder))
             await asyncio.to_thread(self.memory.save, folder)
-        ctx.log("kb_memory", entries=len(self.memory), build_s=self.memory.info.get("build_s"), cached=built)
+        unrelated = unrelated_cosine(self.memory.vectors)
+        self.threshold = config.threshold if config.threshold is not None else round(cut_equivalent(unrelated), 4)
+        ctx.log("kb_memory", entries=len(self.memory), build_s=self.memory.info.get("build_s"), cached=built,
+                threshold=self.threshold, unrelated_cosine=round(unrelated, 4))
         self._retriever = Retriever(self.memory)
 
         questions = ctx.train_questions(config.train_dataset, config.train_split)
@@ -260,7 +286,7 @@ class Desq(Method):
             return MethodOutput(None, error, extra)
         corrections = await asyncio.to_thread(
             correct_slots, parsed.slots, self.memory, self.config.strategy, kinds=slot_kinds(parsed, scheme),
-            threshold=self.config.threshold, jaccard=self.config.jaccard, retrieve=self._retriever,
+            threshold=self.threshold, jaccard=self.config.jaccard, retrieve=self._retriever,
             restrict_kind=self.config.restrict_kind)
         ctx.log("uri_correction", strategy=self.config.strategy, corrections=[asdict(c) for c in corrections])
         extra["ids_changed"] = sum(c.changed for c in corrections)
@@ -291,11 +317,13 @@ class Desq(Method):
             return {"gold_decomposition_error": 1}
         parsed = parse_output(output.extra.get("structured_output", ""))
         scores = score_output(parsed, gold_decomposition, gold_sparql, self.memory, scheme,
-                              threshold=self.config.threshold, jaccard=self.config.jaccard, strategies=STRATEGIES,
+                              threshold=self.threshold, jaccard=self.config.jaccard, strategies=STRATEGIES,
                               retrieve=self._retriever, restrict_kind=self.config.restrict_kind,
                               alignment="position" if self.config.verbaliser == "model" else "key")
+        scores["query_em"] = query_em(output.sparql, gold_sparql)
         scores["structural_em"] = structural_em(output.sparql, gold_sparql) if output.sparql else 0
-        scores["gold_output"] = output_json(gold_decomposition.fragments, gold_decomposition.slots)  # for BLEU
+        scores["gold_output"] = output_json(gold_decomposition.fragments, gold_decomposition.slots,
+                                            gold_decomposition.unknown)  # for BLEU
         scores["empty_pair"] = int(predicted is not None and not predicted and gold is not None and not gold)
         return scores
 
@@ -338,17 +366,46 @@ def evaluate_offline(method: Desq, questions: list[Question], kg, model: str, pr
     return run_sync(go())
 
 
-def offline_tables(datasets: list[str], kg, model: str, limit: int | None = None, **options: Any):
-    """DeSQ's execution-free table over several benchmarks (the layout of its Tables 4-7, one block per dataset):
-    :func:`~sparqlab.methods.desq.metrics.strategy_table` of :func:`evaluate_offline` with the mean structural EM, for a
-    :class:`Desq` built from ``options`` (memory, strategy, worked examples ...). An empty frame for no dataset."""
+TABLE2_COLUMNS = {"mapping_em": "fragment EM", "uri_id_em": "URI id EM", "uri_label_em": "URI label EM",
+                  "uri_description_em": "URI description EM"}
+"""Table 2's per-dataset columns (Mapping, URIs Grounding ID / Label / Desc.) and the :func:`micro_scores` rows they
+come from."""
+
+
+def offline_records(datasets: list[str], kg, model: str, limit: int | None = None, split: str | None = None,
+                    **options: Any) -> dict[str, Any]:
+    """Dataset name → the :func:`evaluate_offline` records (a DataFrame) of a :class:`Desq` built from ``options``
+    (memory, strategy, worked examples ...) on that dataset's ``split`` (its default when ``None``)."""
     import pandas as pd
 
     from sparqlab.data.registry import load
-    from sparqlab.methods.desq.metrics import strategy_table
+
+    return {name: pd.DataFrame(evaluate_offline(Desq(**options), load(name, split=split, limit=limit), kg, model))
+            for name in datasets}
+
+
+def offline_table(records: dict[str, Any]):
+    """DeSQ's execution-free table over several benchmarks, one block per dataset: the
+    :func:`~sparqlab.methods.desq.metrics.strategy_table` (the layout of Tables 4-7) with Table 2's dataset columns
+    beside it — Mapping (fragment EM), URI id / label / description EM (micro, section 3.5), the EM of the answered
+    query (``query_em``; ``structural_em`` the isomorphism-based one), corpus BLEU of the structured outputs, and
+    ``unknown_slots`` (gold slots whose label no source knows, left out of label / description EM). ``records``:
+    :func:`offline_records`. An empty frame for no dataset."""
+    import pandas as pd
+
+    from sparqlab.methods.desq.metrics import micro_scores, output_bleu, strategy_table
 
     tables = {}
-    for name in datasets:
-        records = pd.DataFrame(evaluate_offline(Desq(**options), load(name, limit=limit), kg, model))
-        tables[name] = strategy_table(records).assign(structural_em=records["scores.structural_em"].mean())
+    for name, frame in records.items():
+        micro = micro_scores(frame)["micro"]
+        unknown = frame["scores.uri_unknown"] if "scores.uri_unknown" in frame else pd.Series(dtype=float)
+        tables[name] = strategy_table(frame).assign(
+            **{column: micro[row] for column, row in TABLE2_COLUMNS.items()},
+            query_em=frame["scores.query_em"].mean(), structural_em=frame["scores.structural_em"].mean(),
+            bleu=output_bleu(frame), unknown_slots=int(unknown.sum()))
     return pd.concat(tables, names=["dataset"]) if tables else pd.DataFrame()
+
+
+def offline_tables(datasets: list[str], kg, model: str, limit: int | None = None, **options: Any):
+    """:func:`offline_table` of :func:`offline_records` (the datasets' default splits)."""
+    return offline_table(offline_records(datasets, kg, model, limit, **options))

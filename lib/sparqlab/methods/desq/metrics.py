@@ -1,9 +1,12 @@
 """DeSQ's multi-granular evaluation of one structured output (section 3.5, appendix A) and the strategy table.
 
 For one question: fragment EM (key- and position-aligned), URI EM per field (id, label, description), and for
-every URI correction strategy the id EM after correction, the structural EM of the assembled query, and how many
-wrong ids the strategy fixed and how many correct ids it broke (the columns of the paper's Tables 4–7). None of
-this needs a SPARQL endpoint. :func:`strategy_table` aggregates the per-question scores of a run.
+every URI correction strategy the id EM after correction, the EM of the assembled query (the paper's
+first-appearance EM, :func:`~sparqlab.eval.structural.query_em`; the isomorphism-based structural EM beside it),
+and how many wrong ids the strategy fixed and how many correct ids it broke (the columns of the paper's Tables
+4–7). None of this needs a SPARQL endpoint. :func:`strategy_table` aggregates the per-question scores of a run.
+A gold slot whose id no label source knows (``Decomposition.unknown``) counts for id EM only: its label and
+description are unknown, not empty, and ``uri_unknown`` counts such slots.
 
 Aggregation (section 3.5): "EM is computed per fragment and averaged across all fragments in the test set", and
 URI EM is "the average across all URIs slots in the test set" — micro averages. Every question therefore scores
@@ -17,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.eval.structural import fragment_em, structural_em, uri_em
-from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, correct_slots
+from sparqlab.eval.structural import fragment_em, query_em, structural_em, uri_em
+from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, correct_slots, roundtrip_flag
 from sparqlab.methods.desq.fragments import AssemblyError, Decomposition, IdScheme, assemble, placeholders_in
 from sparqlab.methods.desq.kb_memory import KBMemory
 from sparqlab.methods.desq.structured import ParsedOutput
@@ -67,8 +70,11 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
 
     Keys: ``fragment_em_key``, ``fragment_em_position``, ``fragment_em`` (the one ``alignment`` names, recorded as
     ``fragment_alignment``), ``fragments`` (gold count), ``uri_{id,label,description}_em``, ``uri_slots``, the
-    ``_matched`` / ``_total`` counts of each of these rates, and per strategy ``<strategy>.id_em``,
-    ``.final_em``, ``.fixed``, ``.broken``. Rates of a question with nothing to compare (no gold slots) are
+    ``_matched`` / ``_total`` counts of each of these rates, ``uri_unknown`` (gold slots without a known label,
+    left out of label / description EM), and per strategy ``<strategy>.id_em``, ``.final_em`` (first-appearance EM),
+    ``.final_structural_em``, ``.fixed``, ``.broken``; with ``always-retrieve`` among the strategies also
+    ``retrievals``: per retrieved slot ``[predicted id, retrieved id, cosine, gold id, round-trip flag]``, from which
+    :func:`threshold_sweep` replays score-threshold and combined at any threshold. Rates of a question with nothing to compare (no gold slots) are
     ``None``. ``restrict_kind``: retrieval among memory entries of the slot's kind only (our extension).
     """
     if alignment not in ALIGNMENTS:
@@ -82,10 +88,12 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
         if name == alignment:
             scores.update(_counted("fragment_em", matched, total))
     scores["fragments"] = len(gold_pairs)
-    per_field = uri_em([s.to_dict() for s in parsed.slots], [s.to_dict() for s in gold.slots])
+    per_field = uri_em([s.to_dict() for s in parsed.slots], [s.to_dict() for s in gold.slots],
+                       unknown=gold.unknown)
     for name, (matched, count) in per_field.items():
         scores.update(_counted(f"uri_{name}_em", matched, count))
     scores["uri_slots"] = len(gold.slots)
+    scores["uri_unknown"] = len(gold.unknown)
     gold_ids = {s.placeholder: s.id for s in gold.slots}
     kinds = slot_kinds(parsed, scheme)
     retrieve = retrieve or Retriever(memory)
@@ -94,6 +102,11 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
         corrections = correct_slots(parsed.slots, memory, strategy, kinds=kinds, threshold=threshold,
                                     jaccard=jaccard, gold_ids=gold_ids, retrieve=retrieve,
                                     restrict_kind=restrict_kind)
+        if strategy == "always-retrieve":
+            scores["retrievals"] = [
+                [c.predicted_id, c.retrieved_id, c.score, gold_ids.get(c.placeholder),
+                 roundtrip_flag(slot, memory, fuzzy=False, jaccard=jaccard)]
+                for slot, c in zip(parsed.slots, corrections, strict=True) if c.retrieved_id is not None]
         final = {c.placeholder: c.final_id for c in corrections}
         scores[f"{strategy}.id_em"] = _rate(sum(final.get(p) == g for p, g in gold_ids.items()), len(gold_ids))
         scores[f"{strategy}.fixed"] = sum(predicted_ids.get(p) != g and final.get(p) == g for p, g in gold_ids.items())
@@ -101,9 +114,10 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
                                            for p, g in gold_ids.items())
         try:
             assembled = assemble(parsed.fragments, apply(parsed.slots, corrections), scheme)
-            scores[f"{strategy}.final_em"] = structural_em(assembled, gold_sparql)
         except AssemblyError:
-            scores[f"{strategy}.final_em"] = 0
+            assembled = None
+        scores[f"{strategy}.final_em"] = query_em(assembled, gold_sparql)
+        scores[f"{strategy}.final_structural_em"] = structural_em(assembled, gold_sparql)
     return scores
 
 
@@ -144,12 +158,23 @@ def _column(predictions: pd.DataFrame, name: str) -> pd.Series:
     raise KeyError(f"no column {name!r} (nor scores.{name}) in the predictions")
 
 
+def _optional(predictions: pd.DataFrame, name: str) -> pd.Series:
+    """:func:`_column`, or all-NaN for a score a run did not record (runs scored before it existed)."""
+    import pandas as pd
+
+    try:
+        return _column(predictions, name)
+    except KeyError:
+        return pd.Series(float("nan"), index=predictions.index)
+
+
 def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES,
                    average: str = "micro") -> pd.DataFrame:
     """One row per strategy from per-question scores (``scores.<strategy>.id_em`` ... columns of
     ``load_predictions``, or the same keys without ``scores.``): id EM raw and corrected — ``average="micro"``
     over all URI slots of the test set (the paper, section 3.5), ``"question"`` the mean over questions with
-    slots — final-query structural EM (per question), and the wrong ids fixed / correct ids broken in total."""
+    slots — final-query EM (per question; ``final_em`` the paper's first-appearance EM, ``final_structural_em``
+    the isomorphism-based one), and the wrong ids fixed / correct ids broken in total."""
     import pandas as pd
 
     if average not in ("micro", "question"):
@@ -167,22 +192,116 @@ def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATE
     rows = []
     for strategy in strategies:
         rows.append({"strategy": strategy, "id_em_raw": mean(raw), "id_em_corrected": mean(column(f"{strategy}.id_em")),
-                     "final_em": column(f"{strategy}.final_em").mean(), "fixed": int(column(f"{strategy}.fixed").sum()),
+                     "final_em": column(f"{strategy}.final_em").mean(),
+                     "final_structural_em": _optional(predictions, f"{strategy}.final_structural_em").mean(),
+                     "fixed": int(column(f"{strategy}.fixed").sum()),
                      "broken": int(column(f"{strategy}.broken").sum()), "n": int(raw.notna().sum())})
     table = pd.DataFrame(rows).set_index("strategy")
     table.attrs["average"] = average
     return table
 
 
+def _retrievals(predictions: pd.DataFrame) -> list[list]:
+    """The ``retrievals`` rows of every question (from a run's nested ``scores`` column or an offline
+    ``scores.retrievals`` column), pooled."""
+    if "scores.retrievals" in predictions:
+        lists = predictions["scores.retrievals"]
+    elif "scores" in predictions:
+        lists = predictions["scores"].map(lambda scores: (scores or {}).get("retrievals"))
+    else:
+        raise KeyError("no retrievals in the predictions (score them with the always-retrieve strategy)")
+    return [row for rows in lists if isinstance(rows, list) for row in rows]
+
+
+def threshold_sweep(predictions: pd.DataFrame, thresholds: Sequence[float]) -> pd.DataFrame:
+    """Id EM over the retrieved slots of a run after score-threshold and after combined at each threshold, replayed
+    from the recorded retrievals (no new embedding): a candidate replaces the predicted id when its cosine is at
+    least the threshold (combined: and round trip flagged the slot). ``gain``: fixed minus broken ids. How a cut
+    trades fixes for breaks on held-out questions (``scripts/calibrate_desq_threshold.py``)."""
+    import pandas as pd
+
+    rows = _retrievals(predictions)
+    if not rows:
+        raise ValueError("no retrieved slots to sweep (no always-retrieve retrievals in the predictions)")
+    out = []
+    for t in thresholds:
+        line = {"threshold": float(t), "slots": len(rows)}
+        for name, gate in (("score-threshold", lambda flag: True), ("combined", lambda flag: flag)):
+            final = [r[1] if r[2] >= t and gate(r[4]) else r[0] for r in rows]
+            line[f"{name}.id_em"] = sum(f == r[3] for f, r in zip(final, rows, strict=True)) / len(rows)
+            line[f"{name}.gain"] = sum((f == r[3]) - (r[0] == r[3]) for f, r in zip(final, rows, strict=True))
+        out.append(line)
+    return pd.DataFrame(out).set_index("threshold")
+
+
 def output_bleu(predictions: pd.DataFrame) -> float:
-    """Corpus BLEU of the predicted structured outputs against the gold ones (section 3.5), from a run's
-    ``extra.structured_output`` and ``scores.gold_output`` columns (a missing output counts as empty)."""
+    """Corpus BLEU (sacreBLEU, in [0, 1]) of the predicted structured outputs against the gold ones over the full
+    output sequences (section 3.5), from a run's ``extra.structured_output`` and ``scores.gold_output`` columns (a
+    missing output counts as empty)."""
     from sparqlab.eval.structural import corpus_bleu
 
     scored = predictions[predictions["scores.gold_output"].notna()]
     predicted = scored["extra.structured_output"].fillna("") if "extra.structured_output" in scored else \
         [""] * len(scored)
     return corpus_bleu([str(p) for p in predicted], [str(g) for g in scored["scores.gold_output"]])
+
+
+def query_em_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """RQ1's comparison of any runs (a ``direct`` run beside a DeSQ run) by DeSQ's execution-free EM: per run, the
+    mean §3.5 EM (``query_em``, first-appearance variables) and structural EM of each predicted query against the
+    question's gold query as the dataset gives it, beside execution F1. A question without a predicted query
+    scores 0; one whose gold query does not parse is left out (``unscored``). ``predictions``: the concatenated
+    :func:`~sparqlab.runs.results.load_predictions` frames."""
+    import pandas as pd
+
+    from sparqlab.eval.sparql_tree import SparqlParseError
+
+    rows = []
+    for run, frame in predictions.groupby("run", sort=False):
+        em, structural, unscored = [], [], 0
+        for predicted, gold in zip(frame["predicted_sparql"], frame["gold_sparql"], strict=True):
+            predicted = predicted if isinstance(predicted, str) else None  # a missing query is NaN in a frame
+            try:
+                em.append(query_em(predicted, gold))
+                structural.append(structural_em(predicted, gold))
+            except (SparqlParseError, ValueError, TypeError):
+                unscored += 1
+        first = frame.iloc[0]
+        rows.append({"run": run, "model": first.get("model"), "dataset": first.get("dataset"), "n": len(em),
+                     "query_em": sum(em) / len(em) if em else float("nan"),
+                     "structural_em": sum(structural) / len(structural) if structural else float("nan"),
+                     "execution_f1": pd.to_numeric(frame.get("f1"), errors="coerce").mean(), "unscored": unscored})
+    return pd.DataFrame(rows).set_index("run")
+
+
+FIGURE_MEASURES = {"Mapping": "fragment_em", "URI ID": "uri_id_em", "URI ID corrected": None,
+                   "URI label": "uri_label_em", "URI description": "uri_description_em", "final query": None}
+"""The measures of DeSQ's Figures 2-3 (Table 2's columns) and the per-question counts they pool."""
+
+
+def figure_frame(records: dict[str, pd.DataFrame], model: str, strategy: str = "roundtrip-exact") -> pd.DataFrame:
+    """Long rows (``dataset``, ``model``, ``measure``, ``value``) for Figures 2-3, one 0/1 row per fragment, URI
+    slot or question, so a bar's mean is the paper's micro average (section 3.5) and its bootstrap runs over those
+    units: Mapping (fragment EM), URI ID raw and after ``strategy`` (the paper's "ID corrected"), label and
+    description EM, and the final-query EM of ``strategy``'s assembly. ``records``: dataset → per-question scores
+    (a run's predictions or :func:`~sparqlab.methods.desq.method.offline_records`)."""
+    import pandas as pd
+
+    rows = []
+    for dataset, frame in records.items():
+        for measure, name in FIGURE_MEASURES.items():
+            if measure == "final query":
+                units = [(int(v), 1) for v in _column(frame, f"{strategy}.final_em").dropna()]
+            elif measure == "URI ID corrected":
+                pairs = zip(_column(frame, f"{strategy}.id_em"), _column(frame, "uri_slots"), strict=True)
+                units = [(round(rate * slots), int(slots)) for rate, slots in pairs if rate == rate]
+            else:
+                pairs = zip(_column(frame, f"{name}_matched"), _column(frame, f"{name}_total"), strict=True)
+                units = [(int(m), int(t)) for m, t in pairs if t == t]
+            for matched, total in units:
+                rows += [{"dataset": dataset, "model": model, "measure": measure, "value": float(n < matched)}
+                         for n in range(total)]
+    return pd.DataFrame(rows, columns=["dataset", "model", "measure", "value"])
 
 
 def strategy_long(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES) -> pd.DataFrame:

@@ -27,6 +27,7 @@ placeholder used nowhere, a duplicate placeholder).
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from sparqlab.llm.replies import visible_text
@@ -95,11 +96,11 @@ def parse_output(text: str) -> ParsedOutput:
             continue
         fields = {}
         for name in ("id", "label", "description"):
-            raw = item.get(name, item.get("desc") if name == "description" else None)
-            if raw is None:
+            key = "desc" if name == "description" and name not in item and "desc" in item else name
+            if key not in item:
                 out.problems.append(f"grounding entry {number} ({placeholder}) has no {name!r}")
-                raw = ""
-            fields[name] = str(raw).strip()
+            raw = item.get(key)  # null: not known (as the worked examples write an unknown label)
+            fields[name] = "" if raw is None else str(raw).strip()
         out.slots.append(Slot(placeholder, fields["id"], fields["label"], fields["description"]))
     used = {placeholder for f in out.fragments for _, placeholder in placeholders_in(f.text)}
     grounded = {slot.placeholder for slot in out.slots}
@@ -120,7 +121,11 @@ def _kind(fragment: str) -> str:
         or fragment.startswith("{") else "triple"
 
 
-def output_json(fragments: list[Fragment], slots: list[Slot]) -> str:
-    """The structured output of fragments and slots as one JSON line (what a model is trained to write)."""
+def output_json(fragments: list[Fragment], slots: list[Slot], unknown: Collection[str] = ()) -> str:
+    """The structured output of fragments and slots as one JSON line (what a model is trained to write). The
+    label and description of a slot in ``unknown`` (an id no label source knows) are ``null``: not known, which
+    an empty string would misstate."""
+    grounding = [{**s.to_dict(), "label": None, "description": None} if s.placeholder in unknown else s.to_dict()
+                 for s in slots]
     return json.dumps({"constraints": [{"constraint": f.constraint, "fragment": f.text} for f in fragments],
-                       "grounding": [s.to_dict() for s in slots]}, ensure_ascii=False)
+                       "grounding": grounding}, ensure_ascii=False)

@@ -11,7 +11,7 @@ from sparqlab.data.question import Question
 from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.methods.desq.fragments import scheme_for
 from sparqlab.methods.desq.generation import finetune_records, gold_example
-from sparqlab.methods.desq.kb_memory import describer
+from sparqlab.methods.desq.kb_memory import describer, wikidata_entries
 from sparqlab.methods.desq.metrics import gold_sparql_for
 from sparqlab.train.data import register_builder
 
@@ -20,10 +20,12 @@ from sparqlab.train.data import register_builder
                   description="two records per question: constraints, structured output")
 def desq_records(questions: Sequence[Question], kg: Any, progress: bool = True) -> tuple[list[dict], dict]:
     """DeSQ fine-tuning records from gold decompositions; questions whose gold query does not decompose are
-    skipped (as DeSQ's ``prepare`` skips them) and counted as ``undecomposable``."""
+    skipped (as DeSQ's ``prepare`` skips them) and counted as ``undecomposable``. Slot labels come from the KG (a
+    local store) or, on Wikidata, from the entries of ``memory=wikidata``; an id neither knows is ``null``."""
     from tqdm.auto import tqdm
 
-    scheme, describe = scheme_for(kg.profile.name), describer(None, kg)
+    labels = {e.id: e for e in wikidata_entries()} if kg.profile.name == "wikidata" else None  # as memory=wikidata
+    scheme, describe = scheme_for(kg.profile.name), describer(labels, kg)
     examples, skipped = [], 0
     for question in tqdm(questions, desc="DeSQ gold decompositions", unit="q", disable=not progress):
         try:

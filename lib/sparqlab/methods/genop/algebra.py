@@ -214,6 +214,37 @@ def variables(p: Pattern) -> set[str]:
     return set()
 
 
+def join_operands(p: Pattern) -> list[Pattern]:
+    """The operands of a left-deep Join chain (one SPARQL group), in order."""
+    ops = []
+    while isinstance(p, Join):
+        ops.append(p.right)
+        p = p.left
+    ops.append(p)
+    ops.reverse()
+    return ops
+
+
+def certain_variables(p: Pattern) -> set[str]:
+    """The variables every mapping of ``⟦P⟧`` binds: all of a BGP's and a GenOp's (its placeholders and outputs),
+    either operand's of a Join, both branches' of a Union, the left operand's of Opt / Minus / Diff."""
+    if isinstance(p, BGP):
+        return set(p.variables)
+    if isinstance(p, GenOp):
+        return set(p.inputs) | set(p.outputs)
+    if isinstance(p, Filter):
+        return certain_variables(p.pattern)
+    if isinstance(p, Proj):
+        return set(p.variables) & certain_variables(p.pattern)
+    if isinstance(p, Join):
+        return certain_variables(p.left) | certain_variables(p.right)
+    if isinstance(p, Union):
+        return certain_variables(p.left) & certain_variables(p.right)
+    if isinstance(p, Minus | Diff | Opt):
+        return certain_variables(p.left)
+    return set()
+
+
 def genops(p: Pattern) -> list[GenOp]:
     """``gen(P)``: the GenOp occurrences of ``P`` (Def. 1) in occurrence order."""
     if isinstance(p, GenOp):

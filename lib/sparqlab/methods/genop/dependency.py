@@ -2,9 +2,10 @@
 (Def. 14), strongly connected components (Def. 12), acyclicity (Def. 13), stratification (Def. 15) and
 monotonicity w.r.t. the context supply (Sect. 4.3).
 
-A query is classified as ``acyclic`` (no cycle: single-pass evaluation), ``stratified`` (cycles, but a
-stratification exists: stratum-wise least fixpoints) or ``non-stratified`` (a cycle through a negative edge:
-well-founded semantics). An acyclic query also has a stratification (reported as ``strata``), which is what
+A query is classified as ``acyclic`` (no cycle), ``stratified`` (cycles, but a stratification exists: stratum-wise
+least fixpoints) or ``non-stratified`` (a cycle through a negative edge: well-founded semantics). An acyclic query
+is evaluated in a single pass only where that provably equals its least fixpoint (Theorem 8,
+:func:`single_pass_exact`), else by its fixpoint semantics. An acyclic query also has a stratification (reported as ``strata``), which is what
 Example 3's MINUS variant shows: ``σ(g1) < σ(g2)``.
 """
 
@@ -12,7 +13,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sparqlab.methods.genop.algebra import GenOp, Pattern, genops, occurrences, remove
+from sparqlab.methods.genop.algebra import (
+    BINARY,
+    Filter,
+    GenOp,
+    Join,
+    Pattern,
+    Proj,
+    certain_variables,
+    genops,
+    join_operands,
+    occurrences,
+    remove,
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,7 @@ class Dependencies:
     sccs: list[tuple[int, ...]]               # in topological order of the condensation
     strata: dict[int, int] | None             # a minimal stratification σ, or None if none exists
     monotone: bool
+    single_pass_exact: bool = False           # a single pass equals the least fixpoint (:func:`single_pass_exact`)
     scc_of: dict[int, int] = field(init=False)  # occurrence -> position of its SCC in ``sccs``
 
     def __post_init__(self) -> None:
@@ -53,6 +67,15 @@ class Dependencies:
         if self.acyclic:
             return "acyclic"
         return "stratified" if self.stratified else "non-stratified"
+
+    @property
+    def auto_semantics(self) -> str:
+        """The semantics ``auto`` evaluates with: ``single-pass`` for an acyclic query only where it equals the least
+        fixpoint (Theorem 8), else ``lfp`` for the other monotone acyclic queries and ``stratified`` for the rest of
+        the acyclic ones; ``stratified`` / ``well-founded`` for cyclic queries by their class."""
+        if self.acyclic:
+            return "single-pass" if self.single_pass_exact else "lfp" if self.monotone else "stratified"
+        return "stratified" if self.stratified else "well-founded"
 
     def order(self) -> list[int]:
         """A topological order of the occurrences (SCC members together, by occurrence index)."""
@@ -75,6 +98,7 @@ class Dependencies:
         return {
             "class": self.query_class,
             "monotone": self.monotone,
+            "single_pass_exact": self.single_pass_exact,
             "genops": {name[i]: str(g) for i, g in self.genops.items()},
             "edges": [{"from": name[e.source], "to": name[e.target], "vars": list(e.variables),
                        "sign": "-" if e.negative else "+"} for e in self.edges],
@@ -162,9 +186,41 @@ def is_monotone(p: Pattern) -> bool:
     return not any(neg and v in outs for v, neg in occurrences(p))
 
 
+def single_pass_exact(p: Pattern, order: list[int]) -> bool:
+    """Whether one pass ``⟦P⟧^∅`` is the least fixpoint of an acyclic ``P`` (Theorem 8) under the group-local
+    context supply: every GenOp's placeholders are bound in every mapping of the operands before it in its own
+    group (the group's GenOp-free operands and the GenOps before it in the topological ``order``). Then any
+    context a later iterate adds gives rows the group's join with those mappings drops or already has. A GenOp
+    whose placeholders come from elsewhere (a UNION sibling, an OPTIONAL's left side, a later operand of an
+    enclosing group) gets them only from the fixpoint's supply, so one pass can give fewer rows."""
+    rank = {g: n for n, g in enumerate(order)}
+
+    def group(ops: list[Pattern]) -> bool:
+        plain = [op for op in ops if not isinstance(op, GenOp)]
+        bound = set().union(*(certain_variables(op) for op in plain))
+        for g in sorted((op for op in ops if isinstance(op, GenOp)), key=lambda g: rank[g.index]):
+            if not g.inputs <= bound:
+                return False
+            bound |= g.inputs | set(g.outputs)
+        return all(exact(op) for op in plain)
+
+    def exact(q: Pattern) -> bool:
+        if isinstance(q, Join | GenOp):
+            return group(join_operands(q))
+        if isinstance(q, Filter | Proj):
+            return exact(q.pattern)
+        if isinstance(q, BINARY):
+            return exact(q.left) and exact(q.right)
+        return True
+
+    return exact(p)
+
+
 def analyse(p: Pattern) -> Dependencies:
-    """Dependency graph, SCCs, stratification and monotonicity of ``p``."""
+    """Dependency graph, SCCs, stratification, monotonicity and single-pass exactness of ``p``."""
     gs = {g.index: g for g in genops(p)}
     edges = signed_edges(p)
     sccs = tarjan_sccs(list(gs), edges)
-    return Dependencies(gs, edges, sccs, stratify(sccs, edges), is_monotone(p))
+    acyclic = all(len(c) == 1 for c in sccs)
+    exact = acyclic and single_pass_exact(p, [g for c in sccs for g in c])
+    return Dependencies(gs, edges, sccs, stratify(sccs, edges), is_monotone(p), exact)

@@ -36,9 +36,14 @@ yields nothing under ``lfp`` / ``well-founded`` (Example 1's lfp is then empty).
 
 **Semantics** (``semantics`` option; ``auto`` picks by the query class):
 
-- ``single-pass`` (auto for acyclic): ``⟦P⟧^∅``.
-- ``lfp``: the Kleene chain ``S_0 = ∅, S_{n+1} = Φ_P(S_n)`` until it is stable (Def. 17, Thm 1); needed when a
-  GenOp takes its placeholders from another branch (a UNION sibling), where a single pass gives less.
+- ``single-pass`` (auto for an acyclic query whose every GenOp finds its placeholders bound by the operands
+  before it in its own group, :attr:`~sparqlab.methods.genop.dependency.Dependencies.single_pass_exact`):
+  ``⟦P⟧^∅``. There it provably equals the least fixpoint (Theorem 8): a later iterate's supply can only add
+  contexts whose GenOp rows the group's join removes again.
+- ``lfp`` (auto for the other acyclic, monotone queries): the Kleene chain ``S_0 = ∅, S_{n+1} = Φ_P(S_n)`` until
+  it is stable (Def. 17, Thm 1); needed when a GenOp takes its placeholders from elsewhere (a UNION sibling, an
+  OPTIONAL's left side, a later operand of the enclosing group), where a single pass gives less. An acyclic query
+  that is not monotone gets ``stratified`` (its strata exist, Def. 15).
 - ``stratified`` (auto for cyclic stratified): ``S_i = lfp(S ↦ Φ_{P≤i}(S ∪ S_{i-1}))`` per stratum (Def. 19),
   higher strata disabled by the pruning of Def. 2.
 - ``well-founded`` (auto for non-stratified): the alternating fixpoint of Def. 21 over
@@ -82,6 +87,7 @@ from sparqlab.methods.genop.algebra import (
     Proj,
     TrueF,
     Union,
+    join_operands,
     remove,
 )
 from sparqlab.methods.genop.dependency import Dependencies, analyse
@@ -117,7 +123,9 @@ class EvalSettings(MethodConfig):
     """Execution parameters of an evaluation (paper Sect. 6); nested in
     :class:`~sparqlab.methods.genop.method.GenOpConfig` as its ``evaluation`` field (``-o evaluation.k=3``).
 
-    - ``semantics``: ``auto`` (by the query class), ``single-pass``, ``lfp``, ``stratified`` or ``well-founded``.
+    - ``semantics``: ``auto`` (by the query class: the fixpoint semantics, and a single pass only for an acyclic
+      query where it provably coincides with them, Theorem 8), ``single-pass``, ``lfp``, ``stratified`` or
+      ``well-founded``.
     - ``k``: proposal bound K (tuples per Propose call, Alg. 1).
     - ``b``: domain cap B (values per generated variable of an SCC, Alg. 1).
     - ``t``: repairs T per failing candidate (Alg. 1).
@@ -199,17 +207,6 @@ def sort_rows(rows: Iterable[Mu]) -> list[Mu]:
 def _values(mu: Mu, variables: Iterable[str]) -> dict[str, str]:
     """``{var: value}`` for an event (generated values of an SCC; their origin is always ``gen``)."""
     return {v: mu[v].value for v in variables if v in mu}
-
-
-def _spine(p: Pattern) -> list[Pattern]:
-    """The operands of a left-deep Join chain (one SPARQL group), in order."""
-    ops = []
-    while isinstance(p, Join):
-        ops.append(p.right)
-        p = p.left
-    ops.append(p)
-    ops.reverse()
-    return ops
 
 
 class Evaluation:
@@ -506,7 +503,7 @@ class Evaluation:
         if self.settings.pushdown and (pushed := await self.eval_pushed(p)) is not None:
             return pushed
         if isinstance(p, Join):
-            return await self._group(_spine(p), supply, negative)
+            return await self._group(join_operands(p), supply, negative)
         if isinstance(p, Filter):
             rows = await self.eval(p.pattern, supply, negative)
             await self._observe_formula(p.formula, list(rows))
@@ -572,8 +569,7 @@ class Evaluation:
             body = pattern  # no GenOp: the projection goes to the store with the rest (Proposition 1)
         semantics = self.settings.semantics
         if semantics == "auto":
-            semantics = {"acyclic": "single-pass", "stratified": "stratified",
-                         "non-stratified": "well-founded"}[self.deps.query_class]
+            semantics = self.deps.auto_semantics
         self.condense = self.settings.condense or semantics in ("single-pass", "stratified")
         self.split_negative_cycles = semantics in ("lfp", "well-founded")
         if semantics == "stratified" and not self.deps.stratified:
