@@ -1,18 +1,21 @@
-"""Scoring TEXT2SPARQL answers files with the official metric (:mod:`sparqlab.eval.text2sparql`).
+"""Scoring TEXT2SPARQL answers files on a store with the official metric (:mod:`sparqlab.eval.text2sparql`).
 
 An answers file is what the official client's ``ask`` writes: a JSON list of ``{"dataset", "question", "query",
 "qname", ...}``, one per question asked, from any system (ours, served by ``sparqlab serve``, or a published
 challenge entry). :func:`score_answers` executes each query on the KG under the read-only guard and the
-timeout, flattens the result as the client does and scores it against the gold judgements:
+timeout, flattens the result as the organisers do and scores it (:func:`sparqlab.runs.result_sets.score_runs`)
+against the gold judgements:
 
-* ``gold="official"`` (default): the question's gold answers, i.e. for CK25 the challenge's official true result
-  set, what the challenge ranks entries with;
-* ``gold="execute"``: the reference query re-executed on the same KG, what the client's ``evaluate`` does against
+* ``gold="official"`` (default): the question's gold answers, i.e. the challenge's official true result set, what
+  the challenge ranks entries with;
+* ``gold="execute"``: the reference query re-executed on the same KG, what the client's ``query`` step does on
   the endpoint it is given (so its per-question numbers equal ours, checked in tests/ck25).
 
-A question with no answer in the file scores as an empty result, as in the client. ``rewrite_casts`` applies the
+A question with no answer in the file scores as an empty result, as in the client. ``rewrite`` applies the
 documented ``xsd:int(...)`` rewrite (:mod:`sparqlab.kg.rewrite`) to a query the engine refuses for it, and
-records the rewritten query in that question's row.
+records the rewritten query in that question's row. Given the organisers' system result set of the same answers,
+the table also holds the engine report (:mod:`sparqlab.runs.engine_report`). Result-set files without a KG are
+scored by :mod:`sparqlab.runs.result_sets`.
 """
 
 from __future__ import annotations
