@@ -22,7 +22,6 @@ Usage: python benchmarks/ggc_cost.py [--limit 120] [--train-limit 400] [--gate t
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import statistics
@@ -49,7 +48,7 @@ def main() -> None:
     if args.latency_ms is not None:
         return wall_times(args)
 
-    from sparqlab.experiments.ggc import MODE_LABELS, pipeline_config, run_modes
+    from sparqlab.experiments.ggc import MODE_LABELS, run_modes
     from sparqlab.kg import open_kg
     from sparqlab.methods.ggc import pipeline_metrics, stage_frame
 
@@ -59,7 +58,7 @@ def main() -> None:
         for _ in range(args.repeats):
             with tempfile.TemporaryDirectory() as root:
                 os.environ["SPARQLAB_RUNS"] = root  # a fresh folder: the run is executed, not resumed
-                config = pipeline_config(experiment="ggc-cost", split="test", limit=args.limit, **SHARED)
+                config = pipeline_config(experiment="ggc-cost", split="test", limit=args.limit)
                 results = run_modes(config, gate.folder, ["gated"], kg=kg, threshold=0.0,
                                     kg_feedback=args.kg_feedback)
                 frame = stage_frame(results[MODE_LABELS["gated"]].run_dir, kg)
@@ -78,34 +77,40 @@ def main() -> None:
         args.json.write_text(json.dumps({"median": summary, "runs": ratios}, indent=2) + "\n", encoding="utf-8")
 
 
-SHARED = dict(dataset="mcqa-movies", generator="standin-knn", corrector="standin-corrector", memory_start=2500)
-"""The pipeline settings both modes share: GGC's stand-ins on mcqa-movies."""
+def pipeline_config(**settings):
+    """The run settings both modes share: GGC's stand-ins (memory train[2500:]) on mcqa-movies, with
+    ``settings``."""
+    from sparqlab.experiments.ggc import GGC_RUN_DEFAULTS, with_memory_slice
+    from sparqlab.runs import RunConfig
+
+    config = RunConfig(**{**GGC_RUN_DEFAULTS, "model_roles": {"corrector": "standin-corrector"}, **settings})
+    return with_memory_slice(config, start=2500)
 
 
 def trained_gate(args, kg):
     """The ``args.gate`` gate trained on a generator pass over the first ``args.train_limit`` training questions
     (the gate reads the method's KG feedback, so ``kg_feedback`` goes to the run, not to ``GateSettings``)."""
-    from sparqlab.experiments.ggc import gate_from_generator_run, pipeline_config
+    from sparqlab.experiments.ggc import gate_from_generator_run
     from sparqlab.methods.ggc import GateSettings
 
     return gate_from_generator_run(GateSettings(args.gate),
                                    pipeline_config(experiment="ggc-gate-data", split="train",
-                                                   limit=args.train_limit, **SHARED),
+                                                   limit=args.train_limit),
                                    kg_feedback=args.kg_feedback, kg=kg)
 
 
 def latency_config(config, delay_ms: float, concurrency: int):
     """``config`` with generator and corrector wrapped in ``standin-latency`` (same inner stand-ins and memory)."""
     corrector = config.model_roles["corrector"]
-    roles = {"corrector": {**corrector, "model": "standin-latency",
-                           "options": {"inner": corrector["model"], "delay_ms": delay_ms, **corrector["options"]}}}
-    return dataclasses.replace(config, model="standin-latency", concurrency=concurrency, model_roles=roles,
-                               model_options={"inner": config.model, "delay_ms": delay_ms, **config.model_options})
+    roles = {"corrector": corrector.replace(model="standin-latency", options={
+        "inner": corrector.model, "delay_ms": delay_ms, **corrector.options})}
+    return config.replace(model="standin-latency", concurrency=concurrency, model_roles=roles,
+                          model_options={"inner": config.model, "delay_ms": delay_ms, **config.model_options})
 
 
 def wall_times(args) -> None:
     """Wall time of generator-only, gated (batched and unbatched gate) and a 5-τ sweep, side by side."""
-    from sparqlab.experiments.ggc import pipeline_config, threshold_sweep
+    from sparqlab.experiments.ggc import threshold_sweep
     from sparqlab.kg import open_kg
     from sparqlab.methods.ggc import GGC
     from sparqlab.runs import run
@@ -113,7 +118,7 @@ def wall_times(args) -> None:
     rows = []
     with open_kg("movies") as kg:
         gate = trained_gate(args, kg)
-        config = latency_config(pipeline_config(experiment="ggc-wall", split="test", limit=args.limit, **SHARED),
+        config = latency_config(pipeline_config(experiment="ggc-wall", split="test", limit=args.limit),
                                 args.latency_ms, args.concurrency)
         options = dict(gate_path=str(gate.folder), kg_feedback=args.kg_feedback)
         settings = {

@@ -30,7 +30,7 @@ from sparqlab.methods.desq.metrics import threshold_sweep
 
 SETTINGS = {
     "movies": dict(kg="movies", dataset="mcqa-movies", examples=2000, held_out=200, memory="kg"),
-    "wikidata": dict(kg="wikidata", dataset="qald9plus", examples=300, held_out=None, memory="wikidata"),
+    "wikidata": dict(kg="wikidata", dataset="qald9plus", examples=300, held_out=None, memory="catalogue"),
 }
 
 

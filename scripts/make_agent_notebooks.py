@@ -4,7 +4,8 @@ so the notebooks' source is reviewable as text. All logic lives in ``sparqlab.ex
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
 
 STANDIN_NOTE = """\
 The defaults run offline on the bundled movie KG with `standin-agent`, a deterministic lexical policy that answers
@@ -16,28 +17,20 @@ gpt-oss-120b or Llama-3.1-70B with vLLM and set `model` / `model_url`; for Wikid
 SAGA's Table 2 set `kg="freebase"`, `kg_url` to a Freebase Virtuoso / QLever endpoint and `datasets` to
 `webqsp,cwq,grailqa` (docs/freebase.md; offline, the Freebase-shaped fixture: `sparqlab kg serve-fixture freebase`).
 The Wikidata-shaped test KG shows the type-blind failure offline (paths absolute: notebooks run in `notebooks/`):
-`sparqlab reproduce NAME -p kg wikidata -p kg_url $PWD/data/wikidata_test/wikidata_test.ttl -p kg_search local
+`sparqlab reproduce NAME -p kg wikidata -p kg_url $PWD/data/wikidata_test/wikidata_test.ttl -p kg_options "{search: local}"
 -p datasets $PWD/data/wikidata_test/questions.jsonl -p sample None`."""
 
 COMMON_PARAMETERS = """\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
-kg: str = "movies"                    # KG name (movies, wikidata, freebase), SPARQL endpoint URL or RDF file
-kg_url: Optional[str] = None          # endpoint (or RDF file) serving that KG, e.g. a QLever Wikidata mirror
-kg_search: Optional[str] = None       # entity search: "api" (wbsearchentities) or "local" (label index); None: profile
-split: Optional[str] = None           # dataset split (None: each dataset's test split)
-sample: Optional[int] = {sample:<13} # questions per dataset, drawn stratified by question type; None: all
-sample_seed: int = 0                  # seed of that draw
-limit: Optional[int] = None           # then keep only the first N (a smoke test); None: all
-select: Optional[str] = None          # "answerable": first keep questions whose gold query answers on kg_url
-model: str = "standin-agent"          # a registered stand-in, or the model name your server serves
-model_url: Optional[str] = None       # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
+{run}
 controller_temperature: float = 1.0   # controller sampling (appendix F.2: 1.0, top-p 0.9, 700 tokens)
-reasoning_effort: Optional[str] = None  # a reasoning model's effort for every call (low/medium/high); None: server's
-max_actions: int = 15                 # action budget per question
-concurrency: int = 4                  # questions in flight at once
-cache: str = "read_write"             # "replay": serve model calls from the response cache only"""
+max_actions: int = 15                 # action budget per question"""
+
+RUN_NAMES = ["kg", "kg_url", "kg_options", "split", "sample", "sample_seed", "limit", "select", "model", "model_url",
+             "reasoning_effort", "concurrency", "cache"]
+"""The run settings every agent notebook takes (lines generated from RunConfig)."""
 
 IMPORTS = """\
 from IPython.display import display
@@ -47,16 +40,22 @@ from sparqlab.experiments import agents as experiments
 from sparqlab.runs import model_label"""
 
 SETTINGS = """\
-settings = dict(experiment=experiment, kg=kg, kg_url=kg_url, kg_options={"search": kg_search} if kg_search else {},
-                model=model, model_url=model_url, concurrency=concurrency, cache=cache,
-                model_params={"reasoning_effort": reasoning_effort} if reasoning_effort else {})
+settings = dict(experiment=experiment, kg=kg, kg_url=kg_url, kg_options=kg_options, model=model, model_url=model_url,
+                concurrency=concurrency, cache=cache, reasoning_effort=reasoning_effort)
 selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit, select=select)
 agent_options = dict(controller_temperature=controller_temperature, max_actions=max_actions)
 figure_params = {"model": model, "kg": kg, "sample": sample, "limit": limit}"""
 
 
-def parameters(sample: int, extra: str) -> nbformat.NotebookNode:
-    return parameters_cell(COMMON_PARAMETERS.format(sample=sample) + "\n" + extra)
+def parameters(sample: int, experiment: str, extra: str) -> nbformat.NotebookNode:
+    """The parameters cell: the common run settings (``sample`` questions per dataset), the notebook's own
+    ``extra`` lines and its ``experiment``."""
+    run = config_parameters(RunConfig, RUN_NAMES, {"kg": "movies", "sample": sample, "model": "standin-agent",
+                                                   "concurrency": 4},
+                            notes={"kg_options": "e.g. {search: local}", "model_url": "None: in-process"})
+    own = config_parameters(RunConfig, ["experiment"], {"experiment": experiment},
+                            notes={"experiment": "figures go to figures/<experiment>/"})
+    return parameters_cell(COMMON_PARAMETERS.format(run=run) + "\n" + extra + "\n" + own)
 
 
 AGENT_RUNS = [
@@ -64,9 +63,8 @@ AGENT_RUNS = [
                       "empty-result rate (Table 4), Boolean vs factoid questions (Table 3), and what each method "
                       "spends per question (actions, model calls by kind, tokens, properties shown and removed).\n\n"
                       + STANDIN_NOTE),
-    parameters(12, """\
-datasets: list[str] = ["metaqa-1hop", "metaqa-2hop"]  # `sparqlab data list` names or JSONL paths
-experiment: str = "agents"            # runs go to runs/<experiment>/, figures to figures/<experiment>/"""),
+    parameters(12, "agents", """\
+datasets: list[str] = ["metaqa-1hop", "metaqa-2hop"]  # `sparqlab data list` names or JSONL paths"""),
     new_code_cell(IMPORTS),
     new_code_cell(SETTINGS + """
 variants = {"SPINACH": ("spinach", agent_options), "SAGA": ("saga", agent_options)}
@@ -106,13 +104,12 @@ COVERAGE = [
                       "declarations (P2302 on Wikidata, `rdfs:domain` on the movie KG), chosen by a seed; masked "
                       "properties fall back to sampled types, shown as hints that never remove a property, so 0 % "
                       "coverage filters nothing (Table 6 layout, with the spread across seeds).\n\n" + STANDIN_NOTE),
-    parameters(8, """\
+    parameters(8, "schema-coverage", """\
 datasets: list[str] = ["metaqa-1hop"]  # `sparqlab data list` names or JSONL paths
 coverages: list[float] = [0.0, 0.25, 0.5, 0.75, 1.0]  # fractions of formal domain declarations kept
 seeds: list[int] = [0, 1, 2]          # coverage seeds: which declarations a fraction keeps
 empirical_fallback: bool = True       # sampled subject types shown as hints for masked / missing declarations
-empirical_filter: bool = False        # let those sampled types remove properties too (not the paper's reading)
-experiment: str = "schema-coverage"   # runs go to runs/<experiment>/, figures to figures/<experiment>/"""),
+empirical_filter: bool = False        # let those sampled types remove properties too (not the paper's reading)"""),
     new_code_cell(IMPORTS),
     new_code_cell(SETTINGS + """
 frame, results = experiments.coverage_sweep(coverages, seeds, datasets, settings,
@@ -136,10 +133,9 @@ ABLATION = [
     new_markdown_cell("# Component ablation\n\nFull SAGA against SAGA without type-constrained filtering, without "
                       "the persistent type state, and without the answer-type prior (Table 5 layout), with "
                       "SPINACH for reference.\n\n" + STANDIN_NOTE),
-    parameters(12, """\
+    parameters(12, "ablations", """\
 datasets: list[str] = ["metaqa-1hop"]  # `sparqlab data list` names or JSONL paths
-include_spinach: bool = True          # add SPINACH as a reference row
-experiment: str = "ablations"         # runs go to runs/<experiment>/, figures to figures/<experiment>/"""),
+include_spinach: bool = True          # add SPINACH as a reference row"""),
     new_code_cell(IMPORTS),
     new_code_cell(SETTINGS + """
 variants = {name: ("saga", {**agent_options, **options}) for name, options in experiments.ABLATIONS.items()}

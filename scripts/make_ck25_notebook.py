@@ -2,7 +2,15 @@
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
+
+RUN_PARAMETERS = config_parameters(
+    RunConfig, ["model", "model_url", "limit", "kg", "kg_url", "concurrency", "cache", "experiment"],
+    defaults={"kg": "ck25", "concurrency": 4, "experiment": "ck25"},
+    notes={"model": "one for every method; None: each method's stand-in",
+           "limit": "per dataset and method; None: all", "kg": "the bundled CK25 store; CK26 runs on it too",
+           "concurrency": "per method"})
 
 CELLS = [
     new_markdown_cell("""\
@@ -17,30 +25,26 @@ organisers' published evaluations compute it (`text2sparql`, docs/metrics.md), a
 95 % intervals over the questions. A last section measures how close CK26 is to CK25 (**leakage**): a method that
 learns from CK25 has seen every CK26 question reworded.
 
-The offline defaults use **stand-ins (not LLMs; labelled `[standin]`)** that learn only from the KG, never from
-the questions: `standin-schema-rules` (direct) reads the schema listed in the prompt, `standin-agent` (SPINACH,
-SAGA) searches and looks the KG up through the agents' tools. GGC's and DeSQ's stand-ins learn from the movie
-training set, which has no counterpart here: add them with `-p methods direct,spinach,saga,ggc,desq -p standins
+The offline defaults use **stand-ins (not LLMs; labelled `[standin]`)** that learn only from the KG or from other
+data, never from the questions: `standin-schema-rules` (direct) reads the schema listed in the prompt (read from
+the KG), `standin-agent` (SPINACH, SAGA) searches and looks the KG up through the agents' tools. GGC's and DeSQ's
+stand-ins learn from the movie training set (CK25 has no training split; asked for explicitly with
+`allow_other_kg`), build the movie KG and their memories, gate and retriever first, and by construction transfer
+badly to a corporate KG: add them with `-p methods direct,spinach,saga,ggc,desq -p standins
 standin-schema-rules,standin-agent,standin-agent,standin-knn,standin-desq`. For a real model serve one
-(`vllm serve …`) and pass `-p model NAME -p model_url http://gpu-node:8000/v1`."""),
-    parameters_cell("""\
+(`vllm serve …`) and pass `-p model NAME -p model_url http://gpu-node:8000/v1`; a served model runs all five the
+same way."""),
+    parameters_cell(f"""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
 methods: list[str] = ["direct", "spinach", "saga"]  # text-to-SPARQL methods to run (+ "ggc", "desq")
 standins: list[str] = ["standin-schema-rules", "standin-agent",
                        "standin-agent"]  # each method's offline stand-in (same order; ggc: standin-knn, desq: standin-desq)
-model: Optional[str] = None       # a served model for every method instead of the stand-ins
-model_url: Optional[str] = None   # its OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"
 datasets: list[str] = ["ck25", "ck26"]  # CK25 (50 English qnames) and CK26 (100: English and German)
-limit: Optional[int] = None       # first N qnames per dataset and method (None: all)
-kg: str = "ck25"                  # the KG name (the bundled CK25 store; CK26 runs on it too)
-kg_url: Optional[str] = None      # a SPARQL endpoint serving CK25 instead of the bundled store
+{RUN_PARAMETERS}
 gold_source: str = "official"     # official (the challenge's true result set) or execute (re-run reference queries)
-rewrite_casts: bool = True        # rewrite xsd:int(...) casts oxigraph refuses (docs/ck25.md)
-concurrency: int = 4              # questions in flight per method
-cache: str = "read_write"         # model response cache: read_write, replay or off
-experiment: str = "ck25"          # runs/<experiment>/ and figures/<experiment>/"""),
+rewrite_casts: bool = True        # rewrite xsd:int(...) casts oxigraph refuses (docs/ck25.md)"""),
     new_code_cell("""\
 import pandas as pd
 from IPython.display import Markdown, display
@@ -56,13 +60,17 @@ from sparqlab.runs.text2sparql import official_frame, reference_answers, run_met
 
 questions = {dataset: registry.load(dataset) for dataset in datasets}
 ck25 = open_kg(kg_url or kg, profile="ck25" if kg_url else None)
-OPTIONS = {"desq": {"embedder": "hashing", "train_limit": 200, "memory_limit": 300},
+MOVIE_TRAINING = {"train_dataset": "mcqa-movies", "allow_other_kg": "true"}
+OPTIONS = {"desq": {"embedder": "hashing", "train_limit": 200, "memory_limit": 300, **MOVIE_TRAINING},
            "ggc": {"mode": "all", "train_limit": 300}}
-STANDIN_ROLES = {"ggc": {"corrector": {"model": "standin-corrector"}}}
+MOVIE_MEMORY = {"dataset": "mcqa-movies", "allow_other_kg": True}
+STANDIN_ROLES = {"ggc": {"generator": {"model": "standin-knn", "options": MOVIE_MEMORY},
+                         "corrector": {"model": "standin-corrector", "options": MOVIE_MEMORY}}}
 \"\"\"Offline-size settings (DeSQ's bag-of-words retriever over at most 300 KG entities instead of MiniLM over
-all, smaller training sets), GGC's corrector stand-in, and GGC in mode `all` (generator, then corrector on every
-question): its gate learns from executing its training questions on the run's KG, where the movie-set questions
-have no answers, so on CK25 a gate has nothing to learn without CK25 training data.\"\"\""""),
+all, smaller training sets); as CK25 and CK26 have no training split, DeSQ's worked examples and the GGC stand-ins'
+memories are movie training questions, asked for explicitly (`allow_other_kg`); GGC in mode `all` (generator, then
+corrector on every question): its gate learns from executing its training questions on the run's KG, where the
+movie-set questions have no answers, so on CK25 a gate has nothing to learn without CK25 training data.\"\"\""""),
     new_markdown_cell("""\
 ## The reference queries under the official metric
 

@@ -2,7 +2,15 @@
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
+
+RUN_PARAMETERS = config_parameters(
+    RunConfig, ["kg", "kg_url", "dataset", "split", "limit", "model", "model_url", "reasoning_effort"],
+    defaults={"kg": "movies", "dataset": "mcqa-movies", "split": "test", "limit": 100, "model": "standin-desq"},
+    notes={"kg": "of the main comparison: movies, wikidata, freebase", "kg_url": "needed for freebase",
+           "dataset": "the scored questions"})
+OWN_PARAMETERS = config_parameters(RunConfig, ["experiment", "cache"], defaults={"experiment": "desq_uri_correction"})
 
 CELLS = [
     new_markdown_cell("""\
@@ -32,21 +40,15 @@ Use a real model with `-p model openai/gpt-oss-120b -p model_url http://gpu-node
 on any KG: `-p kg freebase -p kg_url http://HOST:PORT/sparql -p dataset webqsp -p train_dataset webqsp` against a
 Freebase endpoint (docs/freebase.md). The Freebase section is off by default (its memory embeds 77k entries, minutes
 on a CPU): `-p freebase_sets webqsp,cwq,grailqa`."""),
-    parameters_cell("""\
+    parameters_cell(f"""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
-kg: str = "movies"                    # the KG of the main comparison (movies, wikidata, freebase)
-kg_url: Optional[str] = None          # SPARQL endpoint serving that KG (needed for freebase)
-dataset: str = "mcqa-movies"          # scored questions (`sparqlab data list`)
-split: str = "test"                   # scored split
-limit: Optional[int] = 100            # first N scored questions; None: all
-train_dataset: str = "mcqa-movies"    # worked examples / nearest-example source (never the scored split)
+{RUN_PARAMETERS}
+train_dataset: Optional[str] = None   # worked examples (never the scored split); None: the scored dataset's
+                                      # train split, else the KG's training dataset (mcqa-movies on movies)
 train_split: str = "train"
 train_limit: int = 2000               # training questions decomposed (0: all)
-model: str = "standin-desq"           # a registered stand-in, or the model name your server serves
-model_url: Optional[str] = None       # OpenAI-compatible endpoint; None: in-process
-reasoning_effort: Optional[str] = None  # a reasoning model's effort (low/medium/high); None: the server's
 run_strategy: str = "roundtrip-exact" # the strategy the run answers with (all seven are scored either way)
 threshold: Optional[float] = None     # cosine cut of score-threshold and combined; None: the embedder's
                                       # equivalent of the paper's 0.85 (BGE-Large's; docs/fidelity.md)
@@ -66,8 +68,7 @@ freebase_sets: list[str] = []         # Freebase benchmarks evaluated without an
 freebase_train: str = "webqsp"        # their worked examples (train split)
 freebase_limit: int = 30              # questions per Freebase benchmark
 freebase_memory_limit: int = 0        # entities in the Freebase memory (0: all; relations and types always)
-experiment: str = "desq_uri_correction"  # runs/<experiment>/, figures/<experiment>/
-cache: str = "read_write"             # "replay": serve model calls from the response cache only"""),
+{OWN_PARAMETERS}"""),
     new_code_cell("""\
 import pandas as pd
 from IPython.display import display
@@ -88,7 +89,7 @@ from sparqlab.runs import RunConfig, model_label, run"""),
 graph = open_kg(kg_url, profile=kg) if kg_url else open_kg(kg)
 question = load(dataset, split=split, limit=1)[0]
 gold = gold_sparql_for(question, graph)
-example = verbalise_with_templates(decompose(gold, scheme_for(graph.profile.name), describer(None, graph)))
+example = verbalise_with_templates(decompose(gold, scheme_for(graph.profile), describer(None, graph)))
 print(question.text, "\\n", gold)
 display(pd.DataFrame([{"kind": f.kind, "fragment": f.text, "atomic constraint": f.constraint} for f in example.fragments]))
 display(pd.DataFrame([slot.to_dict() for slot in example.slots]))"""),
@@ -102,8 +103,7 @@ method = Desq(strategy=run_strategy, threshold=threshold, jaccard=jaccard, train
               train_split=train_split, train_limit=train_limit, memory_limit=memory_limit, embedder=embedder,
               memory_dir=memory_dir)
 result = run(method, config=RunConfig(experiment=experiment, kg=kg, kg_url=kg_url, dataset=dataset, split=split, limit=limit,
-                                      model=model, model_url=model_url, cache=cache,
-                                      model_params={"reasoning_effort": reasoning_effort} if reasoning_effort else {}))
+                                      model=model, model_url=model_url, cache=cache, reasoning_effort=reasoning_effort))
 predictions = result.predictions()
 title = model_label(model, result.metrics["model_is_standin"])
 table = strategy_table(predictions)
@@ -120,7 +120,7 @@ plots.save_figure(fig, "uri_strategies", experiment=experiment, runs=[result],
     new_markdown_cell("## Structure vs execution\nStructural EM of the final query beside execution F1, and the "
                       "empty-vs-empty pairs execution F1 would count as correct (section 3.5)."),
     new_code_cell("""\
-display(micro_scores(predictions))  # micro: over all fragments / URI slots (the paper); per question: ours before
+display(micro_scores(predictions))  # micro-averaged over all fragments / URI slots (the paper)
 pd.Series({
     "EM of the final query (section 3.5)": predictions["scores.query_em"].mean(),
     "structural EM of the final query": predictions["scores.structural_em"].mean(),
@@ -136,7 +136,7 @@ pd.Series({
                       "scored for its id only, `null` in the worked examples — not an empty label to match."),
     new_code_cell("""\
 wikidata = open_kg("wikidata")
-options = dict(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="wikidata",
+options = dict(strategy=run_strategy, threshold=threshold, jaccard=jaccard, memory="catalogue",
                memory_limit=wikidata_memory_limit, embedder=embedder)
 records = {"mcqa-movies": predictions}
 wikidata_records = offline_records(wikidata_sets, wikidata, model, wikidata_limit, train_dataset=wikidata_train,
@@ -161,7 +161,7 @@ offline_table(crossings)"""),
     new_code_cell("""\
 freebase = open_kg(kg_url if kg == "freebase" and kg_url else "http://freebase.invalid/sparql", profile="freebase")
 freebase_records = offline_records(freebase_sets, freebase, model, freebase_limit, strategy=run_strategy,
-                                   threshold=threshold, jaccard=jaccard, memory="freebase",
+                                   threshold=threshold, jaccard=jaccard, memory="catalogue",
                                    memory_limit=freebase_memory_limit, embedder=embedder,
                                    train_dataset=freebase_train, train_split="train")
 records.update(freebase_records)

@@ -2,7 +2,12 @@
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
+
+RUN_PARAMETERS = config_parameters(
+    RunConfig, ["kg", "model", "model_url"], defaults={"kg": "movies", "model": "scripted"},
+    notes={"kg": "of the movie demo", "model": '"scripted": the paper\'s assumed outputs'})
 
 CELLS = [
     new_markdown_cell("""\
@@ -17,11 +22,11 @@ query over the movie KG that joins generated genres back to the KG by similarity
 By default the oracle is the **scripted model** (`standin-genop-script`, the paper's *assumed* model outputs
 written out, not an LLM). With a served model: `sparqlab reproduce 08_generative_sparql -p model
 openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`."""),
-    parameters_cell("""\
+    parameters_cell(f"""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
-kg: str = "movies"                # KG of the movie demo: name, SPARQL endpoint URL or RDF file
-model: str = "scripted"           # "scripted" (the paper's assumed outputs) or the model name a server serves
-model_url: str | None = None      # OpenAI-compatible endpoint of `model`, e.g. "http://gpu-node:8000/v1"
+from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[str], not str | None
+
+{RUN_PARAMETERS}
 examples: list[str] = ["example1", "example2", "example3", "example3-minus", "example4-original",
                        "example4-unsafe", "example4-safe", "even-loop"]  # examples (sparqlab.methods.genop.examples)
 k: int = 5                        # proposal bound K (tuples per model call)
@@ -31,7 +36,7 @@ r: int = 1                        # validation repetitions R
 aggregation: str = "majority"     # how the R validation votes combine: all, majority, any
 similarity: str = "normalised"    # Str≃ for generated values: exact, normalised, jaccard, ratio
 director: str = "Ridley Scott"    # the movie demo's director (the scripted outputs cover Ridley Scott's genres)
-experiment: str = "genop"         # figures go to figures/<experiment>/"""),
+{config_parameters(RunConfig, ["experiment"], {"experiment": "genop"})}"""),
     new_code_cell("""\
 from IPython.display import display
 

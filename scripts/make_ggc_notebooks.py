@@ -3,46 +3,48 @@ script so the notebooks' source is reviewable as text). All logic lives in sparq
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.experiments.ggc import GGC_RUN_DEFAULTS
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
 
 STANDIN_NOTE = """\
 The defaults run offline with the GGC stand-ins — `standin-knn` (generator: the nearest remembered training
 question's gold query, re-filled with the question's entities) and `standin-corrector` (the next-nearest
 template that executes with a non-empty result) — **not LLMs**; figures are labelled `[standin]`. For the paper's
-setting, serve the fine-tuned generator and corrector with vLLM and set `generator`, `generator_url`,
-`corrector`, `corrector_url` (e.g. `-p generator llama-3.2-3b-ggc-generator -p generator_url
+setting, serve the fine-tuned generator and corrector with vLLM and set `model`, `model_url` (the generator),
+`corrector`, `corrector_url` (e.g. `-p model llama-3.2-3b-ggc-generator -p model_url
 http://gpu-node:8000/v1`). The gate is chosen explicitly: `tfidf` / `sbert` (frozen MiniLM + logistic head) are
 **offline substitutes** for the paper's fine-tuned RoBERTa gate (`gate_backend="encoder"` with `encoder_path`, the
 library default); every gate reads the raw [q; s(0)] with unweighted training as in the paper."""
 
 COMMON_PARAMETERS = """\
-kg: str = "movies"                         # KG name, SPARQL endpoint URL or RDF file
-dataset: str = "mcqa-movies"               # questions (`sparqlab data list`) with bracketed topic entities
+{kg_and_data}
 train_split: str = "train"                 # split the gate's training data is generated on
 train_limit: int = {train_limit}                    # first N training questions run through the generator
 test_split: str = "test"                   # split that is scored
 test_limit: int = {test_limit}                     # first N test questions
-generator: str = "standin-knn"             # generator model (a stand-in or the name your server serves)
-generator_url: Optional[str] = None        # its OpenAI-compatible endpoint; None: in-process
+{models}
 corrector: str = "standin-corrector"       # corrector model (role `corrector`)
 corrector_url: Optional[str] = None        # its endpoint
 memory_start: int = 2500                   # stand-ins remember train[memory_start:]; real models ignore it
-temperature: float = 0.0                   # sampling temperature of every model call
-max_tokens: int = 512                      # completion budget of every model call
-reasoning_effort: Optional[str] = None     # a reasoning model's effort (low/medium/high); None: the server's
-concurrency: int = 1                       # questions in flight; 1 keeps per-stage times uninterleaved
-cache: str = "off"                         # response cache: "off" so time columns measure the models"""
+{execution}"""
+
+
+def run_parameters(names: list[str], **notes: str) -> str:
+    """Parameter lines of run settings with the GGC experiments' defaults (generated from RunConfig)."""
+    defaults = {**GGC_RUN_DEFAULTS, "temperature": 0.0, "max_tokens": 512}
+    return config_parameters(RunConfig, names, {n: v for n, v in defaults.items() if n in names}, notes)
+
 
 SETUP = """\
-params = {"temperature": temperature, "max_tokens": max_tokens,
-          **({"reasoning_effort": reasoning_effort} if reasoning_effort else {})}
-shared = dict(dataset=dataset, kg=kg, generator=generator, generator_url=generator_url, corrector=corrector,
-              corrector_url=corrector_url, memory_start=memory_start, params=params, concurrency=concurrency,
-              cache=cache)
-train_config = pipeline_config(experiment="ggc-gate-data", split=train_split, limit=train_limit, **shared)
-test_config = pipeline_config(experiment=experiment, split=test_split, limit=test_limit, **shared)
+base = with_memory_slice(RunConfig(
+    dataset=dataset, kg=kg, model=model, model_url=model_url, model_roles={"corrector": RoleSpec(corrector, corrector_url)},
+    temperature=temperature, max_tokens=max_tokens, reasoning_effort=reasoning_effort, concurrency=concurrency,
+    cache=cache), start=memory_start)
+train_config = base.replace(experiment="ggc-gate-data", split=train_split, limit=train_limit)
+test_config = base.replace(experiment=experiment, split=test_split, limit=test_limit)
 graph = open_kg(kg)
-label = model_label(f"{generator} + {corrector}", generator.startswith("standin-") or corrector.startswith("standin-"))"""
+label = model_label(f"{model} + {corrector}", model.startswith("standin-") or corrector.startswith("standin-"))"""
 
 IMPORTS = """\
 import pandas as pd
@@ -52,20 +54,28 @@ from sparqlab import plots
 from sparqlab.experiments.ggc import gate_from_generator_run, run_modes
 from sparqlab.methods.ggc import GateSettings, compare, stage_frame, subset_analysis
 from sparqlab.methods.ggc.metrics import sweep_long, time_ratios
-from sparqlab.experiments.ggc import gate_table, pipeline_config, predictions_by_setting, threshold_sweep
+from sparqlab.experiments.ggc import gate_table, predictions_by_setting, threshold_sweep, with_memory_slice
 from sparqlab.eval import error_table
 from sparqlab.kg import open_kg
-from sparqlab.runs import load_predictions, model_label"""
+from sparqlab.runs import RunConfig, load_predictions, model_label
+from sparqlab.runs.config import RoleSpec"""
 
 TABLE2_COLUMNS = ('["n", "accuracy", "item_precision", "item_recall", "item_f1", "trigger_rate", "corrector_calls", '
                   '"time_s", "time_per_question_s", "time_vs_first"]')
 GATE_COLUMNS = '["gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr", "trigger_rate"]'
 
 
-def parameters(extra: str, train_limit: int, test_limit: int) -> str:
+def parameters(extra: str, train_limit: int, test_limit: int, experiment: str) -> str:
+    common = COMMON_PARAMETERS.format(
+        kg_and_data=run_parameters(["kg", "dataset"], dataset="with bracketed topic entities"),
+        train_limit=train_limit, test_limit=test_limit,
+        models=run_parameters(["model", "model_url"], model="the generator", model_url="None: in-process"),
+        execution=run_parameters(["temperature", "max_tokens", "reasoning_effort", "concurrency", "cache"],
+                                 concurrency="1 keeps per-stage times uninterleaved",
+                                 cache='"off": time columns measure the models'))
     return ("# Parameters (papermill overrides these; the defaults need no GPU and no network).\n"
             "from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[str]\n\n"
-            + COMMON_PARAMETERS.format(train_limit=train_limit, test_limit=test_limit) + "\n" + extra)
+            + common + "\n" + extra + "\n" + config_parameters(RunConfig, ["experiment"], {"experiment": experiment}))
 
 
 MAIN = [
@@ -82,8 +92,7 @@ gate_backends: list[str] = ["tfidf", "sbert"]  # Table 4 gates: OFFLINE SUBSTITU
 encoder_path: Optional[str] = None         # a local Hugging Face encoder folder adds the paper's gate ("encoder")
 gate_backend: str = "tfidf"                # gate of the gated pipeline; tfidf = offline substitute (paper: "encoder")
 threshold: float = 0.5                     # τ
-kg_feedback: bool = False                  # execute s(0) and give gate and corrector the feedback
-experiment: str = "ggc-main"               # runs/<experiment>/, figures/<experiment>/""", 400, 120)),
+kg_feedback: bool = False                  # execute s(0) and give gate and corrector the feedback""", 400, 120, "ggc-main")),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_markdown_cell("## Train the gates\nOne generator pass over the training questions; each backend is trained "
@@ -121,7 +130,7 @@ plots.metric_bars(predictions_by_setting(results), metric="em", x="setting", ax=
 ax.set_ylabel("query-level accuracy (%)")
 ax.set_title(label)
 plots.save_figure(fig, "ggc_accuracy_by_setting", experiment=experiment, runs=results.values(),
-                  params={"generator": generator, "corrector": corrector, "gate": gate_backend, "tau": threshold,
+                  params={"generator": model, "corrector": corrector, "gate": gate_backend, "tau": threshold,
                           "feedback": kg_feedback, "limit": test_limit})"""),
 ]
 
@@ -138,8 +147,7 @@ time then come from its records (`sparqlab ggc sweep` does the same from the she
 thresholds: list[float] = [0.1, 0.25, 0.5, 0.75, 0.9]  # τ values of the sweep
 gate_backend: str = "tfidf"                # offline substitute; the paper's gate is "encoder" (needs encoder_path)
 encoder_path: Optional[str] = None         # local encoder folder for gate_backend="encoder"
-threshold: float = 0.5                     # τ of the with/without feedback comparison
-experiment: str = "ggc-sweep"              # runs/<experiment>/, figures/<experiment>/""", 400, 120)),
+threshold: float = 0.5                     # τ of the with/without feedback comparison""", 400, 120, "ggc-sweep")),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_code_cell("""\
@@ -154,7 +162,7 @@ ax.set_ylabel("%")
 ax.set_xlabel("gate threshold τ")
 ax.set_title(label)
 plots.save_figure(fig, "ggc_threshold_sweep", experiment=experiment, runs=[sweep_run],
-                  params={"generator": generator, "gate": gate_backend, "limit": test_limit,
+                  params={"generator": model, "gate": gate_backend, "limit": test_limit,
                           "thresholds": "-".join(map(str, thresholds))})"""),
     new_markdown_cell("## With and without KG execution feedback (Table 5b)"),
     new_code_cell(f"""\
@@ -180,8 +188,7 @@ notebook tabulates them for the GGC generator before and after gated correction,
     parameters_cell(parameters("""\
 run_dirs: list[str] = []                   # more run folders to tabulate (any method)
 gate_backend: str = "tfidf"                # gate of the gated run; tfidf = offline substitute (paper: "encoder")
-threshold: float = 0.5                     # τ of the gated run
-experiment: str = "ggc-errors"             # runs/<experiment>/, figures/<experiment>/""", 300, 100)),
+threshold: float = 0.5                     # τ of the gated run""", 300, 100, "ggc-errors")),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
     new_code_cell("""\
@@ -199,7 +206,7 @@ counts = error_table(predictions, errors_only=False).xs("n", axis=1, level=1)
 ax = plots.category_shares(counts)
 ax.set_title(label)
 plots.save_figure(ax.figure, "error_categories", experiment=experiment, runs=[*results.values(), *run_dirs],
-                  params={"generator": generator, "gate": gate_backend, "tau": threshold, "limit": test_limit,
+                  params={"generator": model, "gate": gate_backend, "tau": threshold, "limit": test_limit,
                           "runs": len(predictions)})"""),
 ]
 

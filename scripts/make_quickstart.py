@@ -2,7 +2,16 @@
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
+
+RUN_PARAMETERS = config_parameters(
+    RunConfig, ["kg", "split", "sample", "sample_seed", "limit", "model", "model_url", "temperature", "max_tokens",
+                "seed", "concurrency", "experiment", "cache"],
+    defaults={"kg": "movies", "split": "test", "sample": 40, "model": "standin-keyword-rules", "temperature": 0.0,
+              "max_tokens": 512, "experiment": "quickstart"},
+    notes={"model_url": "None: in-process", "limit": "after the sample: a quick smoke test",
+           "cache": '"replay": model calls from the response cache only'})
 
 CELLS = [
     new_markdown_cell("""\
@@ -13,25 +22,13 @@ Build the bundled movie KG, ask one question with a model, look at its trace, sc
 The defaults run offline with `standin-keyword-rules`, a deterministic keyword baseline (**not an LLM**; its
 scores are labelled `[standin]`). To use a real model, serve it with vLLM and set `model` and `model_url`, e.g.
 `sparqlab reproduce 00_quickstart -p model openai/gpt-oss-120b -p model_url http://gpu-node:8000/v1`."""),
-    parameters_cell("""\
+    parameters_cell(f"""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 # `sparqlab reproduce 00_quickstart -p NAME VALUE` checks each override against the type declared here.
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
-kg: str = "movies"                    # KG name (movies, wikidata), SPARQL endpoint URL or RDF file
+{RUN_PARAMETERS}
 datasets: list[str] = ["metaqa-1hop", "metaqa-2hop", "mcqa-movies"]  # `sparqlab data list` names or JSONL paths
-split: str = "test"                   # dataset split
-sample: Optional[int] = 40            # questions per dataset, drawn at random stratified by question type; None: all
-sample_seed: int = 0                  # seed of that draw (same seed, same questions)
-limit: Optional[int] = None           # then keep only the first N of those (a quick smoke test); None: all
-model: str = "standin-keyword-rules"  # a registered stand-in, or the model name your server serves
-model_url: Optional[str] = None       # OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"; None: in-process
-temperature: float = 0.0              # sampling temperature of every model call
-max_tokens: int = 512                 # completion budget of every model call
-seed: int = 0                         # request seed
-concurrency: int = 8                  # questions in flight at once
-experiment: str = "quickstart"        # runs go to runs/<experiment>/, figures to figures/<experiment>/
-cache: str = "read_write"             # "replay": serve model calls from the response cache only
 showcase_question: Optional[str] = "test_1032"  # id of the question asked alone (None: the first one)"""),
     new_code_cell("""\
 import pandas as pd
@@ -55,7 +52,7 @@ SELECT ?title ?year WHERE {
     new_markdown_cell("## Ask one question\nThe method writes a query; the runner executes it on the KG and scores the answers."),
     new_code_cell("""\
 settings = dict(experiment=experiment, kg=kg, model=model, model_url=model_url, seed=seed, cache=cache,
-                model_params={"temperature": temperature, "max_tokens": max_tokens}, concurrency=concurrency)
+                temperature=temperature, max_tokens=max_tokens, concurrency=concurrency)
 method = DirectSparql()
 pool = load(datasets[0], split=split)
 question = ([q for q in pool if q.id == showcase_question] or pool)[0]

@@ -3,7 +3,12 @@ All logic lives in ``sparqlab.experiments`` and ``sparqlab.plots``."""
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
+
+RUN_PARAMETERS = config_parameters(
+    RunConfig, ["model", "model_url", "cache"],
+    notes={"model": "one for every cell and role; None: the grid's stand-ins", "cache": "for every cell"})
 
 CELLS = [
     new_markdown_cell("""\
@@ -18,16 +23,14 @@ table` on the command line (or a Slurm cluster, `--executor slurm`) give the sam
 The defaults run offline with deterministic stand-ins (`standin-*`, **not LLMs**; their rows are labelled
 `[standin]`): the numbers show that the pipeline works, not how the methods compare. For real results serve a
 model (vLLM, SGLang, llama.cpp ...) and set `model` / `model_url`: every cell and every role then uses it."""),
-    parameters_cell("""\
+    parameters_cell(f"""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[str], not str | None
 
 grid: str = "experiments/all_methods.yaml"  # grid file (relative paths: from here, else from the project root)
 rows: Optional[list[str]] = None       # only these rows (method labels of the grid); None: all
 datasets: Optional[list[str]] = ["metaqa-1hop", "wikidata-test"]  # only these datasets of the grid; None: all
-model: Optional[str] = None            # one served model for every cell and role; None: the grid's stand-ins
-model_url: Optional[str] = None        # its OpenAI-compatible endpoint, e.g. "http://gpu-node:8000/v1"
-cache: str = "read_write"              # "replay": serve model calls from the response cache only
+{RUN_PARAMETERS}
 executor: str = "local"                # "local" or "slurm" (submitit array job with the grid's resources)
 workers: int = 0                       # local: 0 = cells one after another in this kernel; N = N processes
 baseline: Optional[str] = "direct"     # row the others are tested against (McNemar on EM, paired bootstrap F1)

@@ -2,7 +2,14 @@
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from sparqlab.notebooks import parameters_cell, write_generated_notebook
+from sparqlab.notebooks import config_parameters, parameters_cell, write_generated_notebook
+from sparqlab.runs import RunConfig
+
+RUN_PARAMETERS = config_parameters(
+    RunConfig, ["kg", "dataset", "split", "limit"],
+    defaults={"kg": "movies", "dataset": "mcqa-movies", "split": "train", "limit": 40},
+    notes={"kg": "the training questions are asked over", "dataset": "training questions: gold queries label "
+           "the generator's output", "split": "never the scored split", "limit": "the paper: the whole split"})
 
 CELLS = [
     new_markdown_cell("""\
@@ -23,18 +30,15 @@ the pipeline runs end to end and that the loss on the response tokens falls; the
 models. On a GPU machine: `sparqlab reproduce 09_corrector_data_composition -p base_model /models/Llama-3.2-3B-Instruct
 -p encoder /models/roberta-base -p gpu true -p max_steps -1 -p learning_rate 2e-4 -p limit 2500`, with the
 generator served by vLLM (`-p generator generator -p generator_url http://gpu-node:8000/v1`)."""),
-    parameters_cell("""\
+    parameters_cell(f"""\
 # Parameters (papermill overrides these; the defaults need no GPU and no network).
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[str], not str | None
 
-kg: str = "movies"                       # KG the training questions are asked over
-dataset: str = "mcqa-movies"             # training questions (gold queries label the generator's output)
-split: str = "train"                     # never the scored split
-limit: int = 40                          # first N training questions (the paper: the whole train split)
+{RUN_PARAMETERS}
 generator_share: float = 0.5             # of those, the share that trains the generator; the rest are labelled
 generator: str = "standin-knn"           # generator of the labelled run: a stand-in, or a served model's name
 generator_url: Optional[str] = None      # OpenAI-compatible endpoint of `generator` (vLLM), None for stand-ins
-generator_options: dict = {}             # model factory options, e.g. {"start": 2500, "stop": 2600} (standin-knn memory)
+generator_options: dict = {{}}             # model factory options, e.g. {{"start": 2500, "stop": 2600}} (standin-knn memory)
 compositions: list[str] = ["W1.0", "W1.0+C0.2", "W1.0+C0.5", "W1.0+C0.8"]  # corrector data compositions
 base_model: Optional[str] = None         # local base chat model folder; None: tiny random decoder (pipeline check)
 encoder: Optional[str] = None            # local gate encoder folder (roberta-base); None: tiny random encoder
@@ -56,7 +60,7 @@ eval_split: str = "test"                 # questions of those runs
 eval_limit: int = 20                     # first N of them
 eval_max_tokens: int = 256               # completion budget of a correction
 threshold: float = 0.5                   # gate threshold tau of those runs (paper: 0.5)
-experiment: str = "train-composition"    # figures go to figures/<experiment>/"""),
+{config_parameters(RunConfig, ["experiment"], {"experiment": "train-composition"})}"""),
     new_code_cell("""\
 import pandas as pd
 from IPython.display import display
@@ -117,7 +121,7 @@ if evaluate:
 
 Each adapter is in `<out>/sft/<composition>/adapter`. Serve it with vLLM next to the generator
 (`vllm serve BASE --enable-lora --lora-modules generator=DIR corrector=DIR`) and run the gated pipeline with it
-as the corrector role: `sparqlab run ggc --model generator --model-url URL --model-role corrector=corrector@URL`
+as the corrector role: `sparqlab run ggc --model generator --model-url URL --model-roles corrector=corrector@URL`
 (README, "Fine-tuning"). On CPU, `sparqlab train serve --base BASE --adapter DIR --name corrector` serves it
 through the project's own server."""),
     new_code_cell("print(result.out)"),

@@ -16,14 +16,14 @@ import random
 
 import numpy as np
 
-from sparqlab.kg import open_kg
+from sparqlab.kg import get_profile, open_kg
 from sparqlab.methods.desq.kb_memory import (
     DEFAULT_EMBEDDER,
     KBMemory,
+    catalogue_entries,
     kg_entries,
     prebuilt_vectors,
     ship_prebuilt,
-    wikidata_entries,
 )
 
 
@@ -45,7 +45,8 @@ def main() -> None:
     with open_kg("movies", cache=False) as kg:
         movies = kg_entries(kg)
     print(json.dumps({"movies-minilm": ship("movies-minilm", movies, "entity")}), flush=True)
-    print(json.dumps({"wikidata-minilm": ship("wikidata-minilm", wikidata_entries(), "property")}), flush=True)
+    print(json.dumps({"wikidata-minilm": ship("wikidata-minilm", catalogue_entries(get_profile("wikidata")),
+                                              "property")}), flush=True)
 
 
 if __name__ == "__main__":

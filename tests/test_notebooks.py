@@ -87,7 +87,7 @@ def test_reproduce_refuses_a_wrong_parameter_before_running_anything(tmp_path, m
     assert "parameter 'limit' expects int | None" in capsys.readouterr().err
     assert main(["reproduce", "00_quickstart", "-p", "limt", "2"]) == 1
     err = capsys.readouterr().err
-    assert "unknown parameter(s) limt" in err and "limit" in err
+    assert "unknown parameter(s) limt (did you mean 'limit'?)" in err
     assert not (tmp_path / "runs").exists(), "nothing ran"
 
 

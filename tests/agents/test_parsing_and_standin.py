@@ -77,13 +77,14 @@ def test_standin_answer_type_rules():
 
 
 def test_standin_pruning_keeps_matching_properties_in_both_directions():
-    from sparqlab.methods.agents.prompts import PRUNE
+    from sparqlab.methods.agents.prompts import PRUNE, PRUNE_EXAMPLE
     from sparqlab.methods.agents.standins import prune_reply
 
     edges = {"place of birth (wdt:P19)": ["San Francisco (wd:Q62)"], "occupation (wdt:P106)": ["writer (wd:Q36180)"],
              "(incoming) author (wdt:P50)": ["White Fang (wd:Q1045540)"]}
-    prompt = PRUNE.render(entity="Jack London (wd:Q45765)", edges=json.dumps(edges),
+    prompt = PRUNE.render(example=PRUNE_EXAMPLE, entity="Jack London (wd:Q45765)", edges=json.dumps(edges),
                           question="Which novels did Jack London write?")
     assert json.loads(prune_reply(prompt)) == {"(incoming) author (wdt:P50)": ["White Fang (wd:Q1045540)"]}
-    unrelated = PRUNE.render(entity="Jack London (wd:Q45765)", edges=json.dumps(edges), question="Is it blue?")
+    unrelated = PRUNE.render(example=PRUNE_EXAMPLE, entity="Jack London (wd:Q45765)", edges=json.dumps(edges),
+                             question="Is it blue?")
     assert json.loads(prune_reply(unrelated)) == edges  # nothing matches: everything is kept

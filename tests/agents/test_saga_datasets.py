@@ -39,4 +39,4 @@ def test_answerable_selection_keeps_questions_whose_gold_query_answers_and_chang
     assert sorted(answerable.predictions()["id"]) == ["ask", "given", "ok"]
     assert answerable.run_id != everything.run_id
     saved = json.loads((answerable.run_dir / "config.json").read_text())
-    assert saved["run"]["select"] == "answerable" and selection_label(saved["run"]) == "answerable"
+    assert saved["run"]["questions"]["select"] == "answerable" and selection_label(saved["run"]) == "answerable"

@@ -41,9 +41,9 @@ def test_sparqlab_run_on_a_wikidata_mirror_with_local_search(wd_server, tmp_path
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
     questions = PROJECT_ROOT / "data" / "wikidata_test" / "questions.jsonl"
-    assert main(["run", "saga", "-d", str(questions), "--kg", "wikidata", "--kg-url", wd_server, "--kg-search", "local",
+    assert main(["run", "saga", "-d", str(questions), "--kg", "wikidata", "--kg-url", wd_server, "--kg-options", "search=local",
                  "-m", "standin-agent", "-o", "features.subclass_closure=true", "-e", "cli"]) == 0
     out = capsys.readouterr().out
     assert "[standin]" in out and "F1 100.0%" in out
     config = json.loads(next((tmp_path / "runs" / "cli").glob("*/config.json")).read_text())
-    assert config["run"]["kg_options"] == {"search": "local"} and config["method"]["config"]["features"]["subclass_closure"]
+    assert config["run"]["graph"]["kg_options"] == {"search": "local"} and config["method"]["config"]["features"]["subclass_closure"]

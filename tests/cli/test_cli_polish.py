@@ -112,7 +112,7 @@ def test_run_model_errors_speak_in_the_commands_flags(tmp_path, monkeypatch, cap
         monkeypatch.delenv(name, raising=False)
     base = ["run", "direct", "-d", "metaqa-1hop", "--limit", "2", "-e", "errs"]
     assert main(base) == 1
-    assert "needs a model: pass -m NAME" in capsys.readouterr().err
+    assert "needs a model: name one (sparqlab run -m NAME" in capsys.readouterr().err
     assert main(base + ["-m", "my-llama"]) == 1  # no endpoint anywhere: said, not a silent try of 127.0.0.1:8000
     err = capsys.readouterr().err
     assert "no endpoint is given: pass its URL (--model-url" in err and not (tmp_path / "runs").exists()

@@ -156,9 +156,10 @@ WIKIDATA_GOLD = ("PREFIX wd: <http://www.wikidata.org/entity/> PREFIX wdt: <http
 
 
 def _wikidata_memory():
-    from sparqlab.methods.desq.kb_memory import wikidata_entries
+    from sparqlab.kg import get_profile
+    from sparqlab.methods.desq.kb_memory import catalogue_entries
 
-    return small_memory(wikidata_entries())
+    return small_memory(catalogue_entries(get_profile("wikidata")))
 
 
 def test_wikidata_gold_slots_carry_the_kb_label_and_description():

@@ -9,8 +9,6 @@ from sparqlab.data.registry import DATASETS
 from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.eval.structural import structural_em
 from sparqlab.methods.desq.fragments import (
-    MOVIES_SCHEME,
-    WIKIDATA_SCHEME,
     AssemblyError,
     Fragment,
     Slot,
@@ -18,6 +16,8 @@ from sparqlab.methods.desq.fragments import (
     decompose,
     scheme_for,
 )
+
+WIKIDATA_SCHEME, MOVIES_SCHEME = scheme_for("wikidata"), scheme_for("movies")
 
 PAPER_QUERY = ("SELECT ?a ?b WHERE { ?c <http://www.wikidata.org/prop/direct/P36> ?a . "
                "?c <http://www.wikidata.org/prop/direct/P1082> ?b . FILTER(?b < 10000) }")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from desq_helpers import MOVIE_ENTRIES
 
-from sparqlab.methods.desq.kb_memory import Entry, KBMemory, limit_entries, wikidata_property_entries
+from sparqlab.kg import get_profile
+from sparqlab.methods.desq.kb_memory import Entry, KBMemory, catalogue_entries, limit_entries
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +57,11 @@ def test_bad_inputs_get_clear_errors(tmp_path):
             KBMemory(MOVIE_ENTRIES[:1], np.ones((1, 4), np.float32), backend="faiss")
 
 
-def test_wikidata_property_memory_entries():
-    entries = wikidata_property_entries()
-    assert len(entries) == 12066 and all(e.kind == "property" for e in entries)
+def test_wikidata_catalogue_memory_entries():
+    entries = catalogue_entries(get_profile("wikidata"))
+    properties = [e for e in entries if e.kind == "property"]
+    assert len(properties) == 12066 and entries[:12066] == properties  # the properties, then the items
+    assert {e.kind for e in entries[12066:]} == {"entity"} and len(entries) == 12066 + 3446
     by_id = {e.id: e for e in entries}
     assert by_id["P36"].label == "capital"
     assert by_id["P749"].description.startswith("parent organization of an organization")  # from CoDEx

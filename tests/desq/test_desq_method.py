@@ -8,7 +8,7 @@ from sparqlab.cli import main
 from sparqlab.llm.base import ChatRequest
 from sparqlab.methods import get_method
 from sparqlab.methods.desq import STRATEGIES, Desq, DesqConfig
-from sparqlab.methods.desq.fragments import Decomposition, Fragment, Slot
+from sparqlab.methods.desq.fragments import Decomposition, Fragment, Slot, scheme_for
 from sparqlab.methods.desq.generation import (
     DesqStandin,
     Example,
@@ -73,8 +73,8 @@ def ridley_example() -> Example:
 
 def test_standin_refills_the_nearest_example_for_the_new_question(movies_kg):
     example = ridley_example()
-    messages = map_messages("which films did [Wind] direct?", ["We need ?var1"], [example], "movies")
-    reply = DesqStandin().respond(ChatRequest.build("standin-desq", messages))
+    messages = map_messages("which films did [Wind] direct?", ["We need ?var1"], [example], scheme_for("movies"))
+    reply = DesqStandin(kg="movies").respond(ChatRequest.build("standin-desq", messages))
     parsed = parse_output(reply)
     assert parsed.problems == []
     assert parsed.fragments[1].constraint == '?var1 has directed by "Wind"'
@@ -86,7 +86,7 @@ def test_standin_refills_the_nearest_example_for_the_new_question(movies_kg):
     assert entity.label == "Wind" and entity.id == "entity/Film/Wind"
     assert entity.description == "a person: actor, director or writer"
     # the lookup ignores case, as a search box would: a tag and a person sharing a name both match
-    assert DesqStandin().lookup("adam sandler") == DesqStandin().lookup("Adam Sandler") == \
+    assert DesqStandin(kg="movies").lookup("adam sandler") == DesqStandin(kg="movies").lookup("Adam Sandler") == \
         "entity/Person/Adam%20Sandler"
 
 
@@ -116,7 +116,7 @@ def test_cli_eval_structural_and_desq_commands(isolated, movies_kg, capsys):
 
 def test_finetune_records_model_verbaliser_and_constraint_parsing():
     example = ridley_example()
-    records = finetune_records([example], "movies")
+    records = finetune_records([example], scheme_for("movies"))
     assert [r["messages"][-1]["role"] for r in records] == ["assistant", "assistant"]
     assert records[0]["messages"][-1]["content"].startswith("1. We need ?var1\n2. ?var1 has directed by")
     assert parse_output(records[1]["messages"][-1]["content"]).slots == example.decomposition.slots

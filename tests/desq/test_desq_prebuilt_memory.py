@@ -8,17 +8,18 @@ import pytest
 from desq_helpers import MOVIE_ENTRIES
 
 from sparqlab.core.paths import data_dir
+from sparqlab.kg import get_profile
 from sparqlab.methods.desq import kb_memory
 from sparqlab.methods.desq.kb_memory import (
     DEFAULT_EMBEDDER,
     Entry,
     KBMemory,
     canonical_order,
+    catalogue_entries,
     content_digest,
     kg_entries,
     prebuilt_vectors,
     ship_prebuilt,
-    wikidata_entries,
 )
 
 
@@ -54,7 +55,7 @@ def _shipped_digest(name):
 def test_the_shipped_memories_match_todays_entries(name, movies_kg):
     """Fails when the movie KG, the Wikidata properties or items, or ``entry_text`` changed without re-running
     scripts/ship_kb_memories.py (the memory would silently be embedded again, minutes on a CPU)."""
-    entries = kg_entries(movies_kg) if name == "movies-minilm" else wikidata_entries()
+    entries = kg_entries(movies_kg) if name == "movies-minilm" else catalogue_entries(get_profile("wikidata"))
     digest, shape = _shipped_digest(name)
     assert shape == (len(entries), 384)
     assert digest == content_digest(DEFAULT_EMBEDDER, [entries[i] for i in canonical_order(entries)]), \

@@ -9,6 +9,7 @@ import pytest
 from sparqlab.cli import main
 from sparqlab.experiments.grid import GridError, expand_grid, load_grid
 from sparqlab.experiments.sweep import cell_status, grid_status
+from sparqlab.runs.config import RoleSpec
 
 GRID = {
     "name": "g",
@@ -36,7 +37,7 @@ def test_a_grid_expands_rows_times_axes_times_datasets_with_later_settings_winni
     assert cell.options == {"mode": "gated", "variant": "wikidata"}  # the dataset's options for this method
     assert cell.run["sample"] == 2 and cell.run["seed"] == 7 and cell.run["concurrency"] == 2
     assert grid.cells[0].run["seed"] == 1  # the dataset's setting over the grid's
-    assert cell.run_config().model_roles == {"corrector": {"model": "standin-corrector"}}
+    assert cell.run_config().model_roles == {"corrector": RoleSpec("standin-corrector")}
 
 
 def test_an_option_axis_and_a_model_override_for_every_role():
@@ -49,9 +50,11 @@ def test_an_option_axis_and_a_model_override_for_every_role():
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"methods": {"x": {"options": {}}}}, "needs 'method: NAME'"),
-    ({"methods": {"x": {"method": "direct", "modle": "m"}}}, "unknown key(s) modle"),
-    ({"datasets": {"d": {"dataset": "d", "experiment": "e"}}}, "unknown key(s) experiment"),
-    ({"axes": {"colour": [1]}}, "neither a RunConfig field"),
+    ({"methods": {"x": {"method": "direct", "modle": "m"}}}, "methods.x: unknown setting 'modle' (did you mean 'model'"),
+    ({"methods": {"x": {"method": "direct", "type_filter": True}}}, "methods.x: unknown setting 'type_filter'"),
+    ({"run": {"questions": {"limt": 3}}}, "unknown setting 'questions.limt' (did you mean 'questions.limit'"),
+    ({"datasets": {"d": {"dataset": "d", "experiment": "e"}}}, "experiment belong to the sweep"),
+    ({"axes": {"colour": [1]}}, "unknown setting 'colour'"),
     ({"axes": {"seed": []}}, "non-empty list"),
     ({"run": {"concurrency": 0}}, "concurrency must be at least 1"),
     ({"exclude": [{"row": "x"}]}, "unknown key(s) row"),

@@ -31,7 +31,7 @@ def test_agent_notebook_runs_on_a_freebase_endpoint(tmp_path, freebase_url, shar
     assert "freebase-fixture" in text and "SAGA" in text and "SPINACH" in text
     configs = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "agents").glob("*/config.json")]
     assert {c["method"]["method"] for c in configs} == {"spinach", "saga"}
-    assert all(c["run"]["kg"] == "freebase" for c in configs)
+    assert all(c["run"]["graph"]["kg"] == "freebase" for c in configs)
     metrics = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "agents").glob("*/metrics.json")]
     assert all(m["n_done"] == 5 for m in metrics)
 

@@ -52,6 +52,6 @@ def test_requested_but_unused_gate_fields_do_not_change_the_run_id(trained, movi
     assert spelled.run_id == plain.run_id and spelled.answered == 0
     saved = json.loads((plain.run_dir / "config.json").read_text())["method"]
     assert saved["config"]["gate"] == Gate.load(trained.folder).settings.to_dict()
-    assert saved["artifacts"] == {"gate": trained.digest}
+    assert saved["artifacts"]["gate"] == trained.digest and set(saved["artifacts"]) == {"gate", "conventions"}
     with pytest.raises(ValueError, match=r"gate\.backend='sbert'"):
         run(GGC(mode="gated", gate_path=str(trained.folder), gate={"backend": "sbert"}), config=config, kg=movies)

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from sparqlab.core.jsonl import write_jsonl
+from sparqlab.kg.profiles import MOVIES
 from sparqlab.methods.ggc.data import (
     COMPOSITIONS,
     LabelledQuery,
@@ -17,6 +18,7 @@ from sparqlab.methods.ggc.data import (
     sft_record,
 )
 from sparqlab.methods.ggc.metrics import gate_metrics, pipeline_metrics, subset_analysis, sweep, triggers
+from sparqlab.methods.ggc.prompts import conventions_for
 
 
 def labelled(n_wrong, n_correct):
@@ -54,7 +56,7 @@ def test_composition_errors_are_clear():
 
 def test_sft_record_is_the_corrector_prompt_with_the_gold_response():
     query = labelled(1, 0)[0]
-    record = sft_record(query, "movies", "relation labels: directed_by", "movies")
+    record = sft_record(query, "movies", "relation labels: directed_by", conventions_for(MOVIES))
     assert record["output"] == query.gold_sparql and record["input"] == "" and record["source"] == "wrong"
     assert "Question: question [W0]?" in record["instruction"] and query.sparql in record["instruction"]
     assert "relation labels: directed_by" in record["system"]
@@ -133,11 +135,7 @@ def test_sft_file_layout(tmp_path):
 
     class Graph:  # a KG stand-in exposing what the SFT writer reads
         identity = "test"
-
-        class profile:  # noqa: N801
-            name = "movies"
-            prompt_notes = "Relations are matched by label."
-            prefixes = {}
+        profile = MOVIES
 
     manifest = write_corrector_data(labelled(4, 20), tmp_path, Graph(), seed=1, notes="Relations by label.")
     assert manifest["sizes"]["W1.0+C0.8"] == {"total": 20, "wrong": 4, "correct": 16}

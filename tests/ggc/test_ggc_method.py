@@ -69,7 +69,7 @@ def test_threshold_extremes_equal_correct_all_and_generator_only(test_runs, trai
     assert {i: r["predicted_sparql"] for i, r in above.items()} == {i: r["predicted_sparql"] for i, r in none.items()}
     assert not any(r["extra"]["triggered"] or corrector_calls(r) for r in above.values())
     config = json.loads((test_runs["zero"].run_dir / "config.json").read_text())
-    assert config["method"]["artifacts"] == {"gate": trained.digest}
+    assert config["method"]["artifacts"]["gate"] == trained.digest and "conventions" in config["method"]["artifacts"]
     assert test_runs["zero"].run_id != test_runs["above"].run_id
 
 
@@ -95,7 +95,7 @@ def test_gate_trained_in_prepare_is_a_cached_artifact(movies):
     saved = json.loads((first.run_dir / "config.json").read_text())
     digest = saved["method"]["artifacts"]["gate"]
     assert len(digest) == 16 and method.gate.training["n"] == 24
-    assert json.loads((first.run_dir / "metrics.json").read_text())["prepare"]["artifacts"] == {"gate": digest}
+    assert json.loads((first.run_dir / "metrics.json").read_text())["prepare"]["artifacts"]["gate"] == digest
     again = run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24), config=config, kg=movies)
     assert again.run_id == first.run_id and again.answered == 0
     with pytest.raises(ValueError, match="another split"):
@@ -141,7 +141,7 @@ def test_cli_sweep_in_process(trained, capsys, tmp_path):
     from sparqlab.cli import main
 
     code = main(["ggc", "sweep", "--gate-path", str(trained.folder), "--limit", "6", "--thresholds", "0,0.5,1.01",
-                 "--corrector", "standin-corrector", "--memory-start", str(MEMORY["start"]), "--memory-stop",
+                 "--model-roles", "corrector=standin-corrector", "--memory-start", str(MEMORY["start"]), "--memory-stop",
                  str(MEMORY["stop"]), "--experiment", "ggc-cli", "--out", str(tmp_path / "sweep.csv")])
     assert code == 0
     import pandas as pd

@@ -1,11 +1,12 @@
 """The template memory and the GGC stand-ins on their own: entity re-filling, prompt parsing, and the corrector's
-fallback to the generated query; the prompt table renders for both variants."""
+fallback to the generated query; the prompts render with each KG's conventions."""
 
 import pytest
 from ggc_helpers import MEMORY
 
+from sparqlab.kg.profiles import get_profile
 from sparqlab.llm import get_model
-from sparqlab.methods.ggc.prompts import PROMPTS, corrector_messages, generator_messages
+from sparqlab.methods.ggc.prompts import PROMPTS, conventions_for, corrector_messages, generator_messages
 from sparqlab.methods.ggc.standins import question_in
 from sparqlab.methods.ggc.template_memory import bracketed, fill_template, mask_entities, same_query
 from sparqlab.platform.parsing import extract_sparql
@@ -23,27 +24,35 @@ def test_fill_template_maps_entities_in_order_and_escapes():
     assert same_query("SELECT  ?x\n{ }", "SELECT ?x { }") and not same_query(None, "SELECT")
 
 
-def test_prompts_render_for_both_variants():
-    for variant in ("movies", "wikidata"):
-        system, user = generator_messages("who directed [Heat]?", "movies", "NOTES", variant)
+def test_prompts_render_with_each_kgs_conventions():
+    for name in ("movies", "wikidata", "freebase", "ck25"):
+        conventions = conventions_for(get_profile(name))
+        system, user = generator_messages("who directed [Heat]?", name, "NOTES", conventions)
         assert "NOTES" in system["content"] and question_in(user["content"]) == "who directed [Heat]?"
-        system, user = corrector_messages("who directed [Heat]?", "SELECT ?x {}", "movies", "NOTES", variant,
+        assert conventions.query_rules in system["content"] and ("about films" in system["content"]) == (name == "movies")
+        system, user = corrector_messages("who directed [Heat]?", "SELECT ?x {}", name, "NOTES", conventions,
                                           feedback="the query executes but returns no results")
         assert extract_sparql(user["content"]) == "SELECT ?x {}" and "returns no results" in user["content"]
-    assert "Execution feedback" not in corrector_messages("q", "SELECT ?x {}", "m", "n")[1]["content"]
+    ck25 = conventions_for(get_profile("ck25")).query_rules  # no rules of its own: read off its profile
+    assert "pv: <http://ld.company.org/prod-vocab/>" in ck25 and "rdfs:label" in ck25
+    plain = corrector_messages("q", "SELECT ?x {}", "m", "n", conventions_for(get_profile("movies")))
+    assert "Execution feedback" not in plain[1]["content"]
     assert all(template.digest for template in PROMPTS.values())
 
 
 def test_standins_answer_from_memory_and_corrector_keeps_what_it_cannot_improve(movies):
-    generator = get_model("standin-knn", **MEMORY)
-    corrector = get_model("standin-corrector", **MEMORY)
+    rules = conventions_for(get_profile("movies"))
+    with pytest.raises(ValueError, match="no questions to remember: run it inside a run"):
+        get_model("standin-knn", **MEMORY).chat_sync(generator_messages("q [X]?", "movies", "notes", rules))
+    generator = get_model("standin-knn", dataset="mcqa-movies", **MEMORY)
+    corrector = get_model("standin-corrector", dataset="mcqa-movies", kg="movies", **MEMORY)
     question = "which [Drama] movies did [Ridley Scott] direct?"
-    reply = generator.chat_sync(generator_messages(question, "movies", "notes"))
+    reply = generator.chat_sync(generator_messages(question, "movies", "notes", rules))
     query = extract_sparql(reply.text)
     assert query and '"Ridley Scott"' in query and generator.is_standin
     assert generator.chat_sync([{"role": "user", "content": "no question here"}]).text.startswith("I could not")
     unanswerable = "which [Nothing] movies did [Nobody Atall] direct?"
-    kept = corrector.chat_sync(corrector_messages(unanswerable, query, "movies", "notes"))
+    kept = corrector.chat_sync(corrector_messages(unanswerable, query, "movies", "notes", rules))
     assert extract_sparql(kept.text) == query  # no candidate executes non-empty: the input comes back unchanged
     with pytest.raises(ValueError, match="k must be"):
         get_model("standin-corrector", k=0, **MEMORY)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sparqlab.kg import EmbeddedKG, EndpointError, QueryTimeout, SparqlSyntaxError, Term, open_kg
@@ -105,19 +107,23 @@ def test_threads_share_the_worker_pool(small_kg):
     assert ages == ["42", "37", "29"] * 10
 
 
-def test_rdf_file_store_is_temporary_and_content_addressed(small_ttl, tmp_path):
+def test_rdf_file_store_lives_in_the_cache_and_is_content_addressed(small_ttl, tmp_path):
+    import tempfile
+
+    from sparqlab.core.paths import cache_dir
+
+    before = set(Path(tempfile.gettempdir()).glob("sparqlab-kg-*"))
     copy = tmp_path / "copy.ttl"
     copy.write_bytes(small_ttl.read_bytes())
-    first, second = open_kg(small_ttl, cache=False), open_kg(copy, cache=False)
-    try:
+    with open_kg(small_ttl, cache=False) as first, open_kg(copy, cache=False) as second:
         assert first.identity == second.identity and first.identity.startswith("file:")
-        assert first.store_path != second.store_path
-        scratch = first.store_path
-        assert scratch.exists()
-    finally:
-        first.close()
-        second.close()
-    assert not scratch.exists()
+        assert first.store_path.is_relative_to(cache_dir() / "kg")
+        with open_kg(small_ttl, cache=False) as again:
+            assert again.store_path == first.store_path  # built once, reused while the file is unchanged
+    copy.write_text(copy.read_text(encoding="utf-8") + "\n<http://x/y> <http://x/z> 1 .\n", encoding="utf-8")
+    with open_kg(copy, cache=False) as edited:
+        assert edited.identity != first.identity and edited.store_path != second.store_path
+    assert set(Path(tempfile.gettempdir()).glob("sparqlab-kg-*")) == before
 
 
 def test_bad_inputs_are_clear(tmp_path):

@@ -92,8 +92,8 @@ def test_schema_description_is_read_from_the_kg(movies_kg, small_ttl):
     declared = {f"- {relation}: Film -> {cls}" for relation, cls in RELATION_RANGES.items()}
     assert {line.split(" (")[0] for line in relations} == declared
     with open_kg(small_ttl, cache=False) as small:
-        assert describe_schema(small) == ""  # the generic profile does not list a schema
+        assert describe_schema(small) == ""  # a derived profile keeps its schema in its notes
         small.profile = replace(small.profile, schema_in_prompt=True)
         assert describe_schema(small).splitlines() == [  # answers are IRIs: so are the listed names
-            "Classes:", "- class Person (<http://example.org/Person>)", "Relations (subject class -> object class):",
-            "- knows (<http://example.org/knows>): Person -> Person"]
+            "Classes:", "- class Person (ex:Person)", "Relations (subject class -> object class):",
+            "- knows (ex:knows): Person -> Person"]  # shortened by the prefix the file declares

@@ -23,10 +23,11 @@ from sparqlab.llm import (
 
 
 @pytest.fixture(autouse=True)
-def private_registry(monkeypatch):
-    """Each test registers into a copy, so nothing leaks into other tests."""
-    load_plugins()  # first: a plug-in loaded into the copy alone would be lost with it
-    monkeypatch.setattr(standins, "_REGISTRY", dict(standins._REGISTRY))
+def private_registry():
+    """Each test's registrations are undone afterwards, so nothing leaks into other tests."""
+    load_plugins()  # first: a plug-in loaded inside the block alone would be lost with it
+    with standins.STANDINS.restored():
+        yield
 
 
 def test_names_must_start_with_standin():

@@ -113,14 +113,17 @@ def test_prompt_digest_is_stable_and_follows_the_text():
 
 # -- registry -----------------------------------------------------------------------------------------------------
 
-def test_methods_register_by_name_and_rebuild_from_describe(monkeypatch):
+def test_methods_register_by_name_and_rebuild_from_describe():
     from sparqlab.core.plugins import load_plugins
-    from sparqlab.platform import registry
+    from sparqlab.platform.registry import METHODS
 
-    # a private copy of the registry: the test method must not leak into tests that list every method
-    load_plugins()  # first, so that the copy holds every plug-in and nothing is loaded into it alone
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    # the test method must not leak into tests that list every method
+    load_plugins()  # first, so that no plug-in is loaded inside the block alone
+    with METHODS.restored():
+        _register_and_rebuild()
 
+
+def _register_and_rebuild():
     @register_method("test-registered")
     class Registered(Method):
         config_class = KnobConfig
@@ -132,7 +135,7 @@ def test_methods_register_by_name_and_rebuild_from_describe(monkeypatch):
     assert saved["method"] == "test-registered" and saved["config"]["few_shot_ids"] == ["a"]
     rebuilt = Method.from_config(saved)
     assert type(rebuilt) is Registered and rebuilt.config == method.config
-    with pytest.raises(ValueError, match="unknown method 'nope'; known: .*direct"):
+    with pytest.raises(ValueError, match="unknown method 'nope'.*; known: .*direct"):
         get_method("nope")
     with pytest.raises(ValueError, match="valid options"):
         Registered(treshold=1.0)
@@ -191,7 +194,7 @@ def context(kg=None) -> QuestionContext:
 
 
 def test_tools_are_selected_by_name_and_counted_per_tool():
-    with pytest.raises(ValueError, match="unknown tool 'browse'; registered: .*execute.*lookup"):
+    with pytest.raises(ValueError, match="unknown tool 'browse'; known: .*execute.*lookup"):
         get_tools(["lookup", "browse"])
     tools = get_tools(["execute", "lookup", "stop"])
     assert list(tools) == ["execute", "lookup", "stop"]

@@ -19,6 +19,7 @@ from sparqlab.methods import DirectSparql
 from sparqlab.methods.direct.method import PROMPTS
 from sparqlab.platform import Method, MethodConfig, MethodOutput, PromptTemplate
 from sparqlab.runs import RunConfig, load_predictions, load_traces, run
+from sparqlab.runs.config import RoleSpec, identity
 
 
 @pytest.fixture(autouse=True)
@@ -83,13 +84,15 @@ def PROMPTS_DIGEST(name):  # noqa: N802 (reads like the table it looks into)
     return TABLE[name].digest
 
 
-def test_roles_enter_the_run_id_but_their_endpoints_do_not(tmp_path):
+def test_roles_and_their_endpoints_enter_the_run_id(tmp_path):
     questions, kg = film_questions(), FilmKG()
     first = run(TwoRoleMethod(), questions, roles_config(tmp_path), kg=kg)
-    moved = config(tmp_path, model="standin-echo", model_roles={"corrector": {
-        "model": "standin-latency", "options": {"delay_ms": 0}, "params": {"temperature": 0.5},
-        "url": None}})
-    assert run(TwoRoleMethod(), questions, moved, kg=kg).run_id == first.run_id
+    same = config(tmp_path, model="standin-echo", concurrency=3, model_roles={"corrector": {
+        "model": "standin-latency", "options": {"delay_ms": 0}, "params": {"temperature": 0.5}, "url": None}})
+    assert run(TwoRoleMethod(), questions, same, kg=kg).run_id == first.run_id
+    served = roles_config(tmp_path).replace(model_roles={"corrector": RoleSpec(
+        "standin-latency", "http://127.0.0.1:9/v1", options={"delay_ms": 0}, params={"temperature": 0.5})})
+    assert identity(served, {}, "") != identity(roles_config(tmp_path), {}, ""), "an HTTP-served role is another run"
     other_params = config(tmp_path, model="standin-echo", model_roles={"corrector": {
         "model": "standin-latency", "options": {"delay_ms": 0}, "params": {"temperature": 0.9}}})
     assert run(TwoRoleMethod(), questions, other_params, kg=kg).run_id != first.run_id
@@ -98,7 +101,7 @@ def test_roles_enter_the_run_id_but_their_endpoints_do_not(tmp_path):
     with pytest.raises(ValueError, match="model_roles names critic, which method 'test-two-roles' does not have"):
         run(TwoRoleMethod(), questions, config(tmp_path, model="standin-echo",
                                                model_roles={"critic": {"model": "standin-echo"}}), kg=kg)
-    with pytest.raises(ValueError, match="must be a dict with 'model'"):
+    with pytest.raises(ValueError, match="unknown option 'name' .*for RoleSpec"):
         RunConfig(model_roles={"corrector": {"name": "x"}})
 
 
@@ -256,14 +259,14 @@ def test_cli_validates_options_and_takes_model_roles(tmp_path, capsys):
     assert "'reparse_atempts' (did you mean 'reparse_attempts'?)" in err and "few_shot_ids" in err
     assert main([*base, "-o", "reparse_attempts=two"]) == 1
     assert "reparse_attempts must be int" in capsys.readouterr().err
-    assert main([*base, "-o", "reparse_attempts=0", "--model-role", "generator=standin-echo@http://127.0.0.1:9/v1",
-                 "--model-role", "generator=standin-echo"]) == 1
+    assert main([*base, "-o", "reparse_attempts=0", "--model-roles", "generator=standin-echo@http://127.0.0.1:9/v1",
+                 "--model-roles", "generator=standin-echo"]) == 1
     assert "given twice" in capsys.readouterr().err
-    assert main([*base, "-o", "reparse_attempts=0", "--model-role", "generator=standin-echo"]) == 0
+    assert main([*base, "-o", "reparse_attempts=0", "--model-roles", "generator=standin-echo"]) == 0
     folder = capsys.readouterr().out.splitlines()[0]
     saved = json.loads((Path(folder) / "config.json").read_text())
     assert saved["roles"] == {"generator": "standin-echo"}
-    assert saved["run"]["model_roles"] == {"generator": {"model": "standin-echo"}}
+    assert RunConfig.from_saved(saved).model_roles == {"generator": RoleSpec("standin-echo")}
     assert saved["method"]["config"]["reparse_attempts"] == 0
     assert main(["methods", "list"]) == 0
     listing = capsys.readouterr().out
@@ -271,13 +274,12 @@ def test_cli_validates_options_and_takes_model_roles(tmp_path, capsys):
 
 
 def test_model_role_values_split_name_and_endpoint():
-    from sparqlab.cli.run import parse_model_roles
-
-    assert parse_model_roles(["corrector=meta-llama/Llama-3.1-70B@http://gpu2:8000/v1", "oracle=user@host-model"]) == {
-        "corrector": {"model": "meta-llama/Llama-3.1-70B", "url": "http://gpu2:8000/v1"},
-        "oracle": {"model": "user@host-model"}}
-    with pytest.raises(ValueError, match="NAME=VALUE"):
-        parse_model_roles(["corrector"])
+    roles = RunConfig(model_roles={"corrector": "meta-llama/Llama-3.1-70B@http://gpu2:8000/v1",
+                                   "oracle": "user@host-model"}).model_roles
+    assert roles == {"corrector": RoleSpec("meta-llama/Llama-3.1-70B", "http://gpu2:8000/v1"),
+                     "oracle": RoleSpec("user@host-model")}
+    with pytest.raises(SystemExit):  # argparse refuses a value that is not NAME=VALUE
+        main(["run", "direct", "-d", "metaqa-1hop", "--model-roles", "corrector"])
 
 
 def test_an_artifact_being_built_is_locked_and_only_a_finished_build_counts(tmp_path, monkeypatch):

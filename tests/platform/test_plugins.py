@@ -4,13 +4,12 @@ cannot disagree, and a third-party package adds a method the way the README says
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from plugin_helpers import install_package
 
 import sparqlab
 from sparqlab.core import plugins
@@ -80,13 +79,34 @@ def test_no_method_package_imports_another_or_the_runner():
     assert not problems, problems
 
 
+def test_no_method_package_names_a_kg_or_a_dataset():
+    """KG knowledge lives in the KG profiles: a method package spells no KG or dataset name in its code (defaults,
+    branches, tables keyed by KG) and imports no KG's own module."""
+    from sparqlab.data import dataset_names
+    from sparqlab.kg.profiles import PROFILES
+
+    names = (set(PROFILES.names()) | set(dataset_names())) - set(method_names())  # "spinach" is both
+    kg_modules = {f"sparqlab.kg.{name}" for name in ("movies", "wikidata", "freebase", "ck25")}
+    problems = []
+    for path in sorted((LIB / "methods").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                    and node.value.lower() in names):
+                problems.append(f"{path.relative_to(LIB)}:{node.lineno} names {node.value!r}")
+            if isinstance(node, ast.ImportFrom) and node.module in kg_modules:
+                problems.append(f"{path.relative_to(LIB)}:{node.lineno} imports {node.module}")
+    assert not problems, problems
+
+
 @pytest.mark.slow
 def test_a_third_party_method_package_is_found_by_methods_list_and_run(tmp_path):
     """The README's recipe: a package with a Method subclass and a `sparqlab.plugins` entry point, installed."""
-    source = tmp_path / "src"
-    package = source / "toy_sparqlab_method"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text(textwrap.dedent('''
+    env = install_package(tmp_path, "toy-sparqlab-method", "toy_sparqlab_method", '''
         from dataclasses import dataclass
 
         from sparqlab.platform import Method, MethodConfig, MethodOutput, register_method
@@ -109,24 +129,8 @@ def test_a_third_party_method_package_is_found_by_methods_list_and_run(tmp_path)
             async def answer(self, question, ctx):
                 return MethodOutput(
                     f"SELECT ?d WHERE {{ ?f mrel:{self.config.relation} ?d }} LIMIT 1", None, {})
-    '''))
-    (source / "pyproject.toml").write_text(textwrap.dedent('''
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "toy-sparqlab-method"
-        version = "0.1"
-
-        [project.entry-points."sparqlab.plugins"]
-        toy = "toy_sparqlab_method"
-    '''))
-    target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(target), str(source)], check=True, capture_output=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")]),
-           "SPARQLAB_RUNS": str(tmp_path / "runs")}
+    ''', {"sparqlab.plugins": "toy"})
+    env["SPARQLAB_RUNS"] = str(tmp_path / "runs")
     listed = subprocess.run([str(SPARQLAB), "methods", "list"], capture_output=True, text=True, env=env, check=True)
     assert "toy-lookup" in listed.stdout and "relation='directed_by'" in listed.stdout
     ran = subprocess.run([str(SPARQLAB), "run", "toy-lookup", "-d", "metaqa-1hop", "--limit", "2", "-e", "toy",

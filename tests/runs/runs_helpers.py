@@ -31,10 +31,12 @@ def lookup_sparql(i: int) -> str:
 
 
 class TinyKG(KnowledgeGraph):
-    """An in-memory KG for tests; ``executed`` counts queries that reached the store (cache misses)."""
+    """An in-memory KG for tests; ``executed`` counts queries that reached the store (cache misses);
+    ``content`` stands for the KG's content identity (another value: an edited KG)."""
 
-    def __init__(self, n: int = 12):
+    def __init__(self, n: int = 12, content: str = "tiny-test-kg"):
         super().__init__(generic_profile("tiny"))
+        self.content = content
         self.store = ox.Store()
         triples = "".join(f'<{EX}e{i}> <{EX}value> "v{i}" .\n' for i in range(n))
         self.store.load(triples.encode(), format=ox.RdfFormat.N_TRIPLES)
@@ -42,7 +44,7 @@ class TinyKG(KnowledgeGraph):
 
     @property
     def identity(self) -> str:
-        return "tiny-test-kg"
+        return self.content
 
     def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
         self.executed[sparql] += 1

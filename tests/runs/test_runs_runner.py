@@ -98,9 +98,11 @@ def test_config_environment_and_manifest_say_how_to_rerun(root):
 def test_same_config_same_run_id_and_execution_knobs_do_not_matter(root):
     questions, kg = tiny_questions(4), TinyKG(4)
     first = run(LookupMethod(), questions, config(root, concurrency=1), kg=kg)
-    again = run(LookupMethod(), questions, config(root, concurrency=7, kg_url="http://elsewhere/sparql"), kg=kg)
+    again = run(LookupMethod(), questions, config(root, concurrency=7, cache="off", progress=True), kg=kg)
     assert again.run_id == first.run_id and again.run_dir == first.run_dir
     assert again.answered == 0 and first.answered == 4
+    edited = tiny_questions(4)
+    edited[2].metadata["qtype"] = "edited"
 
     different = {
         "method setting": run(LookupMethod(variant="b"), questions, config(root), kg=kg),
@@ -108,6 +110,9 @@ def test_same_config_same_run_id_and_execution_knobs_do_not_matter(root):
         "seed": run(LookupMethod(), questions, config(root, seed=1), kg=kg),
         "timeout": run(LookupMethod(), questions, config(root, question_timeout_s=9), kg=kg),
         "questions": run(LookupMethod(), tiny_questions(3), config(root), kg=kg),
+        "a question's metadata": run(LookupMethod(), edited, config(root), kg=kg),
+        "kg endpoint": run(LookupMethod(), questions, config(root, kg_url="http://elsewhere/sparql"), kg=kg),
+        "kg content": run(LookupMethod(), questions, config(root), kg=TinyKG(4, content="tiny-edited")),
     }
     ids = {name: result.run_id for name, result in different.items()}
     assert first.run_id not in ids.values() and len(set(ids.values())) == len(ids), ids

@@ -65,7 +65,7 @@ def test_shards_plus_merge_equal_the_unsharded_run(root):
     assert merged_metrics["merged_from"] == 3
     manifest = json.loads((merged_dir / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["question_ids"] == [q.id for q in questions]
-    assert json.loads((merged_dir / "config.json").read_text())["run"]["num_shards"] == 1
+    assert json.loads((merged_dir / "config.json").read_text())["run"]["execution"]["num_shards"] == 1
 
     with pytest.raises(MergeError, match="already holds predictions"):
         merge_shards(merged_dir)

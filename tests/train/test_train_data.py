@@ -8,8 +8,9 @@ import json
 import pytest
 
 from sparqlab.cli import main
+from sparqlab.core.hashing import file_digest
 from sparqlab.train.data import build_from_dataset, manifest_path, question_records
-from sparqlab.train.records import file_digest, read_records, record_messages
+from sparqlab.train.records import read_records, record_messages
 
 
 def test_generic_builder_writes_gold_queries_with_a_manifest(tmp_path):

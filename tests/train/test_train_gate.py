@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from train_helpers import NAMES, RELATIONS
 
+from sparqlab.core.hashing import file_digest
 from sparqlab.core.jsonl import write_jsonl
 from sparqlab.methods.ggc.gate_training import read_gate_examples, stratified_split, train_gate
-from sparqlab.train.records import RecordError, file_digest
+from sparqlab.train.records import RecordError
 
 
 def gate_rows() -> list[dict]:
@@ -95,8 +96,8 @@ def test_the_gate_flags_are_generated_from_gate_settings_and_the_old_spelling_is
     assert from_train.handler is handle_gate and from_ggc.handler is not handle_gate  # the alias says it moved
     tfidf = parser.parse_args(["train", "gate", "--backend", "tfidf", "--out", "o"])
     assert config_from_arguments(GateSettings, tfidf) == GateSettings("tfidf")
-    with pytest.raises(ValueError, match="must be one of"):
-        config_from_arguments(GateSettings, parser.parse_args(["train", "gate", "--backend", "roberta", "--out", "o"]))
+    with pytest.raises(SystemExit):  # a Literal's choices are checked when the flags are read
+        parser.parse_args(["train", "gate", "--backend", "roberta", "--out", "o"])
     with pytest.raises(ValueError, match="offline substitute"):  # the default backend is the paper's encoder
         handle_gate(parser.parse_args(["train", "gate", "--data", "g.jsonl", "--out", "o"]))
 

@@ -9,7 +9,7 @@ import openai
 import pytest
 from train_helpers import sft_config
 
-from sparqlab.train.records import file_digest
+from sparqlab.core.hashing import file_digest
 from sparqlab.train.sft import load_training, split_records, train_sft
 
 

@@ -8,6 +8,7 @@ parsed arguments and returning an exit code. Handlers import heavy libraries laz
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
@@ -22,9 +23,34 @@ DEBUG_ENV = "SPARQLAB_DEBUG"
 """Set to 1 to make every ``sparqlab`` command print tracebacks (same as ``--debug``)."""
 
 
+class Parser(argparse.ArgumentParser):
+    """``argparse`` that answers a misspelt flag with the closest flag of the (sub)command it was given to."""
+
+    def parse_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's own signature
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            chosen = self._chosen(parsed)
+            flags = [flag for flag in chosen._option_string_actions if flag.startswith("--")]  # noqa: SLF001
+            hints = []
+            for item in extra:
+                close = difflib.get_close_matches(item.partition("=")[0], flags, n=1) if item.startswith("-") else []
+                hints.append(item + (f" (did you mean {close[0]}?)" if close else ""))
+            chosen.error("unrecognized arguments: " + " ".join(hints))
+        return parsed
+
+    def _chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The deepest subcommand parser the arguments selected."""
+        parser: argparse.ArgumentParser = self
+        while True:
+            actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001
+            name = getattr(parsed, actions[0].dest, None) if actions else None
+            if name not in (actions[0].choices if actions else {}):
+                return parser
+            parser = actions[0].choices[name]
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sparqlab", description="A research workbench for LLM text-to-SPARQL over "
+    parser = Parser(prog="sparqlab", description="A research workbench for LLM text-to-SPARQL over "
                                      "knowledge graphs. `sparqlab COMMAND --help` documents each command.")
     parser.add_argument("--version", action="version", version=f"sparqlab {__version__}")
     parser.add_argument("--debug", action="store_true", default=os.environ.get(DEBUG_ENV, "") not in ("", "0"),

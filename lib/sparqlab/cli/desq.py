@@ -17,18 +17,21 @@ def register(subparsers) -> None:
     memory_commands = memory.add_subparsers(dest="memory_command", metavar="COMMAND")
     build = memory_commands.add_parser(
         "build", help="build (or load) and save a KB memory; prints entries, build time and index size")
-    build.add_argument("--kg", default="movies", help="KG whose entities, relations and classes are indexed")
-    build.add_argument("--source", choices=["kg", "wikidata", "wikidata-properties", "freebase"], default="kg",
-                       help="kg: the KG's own elements; wikidata: data/wikidata_properties plus the items of "
-                            "data/wikidata_labels; wikidata-properties: data/wikidata_properties; freebase: "
-                            "fb_roles relations and types plus the Freebase datasets' entities (data/freebase)")
+    build.add_argument("--kg", default="movies",
+                       help="KG whose entities, relations and classes are indexed: a name, RDF file or store folder")
+    build.add_argument("--source", choices=["kg", "catalogue"], default="kg",
+                       help="kg: the KG's own elements (read from it); catalogue: the KG profile's element "
+                            "catalogue, for KGs too large to read (wikidata: data/wikidata_properties and the items "
+                            "of data/wikidata_labels; freebase: "
+                            "fb_roles relations and types plus the Freebase datasets' entities, data/freebase)")
     build.add_argument("--embedder", default="minilm",
                        help="minilm (offline all-MiniLM-L6-v2) or a sentence-transformers model name")
     build.add_argument("--entities", type=int, default=0,
-                       help="at most N entities (properties for wikidata and wikidata-properties), in id order "
-                            "(0: all)")
+                       help="at most N entries of the memory's most numerous kind (entities of a KG, Wikidata's "
+                            "properties), in id order (0: all)")
     build.add_argument("--out", type=Path, default=None,
-                       help="folder to save to (default: <cache>/desq-memory/<kg or source>-<embedder>[-N])")
+                       help="folder to save to (default: <cache>/desq-memory/<kg>[-catalogue]-<embedder>[-N]; a KG "
+                            "given as a file or folder is named by its profile and content)")
     build.add_argument("--force", action="store_true", help="rebuild even if the folder holds a memory")
     build.set_defaults(handler=_memory_build)
 
@@ -37,7 +40,8 @@ def register(subparsers) -> None:
     decompose.add_argument("query", help="SPARQL text or a file holding it")
     decompose.add_argument("--kg", default="movies", help="KG the query is for (its id scheme and labels)")
     decompose.add_argument("--label-form", action="store_true",
-                           help="keep label constraints (movie KG) instead of resolving them to IRIs")
+                           help="keep label constraints (a KG whose gold queries use labels, such as the movie "
+                                "KG) instead of resolving them to IRIs")
     decompose.set_defaults(handler=_decompose)
 
     em = commands.add_parser(
@@ -87,35 +91,31 @@ def _em(args: argparse.Namespace) -> int:
 def _memory_build(args: argparse.Namespace) -> int:
     import time
 
+    from sparqlab.core.hashing import stable_hash
     from sparqlab.core.paths import cache_dir
-    from sparqlab.kg import open_kg
-    from sparqlab.methods.desq.kb_memory import (
-        KBMemory,
-        freebase_entries,
-        kg_entries,
-        limit_entries,
-        wikidata_entries,
-        wikidata_property_entries,
-    )
+    from sparqlab.kg import PROFILES, get_profile, open_kg
+    from sparqlab.methods.desq.kb_memory import KBMemory, catalogue_entries, kg_entries, limit_entries, main_kind
 
-    name = args.kg if args.source == "kg" else args.source
+    def entries():
+        if args.source == "catalogue":
+            return catalogue_entries(get_profile(args.kg))
+        with open_kg(args.kg, cache=False) as kg:
+            return kg_entries(kg)
+
+    if PROFILES.known(args.kg):
+        name = args.kg
+    else:  # a file or folder: named by its profile and content, never by its path
+        with open_kg(args.kg, cache=False) as kg:
+            name = f"{kg.profile.name}-{stable_hash(kg.identity, 8)}"
+    name += "-catalogue" if args.source == "catalogue" else ""
     folder = args.out or cache_dir() / "desq-memory" / "-".join(
         [name, args.embedder.replace("/", "_")] + ([str(args.entities)] if args.entities else []))
     start = time.perf_counter()
     if (folder / "memory.json").exists() and not args.force:
         memory, how = KBMemory.load(folder), "loaded"
     else:
-        if args.source == "kg":
-            with open_kg(args.kg, cache=False) as kg:
-                entries = kg_entries(kg)
-            entries = limit_entries(entries, "entity", args.entities)
-        elif args.source == "freebase":
-            entries = limit_entries(freebase_entries(), "entity", args.entities)
-        elif args.source == "wikidata":
-            entries = limit_entries(wikidata_entries(), "property", args.entities)
-        else:
-            entries = limit_entries(wikidata_property_entries(), "property", args.entities)
-        memory, how = KBMemory.build(entries, args.embedder), "built"
+        found = entries()
+        memory, how = KBMemory.build(limit_entries(found, main_kind(found), args.entities), args.embedder), "built"
         memory.save(folder)
     kinds = {kind: stop - first for kind, (first, stop) in memory.blocks.items()}
     print(f"{how} {folder}")
@@ -135,12 +135,12 @@ def _decompose(args: argparse.Namespace) -> int:
 
     sparql = read_query(args.query, "QUERY")
     with open_kg(args.kg, cache=False) as kg:
-        if kg.profile.name == "movies" and not args.label_form:
+        if kg.profile.answer_key == "label" and not args.label_form:
             from sparqlab.data.movieqa import result_labels
 
             answers = result_labels(kg.query(sparql, timeout_s=120, max_rows=1_000_000))
             sparql = iri_form(sparql, answers, kg)
-        decomposition = verbalise_with_templates(decompose(sparql, scheme_for(kg.profile.name), describer(None, kg)))
+        decomposition = verbalise_with_templates(decompose(sparql, scheme_for(kg.profile), describer(None, kg)))
     print(f"query ({'label' if args.label_form else 'IRI'} form):\n  {sparql}\n\nfragments:")
     for number, fragment in enumerate(decomposition.fragments, start=1):
         print(f"  {number}. [{fragment.kind}] {fragment.text}\n     AC: {fragment.constraint}")

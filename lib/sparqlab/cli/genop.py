@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -48,13 +47,14 @@ def register(subparsers) -> None:
 
 
 def _model(spec: str, url: str | None, query):
+    from sparqlab.core.environment import default_model
     from sparqlab.llm.factory import make_model
     from sparqlab.methods.genop import ScriptedModel
 
     if spec.startswith(SCRIPTED):
         return ScriptedModel(Path(spec[len(SCRIPTED):]))
     if spec.startswith(("http://", "https://")):
-        name = os.environ.get("SPARQLAB_MODEL") or next((g.model for g in query.genops if g.model), "")
+        name = default_model() or next((g.model for g in query.genops if g.model), "")
         if not name:
             raise ValueError("--model URL needs a model name: set SPARQLAB_MODEL or give the GENOP a model specifier")
         return make_model({"model": name, "base_url": spec})

@@ -12,7 +12,8 @@ from pathlib import Path
 def register(subparsers) -> None:
     """Add ``sparqlab ggc sweep`` and the old spellings ``ggc train-gate`` / ``ggc build-data``, which moved to
     ``sparqlab train gate`` / ``sparqlab train data --builder ggc-corrector``."""
-    from sparqlab.cli.train import add_data_arguments, add_gate_arguments, add_generator_options
+    from sparqlab.cli.run_options import add_ggc_run_options
+    from sparqlab.cli.train import add_data_arguments, add_gate_arguments
 
     parser = subparsers.add_parser("ggc", help="Generator-Gate-Corrector: threshold sweeps (gates and corrector "
                                    "data: `sparqlab train gate|data`)", description=__doc__)
@@ -34,10 +35,10 @@ def register(subparsers) -> None:
         description="One gated run at the smallest threshold (generator outputs and gate probabilities computed "
                     "once, the corrector called once per question any threshold triggers), then every "
                     "threshold's metrics from its records.")
-    add_generator_options(sweep, default_split="test", default_limit=None)
+    add_ggc_run_options(sweep, split="test", limit=None)
     sweep.add_argument("--gate-path", type=Path, required=True, help="trained gate folder")
-    sweep.add_argument("--thresholds", default="0.1,0.25,0.5,0.75,0.9", help="comma-separated τ values")
-    sweep.add_argument("--kg-feedback", action="store_true", help="use KG feedback (the gate must be trained so)")
+    sweep.add_argument("--thresholds", default="0.1,0.25,0.5,0.75,0.9",
+                       help="comma-separated values of the run's gate threshold τ (GGC's threshold field)")
     sweep.add_argument("--out", type=Path, help="also write the table as CSV here")
     sweep.set_defaults(handler=handle_sweep)
 
@@ -61,14 +62,15 @@ def _moved(old: str, module: str, handler: str):
 def handle_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from sparqlab.cli.train import run_config
+    from sparqlab.cli.run_options import ggc_options, ggc_run_config
     from sparqlab.experiments.ggc import threshold_sweep
     from sparqlab.kg import open_kg
 
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
-    with open_kg(args.kg) as kg:
-        result, table = threshold_sweep(run_config(args), args.gate_path, thresholds, kg=kg,
-                                        kg_feedback=args.kg_feedback, variant=args.variant)
+    config = ggc_run_config(args)
+    options = ggc_options(args, ("mode", "gate_path", "threshold"))
+    with open_kg(config.kg) as kg:
+        result, table = threshold_sweep(config, args.gate_path, thresholds, kg=kg, **options)
     columns = ["threshold", "trigger_rate", "gate_precision", "gate_recall", "gate_f1", "gate_fpr", "accuracy",
                "item_f1", "corrector_calls", "time_s"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):

@@ -37,7 +37,9 @@ def register(subparsers) -> None:
     fixture.set_defaults(handler=serve_fixture_command)
 
     prefixes = kg_commands.add_parser("prefixes", help="the prefixes a KG predefines (usable without PREFIX)")
-    prefixes.add_argument("name", nargs="?", default=None, help="KG name (default: every known KG)")
+    prefixes.add_argument("name", nargs="?", default=None,
+                          help="KG name, RDF file, store folder or endpoint URL (default: every registered KG); a "
+                               "file's prefixes are the ones it declares")
     prefixes.set_defaults(handler=prefixes_command)
 
     query = subparsers.add_parser("query", help="run a read-only SPARQL query on a KG",
@@ -45,7 +47,9 @@ def register(subparsers) -> None:
                                               "(`sparqlab kg prefixes KG`) need no PREFIX declaration; IRIs in "
                                               "the table are shortened by them and shown with their labels.")
     query.add_argument("sparql", help="the query, '-' to read it from stdin, or @FILE")
-    query.add_argument("--kg", required=True, help="KG name (movies, wikidata), endpoint URL or RDF file")
+    query.add_argument("--kg", required=True,
+                       help="KG name (movies, wikidata), endpoint URL, RDF file (its own prefixes predefined) or store "
+                            "folder")
     query.add_argument("--profile", default=None,
                        help="KG profile of an endpoint URL, e.g. --profile wikidata for a QLever mirror of Wikidata "
                             "(its prefixes are then predefined and sent with the query)")
@@ -118,9 +122,16 @@ def search_command(args: argparse.Namespace) -> int:
 
 
 def prefixes_command(args: argparse.Namespace) -> int:
-    from sparqlab.kg.profiles import PROFILES, get_profile
+    from sparqlab.kg import open_kg
+    from sparqlab.kg.profiles import PROFILES
 
-    profiles = [get_profile(args.name)] if args.name else [PROFILES[name] for name in sorted(PROFILES)]
+    if args.name is None:
+        profiles = PROFILES.values()
+    elif PROFILES.known(args.name):
+        profiles = [PROFILES.get(args.name)]
+    else:
+        with open_kg(args.name, cache=False) as kg:
+            profiles = [kg.profile]
     for profile in profiles:
         print(f"{profile.name}:")
         width = max(map(len, profile.prefixes), default=0)

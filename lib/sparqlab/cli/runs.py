@@ -22,7 +22,8 @@ def register(subparsers) -> None:
         return parser
 
     listing = action("list", "list runs: date, status, progress, F1/EM/empty in percent, model ([standin] marks "
-                             "stand-ins), question selection (sample / limit)", _list)
+                             "stand-ins), question selection (sample / limit) and what changed since the previous "
+                             "run of the same method, dataset, model and KG (kg content, questions, a setting)", _list)
     listing.add_argument("--experiment", "-e", default=None, help="only this experiment")
 
     show = action("show", "a run's metrics and configuration", _show)
@@ -62,11 +63,14 @@ def register(subparsers) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from sparqlab.runs.results import format_table, list_runs
+    from sparqlab.runs.results import format_table, list_runs, run_dirs, what_changed
 
-    rows = list_runs(args.root, args.experiment)
+    folders = run_dirs(args.root, args.experiment)
+    changed = what_changed(folders)
+    rows = [{**row, "changed": changed[folder]} for row, folder in zip(list_runs(args.root, args.experiment),
+                                                                         folders, strict=True)]
     columns = ["experiment", "run", "date", "status", "done", "f1", "em", "empty_rate", "model", "method",
-               "dataset", "split", "selection", "errors"]
+               "dataset", "split", "selection", "changed", "errors"]
     print(format_table(rows, columns))
     return 0
 

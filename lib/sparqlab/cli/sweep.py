@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sparqlab.cli.run import parse_json_pairs
-
 
 def register(subparsers) -> None:
     sweep = subparsers.add_parser(
@@ -44,18 +42,20 @@ def register(subparsers) -> None:
 
 
 def _selection_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--set", action="append", default=[], metavar="FIELD=JSON",
-                        help="a RunConfig field for every cell, e.g. --set model_url='\"http://gpu:8000/v1\"' "
-                             "(value parsed as JSON, else taken as text; repeatable)")
+    """Which cells, and run settings given to every cell (over the grid's: e.g. one served model for all)."""
+    from sparqlab.cli.run_options import add_run_options
+    from sparqlab.experiments.grid import SWEEP_OWNED
+
     parser.add_argument("--rows", default=None, help="only these rows (comma-separated labels)")
     parser.add_argument("--datasets", default=None, help="only these datasets (comma-separated labels)")
-
+    add_run_options(parser, skip=tuple(SWEEP_OWNED))
 
 
 def _load(args: argparse.Namespace, path: str):
+    from sparqlab.cli.run_options import given_run_settings
     from sparqlab.experiments.grid import load_grid
 
-    grid = load_grid(path, parse_json_pairs(args.set, "--set values"))
+    grid = load_grid(path, given_run_settings(args))
     return grid, grid.select(_labels(args.rows), _labels(args.datasets))
 
 

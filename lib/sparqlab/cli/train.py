@@ -87,7 +87,7 @@ def register(subparsers) -> None:
     serve = actions.add_parser(
         "serve", help="serve a local model (with an optional LoRA adapter) as an OpenAI-compatible endpoint (CPU)",
         description="Serve a transformers model folder, with a fine-tuned adapter, through the project's model "
-                    "server, e.g. to use it as a role: `sparqlab run ggc --model-role corrector=NAME@URL`. For "
+                    "server, e.g. to use it as a role: `sparqlab run ggc --model-roles corrector=NAME@URL`. For "
                     "real models use vLLM (README).")
     serve.add_argument("--base", required=True, help="base model folder")
     serve.add_argument("--adapter", default=None, help="LoRA adapter folder (OUT/adapter of `train sft`)")
@@ -107,21 +107,25 @@ def register(subparsers) -> None:
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``train gate`` (and of its old spelling ``ggc train-gate``): the examples' source, the
-    generator run that makes them, the gate flags generated from
-    :class:`~sparqlab.methods.ggc.gate.GateSettings`, the method's ``--kg-feedback`` and the validation."""
+    generator run that makes them (the run flags, :func:`sparqlab.cli.run_options.add_ggc_run_options`), the gate
+    flags generated from :class:`~sparqlab.methods.ggc.gate.GateSettings`, the method's ``--kg-feedback`` and the
+    validation."""
     from sparqlab.cli.config_options import add_config_arguments
+    from sparqlab.cli.run_options import add_ggc_run_options
     from sparqlab.methods.ggc.gate import GateSettings
 
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--data", help="gate examples, JSON Lines {question, sparql, label}")
     source.add_argument("--runs", nargs="+", help="generator-only run folders to label (on --kg)")
-    add_generator_options(parser, default_split="train", default_limit=1000, corrector=False)
+    add_ggc_run_options(parser, split="train", limit=1000, skip=("seed",))  # --seed: the gate's
     add_config_arguments(parser, GateSettings)
     parser.add_argument("--kg-feedback", action="store_true", help="the gate also reads the KG execution "
                         "feedback of each initial query (GGC's kg_feedback; not with --data)")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--val-fraction", type=float, default=0.2, help="validation share per class (default 0.2)")
-    parser.add_argument("--threshold", type=float, default=0.5, help="tau for the validation metrics (default 0.5)")
+    parser.add_argument("--validation-threshold", type=float, default=0.5,
+                        help="the τ at which the validation metrics are computed (default 0.5); not the run's gate "
+                             "threshold, which is `sparqlab run ggc -o threshold=...`")
 
 
 def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = None) -> None:
@@ -135,7 +139,8 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
     parser.add_argument("--runs", nargs="+", help="generator-only run folders (ggc-corrector, ggc-gate)")
     parser.add_argument("--kg", default=None,
                         help="KG name/URL (needed by ggc-generator, desq, ggc-corrector; optional for generic)")
-    parser.add_argument("--variant", default="movies", help="GGC prompt variant: movies or wikidata")
+    parser.add_argument("--variant", default=None, help="GGC prompt conventions: a registered KG profile's name "
+                        "(default: the KG's own)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the corrector compositions (default 0)")
     parser.add_argument("--kg-feedback", action="store_true", help="ggc-corrector: put the execution feedback "
                         "into the prompts")
@@ -178,6 +183,7 @@ def _sft(args: argparse.Namespace) -> int:
 def handle_gate(args: argparse.Namespace) -> int:
     """Train a gate from ``--data``, ``--runs`` or a generator run made here (:func:`add_gate_arguments`)."""
     from sparqlab.cli.config_options import config_from_arguments
+    from sparqlab.cli.run_options import ggc_options, ggc_run_config
     from sparqlab.methods.ggc.gate import GateSettings
     from sparqlab.methods.ggc.gate_training import read_gate_examples, train_gate
 
@@ -191,14 +197,16 @@ def handle_gate(args: argparse.Namespace) -> int:
         from sparqlab.experiments.ggc import generator_run
         from sparqlab.methods.ggc.data import labelled_queries
 
-        with _open_kg(args.kg) as kg:
+        config = ggc_run_config(args)
+        with _open_kg(config.kg) as kg:
             if args.runs:
                 sources = list(args.runs)
             else:
-                sources = [str(generator_run(run_config(args), variant=args.variant, kg=kg).run_dir)]
+                sources = [str(generator_run(config, kg=kg, **ggc_options(args, ("mode",))).run_dir)]
                 print(f"generator run: {sources[0]}")
             examples = [q.gate_example() for q in labelled_queries(sources, kg, args.kg_feedback)]
-    summary = train_gate(examples, settings, args.out, val_fraction=args.val_fraction, threshold=args.threshold,
+    summary = train_gate(examples, settings, args.out, val_fraction=args.val_fraction,
+                         validation_threshold=args.validation_threshold,
                          seed=settings.seed, data_file=args.data, sources=sources, kg_feedback=args.kg_feedback)
     metrics = summary["validation"]
     print(f"gate: {Path(args.out) / 'gate'}\ndigest: {summary['gate_digest']}\nvalidation "
@@ -272,37 +280,3 @@ def _tiny(args: argparse.Namespace) -> int:
     build = build_tiny_decoder if args.kind == "decoder" else build_tiny_encoder
     print(f"tiny random {args.kind} (pipeline checks only) written to {build(args.out, texts)}")
     return 0
-
-
-def add_generator_options(parser: argparse.ArgumentParser, default_split: str, default_limit: int | None, *,
-                          corrector: bool = True) -> None:
-    """The generator run of a command (model, questions, KG, run folder); ``corrector``: also the corrector role."""
-    parser.add_argument("-m", "--model", default="standin-knn", help="generator model (default: standin-knn)")
-    parser.add_argument("--model-url", help="OpenAI-compatible endpoint of the generator")
-    parser.add_argument("-d", "--dataset", default="mcqa-movies", help="dataset (default: mcqa-movies)")
-    parser.add_argument("--split", default=default_split, help=f"split (default: {default_split})")
-    parser.add_argument("--limit", type=int, default=default_limit, help=f"first N questions (default: "
-                        f"{default_limit or 'all'})")
-    parser.add_argument("--kg", default="movies", help="KG (default: movies)")
-    parser.add_argument("--variant", default="movies", choices=("movies", "wikidata", "freebase"), help="prompt variant")
-    parser.add_argument("--experiment", default="ggc", help="experiment folder of the runs (default: ggc)")
-    parser.add_argument("--concurrency", type=int, default=1, help="questions in flight (default: 1, so the "
-                        "per-stage times are not interleaved)")
-    parser.add_argument("--cache", default="off", choices=("off", "read_write", "replay"),
-                        help="model response cache (default: off, so times measure the models)")
-    parser.add_argument("--memory-start", type=int, help="GGC stand-ins: first remembered training question")
-    parser.add_argument("--memory-stop", type=int, help="GGC stand-ins: end of the remembered slice")
-    if corrector:
-        parser.add_argument("--corrector", help="corrector model (default: the generator model)")
-        parser.add_argument("--corrector-url", help="corrector endpoint")
-
-
-def run_config(args: argparse.Namespace):
-    """The :class:`~sparqlab.runs.RunConfig` of :func:`add_generator_options`."""
-    from sparqlab.experiments.ggc import pipeline_config
-
-    return pipeline_config(experiment=args.experiment, dataset=args.dataset, split=args.split, limit=args.limit,
-                           generator=args.model, generator_url=args.model_url,
-                           corrector=getattr(args, "corrector", None), corrector_url=getattr(args, "corrector_url", None),
-                           kg=args.kg, memory_start=args.memory_start, memory_stop=args.memory_stop,
-                           concurrency=args.concurrency, cache=args.cache)

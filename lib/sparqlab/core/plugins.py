@@ -5,13 +5,20 @@ A package declares, in its ``pyproject.toml``::
     [project.entry-points."sparqlab.plugins"]
     mymethod = "mypackage.mymethod"          # importing it registers methods, stand-ins, data builders
 
+    [project.entry-points."sparqlab.kgs"]
+    mykg = "mypackage.kg"                    # importing it registers KG profiles (and their stores)
+
+    [project.entry-points."sparqlab.datasets"]
+    mydata = "mypackage.kg"                  # importing it registers datasets (may be the same module)
+
     [project.entry-points."sparqlab.commands"]
     mymethod = "mypackage.mymethod.cli"      # a module with register(subparsers): `sparqlab mymethod ...`
 
-sparqlab's own method packages are declared the same way (its ``pyproject.toml``), so ``sparqlab methods list``,
+sparqlab's own packages are declared the same way (its ``pyproject.toml``), so ``sparqlab methods list``,
 ``sparqlab models list``, ``serve-model``, the method registry and the training-data builders all read one list
-and cannot disagree. Registries call :func:`load_plugins` on a miss, so a name is found without importing every
-method package at start-up.
+and cannot disagree. Registries (:class:`sparqlab.core.registry.Registry`) call :func:`load_plugins` for their
+group on a miss, so a name is found without importing every package at start-up: KGs and datasets have groups of
+their own because method packages are slow to import and a KG name is looked up by every command.
 """
 
 from __future__ import annotations
@@ -22,10 +29,16 @@ from importlib.metadata import EntryPoint, entry_points
 PLUGIN_GROUP = "sparqlab.plugins"
 """Modules whose import registers methods, stand-in models and training-data builders."""
 
+KG_GROUP = "sparqlab.kgs"
+"""Modules whose import registers KG profiles, store builders, declared schemas and search backends."""
+
+DATASET_GROUP = "sparqlab.datasets"
+"""Modules whose import registers datasets."""
+
 COMMAND_GROUP = "sparqlab.commands"
 """Modules with ``register(subparsers)`` adding a ``sparqlab`` subcommand."""
 
-_loaded: set[str] = set()
+_loaded: set[tuple[str, str]] = set()
 
 
 class PluginError(RuntimeError):
@@ -47,14 +60,14 @@ def declared(group: str) -> list[EntryPoint]:
     return [points[i] for i in order]
 
 
-def load_plugins() -> None:
-    """Import every declared plug-in module once. A declared module that fails to import is an error naming it
-    (a broken plug-in is never silently missing)."""
-    for point in declared(PLUGIN_GROUP):
-        if point.value in _loaded:
+def load_plugins(group: str = PLUGIN_GROUP) -> None:
+    """Import every module declared in ``group`` once. A declared module that fails to import is an error naming
+    it (a broken plug-in is never silently missing)."""
+    for point in declared(group):
+        if (group, point.value) in _loaded:
             continue
         try:
             importlib.import_module(point.value)
         except ImportError as error:
             raise PluginError(f"plug-in {point.name!r} ({point.value}) does not import: {error}") from error
-        _loaded.add(point.value)
+        _loaded.add((group, point.value))

@@ -3,7 +3,8 @@ notebook parameters (``-p name value``) read values with the same rules, from Py
 (:func:`coerce`) or from shell strings (:func:`parse_text`).
 
 Types understood: ``bool``, ``int``, ``float``, ``str``, ``Any``, ``tuple[X, ...]`` and ``list[X]``,
-``dict[str, X]``, ``Literal[...]``, ``X | None``, and nested config dataclasses (anything with ``from_dict``).
+``dict[str, X]``, ``Literal[...]``, ``X | None``, and nested config dataclasses (anything with ``from_dict``; one
+with a ``from_text`` class method also takes its one-string form, e.g. a model role's ``NAME@URL``).
 Shell strings: booleans as true/false/yes/no/on/off/1/0, ``none``/``null`` for optional values, sequences as
 comma-separated items or a ``[...]`` literal, mappings and nested configs as JSON or YAML.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import ast
 import types
 import typing
+from pathlib import PurePath
 from typing import Any, get_args, get_origin
 
 import yaml
@@ -52,8 +54,8 @@ def type_name(kind: Any) -> str:
 
 
 def coerce(value: Any, kind: Any, where: str) -> Any:
-    """``value`` checked against ``kind``, with light conversions only (int → float, list ↔ tuple, dict → nested
-    config); a mismatch is a ``ValueError`` naming ``where``."""
+    """``value`` checked against ``kind``, with light conversions only (int → float, list ↔ tuple, path → str,
+    dict → nested config); a mismatch is a ``ValueError`` naming ``where``."""
     optional, kind = is_optional(kind)
     if value is None:
         if optional or kind is Any:
@@ -71,6 +73,8 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
             return value
         if isinstance(value, dict):
             return kind.from_dict(value)
+        if isinstance(value, str) and hasattr(kind, "from_text"):  # a config with a one-string form
+            return kind.from_text(value)
         raise ValueError(f"{where} must be a {kind.__name__} or a mapping of its fields; got {value!r}")
     if origin in (tuple, list) or kind in (tuple, list):
         if not isinstance(value, list | tuple):
@@ -89,6 +93,8 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
     elif kind is int:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
+    elif kind is str and isinstance(value, PurePath):  # a file or folder setting given as a path
+        return str(value)
     elif isinstance(kind, type) and isinstance(value, kind):
         return value
     raise ValueError(f"{where} must be {type_name(kind)}; got {type(value).__name__} {value!r}")

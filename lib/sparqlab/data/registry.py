@@ -1,17 +1,21 @@
-"""The benchmark names the workbench knows, their splits, and :func:`load`.
+"""The benchmark names the workbench knows, their splits, :func:`load` and :func:`training_source`.
 
 A name maps to one loader call per split over files in ``data/`` (see each folder's PROVENANCE.md). Anywhere a
-name is accepted, a path works too: a JSONL file in the workbench's own format, or a folder of ``<split>.jsonl``.
+name is accepted, a path works too: a JSONL file in the workbench's own format, or a folder of ``<split>.jsonl``
+(docs/adding-a-dataset.md). Other packages add named datasets with :func:`register_dataset` from a module declared
+as a ``sparqlab.datasets`` entry point.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from sparqlab.core.paths import data_dir
+from sparqlab.core.plugins import DATASET_GROUP
+from sparqlab.core.registry import Registry
 from sparqlab.data.files import read_questions
 from sparqlab.data.question import Question
 
@@ -118,9 +122,16 @@ def _metaqa_dataset(hops: int) -> Dataset:
     )
 
 
-DATASETS: dict[str, Dataset] = {
-    dataset.name: dataset
-    for dataset in [
+DATASETS: Registry[Dataset] = Registry("dataset", group=DATASET_GROUP)
+"""Named datasets: the bundled ones below, and those other packages register."""
+
+
+def register_dataset(dataset: Dataset) -> Dataset:
+    """Make ``dataset`` loadable by its name (``sparqlab run -d NAME``, :func:`load`)."""
+    return DATASETS.register(dataset.name, dataset)
+
+
+for _dataset in [
         _metaqa_dataset(1),
         _metaqa_dataset(2),
         _metaqa_dataset(3),
@@ -224,13 +235,13 @@ DATASETS: dict[str, Dataset] = {
             "every fifth is the test split, the rest train (sparqlab.data.grasp.lcquad2_variant)",
             {split: partial(_lcquad2_variant, form, split) for split in ("train", "test")},
         ) for form in ("raw", "ref")),
-    ]
-}
+]:
+    register_dataset(_dataset)
 
 
 def dataset_names() -> list[str]:
     """The registered dataset names."""
-    return list(DATASETS)
+    return DATASETS.names()
 
 
 def load(name_or_path: str | Path, split: str | None = None, limit: int | None = None,
@@ -241,8 +252,8 @@ def load(name_or_path: str | Path, split: str | None = None, limit: int | None =
     ``language`` picks one language of a multilingual dataset (``None``: all). ``limit`` keeps the first
     ``limit`` questions (file order).
     """
-    if str(name_or_path) in DATASETS:
-        questions = DATASETS[str(name_or_path)].load(split, language)
+    if not Path(name_or_path).exists() and DATASETS.known(str(name_or_path)):
+        questions = DATASETS.get(str(name_or_path)).load(split, language)
     else:
         if language is not None:
             raise ValueError(f"language={language!r} applies to a named multilingual dataset, not to {name_or_path}")
@@ -262,6 +273,37 @@ def _load_path(path: Path, split: str | None) -> list[Question]:
             raise ValueError(f"{path} has no {split}.jsonl; splits found there: {', '.join(available) or 'none'}")
         return read_questions(path / f"{split}.jsonl")
     raise ValueError(
-        f"unknown dataset {str(path)!r}: not a registered name ({', '.join(DATASETS)}) "
-        "and not an existing JSONL file or folder of <split>.jsonl files"
+        f"{DATASETS.unknown_message(str(path))}; nor is it an existing JSONL file or folder of <split>.jsonl files"
     )
+
+
+def splits_of(name_or_path: str | Path) -> list[str]:
+    """The splits a dataset name or folder has (a single file has none)."""
+    path = Path(name_or_path)
+    if not path.exists() and DATASETS.known(str(name_or_path)):
+        return list(DATASETS.get(str(name_or_path)).splits)
+    return sorted(p.stem for p in path.glob("*.jsonl")) if path.is_dir() else []
+
+
+def dataset_kg(name_or_path: str | Path, questions: Sequence[Question] = ()) -> str | None:
+    """The KG a dataset is over: a named dataset's ``kg``, else the one KG its ``questions`` name (``None`` when
+    they name none or several)."""
+    if not Path(name_or_path).exists() and DATASETS.known(str(name_or_path)):
+        return DATASETS.get(str(name_or_path)).kg
+    names = {q.kg for q in questions if q.kg}
+    return names.pop() if len(names) == 1 else None
+
+
+TRAIN_SPLIT = "train"
+
+
+def training_source(scored_dataset: str | None, scored_split: str | None,
+                    kg_fallback: str | None) -> tuple[str, str] | None:
+    """Where a method learns from when it is not told (GGC's gate, DeSQ's worked examples, stand-in memories):
+    the ``train`` split of the scored dataset when it has one and it is not the split being scored; else the
+    ``train`` split of ``kg_fallback`` (the run KG's profile's ``train_dataset``); ``None`` when neither exists."""
+    if scored_dataset and scored_split != TRAIN_SPLIT and TRAIN_SPLIT in splits_of(scored_dataset):
+        return str(scored_dataset), TRAIN_SPLIT
+    if kg_fallback and TRAIN_SPLIT in splits_of(kg_fallback):
+        return kg_fallback, TRAIN_SPLIT
+    return None

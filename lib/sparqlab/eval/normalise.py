@@ -284,7 +284,7 @@ def _scheme_variants() -> dict[str, str]:
     (recomputed when a profile is added; scoring asks for it once per answer)."""
     from sparqlab.kg.profiles import PROFILES
 
-    return _scheme_variants_of(tuple(PROFILES))
+    return _scheme_variants_of(tuple(PROFILES.loaded()))
 
 
 @functools.cache
@@ -311,7 +311,7 @@ def _namespaces() -> dict[str, str]:
     """Prefix → namespace over all registered KG profiles (recomputed when a profile is added)."""
     from sparqlab.kg.profiles import PROFILES
 
-    return _namespaces_of(tuple(PROFILES))
+    return _namespaces_of(tuple(PROFILES.loaded()))
 
 
 @functools.cache
@@ -321,6 +321,6 @@ def _namespaces_of(names: tuple[str, ...]) -> dict[str, str]:
 
     seen: dict[str, set[str]] = {}
     for name in names:
-        for prefix, namespace in PROFILES[name].prefixes.items():
+        for prefix, namespace in PROFILES.loaded()[name].prefixes.items():
             seen.setdefault(prefix, set()).add(namespace)
     return {p: next(iter(ns)) for p, ns in seen.items() if len(ns) == 1}

@@ -30,7 +30,8 @@ WDQS_PREFIXES = {
 """Prefixes the Wikidata Query Service predefines beyond the wikidata profile's (benchmark queries rely on them)."""
 
 KNOWN_PREFIXES: dict[str, str] = {
-    **WDQS_PREFIXES, **{p: ns for profile in PROFILES.values() for p, ns in profile.prefixes.items()}}
+    **WDQS_PREFIXES,
+    **{p: ns for profile in PROFILES.loaded().values() for p, ns in profile.prefixes.items()}}
 """Prefixes a query may use without declaring them (every profile's predefined ones, and the WDQS ones)."""
 
 

@@ -28,11 +28,17 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.registry import Registry
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.experiments.sweep import failure_path, grid_status, one_line, record_failure, run_cell
 from sparqlab.runs.store import write_json
 
-EXECUTORS = ("local", "slurm")
+Executor = Callable[..., list["CellOutcome"]]
+"""``executor(grid, cells, *, workers, wait, report) -> outcomes`` of the cells to run."""
+
+EXECUTORS: Registry[Executor] = Registry("executor")
+"""Grid executors by name: ``local`` and ``slurm`` here; a plug-in may add one (``sparqlab sweep --executor``)."""
+
 SLURM_PARAMETERS = {"partition": "slurm_partition", "timeout_min": "timeout_min", "gpus_per_node": "gpus_per_node",
                     "cpus_per_task": "cpus_per_task", "mem_gb": "mem_gb",
                     "array_parallelism": "slurm_array_parallelism", "account": "slurm_account",
@@ -189,13 +195,15 @@ def run_submitit(grid: Grid, cells: list[Cell], cluster: str | None = "slurm", w
 
 def run_grid(grid: Grid, cells: list[Cell] | None = None, executor: str = "local", workers: int | None = None,
              wait: bool = True, report: Report | None = None) -> list[CellOutcome]:
-    """Run the cells of ``grid`` not done yet (all cells by default) with the ``local`` or ``slurm`` executor;
-    the outcomes of skipped cells come first."""
-    if executor not in EXECUTORS:
-        raise ValueError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
+    """Run the cells of ``grid`` not done yet (all cells by default) with an executor of :data:`EXECUTORS`
+    (``local``, ``slurm``); the outcomes of skipped cells come first."""
+    run_cells = EXECUTORS.get(executor)
     todo, skipped = plan(grid, grid.cells if cells is None else cells)
     for outcome in skipped:
         (report or (lambda o: None))(outcome)
-    if executor == "local":
-        return skipped + run_local(grid, todo, workers, report)
-    return skipped + run_submitit(grid, todo, "slurm", wait=wait, report=report)
+    return skipped + run_cells(grid, todo, workers=workers, wait=wait, report=report)
+
+
+EXECUTORS.register("local", lambda grid, cells, *, workers, wait, report: run_local(grid, cells, workers, report))
+EXECUTORS.register("slurm", lambda grid, cells, *, workers, wait, report: run_submitit(grid, cells, "slurm", wait=wait,
+                                                                                     report=report))

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from sparqlab.methods.ggc.data import gate_from_runs, labelled_queries
 from sparqlab.methods.ggc.gate import Gate, GateSettings, decide
 from sparqlab.methods.ggc.method import GGC
 from sparqlab.methods.ggc.metrics import gate_metrics, stage_frame, sweep
+from sparqlab.runs.config import RunConfig
 
 MODE_LABELS = {"none": "generator only", "all": "correct all", "gated": "gated"}
 """Row labels of the settings in :func:`run_modes` tables (the paper's Table 1 names)."""
@@ -31,28 +31,23 @@ MODE_LABELS = {"none": "generator only", "all": "correct all", "gated": "gated"}
 STANDIN_MEMORY_OPTIONS = ("standin-knn", "standin-corrector")
 """Stand-ins that take a memory slice (``start``, ``stop``)."""
 
+GGC_RUN_DEFAULTS = {"model": "standin-knn", "dataset": "mcqa-movies", "kg": "movies", "experiment": "ggc",
+                    "concurrency": 1, "cache": "off"}
+"""Run settings of GGC experiments that differ from the declaration's: the GGC stand-in generator on the movie
+data, one question in flight (the per-stage times are not interleaved) and no response cache (times measure the
+models)."""
 
-def pipeline_config(*, experiment: str, dataset: str, split: str, limit: int | None, generator: str,
-                    corrector: str | None = None, generator_url: str | None = None, corrector_url: str | None = None,
-                    kg: str = "movies", memory_start: int | None = None, memory_stop: int | None = None,
-                    params: Mapping[str, Any] | None = None, concurrency: int = 1, cache: str = "off") -> Any:
-    """The :class:`~sparqlab.runs.RunConfig` of a GGC experiment: the generator as the run's model, the
-    corrector as the ``corrector`` role (default: the generator), ``memory_start``/``memory_stop`` for the GGC
-    stand-ins' memory slice (ignored for other models), sampling ``params``. ``concurrency=1`` keeps the
-    per-stage times uninterleaved and ``cache="off"`` makes them measure the models, not the response cache."""
-    from sparqlab.runs import RunConfig
 
-    memory = {k: v for k, v in (("start", memory_start), ("stop", memory_stop)) if v is not None}
-
-    def options(name: str) -> dict[str, Any]:
-        return dict(memory) if name in STANDIN_MEMORY_OPTIONS else {}
-
-    roles = {}
-    if corrector:
-        roles["corrector"] = {"model": corrector, "url": corrector_url, "options": options(corrector)}
-    return RunConfig(experiment=experiment, kg=kg, model=generator, model_url=generator_url,
-                     model_options=options(generator), model_params=dict(params or {}), model_roles=roles,
-                     dataset=dataset, split=split, limit=limit, concurrency=concurrency, cache=cache)
+def with_memory_slice(config: RunConfig, start: int | None = None, stop: int | None = None) -> RunConfig:
+    """``config`` with the GGC stand-ins' memory slice (they remember ``train[start:stop]``) as model options of
+    the run's model and of every role whose model is such a stand-in; other models are left as they are."""
+    memory = {k: v for k, v in (("start", start), ("stop", stop)) if v is not None}
+    if not memory:
+        return config
+    roles = {role: spec.replace(options={**spec.options, **memory}) if spec.model in STANDIN_MEMORY_OPTIONS
+             else spec for role, spec in config.model_roles.items()}
+    options = {**config.model_options, **memory} if config.model in STANDIN_MEMORY_OPTIONS else config.model_options
+    return config.replace(model_options=options, model_roles=roles)
 
 
 def predictions_by_setting(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -70,23 +65,25 @@ class TrainedGate:
     data_run: Path
 
 
-def generator_config(base: Any, **changes: Any) -> Any:
-    """``base`` (a :class:`~sparqlab.runs.RunConfig`) for a generator-only pass: the corrector role is dropped
-    (generator-only runs never call it), other ``changes`` applied."""
+def generator_config(base: RunConfig, **changes: Any) -> RunConfig:
+    """``base`` for a generator-only pass: the corrector role is dropped (generator-only runs never call it),
+    other ``changes`` applied."""
     roles = {k: v for k, v in base.model_roles.items() if k != "corrector"}
-    return dataclasses.replace(base, model_roles=roles, **changes)
+    return base.replace(model_roles=roles, **changes)
 
 
-def generator_run(config: Any, *, variant: str = "movies", kg: Any = None) -> Any:
-    """The generator-only pass (``GGC(mode="none")``) over ``config``'s questions whose initial queries a gate or
-    the corrector data are labelled on; a finished run is reused (the runner resumes it)."""
+def generator_run(config: RunConfig, *, kg: Any = None, **options: Any) -> Any:
+    """The generator-only pass (``GGC(mode="none")``, further :class:`GGCConfig` ``options``) over ``config``'s
+    questions whose initial queries a gate or the corrector data are labelled on; a finished run is reused (the
+    runner resumes it)."""
     from sparqlab.runs import run
 
-    return run(GGC(mode="none", variant=variant), config=generator_config(config), kg=kg)
+    return run(GGC(mode="none", **options), config=generator_config(config), kg=kg)
 
 
-def gate_from_generator_run(settings: GateSettings, config: Any, *, kg_feedback: bool = False,
-                            variant: str = "movies", folder: str | Path | None = None, kg: Any = None) -> TrainedGate:
+def gate_from_generator_run(settings: GateSettings, config: RunConfig, *, kg_feedback: bool = False,
+                            variant: str | None = None, folder: str | Path | None = None,
+                            kg: Any = None) -> TrainedGate:
     """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
     the initial queries and train a gate on them (reading KG feedback when ``kg_feedback``); save it to ``folder``
     (default: a content-keyed folder under ``cache_dir()/artifacts``). A finished generator run is reused (the
@@ -118,7 +115,7 @@ def gate_table(gates: Mapping[str, Gate], run_dir: str | Path, kg: Any, threshol
     return pd.DataFrame(rows).T
 
 
-def run_modes(config: Any, gate_path: str | Path | None, modes: Sequence[str] = ("none", "all", "gated"),
+def run_modes(config: RunConfig, gate_path: str | Path | None, modes: Sequence[str] = ("none", "all", "gated"),
               kg: Any = None, **options: Any) -> dict[str, Any]:
     """One run per mode with otherwise equal settings; ``options`` are further :class:`GGCConfig` fields
     (``threshold``, ``kg_feedback``, ``variant`` ...). Returns ``{table label: RunResult}``."""
@@ -131,7 +128,7 @@ def run_modes(config: Any, gate_path: str | Path | None, modes: Sequence[str] = 
     return results
 
 
-def threshold_sweep(config: Any, gate_path: str | Path, thresholds: Iterable[float], kg: Any = None,
+def threshold_sweep(config: RunConfig, gate_path: str | Path, thresholds: Iterable[float], kg: Any = None,
                     **options: Any) -> tuple[Any, pd.DataFrame]:
     """Table 5a: one gated run at τ = min(thresholds) — generator outputs and gate probabilities computed once,
     the corrector called once per question any τ triggers — and every τ's metrics from its records."""

@@ -6,17 +6,17 @@ A grid names the table's rows (``methods``: a method with its options and run se
 
     name: all_methods                # default: the file's stem
     experiment: all_methods          # runs/<experiment>/<run_id>/ (default: the name)
-    run: {sample: 6, concurrency: 4} # RunConfig fields shared by every cell
-    methods:                         # rows: label -> method, options, RunConfig fields of that row
+    run: {sample: 6, concurrency: 4} # RunConfig settings shared by every cell
+    methods:                         # rows: label -> method, options, RunConfig settings of that row
       direct: {method: direct, model: standin-keyword-rules}
       ggc-gated: {method: ggc, options: {mode: gated}, model: standin-knn,
                   model_roles: {corrector: {model: standin-corrector}}}
-    datasets:                        # column groups: label -> RunConfig fields (+ options per method, metrics)
+    datasets:                        # column groups: label -> RunConfig settings (+ options, metrics)
       metaqa-1hop: {dataset: metaqa-1hop}
       wikidata-test: {dataset: ../data/wikidata_test/questions.jsonl, kg: wikidata,
                       kg_url: ../data/wikidata_test/wikidata_test.ttl, kg_options: {search: local},
-                      options: {ggc: {variant: wikidata}}, metrics: [text2sparql]}
-    axes:                            # NAME: [values]; NAME is a RunConfig field or options.FIELD
+                      options: {ggc: {train_dataset: qald7}}, metrics: [text2sparql]}
+    axes:                            # NAME: [values]; NAME is a RunConfig setting or options.FIELD
       seed: [0, 1]
     exclude:                         # cells left out: every given label must match
       - {method: genop, dataset: wikidata-test}
@@ -25,7 +25,9 @@ A grid names the table's rows (``methods``: a method with its options and run se
       slurm: {partition: gpu, timeout_min: 120, gpus_per_node: 1, cpus_per_task: 4, mem_gb: 32,
               array_parallelism: 16}
 
-Settings apply in this order, later winning: ``run``, the dataset's, the method's, the axes' values, then the
+A run setting is named as in :class:`~sparqlab.runs.config.RunConfig`: by its own name (``sample``), its dotted
+path (``questions.sample``) or as a whole group (``questions: {sample: 6}``). Settings apply in this order, later
+winning: ``run``, the dataset's, the method's, the axes' values, then the
 caller's ``overrides`` (e.g. a real model endpoint for every cell). Relative paths in ``dataset``, ``kg``,
 ``kg_url`` and ``cache_path`` are resolved against the grid file's folder when they exist there.
 """
@@ -35,7 +37,7 @@ from __future__ import annotations
 import copy
 import itertools
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +52,8 @@ EXECUTOR_KEYS = {"local": frozenset({"workers"}),
                  "slurm": frozenset({"partition", "timeout_min", "gpus_per_node", "cpus_per_task", "mem_gb",
                                      "array_parallelism", "account", "qos", "constraint", "additional"})}
 SWEEP_OWNED = frozenset({"experiment", "shard_index", "num_shards"})
-"""RunConfig fields a grid may not set per cell: the experiment is the grid's, shards are the executor's."""
+"""Run settings a grid may not set per cell: the experiment is the grid's, shards are the executor's."""
 PATH_FIELDS = ("dataset", "kg", "kg_url", "cache_path")
-RUN_FIELDS = frozenset(f.name for f in fields(RunConfig))
 
 
 class GridError(ValueError):
@@ -144,9 +145,17 @@ def _check_keys(entry: dict[str, Any], allowed: frozenset[str], where: str) -> N
 
 
 def _run_fields(entry: dict[str, Any], where: str, extra: frozenset[str]) -> dict[str, Any]:
-    """The RunConfig fields of a grid entry (the other keys are checked against ``extra``)."""
-    _check_keys(entry, (RUN_FIELDS - SWEEP_OWNED) | extra, where)
-    return {k: v for k, v in entry.items() if k in RUN_FIELDS}
+    """The run settings of a grid entry by their flat names (any key but ``extra`` is a RunConfig setting: a
+    flat name, a dotted path or a whole group; a misspelt one is refused with a did-you-mean)."""
+    try:
+        settings = RunConfig.flatten({k: v for k, v in entry.items() if k not in extra})
+    except ValueError as error:
+        raise GridError(f"{where}: {error}") from None
+    owned = sorted(set(settings) & SWEEP_OWNED)
+    if owned:
+        raise GridError(f"{where}: {', '.join(owned)} belong to the sweep (the grid's experiment, the executor's "
+                        "shards), not to a cell")
+    return settings
 
 
 def _resolve_paths(run: dict[str, Any], base: Path | None) -> dict[str, Any]:
@@ -162,10 +171,10 @@ def _resolve_paths(run: dict[str, Any], base: Path | None) -> dict[str, Any]:
 
 
 def _axis_setting(name: str, value: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(run fields, method options) that axis ``name`` at ``value`` sets."""
+    """(run settings, method options) that axis ``name`` at ``value`` sets."""
     if name.startswith("options."):
         return {}, {name.removeprefix("options."): value}
-    return {name: value}, {}
+    return RunConfig.flatten({name: value}), {}
 
 
 def _axis_label(name: str, value: Any) -> str:
@@ -174,7 +183,7 @@ def _axis_label(name: str, value: Any) -> str:
 
 def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid:
     """Read and expand a grid file (a relative path that does not exist here is looked up in the project root,
-    e.g. ``experiments/all_methods.yaml`` from ``notebooks/``); ``overrides`` are RunConfig fields applied to
+    e.g. ``experiments/all_methods.yaml`` from ``notebooks/``); ``overrides`` are RunConfig settings applied to
     every cell last."""
     import yaml
 
@@ -205,8 +214,8 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
     for axis, values in axes.items():
         if not isinstance(values, list) or not values:
             raise GridError(f"axis {axis!r} must be a non-empty list of values")
-        if not axis.startswith("options.") and axis not in RUN_FIELDS - SWEEP_OWNED:
-            raise GridError(f"axis {axis!r} is neither a RunConfig field nor options.FIELD")
+        if not axis.startswith("options."):
+            _run_fields({axis: values[0]}, f"axis {axis!r} (a RunConfig setting or options.FIELD)", frozenset())
     excludes = document.get("exclude") or []
     if not isinstance(excludes, list) or not all(isinstance(e, dict) for e in excludes):
         raise GridError("exclude must be a list of mappings such as {method: LABEL, dataset: LABEL}")

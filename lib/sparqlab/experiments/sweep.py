@@ -3,7 +3,8 @@
 A cell's run folder is found, without running anything, by matching the ``config.json`` of the folders in the
 grid's experiment against the cell: the same method, method config and prompt digests, and the same
 result-relevant run settings (:data:`sparqlab.runs.config.NOT_IN_RUN_ID` left out; settings the cell leaves to
-the runner, such as the dataset's default split or the KG's answer-match rule, match whatever the run resolved).
+the runner, such as the dataset's default split, the environment's model or the KG's answer-match rule, match
+whatever the run resolved).
 So a cell is "done" whether the sweep ran it or a single ``sparqlab run`` of the same configuration did, and a
 cell killed mid-run is found as ``interrupted`` with its progress. A cell that failed before or during its run
 leaves a one-line reason in the grid's state folder (``runs/<experiment>/.sweep/<grid>/``), cleared when it
@@ -19,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.experiments.grid import Cell, Grid
-from sparqlab.runs.config import identity
+from sparqlab.runs.config import RUN_FORMAT, RunConfig, identity
 from sparqlab.runs.results import run_status
 from sparqlab.runs.store import CONFIG, MANIFEST, read_json, write_json
 
-RESOLVED_BY_RUNNER = frozenset({"kg", "split", "model", "answer_match"})
+RESOLVED_BY_RUNNER = frozenset({"kg", "split", "model", "model_url", "answer_match"})
 """Run fields a cell may leave ``None`` for the runner to resolve (from the questions, the dataset, the
 environment, the KG profile); such a field matches any resolved value."""
 
@@ -62,14 +63,16 @@ def method_signature(cell: Cell) -> dict[str, Any]:
 
 
 def _matches(stored: dict[str, Any], cell: Cell, signature: dict[str, Any]) -> bool:
+    if stored.get("format") != RUN_FORMAT:  # another folder layout: never this cell's run
+        return False
     method = stored.get("method") or {}
     if _plain({k: method.get(k) for k in ("method", "config", "prompts")}) != signature:
         return False
     run = stored.get("run") or {}
-    if int(run.get("num_shards") or 1) > 1:  # a shard is not the cell's run (a merge of its shards is)
+    if int((run.get("execution") or {}).get("num_shards") or 1) > 1:  # a shard is not the cell's run (a merge is)
         return False
-    wanted = _plain(identity(cell.run_config(), {}, "")["run"])
-    have = _plain((stored.get("identity") or {}).get("run") or {})
+    wanted = RunConfig.flatten(_plain(identity(cell.run_config().resolved(needs_model=False), {}, "")["run"]))
+    have = RunConfig.flatten(_plain((stored.get("identity") or {}).get("run") or {}))
     return all(have.get(key) == value for key, value in wanted.items()
                if not (value is None and key in RESOLVED_BY_RUNNER))
 

@@ -12,12 +12,9 @@ from pathlib import Path
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
-from sparqlab.kg import ck25 as _ck25  # noqa: F401  (registers the CK25 store builder)
-from sparqlab.kg import dbpedia as _dbpedia  # noqa: F401  (registers the DBpedia profile and search)
-from sparqlab.kg import freebase as _freebase  # noqa: F401  (registers the Freebase profile, schema and search)
-from sparqlab.kg import movies as _movies  # noqa: F401  (registers the movie store builder)
+from sparqlab.core.plugins import KG_GROUP, load_plugins
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
-from sparqlab.kg.embedded import EmbeddedKG, load_rdf_file
+from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG
 from sparqlab.kg.errors import (
     EndpointError,
@@ -35,9 +32,12 @@ from sparqlab.kg.search import SearchHit
 __all__ = [
     "PROFILES", "EmbeddedKG", "EndpointError", "EndpointKG", "KGError", "KGProfile", "KnowledgeGraph",
     "QueryOptions", "QueryResult", "QueryTimeout", "SearchHit", "SparqlSyntaxError", "Term", "UnsupportedFunction", "UpdateRefused",
-    "check_read_only", "get_profile", "open_kg", "query_cache",
+    "check_read_only", "get_profile", "open_kg", "query_cache", "register_file_kg",
 ]
 
+
+load_plugins(KG_GROUP)  # the KG modules (sparqlab's Freebase, movie and CK25 builders; plug-ins'): their profiles
+# and prefixes are known to every layer above, as answers are normalised with every profile's namespaces
 
 SEARCH_BACKENDS = {"local": "local", "api": "wikidata_api"}
 """``open_kg(search=...)`` values and the profile search backends they select."""
@@ -54,8 +54,10 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
             workers: int = 2, memory_limit_gb: float | None = None, search: str | None = None) -> KnowledgeGraph:
     """Open a KG by profile name (``movies``, ``wikidata``), SPARQL endpoint URL, RDF file or store directory.
 
-    ``profile`` overrides the profile (e.g. ``profile="wikidata"`` for a QLever mirror's URL); without it a URL
-    or file gets a generic RDFS profile. ``cache`` is ``True`` for the shared query cache, ``False`` for none,
+    ``profile`` overrides the profile (e.g. ``profile="wikidata"`` for a QLever mirror's URL); without it a URL,
+    file or store folder gets the profile derived from its data (:mod:`sparqlab.kg.derive`: its prefixes,
+    labels and schema, refined by a ``<name>.kg.yaml`` file beside a file or folder). A name is a registered
+    profile's (``sparqlab kg prefixes`` lists them; plug-ins add more). ``cache`` is ``True`` for the shared query cache, ``False`` for none,
     or a :class:`JsonCache` to use. ``timeout_s`` and ``max_rows`` are the defaults of every ``query`` call;
     ``workers`` bounds concurrent queries on an embedded store and ``memory_limit_gb`` caps each worker's heap
     (default ``SPARQLAB_WORKER_MEMORY_GB`` or 2 GiB; see :data:`sparqlab.kg.embedded.DEFAULT_MEMORY_LIMIT_GB`).
@@ -64,35 +66,48 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
     """
     if isinstance(profile, str):
         profile = get_profile(profile)
+    target = str(name_or_url_or_path)
+    path = Path(target).expanduser()
+    named = target in PROFILES or (not target.startswith(("http://", "https://")) and not path.exists()
+                                   and PROFILES.known(target))
     if search is not None:
         if search not in SEARCH_BACKENDS:
             raise ValueError(f"search must be one of {', '.join(SEARCH_BACKENDS)}; got {search!r}")
-        profile = profile or PROFILES.get(str(name_or_url_or_path)) or generic_profile(str(name_or_url_or_path))
+        profile = profile or (PROFILES.get(target) if named else _derive(target, path, cache, timeout_s, max_rows))
         profile = dataclasses.replace(profile, search=SEARCH_BACKENDS[search])
     query_cache_ = query_cache() if cache is True else cache if isinstance(cache, JsonCache) else None
     options = QueryOptions(timeout_s=timeout_s, max_rows=max_rows)
-    target = str(name_or_url_or_path)
     embedded = {"cache": query_cache_, "options": options, "workers": workers}
     if memory_limit_gb is not None:
         embedded["memory_limit_gb"] = memory_limit_gb
 
-    if target in PROFILES:
-        named = PROFILES[target]
-        if named.store_builder is not None:
-            store = named.store_builder()
-            return EmbeddedKG(store, profile or named, identity=f"{named.name}@{store.parent.name}", **embedded)
-        if named.endpoint:
-            return EndpointKG(named.endpoint, profile or named, cache=query_cache_, options=options)
+    if named:
+        named_profile = PROFILES.get(target)
+        builder = named_profile.store_builder
+        if builder is not None:
+            store = builder()
+            return EmbeddedKG(store, profile or named_profile, identity=f"{named_profile.name}@{store.parent.name}",
+                              **embedded)
+        if named_profile.endpoint:
+            return EndpointKG(named_profile.endpoint, profile or named_profile, cache=query_cache_, options=options)
         raise ValueError(f"KG {target!r} is not bundled and has no default endpoint: give the URL of a SPARQL "
                          f"endpoint serving it (--kg {target} --kg-url URL, or open_kg(URL, profile={target!r}))")
     if target.startswith(("http://", "https://")):
-        return EndpointKG(target, profile or generic_profile(target), cache=query_cache_, options=options)
-    path = Path(target).expanduser()
+        kg = EndpointKG(target, profile or generic_profile(target), cache=query_cache_, options=options)
+        if profile is None:
+            kg.profile = derived_profile(kg, target, {}, None)
+        return kg
     if path.is_dir():
-        return EmbeddedKG(path, profile or generic_profile(path.name), **embedded)
+        return EmbeddedKG(path, profile or derived_profile(path, path.name, {}, path), **embedded)
     if path.is_file():
         return load_rdf_file(path, profile, **embedded)
     raise ValueError(
-        f"unknown KG {target!r}: expected a KG name ({', '.join(sorted(PROFILES))}), an http(s) SPARQL endpoint "
+        f"{PROFILES.unknown_message(target).replace('KG profile', 'KG')}; nor is it an http(s) SPARQL endpoint "
         "URL, an RDF file or a pyoxigraph store directory"
     )
+
+
+def _derive(target: str, path: Path, cache, timeout_s: float, max_rows: int) -> KGProfile:
+    """The derived profile of a URL, file or folder (to change its search backend before opening it for good)."""
+    with open_kg(target if not path.exists() else path, cache=cache, timeout_s=timeout_s, max_rows=max_rows) as kg:
+        return kg.profile

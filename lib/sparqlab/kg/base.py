@@ -113,7 +113,7 @@ class KnowledgeGraph:
         return searcher_for(self).search(text, kind=kind, limit=limit, types=types)
 
     def close(self) -> None:
-        """Release what the backend holds (worker processes, temporary stores); a no-op for plain endpoints."""
+        """Release what the backend holds (worker processes); a no-op for plain endpoints."""
 
     def __enter__(self) -> KnowledgeGraph:
         return self

@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from sparqlab.core.paths import data_dir
-from sparqlab.kg.profiles import STANDARD_PREFIXES, ConstraintScheme, IdForm, KGProfile, register_profile
+from sparqlab.kg.profiles import (
+    STANDARD_PREFIXES,
+    ConstraintScheme,
+    IdForm,
+    KGProfile,
+    PromptConventions,
+    register_profile,
+)
 from sparqlab.kg.vocab import OWL, RDF, RDFS
 
 if TYPE_CHECKING:
@@ -34,6 +41,39 @@ if TYPE_CHECKING:
 DBO = "http://dbpedia.org/ontology/"
 DBR = "http://dbpedia.org/resource/"
 DBP = "http://dbpedia.org/property/"
+
+ENTITY_IDS = IdForm("entity", r"[A-Z0-9][^\s<>]*", DBR, "Gustave_Eiffel", "dbr")
+ONTOLOGY_PROPERTY_IDS = IdForm("property", r"[a-z][A-Za-z0-9]*", DBO, "birthPlace", "dbo")
+CLASS_IDS = IdForm("class", r"[A-Z][A-Za-z0-9]*", DBO, "Person", "dbo")
+INFOBOX_PROPERTY_IDS = IdForm("property", r"[a-z][A-Za-z0-9_]*", DBP, "author", "dbp")
+"""DBpedia ids: ``dbr:`` resources (Wikipedia titles), ``dbo:`` ontology properties (lower case) and classes
+(upper case), ``dbp:`` raw infobox properties."""
+
+DBPEDIA_TYPE_CATALOGUE = (
+    ("person", "dbo:Person"), ("country", "dbo:Country"), ("city", "dbo:City"), ("settlement", "dbo:Settlement"),
+    ("place", "dbo:Place"), ("film", "dbo:Film"), ("book / written work", "dbo:WrittenWork"),
+    ("organisation", "dbo:Organisation"), ("company", "dbo:Company"), ("species", "dbo:Species"),
+    ("musical artist", "dbo:MusicalArtist"), ("sports team", "dbo:SportsTeam"), ("award", "dbo:Award"),
+)
+"""Common classes of the DBpedia ontology for SAGA's answer-type prompt (it has several hundred)."""
+
+QUERY_RULES = """\
+A name in square brackets, such as [Gustave Eiffel], is a topic entity. DBpedia resources are dbr: IRIs made from \
+the Wikipedia title (dbr:Gustave_Eiffel), ontology properties and classes are dbo: (dbo:birthPlace, dbo:Person) \
+and raw infobox properties dbp:, with the prefixes dbr: <http://dbpedia.org/resource/>, dbo: \
+<http://dbpedia.org/ontology/> and dbp: <http://dbpedia.org/property/>. Match entities you are unsure of by their \
+rdfs:label with a language tag, and return resource IRIs, not their names."""
+"""GGC's rules for writing queries over DBpedia (generator and corrector prompts)."""
+
+PRUNE_EXAMPLE = """\
+Entity: Eiffel Tower (dbr:Eiffel_Tower): a wrought-iron lattice tower in Paris
+{"architect (dbo:architect)": ["Stephen Sauvestre (dbr:Stephen_Sauvestre)"],
+ "location (dbo:location)": ["Paris (dbr:Paris)"], "height (dbo:height)": ["330.0"],
+ "wikiPageWikiLink (dbo:wikiPageWikiLink)": ["Gustave Eiffel (dbr:Gustave_Eiffel)", "Paris (dbr:Paris)"]}
+Question: In which city is the Eiffel Tower?
+Output:
+{"location (dbo:location)": ["Paris (dbr:Paris)"]}"""
+"""SPINACH's pruning example in DBpedia's id style (dbr: resources, dbo: properties)."""
 
 DBPEDIA = KGProfile(
     name="dbpedia",
@@ -56,6 +96,9 @@ DBPEDIA = KGProfile(
     id_forms=(IdForm("entity", r"[A-Z0-9][^\s:<>]*", DBR, "Gustave_Eiffel"),
               IdForm("property", r"[a-z][A-Za-z0-9]*", DBO, "birthPlace"),
               IdForm("class", r"[A-Z][A-Za-z0-9]*", DBO, "Person")),
+    id_shapes=(ENTITY_IDS, CLASS_IDS, ONTOLOGY_PROPERTY_IDS, INFOBOX_PROPERTY_IDS),
+    conventions=PromptConventions(relation_word="properties", query_rules=QUERY_RULES,
+                                  answer_types=DBPEDIA_TYPE_CATALOGUE, prune_example=PRUNE_EXAMPLE),
     prompt_notes="""\
 DBpedia: resources `dbr:` (<http://dbpedia.org/resource/>, the Wikipedia title with underscores, e.g.
 dbr:Gustave_Eiffel), ontology classes and properties `dbo:` (dbo:Person, dbo:birthPlace), raw infobox properties

@@ -8,7 +8,13 @@ so the response cache key, is the same on every run.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sparqlab.kg.base import KnowledgeGraph
+from sparqlab.kg.vocab import STANDARD_PREFIXES
+
+if TYPE_CHECKING:
+    from sparqlab.kg.profiles import KGProfile
 
 CLASSES_QUERY = """\
 SELECT DISTINCT ?class ?label ?comment WHERE {{
@@ -67,3 +73,20 @@ def describe_schema(kg: KnowledgeGraph) -> str:
 def kg_notes(kg: KnowledgeGraph) -> str:
     """What the prompt says about a KG: the profile's notes on writing queries, then its declared schema."""
     return "\n\n".join(part for part in (kg.profile.prompt_notes.strip(), describe_schema(kg)) if part)
+
+
+def query_rules(profile: KGProfile) -> str:
+    """How a query over the KG names topic entities, relations and answers: the profile's own rules
+    (``conventions.query_rules``), else rules read off the profile (its label predicate, predefined prefixes and
+    answer key), so that no KG is described with another KG's conventions."""
+    if profile.conventions.query_rules.strip():
+        return profile.conventions.query_rules.strip()
+    label = profile.shorten(profile.label_predicate)
+    own = [f"{prefix}: <{iri}>" for prefix, iri in profile.prefixes.items() if prefix not in STANDARD_PREFIXES]
+    rules = [f"A name in square brackets, such as [Name], is a topic entity: match it by its {label} with the exact "
+             "text inside the brackets, and use only identifiers you are certain of."]
+    if own:
+        rules.append(f"The prefixes {', '.join(own)} are predefined.")
+    rules.append("Return the answer entities with their labels." if profile.answer_key == "label"
+                 else "Return the answer entities' IRIs (or the literal values the question asks for).")
+    return " ".join(rules)

@@ -21,12 +21,10 @@ which an offline, cached and reproducible run must not do.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import queue
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.cache import JsonCache
+from sparqlab.core.hashing import file_digest, stable_hash, store_digest
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.errors import (
     EndpointError,
@@ -300,32 +299,31 @@ class _WorkerPool:
                 return
 
 
-def _shutdown(pool: _WorkerPool, scratch: Path | None) -> None:
+def _shutdown(pool: _WorkerPool) -> None:
     pool.close()
-    if scratch is not None:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class EmbeddedKG(KnowledgeGraph):
     """A KG in a local pyoxigraph store directory, opened read-only (see the module docstring for timeouts).
 
-    ``identity`` names the store's content for the query cache (e.g. ``movies@<build hash>``); by default it is
-    the store's absolute path. ``workers`` bounds how many queries run at once; ``memory_limit_gb`` caps each
-    worker's heap (default :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails
-    alone instead of starving the machine.
+    ``identity`` names the store's content for the query cache and the run id (e.g. ``movies@<build hash>``); by
+    default it is the folder's content digest (:func:`sparqlab.core.hashing.store_digest`). ``workers`` bounds
+    how many queries run at once; ``memory_limit_gb`` caps each worker's heap (default
+    :data:`DEFAULT_MEMORY_LIMIT_GB`; ``None`` or 0: no cap), so a runaway ORDER BY fails alone instead of starving
+    the machine.
     """
 
     def __init__(self, store_path: str | Path, profile: KGProfile, *, identity: str | None = None,
                  cache: JsonCache | None = None, options: QueryOptions | None = None, workers: int = 2,
-                 memory_limit_gb: float | None = DEFAULT_MEMORY_LIMIT_GB, scratch: Path | None = None):
+                 memory_limit_gb: float | None = DEFAULT_MEMORY_LIMIT_GB):
         super().__init__(profile, cache, options)
         self.store_path = Path(store_path)
         if not self.store_path.is_dir():
             raise FileNotFoundError(f"no pyoxigraph store at {self.store_path}")
-        self._identity = identity or f"store:{self.store_path.resolve()}"
+        self._identity = identity or f"store:{store_digest(self.store_path)}"
         limit = int(memory_limit_gb * 2**30) if memory_limit_gb else 0
         self._pool = _WorkerPool(self.store_path, profile.prefixes, max(1, workers), limit)
-        self._finalizer = weakref.finalize(self, _shutdown, self._pool, scratch)
+        self._finalizer = weakref.finalize(self, _shutdown, self._pool)
 
     @property
     def identity(self) -> str:
@@ -365,7 +363,7 @@ class EmbeddedKG(KnowledgeGraph):
         return QueryResult.from_json(reply["result"])
 
     def close(self) -> None:
-        """Stop the worker processes (and delete a temporary store); also done when the object is collected."""
+        """Stop the worker processes; also done when the object is collected."""
         self._finalizer()
 
     def describe(self) -> dict:
@@ -377,25 +375,81 @@ class EmbeddedKG(KnowledgeGraph):
 
 
 def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: Any) -> EmbeddedKG:
-    """An :class:`EmbeddedKG` over a temporary store holding one RDF file (format from its extension).
+    """An :class:`EmbeddedKG` over one RDF file (format from its extension), loaded once into a store under
+    ``cache_dir()/kg/file-<name>-<content hash>`` and reused while the file is unchanged.
 
-    The store is deleted when the KG is closed or collected. The query-cache identity is the file's content
-    hash, so the same file gives the same cache entries wherever it lives.
+    Without ``profile`` the KG gets the profile derived from its data (:mod:`sparqlab.kg.derive`: the file's
+    prefixes, its label predicate and schema, refined by a ``<name>.kg.yaml`` beside it). The query-cache identity
+    is the file's content hash, so the same file gives the same cache entries wherever it lives.
     """
-    import pyoxigraph
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no RDF file at {path}")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    scratch = Path(tempfile.mkdtemp(prefix="sparqlab-kg-"))
-    try:
-        store = pyoxigraph.Store(str(scratch / "store"))
-        store.bulk_load(path=str(path))
-        store.flush()
-        del store
-    except (ValueError, SyntaxError) as error:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise ValueError(f"cannot load {path} as RDF: {error}") from None
-    return EmbeddedKG(scratch / "store", profile or generic_profile(path.stem),
-                      identity=f"file:{digest}", scratch=scratch, **kwargs)
+    store = file_store(path)
+    prefixes = json.loads((store.parent / "build.json").read_text(encoding="utf-8")).get("prefixes", {})
+    identity = f"file:{file_digest(path, 16)}"
+    if profile is None:
+        profile = derived_profile(store, path.stem, prefixes, path, identity)
+    return EmbeddedKG(store, profile, identity=identity, **kwargs)
+
+
+def file_store(path: Path) -> Path:
+    """The store of the RDF file ``path`` in the cache (built on first use, atomically; the prefixes the file
+    declares are kept in its ``build.json``). ``make clean`` removes stores of older versions of a file."""
+    import pyoxigraph
+
+    from sparqlab.core.paths import cache_dir
+    from sparqlab.kg.bundled import ensure_built, install_store
+
+    digest = stable_hash([file_digest(path), pyoxigraph.__version__], 16)
+    slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in path.stem)[:40]
+
+    def build(target: Path, force: bool) -> dict:
+        def fill(store) -> dict:
+            try:
+                parser = pyoxigraph.parse(path=str(path))
+                store.bulk_extend(parser)
+            except (ValueError, SyntaxError) as error:
+                raise ValueError(f"cannot load {path} as RDF: {error}") from None
+            return {"triples": len(store), "files": [path.name], "prefixes": dict(parser.prefixes)}
+
+        return install_store(target, fill, force)
+
+    return ensure_built(cache_dir() / "kg" / f"file-{slug}-{digest}", build)
+
+
+def derived_profile(source: KnowledgeGraph | Path, name: str, prefixes: dict[str, str], data: Path | None,
+                    identity: str | None = None) -> KGProfile:
+    """The profile derived from the data of a KG or of a store folder (read through a generic profile), refined
+    by the YAML file beside ``data`` when there is one."""
+    from sparqlab.kg.derive import derive_profile, read_refinement, refinement_path
+
+    refinement = read_refinement(refinement_path(data)) if data is not None else {}
+    if isinstance(source, KnowledgeGraph):
+        return derive_profile(source, name, prefixes=prefixes, refinement=refinement)
+    with EmbeddedKG(source, generic_profile(name), identity=identity, workers=1) as probe:
+        return derive_profile(probe, name, prefixes=prefixes, refinement=refinement)
+
+
+def register_file_kg(name: str, path: str | Path) -> None:
+    """Make the RDF file ``path`` the KG called ``name`` (``open_kg(name)``, ``--kg NAME``, a dataset's ``kg``):
+    its store is built in the cache on first use and its profile is derived from its data and the
+    ``<stem>.kg.yaml`` beside it, under ``name`` (what a plug-in package calls from its ``sparqlab.kgs`` module;
+    docs/adding-a-kg.md)."""
+    import dataclasses
+
+    from sparqlab.kg.profiles import register_profile, register_store_builder
+
+    path = Path(path)
+
+    def builder(force: bool = False) -> Path:
+        return file_store(path)
+
+    def profile() -> KGProfile:
+        store = file_store(path)
+        prefixes = json.loads((store.parent / "build.json").read_text(encoding="utf-8")).get("prefixes", {})
+        derived = derived_profile(store, name, prefixes, path, identity=f"{name}@{store.parent.name}")
+        return dataclasses.replace(derived, name=name)
+
+    register_store_builder(name, builder)
+    register_profile(profile, name)

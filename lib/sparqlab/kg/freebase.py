@@ -33,10 +33,12 @@ from typing import TYPE_CHECKING
 from sparqlab.core.paths import data_dir
 from sparqlab.kg.profiles import (
     STANDARD_PREFIXES,
+    CatalogueEntry,
     ConstraintScheme,
     DeclaredSchema,
     IdForm,
     KGProfile,
+    PromptConventions,
     register_declared_schema,
     register_profile,
 )
@@ -50,6 +52,44 @@ FB = "http://rdf.freebase.com/ns/"
 
 MID_PATTERN = r"[mg]\.[0-9a-z_]+"
 """A machine id: ``m.`` (topics, CVTs) or ``g.`` (newer ids) and base-32 characters."""
+
+TYPE_PATTERN = r"(?:base\.[a-z0-9_]+|user\.[a-z0-9_]+\.[a-z0-9_]+|[a-z0-9_]+)\.[a-z0-9_]+"
+"""A type id ``domain.type``; types in ``base.*`` have three segments and in ``user.*`` four."""
+
+ENTITY_IDS = IdForm("entity", MID_PATTERN, FB, "m.03_r3", "ns")
+PROPERTY_IDS = IdForm("property", TYPE_PATTERN + r"\.[a-z0-9_]+", FB, "location.country.languages_spoken", "ns")
+CLASS_IDS = IdForm("class", TYPE_PATTERN, FB, "people.person", "ns")
+"""Freebase ids after ``ns:``: MIDs are entities, ``domain.type`` ids classes, ``domain.type.property`` ids
+relations (a type's segments and one more)."""
+
+FREEBASE_TYPE_CATALOGUE = (
+    ("person", "ns:people.person"), ("country", "ns:location.country"), ("city / town", "ns:location.citytown"),
+    ("location", "ns:location.location"), ("film", "ns:film.film"), ("film actor", "ns:film.actor"),
+    ("organization", "ns:organization.organization"), ("award", "ns:award.award"),
+    ("human language", "ns:language.human_language"), ("sports team", "ns:sports.sports_team"),
+    ("book", "ns:book.book"), ("musical artist", "ns:music.artist"),
+)
+"""Common Freebase answer types for SAGA's Freebase answer-type prompt (appendix F.1: "answer_type_qid holds a
+Freebase type string (e.g. people.person)"); fb_roles has about 6,800 types, far too many to list."""
+
+PRUNE_EXAMPLE = """\
+Entity: Kingdom of the Netherlands (ns:m.059j2): a country in north-western Europe
+{"Official Language (ns:location.country.official_language)": ["Dutch Language (ns:m.02bv9)"],
+ "Currency used (ns:location.country.currency_used)": ["Euro (ns:m.02l6h)"],
+ "Government Positions Held (ns:government.governmental_jurisdiction.governing_officials)": ["ns:m.0nfl7xs
+ {Office Holder (ns:government.government_position_held.office_holder) -> Mark Rutte (ns:m.04z31x)}"]}
+Question: Who is the prime minister of the Netherlands?
+Output:
+{"Government Positions Held (ns:government.governmental_jurisdiction.governing_officials)": ["ns:m.0nfl7xs
+ {Office Holder (ns:government.government_position_held.office_holder) -> Mark Rutte (ns:m.04z31x)}"]}"""
+"""SAGA's Freebase variant of SPINACH's pruning example (appendix F): MIDs, dotted relations and a CVT value."""
+
+QUERY_RULES = """\
+A name in square brackets, such as [Jamaica], is a topic entity. Freebase entities are MIDs such as ns:m.03_r3 and \
+relations are dotted ids such as ns:location.country.languages_spoken, with the prefix ns: \
+<http://rdf.freebase.com/ns/>. Many facts pass through an unnamed mediator (CVT) node, reached by one relation and \
+left by another. Match entities you are unsure of by their English ns:type.object.name, and return the answer \
+entities (MIDs), not their names."""
 
 FREEBASE = KGProfile(
     name="freebase",
@@ -70,9 +110,12 @@ FREEBASE = KGProfile(
     namespace=FB,
     subclass_predicate=FB + "freebase.type_hints.included_types",
     expand_unnamed=True,
-    id_forms=(IdForm("entity", MID_PATTERN, FB, "m.03_r3"),
-              IdForm("property", r"[a-z0-9_]+(\.[a-z0-9_]+){2,}", FB, "location.country.languages_spoken"),
-              IdForm("class", r"[a-z0-9_]+\.[a-z0-9_]+", FB, "people.person")),
+    id_forms=(ENTITY_IDS, PROPERTY_IDS, CLASS_IDS),
+    id_shapes=(ENTITY_IDS, CLASS_IDS, PROPERTY_IDS),
+    vocabulary=(FB + "type.object.type", FB + "type.object.name"),
+    conventions=PromptConventions(query_rules=QUERY_RULES, answer_types=FREEBASE_TYPE_CATALOGUE,
+                                  prune_example=PRUNE_EXAMPLE),
+    catalogue=lambda: catalogue(),
     prompt_notes="""\
 Entities are Freebase MIDs `ns:m.0xxxx` (prefix `ns:` = <http://rdf.freebase.com/ns/> is predefined); relations
 are dotted `ns:domain.type.property` (e.g. `ns:location.country.languages_spoken`), types `ns:domain.type`
@@ -202,6 +245,20 @@ def declared_schema() -> DeclaredSchema:
 
 
 register_declared_schema(FREEBASE.name, declared_schema)
+
+
+def catalogue() -> list[CatalogueEntry]:
+    """Freebase's elements without reading the KG (the paper's Freebase memory holds the relations and the entities
+    the benchmarks use): every ``fb_roles`` relation with its name and description (Pangu's
+    ``fb_schema_properties``), every type those relations mention, and the entities the WebQSP / CWQ / GrailQA
+    files name (:func:`dataset_entity_names`; they carry a name only)."""
+    schema = declared_schema()
+    entries = [CatalogueEntry(prop, label, description, "property")
+               for prop, (label, description, _, _) in sorted(schema.properties.items())]
+    types = sorted({c for _, _, domain, range_ in schema.properties.values() for c in (*domain, *range_)})
+    entries += [CatalogueEntry(t, type_label(t), f"Freebase type {t[len(FB):]}", "class") for t in types]
+    entries += [CatalogueEntry(mid_to_iri(mid), name, "", "entity") for mid, name in sorted(dataset_entity_names().items())]
+    return entries
 
 
 # ------------------------------------------------------------------------------------------------ fixture

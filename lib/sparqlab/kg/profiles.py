@@ -4,35 +4,42 @@ Code outside this module never spells a KG-specific IRI, prefix or endpoint: it 
 predicates, how IDs look, how domain/range constraints are declared, which search backend to use, whether answers
 are compared by IRI or by label).
 
-Adding a KG means adding one profile. A KG with its own module registers its profile from there
-(:func:`register_profile`), as :mod:`sparqlab.kg.freebase` does, so this module imports none of them.
+Adding a KG means adding one profile (docs/adding-a-kg.md). A KG with its own module registers its profile from
+there (:func:`register_profile`), as :mod:`sparqlab.kg.freebase` does, declared as a ``sparqlab.kgs`` entry point,
+so this module imports none of them. An RDF file or an endpoint without a registered profile gets one derived from
+its data (:mod:`sparqlab.kg.derive`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, unquote
 
+from sparqlab.core.hashing import stable_hash
+from sparqlab.core.plugins import KG_GROUP
+from sparqlab.core.registry import Registry
+from sparqlab.kg.catalogue import CatalogueEntry, wikidata_catalogue
 from sparqlab.kg.vocab import CK25_INSTANCES, CK25_VOCAB, MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, XSD
 
 __all__ = ["CK25", "DECLARED_SCHEMAS", "MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
-           "STANDARD_PREFIXES", "STORE_BUILDERS", "WIKIDATA", "XSD", "ConstraintScheme", "DeclaredSchema", "IdForm",
-           "KGProfile", "generic_profile", "get_profile", "register_declared_schema", "register_profile",
-           "register_store_builder"]
+           "STANDARD_PREFIXES", "STORE_BUILDERS", "WIKIDATA", "XSD", "CatalogueEntry", "ConstraintScheme",
+           "DeclaredSchema", "IdForm", "KGProfile", "PromptConventions", "generic_profile", "get_profile",
+           "register_declared_schema", "register_profile", "register_store_builder"]
 
-STORE_BUILDERS: dict[str, Callable[..., Path]] = {}
+STORE_BUILDERS: Registry[Callable[..., Path]] = Registry("store builder", group=KG_GROUP)
 """Profile name → ``builder(force=False)`` returning the directory of a pyoxigraph store with a ``build.json``
-beside it, for KGs bundled with the workbench. Builders register themselves (:func:`register_store_builder`) from
-their own module (:mod:`sparqlab.kg.movies`), so this module imports none of them."""
+beside it, for KGs bundled with the workbench or a plug-in. Builders register themselves
+(:func:`register_store_builder`) from their own module (:mod:`sparqlab.kg.movies`), so this module imports none of
+them."""
 
 
 def register_store_builder(profile_name: str, builder: Callable[..., Path]) -> None:
     """Make ``builder`` the store builder of the profile called ``profile_name``."""
-    STORE_BUILDERS[profile_name] = builder
+    STORE_BUILDERS.register(profile_name, builder)
 
 
 @dataclass(frozen=True)
@@ -48,13 +55,13 @@ class DeclaredSchema:
     """Content hash of the source files: part of the schema index's cache key."""
 
 
-DECLARED_SCHEMAS: dict[str, Callable[[], DeclaredSchema]] = {}
+DECLARED_SCHEMAS: Registry[Callable[[], DeclaredSchema]] = Registry("declared schema", group=KG_GROUP)
 """Profile name → loader of its :class:`DeclaredSchema` (registered by the KG's own module)."""
 
 
 def register_declared_schema(profile_name: str, loader: Callable[[], DeclaredSchema]) -> None:
     """Make ``loader`` the source of formal domain/range declarations of the profile called ``profile_name``."""
-    DECLARED_SCHEMAS[profile_name] = loader
+    DECLARED_SCHEMAS.register(profile_name, loader)
 
 
 @dataclass(frozen=True)
@@ -104,16 +111,28 @@ IdKind = Literal["entity", "property", "class"]
 
 @dataclass(frozen=True)
 class IdForm:
-    """One short form people type for an id on a KG, beside ``<iri>`` and ``prefix:local``: the whole text matches
-    ``pattern`` and the IRI is ``namespace`` + the text, where the part matched by a group named ``name`` (if any) is
-    percent-encoded (the movie KG's names with spaces; an already encoded name stays as it is). ``example`` shows
-    the form in help and error messages. Wikidata's ``Q42`` -> ``wd:Q42``; Freebase's mids ``m.0abc`` ->
-    ``ns:m.0abc``; the movie KG's ``Person/Ridley Scott``."""
+    """Ids of one kind on a KG: the IRIs ``namespace`` + a text matching ``pattern``.
+
+    As a short form people type (:attr:`KGProfile.id_forms`, beside ``<iri>`` and ``prefix:local``) the part
+    matched by a group named ``name`` (if any) is percent-encoded (the movie KG's names with spaces; an already
+    encoded name stays as it is): Wikidata's ``Q42`` -> ``wd:Q42``, Freebase's mids ``m.0abc`` -> ``ns:m.0abc``,
+    the movie KG's ``Person/Ridley Scott``. As an id shape (:attr:`KGProfile.id_shapes`: which IRIs in a query are
+    the KG's own entities, properties and classes, e.g. DeSQ's grounded slots) ``prefix`` is the prefix queries
+    write it under (``wdt``), ``None`` when the id is written as the text after ``namespace`` (the movie KG's
+    ``entity/Person/Ridley%20Scott``). ``example`` shows the form in prompts, help and error messages."""
 
     kind: IdKind
     pattern: str
     namespace: str
     example: str
+    prefix: str | None = None
+
+    def split(self, iri: str) -> str | None:
+        """The text after :attr:`namespace` when ``iri`` has this shape, else ``None``."""
+        if not iri.startswith(self.namespace):
+            return None
+        local = iri[len(self.namespace):]
+        return local if re.fullmatch(self.pattern, local) else None
 
     def resolve(self, text: str) -> str | None:
         """The IRI ``text`` stands for in this form, or ``None`` when it is not written this way."""
@@ -124,6 +143,27 @@ class IdForm:
             start, end = match.span("name")
             text = text[:start] + quote(unquote(text[start:end]), safe="") + text[end:]
         return self.namespace + text
+
+
+@dataclass(frozen=True)
+class PromptConventions:
+    """How prompts talk about a KG, beside its notes (:attr:`KGProfile.prompt_notes`).
+
+    - ``topic``: what its questions are about, for a task line ("questions about films"); ``""``: unnamed.
+    - ``relation_word``: what it calls its predicates in a prompt (``relations``, Wikidata's ``properties``).
+    - ``query_rules``: how a query over it names topic entities, relations and answers (GGC's paragraph of
+      conventions in the generator and corrector prompts).
+    - ``answer_types``: ``(label, id)`` of common answer classes, for KGs whose class list is too long for a
+      prompt (SAGA's answer-type prompt); empty: the prompt lists the KG's own classes.
+    - ``prune_example``: a worked example of SPINACH's neighbourhood-pruning prompt in the KG's id style
+      (``None``: the prompt's Wikidata example).
+    """
+
+    topic: str = ""
+    relation_word: str = "relations"
+    query_rules: str = ""
+    answer_types: tuple[tuple[str, str], ...] = ()
+    prune_example: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,7 +188,13 @@ class KGProfile:
     (schema subclass closure); ``property_entity_prefix`` / ``direct_property_prefix`` map a property's own item
     (where its label and constraints live, ``wd:P19``) to the predicate triples use (``wdt:P19``), for KGs where
     the two differ. ``id_forms`` are the KG's short ids (:class:`IdForm`), accepted by :meth:`resolve_id`
-    wherever an entity or property is asked for.
+    wherever an entity or property is asked for; ``id_shapes`` say which IRIs of a query are the KG's own ids and
+    of which kind (:class:`IdForm`), and ``vocabulary`` the IRIs that have such a shape but are schema
+    vocabulary written literally (Freebase's ``type.object.type``). ``conventions`` are the prompt pieces of
+    :class:`PromptConventions`. ``catalogue`` lists the KG's elements without reading the KG, for KGs too large to
+    read (Wikidata's properties, Freebase's schema and the entities its datasets name). ``train_dataset`` names a
+    dataset over this KG whose ``train`` split methods learn from when the scored dataset has no training split of
+    its own (:func:`sparqlab.data.training_source`).
     """
 
     name: str
@@ -175,6 +221,11 @@ class KGProfile:
     direct_property_prefix: str | None = None
     id_forms: tuple[IdForm, ...] = ()
     expand_unnamed: bool = False
+    id_shapes: tuple[IdForm, ...] = ()
+    vocabulary: tuple[str, ...] = ()
+    conventions: PromptConventions = PromptConventions()
+    catalogue: Callable[[], list[CatalogueEntry]] | None = None
+    train_dataset: str | None = None
 
     def resolve_id(self, text: str, kind: IdKind | None = None) -> str:
         """The IRI of an id as people type it: ``<iri>``, ``prefix:local`` (the predefined prefixes), a bare
@@ -205,10 +256,19 @@ class KGProfile:
         """Inverse of :meth:`predicate_iri`: where a property's own statements (label, constraints) live."""
         return _swap_prefix(predicate_iri, self.direct_property_prefix, self.property_entity_prefix)
 
+    def digest(self, length: int = 16) -> str:
+        """A content digest of what this profile tells the methods (prefixes, predicates, id forms and shapes,
+        notes, prompt conventions ...; a catalogue by its loader's name, its entries ship with the code): a run id
+        hashes it, so a profile refined by another ``<name>.kg.yaml`` is a new run."""
+        fields = asdict(replace(self, catalogue=None))
+        if self.catalogue is not None:
+            fields["catalogue"] = f"{self.catalogue.__module__}.{getattr(self.catalogue, '__qualname__', '')}"
+        return stable_hash(fields, length)
+
     @property
     def store_builder(self) -> Callable[..., Path] | None:
         """The registered store builder of this KG (``None``: not bundled; reached through ``endpoint``)."""
-        return STORE_BUILDERS.get(self.name)
+        return STORE_BUILDERS.find(self.name)
 
     def shorten(self, iri: str) -> str:
         """``prefix:local`` when a predefined prefix covers ``iri`` and the rest is a plain name (dots inside, as in
@@ -252,6 +312,18 @@ label: `SELECT DISTINCT ?label ?uri WHERE { ... ?uri rdfs:label ?label . }`.""",
         IdForm("property", r"[a-z][a-z_]*", MOVIES_NS + "relation/", "directed_by"),
         IdForm("class", r"[A-Z][A-Za-z]*", MOVIES_NS + "class/", "Film"),
     ),
+    id_shapes=(
+        IdForm("entity", r"entity/.+", MOVIES_NS, "entity/Person/Ridley%20Scott"),
+        IdForm("property", r"relation/.+", MOVIES_NS, "relation/directed_by"),
+        IdForm("class", r"class/.+", MOVIES_NS, "class/Film"),
+    ),
+    conventions=PromptConventions(topic="films", query_rules="""\
+Everything is matched by its label. A name in square brackets, such as [Blade Runner], is a topic entity: match \
+it with rdfs:label and the exact text inside the brackets. Relations are matched by label too: bind a variable \
+with ?rel rdfs:label "relation_label" and use that variable as the predicate, for example
+  ?film ?rel ?person . ?rel rdfs:label "directed_by" . ?person rdfs:label "Ridley Scott" .
+Return the answer entities as ?uri together with their labels as ?label (SELECT DISTINCT ?label ?uri)."""),
+    train_dataset="mcqa-movies",
 )
 """The bundled MetaQA/WikiMovies KG (:mod:`sparqlab.kg.movies`); gold answers are names, so ``answer_key`` is
 ``label`` and gold SPARQL is label-based (``?rel rdfs:label "starred_actors"``)."""
@@ -295,6 +367,27 @@ WIKIDATA = KGProfile(
         # A property's own item: where a predicate is meant, predicate_iri maps it to wdt:P...
         IdForm("property", r"P[1-9][0-9]*", WD + "entity/", "P57"),
     ),
+    id_shapes=(
+        IdForm("entity", r"Q[1-9][0-9]*", WD + "entity/", "Q42", "wd"),
+        IdForm("property", r"P[1-9][0-9]*", WD + "entity/", "P31", "wd"),
+        *(IdForm("property", r"P[1-9][0-9]*", WD + path, "P31", name) for name, path in (
+            ("wdt", "prop/direct/"), ("p", "prop/"), ("ps", "prop/statement/"), ("pq", "prop/qualifier/"),
+            ("psv", "prop/statement/value/"), ("pqv", "prop/qualifier/value/"),
+            ("psn", "prop/statement/value-normalized/"), ("pr", "prop/reference/"), ("wdno", "prop/novalue/"))),
+    ),
+    conventions=PromptConventions(
+        relation_word="properties",
+        query_rules="""\
+A name in square brackets, such as [Douglas Adams], is a topic entity. Use the prefixes wd: \
+<http://www.wikidata.org/entity/> and rdfs: <http://www.w3.org/2000/01/rdf-schema#> when you need them, match \
+entities you are unsure of by their English rdfs:label, and use only identifiers you are certain of.""",
+        answer_types=(
+            ("person / human", "wd:Q5"), ("country", "wd:Q6256"), ("city", "wd:Q515"), ("film / movie", "wd:Q11424"),
+            ("organization", "wd:Q43229"), ("award", "wd:Q618779"), ("language", "wd:Q34770"),
+            ("university", "wd:Q3918"), ("sports team", "wd:Q12973014"), ("literary work", "wd:Q7725634"),
+        ),
+    ),
+    catalogue=wikidata_catalogue,
     prompt_notes="""\
 Entities are Wikidata items `wd:Q...`; direct claims use `wdt:P...`, statements with qualifiers `p:`/`ps:`/`pq:`.
 The prefixes wd, wdt, p, ps, pq, rdfs, schema and wikibase are predefined. Entity types are given by
@@ -329,12 +422,25 @@ look its IRI up. Select the answer resources' IRIs (or the literal values the qu
 IRIs and literal values, as the challenge's official metric compares them; ``pv:`` is the questions' default
 namespace and its ``rdfs:domain``/``rdfs:range`` declarations are the schema index's formal constraints."""
 
-PROFILES: dict[str, KGProfile] = {p.name: p for p in (MOVIES, WIKIDATA, CK25)}
 
 
-def register_profile(profile: KGProfile) -> None:
-    """Add a profile defined in its own module (:mod:`sparqlab.kg.freebase`) to :data:`PROFILES`."""
-    PROFILES[profile.name] = profile
+PROFILES: Registry[KGProfile] = Registry("KG profile", group=KG_GROUP)
+"""KG profiles by name: the bundled ones here, the others registered by their own modules (``sparqlab.kgs`` entry
+points; a lazily derived profile, such as a plug-in's RDF file, as a loader)."""
+
+for _profile in (MOVIES, WIKIDATA, CK25):
+    PROFILES.register(_profile.name, _profile)
+
+
+def register_profile(profile: KGProfile | Callable[[], KGProfile], name: str | None = None) -> None:
+    """Add a profile defined in its own module (:mod:`sparqlab.kg.freebase`) to :data:`PROFILES`; a callable
+    (with its ``name``) is a loader run on the first lookup (a profile derived from a file)."""
+    if isinstance(profile, KGProfile):
+        PROFILES.register(profile.name, profile)
+    elif name is None:
+        raise ValueError("a profile loader needs the profile's name")
+    else:
+        PROFILES.register_loader(name, profile)
 
 
 def generic_profile(name: str) -> KGProfile:
@@ -354,7 +460,4 @@ def generic_profile(name: str) -> KGProfile:
 
 def get_profile(name: str) -> KGProfile:
     """The registered profile called ``name``; the error lists the known ones."""
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown KG profile {name!r}; known: {', '.join(sorted(PROFILES))}") from None
+    return PROFILES.get(name)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
+from sparqlab.core.registry import Registry
 from sparqlab.kg.errors import EndpointError
 from sparqlab.kg.profiles import KGProfile
 from sparqlab.kg.vocab import USER_AGENT
@@ -291,8 +292,9 @@ def add_types(kg: KnowledgeGraph, hits: list[SearchHit], language: str) -> None:
                 hit.types.append(row["typeLabel"].value if "typeLabel" in row else row["type"].value)
 
 
-SEARCHERS: dict[str, Callable[[KnowledgeGraph], Searcher]] = {}
-"""Search backends registered by KG modules (profile ``search`` value -> ``factory(kg)``)."""
+SEARCHERS: Registry[Callable[[KnowledgeGraph], Searcher]] = Registry("search backend")
+"""Search backends by the profile ``search`` value they serve -> ``factory(kg)``: ``local`` (the label index),
+``wikidata_api``, and those KG modules register (Freebase's ``freebase_labels``)."""
 
 
 class Searcher(Protocol):
@@ -302,18 +304,18 @@ class Searcher(Protocol):
 
 def register_searcher(name: str, factory: Callable[[KnowledgeGraph], Searcher]) -> None:
     """Make ``factory(kg)`` the search backend of profiles whose ``search`` is ``name``."""
-    SEARCHERS[name] = factory
+    SEARCHERS.register(name, factory)
 
 
 def searcher_for(kg: KnowledgeGraph) -> Searcher:
     """The search backend the KG's profile asks for, created once per KG object."""
     existing = kg.__dict__.get("_searcher")
     if existing is None:
-        if kg.profile.search in SEARCHERS:
-            existing = SEARCHERS[kg.profile.search](kg)
-        elif kg.profile.search == "wikidata_api":
-            existing = WikidataApiSearch(kg, kg.profile.search_api_url or "", kg.profile.label_languages[0])
-        else:
-            existing = LabelIndex(kg)
+        existing = SEARCHERS.get(kg.profile.search)(kg)
         kg.__dict__["_searcher"] = existing
     return existing
+
+
+register_searcher("local", LabelIndex)
+register_searcher("wikidata_api", lambda kg: WikidataApiSearch(kg, kg.profile.search_api_url or "",
+                                                                 kg.profile.label_languages[0]))

@@ -28,7 +28,9 @@ from sparqlab.llm.standins import (
     STANDIN_PREFIX,
     EchoStandin,
     LatencyStandin,
+    RunBinding,
     StandinModel,
+    bind_standins,
     create_standin,
     register_standin,
     standin_names,
@@ -37,6 +39,8 @@ from sparqlab.llm.standins import (
 __all__ = [
     "CACHE_MODES",
     "STANDIN_PREFIX",
+    "RunBinding",
+    "bind_standins",
     "CachedModel",
     "ChatModel",
     "ChatRequest",

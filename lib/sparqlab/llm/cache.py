@@ -62,7 +62,6 @@ class CachedModel(ChatModel):
         self.inner = inner
         self.name = inner.name
         self.is_standin = inner.is_standin
-        self.root = getattr(inner, "root", None)  # what a server serving this wrapper reports (stand-in code)
         self.mode = mode
         self.path = None if mode == "off" else Path(path or default_cache_path())
         self.cache = None if self.path is None else JsonCache(self.path)
@@ -71,6 +70,11 @@ class CachedModel(ChatModel):
         self.identity: dict[str, Any] | None = None
         self.endpoint_note: str | None = None
         self._identity_checked = False
+
+    @property
+    def root(self) -> str | None:
+        """What a server serving this wrapper reports (a stand-in's code and data)."""
+        return getattr(self.inner, "root", None)
 
     async def check_identity(self) -> dict[str, Any] | None:
         """Ask the server once what it serves under this model's name (not in replay or without a cache)."""

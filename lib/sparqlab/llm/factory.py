@@ -3,10 +3,10 @@ OpenAI-compatible backend for every other name."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
+from sparqlab.core.environment import default_model
 from sparqlab.llm.base import ChatModel
 from sparqlab.llm.cache import CachedModel
 from sparqlab.llm.local_transformers import LOCAL_PREFIX, local_model
@@ -39,7 +39,7 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
         kwargs = {**spec, **kwargs}
     else:
         name = name_or_spec
-    name = name or os.environ.get("SPARQLAB_MODEL")
+    name = name or default_model()
     if not name:
         raise ValueError("no model given: pass a name (a stand-in such as 'standin-echo', or a served model such "
                          "as 'openai/gpt-oss-120b') or set SPARQLAB_MODEL")
@@ -52,6 +52,13 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
     if name.startswith(LOCAL_PREFIX):  # a transformers folder run in process (options: adapter, served_name)
         return local_model(name, **kwargs)
     return OpenAIModel(name, **kwargs)
+
+
+def served_over_http(name: str) -> bool:
+    """Whether :func:`get_model` reaches model ``name`` over HTTP when no ``base_url`` is given (then it needs
+    an endpoint): not a stand-in, not a local transformers folder; a ``noisy:`` wrapper asks of its base."""
+    base = name.removeprefix(NOISY_PREFIX)
+    return not base.startswith((STANDIN_PREFIX, LOCAL_PREFIX))
 
 
 def make_model(config: str | Mapping[str, Any] | ChatModel | None = None) -> CachedModel:
@@ -69,7 +76,7 @@ def make_model(config: str | Mapping[str, Any] | ChatModel | None = None) -> Cac
     config = dict(config)
     mode = config.pop("cache_mode", "read_write")
     path = config.pop("cache_path", None)
-    name = config.get("model") or os.environ.get("SPARQLAB_MODEL") or ""
+    name = config.get("model") or default_model() or ""
     if name.startswith(NOISY_PREFIX):  # the base's replies are cached; the deterministic wrapping is not
         noise, rest = _noise_options(config)
         base = make_model({**rest, "model": name.removeprefix(NOISY_PREFIX), "cache_mode": mode, "cache_path": path})

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
 import time
 from collections.abc import AsyncGenerator
@@ -21,6 +20,8 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
+from sparqlab.core.environment import api_key as default_api_key
+from sparqlab.core.environment import default_model, default_model_url
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import ContextOverflow, ModelError, ModelRequestError, ModelUnavailable, UnknownModel
 from sparqlab.llm.standins import STANDIN_PREFIX, standin_names
@@ -41,8 +42,8 @@ def normalise_base_url(url: str) -> str:
 
 def model_endpoint(name: str, base_url: str | None = None) -> str:
     """The /v1 URL serving model ``name``: ``base_url``, else ``SPARQLAB_MODEL_URL``. Neither is an error, never a
-    silent guess at a local default port; the one rule and message of the Python API and the CLI (issue 24)."""
-    url = base_url or os.environ.get("SPARQLAB_MODEL_URL")
+    silent guess at a local default port; the one rule and message of the Python API and the CLI."""
+    url = base_url or default_model_url()
     if not url:
         raise ValueError(
             f"model {name!r} is served by an OpenAI-compatible server, but no endpoint is given: pass its URL "
@@ -169,13 +170,13 @@ class OpenAIModel(ChatModel):
         connect_timeout_s: float = 10.0,
         http_transport: str = "aiohttp",
     ):
-        name = model or os.environ.get("SPARQLAB_MODEL")
+        name = model or default_model()
         if not name:
             raise ValueError("no model name: pass model=... or set SPARQLAB_MODEL")
         self.name = name
         self.is_standin = name.startswith(STANDIN_PREFIX)
         self.base_url = model_endpoint(name, base_url)
-        self._api_key = api_key or os.environ.get("SPARQLAB_API_KEY") or PLACEHOLDER_API_KEY
+        self._api_key = api_key or default_api_key() or PLACEHOLDER_API_KEY
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.connect_timeout_s = connect_timeout_s

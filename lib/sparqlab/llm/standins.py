@@ -30,19 +30,20 @@ import hashlib
 import inspect
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from sparqlab.core.hashing import stable_hash
-from sparqlab.core.plugins import load_plugins
+from sparqlab.core.registry import Registry
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage, estimate_tokens
 
 STANDIN_PREFIX = "standin-"
 
 StandinFactory = Callable[..., ChatModel]
 
-_REGISTRY: dict[str, StandinFactory] = {}
+STANDINS: Registry[StandinFactory] = Registry("stand-in model")
+"""Stand-in factories by ``standin-*`` name."""
 
 
 def check_standin_name(name: str) -> str:
@@ -62,28 +63,18 @@ def register_standin(name: str, factory: StandinFactory | None = None):
     check_standin_name(name)
     if factory is None:
         return lambda decorated: register_standin(name, decorated)
-    existing = _REGISTRY.get(name)
-    if existing is not None and existing is not factory:
-        raise ValueError(f"a stand-in named {name!r} is already registered ({existing!r})")
-    _REGISTRY[name] = factory
-    return factory
+    return STANDINS.register(name, factory)
 
 
 def standin_names() -> list[str]:
     """Names of every stand-in, the method packages' included (their plug-ins are loaded first), sorted."""
-    load_plugins()
-    return sorted(_REGISTRY)
+    return STANDINS.names()
 
 
 def standin_factory(name: str) -> StandinFactory:
     """The registered factory of ``name`` (declared plug-ins are loaded on a miss); ``ValueError`` naming the
     registered ones if there is none."""
-    if name not in _REGISTRY:
-        load_plugins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"no stand-in named {name!r}; registered: {', '.join(standin_names())}") from None
+    return STANDINS.get(name)
 
 
 def create_standin(name: str, **kwargs: Any) -> ChatModel:
@@ -132,9 +123,20 @@ def code_digest(cls: type) -> str:
     return digest.hexdigest()[:12]
 
 
+@dataclasses.dataclass(frozen=True)
+class RunBinding:
+    """What a run tells its stand-ins before the first request (:meth:`StandinModel.bind`): the run's KG object
+    and where the run's training questions come from (``(dataset, split)`` or ``None``), for stand-ins whose data
+    defaults to the run's own (GGC's template memories, DeSQ's label lookup)."""
+
+    kg: Any
+    training: tuple[str, str] | None
+
+
 class StandinModel(ChatModel):
     """Base class of deterministic stand-ins: implement :meth:`respond`, which must be quick (it runs on the
-    event loop) and depend on the request only. Stop sequences and ``max_tokens`` are applied for you."""
+    event loop) and depend on the request and the stand-in's data only. Stop sequences and ``max_tokens`` are
+    applied for you."""
 
     is_standin = True
     options: dict[str, Any] = {}
@@ -156,6 +158,14 @@ class StandinModel(ChatModel):
 
     async def served_identity(self) -> dict[str, Any] | None:
         return {"root": self.root}
+
+    def bind(self, binding: RunBinding) -> None:
+        """Take the run's KG and training source (called by the runner before the first request); a no-op for
+        stand-ins that need neither (a wrapping stand-in passes it to its ``inner`` one). What a stand-in takes
+        from here must show in :meth:`describe` and :attr:`options` (so in its response-cache identity)."""
+        inner = getattr(self, "inner", None)
+        if isinstance(inner, StandinModel):
+            inner.bind(binding)
 
     def respond(self, request: ChatRequest) -> str:
         raise NotImplementedError
@@ -260,3 +270,16 @@ class ReasoningStandin(StandinModel):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "reasoning_tokens": self.reasoning_tokens, "inner": self.inner.describe()}
+
+
+def bind_standins(models: Iterable[ChatModel], binding: RunBinding) -> None:
+    """:meth:`StandinModel.bind` every stand-in among ``models`` (also behind a wrapper: the response cache's
+    ``inner``, the noise wrapper's ``base``)."""
+    for model in models:
+        while not isinstance(model, StandinModel):
+            wrapped = getattr(model, "inner", None) or getattr(model, "base", None)
+            if wrapped is None:
+                break
+            model = wrapped
+        if isinstance(model, StandinModel):
+            model.bind(binding)

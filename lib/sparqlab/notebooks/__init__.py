@@ -9,7 +9,7 @@ from sparqlab.notebooks.execute import (
     find_notebooks,
     reproduce,
 )
-from sparqlab.notebooks.generate import NOTEBOOKS_DIR, parameters_cell, write_generated_notebook
+from sparqlab.notebooks.generate import NOTEBOOKS_DIR, config_parameters, parameters_cell, write_generated_notebook
 from sparqlab.notebooks.lab import BROWSER_CONTROLS, browser_check, find_chromium, lab_command, serve_lab
 from sparqlab.notebooks.parameters import (
     NotebookParameter,
@@ -21,7 +21,7 @@ from sparqlab.notebooks.parameters import (
 
 __all__ = [
     "BROWSER_CONTROLS", "NOTEBOOKS_DIR", "NotebookOutcome", "NotebookParameter", "ParameterError", "ReproduceReport",
-    "browser_check", "check_parameters", "execute_notebook", "find_chromium", "find_notebooks", "lab_command",
+    "browser_check", "check_parameters", "config_parameters", "execute_notebook", "find_chromium", "find_notebooks", "lab_command",
     "notebook_parameters", "parameters_cell", "parse_parameter", "reproduce", "serve_lab",
     "write_generated_notebook",
 ]

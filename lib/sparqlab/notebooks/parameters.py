@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import nbformat
 
+from sparqlab.core.config import suggestion
 from sparqlab.core.typed import coerce, parse_text, type_name
 
 
@@ -120,7 +121,9 @@ def check_parameters(notebooks: list[Path], parameters: dict[str, Any]) -> dict[
     known = sorted({name for params in declared.values() for name in params})
     unknown = sorted(set(parameters) - set(known))
     if unknown:
-        raise ParameterError(f"unknown parameter(s) {', '.join(unknown)}; the chosen notebook(s) declare: "
+        hints = [name + (f" (did you mean {close!r}?)" if (close := suggestion(name, known)) else "")
+                 for name in unknown]
+        raise ParameterError(f"unknown parameter(s) {', '.join(hints)}; the chosen notebook(s) declare: "
                              f"{', '.join(known) or '(none)'}")
     return {path: {name: params[name].coerce(value) for name, value in parameters.items() if name in params}
             for path, params in declared.items()}

@@ -79,7 +79,7 @@ class _ModelAccess:
         """Call the model of ``role`` (default: the method's first role). Counted per role and per ``kind``; the
         trace gets the new messages, the finish reason and any reasoning.
 
-        Sampling precedence (issue 18 item 8), highest first: ``params``, fixed by the method's algorithm (a
+        Sampling precedence, highest first: ``params``, fixed by the method's algorithm (a
         validation vote's seed); the explicit user settings of the role (the run's ``model_params``, the role's
         ``params``); the method's per-kind ``defaults`` (its config's ``{kind}_*`` fields,
         :meth:`~sparqlab.methods.MethodConfig.call_params`). ``None`` values in ``defaults`` are not sent."""
@@ -248,19 +248,43 @@ class PrepareContext(_ModelAccess):
             lock.close()
         self.artifact_dirs.clear()
 
-    def train_questions(self, dataset: str, split: str) -> list[Question]:
-        """Full questions (with gold) of ``dataset``/``split`` for training or memories; refused for the split
-        being scored, and for a set sharing a question id with the scored questions."""
-        from sparqlab.data import load
+    def training_source(self) -> tuple[str, str] | None:
+        """Where this run's methods learn from when not told (:func:`sparqlab.data.training_source`): the scored
+        dataset's ``train`` split, else the ``train`` split of the KG profile's ``train_dataset``."""
+        from sparqlab.data import training_source
 
+        return training_source(self.scored_dataset, self.scored_split, self.kg.profile.train_dataset)
+
+    def train_questions(self, dataset: str | None = None, split: str | None = None, *, option: str = "train_dataset",
+                        allow_other_kg: bool = False) -> list[Question]:
+        """Full questions (with gold) of ``dataset``/``split`` for training or memories; ``None`` takes
+        :meth:`training_source` (``split`` ``None``: ``train``). Refused for the split being scored, for a set
+        sharing a question id with the scored questions, and for a dataset of another KG than the run's unless
+        ``allow_other_kg``. ``option`` is the method setting that chose ``dataset``, named in the errors."""
+        from sparqlab.data import dataset_kg, load
+
+        if dataset is None:
+            source = self.training_source()
+            if source is None:
+                raise ValueError(
+                    f"no training questions for this run: {self.scored_dataset or 'the scored questions'} has no "
+                    f"train split and the {self.kg.profile.name} KG's profile names no train_dataset; set "
+                    f"-o {option}=NAME (a dataset of the {self.kg.profile.name} KG with a train split)")
+            dataset, split = source[0], split or source[1]
+        split = split or "train"
         if dataset == self.scored_dataset and split == self.scored_split:
             raise ValueError(f"training questions must come from another split than the scored one "
                              f"({dataset}/{split} is being scored)")
         questions = load(dataset, split)
+        other = dataset_kg(dataset, questions)
+        if other is not None and other != self.kg.profile.name and not allow_other_kg:
+            raise ValueError(f"{option}={dataset} is a dataset of the {other} KG but this run is on "
+                             f"{self.kg.profile.name}: set -o {option}= to a dataset of {self.kg.profile.name}, or "
+                             f"-o allow_other_kg=true to learn from {other} questions anyway")
         shared = sorted({q.id for q in questions} & self.scored_ids)
         if shared:
             raise ValueError(f"{dataset}/{split} shares {len(shared)} question ids with the scored questions "
                              f"(e.g. {', '.join(shared[:5])}); training data must not overlap the scored set")
-        self.log("train_questions", dataset=dataset, split=split, n=len(questions))
+        self.log("train_questions", dataset=str(dataset), split=split, n=len(questions), kg=other)
         self.pools[f"{dataset}:{split}"] = questions
         return questions

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sparqlab.core.registry import Registry
 from sparqlab.kg.errors import KGError
 from sparqlab.platform.context import QuestionContext
 
@@ -75,24 +76,18 @@ class Tool:
 _JSON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float),
                                                    "boolean": bool, "array": list, "object": dict}
 
-TOOLS: dict[str, Tool] = {}
+TOOLS: Registry[Tool] = Registry("tool")
 """Registered tools by name."""
 
 
 def register_tool(tool: Tool) -> Tool:
     """Register ``tool`` under its name (a second tool with the same name is an error)."""
-    if tool.name in TOOLS and TOOLS[tool.name] is not tool:
-        raise ValueError(f"a tool named {tool.name!r} is already registered")
-    TOOLS[tool.name] = tool
-    return tool
+    return TOOLS.register(tool.name, tool)
 
 
 def get_tools(names: Sequence[str]) -> dict[str, Tool]:
     """The named tools, in the given order; an unknown name is an error listing the registered ones."""
-    unknown = [n for n in names if n not in TOOLS]
-    if unknown:
-        raise ValueError(f"unknown tool {', '.join(map(repr, unknown))}; registered: {', '.join(sorted(TOOLS))}")
-    return {name: TOOLS[name] for name in names}
+    return {name: TOOLS.get(name) for name in names}
 
 
 # -- the base tools ----------------------------------------------------------------------------------------------

@@ -1,151 +1,250 @@
 """What a run is: its configuration, its identity (the run id) and its shard of the questions.
 
-The run id is a hash of everything that changes a run's *results*: the method's own config, the KG and model
-names, sampling parameters, dataset selection, seed, per-question timeout and the questions themselves. Knobs
-that only change *how* or *where* a run executes (concurrency, progress bar, experiment and output folder,
-endpoint locations, cache mode) are left out, so a rerun with more concurrency or against the same model on
-another host resumes the same folder, and one configuration has one id in every experiment. Shard fields are
-left out of the id too but go into the shard folder's name, so every shard of one configuration shares the id
-of the unsharded run and merges into its folder.
+:class:`RunConfig` is declared once, in groups: the models (with their sampling parameters and roles), the KG,
+the question selection, the evaluation and the execution. Every door to a run is derived from this declaration:
+the flags of ``sparqlab run``, ``serve``, ``sweep``, ``train`` and ``ggc sweep`` (:mod:`sparqlab.cli.run_options`),
+the keys of a grid file (:mod:`sparqlab.experiments.grid`) and the run settings of the notebooks' parameter cells
+(:func:`sparqlab.notebooks.generate.config_parameters`). Every leaf has a unique name, so ``RunConfig(kg="movies",
+dataset="metaqa-1hop", limit=50, model="standin-keyword-rules")`` and ``config.limit`` name them directly
+(:class:`~sparqlab.core.config.FlatConfig`); ``questions.limit`` is the same setting by its path.
+
+The run id hashes everything the answers depend on: every group but :class:`ExecutionSettings` (the model's
+endpoint included: an HTTP-served and an in-process model are two runs), the method's config with its prompt
+and artifact digests, the KG's content (:attr:`~sparqlab.kg.base.KnowledgeGraph.identity`: a bundled store's
+build hash, an RDF file's or store folder's content digest, an endpoint's URL), the digest of the KG's profile
+(what the prompts say about the KG: a derived profile changes with its ``<name>.kg.yaml``) and the questions' full
+content. An edited KG, refinement or dataset file is therefore a new run, never a silent resume. The execution group (concurrency,
+progress bar, output folder, cache mode, shard fields) and the experiment name are left out, so a rerun with more
+concurrency resumes the same folder, and one configuration has one id in every experiment. Shard fields go into
+the shard folder's name, so every shard of one configuration shares the id of the unsharded run.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from sparqlab.core.config import CheckedConfig, FlatConfig
+from sparqlab.core.environment import default_model, default_model_url
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import runs_dir
 from sparqlab.data.question import Question
 from sparqlab.eval.matching import ANSWER_MATCH_MODES
+from sparqlab.llm.base import SAMPLING_PARAMETERS
 from sparqlab.llm.cache import CACHE_MODES
+from sparqlab.llm.factory import served_over_http
 
-NOT_IN_RUN_ID = frozenset({"experiment", "output_root", "concurrency", "progress", "model_url", "kg_url", "cache",
-                           "cache_path", "shard_index", "num_shards"})
-"""RunConfig fields that do not enter the run id: where the folder lives (experiment, root), execution knobs,
-endpoint locations and shard fields (see the module docstring)."""
+RUN_FORMAT = 2
+"""The layout of a run folder's ``config.json`` and ``manifest.json`` (their ``format`` key). Folders of another
+format (1: before the typed, grouped run configuration; no ``format`` key) are not resumed or rerun."""
+
+SELECTIONS = ("answerable",)
+"""Rule-defined question subsets (``RunConfig.select``)."""
+
+AnswerMatch = Literal[ANSWER_MATCH_MODES]
+CacheMode = Literal[CACHE_MODES]
+Selection = Literal[SELECTIONS]
 
 
-@dataclass
-class RunConfig:
-    """Everything needed to (re)run a method over a question set; saved as ``config.json`` in the run folder.
+@dataclass(frozen=True)
+class SamplingParams(CheckedConfig):
+    """Request parameters of model calls; ``None`` leaves a parameter to the method's default for the call kind
+    (its ``{kind}_*`` config fields), else to the server. A parameter set here wins over the method's defaults.
 
-    - ``experiment``: folder under the runs root that groups related runs (``runs/<experiment>/<run_id>/``).
-    - ``kg`` / ``kg_url`` / ``kg_options``: what :func:`sparqlab.kg.open_kg` opens — a KG name (``movies``,
-      ``wikidata``), endpoint URL, RDF file or store folder; an optional endpoint URL serving that KG instead of
-      the profile's default (e.g. a QLever mirror of Wikidata); and ``open_kg`` options (``timeout_s`` and
-      ``max_rows`` of every query, ``workers``). ``kg=None`` takes the KG the questions name (or the name of a
-      KG object passed to ``run``).
-    - ``model`` / ``model_url`` / ``model_options``: model name (a registered ``standin-*`` or the name an
-      OpenAI-compatible server knows), its endpoint (``None``: the llm layer's default / environment) and
-      backend options passed to the llm layer's factory (e.g. a stand-in's delay). ``model=None`` takes
-      ``SPARQLAB_MODEL`` for methods that need a model (the resolved name goes into the run id and
-      ``config.json``); methods that need none ignore it.
-    - ``model_params``: sampling parameters of every request (temperature, top_p, max_tokens, stop ...).
-    - ``model_roles``: models by role for methods that call several (``{"corrector": {"model": NAME, "url": URL,
-      "params": {...}, "options": {...}}}``); a role not named here uses the run's model. ``params`` override
-      ``model_params`` for that role's requests; ``options`` go to the llm factory; ``url`` (like ``model_url``)
-      is a location and stays out of the run id.
-    - ``dataset`` / ``split`` / ``limit``: which questions, when ``run`` is not given them directly. ``limit``
-      keeps the first N in dataset order (it also applies to questions passed in).
-    - ``language``: one language of a multilingual dataset (TEXT2SPARQL's ``ck26`` en/de, ``db25``/``db26``
-      en/es); ``None`` runs every language's questions. It enters the run id and the folder name.
-    - ``sample`` / ``sample_seed``: draw ``sample`` questions reproducibly, stratified by question type
-      (:func:`sparqlab.data.sampling.sample_questions`), from the questions ``limit`` kept; ``None`` keeps all.
-    - ``select``: a rule-defined subset applied before ``limit`` and ``sample`` (:data:`SELECTIONS`):
-      ``"answerable"`` keeps the questions whose gold query returns an answer on the run's KG (``kg_url``: the
-      endpoint the run uses) — the rule behind the smaller evaluation sets of the SAGA paper
-      (docs/fidelity.md); a question without a gold query is kept when it has gold answers. ``None``: all.
-    - ``seed``: the requests' sampling seed unless ``model_params`` sets one.
-    - ``concurrency``: questions in flight at once (asyncio tasks).
-    - ``question_timeout_s``: per-question limit on the method's work (``answer``) and, separately, on its
-      final-query execution; hitting it records ``error_category="question_timeout"`` (a final query that hits
-      the KG's own query timeout is ``final_query_timeout``).
-    - ``shard_index`` / ``num_shards``: this process handles questions whose position ``i`` in the (limited)
-      question list has ``i % num_shards == shard_index``; see :func:`select_shard`.
-    - ``output_root``: the runs root (default :func:`sparqlab.core.paths.runs_dir`).
-    - ``cache`` / ``cache_path``: the model response cache's mode, ``read_write``, ``replay`` (hits only; a miss
-      aborts the run) or ``off``, and file (default :func:`sparqlab.llm.default_cache_path`; point it into a
-      results folder to ship the cache with the results).
-    - ``progress``: show a tqdm progress bar.
-    - ``answer_match``: how predicted answers are compared with gold ones, ``iri``, ``label`` or ``either``
-      (:mod:`sparqlab.eval.matching`); ``None`` takes the KG profile's rule. The resolved rule is saved in
-      ``config.json``, enters the run id and is reported in ``metrics.json``.
-    - ``generate_only``: write each question's final query without executing it (no answers, no scores, gold
-      queries not run): for executing on an offline dump later; :func:`sparqlab.runs.scoring.score_generated`
-      then scores the folder against any KG or endpoint.
+    - ``temperature``: sampling temperature of every call.
+    - ``top_p``: nucleus-sampling mass of every call.
+    - ``max_tokens``: completion token limit of every call (wins over the method's ``{kind}_max_tokens``).
+    - ``stop``: stop sequences of every call.
+    - ``reasoning_effort``: a reasoning model's effort (low / medium / high) for every call (wins over the
+      method's ``{kind}_reasoning_effort``).
+    - ``seed``: the requests' sampling seed.
+    - ``extra``: server-specific request fields, sent as they are.
     """
 
-    experiment: str = "default"
-    kg: str | None = None
-    kg_url: str | None = None
-    kg_options: dict[str, Any] = field(default_factory=dict)
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] | None = None
+    reasoning_effort: str | None = None
+    seed: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def request_params(self) -> dict[str, Any]:
+        """The parameters that are set, as ``ChatRequest.build`` takes them."""
+        return {name: value for name, value in self.to_dict().items() if value is not None and value != {}}
+
+
+@dataclass(frozen=True)
+class RoleSpec(CheckedConfig):
+    """The model of one method role (``--model-roles ROLE=NAME[@URL]``, or a mapping of these fields).
+
+    - ``model``: model name (a ``standin-*`` or the name its server serves).
+    - ``url``: its OpenAI-compatible endpoint (``None``: in process for a stand-in, else ``SPARQLAB_MODEL_URL``).
+    - ``params``: request parameters of this role's calls, over the run's sampling parameters.
+    - ``options``: options of the llm factory for this model.
+    """
+
+    model: str
+    url: str | None = None
+    params: SamplingParams = field(default_factory=SamplingParams)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def check(self) -> None:
+        if not self.model:
+            raise ValueError("a model role needs a model name")
+
+    @classmethod
+    def from_text(cls, text: str) -> RoleSpec:
+        """``NAME`` or ``NAME@URL`` (the URL split at the last ``@http``)."""
+        name, sep, url = text.rpartition("@http")
+        return cls(name, "http" + url) if sep else cls(text)
+
+
+@dataclass(frozen=True)
+class ModelSettings(CheckedConfig):
+    """Which models answer, where they run and how they are asked.
+
+    - ``model``: model name: a registered ``standin-*`` or the name an OpenAI-compatible server serves
+      (``None``: ``SPARQLAB_MODEL`` for a method that needs a model; the resolved name is saved and hashed).
+    - ``model_url``: that server's OpenAI-compatible endpoint, e.g. http://gpu:8000/v1 (``None``: in process for a
+      stand-in, else ``SPARQLAB_MODEL_URL``); part of the run id.
+    - ``model_options``: options of the llm factory as NAME=VALUE (e.g. ``rate=0.3`` of a ``noisy:`` model, a
+      stand-in's ``delay_ms``).
+    - ``model_params``: the request parameters of every call (:class:`SamplingParams`: temperature, max_tokens,
+      seed ...).
+    - ``model_roles``: models by role for methods that call several, as ROLE=NAME[@URL] (e.g.
+      ``corrector=meta-llama/Llama-3.1-70B@http://gpu2:8000/v1``); a role not named uses the run's model.
+    """
+
     model: str | None = None
     model_url: str | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
-    model_params: dict[str, Any] = field(default_factory=dict)
-    model_roles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    model_params: SamplingParams = field(default_factory=lambda: SamplingParams(seed=0))
+    model_roles: dict[str, RoleSpec] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KGSettings(CheckedConfig):
+    """The knowledge graph the questions run on.
+
+    - ``kg``: what :func:`sparqlab.kg.open_kg` opens: a KG name (movies, wikidata), an endpoint URL, an RDF file
+      or a store folder (``None``: the KG the questions name).
+    - ``kg_url``: a SPARQL endpoint serving that KG instead of the profile's default (e.g. a QLever mirror).
+    - ``kg_options``: ``open_kg`` options as NAME=VALUE: ``timeout_s`` and ``max_rows`` of every query,
+      ``workers``, ``search`` (local: a label index built from the KG; api: wbsearchentities).
+    """
+
+    kg: str | None = None
+    kg_url: str | None = None
+    kg_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QuestionSelection(CheckedConfig):
+    """Which questions run, when ``run`` is not given them directly.
+
+    - ``dataset``: a dataset name (``sparqlab data list``) or a JSONL file of questions.
+    - ``split``: its split (``None``: the dataset's test split).
+    - ``language``: one language of a multilingual dataset, e.g. de of TEXT2SPARQL's ck26 (en, de) or es of db25
+      and db26 (en, es); unset: all its languages. Part of the run id and of the run folder's name.
+    - ``limit``: the first N questions in dataset order (after ``select``; also applies to questions passed in).
+    - ``sample``: N questions drawn reproducibly from those, stratified by question type (``None``: all).
+    - ``sample_seed``: the seed of ``sample``.
+    - ``select``: a rule-defined subset before ``limit`` and ``sample``; answerable = the questions whose gold
+      query answers on the run's KG (the SAGA paper's evaluation sets, docs/fidelity.md).
+    """
+
     dataset: str | None = None
     split: str | None = None
     language: str | None = None
     limit: int | None = None
     sample: int | None = None
     sample_seed: int = 0
-    select: str | None = None
-    seed: int = 0
-    concurrency: int = 8
+    select: Selection | None = None
+
+    def check(self) -> None:
+        for name in ("limit", "sample"):
+            if (getattr(self, name) or 0) < 0:
+                raise ValueError(f"{name} must be >= 0 or None; got {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class EvaluationSettings(CheckedConfig):
+    """How long a question may take and how its answer is judged.
+
+    - ``question_timeout_s``: per-question limit in s on the method's work and, separately, on executing its
+      final query (``question_timeout`` / ``final_query_timeout`` error categories).
+    - ``answer_match``: how predicted answers are compared with gold ones: iri, label or either (``None``: the KG
+      profile's rule; the rule used is saved, hashed and reported in metrics.json).
+    - ``generate_only``: write each question's final query without executing or scoring it; score the folder
+      later against any KG with ``sparqlab runs score RUN --kg KG``.
+    """
+
     question_timeout_s: float | None = 300.0
+    answer_match: AnswerMatch | None = None
+    generate_only: bool = False
+
+
+@dataclass(frozen=True)
+class ExecutionSettings(CheckedConfig):
+    """How and where a run executes; none of these enters the run id.
+
+    - ``concurrency``: questions in flight at once.
+    - ``shard_index`` / ``num_shards``: this process answers the questions at positions i with i % num_shards ==
+      shard_index (Slurm array jobs; ``sparqlab runs merge`` joins the shards).
+    - ``cache``: the model response cache's mode: read_write, replay (cached responses only; a miss aborts) or off.
+    - ``cache_path``: the response cache file (``None``: ``SPARQLAB_CACHE``/responses.sqlite).
+    - ``progress``: show a progress bar.
+    - ``output_root``: the runs root (``None``: ``SPARQLAB_RUNS`` or runs/).
+    """
+
+    concurrency: int = 8
     shard_index: int = 0
     num_shards: int = 1
-    output_root: str | None = None
-    cache: str = "read_write"
+    cache: CacheMode = "read_write"
     cache_path: str | None = None
     progress: bool = True
-    generate_only: bool = False
-    answer_match: str | None = None
+    output_root: str | None = None
 
-    def __post_init__(self) -> None:
-        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.experiment or ""):
-            raise ValueError(f"experiment name {self.experiment!r} must be non-empty and use only letters, "
-                             "digits, '.', '_' and '-' (it becomes a folder name)")
+    def check(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1; got {self.concurrency}")
         if self.num_shards < 1 or not 0 <= self.shard_index < self.num_shards:
             raise ValueError(f"shard_index must be in 0..num_shards-1; got shard_index={self.shard_index}, "
                              f"num_shards={self.num_shards}")
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1; got {self.concurrency}")
-        if self.cache not in CACHE_MODES:
-            raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}; got {self.cache!r}")
-        if self.limit is not None and self.limit < 0:
-            raise ValueError(f"limit must be >= 0 or None; got {self.limit}")
-        if self.answer_match not in (None, *ANSWER_MATCH_MODES):
-            raise ValueError(f"answer_match must be one of {', '.join(ANSWER_MATCH_MODES)} or None; "
-                             f"got {self.answer_match!r}")
-        if self.select not in (None, *SELECTIONS):
-            raise ValueError(f"select must be one of {', '.join(SELECTIONS)} or None; got {self.select!r}")
-        if self.sample is not None and self.sample < 0:
-            raise ValueError(f"sample must be >= 0 or None; got {self.sample}")
-        for role, spec in self.model_roles.items():
-            unknown = sorted(set(spec) - ROLE_KEYS) if isinstance(spec, dict) else None
-            if unknown is None or unknown or not spec.get("model"):
-                raise ValueError(f"model_roles[{role!r}] must be a dict with 'model' and optionally "
-                                 f"{', '.join(sorted(ROLE_KEYS - {'model'}))}; got {spec!r}")
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+
+@dataclass(frozen=True, init=False)
+class RunConfig(FlatConfig):
+    """Everything needed to (re)run a method over a question set; saved as ``config.json`` in the run folder.
+
+    - ``experiment``: folder under the runs root that groups related runs (``runs/<experiment>/<run_id>/``).
+    - ``models``: the models, their endpoints, sampling parameters and roles (:class:`ModelSettings`).
+    - ``graph``: the KG (:class:`KGSettings`).
+    - ``questions``: the dataset and which of its questions (:class:`QuestionSelection`).
+    - ``evaluation``: the per-question time limit and how answers are judged (:class:`EvaluationSettings`).
+    - ``execution``: concurrency, shards, cache, progress bar, output folder (:class:`ExecutionSettings`).
+    """
+
+    experiment: str = "default"
+    models: ModelSettings = field(default_factory=ModelSettings)
+    graph: KGSettings = field(default_factory=KGSettings)
+    questions: QuestionSelection = field(default_factory=QuestionSelection)
+    evaluation: EvaluationSettings = field(default_factory=EvaluationSettings)
+    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
+
+    def check(self) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.experiment or ""):
+            raise ValueError(f"experiment name {self.experiment!r} must be non-empty and use only letters, "
+                             "digits, '.', '_' and '-' (it becomes a folder name)")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
-        """From ``config.json``'s ``run`` section; unknown keys are an error (they would be silently lost)."""
-        known = {f.name for f in fields(cls)}
-        data = dict(data)
-        if "timeout_s" in data and "question_timeout_s" not in data:  # config.json of runs before the rename
-            data["question_timeout_s"] = data.pop("timeout_s")
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown RunConfig fields: {', '.join(unknown)}")
-        return cls(**data)
+    def from_saved(cls, document: dict[str, Any], where: str = "config.json") -> RunConfig:
+        """The run configuration of a saved ``config.json`` document; another format is a clear error."""
+        check_format(document, where)
+        return cls.from_dict(document["run"])
 
     @property
     def sharded(self) -> bool:
@@ -156,38 +255,67 @@ class RunConfig:
 
     def sampling_params(self) -> dict[str, Any]:
         """The request parameters every model call of the run starts from."""
-        return {"seed": self.seed, **self.model_params}
+        return self.models.model_params.request_params()
+
+    def resolved(self, needs_model: bool) -> RunConfig:
+        """This config with the environment's defaults applied, once (:mod:`sparqlab.core.environment`): the
+        model from ``SPARQLAB_MODEL`` when the method needs a model and none is named, and the endpoint of every
+        served model (the run's, each role's) from ``SPARQLAB_MODEL_URL`` when it has none. A method that needs
+        no model keeps none. The resolved values are saved in ``config.json`` and enter the run id."""
+        model = self.model or (default_model() if needs_model else None)
+        roles = {role: spec.replace(url=_endpoint(spec.model, spec.url)) for role, spec in self.model_roles.items()}
+        return self.replace(model=model, model_url=_endpoint(model, self.model_url) if model else None,
+                            model_roles=roles)
 
 
-SELECTIONS = ("answerable",)
-"""Rule-defined question subsets (``RunConfig.select``)."""
+def _endpoint(model: str | None, url: str | None) -> str | None:
+    """``url``, else ``SPARQLAB_MODEL_URL`` for a model served over HTTP (a stand-in runs in process)."""
+    return url or (default_model_url() if model and served_over_http(model) else None)
 
-ROLE_KEYS = frozenset({"model", "url", "params", "options"})
-"""Keys of one ``model_roles`` entry."""
+
+if set(SamplingParams.field_names()) != set(SAMPLING_PARAMETERS):
+    raise TypeError("SamplingParams must declare exactly the llm layer's SAMPLING_PARAMETERS")
+
+
+def check_format(document: dict[str, Any], where: str) -> None:
+    """Refuse a ``config.json`` / ``manifest.json`` of another run-folder format, saying what to do."""
+    found = document.get("format", 1)
+    if found != RUN_FORMAT:
+        raise ValueError(f"{where} was written in run-folder format {found}; this sparqlab reads format {RUN_FORMAT}"
+                         " (a typed, grouped run configuration and content-keyed run ids): it is not resumed or "
+                         "rerun — run the same settings again for a new folder")
+
+
+NOT_IN_RUN_ID = frozenset({"experiment", "execution"})
+"""RunConfig fields that do not enter the run id: the experiment (where the folder lives) and the execution group
+(see the module docstring)."""
 
 
 def questions_fingerprint(questions: list[Question]) -> str:
-    """Hash of the full question list in order (ids, texts, gold), so a changed question set is a new run."""
-    return stable_hash([[q.id, q.text, q.gold_sparql, q.gold_answers] for q in questions], 16)
+    """Hash of the full question list in order (every field of every question), so an edited dataset file is a
+    new run."""
+    return stable_hash([q.to_dict() for q in questions], 16)
 
 
-def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str) -> dict[str, Any]:
-    """What the run id hashes: the result-relevant config fields, the method's config and the questions."""
-    run = {k: v for k, v in config.to_dict().items() if k not in NOT_IN_RUN_ID}
-    run["model_roles"] = {role: {k: v for k, v in spec.items() if k != "url"}
-                          for role, spec in sorted(config.model_roles.items())}
-    return {"run": run, "method": method_config, "questions": fingerprint}
+def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
+             kg_content: str | None = None, kg_profile: str | None = None) -> dict[str, Any]:
+    """What the run id hashes: the result-relevant config groups, the method's config, the KG's content and its
+    profile's digest (:meth:`~sparqlab.kg.profiles.KGProfile.digest`), and the questions."""
+    run = {name: value for name, value in config.to_dict().items() if name not in NOT_IN_RUN_ID}
+    return {"format": RUN_FORMAT, "run": run, "kg": kg_content, "kg_profile": kg_profile, "method": method_config,
+            "questions": fingerprint}
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:40] or "x"
 
 
-def make_run_id(config: RunConfig, method_config: dict[str, Any], fingerprint: str) -> str:
-    """``<method>-<dataset>[-<language>]-<model>-<hash>``: readable in a listing, unique through the hash (the dataset part is
-    left out when the questions were passed in directly)."""
+def make_run_id(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
+                kg_content: str | None = None, kg_profile: str | None = None) -> str:
+    """``<method>-<dataset>[-<language>]-<model>-<hash>``: readable in a listing, unique through the hash (the
+    dataset part is left out when the questions were passed in directly)."""
     method = str(method_config.get("method", "method"))
-    digest = stable_hash(identity(config, method_config, fingerprint), 10)
+    digest = stable_hash(identity(config, method_config, fingerprint, kg_content, kg_profile), 10)
     dataset = f"{_slug(Path(config.dataset).stem if '/' in config.dataset else config.dataset)}-" \
         if config.dataset else ""
     if config.language:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.runs.config import RUN_FORMAT
 
 KEY_PACKAGES = ("sparqlab", "pyoxigraph", "SPARQLWrapper", "rdflib", "openai", "httpx", "numpy", "pandas",
                 "tqdm", "torch", "sentence-transformers", "fastapi", "uvicorn")
@@ -96,6 +97,6 @@ def manifest_document(header: dict[str, Any], status: str, n_done: int, fingerpr
                       question_ids: list[str]) -> dict[str, Any]:
     """``manifest.json``: the run's header, progress (``status`` running / complete / incomplete) and the ids
     this folder is responsible for, in question order (a merge checks shards against them)."""
-    return {**header, "status": status, "n_questions": len(question_ids), "n_done": n_done,
+    return {"format": RUN_FORMAT, **header, "status": status, "n_questions": len(question_ids), "n_done": n_done,
             "n_total": n_total, "questions_fingerprint": fingerprint, "updated": now_iso(),
             "question_ids": question_ids}

@@ -18,6 +18,7 @@ from typing import Any
 
 from sparqlab.core.jsonl import write_jsonl
 from sparqlab.core.paths import runs_dir
+from sparqlab.runs.config import check_format
 from sparqlab.runs.manifest import manifest_document, now_iso
 from sparqlab.runs.metrics import metrics_document
 from sparqlab.runs.records import header_from
@@ -170,7 +171,7 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
                                       prepare=_merged_prepare([m.get("prepare") or {} for m in shard_metrics]))
     write_json(target / METRICS, report.metrics)
     config = read_json(shards[min(shards)] / CONFIG)
-    config["run"].update(shard_index=0, num_shards=1)
+    config["run"]["execution"].update(shard_index=0, num_shards=1)
     config["merged_from"] = {"num_shards": num_shards, "folders": [p.name for p in shards.values()]}
     write_json(target / CONFIG, config)
     write_json(target / ENVIRONMENT, {"merged": now_iso(), "shards": {
@@ -199,7 +200,12 @@ def _merged_prepare(parts: list[dict[str, Any]]) -> dict[str, Any]:
 def _manifest(path: Path) -> dict[str, Any]:
     if not (path / MANIFEST).exists():
         raise MergeError(f"{path} has no {MANIFEST}; it is not a run folder (or its run never started)")
-    return read_json(path / MANIFEST)
+    manifest = read_json(path / MANIFEST)
+    try:
+        check_format(manifest, str(path / MANIFEST))
+    except ValueError as error:
+        raise MergeError(str(error)) from None
+    return manifest
 
 
 def _check_same_run(run_id: str, manifests: dict[int, dict[str, Any]]) -> None:

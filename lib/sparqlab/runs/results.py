@@ -82,8 +82,9 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
 
 
 def selection_label(run: Mapping[str, Any]) -> str:
-    """Which questions a run used, from its config: ``all``, ``answerable``, ``sample 40 (seed 0)``, ``limit 10``
-    or several."""
+    """Which questions a run used, from its config (``config.json``'s ``run`` or its ``questions`` group): ``all``,
+    ``answerable``, ``sample 40 (seed 0)``, ``limit 10`` or several."""
+    run = run.get("questions", run)
     parts = [run["select"]] if run.get("select") else []
     if run.get("sample") is not None:
         parts.append(f"sample {run['sample']} (seed {run.get('sample_seed', 0)})")
@@ -123,6 +124,49 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
 def list_runs(root: str | Path | None = None, experiment: str | None = None) -> list[dict[str, Any]]:
     """One row per run folder: ids, status, progress, scores, model (stand-ins labelled), costs."""
     return [_table_row(run_summary(d)) for d in run_dirs(root, experiment)]
+
+
+FAMILY_FIELDS = ("experiment", "method", "kg", "dataset", "model")
+"""What makes two runs one config family in ``runs list`` (the readable part of the run id, and the KG)."""
+
+
+def identity_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """What differs between the identities (``config.json``'s ``identity``) of two runs: ``kg content``,
+    ``kg profile``, ``questions``, the method's ``config`` / ``prompts`` / ``artifacts``, and run settings by name."""
+    from sparqlab.runs.config import RunConfig
+
+    changes = [word for key, word in (("kg", "kg content"), ("kg_profile", "kg profile"), ("questions", "questions"))
+               if before.get(key) != after.get(key)]
+    methods = before.get("method") or {}, after.get("method") or {}
+    changes += [f"method {key}" for key in ("config", "prompts", "artifacts") if methods[0].get(key) != methods[1].get(key)]
+    settings = [RunConfig.flatten(side.get("run") or {}) for side in (before, after)]
+    changes += [name for name in dict.fromkeys([*settings[0], *settings[1]])
+                if settings[0].get(name) != settings[1].get(name)]
+    return changes
+
+
+def what_changed(run_folders: Sequence[Path]) -> dict[Path, str]:
+    """For each run, what changed since the previous run (by last start) of its config family (:data:`FAMILY_FIELDS`),
+    e.g. ``kg content`` after an edited KG file; empty for a family's first run. A folder of another format
+    says so."""
+    from sparqlab.runs.config import RUN_FORMAT
+
+    described = []
+    for folder in run_folders:
+        started = (folder / CONFIG).stat().st_mtime_ns if (folder / CONFIG).exists() else 0
+        config = read_json(folder / CONFIG) if started else {}
+        manifest = read_json(folder / MANIFEST)
+        described.append((tuple(manifest.get(key) for key in FAMILY_FIELDS), started, folder, config))
+    found: dict[Path, str] = {}
+    previous: dict[tuple, dict[str, Any]] = {}
+    for family, _, folder, config in sorted(described, key=lambda item: (str(item[0]), item[1])):
+        if config.get("format", 1) != RUN_FORMAT:
+            found[folder] = f"format {config.get('format', 1)}"
+            continue
+        before = previous.get(family)
+        found[folder] = ", ".join(identity_changes(before["identity"], config["identity"])) if before else ""
+        previous[family] = config
+    return found
 
 
 def load_runs(experiment: str | None = None, root: str | Path | None = None) -> pd.DataFrame:

@@ -22,7 +22,6 @@ the same call afterwards resumes (see :mod:`sparqlab.runs.store`).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import time
 import traceback
@@ -34,19 +33,32 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.data.question import Question
+from sparqlab.data.registry import training_source
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.eval.text2sparql import official_question_scores
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
-from sparqlab.llm import CachedModel, ChatModel, ModelError, ModelUnavailable, ReplayMiss, UnknownModel, run_sync
+from sparqlab.llm import (
+    CachedModel,
+    ChatModel,
+    ModelError,
+    ModelUnavailable,
+    ReplayMiss,
+    RunBinding,
+    UnknownModel,
+    bind_standins,
+    run_sync,
+)
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.context import PrepareContext, QuestionContext, RoleModel, token_counts
 from sparqlab.runs import manifest as provenance
 from sparqlab.runs.config import (
+    RUN_FORMAT,
     RunConfig,
     apply_limit,
+    check_format,
     identity,
     make_run_id,
     questions_fingerprint,
@@ -213,21 +225,37 @@ def _cached_model(config: RunConfig, name: str, url: str | None, options: dict[s
     return make_model(spec)
 
 
+def needs_run_model(method: Method, config: RunConfig) -> bool:
+    """Whether the method calls a model through a role the run does not map to another model."""
+    return method.needs_model and any(role not in config.model_roles for role in method.roles)
+
+
 def _resolve_model(config: RunConfig, model: ChatModel | None, method: Method) -> ChatModel | None:
-    """The run's own model: needed when the method calls a model through a role the run does not map
-    to another model."""
+    """The run's own model (``config`` is :meth:`RunConfig.resolved`), or a ready one passed in."""
     if model is not None:
         if config.model and config.model != model.name:
             raise ValueError(f"config.model is {config.model!r} but the model passed in is {model.name!r}")
         return model if isinstance(model, CachedModel) else CachedModel(model, config.cache_path, config.cache)
-    needed = method.needs_model and any(role not in config.model_roles for role in method.roles)
-    name = config.model or (os.environ.get("SPARQLAB_MODEL") if needed else None)
-    if not name:
-        if needed:
-            raise ValueError(f"method {method.name!r} needs a model: set RunConfig.model (e.g. 'standin-echo'), "
-                             "the SPARQLAB_MODEL environment variable, or pass model=...")
+    if not config.model:
+        if needs_run_model(method, config):
+            from sparqlab.llm.standins import standin_names
+
+            raise ValueError(f"method {method.name!r} needs a model: name one (sparqlab run -m NAME, "
+                             f"RunConfig(model=NAME)): a stand-in ({', '.join(standin_names())}) or the name your "
+                             "server serves with its URL (--model-url URL, model_url=URL); or set SPARQLAB_MODEL")
         return None
-    return _cached_model(config, name, config.model_url, config.model_options)
+    return _cached_model(config, config.model, config.model_url, config.model_options)
+
+
+def served_url(model: ChatModel) -> str | None:
+    """The endpoint a ready model is reached at (``None`` in process), from its description."""
+    description: Any = model.describe()
+    while isinstance(description, dict):
+        if description.get("base_url"):
+            return description["base_url"]
+        description = description.get("base") if isinstance(description.get("base"), dict) \
+            else description.get("inner")
+    return None
 
 
 def _resolve_roles(config: RunConfig, model: ChatModel | None, method: Method) -> dict[str, RoleModel]:
@@ -244,8 +272,8 @@ def _resolve_roles(config: RunConfig, model: ChatModel | None, method: Method) -
             if model is not None:
                 roles[role] = RoleModel(role, model, base)
             continue
-        roles[role] = RoleModel(role, _cached_model(config, spec["model"], spec.get("url"), spec.get("options", {})),
-                                {**base, **spec.get("params", {})})
+        roles[role] = RoleModel(role, _cached_model(config, spec.model, spec.url, spec.options),
+                                {**base, **spec.params.request_params()})
     return roles
 
 
@@ -289,19 +317,22 @@ class Runner:
     def __init__(self, method: Method, questions: Sequence[Question] | None, config: RunConfig, *,
                  kg: KnowledgeGraph | None = None, model: ChatModel | None = None):
         self.method = method
+        config = config.resolved(model is None and needs_run_model(method, config))
+        self.model = _resolve_model(config, model, method)  # before any work: a missing model fails at once
+        self.roles = _resolve_roles(config, self.model, method)
         loaded, split = _load_questions(questions, config)
         self.kg, kg_name = _resolve_kg(config, kg, loaded)
         self.all_questions = _select_questions(loaded, config, self.kg)
-        self.model = _resolve_model(config, model, method)
-        self.roles = _resolve_roles(config, self.model, method)
-        self.config = dataclasses.replace(config, kg=kg_name, split=split,
-                                          model=self.model.name if self.model else None,
-                                          answer_match=resolve_mode(config.answer_match, self.kg))
+        self.config = config.replace(kg=kg_name, split=split, model=self.model.name if self.model else None,
+                                     model_url=(config.model_url or served_url(self.model)) if self.model else None,
+                                     answer_match=resolve_mode(config.answer_match, self.kg))
         self.fingerprint = questions_fingerprint(self.all_questions)
         self.n_total = len(self.all_questions)
         self.questions = select_shard(self.all_questions, self.config.shard_index, self.config.num_shards)
         models = [self.model, *(r.model for r in self.roles.values())]
         self.models = list({id(m): m for m in models if m is not None}.values())
+        training = training_source(self.config.dataset, self.config.split, self.kg.profile.train_dataset)
+        bind_standins(self.models, RunBinding(self.kg, training))
         self.model_is_standin = any(provenance.is_standin(m) for m in self.models) if self.models else None
         self._pool = ThreadPoolExecutor(max_workers=max(8, 2 * self.config.concurrency),
                                         thread_name_prefix="sparqlab-run")
@@ -310,6 +341,7 @@ class Runner:
         self.method_config: dict[str, Any] = {}
         self.leakage: dict[str, Any] | None = None  # near-duplicates of the pools the method read, by pool
         self.run_id = ""
+        self.identity: dict[str, Any] = {}
         self.run_dir = Path()
 
     # -- preparation ----------------------------------------------------------------------------------------
@@ -351,7 +383,9 @@ class Runner:
             "kg_calls": dict(ctx.kg_calls),
             "artifacts": self.method_config["artifacts"],
         }
-        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint)
+        kg_profile = self.kg.profile.digest()
+        self.identity = identity(self.config, self.method_config, self.fingerprint, self.kg.identity, kg_profile)
+        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint, self.kg.identity, kg_profile)
         self.run_dir = (self.config.root() / self.config.experiment
                         / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
 
@@ -359,6 +393,7 @@ class Runner:
 
     def _config_json(self) -> dict[str, Any]:
         return {
+            "format": RUN_FORMAT,
             "run_id": self.run_id,
             "experiment": self.config.experiment,
             "run": self.config.to_dict(),
@@ -367,13 +402,13 @@ class Runner:
             "roles": {role: spec.model.name for role, spec in self.roles.items()},
             "questions": {"fingerprint": self.fingerprint, "n_total": self.n_total,
                           "dataset": self.config.dataset, "split": self.config.split, "limit": self.config.limit},
-            "identity": identity(self.config, self.method_config, self.fingerprint),
+            "identity": self.identity,
             "sampling": self._sampling(),
         }
 
     def _sampling(self) -> dict[str, Any]:
-        """Where each request parameter comes from (issue 18 item 8): the explicit settings per role (the run's
-        ``model_params`` and seed, a role's ``params``) win over the method's defaults per call kind (its
+        """Where each request parameter comes from: the explicit settings per role (the run's
+        ``model_params``, a role's ``params``) win over the method's defaults per call kind (its
         config's ``{kind}_*`` fields); parameters an algorithm fixes (a validation vote's seed) win over both."""
         config = self.method.config
         return {"precedence": ["fixed by the method's algorithm", "explicit: run model_params / role params",
@@ -397,7 +432,9 @@ class Runner:
     def _write_provenance(self) -> None:
         config_path = self.run_dir / CONFIG
         if config_path.exists():
-            stored = read_json(config_path).get("run_id")
+            document = read_json(config_path)
+            check_format(document, str(config_path))
+            stored = document.get("run_id")
             if stored != self.run_id:
                 raise ValueError(f"{config_path} belongs to run {stored!r}, not {self.run_id!r}; "
                                  "refusing to mix two runs in one folder")

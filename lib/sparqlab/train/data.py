@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from sparqlab.core.hashing import file_digest
 from sparqlab.core.jsonl import write_jsonl
-from sparqlab.core.plugins import load_plugins
+from sparqlab.core.registry import Registry
 from sparqlab.data.question import Question
 from sparqlab.train.prompts import PROMPTS
-from sparqlab.train.records import file_digest
 
 
 @dataclass(frozen=True)
@@ -50,17 +50,15 @@ class Builder:
         return tuple(n for n in inspect.signature(self.build).parameters if n not in skip)
 
 
-_BUILDERS: dict[str, Builder] = {}
+BUILDERS: Registry[Builder] = Registry("builder", same=lambda a, b: a.build.__qualname__ == b.build.__qualname__)
+"""Training-data builders by name."""
 
 
 def register_builder(name: str, source: Literal["dataset", "runs"], *, needs_kg: bool, description: str):
     """Decorator: register ``build`` as the builder ``name`` (see :class:`Builder` for its signature)."""
 
     def decorate(build: Callable[..., Any]) -> Callable[..., Any]:
-        existing = _BUILDERS.get(name)
-        if existing is not None and existing.build.__qualname__ != build.__qualname__:
-            raise ValueError(f"a training-data builder named {name!r} is already registered")
-        _BUILDERS[name] = Builder(name, source, build, needs_kg, description)
+        BUILDERS.register(name, Builder(name, source, build, needs_kg, description))
         return build
 
     return decorate
@@ -68,18 +66,12 @@ def register_builder(name: str, source: Literal["dataset", "runs"], *, needs_kg:
 
 def builder_names(source: str | None = None) -> list[str]:
     """Every registered builder (the method packages' included), optionally of one ``source``."""
-    load_plugins()
-    return [name for name, b in _BUILDERS.items() if source in (None, b.source)]
+    return [name for name, b in BUILDERS.items() if source in (None, b.source)]
 
 
 def get_builder(name: str) -> Builder:
     """The builder ``name``; the error lists the known ones."""
-    if name not in _BUILDERS:
-        load_plugins()
-    try:
-        return _BUILDERS[name]
-    except KeyError:
-        raise ValueError(f"unknown builder {name!r}; use one of {', '.join(builder_names())}") from None
+    return BUILDERS.get(name)
 
 
 def _checked_options(builder: Builder, options: dict[str, Any]) -> dict[str, Any]:

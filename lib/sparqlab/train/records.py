@@ -15,7 +15,6 @@ When a record has both, ``messages`` wins. Other keys (``id``, ``source`` ...) a
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,15 +83,6 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     if not records:
         raise RecordError(f"{path} holds no training records")
     return records
-
-
-def file_digest(path: str | Path) -> str:
-    """sha256 of a data file's bytes (the "data digest" saved beside an adapter)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sparqlab.train.records import Encoded, collate, encode, file_digest, read_records
+from sparqlab.core.hashing import file_digest
+from sparqlab.train.records import Encoded, collate, encode, read_records
 
 ADAPTER_DIR = "adapter"
 CHECKPOINT_DIR = "checkpoints"

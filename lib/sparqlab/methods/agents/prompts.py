@@ -10,8 +10,9 @@ Templates:
   type, known entity types from Θ) and the knowledge log of recent outcomes (F.2's SAGA additions);
 - ``reparse``: the temperature-0 call that turns an unparseable controller reply into JSON
   ``{thought, action_name, action_argument}``;
-- ``prune``: SPINACH's neighbourhood pruning (F.3): keep the part of an entity's edges that can help
-  (``prune_freebase``: its Freebase variant, with MIDs, dotted relations and a CVT value in the example);
+- ``prune``: SPINACH's neighbourhood pruning (F.3): keep the part of an entity's edges that can help; its
+  worked example is the KG profile's (``conventions.prune_example``: SAGA's Freebase one has MIDs, dotted
+  relations and a CVT value), else :data:`PRUNE_EXAMPLE`;
 - ``answer_type``: SAGA's one-off expected-answer-type call (F.1), answered as JSON ``{answer_type_label,
   answer_type_id}``.
 """
@@ -95,7 +96,7 @@ Return only the JSON object.
 Agent output:
 {output}""")
 
-_PRUNE = """\
+PRUNE = PromptTemplate("prune", """\
 You help write a SPARQL query that answers a question. Below is one entity of the knowledge graph with its
 properties and values, as a JSON object. Remove every property that cannot help to write the query, and return
 the rest as a JSON object of the same shape (same keys, same values). Return only the JSON object.
@@ -103,35 +104,21 @@ the rest as a JSON object of the same shape (same keys, same values). Return onl
 Example:
 {example}
 
-Entity: {{entity}}
-{{edges}}
-Question: {{question}}
-Output:"""
+Entity: {entity}
+{edges}
+Question: {question}
+Output:""")
 
-PRUNE = PromptTemplate("prune", _PRUNE.format(example="""\
+PRUNE_EXAMPLE = """\
 Entity: OneRepublic (wd:Q1438730): American pop rock band formed in 2002
-{{"instance of (wdt:P31)": ["musical group (wd:Q215380)"], "genre (wdt:P136)": ["pop rock (wd:Q484641)"],
+{"instance of (wdt:P31)": ["musical group (wd:Q215380)"], "genre (wdt:P136)": ["pop rock (wd:Q484641)"],
  "record label (wdt:P264)": ["Columbia Records (wd:Q183387)"], "discography (wdt:P358)": ["OneRepublic
- discography (wd:Q935670)"]}}
+ discography (wd:Q935670)"]}
 Question: What is the title of the second single on OneRepublic's third album?
 Output:
-{{"instance of (wdt:P31)": ["musical group (wd:Q215380)"], "discography (wdt:P358)": ["OneRepublic discography
- (wd:Q935670)"]}}"""))
-
-PRUNE_FREEBASE = PromptTemplate("prune_freebase", _PRUNE.format(example="""\
-Entity: Kingdom of the Netherlands (ns:m.059j2): a country in north-western Europe
-{{"Official Language (ns:location.country.official_language)": ["Dutch Language (ns:m.02bv9)"],
- "Currency used (ns:location.country.currency_used)": ["Euro (ns:m.02l6h)"],
- "Government Positions Held (ns:government.governmental_jurisdiction.governing_officials)": ["ns:m.0nfl7xs
- {{Office Holder (ns:government.government_position_held.office_holder) -> Mark Rutte (ns:m.04z31x)}}"]}}
-Question: Who is the prime minister of the Netherlands?
-Output:
-{{"Government Positions Held (ns:government.governmental_jurisdiction.governing_officials)": ["ns:m.0nfl7xs
- {{Office Holder (ns:government.government_position_held.office_holder) -> Mark Rutte (ns:m.04z31x)}}"]}}"""))
-"""SAGA's Freebase variant (appendix F): the same instructions with MIDs, dotted relations and a CVT value."""
-
-PRUNE_VARIANTS = {"freebase": PRUNE_FREEBASE}
-"""KG profile name -> its pruning prompt (default :data:`PRUNE`)."""
+{"instance of (wdt:P31)": ["musical group (wd:Q215380)"], "discography (wdt:P358)": ["OneRepublic discography
+ (wd:Q935670)"]}"""
+"""The pruning prompt's worked example (SPINACH's, appendix F.3) for KGs whose profile gives none."""
 
 ANSWER_TYPE = PromptTemplate("answer_type", """\
 What type of thing does the question ask for? Return only a JSON object with two fields:
@@ -149,34 +136,5 @@ Question: How many films did Stanley Kubrick direct?
 {{"answer_type_label": "quantity", "answer_type_id": ""}}
 Question: {question}""")
 
-PROMPTS = prompt_table(CONTROLLER, SAGA_CONTROLLER, CONTROLLER_INPUT, REPARSE, PRUNE, PRUNE_FREEBASE, ANSWER_TYPE)
+PROMPTS = prompt_table(CONTROLLER, SAGA_CONTROLLER, CONTROLLER_INPUT, REPARSE, PRUNE, ANSWER_TYPE)
 """Every agent prompt by name; SPINACH uses all but ``saga_controller`` and ``answer_type``."""
-
-WIKIDATA_TYPE_CATALOGUE = (
-    ("person / human", "wd:Q5"), ("country", "wd:Q6256"), ("city", "wd:Q515"), ("film / movie", "wd:Q11424"),
-    ("organization", "wd:Q43229"), ("award", "wd:Q618779"), ("language", "wd:Q34770"),
-    ("university", "wd:Q3918"), ("sports team", "wd:Q12973014"), ("literary work", "wd:Q7725634"),
-)
-"""Common Wikidata answer classes for the answer-type prompt (the full class list is far too long to show)."""
-
-FREEBASE_TYPE_CATALOGUE = (
-    ("person", "ns:people.person"), ("country", "ns:location.country"), ("city / town", "ns:location.citytown"),
-    ("location", "ns:location.location"), ("film", "ns:film.film"), ("film actor", "ns:film.actor"),
-    ("organization", "ns:organization.organization"), ("award", "ns:award.award"),
-    ("human language", "ns:language.human_language"), ("sports team", "ns:sports.sports_team"),
-    ("book", "ns:book.book"), ("musical artist", "ns:music.artist"),
-)
-"""Common Freebase answer types for SAGA's Freebase answer-type prompt (appendix F.1: "answer_type_qid holds a
-Freebase type string (e.g. people.person)"); fb_roles has about 6,800 types, far too many to list."""
-
-DBPEDIA_TYPE_CATALOGUE = (
-    ("person", "dbo:Person"), ("country", "dbo:Country"), ("city", "dbo:City"), ("settlement", "dbo:Settlement"),
-    ("place", "dbo:Place"), ("film", "dbo:Film"), ("book / written work", "dbo:WrittenWork"),
-    ("organisation", "dbo:Organisation"), ("company", "dbo:Company"), ("species", "dbo:Species"),
-    ("musical artist", "dbo:MusicalArtist"), ("sports team", "dbo:SportsTeam"), ("award", "dbo:Award"),
-)
-"""Common classes of the DBpedia ontology for the answer-type prompt (it has several hundred)."""
-
-TYPE_CATALOGUES = {"wikidata": WIKIDATA_TYPE_CATALOGUE, "freebase": FREEBASE_TYPE_CATALOGUE,
-                   "dbpedia": DBPEDIA_TYPE_CATALOGUE}
-"""KG profile name -> the fixed answer-type list of KGs whose class list is too long for the prompt."""

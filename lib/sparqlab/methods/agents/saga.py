@@ -18,7 +18,7 @@ from sparqlab.llm.replies import reply_error
 from sparqlab.methods.agents.actions import parse_answer_type
 from sparqlab.methods.agents.controller import AgentConfig, AgentMethod, AgentSession
 from sparqlab.methods.agents.features import SagaFeatures
-from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, TYPE_CATALOGUES
+from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS
 from sparqlab.methods.agents.schema import (
     SCHEMA_INDEX_VERSION,
     SchemaIndex,
@@ -150,8 +150,8 @@ class Saga(AgentMethod):
 
 
 def type_catalogue(kg: KnowledgeGraph, schema: SchemaIndex) -> list[tuple[str, str]]:
-    """``(label, id)`` of answer types the answer-type prompt offers: a fixed list of common classes for Wikidata
-    and Freebase (their class lists are far too long), every class of the schema index otherwise."""
-    if kg.profile.name in TYPE_CATALOGUES:
-        return list(TYPE_CATALOGUES[kg.profile.name])
+    """``(label, id)`` of answer types the answer-type prompt offers: the profile's list of common classes for KGs
+    whose class lists are far too long (Wikidata, Freebase), every class of the schema index otherwise."""
+    if kg.profile.conventions.answer_types:
+        return list(kg.profile.conventions.answer_types)
     return sorted((label.lower(), kg.profile.shorten(iri)) for iri, label in schema.class_labels.items())

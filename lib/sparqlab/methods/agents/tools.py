@@ -29,7 +29,7 @@ from sparqlab.kg.neighbourhood import Edge, Neighbourhood
 from sparqlab.kg.results import QueryResult
 from sparqlab.methods.agents.controller import AgentSession, session_of
 from sparqlab.methods.agents.features import SagaFeatures
-from sparqlab.methods.agents.prompts import PRUNE, PRUNE_VARIANTS
+from sparqlab.methods.agents.prompts import PRUNE, PRUNE_EXAMPLE
 from sparqlab.methods.agents.schema import (
     Triple,
     TypeState,
@@ -205,7 +205,8 @@ async def _prune(ctx: QuestionContext, session: AgentSession, hood: Neighbourhoo
             key = name if direction == "out" else f"(incoming) {name}"
             entry[key] = [_value(ctx, e) for e in edges[:n]]
     entity = _named(ctx, hood.id, hood.label) + (f": {hood.description}" if hood.description else "")
-    prompt = PRUNE_VARIANTS.get(ctx.kg.profile.name, PRUNE).render(entity=entity, edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
+    prompt = PRUNE.render(example=ctx.kg.profile.conventions.prune_example or PRUNE_EXAMPLE, entity=entity,
+                          edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
     reply = await ctx.chat([{"role": "user", "content": prompt}], role="controller", kind="prune",
                            defaults=session.config.call_params("prune"))
     kept = first_json_object(reply.text)

@@ -19,7 +19,7 @@ from sparqlab.methods.desq.fragments import (
     scheme_for,
 )
 from sparqlab.methods.desq.generation import DesqStandin, Example, finetune_records, gold_example, nearest
-from sparqlab.methods.desq.kb_memory import Entry, KBMemory, kg_entries, wikidata_property_entries
+from sparqlab.methods.desq.kb_memory import Entry, KBMemory, catalogue_entries, kg_entries
 from sparqlab.methods.desq.method import Desq, DesqConfig
 from sparqlab.methods.desq.metrics import score_output, strategy_long, strategy_table
 from sparqlab.methods.desq.prompts import PROMPTS
@@ -28,8 +28,8 @@ from sparqlab.methods.desq.verbalise import template_constraint, verbalise_with_
 
 __all__ = [
     "PROMPTS", "STRATEGIES", "AssemblyError", "Correction", "Decomposition", "Desq", "DesqConfig", "DesqStandin",
-    "Entry", "Example", "Fragment", "IdScheme", "KBMemory", "ParsedOutput", "Retriever", "Slot", "assemble",
+    "Entry", "catalogue_entries", "Example", "Fragment", "IdScheme", "KBMemory", "ParsedOutput", "Retriever", "Slot", "assemble",
     "correct_slots", "decompose", "finetune_records", "gold_example", "kg_entries", "nearest", "output_json",
     "parse_output", "scheme_for", "score_output", "strategy_long", "strategy_table", "template_constraint",
-    "verbalise_with_model", "verbalise_with_templates", "wikidata_property_entries", "word_jaccard",
+    "verbalise_with_model", "verbalise_with_templates", "word_jaccard",
 ]

@@ -5,9 +5,11 @@ top-level triple pattern, each top-level FILTER, every other top-level element w
 VALUES, sub-SELECT ...), and each solution modifier (GROUP BY, HAVING, ORDER BY, LIMIT, OFFSET, trailing VALUES).
 Variables are standardised to ``?var1, ?var2 ...`` in order of first appearance, and every KG IRI becomes a URI
 placeholder ``uri1, uri2 ...`` (one per distinct id) whose grounding — id, label, description — is listed apart
-(section 3.2). Wikidata placeholders keep their namespace prefix (``wdt:uri1`` with id ``P36``, the paper's
-form, so ``p:``/``ps:`` uses of one property share a slot); movie-KG placeholders stand for the whole IRI and their
-id is the IRI below the KG namespace (``entity/Person/Ridley%20Scott``, ``relation/directed_by``).
+(section 3.2). Which IRIs are ids, of which kind, and how they are written comes from the KG profile's
+``id_shapes`` (:func:`scheme_for`): a shape with a prefix keeps it in front of the placeholder (Wikidata's
+``wdt:uri1`` with id ``P36``, the paper's form, so ``p:``/``ps:`` uses of one property share a slot); one without
+stands for the whole IRI, its id the IRI below the shape's namespace (the movie KG's ``entity/Person/Ridley%20Scott``,
+``relation/directed_by``).
 
 :func:`assemble` is the inverse: fragments plus grounding to one executable query, with no model call.
 """
@@ -31,8 +33,7 @@ from sparqlab.eval.sparql_tree import (
     modifier_texts,
     parse_query,
 )
-from sparqlab.kg.freebase import FB, FREEBASE, MID_PATTERN
-from sparqlab.kg.profiles import MOVIES_NS, OWL, RDF, RDFS, WD, XSD
+from sparqlab.kg.profiles import OWL, RDF, RDFS, XSD, IdForm, KGProfile, get_profile
 
 PLACEHOLDER = re.compile(r"^uri(\d+)$")
 
@@ -43,25 +44,29 @@ PLACEHOLDER = re.compile(r"^uri(\d+)$")
 class IdScheme:
     """How a KG's IRIs become grounded slots: ``split(iri) -> (prefix, id, kind)`` or ``None`` for vocabulary
     IRIs that stay literally in fragments (rdf:type, rdfs:label, wikibase:...). ``kind`` is ``entity``,
-    ``property`` or ``class``; the KB memory searches among entries of the slot's kind."""
+    ``property`` or ``class``; the KB memory searches among entries of the slot's kind.
+
+    ``shapes`` are the profile's id shapes, tried in order; ``generic`` (a profile without shapes): any
+    non-vocabulary IRI is an entity whose id is the IRI; ``vocabulary``: IRIs that stay literally although a shape
+    matches."""
 
     name: str
-    prefixed: tuple[tuple[str, str, str, str], ...] = ()  # (prefix, namespace, id regex, kind)
-    bare_namespace: str | None = None  # ids relative to it, kind from the first path segment
-    bare_kinds: tuple[tuple[str, str], ...] = ()
-    generic: bool = False  # any non-vocabulary IRI is an entity whose id is the IRI
-    vocabulary: frozenset[str] = frozenset()  # IRIs that stay literally in fragments although a pattern matches
+    shapes: tuple[IdForm, ...] = ()
+    generic: bool = False
+    vocabulary: frozenset[str] = frozenset()
+
+    @property
+    def prefixed(self) -> tuple[tuple[str, str, str, str], ...]:
+        """``(prefix, namespace, id pattern, kind)`` of the shapes written with a prefix."""
+        return tuple((s.prefix, s.namespace, s.pattern, s.kind) for s in self.shapes if s.prefix)
 
     def split(self, iri: str) -> tuple[str | None, str, str] | None:
         if iri in self.vocabulary:
             return None
-        for prefix, namespace, pattern, kind in self.prefixed:
-            local = iri[len(namespace):]
-            if iri.startswith(namespace) and re.fullmatch(pattern, local):
-                return prefix, local, kind
-        if self.bare_namespace and iri.startswith(self.bare_namespace):
-            rest = iri[len(self.bare_namespace):]
-            return None, rest, self.kind_of(None, rest) or "entity"
+        for shape in self.shapes:
+            local = shape.split(iri)
+            if local is not None:
+                return shape.prefix, local, shape.kind
         if self.generic and not iri.startswith((RDF, RDFS, OWL, XSD)):
             return None, iri, "entity"
         return None
@@ -71,62 +76,52 @@ class IdScheme:
         a valid id there (a model may write ``"capital"`` where ``"P36"`` belongs)."""
         if not isinstance(ident, str) or not ident.strip() or any(c in ident for c in ' <>"{}|^`\\\n'):
             raise ValueError(f"{ident!r} is not a usable id")
+        options = [s for s in self.shapes if s.prefix == prefix]
+        if prefix is not None and not options:
+            raise ValueError(f"unknown placeholder prefix {prefix!r}")
+        for shape in options:
+            if re.fullmatch(shape.pattern, ident):
+                return shape.namespace + ident
         if prefix is not None:
-            options = [(namespace, pattern) for name, namespace, pattern, _ in self.prefixed if name == prefix]
-            if not options:
-                raise ValueError(f"unknown placeholder prefix {prefix!r}")
-            for namespace, pattern in options:
-                if re.fullmatch(pattern, ident):
-                    return namespace + ident
-            shapes = " or ".join(pattern for _, pattern in options)
+            shapes = " or ".join(s.pattern for s in options)
             raise ValueError(f"{ident!r} is not a valid id after {prefix}: (expected {shapes})")
-        if self.bare_namespace:
-            if self.kind_of(None, ident) is None:
-                raise ValueError(f"{ident!r} is not a {self.name} id (e.g. entity/Film/Alien, relation/directed_by)")
-            return self.bare_namespace + ident
+        if options:
+            examples = ", ".join(s.example for s in options if s.example)
+            raise ValueError(f"{ident!r} is not a {self.name} id (e.g. {examples})")
         return ident
 
     def kind_of(self, prefix: str | None, ident: str) -> str | None:
         """The kind of slot an id names (``None`` when the id has no valid shape)."""
-        if prefix is not None:
-            kinds = [k for p, _, pattern, k in self.prefixed if p == prefix and re.fullmatch(pattern, str(ident))]
-            return kinds[0] if kinds else None
-        for segment, kind in self.bare_kinds:
-            if str(ident).startswith(segment + "/") and len(str(ident)) > len(segment) + 1:
-                return kind
-        return "entity" if self.generic else None
+        kinds = [s.kind for s in self.shapes if s.prefix == prefix and re.fullmatch(s.pattern, str(ident))]
+        if kinds:
+            return kinds[0]
+        return "entity" if self.generic and prefix is None else None
+
+    def placeholder_note(self) -> str:
+        """How placeholders are written on this KG, for the map prompt: keep a shape's prefix and give the bare
+        id, or (without prefixes) let the placeholder stand for the IRI below the namespace; ``""`` for a
+        generic scheme."""
+        prefixed = [s for s in self.shapes if s.prefix]
+        if prefixed:
+            prefixes = list(dict.fromkeys(s.prefix for s in prefixed))[:2]
+            examples = list(dict.fromkeys(s.example for s in prefixed if s.example))[:2]
+            shown = " or ".join(f"{p}:uri{n}" for n, p in enumerate(prefixes, start=1))
+            return (f" — keep the prefix in front of the placeholder, as in {shown}, and give the bare id "
+                    f"({', '.join(examples)}) in the grounding")
+        if self.shapes:
+            namespace = self.shapes[0].namespace
+            examples = ", ".join(s.example for s in self.shapes if s.example)
+            return f" — a placeholder stands for the whole IRI; its id is the part after {namespace} ({examples})"
+        return ""
 
 
-_WD_PROPERTY = r"P[1-9][0-9]*"
-WIKIDATA_SCHEME = IdScheme(
-    "wikidata",
-    prefixed=(
-        ("wd", WD + "entity/", r"Q[1-9][0-9]*", "entity"),
-        ("wd", WD + "entity/", _WD_PROPERTY, "property"),
-        *((name, WD + path, _WD_PROPERTY, "property") for name, path in (
-            ("wdt", "prop/direct/"), ("p", "prop/"), ("ps", "prop/statement/"), ("pq", "prop/qualifier/"),
-            ("psv", "prop/statement/value/"), ("pqv", "prop/qualifier/value/"),
-            ("psn", "prop/statement/value-normalized/"), ("pr", "prop/reference/"), ("wdno", "prop/novalue/"))),
-    ),
-)
-MOVIES_SCHEME = IdScheme("movies", bare_namespace=MOVIES_NS,
-                         bare_kinds=(("entity", "entity"), ("relation", "property"), ("class", "class")))
-_FB_TYPE = r"(?:base\.[a-z0-9_]+|user\.[a-z0-9_]+\.[a-z0-9_]+|[a-z0-9_]+)\.[a-z0-9_]+"
-FREEBASE_SCHEME = IdScheme(
-    "freebase",
-    prefixed=(("ns", FB, MID_PATTERN, "entity"), ("ns", FB, _FB_TYPE, "class"),
-              ("ns", FB, _FB_TYPE + r"\.[a-z0-9_]+", "property")),
-    vocabulary=frozenset({FREEBASE.type_predicate, FREEBASE.label_predicate}),
-)
-"""Freebase ids after ``ns:``: MIDs (``m.03_r3``) are entities, ``domain.type`` ids classes, ``domain.type.property``
-ids relations (types in ``base.*`` have three segments and in ``user.*`` four, their properties one more);
-``type.object.type`` and ``type.object.name`` stay literally in fragments, as ``rdf:type`` does elsewhere."""
-SCHEMES = {"wikidata": WIKIDATA_SCHEME, "movies": MOVIES_SCHEME, "freebase": FREEBASE_SCHEME}
-
-
-def scheme_for(kg_name: str) -> IdScheme:
-    """The id scheme of a KG profile name; unknown KGs get a generic one (every non-vocabulary IRI is a slot)."""
-    return SCHEMES.get(kg_name, IdScheme(kg_name, generic=True))
+def scheme_for(profile: KGProfile | str) -> IdScheme:
+    """The id scheme of a KG profile (or a registered profile's name), built from its ``id_shapes`` and
+    ``vocabulary``; a profile without shapes gets a generic one (every non-vocabulary IRI is a slot)."""
+    if isinstance(profile, str):
+        profile = get_profile(profile)
+    return IdScheme(profile.name, profile.id_shapes, generic=not profile.id_shapes,
+                    vocabulary=frozenset(profile.vocabulary))
 
 
 # ------------------------------------------------------------------------------------------------ records

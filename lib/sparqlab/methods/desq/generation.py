@@ -7,9 +7,10 @@ structured output. The paper fine-tunes the generator on the same pairs; :func:`
 
 ``standin-desq`` is an honest non-LLM baseline: it answers with the first (nearest) worked example of the prompt,
 re-filled for the new question — entity labels from the question's [bracketed] mentions, ids from a plain label
-lookup in the KG (case-insensitive exact match, first id in sorted order: when a person and a film, or a tag and a
-person, share a name it picks one of them whatever the question meant), descriptions from the class of the
-example's entity. The correction strategies
+lookup in the run's KG (case-insensitive exact match, first id in sorted order: when a person and a film, or a tag
+and a person, share a name it picks one of them whatever the question meant; a KG too large to read is looked up
+in its profile's element catalogue instead), descriptions from the class of the example's entity (its type's
+description in the KG). The correction strategies
 then meet real id errors behind correct labels.
 """
 
@@ -21,15 +22,15 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sparqlab.data.question import Question
-from sparqlab.kg.movies import CLASS_COMMENTS
 from sparqlab.kg.results import quote_literal
 from sparqlab.llm.base import ChatRequest, Message
 from sparqlab.llm.replies import visible_text
-from sparqlab.llm.standins import StandinModel, register_standin
+from sparqlab.llm.standins import RunBinding, StandinModel, register_standin
 from sparqlab.methods.desq.fragments import Decomposition, IdScheme, decompose, scheme_for
-from sparqlab.methods.desq.prompts import PREFIX_NOTES, PROMPTS
+from sparqlab.methods.desq.prompts import PROMPTS
 from sparqlab.methods.desq.structured import FORMAT_EXAMPLE, output_json, parse_output
 from sparqlab.methods.desq.verbalise import verbalise_with_templates
 
@@ -97,11 +98,12 @@ def decompose_messages(question: str, examples: Sequence[Example], kg_name: str)
 
 
 def map_messages(question: str, constraints: Sequence[str], examples: Sequence[Example],
-                 kg_name: str) -> list[Message]:
+                 scheme: IdScheme) -> list[Message]:
+    """The map prompt on the KG of ``scheme`` (its name and how its placeholders are written)."""
     blocks = "\n\n".join(PROMPTS["map_example"].render(question=e.question, constraints=e.constraints_text(),
                                                        output=e.output()) for e in examples)
     return [{"role": "user", "content": PROMPTS["map"].render(
-        kg_name=kg_name, prefix_note=PREFIX_NOTES.get(kg_name, ""), format=FORMAT_EXAMPLE, examples=blocks,
+        kg_name=scheme.name, prefix_note=scheme.placeholder_note(), format=FORMAT_EXAMPLE, examples=blocks,
         question=question, constraints=numbered(constraints))}]
 
 
@@ -116,24 +118,24 @@ def parse_constraints(text: str) -> list[str]:
     return [re.sub(r"^\*\*(.*)\*\*$", r"\1", line).strip() for line in marked if line]
 
 
-def finetune_records(examples: Sequence[Example], kg_name: str) -> list[dict]:
+def finetune_records(examples: Sequence[Example], scheme: IdScheme) -> list[dict]:
     """Chat fine-tuning records (``{"messages": [...]}``), two per example: question → atomic constraints, and
     question + constraints → structured output (zero-shot prompts, as a fine-tuned model is used)."""
     records = []
     for example in examples:
-        decompose_turn = decompose_messages(example.question, [], kg_name)
+        decompose_turn = decompose_messages(example.question, [], scheme.name)
         records.append({"messages": [*decompose_turn, {"role": "assistant", "content": example.constraints_text()}]})
         constraints = [f.constraint for f in example.decomposition.fragments]
-        map_turn = map_messages(example.question, constraints, [], kg_name)
+        map_turn = map_messages(example.question, constraints, [], scheme)
         records.append({"messages": [*map_turn, {"role": "assistant", "content": example.output()}]})
     return records
 
 
-def write_finetune_jsonl(path: str | Path, examples: Sequence[Example], kg_name: str) -> Path:
+def write_finetune_jsonl(path: str | Path, examples: Sequence[Example], scheme: IdScheme) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
-        for record in finetune_records(examples, kg_name):
+        for record in finetune_records(examples, scheme):
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path
 
@@ -147,31 +149,72 @@ _BLOCK = re.compile(r"Question: (?P<question>[^\n]*)\nAtomic constraints:\n(?P<c
 @register_standin("standin-desq")
 class DesqStandin(StandinModel):
     """DeSQ baseline (not an LLM): the nearest worked example re-filled with the question's [mentions], ids by
-    plain label lookup (module docstring). ``kg`` names the KG whose labels the lookup reads."""
+    plain label lookup (module docstring). ``kg`` names the KG whose labels the lookup reads, by default the run's
+    (another KG's only with ``allow_other_kg``)."""
 
     name = "standin-desq"
 
-    def __init__(self, kg: str = "movies", name: str | None = None):
+    def __init__(self, kg: str | None = None, name: str | None = None, allow_other_kg: bool = False):
         super().__init__(name)
         self.kg_name = kg
+        self.allow_other_kg = allow_other_kg
+        self._kg = None
         self._lookup: dict[str, list[str]] | None = None
+        self._class_descriptions: dict[str, str] = {}
+        self._scheme: IdScheme | None = None
         self._lock = threading.Lock()
+
+    def bind(self, binding: RunBinding) -> None:
+        if self.kg_name not in (None, binding.kg.profile.name) and not self.allow_other_kg:
+            raise ValueError(f"standin-desq would look ids up in {self.kg_name} but this run is on "
+                             f"{binding.kg.profile.name}: leave --model-options kg out (the run's KG), or give "
+                             "--model-options allow_other_kg=true")
+        if self.kg_name is None and binding.kg is not self._kg:
+            with self._lock:
+                self._kg, self._lookup = binding.kg, None
 
     def _ids(self) -> dict[str, list[str]]:
         with self._lock:
             if self._lookup is None:
-                from sparqlab.kg import open_kg
-                from sparqlab.methods.desq.iri_form import label_index
+                if self._kg is None and self.kg_name is None:
+                    raise ValueError("standin-desq has no KG to look labels up in: run it inside a run, or give "
+                                     "--model-options kg=NAME")
+                if self._kg is None:
+                    from sparqlab.kg import open_kg
 
-                scheme = scheme_for(self.kg_name)
-                with open_kg(self.kg_name, cache=False) as kg:
-                    index = label_index(kg)
-                lookup: dict[str, set[str]] = {}
-                for label, iris in index.items():
-                    ids = {s[1] for s in map(scheme.split, iris) if s and s[2] == "entity"}
-                    lookup.setdefault(label.lower(), set()).update(ids)
-                self._lookup = {label: sorted(ids) for label, ids in lookup.items() if ids}
+                    with open_kg(self.kg_name, cache=False) as kg:
+                        self._read(kg)
+                else:
+                    self._read(self._kg)
         return self._lookup
+
+    def _read(self, kg) -> None:
+        """The label lookup and each entity's class description, read once from ``kg`` — or, for a KG too large to
+        read, from its profile's element catalogue (labels only)."""
+        from sparqlab.methods.desq.iri_form import label_index
+
+        self._scheme = scheme = scheme_for(kg.profile)
+        profile = kg.profile
+        if profile.catalogue is not None:
+            labels: dict[str, list[str]] = {}
+            for element in profile.catalogue():
+                labels.setdefault(element.label, []).append(element.iri)
+            rows = []
+        else:
+            labels = label_index(kg)
+            rows = kg.bulk_values(f"SELECT ?x ?d WHERE {{ ?x <{profile.type_predicate}> ?c . "
+                                  f"?c <{profile.description_predicate}> ?d }}")
+        lookup: dict[str, set[str]] = {}
+        for label, iris in labels.items():
+            ids = {s[1] for s in map(scheme.split, iris) if s and s[2] == "entity"}
+            lookup.setdefault(label.lower(), set()).update(ids)
+        descriptions = {}
+        for row in rows:
+            split = scheme.split(row["x"])
+            if split is not None:
+                descriptions.setdefault(split[1], row["d"])
+        self._class_descriptions = descriptions
+        self._lookup = {label: sorted(ids) for label, ids in lookup.items() if ids}
 
     def lookup(self, label: str) -> str:
         """The first entity id (in sorted order) whose label equals ``label`` ignoring case, as a plain search box
@@ -195,17 +238,22 @@ class DesqStandin(StandinModel):
     def _refill_output(self, output: str, pairs: list[tuple[str, str]]) -> str:
         parsed = parse_output(output)
         mapping = dict(pairs)
+        self._ids()  # reads the class descriptions too
         for fragment in parsed.fragments:
             for old, new in pairs:
                 fragment.text = fragment.text.replace(quote_literal(old), quote_literal(new))
             fragment.constraint = _replace_mentions(fragment.constraint, pairs)
         for slot in parsed.slots:
             if slot.label in mapping:
-                cls = slot.id.split("/")[1] if slot.id.count("/") >= 2 else ""
+                description = self._class_descriptions.get(slot.id, slot.description)
                 slot.label = mapping[slot.label]
                 slot.id = self.lookup(slot.label)
-                slot.description = CLASS_COMMENTS.get(cls, slot.description)
+                slot.description = description
         return output_json(parsed.fragments, parsed.slots)
+
+    def describe(self) -> dict[str, Any]:
+        kg = self.kg_name or (self._kg.profile.name if self._kg is not None else None)
+        return {**super().describe(), "kg": kg}
 
 
 def _replace_mentions(text: str, pairs: list[tuple[str, str]]) -> str:

@@ -12,7 +12,6 @@ A memory is built once and saved (``entries.jsonl``, ``vectors.npy``, ``memory.j
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import re
@@ -337,7 +336,7 @@ def kg_entries(kg) -> list[Entry]:
     with its label and description (the profile's predicates)."""
     from sparqlab.methods.desq.fragments import scheme_for
 
-    scheme = scheme_for(kg.profile.name)
+    scheme = scheme_for(kg.profile)
     profile = kg.profile
     rows = kg.bulk_values(
         f"SELECT ?x ?l ?d WHERE {{ ?x <{profile.label_predicate}> ?l . "
@@ -350,75 +349,35 @@ def kg_entries(kg) -> list[Entry]:
     return sorted(entries.values(), key=lambda e: e.id)
 
 
+def catalogue_entries(profile) -> list[Entry]:
+    """The KG profile's element catalogue (:attr:`~sparqlab.kg.profiles.KGProfile.catalogue`: Wikidata's
+    properties, Freebase's schema and dataset entities) as memory entries, in its order, ids from the DeSQ id
+    scheme; a memory for a KG too large to read (section 3.3)."""
+    from sparqlab.methods.desq.fragments import scheme_for
+
+    if profile.catalogue is None:
+        raise ValueError(f"the {profile.name} KG's profile has no element catalogue; use memory=kg (read the KG)")
+    scheme = scheme_for(profile)
+    entries = []
+    for element in profile.catalogue():
+        split = scheme.split(element.iri)
+        if split is not None:
+            entries.append(Entry(split[1], element.label, element.description, element.kind))
+    return entries
+
+
+def main_kind(entries: Sequence[Entry]) -> str:
+    """The kind most entries have (``memory_limit`` cuts it): entities of a KG, properties of Wikidata's list."""
+    counts = {kind: sum(1 for e in entries if e.kind == kind) for kind in KINDS}
+    return max(KINDS, key=lambda kind: counts[kind])
+
+
 def limit_entries(entries: Sequence[Entry], kind: str, limit: int) -> list[Entry]:
     """The first ``limit`` entries of ``kind`` in id order plus every entry of another kind (``limit`` 0: all)."""
     if not limit:
         return list(entries)
     chosen = sorted((e for e in entries if e.kind == kind), key=lambda e: e.id)[:limit]
     return [e for e in entries if e.kind != kind] + chosen
-
-
-def wikidata_property_entries(folder: str | Path | None = None) -> list[Entry]:
-    """Wikidata properties from ``data/wikidata_properties`` (see its PROVENANCE.md): label from the property
-    list, description from CoDEx where it has one, else ``"Wikidata property (<datatype>)"``."""
-    folder = Path(folder or data_dir() / "wikidata_properties")
-    descriptions = json.loads((folder / "codex_relations.json").read_text(encoding="utf-8"))
-    entries = []
-    with open(folder / "wikidata_properties.tsv", encoding="utf-8", newline="") as handle:
-        for number, row in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
-            if len(row) < 4:
-                raise ValueError(f"{folder / 'wikidata_properties.tsv'}:{number}: expected 5 tab-separated fields")
-            ident = row[1].rsplit("/", 1)[-1]
-            datatype = row[2].rsplit("#", 1)[-1]
-            description = descriptions.get(ident, {}).get("description") or f"Wikidata property ({datatype})"
-            entries.append(Entry(ident, row[3], description, "property"))
-    return entries
-
-
-def wikidata_item_entries(folder: str | Path | None = None) -> list[Entry]:
-    """Wikidata items with their English label and description from ``data/wikidata_labels`` (see its
-    PROVENANCE.md): CoDEx's classes and the items of the bundled Wikidata RDF files. Kind ``entity``, as DeSQ's
-    Wikidata id scheme calls every ``Q`` id."""
-    import pyoxigraph
-
-    folder = Path(folder or data_dir() / "wikidata_labels")
-    found: dict[str, Entry] = {}
-    for ident, item in json.loads((folder / "codex_types.json").read_text(encoding="utf-8")).items():
-        found[ident] = Entry(ident, item.get("label", ""), item.get("description") or "", "entity")
-    query = """SELECT ?item ?label ?description WHERE {
-        ?item <http://www.w3.org/2000/01/rdf-schema#label> ?label FILTER(LANG(?label) = "en")
-        OPTIONAL { ?item <http://schema.org/description> ?description FILTER(LANG(?description) = "en") }
-        FILTER(STRSTARTS(STR(?item), "http://www.wikidata.org/entity/Q")) }"""
-    for path in sorted(folder.glob("*.ttl")):
-        store = pyoxigraph.Store()
-        store.load(path=str(path), format=pyoxigraph.RdfFormat.TURTLE, lenient=True)
-        for row in store.query(query):
-            ident = row["item"].value.rsplit("/", 1)[-1]
-            description = row["description"].value if row["description"] is not None else ""
-            found.setdefault(ident, Entry(ident, row["label"].value, description, "entity"))
-    return sorted(found.values(), key=lambda e: e.id)
-
-
-def wikidata_entries() -> list[Entry]:
-    """DeSQ's Wikidata memory: every property (:func:`wikidata_property_entries`) and every item whose label and
-    description ship (:func:`wikidata_item_entries`)."""
-    return wikidata_property_entries() + wikidata_item_entries()
-
-
-def freebase_entries() -> list[Entry]:
-    """DeSQ's KB memory over Freebase without reading the KG (section 3.3; the paper's Freebase memory holds the
-    relations and the entities the benchmarks use): every ``fb_roles`` relation with its name and description
-    (Pangu's ``fb_schema_properties``), every type those relations mention, and the entities the WebQSP / CWQ /
-    GrailQA files name (:func:`sparqlab.kg.freebase.dataset_entity_names`; they carry a name only)."""
-    from sparqlab.kg.freebase import FB, dataset_entity_names, declared_schema, type_label
-
-    schema = declared_schema()
-    entries = [Entry(prop[len(FB):], label, description, "property")
-               for prop, (label, description, _, _) in sorted(schema.properties.items())]
-    types = sorted({c for _, _, domain, range_ in schema.properties.values() for c in (*domain, *range_)})
-    entries += [Entry(t[len(FB):], type_label(t), f"Freebase type {t[len(FB):]}", "class") for t in types]
-    entries += [Entry(mid, name, "", "entity") for mid, name in sorted(dataset_entity_names().items())]
-    return entries
 
 
 def describer(memory: KBMemory | Mapping[str, Entry] | None,
@@ -431,7 +390,7 @@ def describer(memory: KBMemory | Mapping[str, Entry] | None,
     from sparqlab.methods.desq.fragments import scheme_for
 
     local = kg is not None and kg.profile.store_builder is not None
-    scheme = scheme_for(kg.profile.name) if kg is not None else None
+    scheme = scheme_for(kg.profile) if kg is not None else None
 
     def describe(kind: str, prefix: str, ident: str) -> tuple[str, str] | None:
         entry = memory.get(ident) if memory is not None else None

@@ -44,12 +44,11 @@ from sparqlab.methods.desq.generation import (
 )
 from sparqlab.methods.desq.kb_memory import (
     KBMemory,
+    catalogue_entries,
     describer,
-    freebase_entries,
     kg_entries,
     limit_entries,
-    wikidata_entries,
-    wikidata_property_entries,
+    main_kind,
 )
 from sparqlab.methods.desq.metrics import gold_sparql_for, score_output, slot_kinds
 from sparqlab.methods.desq.prompts import PROMPTS
@@ -78,18 +77,17 @@ class DesqConfig(MethodConfig):
       BGE-Large as in the paper).
     - ``jaccard``: word-level Jaccard a label must reach under roundtrip-fuzzy (paper: 0.5).
     - ``train_dataset`` / ``train_split`` / ``train_limit``: the training questions whose gold decompositions are
-      the worked examples (0: all of the split); never the scored split.
+      the worked examples (0: all of the split); never the scored split. ``train_dataset`` ``None`` is the run's
+      own training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the worked
+      examples' digest enters the run id).
+    - ``allow_other_kg``: take worked examples from a dataset of another KG than the run's (refused otherwise).
     - ``shots``: worked examples (nearest by masked question words) per prompt.
-    - ``memory``: ``kg`` (entities, relations and classes of the run's KG), ``wikidata`` (every Wikidata
-      property and the items whose English label and description ship in ``data/wikidata_labels``:
-      :func:`~sparqlab.methods.desq.kb_memory.wikidata_entries`), ``wikidata-properties`` (the properties only) or
-      ``freebase`` (relations and types from the fb_roles schema files, entities named by the Freebase datasets:
-      a memory for a Freebase too large to read, :func:`~sparqlab.methods.desq.kb_memory.freebase_entries`).
-      The memory (or, on a KG in a local store, the KG) gives the gold slots their labels and descriptions; a slot
-      whose id neither knows is unknown (scored for its id only, ``null`` in the worked examples).
-    - ``memory_limit``: at most this many entries of the memory's main kind — entities of a ``kg`` memory (every
-      relation and class stays), properties of ``wikidata`` / ``wikidata-properties`` — in id order (0: all). A speed knob for
-      smoke tests; it changes results (the missing elements cannot be retrieved).
+    - ``memory``: ``kg`` (entities, relations and classes of the run's KG) or ``catalogue`` (the KG profile's
+      element catalogue, for KGs too large to read: Wikidata's properties; Freebase's fb_roles relations and
+      types and the entities its datasets name; :func:`~sparqlab.methods.desq.kb_memory.catalogue_entries`).
+    - ``memory_limit``: at most this many entries of the memory's main kind (the most numerous: entities of a KG,
+      properties of Wikidata's catalogue; every entry of another kind stays), in id order (0: all). A speed knob
+      for smoke tests; it changes results (the missing elements cannot be retrieved).
     - ``embedder``: ``minilm`` (offline all-MiniLM-L6-v2), ``hashing`` (a model-free bag-of-words baseline, for
       smoke tests) or a sentence-transformers model name (paper: BGE-Large).
     - ``memory_dir``: a saved memory (``sparqlab desq memory build``) to load instead of building one; its content
@@ -100,7 +98,7 @@ class DesqConfig(MethodConfig):
       constraints are always template-verbalised, so a model's paraphrases would never match by key (the paper
       reports both alignments as equivalent, section 3.5); ``scores.fragment_alignment`` says which was used.
     - ``restrict_kind``: URI retrieval among memory entries of the slot's kind (entity / property / class) only;
-      our extension, off as in the paper (retrieval over the whole memory).
+      an extension, off as in the paper (retrieval over the whole memory).
     - ``decompose_max_tokens`` / ``map_max_tokens`` / ``verbalise_max_tokens``: the completion budget per call
       kind (``None``: the server's default). Method defaults: an explicit run or role setting wins
       (docs/replies.md).
@@ -111,11 +109,12 @@ class DesqConfig(MethodConfig):
     strategy: str = "roundtrip-exact"
     threshold: float | None = None
     jaccard: float = 0.5
-    train_dataset: str = "mcqa-movies"
+    train_dataset: str | None = None
     train_split: str = "train"
     train_limit: int = 0
+    allow_other_kg: bool = False
     shots: int = 3
-    memory: Literal["kg", "wikidata", "wikidata-properties", "freebase"] = "kg"
+    memory: Literal["kg", "catalogue"] = "kg"
     memory_limit: int = 0
     embedder: str = "minilm"
     memory_dir: str | None = None
@@ -192,21 +191,16 @@ class Desq(Method):
     async def prepare(self, ctx: PrepareContext) -> None:
         config, kg = self.config, ctx.kg
         self._kg = kg
-        scheme = scheme_for(kg.profile.name)
+        scheme = scheme_for(kg.profile)
         key = [MEMORY_FORMAT, config.memory, config.embedder, config.memory_limit,
-               kg.identity if config.memory == "kg" else config.memory]
+               kg.identity if config.memory == "kg" else kg.profile.name]
         folder, built = (Path(config.memory_dir), True) if config.memory_dir else ctx.artifact_dir("desq-memory", key)
         if built:
             self.memory = await asyncio.to_thread(KBMemory.load, folder)
         else:
             def entries():
-                if config.memory == "wikidata":
-                    return limit_entries(wikidata_entries(), "property", config.memory_limit)
-                if config.memory == "wikidata-properties":
-                    return limit_entries(wikidata_property_entries(), "property", config.memory_limit)
-                if config.memory == "freebase":
-                    return limit_entries(freebase_entries(), "entity", config.memory_limit)
-                return limit_entries(kg_entries(kg), "entity", config.memory_limit)
+                found = catalogue_entries(kg.profile) if config.memory == "catalogue" else kg_entries(kg)
+                return limit_entries(found, main_kind(found), config.memory_limit)
 
             self.memory = await asyncio.to_thread(lambda: KBMemory.build(entries(), config.embedder))
             await asyncio.to_thread(self.memory.save, folder)
@@ -216,9 +210,12 @@ class Desq(Method):
                 threshold=self.threshold, unrelated_cosine=round(unrelated, 4))
         self._retriever = Retriever(self.memory)
 
-        questions = ctx.train_questions(config.train_dataset, config.train_split)
+        train_dataset = config.train_dataset
+        if train_dataset is None and ctx.training_source() is not None:
+            train_dataset = ctx.training_source()[0]
+        questions = ctx.train_questions(train_dataset, config.train_split, allow_other_kg=config.allow_other_kg)
         questions = questions[:config.train_limit] if config.train_limit else questions
-        key = [config.train_dataset, config.train_split, [q.id for q in questions], kg.identity, self.memory.digest,
+        key = [train_dataset, config.train_split, [q.id for q in questions], kg.identity, self.memory.digest,
                config.verbaliser, PROMPTS["verbalise"].digest]
         folder, built = ctx.artifact_dir("desq-examples", key)
         if built:
@@ -228,9 +225,9 @@ class Desq(Method):
             self.examples = await self._build_examples(questions, ctx, scheme)
             (folder / "examples.jsonl").write_text(
                 "".join(json.dumps(_example_dict(e), ensure_ascii=False) + "\n" for e in self.examples), "utf-8")
-            write_finetune_jsonl(folder / "finetune.jsonl", self.examples, kg.profile.name)
+            write_finetune_jsonl(folder / "finetune.jsonl", self.examples, scheme)
         if not self.examples:
-            raise ValueError(f"no usable training examples in {config.train_dataset}/{config.train_split}")
+            raise ValueError(f"no usable training examples in {train_dataset}/{config.train_split}")
         self._words = [masked_words(e.question) for e in self.examples]
         ctx.log("desq_examples", n=len(self.examples), folder=str(folder), cached=built)
 
@@ -262,7 +259,7 @@ class Desq(Method):
         if self.memory is None:
             raise RuntimeError("Desq.prepare() must run before answer() (the runner calls it)")
         kg_name = ctx.kg.profile.name
-        scheme = scheme_for(kg_name)
+        scheme = scheme_for(ctx.kg.profile)
         shown = nearest(question.text, self.examples, self.config.shots, self._words)
         reply = await ctx.chat(decompose_messages(question.text, shown, kg_name), role="generator", kind="decompose",
                                defaults=self.config.call_params("decompose"))
@@ -272,7 +269,7 @@ class Desq(Method):
             ctx.log("parse_failure", step_name="decompose", response=reply.text, finish_reason=reply.finish_reason,
                     failure=error)
             return MethodOutput(None, error)
-        reply = await ctx.chat(map_messages(question.text, constraints, shown, kg_name), role="generator",
+        reply = await ctx.chat(map_messages(question.text, constraints, shown, scheme), role="generator",
                                kind="map", defaults=self.config.call_params("map"))
         parsed = parse_output(reply.text)
         extra: dict[str, Any] = {"constraints": len(constraints), "output_problems": len(parsed.problems),
@@ -308,7 +305,7 @@ class Desq(Method):
         ``gold_output`` is the gold structured output, for corpus BLEU against ``extra.structured_output``."""
         if not question.gold_sparql or self.memory is None:
             return {}
-        scheme = scheme_for(self._kg.profile.name if self._kg is not None else question.kg)
+        scheme = scheme_for(self._kg.profile if self._kg is not None else question.kg)
         try:
             gold_sparql = gold_sparql_for(question, self._kg)
             gold_decomposition = verbalise_with_templates(
@@ -335,11 +332,13 @@ def evaluate_offline(method: Desq, questions: list[Question], kg, model: str, pr
     ``error_category`` and the scores as ``scores.<key>``). Model calls go through the response cache."""
     from tqdm.auto import tqdm
 
+    from sparqlab.llm import RunBinding, bind_standins
     from sparqlab.llm.base import run_sync
     from sparqlab.llm.factory import make_model
     from sparqlab.platform.context import PrepareContext, QuestionContext, RoleModel
 
     chat_model = make_model(model)
+    bind_standins([chat_model], RunBinding(kg, None))
     models = {role: RoleModel(role, chat_model, {"temperature": 0.0}) for role in method.roles}
 
     async def go() -> list[dict]:

@@ -49,10 +49,11 @@ def slot_kinds(parsed: ParsedOutput, scheme: IdScheme) -> dict[str, str]:
 
 
 def gold_sparql_for(question: Question, kg: KnowledgeGraph | None) -> str:
-    """The gold query DeSQ works on: the IRI form on the movie KG, the gold query itself elsewhere."""
+    """The gold query DeSQ works on: its IRI form on a KG whose gold answers are labels and whose gold queries find
+    entities by label (the movie KG, ``answer_key="label"``), the gold query itself elsewhere."""
     if not question.gold_sparql:
         raise ValueError(f"question {question.id} has no gold SPARQL")
-    if kg is not None and kg.profile.name == "movies":
+    if kg is not None and kg.profile.answer_key == "label":
         from sparqlab.methods.desq.iri_form import iri_form
 
         return iri_form(question.gold_sparql, question.gold_answers, kg)
@@ -75,7 +76,7 @@ def score_output(parsed: ParsedOutput, gold: Decomposition, gold_sparql: str, me
     ``.final_structural_em``, ``.fixed``, ``.broken``; with ``always-retrieve`` among the strategies also
     ``retrievals``: per retrieved slot ``[predicted id, retrieved id, cosine, gold id, round-trip flag]``, from which
     :func:`threshold_sweep` replays score-threshold and combined at any threshold. Rates of a question with nothing to compare (no gold slots) are
-    ``None``. ``restrict_kind``: retrieval among memory entries of the slot's kind only (our extension).
+    ``None``. ``restrict_kind``: retrieval among memory entries of the slot's kind only (an extension of the paper).
     """
     if alignment not in ALIGNMENTS:
         raise ValueError(f"alignment must be one of {ALIGNMENTS}; got {alignment!r}")

@@ -62,10 +62,3 @@ Atomic constraints:
 Output:"""),
     PromptTemplate("map_example", "Question: {question}\nAtomic constraints:\n{constraints}\nOutput: {output}"),
 )
-
-PREFIX_NOTES = {
-    "wikidata": " — keep the Wikidata prefix in front of the placeholder, as in wdt:uri1 or wd:uri2, and give the "
-                "bare id (P31, Q42) in the grounding",
-    "movies": " — a placeholder stands for the whole IRI; its id is the part after http://sparqlab.org/movies/ "
-              "(entity/Person/Ridley%20Scott, relation/directed_by, class/Film)",
-}

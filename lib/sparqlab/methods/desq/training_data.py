@@ -11,7 +11,7 @@ from sparqlab.data.question import Question
 from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.methods.desq.fragments import scheme_for
 from sparqlab.methods.desq.generation import finetune_records, gold_example
-from sparqlab.methods.desq.kb_memory import describer, wikidata_entries
+from sparqlab.methods.desq.kb_memory import catalogue_entries, describer
 from sparqlab.methods.desq.metrics import gold_sparql_for
 from sparqlab.train.data import register_builder
 
@@ -24,12 +24,13 @@ def desq_records(questions: Sequence[Question], kg: Any, progress: bool = True) 
     local store) or, on Wikidata, from the entries of ``memory=wikidata``; an id neither knows is ``null``."""
     from tqdm.auto import tqdm
 
-    labels = {e.id: e for e in wikidata_entries()} if kg.profile.name == "wikidata" else None  # as memory=wikidata
-    scheme, describe = scheme_for(kg.profile.name), describer(labels, kg)
+    labels = ({e.id: e for e in catalogue_entries(kg.profile)}  # gold slots labelled as memory=catalogue does
+              if kg.profile.catalogue is not None else None)
+    scheme, describe = scheme_for(kg.profile), describer(labels, kg)
     examples, skipped = [], 0
     for question in tqdm(questions, desc="DeSQ gold decompositions", unit="q", disable=not progress):
         try:
             examples.append(gold_example(question, scheme, describe, gold_sparql_for(question, kg)))
         except (ValueError, SparqlParseError):
             skipped += 1
-    return finetune_records(examples, kg.profile.name), {"undecomposable": skipped}
+    return finetune_records(examples, scheme), {"undecomposable": skipped}

@@ -52,7 +52,10 @@ class DirectConfig(MethodConfig):
     """Settings of :class:`DirectSparql`.
 
     - ``few_shot_dataset`` / ``few_shot_split`` / ``few_shot_ids``: worked examples (question + gold SPARQL) shown
-      as earlier chat turns, loaded in ``prepare`` from a split other than the scored one (empty: zero-shot).
+      as earlier chat turns, loaded in ``prepare`` from a split other than the scored one (no ids: zero-shot);
+      ``few_shot_dataset`` ``None`` is the run's own training split (the scored dataset's ``train``, else the
+      KG profile's ``train_dataset``).
+    - ``allow_other_kg``: take few-shot examples from a dataset of another KG than the run's (refused otherwise).
     - ``reparse_attempts``: re-ask calls for a reply that contains no query.
     - ``generate_max_tokens`` / ``reparse_max_tokens``: the completion budget per call kind (``None``: the server's
       default). Method defaults: an explicit run or role setting wins (docs/replies.md).
@@ -63,6 +66,7 @@ class DirectConfig(MethodConfig):
     few_shot_dataset: str | None = None
     few_shot_split: str = "train"
     few_shot_ids: tuple[str, ...] = ()
+    allow_other_kg: bool = False
     reparse_attempts: int = 1
     generate_max_tokens: int | None = None
     generate_reasoning_effort: str | None = None
@@ -74,8 +78,6 @@ class DirectConfig(MethodConfig):
     def __post_init__(self) -> None:
         if self.reparse_attempts < 0:
             raise ValueError(f"reparse_attempts must be >= 0; got {self.reparse_attempts}")
-        if self.few_shot_ids and not self.few_shot_dataset:
-            raise ValueError("few_shot_ids need few_shot_dataset (the dataset they come from)")
 
 
 def question_message(question: Question) -> Message:
@@ -144,7 +146,9 @@ class DirectSparql(Method):
         self._kg_name = ctx.kg.profile.name
         config = self.config
         if config.few_shot_ids and not self.examples:
-            by_id = {q.id: q for q in ctx.train_questions(config.few_shot_dataset, config.few_shot_split)}
+            by_id = {q.id: q for q in ctx.train_questions(config.few_shot_dataset, config.few_shot_split,
+                                                                  option="few_shot_dataset",
+                                                                  allow_other_kg=config.allow_other_kg)}
             missing = [i for i in config.few_shot_ids if i not in by_id]
             if missing:
                 raise ValueError(f"few-shot ids not in {config.few_shot_dataset}/{config.few_shot_split}: "

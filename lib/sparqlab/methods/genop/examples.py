@@ -124,12 +124,13 @@ MOVIE_SCRIPT = {
 
 def write_example_files(folder: str | Path) -> dict[str, Path]:
     """Write :data:`PAPER_GRAPH` (``paper.ttl``), each example's query (``NAME.rq``) and script
-    (``NAME.json``), and the movie demo (``movies.rq``, ``movies.json``) into ``folder``; returns name -> path."""
+    (``NAME.json``), and the movie demo (``movie-demo.rq``, ``movie-demo.json``) into ``folder``; returns name ->
+    path."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"graph": folder / "paper.ttl"}
     paths["graph"].write_text(PAPER_GRAPH, encoding="utf-8")
-    for name, example in {**EXAMPLES, "movies": {"query": MOVIE_QUERY, "script": MOVIE_SCRIPT}}.items():
+    for name, example in {**EXAMPLES, "movie-demo": {"query": MOVIE_QUERY, "script": MOVIE_SCRIPT}}.items():
         (folder / f"{name}.rq").write_text(example["query"], encoding="utf-8")
         (folder / f"{name}.json").write_text(json.dumps(example["script"], indent=1), encoding="utf-8")
         paths[name] = folder / f"{name}.rq"

@@ -4,7 +4,7 @@ runner, so GenOp queries get the same caching, resume, accounting and traces as 
 ``answer`` parses the query (no model call) and returns it as the final query; ``execute_final`` evaluates it:
 BGPs through ``ctx.query`` (counted KG calls), model calls through ``ctx.chat(role="oracle")`` (counted per
 kind, ``propose`` / ``validate``, in the run's ``role_usage``), and returns the true rows as the KG result the
-runner scores. The ``oracle`` role is the run's model unless ``--model-role oracle=...`` names another; the
+runner scores. The ``oracle`` role is the run's model unless ``--model-roles oracle=...`` names another; the
 scripted model is ``-m standin-genop-script`` with the option ``script=FILE.json``.
 """
 

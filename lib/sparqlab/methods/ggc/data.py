@@ -40,13 +40,16 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
 from sparqlab.eval.errors import is_gold_error_record
 from sparqlab.methods.ggc.feedback import KGFeedback, feedback_for
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings
-from sparqlab.methods.ggc.prompts import corrector_messages
+from sparqlab.methods.ggc.prompts import conventions_for, corrector_messages
+
+if TYPE_CHECKING:
+    from sparqlab.kg.profiles import PromptConventions
 
 COMPOSITIONS: dict[str, float] = {"W1.0": 0.0, "W1.0+C0.2": 0.2, "W1.0+C0.5": 0.5, "W1.0+C0.8": 0.8}
 """The paper's corrector training compositions: name → share of correct samples in the composed set."""
@@ -143,11 +146,11 @@ def compose(queries: Sequence[LabelledQuery], compositions: Mapping[str, float] 
     return sets
 
 
-def sft_record(query: LabelledQuery, kg_name: str, kg_notes: str, variant: str = "movies",
+def sft_record(query: LabelledQuery, kg_name: str, kg_notes: str, conventions: PromptConventions,
                kg_feedback: bool = False) -> dict[str, Any]:
     """One instruction/response pair (module docstring): the corrector's prompt and the gold query."""
     feedback = query.feedback.describe() if kg_feedback and query.feedback else None
-    system, user = corrector_messages(query.question, query.sparql, kg_name, kg_notes, variant, feedback)
+    system, user = corrector_messages(query.question, query.sparql, kg_name, kg_notes, conventions, feedback)
     gold = query.gold_sparql.strip()
     return {"id": query.question_id, "source": "correct" if query.correct else "wrong",
             "system": system["content"], "instruction": user["content"], "input": "", "output": gold,
@@ -155,13 +158,14 @@ def sft_record(query: LabelledQuery, kg_name: str, kg_notes: str, variant: str =
 
 
 def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, kg: Any, *,
-                         variant: str = "movies", kg_feedback: bool = False,
+                         variant: str | None = None, kg_feedback: bool = False,
                          compositions: Mapping[str, float] = COMPOSITIONS, seed: int = 0,
                          sources: Sequence[str] = (), notes: str | None = None,
                          basis: str = "composed") -> dict[str, Any]:
     """Write ``<composition>.jsonl`` per composition, LLaMA-Factory's ``dataset_info.json`` and a
     ``manifest.json`` (sizes, seed, composition ``basis``, source runs); returns the manifest. ``notes`` is the KG description in the
-    prompt (default: what the method's prompt says about ``kg``)."""
+    prompt (default: what the method's prompt says about ``kg``); ``variant`` as GGC's (``None``: the KG's own
+    conventions)."""
     from sparqlab.kg.describe import kg_notes
 
     if kg_feedback and any(q.feedback is None for q in queries):
@@ -169,18 +173,20 @@ def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     notes = kg_notes(kg) if notes is None else notes
+    conventions = conventions_for(kg.profile, variant)
     sets = compose(queries, compositions, seed, basis)
     sizes, info = {}, {}
     for name, members in sets.items():
         write_jsonl(out / f"{name}.jsonl",
-                    [sft_record(q, kg.profile.name, notes, variant, kg_feedback) for q in members])
+                    [sft_record(q, kg.profile.name, notes, conventions, kg_feedback) for q in members])
         n_correct = sum(q.correct for q in members)
         sizes[name] = {"total": len(members), "wrong": len(members) - n_correct, "correct": n_correct}
         info[f"ggc_corrector_{name}"] = {"file_name": f"{name}.jsonl", "formatting": "alpaca",
                                           "columns": {"prompt": "instruction", "query": "input",
                                                       "response": "output", "system": "system"}}
     (out / "dataset_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    manifest = {"compositions": dict(compositions), "basis": basis, "sizes": sizes, "seed": seed, "variant": variant,
+    manifest = {"compositions": dict(compositions), "basis": basis, "sizes": sizes, "seed": seed,
+                "variant": variant or kg.profile.name,
                 "kg_feedback": kg_feedback, "kg": kg.profile.name, "sources": list(sources),
                 "n_labelled": len(queries)}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

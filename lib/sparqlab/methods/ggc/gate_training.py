@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sparqlab.train.records import RecordError, file_digest
+from sparqlab.core.hashing import file_digest
+from sparqlab.train.records import RecordError
 
 GATE_DIR = "gate"
 
@@ -67,11 +68,11 @@ def stratified_split(examples: Sequence[Any], fraction: float, seed: int) -> tup
 
 
 def train_gate(examples: Sequence[Any], settings: Any, out: str | Path, *, val_fraction: float = 0.2,
-               threshold: float = 0.5, seed: int = 42, data_file: str | Path | None = None,
+               validation_threshold: float = 0.5, seed: int = 42, data_file: str | Path | None = None,
                sources: Sequence[str] = (), kg_feedback: bool = False) -> dict[str, Any]:
     """Train a gate (``settings``: :class:`sparqlab.methods.ggc.gate.GateSettings`) on a stratified split of ``examples``,
     save it to ``out/gate`` and return (and write to ``out/training.json``) the summary with the validation
-    metrics at ``threshold``. ``data_file``: the examples' file, whose sha256 is recorded; ``sources``: run
+    metrics at ``validation_threshold`` (the τ of the validation report, not a run's gate threshold). ``data_file``: the examples' file, whose sha256 is recorded; ``sources``: run
     folders the examples came from; ``kg_feedback``: the gate reads the examples' KG feedback."""
     from sparqlab.methods.ggc.gate import Gate, decide
     from sparqlab.methods.ggc.metrics import gate_metrics
@@ -80,10 +81,11 @@ def train_gate(examples: Sequence[Any], settings: Any, out: str | Path, *, val_f
     train, held = stratified_split(examples, val_fraction, seed)
     gate = Gate.train(train, settings, sources, kg_feedback=kg_feedback)
     probabilities = gate.probabilities(held)
-    metrics = gate_metrics([e.label for e in held], [decide(p, threshold) for p in probabilities])
+    metrics = gate_metrics([e.label for e in held], [decide(p, validation_threshold) for p in probabilities])
     out = Path(out)
     digest = gate.save(out / GATE_DIR)
-    summary = {"settings": settings.to_dict(), "kg_feedback": kg_feedback, "threshold": threshold, "val_fraction": val_fraction, "seed": seed,
+    summary = {"settings": settings.to_dict(), "kg_feedback": kg_feedback,
+               "validation_threshold": validation_threshold, "val_fraction": val_fraction, "seed": seed,
                "data": {"path": str(data_file) if data_file else None,
                         "sha256": file_digest(data_file) if data_file else None, "examples": len(examples),
                         "train": len(train), "validation": len(held),

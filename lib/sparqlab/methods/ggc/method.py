@@ -4,8 +4,8 @@ Per question: s(0) ← G(q) (role ``generator``); with ``mode="gated"``, g ← 1
 ≥ τ]; if g = 1, s(c) ← C(q, s(0) [, feedback]) (role ``corrector``) and ŝ = s(c), else ŝ = s(0). ``mode="none"``
 is the generator-only setting and ``mode="all"`` corrects every query (the paper's Gen. + Corr.). A reply with no
 readable query is still s(0) (its text) for the gate and the corrector, as in Algorithm 1, which skips nothing
-(``skip_unparseable=True``: ours before, no correction). The runner then executes ŝ and scores it like any
-method's query.
+(``skip_unparseable=True`` stops there instead, without correction). The runner then executes ŝ and scores it like
+any method's query.
 
 A gated run scores each question's gate decision (:meth:`GGC.score`: ``gate_label`` = s(0) is wrong,
 ``gate_decision`` = the corrector was triggered), so its ``metrics.json`` carries the gate's accuracy, precision,
@@ -18,18 +18,21 @@ query, the gate probability and decision, the corrected query, the KG feedback, 
 and :func:`sparqlab.experiments.ggc.threshold_sweep`.
 
 The gate is an artifact: loaded from ``gate_path``, or trained in :meth:`GGC.prepare` on the generator's own
-output over ``train_dataset``/``train_split`` (first ``train_limit`` questions; the run folder of that generator
-pass is an ordinary run under the experiment ``ggc-gate-data-<generator digest>``) and cached under
-``cache_dir()/artifacts``. Its content digest enters the run id.
+output over ``train_dataset``/``train_split`` (by default the run's own training split: the scored dataset's
+``train``, else the KG profile's ``train_dataset``; first ``train_limit`` questions; the run folder of that
+generator pass is an ordinary run under the experiment ``ggc-gate-data-<generator digest>``) and cached under
+``cache_dir()/artifacts``. Its content digest enters the run id. The prompts describe the run's KG with its
+profile's conventions (``variant``), notes and schema.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
@@ -37,12 +40,15 @@ from sparqlab.llm.replies import reply_error
 from sparqlab.methods.ggc.data import gate_from_runs
 from sparqlab.methods.ggc.feedback import KGFeedback
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings, decide, folder_digest
-from sparqlab.methods.ggc.prompts import PROMPTS, corrector_messages, generator_messages
+from sparqlab.methods.ggc.prompts import PROMPTS, conventions_for, corrector_messages, generator_messages
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.parsing import extract_sparql
 from sparqlab.platform.registry import register_method
+
+if TYPE_CHECKING:
+    from sparqlab.kg.profiles import PromptConventions
 
 LOCATION_KEYS = frozenset({"cache", "base_url", "max_retries", "timeout_s"})
 """Parts of a model's description that say where it runs, not what it answers; left out of its identity."""
@@ -59,10 +65,14 @@ class GGCConfig(MethodConfig):
     - ``gate_path``: folder of a trained gate (``sparqlab train gate``) used instead of training one.
     - ``kg_feedback``: execute s(0) and give the gate and the corrector the execution feedback (Table 5b); the one
       place this is set: a gate trained here reads feedback exactly when the method does.
-    - ``variant``: prompt variant, ``movies`` (label-based, MCQA setting), ``wikidata``, ``freebase`` or
-      ``dbpedia``.
+    - ``variant``: whose prompt conventions describe the KG (topic, relation word, rules for queries): ``None``
+      the run KG's profile, else the name of a registered profile (``wikidata`` for a Wikidata mirror opened
+      with a derived profile).
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
-      ``gate_path`` is given (the first ``train_limit`` of the split).
+      ``gate_path`` is given (the first ``train_limit`` of the split); ``train_dataset`` ``None`` is the run's own
+      training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the trained gate's
+      digest enters the run id).
+    - ``allow_other_kg``: train on a dataset of another KG than the run's (refused otherwise).
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
       passing its text on as Algorithm 1 does.
     - ``generate_max_tokens`` / ``generate_reasoning_effort`` / ``correct_max_tokens`` / ``correct_reasoning_effort``:
@@ -82,10 +92,11 @@ class GGCConfig(MethodConfig):
     gate: GateSettings = GateSettings()
     gate_path: str | None = None
     kg_feedback: bool = False
-    variant: Literal["movies", "wikidata", "freebase", "dbpedia"] = "movies"
-    train_dataset: str = "mcqa-movies"
+    variant: str | None = None
+    train_dataset: str | None = None
     train_split: str = "train"
     train_limit: int = 1000
+    allow_other_kg: bool = False
     skip_unparseable: bool = False
     generate_max_tokens: int | None = None
     generate_reasoning_effort: str | None = None
@@ -120,7 +131,7 @@ def loaded_gate_settings(requested: GateSettings, kg_feedback: bool, gate: Gate)
 
 class GateBatcher:
     """The gate calls of the questions in flight, answered by batched :meth:`Gate.probabilities` calls off the
-    event loop, one at a time (issue 23 target 4).
+    event loop, one at a time.
 
     A call joins the pending batch; the first one schedules a flush that runs when the batch before it is done
     (and after one loop turn, so that questions ready together share a batch). So the gate's torch / sklearn work
@@ -176,7 +187,7 @@ class GGC(Method):
 
     def __init__(self, config: GGCConfig | None = None, *, gate_batch: bool = True, **overrides: Any):
         """``gate_batch``: batch the gate calls of concurrent questions (:class:`GateBatcher`); ``False`` calls
-        the gate once per question in its own thread (before). Not part of the identity: answers are the same."""
+        the gate once per question in its own thread. Not part of the identity: answers are the same."""
         super().__init__(config, **overrides)
         self.gate_batch = gate_batch
         self._batcher: tuple[Any, GateBatcher] | None = None
@@ -185,11 +196,19 @@ class GGC(Method):
         self.gate_folder: Path | None = None
         self._kg: Any = None
         self._notes: dict[str, str] = {}
+        self._conventions: PromptConventions | None = None
 
     # -- identity ---------------------------------------------------------------------------------------------
 
     def artifacts(self) -> dict[str, str]:
-        return {"gate": self.gate_digest} if self.gate_digest else {}
+        """The trained gate's digest and the digest of the KG conventions the prompts use."""
+        found = {"gate": self.gate_digest} if self.gate_digest else {}
+        if self._conventions is not None:
+            found["conventions"] = self._conventions_digest()
+        return found
+
+    def _conventions_digest(self) -> str:
+        return stable_hash(dataclasses.asdict(self._conventions), 16)
 
     def example_ids(self) -> set[str]:
         return set(self.gate.training.get("question_ids", [])) if self.gate else set()
@@ -211,6 +230,7 @@ class GGC(Method):
         """Load the gate from ``gate_path``, or train it on the generator's output over the training split
         (cached as an artifact keyed by everything it depends on)."""
         self._kg = ctx.kg  # score() judges s(0) of corrected questions on it
+        self._conventions = conventions_for(ctx.kg.profile, self.config.variant)
         if self.config.mode != "gated" or self.gate is not None:
             return
         if self.config.gate_path:
@@ -224,13 +244,17 @@ class GGC(Method):
         identity = model_identity(generator.model)
         settings = self.config.gate
         settings.check_trainable()
+        train_dataset = self.config.train_dataset
+        if train_dataset is None and ctx.training_source() is not None:
+            train_dataset = ctx.training_source()[0]
         key = {"settings": settings.to_dict(), "kg_feedback": self.config.kg_feedback, "generator": identity, "params": generator.params,
-               "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "variant": self.config.variant,
-               "train": [self.config.train_dataset, self.config.train_split, self.config.train_limit],
+               "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "conventions": self._conventions_digest(),
+               "train": [train_dataset, self.config.train_split, self.config.train_limit],
                "kg": ctx.kg.identity}
         folder, built = ctx.artifact_dir("ggc-gate", key)
         if not built:
-            questions = ctx.train_questions(self.config.train_dataset, self.config.train_split)
+            questions = ctx.train_questions(train_dataset, self.config.train_split,
+                                            allow_other_kg=self.config.allow_other_kg)
             questions = questions[: self.config.train_limit]
             result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant), questions,
                                        experiment=f"ggc-gate-data-{stable_hash(identity, 8)}", role="generator")
@@ -261,10 +285,11 @@ class GGC(Method):
 
     async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
         """Algorithm 1; the stages' outputs and times go to ``extra``."""
-        notes, kg_name, variant = await self._kg_notes(ctx), ctx.kg.profile.name, self.config.variant
+        notes, kg_name = await self._kg_notes(ctx), ctx.kg.profile.name
+        conventions = self._conventions or conventions_for(ctx.kg.profile, self.config.variant)
         extra: dict[str, Any] = {"mode": self.config.mode}
         started = time.perf_counter()
-        reply = await ctx.chat(generator_messages(question.text, kg_name, notes, variant), role="generator",
+        reply = await ctx.chat(generator_messages(question.text, kg_name, notes, conventions), role="generator",
                                kind="generate", defaults=self.config.call_params("generate"))
         initial = extract_sparql(reply.text)
         extra.update(initial_sparql=initial, t_generator_s=round(time.perf_counter() - started, 6))
@@ -299,7 +324,7 @@ class GGC(Method):
             return MethodOutput(initial, unread, extra)
 
         started = time.perf_counter()
-        reply = await ctx.chat(corrector_messages(question.text, s0, kg_name, notes, variant,
+        reply = await ctx.chat(corrector_messages(question.text, s0, kg_name, notes, conventions,
                                                   feedback.describe() if feedback else None),
                                role="corrector", kind="correct", defaults=self.config.call_params("correct"))
         corrected = extract_sparql(reply.text)

@@ -13,22 +13,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.hashing import file_digest
 from sparqlab.data.question import Question
 from sparqlab.kg.describe import kg_notes
 from sparqlab.methods.ggc.data import COMPOSITIONS, labelled_queries, write_corrector_data
-from sparqlab.methods.ggc.prompts import generator_messages
+from sparqlab.methods.ggc.prompts import conventions_for, generator_messages
 from sparqlab.train.data import register_builder, sparql_response, write_dataset
-from sparqlab.train.records import file_digest, read_records
+from sparqlab.train.records import read_records
 
 
 @register_builder("ggc-generator", "dataset", needs_kg=True,
                   description="the GGC generator's prompt -> gold SPARQL")
 def generator_records(questions: Sequence[Question], kg: Any, progress: bool = True,
-                      variant: str = "movies") -> tuple[list[dict], dict]:
+                      variant: str | None = None) -> tuple[list[dict], dict]:
     """GGC generator records: the generator's inference prompt and the gold query, fenced as the corrector
-    files fence theirs."""
-    notes = kg_notes(kg)
-    records = [{"id": q.id, "messages": [*generator_messages(q.text, kg.profile.name, notes, variant),
+    files fence theirs; ``variant`` as GGC's (``None``: the KG's own conventions)."""
+    notes, conventions = kg_notes(kg), conventions_for(kg.profile, variant)
+    records = [{"id": q.id, "messages": [*generator_messages(q.text, kg.profile.name, notes, conventions),
                                          {"role": "assistant", "content": sparql_response(q.gold_sparql)}]}
                for q in questions if q.gold_sparql]
     return records, {}
@@ -53,7 +54,7 @@ def check_disjoint(queries: Sequence[Any], generator_data: str | Path | None) ->
 @register_builder("ggc-corrector", "runs", needs_kg=True,
                   description="corrector SFT compositions W1.0, +C0.2, +C0.5, +C0.8 from generator runs (--out is "
                               "a folder)")
-def build_corrector_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any, *, variant: str = "movies",
+def build_corrector_data(run_dirs: Sequence[str | Path], out: str | Path, kg: Any, *, variant: str | None = None,
                          kg_feedback: bool = False, seed: int = 0,
                          compositions: Mapping[str, float] | Sequence[str] | None = None,
                          basis: str = "composed", queries: Sequence[Any] | None = None,

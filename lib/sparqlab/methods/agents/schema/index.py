@@ -338,7 +338,7 @@ def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: in
     meets otherwise (``None`` until then)."""
     from tqdm.auto import tqdm
 
-    curated = DECLARED_SCHEMAS.get(kg.profile.name)
+    curated = DECLARED_SCHEMAS.find(kg.profile.name)
     if curated is not None:  # a curated schema kept outside the KG (Freebase's fb_roles): no KG scan
         schema = curated()
         items = {p: p for p in schema.properties}
@@ -388,7 +388,7 @@ def default_schema_folder(kg: KnowledgeGraph, sample: int = EMPIRICAL_SAMPLE) ->
 def declared_superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str] | None:
     """τ⁺ from the KG's curated schema (Freebase: ``fb_types``, already transitive): the classes and their
     supertypes; ``None`` when the KG has no curated schema (then the KG is asked)."""
-    loader = DECLARED_SCHEMAS.get(kg.profile.name)
+    loader = DECLARED_SCHEMAS.find(kg.profile.name)
     if loader is None:
         return None
     supers = loader().superclasses
@@ -398,7 +398,7 @@ def declared_superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str
 def declared_digest(kg: KnowledgeGraph) -> str | None:
     """The content digest of the KG's curated schema files (Freebase's fb_roles ...), ``None`` when the index
     reads its declarations from the KG: part of every stored index's key, so changed files rebuild it."""
-    loader = DECLARED_SCHEMAS.get(kg.profile.name)
+    loader = DECLARED_SCHEMAS.find(kg.profile.name)
     return loader().digest if loader else None
 
 

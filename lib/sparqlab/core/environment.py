@@ -1,0 +1,45 @@
+"""The defaults a run takes from the environment, read in this one place.
+
+Every other module asks here (:func:`setting`) instead of reading ``os.environ``: the run configuration resolves
+its model and endpoint defaults once (:meth:`sparqlab.runs.config.RunConfig.resolved`), and the llm layer's
+Python API (``get_model("name")`` without a URL) and the locations of :mod:`sparqlab.core.paths` ask the same
+function, so one variable has one meaning everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+
+VARIABLES = {
+    "SPARQLAB_MODEL": "model name of a run that names none (RunConfig.model) and of get_model()",
+    "SPARQLAB_MODEL_URL": "OpenAI-compatible /v1 endpoint of a served model that names none (RunConfig.model_url)",
+    "SPARQLAB_API_KEY": "API key sent to that endpoint (else a placeholder, fine for vLLM)",
+    "SPARQLAB_RUNS": "the runs root (RunConfig.output_root; default runs/)",
+    "SPARQLAB_CACHE": "build outputs and caches: stores, indexes, the model response cache (default .cache/)",
+    "SPARQLAB_DATA": "bundled data (default data/)",
+    "SPARQLAB_FIGURES": "where figures are written (default figures/)",
+}
+"""The run defaults read from the environment, with what each sets."""
+
+
+def setting(variable: str) -> str | None:
+    """The value of one of :data:`VARIABLES` (``None`` when unset or blank)."""
+    if variable not in VARIABLES:
+        raise KeyError(f"{variable} is not a sparqlab run default; known: {', '.join(VARIABLES)}")
+    value = os.environ.get(variable, "").strip()
+    return value or None
+
+
+def default_model() -> str | None:
+    """``SPARQLAB_MODEL``: the model of a run or ``get_model()`` call that names none."""
+    return setting("SPARQLAB_MODEL")
+
+
+def default_model_url() -> str | None:
+    """``SPARQLAB_MODEL_URL``: the endpoint of a served model given without one."""
+    return setting("SPARQLAB_MODEL_URL")
+
+
+def api_key() -> str | None:
+    """``SPARQLAB_API_KEY``: the key sent to OpenAI-compatible endpoints."""
+    return setting("SPARQLAB_API_KEY")

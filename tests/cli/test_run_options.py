@@ -1,0 +1,91 @@
+"""Every door to a run shows the run settings of one declaration: the flags of ``run``, ``serve``, ``sweep``,
+``table``, ``train gate`` and ``ggc sweep`` and the run-setting parameters of the bundled notebooks have the
+setting's name, help and default (or say which default they use instead), all generated from RunConfig."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import nbformat
+import pytest
+
+from sparqlab.cli import build_parser, main
+from sparqlab.cli.config_options import dest_of, display
+from sparqlab.notebooks import NOTEBOOKS_DIR
+from sparqlab.notebooks.generate import DECLARED_DEFAULT, annotation, literal, short_help
+from sparqlab.runs import RunConfig
+
+COMMANDS = [("run",), ("serve",), ("sweep",), ("table",), ("train", "gate"), ("ggc", "sweep")]
+LEAVES = {leaf.path: leaf for leaf in RunConfig.leaves().values()}
+
+
+def command_parser(words: tuple[str, ...]) -> argparse.ArgumentParser:
+    parser = build_parser()
+    for word in words:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+        parser = action.choices[word]
+    return parser
+
+
+@pytest.mark.parametrize("words", COMMANDS, ids=" ".join)
+def test_each_command_takes_the_run_settings_by_their_declared_name_help_and_default(words):
+    parser = command_parser(words)
+    own = parser.get_default("run_defaults")
+    by_dest = {action.dest: action for action in parser._actions}  # noqa: SLF001
+    flags = {flag: action for action in parser._actions for flag in action.option_strings}  # noqa: SLF001
+    shown = 0
+    for path, leaf in LEAVES.items():
+        flag = "--" + leaf.name.replace("_", "-")
+        action = by_dest.get(dest_of(path))
+        if action is None:  # not taken; a flag of that name is another declaration's (train gate's --seed: the gate's)
+            assert flag not in flags or flags[flag].dest.startswith("config__"), f"{flag} is declared by hand"
+            continue
+        shown += 1
+        assert flag in action.option_strings and action.default is None
+        assert action.help.startswith(display(leaf.help).replace("%", "%%"))
+        if leaf.name in own and own[leaf.name] != leaf.default:
+            assert action.help.endswith(f"(default here: {own[leaf.name]!r}; declared: {leaf.default!r})")
+        else:
+            assert action.help.endswith(f"(default: {leaf.default!r})")
+    assert shown >= 15, "the command takes the run settings"
+
+
+def parameter_lines(notebook) -> dict[str, str]:
+    cell = next(c for c in nbformat.read(notebook, 4).cells if "parameters" in c.metadata.get("tags", []))
+    return {m.group(1): m.group(0) for m in re.finditer(r"^(\w+):.*$", cell.source, re.M)}
+
+
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS_DIR.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_the_notebooks_run_parameters_are_generated_from_the_declaration(notebook):
+    lines = parameter_lines(notebook)
+    run_settings = {name: line for name, line in lines.items() if name in RunConfig.flat_names()}
+    assert run_settings, "every bundled notebook takes run settings"
+    for name, line in run_settings.items():
+        leaf = RunConfig.flat_names()[name]
+        code, _, comment = line.partition("  # ")
+        assert code.startswith(f"{name}: {annotation(leaf.type)} = "), line
+        assert comment.startswith(short_help(leaf.help)), line
+        default = code.split(" = ", 1)[1].strip()
+        assert default == literal(leaf.default) or comment.endswith(DECLARED_DEFAULT.format(literal(leaf.default))), line
+
+
+def test_a_command_with_its_own_defaults_uses_and_shows_them(capsys):
+    args = command_parser(("ggc", "sweep")).parse_args(["--gate-path", "g"])
+    from sparqlab.cli.run_options import ggc_run_config
+
+    config = ggc_run_config(args)
+    assert (config.model, config.concurrency, config.cache, config.split) == ("standin-knn", 1, "off", "test")
+    with pytest.raises(SystemExit):
+        main(["ggc", "sweep", "--help"])
+    assert "(default here: 'off'; declared: 'read_write')" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_misspelt_flag_or_setting_gets_a_did_you_mean(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "direct", "-d", "metaqa-1hop", "--model-ulr", "http://x/v1"])
+    assert "--model-ulr (did you mean --model-url?)" in capsys.readouterr().err
+    assert main(["run", "saga", "-d", "metaqa-1hop", "-m", "standin-agent", "-o", "type_filter=false"]) == 1
+    assert "(did you mean 'features.type_filter'?)" in capsys.readouterr().err
+    assert main(["run", "genop", "-d", "metaqa-1hop", "-o", "k=3"]) == 1
+    assert "(did you mean 'evaluation.k'?)" in capsys.readouterr().err
