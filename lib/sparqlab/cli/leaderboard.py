@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from sparqlab.eval.text2sparql import CONVENTIONS, OFFICIAL_METRIC
+
 
 def register(subparsers) -> None:
     """Add ``sparqlab leaderboard``."""
@@ -21,7 +23,7 @@ def register(subparsers) -> None:
                         help="a sparqlab run (folder or name) over these datasets as an extra row (repeatable)")
     parser.add_argument("--baseline", default=None, metavar="ROW",
                         help="row the others are tested against (paired bootstrap on set_F, McNemar on set_F = 1)")
-    parser.add_argument("--metric", choices=["text2sparql", "text2sparql-strict"], default="text2sparql",
+    parser.add_argument("--metric", choices=CONVENTIONS, default=OFFICIAL_METRIC,
                         help="text2sparql: as published; text2sparql-strict: empty true sets, ASK and the combined "
                              "mean as they read (teams with only an evaluation file are left out)")
     parser.add_argument("--format", choices=["text", "csv", "md", "latex"], default="text")
