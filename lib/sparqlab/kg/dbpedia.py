@@ -9,7 +9,9 @@ file (``data/text2sparql/dbpedia_fixture/``) served by ``oxigraph serve-read-onl
   of SAGA's schema index, as the DBpedia ontology declares them), ``dbr:`` resources, ``dbp:`` raw infobox
   properties (untyped values, no declarations), ``dbc:`` categories; names are ``rdfs:label`` literals tagged
   with a language (``"Jacques Chirac"@en``, ``@es``), descriptions ``rdfs:comment``; answers compared by IRI (the
-  official true result sets hold IRIs and lexical forms);
+  official true result sets hold IRIs and lexical forms); id shapes for DeSQ's slots (``dbr:`` entities, ``dbo:``
+  classes and properties, ``dbp:`` properties) and the prompt conventions (GGC's rules for queries, SAGA's
+  answer types, SPINACH's pruning example in DBpedia's ids), so no method spells a DBpedia IRI;
 - search (``search="dbpedia"``, :class:`DbpediaSearch`): entities by exact ``rdfs:label`` in each label language
   read from the endpoint, and by the resource IRI a title makes (``dbr:Gustave_Eiffel``); the ontology's classes
   and properties (a few thousand) from a local label index built from the endpoint once.
