@@ -128,3 +128,19 @@ def test_every_method_runs_db25_and_db26_on_the_dbpedia_fixture(method, model, o
     assert {q.id for q in questions} == set(frame.index) and len(frame) == 4
     if method == "ggc":  # the prompt conventions of the run KG's profile
         assert "dbr: IRIs made from the Wikipedia title" in (result.run_dir / "traces.jsonl").read_text()
+
+
+def test_desq_slots_on_dbpedia_come_from_the_profiles_id_shapes():
+    """dbr: resources are entity slots written as full IRIs (titles hold characters a prefixed name cannot), dbo: /
+    dbp: properties keep their prefix; the assembled query is the reference query again."""
+    from sparqlab.eval.structural import structural_em
+    from sparqlab.methods.desq.fragments import assemble, decompose, scheme_for
+
+    question = next(q for q in registry.load("db26", language="en") if q.id == "db26:6-en")
+    scheme = scheme_for("dbpedia")
+    decomposition = decompose(question.gold_sparql, scheme)
+    assert [(s.id, decomposition.kinds[s.placeholder]) for s in decomposition.slots] == [
+        ("Sasha_Banks", "entity"), ("trainer", "property"), ("Booker_T_(wrestler)", "entity")]
+    assembled = assemble(decomposition.fragments, decomposition.slots, scheme)
+    assert "<http://dbpedia.org/resource/Booker_T_(wrestler)>" in assembled and "dbp:trainer" in assembled
+    assert structural_em(assembled, question.gold_sparql)

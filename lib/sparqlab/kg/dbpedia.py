@@ -44,7 +44,7 @@ DBO = "http://dbpedia.org/ontology/"
 DBR = "http://dbpedia.org/resource/"
 DBP = "http://dbpedia.org/property/"
 
-ENTITY_IDS = IdForm("entity", r"[A-Z0-9][^\s<>]*", DBR, "Gustave_Eiffel", "dbr")
+ENTITY_IDS = IdForm("entity", r"[^\s<>]+", DBR, "Gustave_Eiffel")
 ONTOLOGY_PROPERTY_IDS = IdForm("property", r"[a-z][A-Za-z0-9]*", DBO, "birthPlace", "dbo")
 CLASS_IDS = IdForm("class", r"[A-Z][A-Za-z0-9]*", DBO, "Person", "dbo")
 INFOBOX_PROPERTY_IDS = IdForm("property", r"[a-z][A-Za-z0-9_]*", DBP, "author", "dbp")
