@@ -210,6 +210,9 @@ class PrepareContext(_ModelAccess):
         self.scored_split = scored_split
         self.scored_ids = scored_ids
         self.artifact_dirs: list[tuple[Path, Any]] = []  # (folder, open lock file) being built by this run
+        self.pools: dict[str, list[Question]] = {}
+        """Every ``dataset:split`` read through :meth:`train_questions`: the runner checks them for
+        near-duplicates of the scored questions (:mod:`sparqlab.runs.leakage`)."""
 
     def log(self, kind: str, /, **data: Any) -> None:
         self.trace.add(kind, None, None, data)
@@ -289,4 +292,5 @@ class PrepareContext(_ModelAccess):
             raise ValueError(f"{dataset}/{split} shares {len(shared)} question ids with the scored questions "
                              f"(e.g. {', '.join(shared[:5])}); training data must not overlap the scored set")
         self.log("train_questions", dataset=str(dataset), split=split, n=len(questions), kg=other)
+        self.pools[f"{dataset}:{split}"] = questions
         return questions

@@ -161,6 +161,8 @@ class QuestionSelection(CheckedConfig):
 
     - ``dataset``: a dataset name (``sparqlab data list``) or a JSONL file of questions.
     - ``split``: its split (``None``: the dataset's test split).
+    - ``language``: one language of a multilingual dataset, e.g. de of TEXT2SPARQL's ck26 (en, de) or es of db25
+      and db26 (en, es); unset: all its languages. Part of the run id and of the run folder's name.
     - ``limit``: the first N questions in dataset order (after ``select``; also applies to questions passed in).
     - ``sample``: N questions drawn reproducibly from those, stratified by question type (``None``: all).
     - ``sample_seed``: the seed of ``sample``.
@@ -170,6 +172,7 @@ class QuestionSelection(CheckedConfig):
 
     dataset: str | None = None
     split: str | None = None
+    language: str | None = None
     limit: int | None = None
     sample: int | None = None
     sample_seed: int = 0
@@ -346,12 +349,14 @@ def _slug(text: str) -> str:
 
 
 def make_run_id(config: RunConfig, run_identity: dict[str, Any]) -> str:
-    """``<method>-<dataset>-<model>-<hash of run_identity>`` (:func:`identity`): readable in a listing, unique
-    through the hash (the dataset part is left out when the questions were passed in directly)."""
+    """``<method>-<dataset>[-<language>]-<model>-<hash of run_identity>`` (:func:`identity`): readable in a
+    listing, unique through the hash (the dataset part is left out when the questions were passed in directly)."""
     method = str(run_identity["method"].get("method", "method"))
     digest = stable_hash(run_identity, 10)
     dataset = f"{_slug(Path(config.dataset).stem if '/' in config.dataset else config.dataset)}-" \
         if config.dataset else ""
+    if config.language:
+        dataset += f"{_slug(config.language)}-"
     return f"{_slug(method)}-{dataset}{_slug(config.model or 'nomodel')}-{digest}"
 
 
