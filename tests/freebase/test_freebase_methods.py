@@ -58,9 +58,10 @@ def test_direct_ggc_and_desq_run_on_the_fixture(run_on_fixture):
     _, direct = run_on_fixture("direct", "standin-keyword-rules")
     assert set(direct["error_category"]) == {"parse_failure"}  # the movie keyword rules know no Freebase relation
     result, ggc = run_on_fixture("ggc", "standin-keyword-rules", mode="all", variant="freebase",
-                                 model_roles={"corrector": {"model": "standin-echo"}})
+                                 prompt={"kg_rules": True}, model_roles={"corrector": {"model": "standin-echo"}})
     traces = (result.run_dir / "traces.jsonl").read_text(encoding="utf-8")
-    assert "dotted ids such as ns:location.country.languages_spoken" in traces  # the Freebase prompt variant
+    # the Freebase profile's query rules, asked for (the paper's prompt is the default)
+    assert "dotted ids such as ns:location.country.languages_spoken" in traces
     _, desq = run_on_fixture("desq", "standin-desq", train_dataset="webqsp", train_split="train", train_limit=40,
                              embedder="hashing")
     assert desq["error_category"].isna().all()
