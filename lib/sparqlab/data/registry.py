@@ -36,10 +36,15 @@ class Dataset:
         """The questions of ``split`` (the default split when ``None``)."""
         split = _resolve_split(split, self.splits, self.default_split)
         if split not in self.splits:
-            raise ValueError(
-                f"dataset {self.name!r} has no split {split!r}; valid splits: {', '.join(self.splits)}"
-            )
+            raise ValueError(f"dataset {self.name!r} has no split {split!r}; valid splits: {', '.join(self.splits)}"
+                             + self._elsewhere(split))
         return self.splits[split]()
+
+    def _elsewhere(self, split: str) -> str:
+        """Where the missing split can be found instead: the other datasets over the same KG that have it."""
+        others = [name for name in DATASETS.names() if name != self.name and DATASETS.get(name).kg == self.kg
+                  and split in DATASETS.get(name).splits]
+        return f"; datasets over the {self.kg} KG with a {split!r} split: {', '.join(others)}" if others else ""
 
 
 def _resolve_split(split: str | None, available: Collection[str], default: str) -> str:
