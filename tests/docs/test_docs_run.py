@@ -2,7 +2,9 @@
 order within its file, as a new user would copy it — offline stand-ins and small limits as the docs write them, in a
 scratch working folder with its own runs/, figures/ and cache (sharing the suite's built KG stores and indexes).
 
-A block whose first line is a ``# needs: ...`` comment says what it needs (a GPU endpoint, a cluster, a live
+A block followed by ``<!--pytest-codeblocks:expected-output-->`` and a second block must print exactly that
+second block (the numbers a doc quotes are the ones the code produces). A block whose first line is a
+``# needs: ...`` comment says what it needs (a GPU endpoint, a cluster, a live
 Wikidata) and is only parsed: each ``sparqlab`` command goes through the real argument parser (an unknown flag or
 subcommand fails), ``python FILE`` / ``make TARGET`` must name an existing file / target, and Python compiles.
 The fenced blocks are collected by pytest-codeblocks' Markdown reader; one test per file keeps its blocks in order.
@@ -113,6 +115,9 @@ def execute(block, cwd: Path, env: dict) -> None:
     if done.returncode != 0:
         raise AssertionError(f"block at line {block.lineno} failed (exit {done.returncode}):\n{block.code}\n"
                              f"--- stdout (tail)\n{done.stdout[-3000:]}\n--- stderr (tail)\n{done.stderr[-3000:]}")
+    if block.expected_output is not None:
+        assert done.stdout.strip() == block.expected_output.strip(), \
+            f"block at line {block.lineno}: the output the doc quotes differs from what the command prints"
 
 
 def run_document(path: Path, tmp_path: Path) -> tuple[int, int]:

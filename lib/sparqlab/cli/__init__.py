@@ -11,6 +11,7 @@ import argparse
 import difflib
 import importlib
 import os
+import signal
 import sys
 
 from sparqlab import __version__
@@ -78,7 +79,20 @@ def user_message(error: BaseException) -> str:
     return str(error)
 
 
+def stop_on_termination() -> None:
+    """Make SIGTERM and SIGHUP end the command the way Ctrl-C does, by unwinding the stack: every server a command
+    started (an oxigraph child, a model server, JupyterLab) is stopped in its ``finally`` instead of being left
+    running without its parent. The exit status is the shell's for a signal (128 + its number)."""
+    def stop(signum: int, _frame) -> None:  # noqa: ANN001 - signal handler signature
+        raise SystemExit(128 + signum)
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, stop)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the `sparqlab` command itself, not a call from Python (tests, notebooks) that owns signals
+        stop_on_termination()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
