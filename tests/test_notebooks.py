@@ -103,3 +103,27 @@ def test_failing_notebook_is_reported_by_name(tmp_path, isolated_env):
     result = sparqlab("reproduce", str(path), "--output-dir", str(tmp_path / "out"), env=isolated_env)
     assert result.returncode == 1
     assert "broken.ipynb failed" in result.stderr and "ZeroDivisionError" in result.stderr
+
+
+def test_a_cell_without_error_output_reports_the_exception_it_printed(tmp_path):
+    """papermill names only ``CellExecutionError`` for a failed cell that left no error output (the quickstart's
+    run against an unreachable endpoint does this): the reason the cell printed on stderr is what is reported."""
+    from types import SimpleNamespace
+
+    from sparqlab.notebooks.execute import cell_error_line
+
+    printed = ("Traceback (most recent call last):\n  File \"runner.py\", line 661, in _answer_all\n"
+               "sparqlab.runs.runner.RunAborted: run r stopped: cannot reach the model endpoint http://h:9/v1\n")
+    cells = [new_code_cell("x = 1"), new_code_cell("run(...)", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="ValueError: not this one\n"),
+        nbformat.v4.new_output("stream", name="stderr", text=printed)])]
+    output = tmp_path / "out.ipynb"
+    nbformat.write(new_notebook(cells=cells), output)
+    silent = SimpleNamespace(ename="CellExecutionError", evalue="", cell_index=1)
+    assert cell_error_line(silent, output) == ("sparqlab.runs.runner.RunAborted: run r stopped: cannot reach the "
+                                               "model endpoint http://h:9/v1")
+    assert cell_error_line(SimpleNamespace(ename="ZeroDivisionError", evalue="division by zero", cell_index=1),
+                           output) == "ZeroDivisionError: division by zero"
+    cells[1].outputs = []
+    nbformat.write(new_notebook(cells=cells), output)
+    assert cell_error_line(silent, output) == f"CellExecutionError: (no message; see {output})"
