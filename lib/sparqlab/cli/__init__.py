@@ -79,12 +79,21 @@ def user_message(error: BaseException) -> str:
     return str(error)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C's ``KeyboardInterrupt`` would be so that every path that handles an
+    interruption (a run saving its progress, a server stopping its child) handles these too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 def stop_on_termination() -> None:
-    """Make SIGTERM and SIGHUP end the command the way Ctrl-C does, by unwinding the stack: every server a command
+    """Make SIGTERM and SIGHUP end the command the way Ctrl-C does: the stack unwinds, so every server a command
     started (an oxigraph child, a model server, JupyterLab) is stopped in its ``finally`` instead of being left
-    running without its parent. The exit status is the shell's for a signal (128 + its number)."""
+    running without its parent."""
     def stop(signum: int, _frame) -> None:  # noqa: ANN001 - signal handler signature
-        raise SystemExit(128 + signum)
+        raise Terminated(signum)
 
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, stop)
@@ -109,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"sparqlab {args.command}: {type(error).__name__}: {user_message(error)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interruption:
         print("interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(interruption, "signum", signal.SIGINT)  # the shell's status for the signal
     except Exception as error:  # an unexpected failure: still one line; the traceback only on request
         if args.debug:
             raise
