@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,9 @@ def run_document(path: Path, tmp_path: Path) -> tuple[int, int]:
             parse_only(block)
             parsed += 1
         else:
+            start = time.perf_counter()
             execute(block, cwd, env)
+            print(f"{path.name}:{block.lineno} ran in {time.perf_counter() - start:.1f} s")
             ran += 1
     return ran, parsed
 
