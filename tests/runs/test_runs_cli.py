@@ -110,3 +110,14 @@ def test_eval_takes_experiment_slash_prefix(root, capsys, monkeypatch):
     from sparqlab.cli.evaluate import _predictions_path
 
     assert _predictions_path(f"try/{result.run_id[:6]}") == result.run_dir / "predictions.jsonl"
+
+
+def test_compare_shows_a_missing_query_as_no_query_not_nan(root, capsys):
+    config = RunConfig(experiment="cli", output_root=str(root), progress=False)
+    failing = run(LookupMethod({"q0": "raise"}), tiny_questions(4), config, kg=TinyKG(4))
+    echo = run(EchoChatMethod(), tiny_questions(4), config.replace(model="standin-echo"), kg=TinyKG(4))
+    code, out, _ = cli(capsys, "runs", "compare", failing.run_id, echo.run_id, "--root", str(root))
+    assert code == 0
+    flipped = out.split("exact only in B (1; first 1):\n")[1].splitlines()
+    assert flipped[0].split()[0] == "q0" and flipped[1].strip() == "A: (no query)"
+    assert "nan" not in out.split()
