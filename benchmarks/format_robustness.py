@@ -1,4 +1,4 @@
-"""Format robustness: each method's F1 when its model's replies come wrapped in realistic shapes (issue 20).
+"""Format robustness: each method's F1 when its model's replies come wrapped in realistic shapes.
 
 Every method runs on a fixed sample with its offline stand-in behind ``noisy:`` at noise rates 0, 0.1, 0.3 and
 0.6 (:mod:`sparqlab.llm.noise`: reasoning apart or inline, fences, prose, Markdown). The content of every reply is

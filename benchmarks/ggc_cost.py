@@ -6,7 +6,7 @@ three settings: generator-only = Σ generator; correct-all = Σ (generator + gat
 free of the machine-load drift between separate runs. The paper reports gated ≈ 1.1 × generator-only and
 ≈ 0.55 × correct-all (with LLM generator and corrector); with the stand-ins the ratios describe their costs.
 
-``--latency-ms D`` measures wall time instead (issue 23 target 4): generator and corrector are the same stand-ins
+``--latency-ms D`` measures wall time instead: generator and corrector are the same stand-ins
 behind ``standin-latency`` (each call answers after D ms, awaited, so concurrent calls overlap as on a batching
 server), the gate is real, and in one run of the script side by side: a generator-only run, a gated run at τ
 with the gate's calls batched (default) and unbatched (``gate_batch=False``, the path before), and a 5-τ sweep

@@ -160,7 +160,7 @@ MUTATIONS = [
              "    if term.lang or term.datatype in (None,",
              "    if term.lang:\n        return _string(lexical) + '@' + term.lang\n    if term.datatype in (None,",
              NORMALISE_TESTS),
-    # SAGA fidelity (issue 18): each mutation restores the workbench's earlier behaviour
+    # SAGA fidelity: each mutation restores the workbench's earlier behaviour
     Mutation("saga: search hides hits again whenever the type filter is on", SAGA_TOOLS,
              "session.focus and saga_features(session).search_filter",
              "session.focus and saga_features(session).type_filter",

@@ -1,4 +1,4 @@
-"""Writes notebooks/01_agent_runs.ipynb, 02_schema_coverage.ipynb and 03_ablations.ipynb (issue 8), kept as a script
+"""Writes notebooks/01_agent_runs.ipynb, 02_schema_coverage.ipynb and 03_ablations.ipynb, kept as a script
 so the notebooks' source is reviewable as text. All logic lives in ``sparqlab.experiments.agents``."""
 
 import nbformat

@@ -1,4 +1,4 @@
-"""Writes notebooks/11_all_methods.ipynb (issue 21), kept as a script so the notebook's source is reviewable as text.
+"""Writes notebooks/11_all_methods.ipynb, kept as a script so the notebook's source is reviewable as text.
 All logic lives in ``sparqlab.experiments`` and ``sparqlab.plots``."""
 
 from nbformat.v4 import new_code_cell, new_markdown_cell

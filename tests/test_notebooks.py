@@ -1,15 +1,13 @@
 """Notebook conventions, and headless reproduction with papermill through `sparqlab reproduce`."""
 
 import json
-import os
-import subprocess
-import sys
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from sparqlab.notebooks import NOTEBOOKS_DIR, execute_notebook, find_notebooks, parse_parameter
+from support.notebooks import reproduce
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 
@@ -38,25 +36,12 @@ def test_unknown_notebook_name_lists_the_known_ones():
         find_notebooks(["no-such-notebook"])
 
 
-def sparqlab(*args, env):
-    return subprocess.run([sys.executable, "-m", "sparqlab", *args], capture_output=True, text=True,
-                          env=env, timeout=600)
-
-
-@pytest.fixture
-def isolated_env(tmp_path):
-    return {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "runs"), "SPARQLAB_FIGURES": str(tmp_path / "figures"),
-            "SPARQLAB_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-
-
-def test_quickstart_reproduces_headless_then_replays_from_cache(tmp_path, isolated_env):
+def test_quickstart_reproduces_headless_then_replays_from_cache(tmp_path):
     # the smallest sensible run: two questions per dataset (the notebook must not assume more rows than that)
-    first = sparqlab("reproduce", "00_quickstart", "-p", "limit", "2", env=isolated_env)
-    assert first.returncode == 0, first.stderr + first.stdout
-    assert "all notebooks ran" in first.stdout
-    assert "[1/1] 00_quickstart.ipynb ok in" in first.stderr  # progress lines with elapsed time
-    executed = nbformat.read(tmp_path / "runs" / "notebooks" / "00_quickstart.ipynb", as_version=4)
-    code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    first = reproduce(tmp_path, "00_quickstart", parameters={"limit": "2"}, progress=True)
+    assert "all notebooks ran" in first.process.stdout
+    assert "[1/1] 00_quickstart.ipynb ok in" in first.process.stderr  # progress lines with elapsed time
+    code = first.code_cells("00_quickstart")
     assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1)), "every code cell ran, in order"
     assert not [out for cell in code for out in cell.outputs if out.output_type == "error"]
     # figures go under the experiment, named by the parameters that select questions, with a sidecar of runs
@@ -71,9 +56,7 @@ def test_quickstart_reproduces_headless_then_replays_from_cache(tmp_path, isolat
     assert len(showcase) == 1 and showcase[0]["f1"] == 1.0, "the showcase question is one the baseline answers"
 
     # Replay: the same notebook again, model calls served from the response cache only (a miss would fail).
-    replay = sparqlab("reproduce", "00_quickstart", "-p", "limit", "2", "-p", "cache", "replay",
-                      "-p", "experiment", "quickstart-replay", env=isolated_env)
-    assert replay.returncode == 0, replay.stderr + replay.stdout
+    reproduce(tmp_path, "00_quickstart", parameters={"limit": "2", "cache": "replay", "experiment": "quickstart-replay"})
     replayed = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "quickstart-replay").glob("*/metrics.json")]
     assert sorted(m["f1"] for m in replayed) == sorted(m["f1"] for m in metrics)
     assert all(m["model_calls_uncached"] == 0 for m in replayed)
@@ -91,7 +74,7 @@ def test_reproduce_refuses_a_wrong_parameter_before_running_anything(tmp_path, m
     assert not (tmp_path / "runs").exists(), "nothing ran"
 
 
-def test_failing_notebook_is_reported_by_name(tmp_path, isolated_env):
+def test_failing_notebook_is_reported_by_name(tmp_path):
     notebook = new_notebook(cells=[new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
                                    new_code_cell("1 / 0")],
                             metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
@@ -100,7 +83,7 @@ def test_failing_notebook_is_reported_by_name(tmp_path, isolated_env):
     nbformat.write(notebook, path)
     outcome = execute_notebook(path, tmp_path / "out")
     assert not outcome.ok and "ZeroDivisionError" in outcome.error
-    result = sparqlab("reproduce", str(path), "--output-dir", str(tmp_path / "out"), env=isolated_env)
+    result = reproduce(tmp_path, str(path), output_dir=tmp_path / "out", check=False).process
     assert result.returncode == 1
     assert "broken.ipynb failed" in result.stderr and "ZeroDivisionError" in result.stderr
 

@@ -3,13 +3,9 @@ runs and figures; runs, figures, responses and artifacts go to a temporary folde
 its label index are reused from the project cache (linked, not rebuilt)."""
 
 import json
-import os
-import subprocess
-import sys
-
-import nbformat
 
 from sparqlab.core.paths import cache_dir
+from support.notebooks import reproduce
 
 NOTEBOOKS = ["01_agent_runs", "02_schema_coverage", "03_ablations"]
 
@@ -23,16 +19,10 @@ def test_agent_notebooks_run_headless(tmp_path):
     cache.mkdir()
     for shared in ("kg", "search"):
         (cache / shared).symlink_to(cache_dir() / shared, target_is_directory=True)
-    env = {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "runs"), "SPARQLAB_FIGURES": str(tmp_path / "figures"),
-           "SPARQLAB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run([sys.executable, "-m", "sparqlab", "reproduce", *NOTEBOOKS, "-p", "sample", "2",
-                             "-p", "datasets", "metaqa-1hop", "-p", "coverages", "0.5,1.0", "-p", "seeds", "0,1",
-                             "--output-dir", str(tmp_path / "out"), "--no-progress"],
-                            capture_output=True, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-2000:]
+    done = reproduce(tmp_path, *NOTEBOOKS, cache=cache, output_dir=tmp_path / "out", parameters={
+        "sample": "2", "datasets": "metaqa-1hop", "coverages": "0.5,1.0", "seeds": "0,1"})
     for name in NOTEBOOKS:
-        executed = nbformat.read(tmp_path / "out" / f"{name}.ipynb", as_version=4)
-        assert all(cell.get("outputs") is not None for cell in executed.cells if cell.cell_type == "code")
+        assert all(cell.get("outputs") is not None for cell in done.code_cells(name))
     figures = {p.parent.name: p for p in (tmp_path / "figures").glob("*/*.png")}
     assert set(figures) == {"agents", "schema-coverage", "ablations"}
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in figures.values())

@@ -1,4 +1,4 @@
-"""SAGA / SPINACH as the SAGA paper specifies them (issue 18 items 1, 2, 4, 5 and the audit's Θ item), each
+"""SAGA / SPINACH as the SAGA paper specifies them (docs/fidelity.md, "SAGA"), each
 pinned by a scripted controller on the Wikidata-shaped test KG: every test here fails on the workbench's earlier
 behaviour, which stays reachable as a named option where it is a useful variant (docs/fidelity.md)."""
 

@@ -1,4 +1,4 @@
-"""One form, one rule, one normalisation (issue 24): a failed gold query reads `error: <kind>: <message>` whether a
+"""One form, one rule, one normalisation: a failed gold query reads `error: <kind>: <message>` whether a
 run or `runs score` executed it; n_gold_errors counts what eval.errors.is_gold_error counts; each answer set of a
 question is normalised once for both its scores and its error type."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from sparqlab.cli import main
 from sparqlab.eval import normalise
-from sparqlab.eval.errors import categorise, score_and_categorise
+from sparqlab.eval.errors import categorise, categorise_record, score_and_categorise
 from sparqlab.eval.metrics import score_prediction
 from sparqlab.kg import open_kg
 from sparqlab.methods import DirectSparql
@@ -47,11 +47,12 @@ def test_n_gold_errors_counts_what_is_gold_error_counts():
     records = [
         {"id": "failed", "gold_answers": None, "gold_source": "error: timeout: slow", "f1": None},
         {"id": "empty", "gold_answers": [], "gold_source": "gold_sparql", "f1": 1.0, "em": True, "empty": True},  # nothing to judge against
-        {"id": "none", "gold_answers": None, "gold_source": None, "f1": None},
+        {"id": "none", "gold_answers": None, "gold_source": None, "f1": None},  # no gold at all: no_gold
         {"id": "fine", "gold_answers": ["a"], "gold_source": "given", "f1": 1.0, "em": True, "empty": False},
         {"id": "not-run", "gold_answers": None, "gold_source": "not executed (generate_only)", "f1": None},
     ]
-    assert compute_metrics(records, 5)["n_gold_errors"] == 3
+    assert compute_metrics(records, 5)["n_gold_errors"] == 2
+    assert [categorise_record(r) for r in records[:3]] == ["gold_error", "gold_error", "no_gold"]
 
 
 def test_each_answer_set_is_normalised_once(monkeypatch):
@@ -73,7 +74,8 @@ def test_each_answer_set_is_normalised_once(monkeypatch):
     calls.clear()
     assert error_type == categorise(sparql, predicted, None, gold, sparql, "given")
     assert len(calls) == len(predicted + gold)  # categorise alone: once each
-    assert score_and_categorise(sparql, predicted, None, None) == (None, "gold_error")
+    assert score_and_categorise(sparql, predicted, None, None) == (None, "no_gold")  # nothing to judge
+    assert score_and_categorise(sparql, predicted, None, None, sparql, "error: timeout: t") == (None, "gold_error")
     with pytest.raises(ValueError, match="predicted answers must be a list"):
         score_and_categorise(sparql, "Alien", None, gold)
 

@@ -1,4 +1,4 @@
-"""`sparqlab schema filter` takes ids as Wikidata users type them (Q1006, P57; issue 24) and echoes the IRIs they
+"""`sparqlab schema filter` takes ids as Wikidata users type them (Q1006, P57) and echoes the IRIs they
 resolved to, on the Wikidata-shaped test KG behind a real oxigraph server."""
 
 from __future__ import annotations

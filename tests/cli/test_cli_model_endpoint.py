@@ -1,4 +1,4 @@
-"""No silent endpoint (issue 24): a served model without a URL is refused by the Python API exactly as by the
+"""No silent endpoint: a served model without a URL is refused by the Python API exactly as by the
 CLI (one rule, one message, :func:`sparqlab.llm.openai_backend.model_endpoint`), before anything is written."""
 
 from __future__ import annotations

@@ -89,3 +89,25 @@ def test_a_misspelt_flag_or_setting_gets_a_did_you_mean(capsys):
     assert "(did you mean 'features.type_filter'?)" in capsys.readouterr().err
     assert main(["run", "genop", "-d", "metaqa-1hop", "-o", "k=3"]) == 1
     assert "(did you mean 'evaluation.k'?)" in capsys.readouterr().err
+
+
+def test_serve_takes_the_endpoint_settings_by_their_declared_name_help_and_default():
+    """``sparqlab serve``'s endpoint flags are generated from ServeSettings like the run flags from RunConfig,
+    and the flags given make the settings the server runs with."""
+    from sparqlab.cli.config_options import config_from_arguments
+    from sparqlab.runs.serve import ServeSettings
+
+    parser = command_parser(("serve",))
+    by_dest = {action.dest: action for action in parser._actions}  # noqa: SLF001
+    for leaf in ServeSettings.leaves().values():
+        action = by_dest[dest_of(leaf.path)]
+        assert "--" + leaf.name.replace("_", "-") in action.option_strings and action.default is None
+        assert action.help.startswith(display(leaf.help).replace("%", "%%")) and leaf.help
+        assert action.help.endswith(f"(default: {leaf.default!r})")
+    args = parser.parse_args(["direct", "--kg", "ck25", "--queue-size", "3", "--read-timeout-s", "2.5", "--docs",
+                              "--token", "t0k", "--port", "0"])
+    assert config_from_arguments(ServeSettings, args) == ServeSettings(queue_size=3, read_timeout_s=2.5, docs=True,
+                                                                       token="t0k", port=0)
+    assert config_from_arguments(ServeSettings, parser.parse_args(["direct"])) == ServeSettings()
+    with pytest.raises(ValueError, match="queue_size must be >= 0"):
+        config_from_arguments(ServeSettings, parser.parse_args(["direct", "--queue-size", "-1"]))

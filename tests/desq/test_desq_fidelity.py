@@ -1,4 +1,4 @@
-"""DeSQ aggregation and scoring as the paper defines them (issue 18, items 17-19; docs/fidelity.md, "DeSQ"):
+"""DeSQ aggregation and scoring as the paper defines them (docs/fidelity.md, "DeSQ"):
 micro averages over all fragments / URI slots, position alignment when the verbaliser is a model, retrieval over
 the whole memory with kind restriction as an option."""
 

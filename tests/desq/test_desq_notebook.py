@@ -1,25 +1,13 @@
 """notebooks/07_uri_correction.ipynb executes headless (`sparqlab reproduce`) with tiny parameters."""
 
-import os
-import subprocess
-import sys
-
-import nbformat
+from support.notebooks import reproduce
 
 
 def test_uri_correction_notebook_reproduces_headless(tmp_path):
-    env = {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "runs"), "SPARQLAB_FIGURES": str(tmp_path / "figures"),
-           "SPARQLAB_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    parameters = {"limit": "4", "train_limit": "150", "embedder": "hashing", "wikidata_limit": "2",
-                  "wikidata_sets": "['qald10']", "lcquad2_limit": "2", "lcquad2_train_limit": "20",
-                  "experiment": "desq-nb"}
-    args = [item for name, value in parameters.items() for item in ("-p", name, value)]
-    done = subprocess.run([sys.executable, "-m", "sparqlab", "reproduce", "07_uri_correction", *args],
-                          capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    executed = nbformat.read(tmp_path / "runs" / "notebooks" / "07_uri_correction.ipynb", as_version=4)
-    text = "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
-                     for cell in executed.cells if cell.cell_type == "code" for o in cell.get("outputs", []))
+    done = reproduce(tmp_path, "07_uri_correction", parameters={
+        "limit": "4", "train_limit": "150", "embedder": "hashing", "wikidata_limit": "2",
+        "wikidata_sets": "['qald10']", "lcquad2_limit": "2", "lcquad2_train_limit": "20", "experiment": "desq-nb"})
+    text = done.text("07_uri_correction")
     for strategy in ("oracle", "always-retrieve", "roundtrip-exact", "roundtrip-fuzzy", "score-threshold",
                      "combined"):
         assert strategy in text

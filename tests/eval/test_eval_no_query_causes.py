@@ -1,4 +1,4 @@
-"""Why predictions ended without a query: the Table 3 ``no_query`` row split by cause (issue 20)."""
+"""Why predictions ended without a query: the Table 3 ``no_query`` row split by cause."""
 
 import pandas as pd
 

@@ -139,3 +139,29 @@ def test_cost_quality_figure_marks_the_pareto_front(finished):
     for line, (_, members) in zip(step_lines, points.groupby("dataset", sort=False), strict=True):
         front = plots.pareto_front(members["tokens"], members["f1"])
         assert sorted(line.get_xdata()) == sorted(members["tokens"][front])
+
+
+def test_table_and_status_recompute_from_the_predictions(finished):
+    """A cell whose predictions lost lines after the run is shown as its lines are (``sweep status`` and the
+    table), and a hand-edited impossible F1 leaves its cell out with a note naming the file and line."""
+    statuses = {(s.cell.row, s.cell.dataset): s.run_dir for s in grid_status(finished)}
+    cut, edited = statuses[("direct", "metaqa-1hop")], statuses[("echo", "metaqa-2hop")]
+    kept = (cut / "predictions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:3]
+    (cut / "predictions.jsonl").write_text("".join(kept), encoding="utf-8")
+    lines = _records(edited)
+    lines[1]["f1"] = 1.5
+    (edited / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+
+    by_cell = {(s.cell.row, s.cell.dataset): s for s in grid_status(finished)}
+    assert by_cell[("direct", "metaqa-1hop")].status == "incomplete"
+    assert (by_cell[("direct", "metaqa-1hop")].n_done, by_cell[("direct", "metaqa-1hop")].n_questions) == (3, 5)
+    damaged = by_cell[("echo", "metaqa-2hop")]
+    assert damaged.status == "unreadable" and f"{edited / 'predictions.jsonl'}:2: f1 is 1.5" in damaged.reason
+
+    table = build_table(finished)
+    f1 = [json.loads(line)["f1"] for line in kept]
+    assert table.value("direct [standin]", "metaqa-1hop", "f1") == pytest.approx(sum(f1) / len(f1))
+    assert "direct@metaqa-1hop: incomplete run (3/5 questions)" in table.notes
+    assert table.value("echo [standin]", "metaqa-2hop", "f1") is None
+    assert any(note.startswith("echo@metaqa-2hop: left out") and f"{edited / 'predictions.jsonl'}:2:" in note
+               for note in table.notes)

@@ -4,24 +4,15 @@ headless through `sparqlab reproduce`, with tiny parameters and stand-in models.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
-import nbformat
 import pytest
+
+from support.notebooks import reproduce
 
 
 def _reproduce(tmp_path, notebook: str, parameters: dict[str, str]) -> str:
-    env = {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "runs"), "SPARQLAB_FIGURES": str(tmp_path / "figures"),
-           "HF_HUB_OFFLINE": "1"}  # SPARQLAB_CACHE: the shared_search_cache fixture
-    args = [item for name, value in parameters.items() for item in ("-p", name, value)]
-    done = subprocess.run([sys.executable, "-m", "sparqlab", "reproduce", notebook, *args, "--no-progress"],
-                          capture_output=True, text=True, env=env, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    executed = nbformat.read(tmp_path / "runs" / "notebooks" / f"{notebook}.ipynb", as_version=4)
-    return "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
-                     for cell in executed.cells if cell.cell_type == "code" for o in cell.get("outputs", []))
+    """The notebook's printed text (its cache, ``tmp_path / "cache"``, is the shared_search_cache fixture's)."""
+    return reproduce(tmp_path, notebook, parameters=parameters, timeout=900).text(notebook)
 
 
 @pytest.mark.slow

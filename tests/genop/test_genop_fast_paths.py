@@ -1,4 +1,4 @@
-"""The shortcuts that make a GenOp-free evaluation cost about the store's own time (issue 23 target 6) keep the
+"""The shortcuts that make a GenOp-free evaluation cost about the store's own time keep the
 results of the plain definitions: the row order of ``sort_rows``, ``Mu.restrict``, interned RDF terms, the parse
 cache, and ``run_genop`` on the thread's kept event loop."""
 

@@ -1,4 +1,4 @@
-"""GenOp semantics as the paper defines them (issue 18, items 20-21; docs/fidelity.md, "GenOp"): SCC condensation
+"""GenOp semantics as the paper defines them (docs/fidelity.md, "GenOp"): SCC condensation
 under every semantics (Sect. 6.4, App. E.3) and Diff_F keeping μ1 only when F is ⊥ (Sect. 3, clause 6)."""
 
 from __future__ import annotations

@@ -3,28 +3,13 @@ model, and shows the worked example's typed answer and both figures."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-
-import nbformat
+from support.notebooks import reproduce, with_movie_store
 
 
 def test_generative_sparql_notebook_runs_headless(tmp_path):
-    from sparqlab.kg.movies import ensure_store
-
-    store = ensure_store()                      # reuse the built movie KG: copy it into the isolated cache
-    shutil.copytree(store.parent, tmp_path / "cache" / "kg" / store.parent.name)
-    env = {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "runs"), "SPARQLAB_FIGURES": str(tmp_path / "figures"),
-           "SPARQLAB_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "sparqlab", "reproduce", "08_generative_sparql",
-                           "-p", "examples", '["example1"]', "-p", "experiment", "genop-test"],
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    executed = nbformat.read(tmp_path / "runs" / "notebooks" / "08_generative_sparql.ipynb", as_version=4)
-    text = "\n".join(str(output) for cell in executed.cells if cell.cell_type == "code"
-                     for output in cell.get("outputs", []))
+    done = reproduce(tmp_path, "08_generative_sparql", cache=with_movie_store(tmp_path), timeout=300,
+                     parameters={"examples": '["example1"]', "experiment": "genop-test"})
+    text = done.text("08_generative_sparql")
     assert "art (gen)" in text and "Florence (gen)" in text
     assert "Thriller (rdf)" in text                 # generated genres joined back to the KG's genres
     figures = tmp_path / "figures" / "genop-test"

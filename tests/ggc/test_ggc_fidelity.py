@@ -1,4 +1,4 @@
-"""GGC defaults that follow the paper (issue 18, items 11-16; docs/fidelity.md, section "GGC"): the gate reads the
+"""GGC defaults that follow the paper (docs/fidelity.md, section "GGC"): the gate reads the
 raw [q; s(0)] with unweighted training and is the fine-tuned encoder by default; masking and class weights are
 options."""
 

@@ -1,4 +1,4 @@
-"""Gate calls of concurrent questions are answered in batches (issue 23 target 4): the same probabilities as
+"""Gate calls of concurrent questions are answered in batches: the same probabilities as
 one-by-one calls, fewer gate invocations, errors reach every waiting question."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ids as people type them (issue 24): each profile's short id forms resolve to the KG's IRIs, on the Python API
+"""Ids as people type them: each profile's short id forms resolve to the KG's IRIs, on the Python API
 (profile, lookup, property_examples, entity_types); the CLI side is tests/cli/test_cli_id_forms.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""OpenAIModel's request path (issue 23 target 5): the SDK's low-level ``post`` with a plain body, the reply read
+"""OpenAIModel's request path: the SDK's low-level ``post`` with a plain body, the reply read
 from its JSON, on either HTTP transport under the SDK, with the same replies, errors, retries and usage as the
 typed ``chat.completions.create`` path it replaced."""
 

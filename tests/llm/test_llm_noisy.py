@@ -1,4 +1,4 @@
-"""``noisy:BASE`` (issue 20 item 2): realistic wrappings that never change the content a parser reads,
+"""``noisy:BASE``: realistic wrappings that never change the content a parser reads,
 deterministic per seed and request, named so it is never mistaken for the base model, cached through the base."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Garbage in, typed errors out (issue 20 item 5): every method run end to end on 20 questions with
+"""Garbage in, typed errors out: every method run end to end on 20 questions with
 ``standin-tiny-random`` (a tiny random decoder through the ``local:`` backend) gives every question a prediction
 line with an answer or a typed error, never a crash (``method_error``), and the run resumes."""
 

@@ -1,4 +1,4 @@
-"""The project's server behaves like vLLM where it matters to a client (issue 20 item 3), and the client records
+"""The project's server behaves like vLLM where it matters to a client, and the client records
 what happened: context-length 400 -> ContextOverflow, reasoning returned apart, 429/503 with Retry-After retried
 and counted."""
 
@@ -74,3 +74,31 @@ def test_overload_answers_with_retry_after_and_the_client_retries_and_counts(sta
 
         raw = [r for r in asyncio.run(raw_pair()) if r.status_code != 200]
         assert len(raw) == 1 and raw[0].status_code == status and raw[0].headers["retry-after"] == "1"
+
+
+def test_a_run_stopped_by_an_overloaded_endpoint_says_max_retries_exists(capsys, tmp_path, monkeypatch):
+    """The abort names the knob that helps (the client's retries) rather than "check that the server runs": the
+    server runs, it refuses (503 + Retry-After) while busy."""
+    from sparqlab.cli import main
+
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    slow = LatencyStandin(delay_ms=300, inner="standin-keyword-rules", name="standin-keyword-rules")
+    with serve_in_background(slow, limits=Limits(max_in_flight=1, overload_status=503, retry_after_s=1)) as url:
+        code = main(["run", "direct", "--dataset", "metaqa-1hop", "--limit", "6", "-c", "6", "--cache", "off",
+                     "-m", "standin-keyword-rules", "--model-url", url, "--model-options", "max_retries=0"])
+    err = capsys.readouterr().err
+    assert code == 1 and "kept failing with HTTP 503" in err
+    assert "max_retries" in err and "--model-options max_retries=" in err and "check that the server runs" not in err
+
+
+@pytest.mark.parametrize(("field", "value"), [("max_tokens", 10**100), ("max_completion_tokens", 10**100),
+                                              ("seed", 10**100), ("seed", -(10**100)), ("max_tokens", 2**21)])
+def test_absurd_integers_are_refused_with_a_400(field, value):
+    with serve_in_background("standin-echo") as url:
+        body = {"model": "standin-echo", "messages": [{"role": "user", "content": "x"}], field: value}
+        response = httpx.post(f"{url}/chat/completions", json=body, timeout=30)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["param"] == field and f"'{field}' must be an integer" in error["message"]
+    assert len(error["message"]) < 200, "the number is not echoed in full"

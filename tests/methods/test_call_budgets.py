@@ -1,4 +1,4 @@
-"""Per-call-kind budgets and reasoning settings (issue 18 item 7) and the sampling precedence (item 8)."""
+"""Per-call-kind budgets and reasoning settings and the sampling precedence (item 8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every reader of model replies on the whole reply-shape corpus (tests/data/replies/corpus.json, issue 20 item 1):
+"""Every reader of model replies on the whole reply-shape corpus (tests/data/replies/corpus.json):
 each reply gives exactly the content it carries, or no content and the typed failure its shape calls for — never an
 exception, never a wrong action or query."""
 

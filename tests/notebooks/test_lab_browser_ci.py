@@ -1,4 +1,4 @@
-"""In CI the real-browser check cannot be skipped: without Chromium it fails (issue 24). (Elsewhere it skips, as
+"""In CI the real-browser check cannot be skipped: without Chromium it fails. (Elsewhere it skips, as
 every run on a machine without Chromium shows.)"""
 
 import os

@@ -1,4 +1,4 @@
-"""Figures checked by machine (issue 24): overlapping text, text cut at the canvas edge and empty panels are found
+"""Figures checked by machine: overlapping text, text cut at the canvas edge and empty panels are found
 on the rendered figure, recorded in the sidecar, and fail under the strict mode the tests run in."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from sparqlab.core.paths import figures_dir
 from sparqlab.plots.check import CHECK_ENV, FigureLayoutError, check_figure
 
 OLD_GROUP_LABEL = "dataset  [error bars: 95% bootstrap CI over questions]"
-"""metric_bars' group axis label before issue 24, on one line: two panels side by side ran into each other."""
+"""metric_bars' group axis label as it once was, on one line: two panels side by side ran into each other."""
 
 
 def agent_rows():

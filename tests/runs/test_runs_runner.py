@@ -147,8 +147,10 @@ def test_gold_answers_come_from_gold_sparql_when_missing(root):
     assert preds["q9"]["gold_answers"] is None and preds["q9"]["f1"] is None
     assert preds["q8"]["gold_source"].startswith("error: syntax_error") and preds["q8"]["f1"] is None
     assert result.metrics["n_scored"] == 4 and result.metrics["f1"] == 1.0
-    # both cannot be judged (eval.errors.is_gold_error): the count agrees with the records' error types
-    assert result.metrics["n_gold_errors"] == 2 == result.metrics["error_types"]["gold_error"]
+    # the broken gold query cannot be judged (gold_error); the question without any gold has nothing to judge
+    # (no_gold): the count agrees with the records' error types
+    assert result.metrics["n_gold_errors"] == 1 == result.metrics["error_types"]["gold_error"]
+    assert preds["q9"]["error_type"] == "no_gold" and result.metrics["error_types"]["no_gold"] == 1
 
 
 def test_a_model_request_error_is_recorded_but_an_unreachable_model_aborts(root):

@@ -29,20 +29,19 @@ def isolated_paths(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.fixture
-def movie_cache(isolated_paths):
-    """The test's own cache folder (``SPARQLAB_CACHE``) holding a link to the project's movie KG store, so the
-    store is built once per checkout, not per test (stores are opened read-only)."""
+def _link_project_store(module) -> Path:
+    """The test's own cache folder (``SPARQLAB_CACHE``) holding a link to the project's store of a bundled KG
+    (``module``: :mod:`sparqlab.kg.movies` or :mod:`sparqlab.kg.ck25`), so the store is built once per checkout,
+    not per test (stores are opened read-only; a test that damages a store builds its own)."""
     import os
 
     from sparqlab.core.paths import cache_dir
-    from sparqlab.kg.movies import build_dir, ensure_store
 
     folder = cache_dir()
     os.environ.pop("SPARQLAB_CACHE")
     try:
-        ensure_store()
-        built = build_dir()
+        module.ensure_store()
+        built = module.build_dir()
         relative = built.relative_to(cache_dir())
     finally:
         os.environ["SPARQLAB_CACHE"] = str(folder)
@@ -50,6 +49,22 @@ def movie_cache(isolated_paths):
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(built, target_is_directory=True)
     return folder
+
+
+@pytest.fixture
+def movie_cache(isolated_paths):
+    """The test's cache folder with the project's movie KG store linked in (:func:`_link_project_store`)."""
+    from sparqlab.kg import movies
+
+    return _link_project_store(movies)
+
+
+@pytest.fixture
+def ck25_cache(isolated_paths):
+    """The test's cache folder with the project's CK25 store linked in (:func:`_link_project_store`)."""
+    from sparqlab.kg import ck25
+
+    return _link_project_store(ck25)
 
 
 @pytest.fixture(scope="session")

@@ -5,32 +5,18 @@ pipeline-check banner."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 
-import nbformat
+from support.notebooks import reproduce, with_movie_store
 
 
 def test_corrector_composition_notebook_runs_headless(tmp_path):
-    from sparqlab.kg.movies import ensure_store
-
-    store = ensure_store()                      # reuse the built movie KG: copy it into the isolated cache
-    shutil.copytree(store.parent, tmp_path / "cache" / "kg" / store.parent.name)
-    env = {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "runs"), "SPARQLAB_FIGURES": str(tmp_path / "figures"),
-           "SPARQLAB_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "sparqlab", "reproduce", "09_corrector_data_composition",
-                           "-p", "limit", "16", "-p", "generator_options", "{start: 4000, stop: 4100}",
-                           "-p", "compositions", "[W1.0, W1.0+C0.2]", "-p", "max_steps", "3", "-p", "train_generator", "false",
-                           "-p", "gate_epochs", "1", "-p", "experiment", "train-test", "-p", "evaluate", "true",
-                           "-p", "eval_limit", "3", "-p", "eval_max_tokens", "8", "-p", "threshold", "0"],
-                          capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    executed = nbformat.read(tmp_path / "runs" / "notebooks" / "09_corrector_data_composition.ipynb", as_version=4)
-    code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    done = reproduce(tmp_path, "09_corrector_data_composition", cache=with_movie_store(tmp_path), parameters={
+        "limit": "16", "generator_options": "{start: 4000, stop: 4100}", "compositions": "[W1.0, W1.0+C0.2]",
+        "max_steps": "3", "train_generator": "false", "gate_epochs": "1", "experiment": "train-test",
+        "evaluate": "true", "eval_limit": "3", "eval_max_tokens": "8", "threshold": "0"})
+    code = done.code_cells("09_corrector_data_composition")
     assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1))
-    text = "\n".join(str(output) for cell in code for output in cell.get("outputs", []))
+    text = done.text("09_corrector_data_composition")
     assert "PIPELINE CHECK" in text
     for module in ("Corrector W1.0", "Corrector W1.0+C0.2", "Gate (SBERT)"):
         assert module in text

@@ -13,9 +13,11 @@ import importlib
 import os
 import signal
 import sys
+import warnings
 
 from sparqlab import __version__
 from sparqlab.core.cache import CacheCorrupt
+from sparqlab.core.integrity import DamagedOutput
 from sparqlab.core.plugins import COMMAND_GROUP, declared
 from sparqlab.kg.errors import KGError
 from sparqlab.llm.errors import ModelError
@@ -99,6 +101,16 @@ def stop_on_termination() -> None:
         signal.signal(number, stop)
 
 
+def _warning_format(command: str):
+    """``warnings.formatwarning`` for the command line: a warning reads ``sparqlab COMMAND: warning: ...``,
+    without Python's source line (``--debug`` keeps Python's own format)."""
+
+    def format_warning(message, category, filename, lineno, line=None) -> str:
+        return f"sparqlab {command}: warning: {message}\n"
+
+    return format_warning
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the `sparqlab` command itself, not a call from Python (tests, notebooks) that owns signals
         stop_on_termination()
@@ -107,13 +119,22 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    with warnings.catch_warnings():
+        if not args.debug:
+            warnings.formatwarning = _warning_format(args.command)
+        return _dispatch(args)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the command's handler; a failure becomes one line on stderr and an exit code."""
     try:
         return int(args.handler(args) or 0)
     except BrokenPipeError:
         # the reader went away (`sparqlab runs list | head`): stop quietly, as `yes | head` does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (KGError, ModelError, CacheCorrupt, FileNotFoundError, ValueError, RecursionError) as error:
+    except (KGError, ModelError, CacheCorrupt, DamagedOutput, FileNotFoundError, ValueError,
+            RecursionError) as error:
         if args.debug:
             raise
         print(f"sparqlab {args.command}: {type(error).__name__}: {user_message(error)}", file=sys.stderr)

@@ -62,22 +62,31 @@ def register(subparsers) -> None:
 
 
 def build_command(args: argparse.Namespace) -> int:
-    """Build (or find) the store and print the counts its builder recorded in ``build.json``."""
+    """Build (or find) the store, check it against its integrity record (a damaged store is rebuilt), and print
+    the counts its builder recorded in ``build.json``: "ready" only once the check has passed."""
+    from sparqlab.core.integrity import DamagedOutput
     from sparqlab.kg.profiles import get_profile
 
     profile = get_profile(args.name)
     if profile.store_builder is None:
         raise ValueError(f"KG {args.name!r} has no bundled builder (it is queried at {profile.endpoint})")
     start = time.perf_counter()
-    store = profile.store_builder(force=args.force)
+    try:
+        store = profile.store_builder(force=args.force)
+    except DamagedOutput as damaged:
+        print(f"{args.name}: the store {damaged.path} is damaged ({damaged.problem}); rebuilding it",
+              file=sys.stderr, flush=True)
+        store = profile.store_builder(force=True)
     elapsed = time.perf_counter() - start
     stats = json.loads((store.parent / "build.json").read_text(encoding="utf-8"))
+    checked = stats["integrity"]
     print(f"{args.name}: store {store}")
-    print(f"  ready in {elapsed:.1f} s (bulk build took {stats['build_seconds']:.1f} s)")
+    print(f"  ready in {elapsed:.1f} s (bulk build took {stats['build_seconds']:.1f} s; its {len(checked)} files, "
+          f"{sum(f['size'] for f in checked.values()) / 2**20:.1f} MiB, match their build record)")
     if "kb_facts" not in stats:  # a KG loaded from RDF files: its counts as the builder recorded them
         print(f"  triples {stats['triples']:,} from {', '.join(stats.get('files', []))}")
         for key, value in stats.items():
-            if key not in ("triples", "files", "build_seconds", "pyoxigraph"):
+            if key not in ("triples", "files", "build_seconds", "pyoxigraph", "integrity"):
                 shown = ", ".join(f"{k} {v:,}" for k, v in value.items()) if isinstance(value, dict) else value
                 print(f"  {key.replace('_', ' ')}: {shown}")
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sparqlab.llm.errors import ModelUnavailable, ReplayMiss, UnknownModel
+from sparqlab.llm.errors import ModelOverloaded, ModelUnavailable, ReplayMiss, UnknownModel
 
 
 def register(subparsers) -> None:
@@ -28,6 +28,10 @@ def register(subparsers) -> None:
 
 
 CLI_HINTS = (
+    (ModelOverloaded, "the endpoint answers but is overloaded: lower --concurrency, or let the client retry for "
+                      "longer with --model-options max_retries=8 (default 4; each retry waits 0.5 s doubling up to 8 s, "
+                      "or the server's Retry-After) and --model-options timeout_s=SECONDS for slow answers; the same "
+                      "call resumes"),
     (ModelUnavailable, "check that the server runs and give its /v1 URL with --model-url http://HOST:PORT/v1 "
                        "(or SPARQLAB_MODEL_URL); -m names the model it serves"),
     (UnknownModel, "pass one of the served names with -m NAME (the list above), or point --model-url at the server "
@@ -36,7 +40,7 @@ CLI_HINTS = (
                  "against a live endpoint (-m NAME --model-url URL), then replay"),
 )
 """What to do about a run stopped by a model error, in this command's flags (the library's messages speak of
-``RunConfig`` fields and environment variables)."""
+``RunConfig`` fields and environment variables); the first entry the error is an instance of applies."""
 
 
 def _method_and_config(args: argparse.Namespace):

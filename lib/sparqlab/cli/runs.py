@@ -105,12 +105,16 @@ def _show(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from sparqlab.runs.results import compare_rows, format_table
+    from sparqlab.runs.store import RunUnreadable
 
     run_dirs = _expand_runs(args.runs, args.root)
     print(format_table(compare_rows(run_dirs, args.root)))
     if len(run_dirs) == 2:
         print()
-        print(_paired(run_dirs, args.flips))
+        try:
+            print(_paired(run_dirs, args.flips))
+        except RunUnreadable as error:
+            print(f"no paired comparison: {error}")
     return 0
 
 

@@ -13,7 +13,9 @@ SERVE_SKIPS = ("questions", "generate_only", "answer_match", "shard_index", "num
 
 
 def register(subparsers) -> None:
+    from sparqlab.cli.config_options import add_config_arguments
     from sparqlab.cli.run_options import add_method_options, add_run_options
+    from sparqlab.runs.serve import ServeSettings
 
     parser = subparsers.add_parser(
         "serve", help="serve a method as a TEXT2SPARQL challenge endpoint (every request a run-folder line)",
@@ -28,14 +30,14 @@ def register(subparsers) -> None:
                              "challenge's https://text2sparql.aksw.org/2025/corporate/ by default)")
     add_method_options(parser)
     add_run_options(parser, skip=SERVE_SKIPS, defaults=SERVE_DEFAULTS)
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    add_config_arguments(parser.add_argument_group("endpoint: how the endpoint takes requests"), ServeSettings)
     parser.set_defaults(handler=_serve)
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from sparqlab.cli.config_options import config_from_arguments
     from sparqlab.cli.run_options import method_from_options, run_config
-    from sparqlab.runs.serve import DEFAULT_DATASETS, ServedRun, serve
+    from sparqlab.runs.serve import DEFAULT_DATASETS, ServedRun, ServeSettings, serve
 
     method = method_from_options(args.method, args.option)
     config = run_config(args, progress=False)
@@ -45,5 +47,5 @@ def _serve(args: argparse.Namespace) -> int:
     datasets.update(dict.fromkeys(args.dataset_iri, config.kg))
     if not datasets:
         raise ValueError(f"no dataset IRI maps to the KG {config.kg!r}: give one with --dataset-iri IRI")
-    serve(ServedRun(method, config, datasets), host=args.host, port=args.port)
+    serve(ServedRun(method, config, datasets, config_from_arguments(ServeSettings, args)))
     return 0

@@ -28,8 +28,9 @@ def register(subparsers) -> None:
 
     table = subparsers.add_parser(
         "table", help="the comparison table of a grid's cells: scores with 95%% CIs, costs, paired significance",
-        description="One row per method configuration, a column group per dataset, numbers from each cell's "
-                    "metrics.json (CIs and significance from its predictions).")
+        description="One row per method configuration, a column group per dataset, numbers recomputed from each "
+                    "cell's predictions.jsonl as `sparqlab runs list` shows them (a damaged run folder is named "
+                    "and left out).")
     table.add_argument("grid", metavar="GRID.yaml")
     table.add_argument("--format", choices=["text", "csv", "md", "latex"], default="text")
     table.add_argument("--baseline", default=None, metavar="ROW",

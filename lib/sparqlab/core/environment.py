@@ -18,8 +18,9 @@ VARIABLES = {
     "SPARQLAB_CACHE": "build outputs and caches: stores, indexes, the model response cache (default .cache/)",
     "SPARQLAB_DATA": "bundled data (default data/)",
     "SPARQLAB_FIGURES": "where figures are written (default figures/)",
+    "SPARQLAB_SERVE_TOKEN": "bearer token `sparqlab serve` requires when --token is not given (ServeSettings.token)",
 }
-"""The run defaults read from the environment, with what each sets."""
+"""The defaults read from the environment, with what each sets."""
 
 
 def setting(variable: str) -> str | None:
@@ -38,6 +39,11 @@ def default_model() -> str | None:
 def default_model_url() -> str | None:
     """``SPARQLAB_MODEL_URL``: the endpoint of a served model given without one."""
     return setting("SPARQLAB_MODEL_URL")
+
+
+def serve_token() -> str | None:
+    """``SPARQLAB_SERVE_TOKEN``: the token a served endpoint requires when its settings name none."""
+    return setting("SPARQLAB_SERVE_TOKEN")
 
 
 def api_key() -> str | None:

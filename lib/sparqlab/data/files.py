@@ -6,13 +6,11 @@ files), so a researcher can run methods on questions of their own without writin
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.jsonl import write_jsonl
-from sparqlab.core.text import lone_surrogate
+from sparqlab.core.jsonl import LineProblem, decode_line, write_jsonl
 from sparqlab.data.question import Question
 from sparqlab.eval.metrics import check_answers
 
@@ -28,26 +26,17 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     path = require_file(path)
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            where = f"{path}, line {number}"
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(f"{where}: not UTF-8 (byte 0x{raw[error.start]:02x} at column "
-                                 f"{error.start + 1}); save the file as UTF-8") from None
-            if not line.strip():
+            if not raw.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                torn = " (the line is cut off: was the file still being written?)" if not raw.endswith(b"\n") else ""
-                raise ValueError(f"{where}: not valid JSON ({error.msg}){torn}") from None
-            except RecursionError:
-                raise ValueError(f"{where}: JSON nested too deeply to read") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}")
-            surrogate = lone_surrogate(record)
-            if surrogate:
-                raise ValueError(f"{where}: {surrogate} is a lone UTF-16 surrogate, which is not text")
+                record = decode_line(raw)
+            except LineProblem as problem:
+                hint = ""
+                if str(problem).startswith("not UTF-8"):
+                    hint = "; save the file as UTF-8"
+                elif str(problem).startswith("not valid JSON") and not raw.endswith(b"\n"):
+                    hint = " (the line is cut off: was the file still being written?)"
+                raise ValueError(f"{path}, line {number}: {problem}{hint}") from None
             yield number, record
 
 

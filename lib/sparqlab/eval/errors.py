@@ -4,6 +4,8 @@ Every prediction line gets one ``error_type``:
 
 * ``correct`` — the predicted answer set equals the gold answer set (query-level accuracy);
 * ``gold_error`` — the gold query itself fails or returns nothing, so the question cannot be judged;
+* ``no_gold`` — the question has no gold at all (neither answers nor a query: a question served to the
+  TEXT2SPARQL endpoint, a test set without answers), so it is not judged;
 * ``no_query`` — the method produced no query (parse failure, timeout, method error);
 * ``syntax_error`` — the query does not parse;
 * ``execution_error`` — it parses but the KG did not answer it (timeout, endpoint error, refused update);
@@ -32,11 +34,11 @@ from sparqlab.eval.normalise import answer_set
 if TYPE_CHECKING:
     import pandas as pd
 
-CORRECT, GOLD_ERROR, NO_QUERY = "correct", "gold_error", "no_query"
+CORRECT, GOLD_ERROR, NO_GOLD, NO_QUERY = "correct", "gold_error", "no_gold", "no_query"
 SYNTAX_ERROR, EXECUTION_ERROR, EMPTY_RESULT = "syntax_error", "execution_error", "empty_result"
 SEMANTIC_SUBTYPES = ("wrong_answer_form", "missing_constraint", "extra_constraint", "wrong_entity",
                      "wrong_relation", "over_broad", "wrong_structure", "unknown")
-CATEGORIES = (CORRECT, GOLD_ERROR, NO_QUERY, SYNTAX_ERROR, EXECUTION_ERROR, EMPTY_RESULT,
+CATEGORIES = (CORRECT, GOLD_ERROR, NO_GOLD, NO_QUERY, SYNTAX_ERROR, EXECUTION_ERROR, EMPTY_RESULT,
               *(f"semantic:{s}" for s in SEMANTIC_SUBTYPES))
 """Every value :func:`categorise` can return, in table order."""
 
@@ -81,6 +83,8 @@ def _normalised(answers: Iterable[Any] | None) -> set[str] | None:
 def _categorise_sets(predicted_sparql: str | None, predicted: set[str] | None, query_error: str | None,
                      gold: set[str] | None, gold_sparql: str | None, gold_source: str | None) -> str:
     """:func:`categorise` on normalised answer sets (``None``: the query did not run / no gold)."""
+    if _no_gold(gold, gold_sparql, gold_source):
+        return NO_GOLD
     if _gold_error(gold, gold_source):
         return GOLD_ERROR
     if not predicted_sparql:
@@ -109,6 +113,15 @@ def _gold_error(gold: set[str] | None, gold_source: str | None) -> bool:
     return str(gold_source or "").startswith("error") or not gold
 
 
+def _no_gold(gold: Any, gold_sparql: str | None, gold_source: str | None) -> bool:
+    return gold is None and not gold_sparql and not gold_source
+
+
+def is_no_gold_record(record: Mapping[str, Any]) -> bool:
+    """Whether a ``predictions.jsonl`` record's question has no gold at all (``no_gold``: nothing to judge)."""
+    return _no_gold(record.get("gold_answers"), record.get("gold_sparql"), record.get("gold_source"))
+
+
 def is_gold_error_record(record: Mapping[str, Any]) -> bool:
     """:func:`is_gold_error` on a ``predictions.jsonl`` record, without categorising its prediction."""
     return is_gold_error(record.get("gold_answers"), record.get("gold_source"))
@@ -123,8 +136,8 @@ def categorise_record(record: Mapping[str, Any]) -> str:
 
 def coarse_category(error_type: str) -> str:
     """The paper's Table 3 grouping: ``correct``, ``gold_error``, ``syntax`` (no query, does not parse, does not
-    execute) or ``semantic`` (executes with wrong or empty answers)."""
-    if error_type in (CORRECT, GOLD_ERROR):
+    execute) or ``semantic`` (executes with wrong or empty answers); ``no_gold`` stays apart (not judged)."""
+    if error_type in (CORRECT, GOLD_ERROR, NO_GOLD):
         return error_type
     if error_type in (NO_QUERY, SYNTAX_ERROR, EXECUTION_ERROR):
         return "syntax"
@@ -286,18 +299,18 @@ def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coar
     for label, predictions in runs.items():
         types = with_error_types(predictions)["error_type"]
         counts = (types.map(coarse_category) if coarse else types).value_counts()
-        shared = counts.drop([CORRECT, GOLD_ERROR], errors="ignore") if errors_only else counts
+        shared = counts.drop([CORRECT, GOLD_ERROR, NO_GOLD], errors="ignore") if errors_only else counts
         columns[(label, "n")] = counts
         columns[(label, "%")] = (100 * shared / shared.sum()).round(2) if shared.sum() else shared * 0.0
     table = pd.DataFrame(columns)
-    known = (CORRECT, GOLD_ERROR, "syntax", "semantic") if coarse else CATEGORIES
+    known = (CORRECT, GOLD_ERROR, NO_GOLD, "syntax", "semantic") if coarse else CATEGORIES
     order = [c for c in known if c in table.index and not (errors_only and c == CORRECT)]
     table = table.loc[order]
     for label, kind in table.columns:
         if kind == "n":
             table[(label, kind)] = table[(label, kind)].fillna(0).astype(int)
         else:
-            unshared = table.index.isin([GOLD_ERROR] if errors_only else [])
+            unshared = table.index.isin([GOLD_ERROR, NO_GOLD] if errors_only else [])
             table.loc[~unshared, (label, kind)] = table.loc[~unshared, (label, kind)].fillna(0.0)
     table.columns = pd.MultiIndex.from_tuples(table.columns)
     return table

@@ -15,23 +15,25 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.runs.config import RUN_FORMAT, RunConfig, identity
-from sparqlab.runs.results import run_status
-from sparqlab.runs.store import CONFIG, MANIFEST, read_json, write_json
+from sparqlab.runs.results import UnreadableRunWarning, run_summary
+from sparqlab.runs.store import CONFIG, MANIFEST, RunUnreadable, read_document, read_json, write_json
 
 RESOLVED_BY_RUNNER = frozenset({"kg", "split", "model", "model_url", "answer_match"})
 """Run fields a cell may leave ``None`` for the runner to resolve (from the questions, the dataset, the
 environment, the KG profile); such a field matches any resolved value."""
 
-STATUSES = ("done", "running", "interrupted", "incomplete", "failed", "missing")
+STATUSES = ("done", "running", "interrupted", "incomplete", "failed", "unreadable", "missing")
 """Cell states: ``done`` (run complete), ``running`` (a process holds its folder), ``interrupted`` (killed while
 running) / ``incomplete`` (stopped early), both resumable, ``failed`` (last attempt raised; reason kept),
-``missing`` (never started)."""
+``unreadable`` (a file of its run folder is damaged; the reason names it), ``missing`` (never started).
+Progress is counted from the run's prediction lines (:func:`sparqlab.runs.results.run_summary`)."""
 
 
 @dataclass
@@ -88,8 +90,10 @@ def find_cell_run(cell: Cell, signature: dict[str, Any] | None = None) -> Path |
         if not (config_path.parent / MANIFEST).exists():
             continue
         try:
-            stored = read_json(config_path)
-        except (OSError, ValueError):
+            stored = read_document(config_path)
+        except RunUnreadable as error:  # named, and the other folders are still searched
+            warnings.warn(f"{error} (that run folder is left out of the search)", UnreadableRunWarning,
+                          stacklevel=2)
             continue
         if _matches(stored, cell, signature):
             found.append(config_path.parent)
@@ -117,12 +121,14 @@ def cell_status(grid: Grid, cell: Cell) -> CellStatus:
     failed = read_json(failure) if failure.exists() else None
     if run_dir is None:
         return CellStatus(cell, "failed", reason=failed["reason"]) if failed else CellStatus(cell, "missing")
-    manifest = read_json(run_dir / MANIFEST)
-    state = run_status(run_dir)
-    status = {"complete": "done"}.get(state, state)
+    try:
+        summary = run_summary(run_dir)
+    except RunUnreadable as error:
+        return CellStatus(cell, "unreadable", run_dir, reason=str(error))
+    status = {"complete": "done"}.get(summary["status"], summary["status"])
     if failed and status != "running" and failed["time"] >= (run_dir / MANIFEST).stat().st_mtime:
         status = "failed"
-    return CellStatus(cell, status, run_dir, int(manifest.get("n_done") or 0), manifest.get("n_questions"),
+    return CellStatus(cell, status, run_dir, summary["n_done"], summary["n_questions"],
                       failed["reason"] if failed and status == "failed" else None)
 
 

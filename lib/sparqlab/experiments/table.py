@@ -1,7 +1,9 @@
 """The comparison table of a grid: one row per method configuration, one column group per dataset.
 
-Every number is read from the cell's ``metrics.json`` (so the table equals what each run reports); only the
-intervals and the significance tests need the per-question records of ``predictions.jsonl``:
+Every number is recomputed from the cell's ``predictions.jsonl`` as ``sparqlab runs list`` shows it
+(:func:`sparqlab.runs.results.run_summary`, so the table equals what each run reports, even for a predictions
+file cut or edited after the run), and so are the intervals and the significance tests; a cell whose run folder
+cannot be read (a damaged line, an F1 outside [0, 1]) is left empty with a note naming the file and line:
 
 - scores: F1, EM, then each metric a dataset declares in the grid (``metrics: [text2sparql]``, a key of
   ``metrics.json``, dotted for nested ones such as ``method_scores.x``), each with a 95 % percentile bootstrap
@@ -28,7 +30,8 @@ import pandas as pd
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
-from sparqlab.runs.store import METRICS, PREDICTIONS, read_json, read_records
+from sparqlab.runs.results import run_records, run_summary
+from sparqlab.runs.store import METRICS, RunUnreadable
 
 STANDIN_MARK = " [standin]"
 
@@ -67,7 +70,7 @@ def _per_question(total: Any, n: int) -> float | None:
 
 
 def cost_values(metrics: dict[str, Any]) -> dict[str, float | None]:
-    """The rate and cost measures of one run, from its ``metrics.json``."""
+    """The rate and cost measures of one run, from its summary (:func:`sparqlab.runs.results.run_summary`)."""
     n = int(metrics.get("n_done") or 0)
     usage = metrics.get("usage") or {}
     tokens = usage.get("tokens") or {}
@@ -130,10 +133,6 @@ def _row_labels(grid: Grid, metrics_of: dict[str, dict[str, Any]], cells: list[C
     return {row: row + (STANDIN_MARK if standin.get(row) else "") for row in grid.rows}
 
 
-def _scored_records(run_dir) -> list[dict[str, Any]]:
-    return [r for r in read_records(run_dir / PREDICTIONS) if r.get("f1") is not None]
-
-
 def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | None = None, ci: float = 95.0,
                 resamples: int = 2000, seed: int = 0) -> ComparisonTable:
     """The table of ``cells`` (default: the whole grid) from their run folders; cells without a finished run
@@ -151,11 +150,15 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
         if run_dir is None or not (run_dir / METRICS).exists():
             notes.append(f"{cell.key}: no finished run yet (sparqlab sweep)")
             continue
-        runs[cell.key], metrics_of[cell.key] = run_dir, read_json(run_dir / METRICS)
-        if not metrics_of[cell.key].get("complete"):
-            notes.append(f"{cell.key}: incomplete run ({metrics_of[cell.key].get('n_done')}/"
-                         f"{metrics_of[cell.key].get('n_questions')} questions)")
-        records_of[cell.key] = _scored_records(run_dir)
+        try:
+            summary, records = run_summary(run_dir), run_records(run_dir)
+        except RunUnreadable as error:
+            notes.append(f"{cell.key}: left out, its run folder cannot be read: {error}")
+            continue
+        runs[cell.key], metrics_of[cell.key] = run_dir, summary
+        if not summary["complete"]:
+            notes.append(f"{cell.key}: incomplete run ({summary['n_done']}/{summary['n_questions']} questions)")
+        records_of[cell.key] = [r for r in records if r.get("f1") is not None]
     labels = _row_labels(grid, metrics_of, cells)
     by_position = {(c.row, c.dataset): c for c in cells}
     lines = []

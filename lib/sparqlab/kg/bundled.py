@@ -1,13 +1,18 @@
-"""Building a bundled KG's embedded store once, safely: shared by the movie KG and CK25.
+"""Building a bundled KG's embedded store once, safely, and checking it before every use: shared by the movie KG
+and CK25.
 
 A builder fills a fresh pyoxigraph store in a temporary folder beside the target, writes ``build.json`` (its
-counts, the build time, the pyoxigraph version) and renames the folder into place, so an interrupted build
-leaves nothing half-built in the cache and two processes racing on the same build both end with one store.
+counts, the build time, the pyoxigraph version and the store's integrity record: every file's size and SHA-256,
+:mod:`sparqlab.core.integrity`) and renames the folder into place, so an interrupted build leaves nothing
+half-built in the cache and two processes racing on the same build both end with one store. :func:`ensure_built`
+checks the record before the store is used: a damaged store is refused with the command that rebuilds it, never
+opened into a run of per-question errors.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 import shutil
@@ -17,10 +22,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.hashing import stable_hash
+from sparqlab.core.integrity import NO_RECORD, REBUILT_ON_USE, DamagedOutput, files_problem, record_files
+
+BUILD_FILE = "build.json"
+STORE_UNRECORDED = ("LOCK", "LOG")
+"""Store files left out of the record: RocksDB's lock file and its informational logs (``LOG``, ``LOG.old.*``)."""
+
+
+def builder_hash(builder_source: Path, *parts: Any) -> str:
+    """A build folder's hash: the builder module's source, this module's (the store format and its record) and
+    ``parts`` (input digests, the pyoxigraph version ...), so changing any of them rebuilds instead of reusing."""
+    sources = [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in (builder_source, __file__)]
+    return stable_hash([*sources, *parts], 12)
+
 
 def install_store(target: Path, fill: Callable[[Any], dict], force: bool = False) -> dict:
     """Create ``target/store`` with ``fill(store)`` (which loads the data and returns its counts) and
-    ``target/build.json``; returns the counts with ``build_seconds`` and ``pyoxigraph`` added."""
+    ``target/build.json``; returns the counts with ``build_seconds``, ``pyoxigraph`` and ``integrity`` added."""
     import pyoxigraph
 
     start = time.perf_counter()
@@ -35,7 +54,8 @@ def install_store(target: Path, fill: Callable[[Any], dict], force: bool = False
         gc.collect()
         stats["build_seconds"] = round(time.perf_counter() - start, 2)
         stats["pyoxigraph"] = pyoxigraph.__version__
-        (scratch / "build.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+        stats["integrity"] = record_files(scratch / "store", skip=STORE_UNRECORDED)
+        (scratch / BUILD_FILE).write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     except BaseException:  # an interrupted build leaves no half-built store in the cache
         shutil.rmtree(scratch, ignore_errors=True)
         raise
@@ -45,13 +65,33 @@ def install_store(target: Path, fill: Callable[[Any], dict], force: bool = False
         os.rename(scratch, target)
     except OSError:
         shutil.rmtree(scratch, ignore_errors=True)  # another process finished the same build first
-        if not (target / "build.json").exists():
+        if not (target / BUILD_FILE).exists():
             raise
     return stats
 
 
-def ensure_built(target: Path, build: Callable[[Path, bool], dict], force: bool = False) -> Path:
-    """``target/store``, built first with ``build(target, force)`` if missing (or if ``force``)."""
-    if not (target / "build.json").exists() or force:
+def store_problem(target: Path) -> str | None:
+    """What is wrong with the built store in ``target`` (``build.json`` unreadable, a store file missing,
+    resized or changed), or ``None``."""
+    try:
+        recorded = json.loads((target / BUILD_FILE).read_text(encoding="utf-8")).get("integrity")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return f"{target / BUILD_FILE} cannot be read"
+    return files_problem(target / "store", recorded)
+
+
+def ensure_built(target: Path, build: Callable[[Path, bool], dict], force: bool = False,
+                 rebuild: str | None = None) -> Path:
+    """``target/store``, built first with ``build(target, force)`` if missing (or if ``force``), and checked
+    against its integrity record: a damaged store raises :class:`DamagedOutput` naming the file and ``rebuild``,
+    the command that rebuilds it (default: delete the folder; it is rebuilt on first use). A store built before
+    stores had a record is rebuilt."""
+    if force or not (target / BUILD_FILE).exists():
         build(target, force)
+    elif store_problem(target) == NO_RECORD:
+        build(target, True)
+    problem = store_problem(target)
+    if problem:
+        raise DamagedOutput("KG store", target / "store", problem, rebuild or f"rm -rf '{target}'",
+                            "" if rebuild else REBUILT_ON_USE)
     return target / "store"

@@ -6,7 +6,8 @@ metadata) are bulk-loaded into the default graph, which is what the challenge's 
 queries from (they name no graph). Provenance and licences: ``data/ck25/PROVENANCE.md``.
 
 The store lives in ``cache_dir()/kg/ck25-{build hash}/store``; the hash covers this module's source, both input
-files and the pyoxigraph version, so a change rebuilds instead of reusing a stale store.
+files and the pyoxigraph version, so a change rebuilds instead of reusing a stale store; the store is checked
+against the integrity record of its build before each use.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ import hashlib
 from collections import Counter
 from pathlib import Path
 
-from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir, data_dir
-from sparqlab.kg.bundled import ensure_built, install_store
+from sparqlab.kg.bundled import builder_hash, ensure_built, install_store
 from sparqlab.kg.profiles import register_store_builder
 from sparqlab.kg.vocab import CK25_VOCAB, RDF, RDFS
 
@@ -33,9 +33,8 @@ def build_hash() -> str:
     """Changes whenever the store would: this builder's code, the Turtle files, the pyoxigraph version."""
     import pyoxigraph
 
-    parts = [hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), pyoxigraph.__version__]
-    parts += [hashlib.sha256((ck25_dir() / name).read_bytes()).hexdigest() for name in TURTLE_FILES]
-    return stable_hash(parts, 12)
+    inputs = [hashlib.sha256((ck25_dir() / name).read_bytes()).hexdigest() for name in TURTLE_FILES]
+    return builder_hash(Path(__file__), pyoxigraph.__version__, *inputs)
 
 
 def build_dir() -> Path:
@@ -66,8 +65,9 @@ def build(target: Path, force: bool = False) -> dict:
 
 
 def ensure_store(force: bool = False) -> Path:
-    """The store directory, built first if missing (or if ``force``). Safe when several processes race."""
-    return ensure_built(build_dir(), build, force)
+    """The store directory, built first if missing (or if ``force``) and checked against its integrity record.
+    Safe when several processes race."""
+    return ensure_built(build_dir(), build, force, rebuild="sparqlab kg build ck25 --force")
 
 
 register_store_builder("ck25", ensure_store)

@@ -8,7 +8,9 @@ class; a name used in two roles (a film and a tag called "Wind") becomes two ent
 ambiguity an agent has to resolve. Descriptions (``rdfs:comment``) are built from the KB's own facts.
 
 The store is bulk-loaded once into ``cache_dir()/kg/movies-{build hash}/store``; the hash covers this module's
-source, the input file and the pyoxigraph version, so changing the builder rebuilds instead of reusing. Older
+source (and the store installer's), the input file and the pyoxigraph version, so changing the builder rebuilds
+instead of reusing; the store is checked against the integrity record of its build before each use
+(:func:`sparqlab.kg.bundled.ensure_built`). Older
 builds are left in place (another process may still be reading one); ``make clean`` removes them.
 """
 
@@ -20,9 +22,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from urllib.parse import quote
 
-from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir, data_dir
-from sparqlab.kg.bundled import ensure_built, install_store
+from sparqlab.kg.bundled import builder_hash, ensure_built, install_store
 from sparqlab.kg.profiles import register_store_builder
 from sparqlab.kg.results import quote_literal
 from sparqlab.kg.vocab import MOVIES_NS, RDF, RDFS
@@ -183,9 +184,8 @@ def build_hash(path: Path | None = None) -> str:
     """Changes whenever the store would: this builder's code, the input KB, the pyoxigraph version."""
     import pyoxigraph
 
-    source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
     data = hashlib.sha256((path or kb_path()).read_bytes()).hexdigest()
-    return stable_hash([source, data, pyoxigraph.__version__, MOVIES_NS], 12)
+    return builder_hash(Path(__file__), data, pyoxigraph.__version__, MOVIES_NS)
 
 
 def build_dir() -> Path:
@@ -194,8 +194,9 @@ def build_dir() -> Path:
 
 
 def ensure_store(force: bool = False) -> Path:
-    """The store directory, built first if missing (or if ``force``). Safe when several processes race."""
-    return ensure_built(build_dir(), build, force)
+    """The store directory, built first if missing (or if ``force``) and checked against its integrity record.
+    Safe when several processes race."""
+    return ensure_built(build_dir(), build, force, rebuild="sparqlab kg build movies --force")
 
 
 def build(target: Path, force: bool = False) -> dict:

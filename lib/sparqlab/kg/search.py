@@ -3,7 +3,8 @@
 Local KGs get a label index built once from the KG itself (its profile's label, description and type
 predicates) into ``cache_dir()/search/``: SQLite with an FTS5 trigram table, so a misspelt name still shares
 most trigrams with the right label; candidates are reranked with rapidfuzz and ties broken by how many triples
-mention the entity. Wikidata's profile uses the public ``wbsearchentities`` API instead (responses cached in the
+mention the entity. The index's size and digest are recorded beside it when it is written and checked when it
+is opened: a damaged index is rebuilt (with a warning naming it), never read into failing searches. Wikidata's profile uses the public ``wbsearchentities`` API instead (responses cached in the
 KG's query cache for replay; types fetched with one SPARQL query).
 """
 
@@ -15,12 +16,14 @@ import os
 import sqlite3
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from sparqlab.core.hashing import stable_hash
+from sparqlab.core.integrity import RebuiltOutputWarning, sidecar_problem, write_sidecar
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.registry import Registry
 from sparqlab.kg.errors import EndpointError
@@ -97,7 +100,11 @@ class LabelIndex:
         self.kg = kg
         self.path = Path(path) if path else default_index_path(kg)
         self._local = threading.local()
-        if not self.path.exists():
+        problem = sidecar_problem(self.path) if self.path.exists() else None
+        if problem:
+            warnings.warn(f"the search index {self.path} was damaged ({problem}); it is rebuilt from the KG",
+                          RebuiltOutputWarning, stacklevel=2)
+        if problem or not self.path.exists():
             if rows is None:
                 build_index(kg, self.path)
             else:
@@ -188,7 +195,8 @@ def index_row(iri: str, label: str, description: str, kind: Kind, types: dict[st
 
 
 def write_index(path: Path, rows: list[tuple]) -> None:
-    """Write a label index of ``rows`` (:func:`index_row`) to ``path`` atomically."""
+    """Write a label index of ``rows`` (:func:`index_row`) to ``path`` atomically, with its integrity record
+    beside it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, scratch = tempfile.mkstemp(prefix=".index-", suffix=".sqlite", dir=path.parent)
     os.close(handle)
@@ -196,6 +204,7 @@ def write_index(path: Path, rows: list[tuple]) -> None:
         _write_index(scratch, rows)
         os.chmod(scratch, 0o644)  # mkstemp's 0600 would hide the index from other users of a shared cache
         os.replace(scratch, path)
+        write_sidecar(path)
     except BaseException:  # an interrupted build leaves no half-written file in the cache
         Path(scratch).unlink(missing_ok=True)
         raise

@@ -17,6 +17,7 @@ from sparqlab.llm.cache import CACHE_MODES, CachedModel, default_cache_path, req
 from sparqlab.llm.errors import (
     ContextOverflow,
     ModelError,
+    ModelOverloaded,
     ModelRequestError,
     ModelUnavailable,
     ReplayMiss,
@@ -50,6 +51,7 @@ __all__ = [
     "Message",
     "ModelError",
     "ModelRequestError",
+    "ModelOverloaded",
     "ModelUnavailable",
     "OpenAIModel",
     "ReplayMiss",

@@ -15,6 +15,11 @@ class ModelUnavailable(ModelError):
     kind = "model_unavailable"
 
 
+class ModelOverloaded(ModelUnavailable):
+    """The endpoint answers, but kept refusing or timing out (429, 503, 5xx, timeouts) after every retry: it is
+    overloaded. Lower the concurrency, or let the client retry for longer (``max_retries``, ``timeout_s``)."""
+
+
 class UnknownModel(ModelError):
     """The endpoint is up but does not serve the requested model name."""
 

@@ -1,5 +1,5 @@
-"""``noisy:BASE``: any model's replies wrapped in the shapes real models produce, without changing their content
-(issue 20 item 2), to measure how much of a method's score depends on the model answering in exactly the format
+"""``noisy:BASE``: any model's replies wrapped in the shapes real models produce, without changing their content,
+to measure how much of a method's score depends on the model answering in exactly the format
 its parser expects.
 
 For each reply, with probability ``rate`` (decided by a hash of ``seed`` and the request, so the same request

@@ -23,7 +23,14 @@ import openai
 from sparqlab.core.environment import api_key as default_api_key
 from sparqlab.core.environment import default_model, default_model_url
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
-from sparqlab.llm.errors import ContextOverflow, ModelError, ModelRequestError, ModelUnavailable, UnknownModel
+from sparqlab.llm.errors import (
+    ContextOverflow,
+    ModelError,
+    ModelOverloaded,
+    ModelRequestError,
+    ModelUnavailable,
+    UnknownModel,
+)
 from sparqlab.llm.standins import STANDIN_PREFIX, standin_names
 
 CONTEXT_OVERFLOW = re.compile(r"maximum context length|longer than the maximum model length|context length exceeded",
@@ -279,9 +286,10 @@ class OpenAIModel(ChatModel):
         """The typed error for a failed call, after the client's retries are spent."""
         attempts = f"after {self.max_retries} retries"
         if isinstance(error, openai.APITimeoutError) and not connection_failure(error):
-            return ModelUnavailable(
+            return ModelOverloaded(
                 f"the model endpoint {self.base_url} did not answer within {self.timeout_s:g} s ({attempts}); "
-                f"raise timeout_s, lower max_tokens, or check the server's load"
+                f"raise timeout_s or max_retries (the client's retries), lower max_tokens or the concurrency, or "
+                f"check the server's load"
             )
         if isinstance(error, openai.APIConnectionError):  # APITimeoutError is one too
             cause = str(error.__cause__ or error)
@@ -292,8 +300,10 @@ class OpenAIModel(ChatModel):
         if status == 400 and CONTEXT_OVERFLOW.search(error.message or ""):
             return ContextOverflow(f"{self.base_url}: the request does not fit {name!r}'s context: {error.message}")
         if status in (408, 409, 429) or status >= 500:
-            return ModelUnavailable(f"the model endpoint {self.base_url} kept failing with HTTP {status} "
-                                    f"({attempts}): {error.message}")
+            return ModelOverloaded(f"the model endpoint {self.base_url} kept failing with HTTP {status} "
+                                   f"({attempts}): {error.message}. It is up but overloaded: lower the concurrency, "
+                                   f"or raise max_retries (now {self.max_retries}; each retry waits 0.5 s doubling "
+                                   f"up to 8 s, or the server's Retry-After) so the client waits longer")
         if diagnose and status in (400, 404):
             try:
                 served = await self.list_models()

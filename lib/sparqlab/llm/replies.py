@@ -1,4 +1,4 @@
-"""How a model reply ended, read the same way for every backend and every method (issue 20).
+"""How a model reply ended, read the same way for every backend and every method.
 
 Reasoning models return their chain of thought separately (vLLM's ``reasoning`` / ``reasoning_content``) or inline
 (``<think>…</think>`` when the server has no reasoning parser, a bare ``</think>`` when the chat template opened

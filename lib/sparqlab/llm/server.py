@@ -9,14 +9,15 @@ reasoning is returned apart (``reasoning`` and ``reasoning_content``); over ``ma
 the server answers 429 (or 503) with ``Retry-After``. Every error, on every route, uses OpenAI's body ``{"error": {"message", "type", "param",
 "code"}}``: 404 for an unknown model name or path, 405 for a wrong method, 400 for a malformed request (invalid
 JSON or UTF-8, JSON nested too deeply, a lone surrogate in a string), 413 for a body over
-:data:`MAX_BODY_BYTES`. A connection must deliver each request within ``read_timeout_s`` (default
-:data:`READ_TIMEOUT_S`) of opening or of its previous response, so half-open connections are closed. Requests are
+:data:`MAX_BODY_BYTES` or a request line and headers over :data:`MAX_HEAD_BYTES`; ``max_tokens`` over
+:data:`MAX_TOKENS_LIMIT` or a ``seed`` outside a signed 64-bit integer are malformed. A connection must deliver each
+request within ``read_timeout_s`` (default :data:`READ_TIMEOUT_S`) of opening or of its previous response, so
+half-open connections are closed, and open connections are bounded (:mod:`sparqlab.core.http_server`). Requests are
 handled on one event loop, so a model that awaits (e.g. ``standin-latency``'s sleep) serves many requests at once.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import json
@@ -31,15 +32,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import h11
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from sparqlab.core.http_server import ConnectionLimits, guarded_server, listen_socket
 from sparqlab.core.processes import stop_process
 from sparqlab.core.text import lone_surrogate
 from sparqlab.llm.base import ChatModel, ChatRequest, estimate_tokens
@@ -56,10 +56,19 @@ MAX_BODY_BYTES = 16 * 2**20
 READ_TIMEOUT_S = 30.0
 """Default time a connection has to deliver a whole request."""
 
+MAX_HEAD_BYTES = 64 * 1024
+"""Largest request line plus headers accepted (413 beyond; the body has its own limit, :data:`MAX_BODY_BYTES`)."""
+
+MAX_TOKENS_LIMIT = 2**20
+"""Largest ``max_tokens`` accepted: no served model has a longer context (vLLM refuses more than its own)."""
+
+SEED_RANGE = (-(2**63), 2**63 - 1)
+"""``seed`` must fit a signed 64-bit integer, as vLLM's and OpenAI's do."""
+
 
 @dataclass(frozen=True)
 class Limits:
-    """What a vLLM deployment imposes that changes a client's life (issue 20).
+    """What a vLLM deployment imposes that changes a client's life.
 
     - ``max_model_len``: context length in (estimated) tokens, prompt plus completion; ``None``: unlimited.
     - ``max_in_flight``: concurrent requests served; more are refused with ``overload_status`` (429 as a rate
@@ -108,13 +117,16 @@ def _number(body: dict[str, Any], key: str, low: float, high: float, default: fl
     return float(value)
 
 
-def _integer(body: dict[str, Any], key: str, minimum: int | None = None) -> int | None:
+def _integer(body: dict[str, Any], key: str, minimum: int | None = None, maximum: int | None = None) -> int | None:
     value = body.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum):
-        bound = f" >= {minimum}" if minimum is not None else ""
-        raise InvalidRequest(f"'{key}' must be an integer{bound} (got {value!r})", key)
+    if isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum) \
+            or (maximum is not None and value > maximum):
+        bound = (f" from {minimum} to {maximum}" if minimum is not None and maximum is not None else
+                 f" >= {minimum}" if minimum is not None else "")
+        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... ({len(repr(value))} digits)"
+        raise InvalidRequest(f"'{key}' must be an integer{bound} (got {shown})", key)
     return value
 
 
@@ -156,9 +168,9 @@ def parse_chat_request(body: Any) -> ChatRequest:
     if stop is not None and not (isinstance(stop, str) or (isinstance(stop, list)
                                                            and all(isinstance(s, str) for s in stop))):
         raise InvalidRequest("'stop' must be a string or a list of strings", "stop")
-    max_tokens = _integer(body, "max_completion_tokens", minimum=1)
+    max_tokens = _integer(body, "max_completion_tokens", minimum=1, maximum=MAX_TOKENS_LIMIT)
     if max_tokens is None:
-        max_tokens = _integer(body, "max_tokens", minimum=1)
+        max_tokens = _integer(body, "max_tokens", minimum=1, maximum=MAX_TOKENS_LIMIT)
     effort = body.get("reasoning_effort")
     if effort is not None and effort not in REASONING_EFFORTS:
         raise InvalidRequest(f"'reasoning_effort' must be one of {', '.join(REASONING_EFFORTS)}", "reasoning_effort")
@@ -169,7 +181,7 @@ def parse_chat_request(body: Any) -> ChatRequest:
         top_p=_number(body, "top_p", 0.0, 1.0, 1.0),
         max_tokens=max_tokens,
         stop=stop,
-        seed=_integer(body, "seed"),
+        seed=_integer(body, "seed", *SEED_RANGE),
         reasoning_effort=effort,
     )
 
@@ -308,53 +320,16 @@ def model_for_serving(model: ChatModel | str, delay_ms: float | None = None) -> 
     return LatencyStandin(inner, delay_ms=delay_ms, name=inner.name)
 
 
-def listen_socket(host: str, port: int) -> socket.socket:
-    """A listening socket; connections made before the server starts wait in the backlog instead of failing."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, port), family=family, backlog=2048)
-    # Accepted connections inherit TCP_NODELAY; without it every reply on a kept-alive connection waits ~40 ms
-    # for delayed ACKs (asyncio only sets it on sockets it creates itself).
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
-
-
-class _ReadDeadline(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a deadline for reading each request: uvicorn times out idle keep-alive
-    connections, but not one that sends nothing, or half a request, after connecting (half-open)."""
-
-    read_timeout_s = READ_TIMEOUT_S
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._deadline: asyncio.TimerHandle | None = None
-        self._arm()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._arm()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        super().connection_lost(exc)
-
-    def _arm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline = self.loop.call_later(self.read_timeout_s, self._expire)
-
-    def _expire(self) -> None:
-        # IDLE: not even the headers yet; SEND_BODY: part of the body. A request being answered is left alone.
-        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
-            self.transport.close()
+def openai_error_body(status: int, message: str) -> bytes:
+    """OpenAI's error body, for the answers the connection layer gives itself (413, 503)."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}}).encode()
 
 
 def _uvicorn_server(model: ChatModel, log_level: str, read_timeout_s: float = READ_TIMEOUT_S,
                     limits: Limits | None = None) -> uvicorn.Server:
-    protocol = type("ReadDeadline", (_ReadDeadline,), {"read_timeout_s": read_timeout_s})
-    config = uvicorn.Config(create_app(model, limits), log_level=log_level, access_log=False, timeout_keep_alive=30,
-                            http=protocol)
-    return uvicorn.Server(config)
+    connection = ConnectionLimits(read_timeout_s=read_timeout_s, keep_alive_s=30, max_head_bytes=MAX_HEAD_BYTES)
+    return guarded_server(create_app(model, limits), connection, log_level, error_body=openai_error_body)
 
 
 def _base_url(host: str, sock: socket.socket) -> str:

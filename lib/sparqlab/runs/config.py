@@ -172,7 +172,8 @@ class EvaluationSettings(CheckedConfig):
     """How long a question may take and how its answer is judged.
 
     - ``question_timeout_s``: per-question limit in s on the method's work and, separately, on executing its
-      final query (``question_timeout`` / ``final_query_timeout`` error categories).
+      final query (``question_timeout`` / ``final_query_timeout`` error categories); a served request's limit
+      counts from its arrival, the wait for a free slot included.
     - ``answer_match``: how predicted answers are compared with gold ones: iri, label or either (``None``: the KG
       profile's rule; the rule used is saved, hashed and reported in metrics.json).
     - ``generate_only``: write each question's final query without executing or scoring it; score the folder

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sparqlab.eval import summarise
-from sparqlab.eval.errors import is_gold_error_record
+from sparqlab.eval.errors import is_gold_error_record, is_no_gold_record
 from sparqlab.eval.metrics import binary_decisions
 from sparqlab.llm import aggregate_usage
 from sparqlab.runs.manifest import now_iso
@@ -56,7 +56,7 @@ def role_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 
 def reply_outcomes(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Replies that did not end normally, summed over the records: ``{"total": {outcome: n}, kind: {outcome: n}}``
-    (``reasoning_exhausted``, ``truncated``, ``empty`` ...; issue 20)."""
+    (``reasoning_exhausted``, ``truncated``, ``empty`` ...)."""
     by_kind: dict[str, Counter] = {}
     for record in records:
         for kind, outcomes in (record.get("reply_outcomes") or {}).items():
@@ -126,8 +126,10 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "n_missing": n_questions - len(records),
         "complete": len(records) == n_questions,
         "n_scored": len(scored),
-        # questions that cannot be judged (gold query failed or gave nothing); a generation-only line was not judged
-        "n_gold_errors": sum(1 for r in records if r.get("gold_source") != GENERATED_ONLY and is_gold_error_record(r)),
+        # questions that cannot be judged (gold query failed or gave nothing); a generation-only line was not
+        # judged, and a question without any gold (a served request) has nothing to judge
+        "n_gold_errors": sum(1 for r in records if r.get("gold_source") != GENERATED_ONLY
+                             and not is_no_gold_record(r) and is_gold_error_record(r)),
         **{key: summary.get(key) for key in SCORE_KEYS},
         "error_categories": dict(sorted(Counter(r.get("error_category") or "none" for r in records).items())),
         "error_types": dict(sorted(Counter(r.get("error_type") or "unknown" for r in records).items())),

@@ -31,8 +31,8 @@ PREDICTION_FIELDS: dict[str, str] = {
     "recall": "answer-set recall",
     "error_category": "why the question has no (good) answer: method's own category, question_timeout, "
                       "method_error, a model error kind, final_query_timeout or the final query's KGError kind",
-    "error_type": "sparqlab.eval.categorise: correct, gold_error, no_query, syntax_error, execution_error, "
-                  "empty_result or semantic:<subtype>, the same for every method",
+    "error_type": "sparqlab.eval.categorise: correct, gold_error, no_gold, no_query, syntax_error, "
+                  "execution_error, empty_result or semantic:<subtype>, the same for every method",
     "model_calls": "{call kind: n} over all roles",
     "model_calls_uncached": "calls that reached a model (not the response cache)",
     "role_usage": "{role: {calls: {kind: n}, tokens: {prompt, completion, total}}}",
@@ -51,6 +51,42 @@ PREDICTION_FIELDS: dict[str, str] = {
     "predicted_complexity": "the same features of the final query (columns predicted_complexity.<key>)",
 }
 """Every key of a ``predictions.jsonl`` line, with its meaning."""
+
+REQUIRED_PREDICTION_FIELDS = ("id", "question", "predicted_sparql", "predicted_answers", "gold_answers", "f1", "em",
+                              "error_category")
+"""Fields every prediction line has had since the first version of the schema: a line without one of them is
+damaged (resume answers its question again; a listing names it), while a field added later may be absent from an
+older run's lines."""
+
+SCORE_FIELDS = ("f1", "em", "precision", "recall")
+"""Per-question scores, each ``null`` (unscored), a boolean or a number in [0, 1]."""
+
+
+def prediction_problem(record: Mapping[str, Any]) -> str | None:
+    """What makes a prediction line unusable (missing required fields, an id that is not text, a score outside
+    [0, 1]), or ``None`` for a sound line."""
+    missing = [key for key in REQUIRED_PREDICTION_FIELDS if key not in record]
+    if missing:
+        return f"missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+    if not isinstance(record["id"], str) or not record["id"]:
+        return f"the id is {record['id']!r}, not a question id"
+    for key in SCORE_FIELDS:
+        value = record.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:  # NaN fails both comparisons
+            return f"{key} is {value!r}, outside [0, 1]"
+    return None
+
+
+def trace_problem(record: Mapping[str, Any]) -> str | None:
+    """What makes a trace line unusable (no question id, no list of events), or ``None``."""
+    if not isinstance(record.get("id"), str) or not record["id"]:
+        return "no question id"
+    if not isinstance(record.get("trace"), list):
+        return "the trace is not a list of events"
+    return None
+
 
 FLATTENED = ("extra", "scores", "gold_complexity", "predicted_complexity")
 """Nested fields whose scalar entries become ``<field>.<key>`` columns in ``load_predictions``."""

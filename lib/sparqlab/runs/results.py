@@ -1,22 +1,42 @@
 """Browsing results: find runs, summarise them, load them into pandas, and format tables for the CLI.
 
 A run is referred to by its folder path, by ``<experiment>/<folder>``, or by its folder name (or a unique
-prefix of it) under the runs root. Summaries of runs still in progress, or killed before they wrote
-``metrics.json``, are recomputed from their predictions, so ``runs list`` is live.
+prefix of it) under the runs root. Counts and scores are always recomputed from ``predictions.jsonl`` (cached by
+its size and modification time), never taken from ``metrics.json``: a run in progress, killed, or whose
+predictions were cut or edited is shown as its lines are, and a damaged line or an impossible value (F1 outside
+[0, 1]) is an error naming the file and line. A run folder that cannot be read is listed as ``unreadable`` with
+a warning naming the file, and the other runs are listed as usual.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import sqlite3
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.core.paths import runs_dir
+from sparqlab.core.cache import JsonCache
+from sparqlab.core.hashing import stable_hash
+from sparqlab.core.jsonl import JsonlScan, scan_jsonl
+from sparqlab.core.paths import cache_dir, runs_dir
 from sparqlab.platform.trace import TraceEvent
-from sparqlab.runs.metrics import metrics_document
-from sparqlab.runs.records import flatten_prediction, header_from
-from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, PREDICTIONS, TRACES, is_locked, read_json, read_records
+from sparqlab.runs.metrics import compute_metrics
+from sparqlab.runs.records import flatten_prediction, header_from, prediction_problem
+from sparqlab.runs.store import (
+    CONFIG,
+    MANIFEST,
+    METRICS,
+    PREDICTIONS,
+    TRACES,
+    RunUnreadable,
+    first_per_id,
+    is_locked,
+    read_document,
+    read_records,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,28 +79,108 @@ def find_run(ref: str | Path, root: str | Path | None = None) -> Path:
     raise ValueError(f"{str(ref)!r} matches {len(matches)} runs ({shown}); name it as experiment/folder")
 
 
-def run_status(run_dir: Path) -> str:
+SERVED_STATUSES = {"running": "serving", "interrupted": "killed"}
+"""How a served session (``sparqlab serve``) reads: ``serving`` while its server runs, ``complete`` once stopped,
+``killed`` when its process died without stopping (every request answered until then is in the folder; a served
+session is never resumed)."""
+
+
+def run_status(run_dir: Path, manifest: Mapping[str, Any] | None = None) -> str:
     """``complete``, ``incomplete`` (stopped early), ``running`` (a process holds it) or ``interrupted`` (killed
-    while running)."""
-    status = read_json(run_dir / MANIFEST).get("status", "incomplete")
+    while running); a served session's own words are :data:`SERVED_STATUSES`."""
+    manifest = read_document(run_dir / MANIFEST) if manifest is None else manifest
+    status = manifest.get("status", "incomplete")
     if status == "running" and not is_locked(run_dir):
-        return "interrupted"
-    return status
+        status = "interrupted"
+    return SERVED_STATUSES.get(status, status) if manifest.get("served") else status
+
+
+def _damage_message(scan: JsonlScan) -> str:
+    shown = "; ".join(str(line) for line in scan.damaged[:3])
+    more = f" (and {len(scan.damaged) - 3} more damaged lines)" if len(scan.damaged) > 3 else ""
+    return f"{shown}{more}. Resuming the run sets damaged lines aside and answers their questions again"
+
+
+def run_records(run_dir: str | Path, manifest: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The prediction lines of a run folder that belong to it (the manifest's question ids; every line of a
+    served session), each checked (:func:`sparqlab.runs.records.prediction_problem`); a torn last line (a run
+    still writing) is left out, any damaged line is a :class:`RunUnreadable` naming the file and line."""
+    run_dir = Path(run_dir)
+    manifest = read_document(run_dir / MANIFEST) if manifest is None else manifest
+    scan = scan_jsonl(run_dir / PREDICTIONS, prediction_problem)
+    if scan.damaged:
+        raise RunUnreadable(_damage_message(scan))
+    records = first_per_id(scan.records)
+    wanted = None if manifest.get("served") else manifest.get("question_ids")
+    if wanted is not None:
+        ids = set(wanted)
+        records = [r for r in records if r["id"] in ids]
+    return records
+
+
+LISTING_CACHE = "listings.sqlite"
+"""The cache (under ``cache_dir()``) of counts and scores recomputed for listings, keyed by the run folder, the
+size and modification time of its predictions and manifest, and the version of the code that computes them."""
+
+
+@functools.cache
+def _code_version() -> str:
+    """Sizes and modification times of the package's source files: a listing computed by other code is not
+    reused."""
+    package = Path(__file__).resolve().parents[1]
+    return stable_hash(sorted((str(p.relative_to(package)), *_file_key(p)) for p in package.rglob("*.py")), 16)
+
+
+@functools.cache
+def _listing_cache(path: Path) -> JsonCache | None:
+    try:
+        return JsonCache(path, rebuild=True)
+    except (OSError, sqlite3.Error):  # a read-only cache folder: recompute every time
+        return None
+
+
+def _file_key(path: Path) -> list[int]:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return [-1, -1]
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def recomputed_metrics(run_dir: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`sparqlab.runs.metrics.compute_metrics` of the run's checked prediction lines (:func:`run_records`)
+    out of its selected questions (a served session: the requests it answered), cached by the size and
+    modification time of ``predictions.jsonl`` and ``manifest.json``."""
+    cache = _listing_cache(cache_dir() / LISTING_CACHE)
+    key = stable_hash([str(run_dir.resolve()), _file_key(run_dir / PREDICTIONS), _file_key(run_dir / MANIFEST),
+                       _code_version()], 32)
+    if cache is not None and (hit := cache.get("run-metrics", key)) is not None:
+        return hit
+    records = run_records(run_dir, manifest)
+    n_questions = len(records) if manifest.get("served") else int(manifest.get("n_questions") or 0)
+    metrics = compute_metrics(records, n_questions)
+    if cache is not None:
+        cache.put("run-metrics", key, metrics)
+    return metrics
 
 
 def run_summary(run_dir: str | Path) -> dict[str, Any]:
-    """``metrics.json`` plus ``status``; recomputed from the predictions when the run has not finished."""
+    """A run's numbers as ``metrics.json`` holds them, with counts and scores recomputed from its prediction
+    lines (so a cut, edited or still-growing ``predictions.jsonl`` is shown as it is: a finished run that lost
+    lines reads ``incomplete``), plus ``status``,
+    ``path``, ``selection`` and ``date``. Raises :class:`RunUnreadable` naming a file that cannot be read or a
+    line that is damaged."""
     run_dir = Path(run_dir)
-    status = run_status(run_dir)
-    if status in ("running", "interrupted") or not (run_dir / METRICS).exists():
-        manifest = read_json(run_dir / MANIFEST)
-        header = header_from(manifest)
-        metrics = metrics_document(header, read_records(run_dir / PREDICTIONS), manifest["n_questions"], 0.0)
-    else:
-        metrics = read_json(run_dir / METRICS)
-    run = read_json(run_dir / CONFIG).get("run", {}) if (run_dir / CONFIG).exists() else {}
+    manifest = read_document(run_dir / MANIFEST)
+    status = run_status(run_dir, manifest)
+    stored = read_document(run_dir / METRICS) if (run_dir / METRICS).exists() else {}
+    run = read_document(run_dir / CONFIG).get("run", {}) if (run_dir / CONFIG).exists() else {}
+    metrics = {**stored, **header_from(manifest), **recomputed_metrics(run_dir, manifest)}
+    metrics.setdefault("wall_time_s", 0.0)
+    if status == "complete" and not metrics["complete"]:  # lines were lost after the run finished
+        status = "incomplete"
     return {**metrics, "status": status, "path": str(run_dir), "selection": selection_label(run),
-            "date": str(read_json(run_dir / MANIFEST).get("updated") or "")[:16].replace("T", " ")}
+            "date": str(manifest.get("updated") or "")[:16].replace("T", " ")}
 
 
 def selection_label(run: Mapping[str, Any]) -> str:
@@ -103,7 +203,7 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
         "run": summary.get("folder"),
         "date": summary.get("date"),
         "status": summary.get("status"),
-        "done": f"{summary.get('n_done')}/{summary.get('n_questions')}",
+        "done": f"{summary['n_done']}/{summary.get('n_questions')}" if "n_done" in summary else None,
         "f1": summary.get("f1"),
         "em": summary.get("em"),
         "empty_rate": summary.get("empty_rate"),
@@ -119,13 +219,31 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
         "tokens_per_q": per_question.get("tokens"),
         "latency_s": (summary.get("latency_s") or {}).get("mean"),
         "wall_time_s": summary.get("wall_time_s"),
-        "errors": ", ".join(f"{k}={v}" for k, v in (summary.get("error_categories") or {}).items() if k != "none"),
+        "errors": summary.get("problem") or ", ".join(
+            f"{k}={v}" for k, v in (summary.get("error_categories") or {}).items() if k != "none"),
     }
 
 
+class UnreadableRunWarning(UserWarning):
+    """A listing met a run folder it cannot read; the run is listed as ``unreadable`` and the rest are shown."""
+
+
+def summary_row(run_dir: Path) -> dict[str, Any]:
+    """:func:`run_summary` as a table row; a run that cannot be read is a row with status ``unreadable`` (its
+    problem in ``errors``) and an :class:`UnreadableRunWarning` naming the file, so one damaged folder never
+    hides the others."""
+    try:
+        return _table_row(run_summary(run_dir))
+    except RunUnreadable as error:
+        warnings.warn(f"{error} (the run is listed as unreadable)", UnreadableRunWarning, stacklevel=3)
+        return _table_row({"experiment": run_dir.parent.name, "folder": run_dir.name, "status": "unreadable",
+                           "problem": str(error)})
+
+
 def list_runs(root: str | Path | None = None, experiment: str | None = None) -> list[dict[str, Any]]:
-    """One row per run folder: ids, status, progress, scores, model (stand-ins labelled), costs."""
-    return [_table_row(run_summary(d)) for d in run_dirs(root, experiment)]
+    """One row per run folder: ids, status, progress, scores, model (stand-ins labelled), costs
+    (:func:`summary_row`)."""
+    return [summary_row(d) for d in run_dirs(root, experiment)]
 
 
 FAMILY_FIELDS = ("experiment", "method", "kg", "dataset", "model")
@@ -154,21 +272,27 @@ def what_changed(run_folders: Sequence[Path]) -> dict[Path, str]:
     from sparqlab.runs.config import RUN_FORMAT
 
     described = []
+    found: dict[Path, str] = {}
     for folder in run_folders:
         started = (folder / CONFIG).stat().st_mtime_ns if (folder / CONFIG).exists() else 0
-        config = read_json(folder / CONFIG) if started else {}
-        manifest = read_json(folder / MANIFEST)
-        described.append((tuple(manifest.get(key) for key in FAMILY_FIELDS), started, folder, config))
-    found: dict[Path, str] = {}
-    previous: dict[tuple, dict[str, Any]] = {}
-    for family, _, folder, config in sorted(described, key=lambda item: (str(item[0]), item[1])):
+        try:
+            config = read_document(folder / CONFIG) if started else {}
+            manifest = read_document(folder / MANIFEST)
+        except RunUnreadable:  # the listing names the file (summary_row) and leaves the folder out of families
+            found[folder] = ""
+            continue
+        family = json.dumps([manifest.get(key) for key in FAMILY_FIELDS], default=str)
+        described.append((family, started, folder, config))
+    previous: dict[str, dict[str, Any]] = {}
+    for family, _, folder, config in sorted(described, key=lambda item: (item[0], item[1])):
         if config.get("format", 1) != RUN_FORMAT:
             found[folder] = f"format {config.get('format', 1)}"
             continue
         before = previous.get(family)
-        found[folder] = ", ".join(identity_changes(before["identity"], config["identity"])) if before else ""
+        found[folder] = ", ".join(identity_changes(before.get("identity") or {}, config.get("identity") or {})) \
+            if before else ""
         previous[family] = config
-    return found
+    return {folder: found[folder] for folder in run_folders}
 
 
 def load_runs(experiment: str | None = None, root: str | Path | None = None) -> pd.DataFrame:
@@ -187,8 +311,8 @@ def load_predictions(run: str | Path, root: str | Path | None = None) -> pd.Data
     import pandas as pd
 
     run_dir = find_run(run, root)
-    manifest = read_json(run_dir / MANIFEST)
-    frame = pd.DataFrame([flatten_prediction(r) for r in read_records(run_dir / PREDICTIONS)])
+    manifest = read_document(run_dir / MANIFEST)
+    frame = pd.DataFrame([flatten_prediction(r) for r in run_records(run_dir, manifest)])
     frame.insert(0, "experiment", manifest.get("experiment"))
     frame.insert(1, "run", run_dir.name)
     frame.insert(2, "model", manifest.get("model"))
@@ -206,7 +330,7 @@ def load_traces(run: str | Path, root: str | Path | None = None) -> dict[str, li
 
 def load_config(run: str | Path, root: str | Path | None = None) -> dict[str, Any]:
     """The run's ``config.json``."""
-    return read_json(find_run(run, root) / CONFIG)
+    return read_document(find_run(run, root) / CONFIG)
 
 
 COMPARE_FIELDS = ("model", "method", "kg", "dataset", "split", "selection", "date", "status", "done", "f1", "em", "empty_rate",
@@ -215,7 +339,7 @@ COMPARE_FIELDS = ("model", "method", "kg", "dataset", "split", "selection", "dat
 
 def compare_rows(runs: Sequence[str | Path], root: str | Path | None = None) -> list[dict[str, Any]]:
     """Side-by-side comparison: one row per field of :data:`COMPARE_FIELDS`, one column per run."""
-    rows = [_table_row(run_summary(find_run(ref, root))) for ref in runs]
+    rows = [summary_row(find_run(ref, root)) for ref in runs]
     names = [f"{r['experiment']}/{r['run']}" for r in rows]
     return [{"field": field, **{name: row[field] for name, row in zip(names, rows, strict=True)}}
             for field in COMPARE_FIELDS]

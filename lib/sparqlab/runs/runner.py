@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
+from sparqlab.core.integrity import DamagedOutput
 from sparqlab.data.question import Question
 from sparqlab.data.registry import training_source
 from sparqlab.eval.complexity import query_complexity
@@ -75,8 +76,9 @@ if TYPE_CHECKING:
 
     from sparqlab.kg.base import KnowledgeGraph
 
-FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt)
-"""Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file too)."""
+FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt, DamagedOutput)
+"""Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file, a
+damaged build output too)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
 
@@ -426,8 +428,14 @@ class Runner:
 
     # -- answering ------------------------------------------------------------------------------------------
 
-    async def _call_method(self, question: Question, ctx: QuestionContext) -> MethodOutput:
-        scope = asyncio.timeout(self.config.question_timeout_s)
+    def _time_limit(self, deadline: float | None) -> asyncio.Timeout:
+        """The question's time limit: ``question_timeout_s`` from now, or an absolute ``deadline`` (event-loop
+        time) when the question's time started earlier (a served request that waited in the queue)."""
+        return asyncio.timeout(self.config.question_timeout_s) if deadline is None else asyncio.timeout_at(deadline)
+
+    async def _call_method(self, question: Question, ctx: QuestionContext,
+                           deadline: float | None = None) -> MethodOutput:
+        scope = self._time_limit(deadline)
         try:
             async with scope:
                 output = await self.method.answer(question, ctx)
@@ -466,14 +474,14 @@ class Runner:
         """The default final-query execution (:meth:`QuestionContext.final_query`): the runner's worker pool."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, self.kg.query, sparql)
 
-    async def _final_answers(self, output: MethodOutput,
-                             ctx: QuestionContext) -> tuple[list[str] | None, str | None, QueryResult | None]:
+    async def _final_answers(self, output: MethodOutput, ctx: QuestionContext, deadline: float | None = None
+                             ) -> tuple[list[str] | None, str | None, QueryResult | None]:
         """Execute the final query through the method's hook; the answers (``None`` if there are none), an error
         category and the raw result (``None`` when there is none)."""
         if output.sparql is None:
             return None, None, None
         sparql = output.sparql
-        scope = asyncio.timeout(self.config.question_timeout_s)
+        scope = self._time_limit(deadline)
         try:
             async with scope:
                 result = await self.method.execute_final(output, ctx)
@@ -534,19 +542,21 @@ class Runner:
                     traceback="".join(traceback.format_exception(error)))
             return {"score_error": f"{type(error).__name__}: {error}"}
 
-    async def answer(self, question: Question) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def answer(self, question: Question,
+                     deadline: float | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """One question, end to end: the prediction record and the trace. The method sees only
-        ``question.public()``; gold is read here, after it has answered."""
+        ``question.public()``; gold is read here, after it has answered. ``deadline`` (event-loop time) ends the
+        question's time instead of ``question_timeout_s`` from now, for both the method and its final query."""
         public = question.public()
         ctx = QuestionContext(public, self.kg, self.roles, final_executor=self._run_final_query)
         started = time.perf_counter()
-        output = await self._call_method(public, ctx)
+        output = await self._call_method(public, ctx, deadline)
         result = None
         if self.config.generate_only:  # queries only; sparqlab.runs.scoring executes and scores them later
             predicted, query_error = None, None
             gold, gold_source = question.gold_answers, GENERATED_ONLY
         else:
-            predicted, query_error, result = await self._final_answers(output, ctx)
+            predicted, query_error, result = await self._final_answers(output, ctx, deadline)
             gold, gold_source = await self._gold_answers(question)
             if self.config.answer_match == "either" and predicted and gold is not None:
                 predicted = await asyncio.get_running_loop().run_in_executor(

@@ -15,12 +15,14 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.jsonl import read_jsonl
+from sparqlab.core.jsonl import DamagedLine, read_jsonl, scan_jsonl
 from sparqlab.core.text import scrub
+from sparqlab.runs.records import prediction_problem, trace_problem
 
 PREDICTIONS = "predictions.jsonl"
 TRACES = "traces.jsonl"
@@ -30,8 +32,19 @@ MANIFEST = "manifest.json"
 METRICS = "metrics.json"
 
 
+DAMAGED_SUFFIX = ".damaged"
+"""Damaged lines found on resume are appended, as they were, to ``<file>.damaged`` beside their file."""
+
+SHOWN_DAMAGED_LINES = 20
+"""At most this many damaged lines are listed one by one in a warning; the rest are counted."""
+
+
 class RunInProgressError(RuntimeError):
     """Another process holds the run folder."""
+
+
+class DamagedLinesWarning(UserWarning):
+    """Resume found damaged lines in a run folder, set them aside and will answer their questions again."""
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -48,6 +61,26 @@ def write_json(path: Path, data: Any) -> None:
 def read_json(path: Path) -> Any:
     with path.open(encoding="utf-8") as handle:
         return json.load(handle)
+
+
+class RunUnreadable(ValueError):
+    """A file of a run folder is missing, cannot be read, or holds an impossible value; the message names the
+    file (and the line)."""
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """A run folder's JSON document (``manifest.json``, ``config.json``, ``metrics.json``) as an object;
+    :class:`RunUnreadable` naming the file when it is missing, is not UTF-8 JSON, or is not an object."""
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        raise RunUnreadable(f"{path} is missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error) or type(error).__name__
+        raise RunUnreadable(f"{path} cannot be read: {reason}") from None
+    if not isinstance(data, dict):
+        raise RunUnreadable(f"{path} holds a JSON {type(data).__name__}, not an object")
+    return data
 
 
 def repair_torn_line(path: Path) -> bool:
@@ -83,7 +116,8 @@ def _line(record: dict[str, Any]) -> str:
     return scrub(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
 
 
-def _first_per_id(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def first_per_id(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records with each ``id`` once: the first line wins."""
     seen: set[str] = set()
     unique = []
     for record in records:
@@ -117,6 +151,20 @@ def is_locked(path: Path) -> bool:
     return False
 
 
+def damaged_lines_message(damaged: list[DamagedLine], aside: Path, consequence: str, n_kept: int) -> str:
+    """One message naming every damaged line (file, line number, what is wrong; the first
+    :data:`SHOWN_DAMAGED_LINES`) and what resume did: set them aside in ``aside``, ``consequence``, kept the
+    ``n_kept`` sound lines."""
+    shown = [f"  {line}" + (f" (question {line.record_id})" if line.record_id else "")
+             for line in damaged[:SHOWN_DAMAGED_LINES]]
+    if len(damaged) > SHOWN_DAMAGED_LINES:
+        shown.append(f"  ... and {len(damaged) - SHOWN_DAMAGED_LINES} more")
+    return (f"{len(damaged)} damaged line{'s' if len(damaged) > 1 else ''} in {damaged[0].path}:\n"
+            + "\n".join(shown)
+            + f"\nresume moved {'them' if len(damaged) > 1 else 'it'} to {aside} unchanged and keeps the "
+              f"other {n_kept} lines; for each damaged line {consequence}")
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Every complete line of a JSONL file (a torn last line is ignored, a corrupt earlier line raises)."""
     return list(read_jsonl(path))
@@ -140,10 +188,12 @@ class RunStore:
         return self.path / TRACES
 
     def open(self, redo_errors: set[str] | frozenset[str] = frozenset()) -> set[str]:
-        """Lock the folder, repair torn lines and orphan traces, and return the ids already finished.
+        """Lock the folder, repair torn lines, damaged lines and orphan traces, and return the ids already
+        finished.
 
         Predictions whose ``error_category`` is in ``redo_errors`` are removed (with their traces), so that
-        those questions are answered again.
+        those questions are answered again; so are damaged lines (see the module docstring), each named in a
+        :class:`DamagedLinesWarning`.
         """
         self.path.mkdir(parents=True, exist_ok=True)
         self._lock()
@@ -170,19 +220,36 @@ class RunStore:
         handle.flush()
         self._lock_handle = handle
 
+    def _sound_records(self, path: Path, check: Callable[[dict[str, Any]], str | None],
+                       consequence: str) -> tuple[list[dict[str, Any]], bool]:
+        """The sound records of ``path``, and whether some line was set aside (damaged lines are moved to
+        ``<file>.damaged`` and named in one warning, with what resume does about them: ``consequence``)."""
+        scan = scan_jsonl(path, check)
+        if scan.damaged:
+            aside = path.with_name(path.name + DAMAGED_SUFFIX)
+            with aside.open("ab") as handle:
+                handle.writelines(line.raw + b"\n" for line in scan.damaged)
+                handle.flush()
+                os.fsync(handle.fileno())
+            warnings.warn(damaged_lines_message(scan.damaged, aside, consequence, len(scan.records)),
+                          DamagedLinesWarning, stacklevel=4)
+        return scan.records, bool(scan.damaged)
+
     def _keep_predictions(self, redo_errors: set[str] | frozenset[str]) -> set[str]:
-        """Drop duplicate ids (first line wins) and predictions to redo; return the kept ids."""
-        records = read_records(self.predictions_path)
-        kept = _first_per_id(r for r in records if r.get("error_category") not in redo_errors)
-        if len(kept) != len(records):
+        """Drop damaged lines, duplicate ids (first line wins) and predictions to redo; return the kept ids."""
+        records, damaged = self._sound_records(self.predictions_path, prediction_problem,
+                                               "its question is answered again")
+        kept = first_per_id(r for r in records if r.get("error_category") not in redo_errors)
+        if damaged or len(kept) != len(records):
             _rewrite(self.predictions_path, kept)
         return {r["id"] for r in kept}
 
     def _drop_orphan_traces(self, done: set[str]) -> None:
         """Keep one trace per finished question; traces of unfinished questions go (they will be redone)."""
-        records = read_records(self.traces_path)
-        kept = _first_per_id(r for r in records if r["id"] in done)
-        if len(kept) != len(records):
+        records, damaged = self._sound_records(self.traces_path, trace_problem,
+                                               "the trace is lost, its question's prediction is kept")
+        kept = first_per_id(r for r in records if r["id"] in done)
+        if damaged or len(kept) != len(records):
             _rewrite(self.traces_path, kept)
 
     def append(self, prediction: dict[str, Any], trace: list[dict[str, Any]]) -> None:

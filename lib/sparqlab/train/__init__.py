@@ -1,4 +1,4 @@
-"""Fine-tuning inside the workbench (issue 13): LoRA SFT of generators and correctors on instruction/response
+"""Fine-tuning inside the workbench: LoRA SFT of generators and correctors on instruction/response
 records with the loss on the response only (:mod:`.sft`, :mod:`.records`), the GGC encoder gate with validation
 metrics (:mod:`.gate`), training-data builders over the datasets and the GGC/DeSQ builders (:mod:`.data`), tiny
 random models for offline pipeline checks (:mod:`.tiny`) and the corrector data-composition experiment

@@ -114,7 +114,7 @@ def tiny_random_model(folder: str | Path | None = None, seed: int = 0) -> ChatMo
     """``standin-tiny-random``: a tiny random Llama decoder (:func:`build_tiny_decoder`, 4096 positions, built
     once under the cache folder) run in process through the ``local:`` backend. Its replies are the garbage a
     decoder emits before training, in a real tokenizer's and chat template's form: every method must turn them
-    into an answer or a typed error (issue 20 item 5). Deterministic: greedy at temperature 0, seeded otherwise.
+    into an answer or a typed error. Deterministic: greedy at temperature 0, seeded otherwise.
     Torch runs on one thread: a model this small is fastest that way, most of all on a shared machine."""
     import torch
 

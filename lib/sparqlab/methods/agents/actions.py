@@ -1,7 +1,7 @@
 """Reading the controller's actions. Model output is untrusted text: it is parsed with regular expressions and
 a JSON reader, never evaluated.
 
-The controller answers ``Thought: … Action: name(argument)``. One action per reply (issue 18 item 6):
+The controller answers ``Thought: … Action: name(argument)``. One action per reply:
 :func:`read_actions` takes the first complete action, with the argument running to the parenthesis that closes
 the call (SPARQL has parentheses of its own) and code fences or quotes around it removed, and reports every later
 ``Action:`` as dropped; names from the paper's prompt (``execute_sparql``, ``get_wikidata_entry`` …) are

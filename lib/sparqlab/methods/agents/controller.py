@@ -156,7 +156,7 @@ class AgentSession:
         return "\n".join(list(self.knowledge)[-n:]) or "(nothing yet)"
 
     def extra(self, stopped_by: str) -> dict[str, Any]:
-        """The per-question record (issue 8): actions, outcome counters, properties shown vs removed."""
+        """The per-question record: actions, outcome counters, properties shown vs removed."""
         c = self.counts
         return {
             "actions": len(self.steps), "stopped_by": stopped_by, "parse_failures": c["parse_failures"],

@@ -7,7 +7,9 @@ all-MiniLM-L6-v2 (:mod:`sparqlab.llm.embeddings`); any sentence-transformers mod
 uses BGE-Large; its weights must already be on disk). Search is exact: numpy over the rows of the slot's kind
 (entries are stored grouped by kind, so a kind is a contiguous block), or faiss's exact inner-product index when
 ``backend="faiss"`` is asked for and faiss is installed (``"auto"`` picks it above :data:`FAISS_ABOVE` entries).
-A memory is built once and saved (``entries.jsonl``, ``vectors.npy``, ``memory.json``), then reloaded.
+A memory is built once and saved (``entries.jsonl``, ``vectors.npy``, ``memory.json`` with the other two files'
+sizes and digests), then reloaded after a check against that record: a damaged memory is refused (``load``) or
+rebuilt (``load_or_build``), naming the file, never searched.
 """
 
 from __future__ import annotations
@@ -17,12 +19,20 @@ import json
 import re
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from sparqlab.core.integrity import (
+    REBUILT_ON_USE,
+    DamagedOutput,
+    RebuiltOutputWarning,
+    files_problem,
+    record_files,
+)
 from sparqlab.core.paths import data_dir
 
 DEFAULT_EMBEDDER = "minilm"
@@ -30,6 +40,8 @@ DEFAULT_EMBEDDER = "minilm"
 ONNX_EMBEDDERS = {"minilm-onnx": "float", "minilm-int8": "int8"}
 """The same bundled MiniLM run by ONNX Runtime (:func:`sparqlab.llm.embeddings.embed_onnx`): exported float
 weights, or weights quantised to int8 (benchmarks/kb_memory_bench.py --compare measures speed and agreement)."""
+MEMORY_FILES = ("entries.jsonl", "vectors.npy")
+"""The files of a saved memory that ``memory.json`` records (sizes and digests)."""
 FAISS_ABOVE = 1_000_000
 KINDS = ("entity", "property", "class")
 
@@ -220,34 +232,56 @@ class KBMemory:
                    {"build_s": round(time.perf_counter() - start, 2), "entries": len(entries)}, embed)
 
     def save(self, folder: str | Path) -> Path:
+        """Write the entries and vectors, then ``memory.json`` with their integrity record (written last, so a
+        memory whose save was cut short has no valid record)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / "entries.jsonl", "w", encoding="utf-8") as handle:
             for entry in self.entries:
                 handle.write(json.dumps(asdict(entry), ensure_ascii=False) + "\n")
         np.save(folder / "vectors.npy", self.vectors)
-        (folder / "memory.json").write_text(json.dumps({**self.info, "model": self.model, "digest": self.digest,
-                                                        "dimension": self.dimension}, indent=2) + "\n")
+        document = {**self.info, "model": self.model, "digest": self.digest, "dimension": self.dimension,
+                    "integrity": record_files(folder, MEMORY_FILES)}
+        scratch = folder / ".memory.json.tmp"
+        scratch.write_text(json.dumps(document, indent=2) + "\n")
+        scratch.replace(folder / "memory.json")
         return folder
 
     @classmethod
     def load(cls, folder: str | Path, backend: str = "auto") -> KBMemory:
+        """The memory saved in ``folder``, checked against the integrity record of its save first: a damaged
+        memory raises :class:`~sparqlab.core.integrity.DamagedOutput` naming the file."""
         folder = Path(folder)
-        for name in ("entries.jsonl", "vectors.npy", "memory.json"):
+        for name in ("memory.json", *MEMORY_FILES):
             if not (folder / name).exists():
                 raise FileNotFoundError(f"{folder} is not a saved KB memory (missing {name})")
-        info = json.loads((folder / "memory.json").read_text())
-        lines = (folder / "entries.jsonl").read_text(encoding="utf-8").splitlines()
-        entries = [Entry(**json.loads(line)) for line in lines if line]
-        return cls(entries, np.load(folder / "vectors.npy"), info.get("model", DEFAULT_EMBEDDER), backend, info)
+        try:
+            info = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
+            problem = files_problem(folder, info.pop("integrity", None))
+        except (UnicodeDecodeError, ValueError, AttributeError) as error:
+            problem = f"memory.json cannot be read ({type(error).__name__}: {error})"
+        try:
+            if problem is None:
+                lines = (folder / "entries.jsonl").read_text(encoding="utf-8").splitlines()
+                entries = [Entry(**json.loads(line)) for line in lines if line]
+                return cls(entries, np.load(folder / "vectors.npy"), info.get("model", DEFAULT_EMBEDDER), backend,
+                           info)
+        except (UnicodeDecodeError, ValueError, TypeError) as error:
+            problem = f"it cannot be read ({type(error).__name__}: {error})"
+        raise DamagedOutput("KB memory", folder, problem, f"rm -rf '{folder}'", REBUILT_ON_USE)
 
     @classmethod
     def load_or_build(cls, folder: str | Path, entries: Callable[[], Iterable[Entry]],
                       model: str = DEFAULT_EMBEDDER, progress: bool = True) -> KBMemory:
-        """The memory saved in ``folder``, or a new one built from ``entries()`` and saved there."""
+        """The memory saved in ``folder``, or a new one built from ``entries()`` and saved there (also in place
+        of a damaged one, with a warning naming it)."""
         folder = Path(folder)
         if (folder / "memory.json").exists():
-            return cls.load(folder)
+            try:
+                return cls.load(folder)
+            except DamagedOutput as damaged:
+                warnings.warn(f"the KB memory {folder} was damaged ({damaged.problem}); it is rebuilt",
+                              RebuiltOutputWarning, stacklevel=2)
         memory = cls.build(entries(), model, progress=progress)
         memory.save(folder)
         return memory

@@ -59,8 +59,9 @@ from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.registry import register_method
 
-MEMORY_FORMAT = 3
-"""Bumped when the memory's entries or their text change, so cached memories are rebuilt."""
+MEMORY_FORMAT = 4
+"""Bumped when the memory's entries, their text or its files change, so cached memories are rebuilt (4: an
+integrity record in ``memory.json``)."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ constraint item, P2308 class qualifiers and the P2309 relation qualifier — whe
 instance of, a subclass of, or either, of those classes; ``rdfs:domain`` / ``rdfs:range`` elsewhere, always
 "instance of" — whichever the KG's profile declares), then empirical evidence (the most frequent types among a sample of the property's subjects
 and objects), else nothing: a property with no known domain is *unconstrained* and is never removed by the type
-filter. The index is read from the KG once (:func:`build_schema_index`) and stored as JSON.
+filter. The index is read from the KG once (:func:`build_schema_index`) and stored as JSON with an integrity
+record beside it, checked when it is loaded (a damaged index is rebuilt or refused, naming the file).
 
 Formal declarations are *known* constraints; empirical evidence is *soft* (the paper's "soft domain and range
 evidence"): it is shown to the controller as a hint and never removes a property, unless the non-default
@@ -21,12 +22,20 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from sparqlab.core.hashing import stable_hash
+from sparqlab.core.integrity import (
+    REBUILT_ON_USE,
+    DamagedOutput,
+    RebuiltOutputWarning,
+    sidecar_problem,
+    write_sidecar,
+)
 from sparqlab.core.paths import cache_dir
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.profiles import DECLARED_SCHEMAS, KGProfile
@@ -37,8 +46,9 @@ Relation = Literal["instance", "subclass", "either"]
 """How an entity must relate to the classes of a declared domain or range (Wikidata P2309): be an instance of one,
 a subclass of one, or either. RDFS domains, empirical evidence and statements without P2309 are ``instance``."""
 
-SCHEMA_INDEX_VERSION = 2
-"""Bumped when what the index stores changes, so stored indexes are rebuilt."""
+SCHEMA_INDEX_VERSION = 3
+"""Bumped when what the index stores changes, so stored indexes are rebuilt (3: an integrity record beside
+``schema.json``)."""
 
 EMPIRICAL_SAMPLE = 50
 """Subjects (and objects) sampled per property for empirical domain/range evidence."""
@@ -212,14 +222,25 @@ class SchemaIndex:
         return cls(data["kg_identity"], entries, dict(data.get("class_labels", {})))
 
     def save(self, path: Path) -> None:
+        """Write the index atomically, with its integrity record beside it (:mod:`sparqlab.core.integrity`)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         scratch = path.with_suffix(".tmp")
         scratch.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True), encoding="utf-8")
         scratch.replace(path)
+        write_sidecar(path)
 
     @classmethod
     def load(cls, path: Path) -> SchemaIndex:
-        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+        """The index stored at ``path``, checked against its integrity record first: a damaged file (cut,
+        overwritten, edited) raises :class:`~sparqlab.core.integrity.DamagedOutput` naming it."""
+        path = Path(path)
+        problem = sidecar_problem(path)
+        if problem is None:
+            try:
+                return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+            except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+                problem = f"it cannot be read ({type(error).__name__}: {error})"
+        raise DamagedOutput("schema index", path, problem, f"rm '{path}'", REBUILT_ON_USE)
 
 
 # -- building from a KG -------------------------------------------------------------------------------------
@@ -369,10 +390,15 @@ def build_schema_index(kg: KnowledgeGraph, *, empirical: bool = True, sample: in
 
 
 def load_or_build(kg: KnowledgeGraph, folder: Path, **options: Any) -> SchemaIndex:
-    """The index stored in ``folder/schema.json``, else built from ``kg`` and stored there."""
+    """The index stored in ``folder/schema.json``, else built from ``kg`` and stored there; a damaged stored
+    index is rebuilt the same way, with a warning naming it."""
     path = Path(folder) / "schema.json"
     if path.exists():
-        return SchemaIndex.load(path)
+        try:
+            return SchemaIndex.load(path)
+        except DamagedOutput as damaged:
+            warnings.warn(f"the schema index {path} was damaged ({damaged.problem}); it is rebuilt from the KG",
+                          RebuiltOutputWarning, stacklevel=2)
     index = build_schema_index(kg, **options)
     index.save(path)
     return index
