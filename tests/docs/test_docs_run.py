@@ -90,6 +90,7 @@ def parse_only(block) -> None:
 
 def scratch(tmp_path: Path) -> tuple[Path, dict]:
     """A working folder that looks like the checkout (its folders linked) but keeps what commands write."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     for entry in PROJECT_ROOT.iterdir():
         if entry.name not in {"runs", "figures", ".cache", ".git"}:
             (tmp_path / entry.name).symlink_to(entry)
@@ -153,3 +154,23 @@ def test_every_command_block_is_labelled(path):
         if block.syntax not in RUNNABLE:
             lines = [line for line in block.code.splitlines() if re.match(r"\s*(sparqlab|python|make) ", line)]
             assert not lines, f"{path.name}:{block.lineno}: commands in a ```{block.syntax} block: {lines[:2]}"
+
+
+def test_a_broken_example_fails(tmp_path):
+    """A scratch copy of a doc with one command broken: executed, it fails; marked ``# needs:``, it fails to parse;
+    a quoted output that differs fails too."""
+    fence = "```"
+    cases = {
+        "run": f"{fence}bash\nsparqlab kg prefixes movies --no-such-flag\n{fence}\n",
+        "parse": f"{fence}bash\n# needs: a GPU endpoint\nsparqlab run direct -d metaqa-1hop --model-ulr http://gpu/v1\n{fence}\n",
+        "output": f"{fence}bash\necho 21 cells\n{fence}\n\n<!--pytest-codeblocks:expected-output-->\n"
+                  f"{fence}text\n18 cells\n{fence}\n",
+    }
+    for name, text in cases.items():
+        doc = tmp_path / f"{name}.md"
+        doc.write_text(f"# scratch\n\n{text}", encoding="utf-8")
+        with pytest.raises(AssertionError, match="line 3"):
+            run_document(doc, tmp_path / name)
+    fixed = tmp_path / "fixed.md"
+    fixed.write_text(cases["output"].replace("18 cells", "21 cells"), encoding="utf-8")
+    assert run_document(fixed, tmp_path / "fixed-run") == (1, 0)
