@@ -7,7 +7,8 @@ second block (the numbers a doc quotes are the ones the code produces). A block 
 ``# needs: ...`` comment says what it needs (a GPU endpoint, a cluster, a live
 Wikidata) and is only parsed: each ``sparqlab`` command goes through the real argument parser (an unknown flag or
 subcommand fails), ``python FILE`` / ``make TARGET`` must name an existing file / target, and Python compiles.
-The fenced blocks are collected by pytest-codeblocks' Markdown reader; one test per file keeps its blocks in order.
+The fenced blocks are collected by pytest-codeblocks' Markdown reader; one test per ``## `` section keeps its blocks
+in order (sections do not depend on each other, so xdist spreads them over the workers).
 """
 
 from __future__ import annotations
@@ -122,12 +123,24 @@ def execute(block, cwd: Path, env: dict) -> None:
             f"block at line {block.lineno}: the output the doc quotes differs from what the command prints"
 
 
-def run_document(path: Path, tmp_path: Path) -> tuple[int, int]:
-    """Run (or parse, where marked) every runnable block of one document in order; (run, parsed) counts."""
+def sections(path: Path) -> list[str]:
+    """The document's ``## `` headings that hold a runnable block (``""`` for blocks before the first one)."""
+    return list(dict.fromkeys(section_of(path, block) for block in blocks(path) if block.syntax in RUNNABLE))
+
+
+def section_of(path: Path, block) -> str:
+    """The ``## `` heading a block is under: sections are independent, so each is its own ordered test."""
+    above = path.read_text(encoding="utf-8").splitlines()[: block.lineno]
+    return next((line[3:].strip() for line in reversed(above) if line.startswith("## ")), "")
+
+
+def run_document(path: Path, tmp_path: Path, section: str | None = None) -> tuple[int, int]:
+    """Run (or parse, where marked) every runnable block of one document (or of one of its sections) in order;
+    returns the (run, parsed) counts."""
     cwd, env = scratch(tmp_path)
     ran = parsed = 0
     for block in blocks(path):
-        if block.syntax not in RUNNABLE:
+        if block.syntax not in RUNNABLE or (section is not None and section_of(path, block) != section):
             continue
         if needs(block):
             parse_only(block)
@@ -140,10 +153,14 @@ def run_document(path: Path, tmp_path: Path) -> tuple[int, int]:
     return ran, parsed
 
 
+SECTIONS = [(path, section) for path in DOCS for section in sections(path)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("path", DOCS, ids=lambda path: str(path.relative_to(PROJECT_ROOT)))
-def test_document_runs(path, tmp_path, movies_kg):
-    run_document(path, tmp_path)
+@pytest.mark.parametrize(("path", "section"), SECTIONS,
+                         ids=[f"{path.relative_to(PROJECT_ROOT)}:{section or 'top'}" for path, section in SECTIONS])
+def test_document_runs(path, section, tmp_path, movies_kg):
+    run_document(path, tmp_path, section)
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda path: str(path.relative_to(PROJECT_ROOT)))
