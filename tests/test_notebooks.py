@@ -4,7 +4,7 @@ import json
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from sparqlab.notebooks import NOTEBOOKS_DIR, execute_notebook, find_notebooks, parse_parameter
 from support.notebooks import reproduce
@@ -97,16 +97,17 @@ def test_a_cell_without_error_output_reports_the_exception_it_printed(tmp_path):
 
     printed = ("Traceback (most recent call last):\n  File \"runner.py\", line 661, in _answer_all\n"
                "sparqlab.runs.runner.RunAborted: run r stopped: cannot reach the model endpoint http://h:9/v1\n")
-    cells = [new_code_cell("x = 1"), new_code_cell("run(...)", outputs=[
+    cells = [new_markdown_cell("papermill's note"), new_code_cell("x = 1", execution_count=1),
+             new_code_cell("run(...)", execution_count=2, outputs=[
         nbformat.v4.new_output("stream", name="stdout", text="ValueError: not this one\n"),
         nbformat.v4.new_output("stream", name="stderr", text=printed)])]
     output = tmp_path / "out.ipynb"
     nbformat.write(new_notebook(cells=cells), output)
-    silent = SimpleNamespace(ename="CellExecutionError", evalue="", cell_index=1)
+    silent = SimpleNamespace(ename="CellExecutionError", evalue="", exec_count=2)
     assert cell_error_line(silent, output) == ("sparqlab.runs.runner.RunAborted: run r stopped: cannot reach the "
                                                "model endpoint http://h:9/v1")
-    assert cell_error_line(SimpleNamespace(ename="ZeroDivisionError", evalue="division by zero", cell_index=1),
+    assert cell_error_line(SimpleNamespace(ename="ZeroDivisionError", evalue="division by zero", exec_count=2),
                            output) == "ZeroDivisionError: division by zero"
-    cells[1].outputs = []
+    cells[2].outputs = []
     nbformat.write(new_notebook(cells=cells), output)
     assert cell_error_line(silent, output) == f"CellExecutionError: (no message; see {output})"

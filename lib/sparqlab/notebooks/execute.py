@@ -104,10 +104,11 @@ def cell_error_line(error, output: Path) -> str:
         return f"{error.ename}: {error.evalue}"
     import nbformat
 
-    try:
-        cell = nbformat.read(output, as_version=4).cells[error.cell_index]
-    except (OSError, ValueError, IndexError):
+    try:  # found by its execution count: papermill puts a note cell of its own at the top of the copy
+        cells = nbformat.read(output, as_version=4).cells
+    except (OSError, ValueError):
         return f"{error.ename}: (no message; see {output})"
+    cell = next((c for c in cells if c.cell_type == "code" and c.get("execution_count") == error.exec_count), {})
     printed = "".join(o.get("text", "") for o in cell.get("outputs", [])
                       if o.get("output_type") == "stream" and o.get("name") == "stderr")
     lines = [line for line in printed.splitlines() if EXCEPTION_LINE.match(line.strip())]
