@@ -133,7 +133,7 @@ def format_report(report: dict[str, Any]) -> str:
                      f"{row['speedup']:>7.2f}  {row['target_speedup']:>6.1f}  "
                      f"{'yes' if row['meets_target'] else 'NO ':3}  {row['model_latency_ms_per_call']:>15.1f}  "
                      f"{row['client_cpu_ms_per_call']:>18.2f}")
-    lines += [f"target: speedup >= 0.8 x concurrency (the server, not the runner, should be the limit)"]
+    lines += ["target: speedup >= 0.8 x concurrency (the server, not the runner, should be the limit)"]
     for row in report["levels"]:
         if not row["meets_target"]:
             lines.append(shortfall_note(row, report))
