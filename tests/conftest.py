@@ -1,12 +1,15 @@
 """Suite-wide settings and fixtures: every figure saved while the tests run (also in the notebook kernels they
 start, which inherit the environment) is checked strictly, so a layout problem fails the test that drew it; one
-movie KG for the session (folders that need another variant, such as tests/kg, define their own)."""
+movie KG for the session (folders that need another variant, such as tests/kg, define their own); the two
+Wikidata-shaped fixtures every Wikidata test runs on (``wikidata_ttl``)."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 from sparqlab.plots.check import CHECK_ENV
+from wikidata_fixtures import WIKIDATA_FIXTURES, wikidata_store
 
 os.environ[CHECK_ENV] = "strict"
 
@@ -21,3 +24,20 @@ def movies_kg():
     kg = open_kg("movies", cache=False)
     yield kg
     kg.close()
+
+
+@pytest.fixture(scope="session", params=sorted(WIKIDATA_FIXTURES))
+def wikidata_ttl(request) -> Path:
+    """Each Wikidata-shaped fixture file in turn: a test using it runs once per fixture."""
+    return WIKIDATA_FIXTURES[request.param]
+
+
+@pytest.fixture(scope="session")
+def wikidata_shaped_endpoint(tmp_path_factory, wikidata_ttl):
+    """A small Wikidata-shaped test KG (each fixture in turn) behind a real ``oxigraph serve-read-only`` on
+    127.0.0.1. Like QLever (and unlike Wikidata's service) it predefines no prefixes, so it stands in for a QLever
+    mirror of Wikidata."""
+    from sparqlab.kg.server import serve_store
+
+    with serve_store(wikidata_store(wikidata_ttl, tmp_path_factory.mktemp("wd"))) as url:
+        yield url

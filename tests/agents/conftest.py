@@ -1,4 +1,4 @@
-"""Fixtures of the agent tests: the Wikidata-shaped test KG behind a real ``oxigraph serve-read-only`` server,
+"""Fixtures of the agent tests: the Wikidata-shaped test KGs behind a real ``oxigraph serve-read-only`` server,
 ``standin-agent`` behind the project's OpenAI-compatible server, and per-test runs/response-cache folders.
 
 The movie KG and its label index stay in the project cache (building them per test would take minutes)."""
@@ -9,23 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.kg.server import serve_store
-
-WIKIDATA_TEST = PROJECT_ROOT / "data" / "wikidata_test"
 
 
 @pytest.fixture(scope="session")
-def wd_store(tmp_path_factory) -> Path:
-    """A pyoxigraph store holding the Wikidata-shaped test KG (closed before the server opens it)."""
-    import pyoxigraph
+def wd_store(tmp_path_factory, wikidata_ttl) -> Path:
+    """A pyoxigraph store holding a Wikidata-shaped test KG (each fixture in turn; closed before the server opens
+    it)."""
+    from wikidata_fixtures import wikidata_store
 
-    path = tmp_path_factory.mktemp("wdstore") / "store"
-    store = pyoxigraph.Store(str(path))
-    store.bulk_load(path=str(WIKIDATA_TEST / "wikidata_test.ttl"))
-    store.flush()
-    del store
-    return path
+    return wikidata_store(wikidata_ttl, tmp_path_factory.mktemp("wdstore"))
 
 
 @pytest.fixture(scope="session")

@@ -8,22 +8,22 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_controller import QUESTION, TTL, Scripted
+from test_controller import QUESTION, Scripted
 
-from sparqlab.kg import open_kg
 from sparqlab.llm import ChatRequest, ContextOverflow, OpenAIModel
 from sparqlab.llm.server import Limits, serve_in_background
 from sparqlab.llm.standins import ReasoningStandin
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, load_traces, run
+from wikidata_fixtures import open_wikidata
 
 QUERY = "SELECT ?c WHERE { wd:Q28218 wdt:P17 ?c }"
 
 
 @pytest.fixture
-def agent_run(tmp_path, monkeypatch):
+def agent_run(tmp_path, monkeypatch, wikidata_ttl):
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
-    kg = open_kg(TTL, profile="wikidata", search="local", cache=False)
+    kg = open_wikidata(wikidata_ttl)
     calls = iter(range(100))
 
     def go(method, model, model_params=None, **options):

@@ -7,15 +7,13 @@ import json
 
 import pytest
 
-from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.data.question import Question
-from sparqlab.kg import open_kg
 from sparqlab.llm import ChatRequest, StandinModel
 from sparqlab.methods import make_method
 from sparqlab.methods.agents.prompts import REPARSE
 from sparqlab.runs import RunConfig, load_traces, run
+from wikidata_fixtures import open_wikidata
 
-TTL = PROJECT_ROOT / "data" / "wikidata_test" / "wikidata_test.ttl"
 QUESTION = Question("q1", "Which country is Jackson located in?", gold_answers=["http://www.wikidata.org/entity/Q30"],
                     kg="wikidata")
 
@@ -47,9 +45,9 @@ class Scripted(StandinModel):
 
 
 @pytest.fixture
-def agent_run(tmp_path, monkeypatch):
+def agent_run(tmp_path, monkeypatch, wikidata_ttl):
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
-    kg = open_kg(TTL, profile="wikidata", search="local", cache=False)
+    kg = open_wikidata(wikidata_ttl)
 
     calls = iter(range(100))
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 
-from test_controller import TTL, Scripted
+from test_controller import Scripted
 
 from sparqlab.data.question import Question
-from sparqlab.kg import open_kg
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, run
 from sparqlab.runs.results import selection_label
+from wikidata_fixtures import open_wikidata
 
 WD = "http://www.wikidata.org/entity/"
 QUESTIONS = [
@@ -24,9 +24,9 @@ QUESTIONS = [
 ]
 
 
-def test_answerable_selection_keeps_questions_whose_gold_query_answers_and_changes_the_run_id(tmp_path, monkeypatch):
+def test_answerable_selection_keeps_questions_whose_gold_query_answers_and_changes_the_run_id(tmp_path, monkeypatch, wikidata_ttl):
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
-    kg = open_kg(TTL, profile="wikidata", search="local", cache=False)
+    kg = open_wikidata(wikidata_ttl)
     model = Scripted(["Thought: x\nAction: stop()"])
     results = {}
     for select in (None, "answerable"):

@@ -72,3 +72,17 @@ def test_search_finds_entities_by_name_and_relations_by_label(freebase_kg):
 def test_virtuoso_boolean_words_become_operators():
     query = "SELECT ?x WHERE { ?x ?p ?o FILTER (!isLiteral(?x) OR lang(?x) = 'OR' and ?o) } # AND"
     assert portable_query(query) == "SELECT ?x WHERE { ?x ?p ?o FILTER (!isLiteral(?x) || lang(?x) = 'OR' && ?o) } # AND"
+
+
+def test_the_agents_show_a_cvt_with_each_of_its_properties_once(freebase_kg, tmp_path, monkeypatch):
+    import asyncio
+
+    from sparqlab.methods import make_method
+
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path))
+    text = asyncio.run(make_method("spinach").observe(freebase_kg, "lookup", "ns:m.072_m3")).text
+    cvt = text.split("-> ns:m.0fx_cvt1 {", 1)[1].split("}", 1)[0]
+    parts = cvt.split("; ")
+    assert [p.split(" -> ")[0].rsplit("(", 1)[-1].rstrip(")") for p in parts] == [
+        "ns:government.government_position_held.district_represented", "ns:government.government_position_held.from"]
+    assert "Electoral district of South Brisbane (ns:m.026q11g)" in parts[0] and "office_holder" not in cvt

@@ -11,9 +11,16 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from sparqlab.core.cache import JsonCache
-from sparqlab.kg import EndpointError, EndpointKG, QueryTimeout, SparqlSyntaxError, open_kg
-from sparqlab.kg.base import QueryOptions
+from sparqlab.kg import (
+    EndpointKG,
+    EndpointUnavailable,
+    QueryOptions,
+    QueryTimeout,
+    SparqlSyntaxError,
+    open_kg,
+)
 from sparqlab.kg.profiles import generic_profile
+from sparqlab.kg.service import RetryPolicy
 
 EX = "http://example.org/"
 AGES = f"SELECT ?p ?age WHERE {{ ?p <{EX}age> ?age }} ORDER BY ?p"
@@ -69,9 +76,10 @@ def test_default_cache_lives_in_the_cache_dir(small_ttl, tmp_path, monkeypatch):
 
 def test_errors_are_not_cached_by_default(refused_url, tmp_path):
     cache = JsonCache(tmp_path / "queries.sqlite")
-    kg = EndpointKG(refused_url, generic_profile("down"), cache=cache)
+    kg = EndpointKG(refused_url, generic_profile("down"), cache=cache,
+                    options=QueryOptions(retry=RetryPolicy(max_connection_attempts=1)))
     for _ in range(2):
-        with pytest.raises(EndpointError):
+        with pytest.raises(EndpointUnavailable):
             kg.query("ASK {}")
     assert cache.count(kg.identity) == 0
 

@@ -71,7 +71,7 @@ def test_errors_are_one_line(movie_store, capsys, refused_url):
         (["query", "--kg", "movies", "SELECT * WHERE { ?s"], "SparqlSyntaxError"),
         (["query", "--kg", "movies", "--timeout", "0.5", "--no-cache",
           "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"], "QueryTimeout"),
-        (["query", "--kg", refused_url, "ASK {}"], "EndpointError"),
+        (["query", "--kg", refused_url, "ASK {}"], "EndpointUnavailable: " + refused_url),
         (["query", "--kg", "no-such-kg", "ASK {}"], "unknown KG"),
         (["kg", "build", "wikidata"], "no bundled builder"),
     ]
@@ -82,7 +82,7 @@ def test_errors_are_one_line(movie_store, capsys, refused_url):
 
 
 def test_kg_search_command(movie_store, capsys):
-    assert main(["kg", "search", "movies", "Mathias Schoenarts", "--limit", "3"]) == 0
+    assert main(["kg", "search", "Mathias Schoenarts", "--kg", "movies", "--limit", "3"]) == 0
     out = capsys.readouterr().out
     assert "Matthias Schoenaerts  [Person]" in out
     assert "actor in" in out

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from sparqlab.kg import EndpointError, EndpointKG, QueryTimeout, SparqlSyntaxError, UpdateRefused, open_kg
+from sparqlab.kg import (
+    EndpointError,
+    EndpointKG,
+    EndpointUnavailable,
+    KGError,
+    QueryOptions,
+    QueryTimeout,
+    SparqlSyntaxError,
+    UpdateRefused,
+    open_kg,
+)
 from sparqlab.kg.profiles import MOVIES, generic_profile
+from sparqlab.kg.service import RetryPolicy
 
 EX = "http://example.org/"
 
@@ -73,11 +84,16 @@ def test_long_queries_are_posted(small_server):
     assert [t.value for t in result.column("s")] == [EX + "carol"]
 
 
-def test_refused_connection_is_an_endpoint_error(refused_url):
-    kg = EndpointKG(refused_url, generic_profile("nothing"))
-    with pytest.raises(EndpointError, match="cannot reach") as caught:
+def test_refused_connection_stops_after_a_few_tries(refused_url):
+    """No answer at all is no result of the query: retried briefly, then the fatal error a run stops on."""
+    waits = []
+    kg = EndpointKG(refused_url, generic_profile("nothing"),
+                    options=QueryOptions(retry=RetryPolicy(max_connection_attempts=3, base_s=0.01)))
+    kg.service.sleep = waits.append
+    with pytest.raises(EndpointUnavailable, match="cannot reach the SPARQL endpoint") as caught:
         kg.query("ASK {}")
-    assert caught.value.kind == "endpoint_error"
+    assert not isinstance(caught.value, KGError) and len(waits) == 2
+    assert kg.service.stats()["connection_failures"] == 3 and kg.service.stats()["retries"] == 2
 
 
 def test_wrong_path_is_an_endpoint_error(small_server):

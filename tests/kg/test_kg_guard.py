@@ -8,6 +8,7 @@ import pytest
 
 from sparqlab.kg import SparqlSyntaxError, UpdateRefused, check_read_only, open_kg
 from sparqlab.kg.guard import scan
+from sparqlab.kg.profiles import generic_profile
 
 UPDATES = [
     "INSERT DATA { <http://example.org/x> <http://example.org/p> 1 }",
@@ -108,8 +109,10 @@ def test_refused_update_leaves_the_store_unchanged(small_ttl):
 
 
 def test_guard_runs_before_any_endpoint(refused_url):
-    """An update to an unreachable endpoint is refused by the guard, not reported as a connection error."""
-    kg = open_kg(refused_url, cache=False)
+    """An update to an unreachable endpoint is refused by the guard, not reported as a connection error (the
+    profile is given: deriving one would read the endpoint, and an unreachable one stops that with
+    EndpointUnavailable, as `sparqlab query --kg URL` shows in test_kg_cli)."""
+    kg = open_kg(refused_url, profile=generic_profile("unreachable"), cache=False)
     with pytest.raises(UpdateRefused):
         kg.query("DROP ALL")
 

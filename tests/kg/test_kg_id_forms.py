@@ -51,7 +51,7 @@ def test_a_profile_fills_the_id_form_table():
 
 
 def test_python_api_takes_short_ids_on_the_movie_kg(movies_kg):
-    hood = lookup(movies_kg, "Person/Ridley Scott", incoming=False, limit=5)
+    hood = lookup(movies_kg, "Person/Ridley Scott", incoming=False, values_per_property=5)
     assert hood.id == entity_iri("Person", "Ridley Scott") and hood.label == "Ridley Scott"
     rows = property_examples(movies_kg, "directed_by", limit=2)
     assert len(rows) == 2 and all(r["subject"].startswith(MOVIES.namespace + "entity/Film/") for r in rows)

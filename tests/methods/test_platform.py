@@ -172,9 +172,11 @@ def test_lookup_reads_types_edges_and_labels_both_ways():
     assert {e.value_label for e in scott.incoming} == {"Alien", "Blade Runner"}
     assert all(e.direction == "in" for e in scott.incoming)
     assert lookup(kg, f"<{EX}scott>", incoming=False).incoming == []
-    text = scott.to_observation(max_edges=1)
-    assert text.startswith(f"Ridley Scott ({EX}scott)") and "incoming (2)" in text
-    assert "... 1 more incoming edges not shown" in text
+    text = scott.to_observation(values_per_property=1)
+    assert text.startswith(f"Ridley Scott ({EX}scott)") and "incoming (1 property)" in text
+    assert "… (+1 more)" in text  # the second film is counted, not dropped
+    alien = lookup(kg, f"<{EX}alien>").to_observation(max_properties=1)
+    assert "outgoing (2 properties)" in alien and f"(1 more property not shown: {EX}year)" in alien
     with pytest.raises(ValueError, match="is not an id"):
         kg.profile.resolve_id("Ridley Scott")
     assert kg.profile.resolve_id("rdfs:label") == "http://www.w3.org/2000/01/rdf-schema#label"

@@ -89,6 +89,29 @@ def test_a_refinement_file_beside_the_data_changes_the_profile(tmp_path):
         open_kg(tmp_path / "uni.ttl", cache=False)
 
 
+ALIASED = """@prefix ex: <http://example.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+ex:Aspirin rdfs:label "aspirin"@en ; skos:altLabel "acetylsalicylic acid"@en .
+ex:Ibuprofen rdfs:label "ibuprofen"@en .
+"""
+
+
+def test_a_file_kgs_aliases_are_searched_unless_the_refinement_names_none(tmp_path, monkeypatch):
+    from sparqlab.kg import open_kg
+
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "drugs.ttl").write_text(ALIASED, encoding="utf-8")
+    with open_kg(tmp_path / "drugs.ttl", cache=False) as kg:
+        assert kg.profile.alias_predicates == ("http://www.w3.org/2004/02/skos/core#altLabel",)
+        hit = kg.search("acetylsalicylic acid", kind="entity", limit=1)[0]
+        assert hit.id == "http://example.org/Aspirin" and hit.matched == "acetylsalicylic acid"
+    (tmp_path / "drugs.kg.yaml").write_text("alias_predicates: []\n", encoding="utf-8")
+    with open_kg(tmp_path / "drugs.ttl", cache=False) as kg:
+        assert kg.profile.alias_predicates == ()
+        assert all(hit.matched != "acetylsalicylic acid" for hit in kg.search("acetylsalicylic acid", limit=5))
+
+
 @pytest.fixture(scope="module")
 def plugin_env(tmp_path_factory):
     """A third-party package holding the university KG and its questions, installed into a folder of its own,

@@ -117,3 +117,12 @@ def test_runs_list_says_what_changed_within_a_config_family(root, files, capsys)
     changed = [line for line in capsys.readouterr().out.splitlines() if "lookup" in line]
     assert len(changed) == 3
     assert sum("kg content" in line for line in changed) == 1 and sum("limit" in line for line in changed) == 1
+
+
+def test_kg_client_options_and_the_gold_snapshot_setting_stay_out_of_the_id_but_the_snapshot_digest_enters():
+    base = RunConfig(kg="movies", dataset="metaqa-1hop")
+    client = base.replace(kg_options={"workers": 4, "max_in_flight": 2, "retry": {"budget_retries": 1}},
+                          gold_snapshot="data/gold_snapshots/metaqa-1hop.test.movies.json")
+    assert identity(client, {}, "", "kg", "profile") == identity(base, {}, "", "kg", "profile")
+    assert identity(base.replace(kg_options={"timeout_s": 5}), {}, "") != identity(base, {}, "")
+    assert identity(base, {}, "", gold_snapshot="abc") != identity(base, {}, "", gold_snapshot=None)

@@ -1,19 +1,13 @@
-"""Fixtures of the schema tests: the Wikidata-shaped test KG (embedded, no query cache) and its schema index."""
-
-from pathlib import Path
+"""Fixtures of the schema tests: the Wikidata-shaped test KGs (embedded, no query cache) and their schema index."""
 
 import pytest
 
-from sparqlab.core.paths import PROJECT_ROOT
-
-WIKIDATA_TEST_TTL = PROJECT_ROOT / "data" / "wikidata_test" / "wikidata_test.ttl"
-
 
 @pytest.fixture(scope="session")
-def wd_kg():
-    from sparqlab.kg import open_kg
+def wd_kg(wikidata_ttl):
+    from wikidata_fixtures import open_wikidata
 
-    kg = open_kg(WIKIDATA_TEST_TTL, profile="wikidata", search="local", cache=False)
+    kg = open_wikidata(wikidata_ttl)
     yield kg
     kg.close()
 
@@ -26,5 +20,5 @@ def wd_index(wd_kg):
 
 
 @pytest.fixture(scope="session")
-def ttl_path() -> Path:
-    return WIKIDATA_TEST_TTL
+def ttl_path(wikidata_ttl):
+    return wikidata_ttl

@@ -1,4 +1,5 @@
-"""``sparqlab data``: list the benchmarks, print a split's questions as JSONL, regenerate the MCQA-style set."""
+"""``sparqlab data``: list the benchmarks, print a split's questions as JSONL, regenerate the MCQA-style set, take
+a gold snapshot."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    """Add ``sparqlab data list|show|generate-mcqa``."""
+    """Add ``sparqlab data list|show|generate-mcqa|snapshot-gold``."""
+    from sparqlab.cli.run_options import add_run_options
+
     parser = subparsers.add_parser(
         "data", help="benchmarks: list, show questions, generate the MCQA set", description=__doc__
     )
@@ -39,6 +42,26 @@ def register(subparsers) -> None:
     generate.add_argument("--out", type=Path, help="output folder (default: data/mcqa_movies)")
     generate.add_argument("--workers", type=int, default=2, help="parallel gold queries (default: 2)")
     generate.set_defaults(handler=handle_generate)
+
+    snapshot = commands.add_parser(
+        "snapshot-gold", help="execute a dataset's gold queries once and keep their answers as a gold snapshot",
+        description="Run every gold query of a split (of the questions that ship no gold answers) once on the KG "
+                    "and write the answers with the endpoint, the date, each query's digest and each result's "
+                    "digest. Runs of the same dataset, split and KG then score against the snapshot (RunConfig."
+                    "gold_snapshot, `sparqlab run --gold-snapshot`) instead of a live endpoint that drifts. The "
+                    "questions whose gold query failed or returned nothing are listed.")
+    add_run_options(snapshot, skip=SNAPSHOT_SKIPS)
+    snapshot.add_argument("--out", type=Path, default=None,
+                          help="snapshot file (default: <dataset>.<split>.<kg>.json in data/gold_snapshots, or "
+                               "SPARQLAB_GOLD_SNAPSHOTS, where runs find it)")
+    snapshot.add_argument("--workers", type=int, default=4, help="gold queries in parallel (default 4)")
+    snapshot.set_defaults(handler=handle_snapshot)
+
+
+SNAPSHOT_SKIPS = ("experiment", "models", "execution", "limit", "sample", "sample_seed", "select",
+                  "question_timeout_s", "generate_only", "gold_snapshot")
+"""Run settings ``snapshot-gold`` does not take: it reads every question of a split (the dataset, split, KG and
+answer rule are the run's flags)."""
 
 
 def handle_list(args: argparse.Namespace) -> int:
@@ -77,4 +100,28 @@ def handle_generate(args: argparse.Namespace) -> int:
             f"{split}: {len(questions)} questions, {len(per_type)} question types ({spread} each) -> {paths[split]}"
         )
     print(f"generated in {time.perf_counter() - start:.1f}s (seed {args.seed})")
+    return 0
+
+
+def handle_snapshot(args: argparse.Namespace) -> int:
+    """Take the snapshot, write it, print where and which questions it cannot judge."""
+    from sparqlab.cli.run_options import run_config
+    from sparqlab.data.gold_snapshot import gold_snapshots_dir, snapshot_name, take_snapshot
+    from sparqlab.runs.runner import load_run_questions, resolve_run_kg
+
+    config = run_config(args)
+    if not config.dataset:
+        raise ValueError("give the questions with --dataset NAME (`sparqlab data list`) or a JSONL path")
+    config = config.replace(kg_options={"workers": args.workers, **config.kg_options})
+    questions, split = load_run_questions(None, config)
+    kg, _ = resolve_run_kg(config, None, questions)
+    with kg:
+        snapshot = take_snapshot(questions, kg, dataset=config.dataset, split=split, answer_match=config.answer_match,
+                                 workers=args.workers)
+    path = snapshot.save(args.out or gold_snapshots_dir() / snapshot_name(config.dataset, split, kg.profile.name))
+    errors = snapshot.gold_errors()
+    print(f"{path}: {len(snapshot.entries)} questions from {snapshot.endpoint} at {snapshot.created} "
+          f"(answer_match {snapshot.answer_match}, digest {snapshot.digest}), {len(errors)} gold errors")
+    for qid, reason in errors.items():
+        print(f"  gold error  {qid}: {reason}")
     return 0

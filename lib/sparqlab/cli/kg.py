@@ -1,4 +1,5 @@
-"""`sparqlab kg build|search` and `sparqlab query`: build bundled KGs, search labels, run a query from the shell."""
+"""`sparqlab kg build|search|lookup` and `sparqlab query`: build bundled KGs, search names, show what an agent's
+lookup shows, run a query from the shell."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ _MAX_CELL = 70
 
 
 def register(subparsers) -> None:
-    """Add ``kg`` (with ``build`` and ``search``) and ``query``."""
+    """Add ``kg`` (with ``build``, ``search``, ``lookup``, ``serve-fixture`` and ``prefixes``) and ``query``."""
     kg = subparsers.add_parser("kg", help="build and inspect knowledge graphs")
     kg_commands = kg.add_subparsers(dest="kg_command", metavar="KG_COMMAND", required=True)
 
@@ -21,12 +22,31 @@ def register(subparsers) -> None:
     build.add_argument("--force", action="store_true", help="rebuild even if the store exists")
     build.set_defaults(handler=build_command)
 
-    search = kg_commands.add_parser("search", help="search a KG's entities, properties or classes by label")
-    search.add_argument("name", help="KG name, endpoint URL or RDF file")
-    search.add_argument("text")
-    search.add_argument("--kind", choices=["entity", "property", "class"], default="entity")
-    search.add_argument("--limit", type=int, default=10)
+    search = kg_commands.add_parser(
+        "search", help="search a KG's entities, properties or classes by name (labels and aliases)",
+        description="Search as the run's KG does: the same --kg / --kg-url / --kg-options as `sparqlab run`. Hits "
+                    "come in the backend's order (the search API's own order for wikidata); a hit the query matched "
+                    "by an alias or a label in another language shows that name.")
+    search.add_argument("text", help="the name to look for")
+    add_kg_arguments(search)
+    search.add_argument("--kind", choices=["entity", "property", "class"], default="entity",
+                        help="what to search (default entity)")
+    search.add_argument("--limit", type=int, default=10, help="hits shown (default 10)")
     search.set_defaults(handler=search_command)
+
+    lookup = kg_commands.add_parser(
+        "lookup", help="print the observation an agent's lookup of an entity gets (SPINACH's or SAGA's rendering)",
+        description="The text the controller model reads after `get_wikidata_entry(ENTITY)`: the entity's types "
+                    "and truthy properties with values and qualifiers, in the lookup's order and cap. --method saga "
+                    "applies P_τ(e) with the schema index (built into the cache on first use) and shows domains and "
+                    "ranges; SPINACH prunes the neighbourhood with its controller model, which this command does not "
+                    "call, so its view is shown unpruned.")
+    lookup.add_argument("entity", help="entity id: Q42, wd:Q42, an IRI, or the KG's own short form")
+    add_kg_arguments(lookup)
+    lookup.add_argument("--method", choices=["spinach", "saga"], default="saga", help="whose rendering (default saga)")
+    lookup.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="a method option, e.g. -o lookup_max_properties=20 or -o features.type_filter=false")
+    lookup.set_defaults(handler=lookup_command)
 
     fixture = kg_commands.add_parser(
         "serve-fixture", help="serve a KG's bundled test fixture over SPARQL on 127.0.0.1 until interrupted",
@@ -116,16 +136,52 @@ def serve_fixture_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def search_command(args: argparse.Namespace) -> int:
-    from sparqlab.kg import open_kg
+def add_kg_arguments(parser: argparse.ArgumentParser) -> None:
+    """The run's KG flags (``--kg``, ``--kg-url``, ``--kg-options``), generated from
+    :class:`~sparqlab.runs.config.KGSettings` as `sparqlab run` has them (:func:`open_kg_from_arguments`)."""
+    from sparqlab.cli.run_options import add_run_options
+    from sparqlab.runs.config import RunConfig
 
-    with open_kg(args.name) as kg:
+    add_run_options(parser, skip=tuple(group for group in RunConfig.groups() if group != "graph") + ("experiment",))
+
+
+def open_kg_from_arguments(args: argparse.Namespace):
+    """The KG of :func:`add_kg_arguments`, opened as a run opens it."""
+    from sparqlab.cli.run_options import run_config
+    from sparqlab.runs.runner import open_run_kg
+
+    config = run_config(args)
+    if not config.kg:
+        raise ValueError("give the KG with --kg NAME (movies, wikidata), an endpoint URL or an RDF file; with "
+                         "--kg-url, --kg names its profile")
+    return open_run_kg(config, config.kg)
+
+
+def search_command(args: argparse.Namespace) -> int:
+    with open_kg_from_arguments(args) as kg:
         hits = kg.search(args.text, kind=args.kind, limit=args.limit)
     for hit in hits:
         types = ", ".join(kg.profile.shorten(t) if "://" in t else t for t in hit.types) or "-"
-        print(f"{hit.score:6.1f}  {hit.label}  [{types}]  {kg.profile.shorten(hit.id)}")
+        matched = f"  (matched: {hit.matched})" if hit.matched else ""
+        print(f"{hit.score:6.1f}  {hit.label}  [{types}]  {kg.profile.shorten(hit.id)}{matched}")
         if hit.description:
             print(f"        {hit.description}")
+    return 0
+
+
+def lookup_command(args: argparse.Namespace) -> int:
+    """Print the lookup observation of ``--method`` (no model is called; see the command's description)."""
+    import asyncio
+
+    from sparqlab.cli.run_options import method_from_options
+
+    method = method_from_options(args.method, args.option)
+    with open_kg_from_arguments(args) as kg:
+        observation = asyncio.run(method.observe(kg, "lookup", args.entity))
+    print(observation.text)
+    if args.method == "spinach":
+        print("(SPINACH prunes this neighbourhood with its controller model in a run; shown unpruned here)",
+              file=sys.stderr)
     return 0
 
 

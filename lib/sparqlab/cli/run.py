@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sparqlab.kg.errors import EndpointUnavailable
 from sparqlab.llm.errors import ModelOverloaded, ModelUnavailable, ReplayMiss, UnknownModel
 
 
@@ -38,6 +39,8 @@ CLI_HINTS = (
                    "that serves your model"),
     (ReplayMiss, "--cache replay only serves cached responses: run once with --cache read_write (the default) "
                  "against a live endpoint (-m NAME --model-url URL), then replay"),
+    (EndpointUnavailable, "check that the SPARQL endpoint (--kg-url) is up; if it throttles, wait and run the same "
+                          "command again (it resumes), with a lower --concurrency"),
 )
 """What to do about a run stopped by a model error, in this command's flags (the library's messages speak of
 ``RunConfig`` fields and environment variables); the first entry the error is an instance of applies."""

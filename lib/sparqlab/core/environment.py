@@ -18,6 +18,8 @@ VARIABLES = {
     "SPARQLAB_CACHE": "build outputs and caches: stores, indexes, the model response cache (default .cache/)",
     "SPARQLAB_DATA": "bundled data (default data/)",
     "SPARQLAB_FIGURES": "where figures are written (default figures/)",
+    "SPARQLAB_GOLD_SNAPSHOTS": "where runs find gold snapshots (RunConfig.gold_snapshot=auto; default "
+                               "data/gold_snapshots)",
     "SPARQLAB_SERVE_TOKEN": "bearer token `sparqlab serve` requires when --token is not given (ServeSettings.token)",
 }
 """The defaults read from the environment, with what each sets."""

@@ -18,6 +18,7 @@ from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, reg
 from sparqlab.kg.endpoint import EndpointKG
 from sparqlab.kg.errors import (
     EndpointError,
+    EndpointUnavailable,
     KGError,
     QueryTimeout,
     SparqlSyntaxError,
@@ -28,10 +29,12 @@ from sparqlab.kg.guard import check_read_only
 from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile
 from sparqlab.kg.results import QueryResult, Term
 from sparqlab.kg.search import SearchHit
+from sparqlab.kg.service import RetryPolicy
 
 __all__ = [
-    "PROFILES", "EmbeddedKG", "EndpointError", "EndpointKG", "KGError", "KGProfile", "KnowledgeGraph",
-    "QueryOptions", "QueryResult", "QueryTimeout", "SearchHit", "SparqlSyntaxError", "Term", "UnsupportedFunction", "UpdateRefused",
+    "PROFILES", "EmbeddedKG", "EndpointError", "EndpointKG", "EndpointUnavailable", "KGError", "KGProfile",
+    "KnowledgeGraph", "QueryOptions", "QueryResult", "QueryTimeout", "SearchHit", "SparqlSyntaxError", "Term",
+    "UnsupportedFunction", "UpdateRefused",
     "check_read_only", "get_profile", "open_kg", "query_cache", "register_file_kg",
 ]
 
@@ -51,7 +54,8 @@ def query_cache() -> JsonCache:
 
 def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None = None,
             cache: bool | JsonCache = True, timeout_s: float = 30.0, max_rows: int = 10_000,
-            workers: int = 2, memory_limit_gb: float | None = None, search: str | None = None) -> KnowledgeGraph:
+            workers: int = 2, memory_limit_gb: float | None = None, search: str | None = None,
+            max_in_flight: int | None = None, retry: RetryPolicy | dict | None = None) -> KnowledgeGraph:
     """Open a KG by profile name (``movies``, ``wikidata``), SPARQL endpoint URL, RDF file or store directory.
 
     ``profile`` overrides the profile (e.g. ``profile="wikidata"`` for a QLever mirror's URL); without it a URL,
@@ -63,6 +67,9 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
     (default ``SPARQLAB_WORKER_MEMORY_GB`` or 2 GiB; see :data:`sparqlab.kg.embedded.DEFAULT_MEMORY_LIMIT_GB`).
     ``search`` overrides the profile's entity search: ``"api"`` (a ``wbsearchentities`` API) or ``"local"`` (a
     label index built from the KG itself, for a small mirror or a Wikidata-shaped RDF file behind an endpoint).
+    ``max_in_flight`` caps the queries running at once on a remote service (default: the profile's, Wikidata's
+    query service allows 5; raise it for a mirror of your own) and ``retry`` is how long a throttling service is
+    retried before the run stops (:class:`~sparqlab.kg.service.RetryPolicy` or a dict of its fields).
     """
     if isinstance(profile, str):
         profile = get_profile(profile)
@@ -76,7 +83,10 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
         profile = profile or (PROFILES.get(target) if named else _derive(target, path, cache, timeout_s, max_rows))
         profile = dataclasses.replace(profile, search=SEARCH_BACKENDS[search])
     query_cache_ = query_cache() if cache is True else cache if isinstance(cache, JsonCache) else None
-    options = QueryOptions(timeout_s=timeout_s, max_rows=max_rows)
+    if max_in_flight is not None and max_in_flight < 1:
+        raise ValueError(f"max_in_flight must be at least 1 (or None for the profile's); got {max_in_flight}")
+    options = QueryOptions(timeout_s=timeout_s, max_rows=max_rows, max_in_flight=max_in_flight,
+                           retry=RetryPolicy.from_value(retry))
     embedded = {"cache": query_cache_, "options": options, "workers": workers}
     if memory_limit_gb is not None:
         embedded["memory_limit_gb"] = memory_limit_gb

@@ -9,7 +9,7 @@ workbench writes itself to read a whole KG (label index, question-set generation
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sparqlab.core.cache import JsonCache
@@ -17,6 +17,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.kg.errors import EndpointError, KGError, QueryTimeout, error_from_kind
 from sparqlab.kg.guard import check_read_only, portable_query
 from sparqlab.kg.results import QueryResult
+from sparqlab.kg.service import RetryPolicy, ServiceClient
 
 if TYPE_CHECKING:
     from sparqlab.kg.profiles import KGProfile
@@ -35,11 +36,16 @@ class QueryOptions:
     ``timeout_s`` bounds a query's run time; ``max_rows`` caps SELECT/graph rows (``QueryResult.truncated`` says
     when it cut); ``cache_errors`` also caches typed errors (off by default: an endpoint may recover). A cached
     timeout is replayed only to calls whose timeout is no longer, so raising the timeout reruns the query.
+    ``max_in_flight`` caps the queries running at once on a remote service (``None``: the profile's
+    ``max_in_flight``); ``retry`` is how long a throttled service is retried
+    (:class:`~sparqlab.kg.service.RetryPolicy`). Neither changes a result, only how it is obtained.
     """
 
     timeout_s: float = 30.0
     max_rows: int = 10_000
     cache_errors: bool = False
+    max_in_flight: int | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
 class KnowledgeGraph:
@@ -49,6 +55,9 @@ class KnowledgeGraph:
         self.profile = profile
         self.cache = cache
         self.options = options or QueryOptions()
+        self.service = ServiceClient(self.options.retry)
+        """Retries and in-flight limits of the services this KG calls (its endpoint, a search API); its
+        :meth:`~sparqlab.kg.service.ServiceClient.stats` are a run's ``kg_retries`` / ``kg_throttled`` ..."""
 
     @property
     def identity(self) -> str:

@@ -5,6 +5,8 @@ What is read (bounded queries, outside the query cache so that it holds only wha
 - prefixes: the ones the file declares (``@prefix`` / ``PREFIX`` lines, read by the parser), over the standard four;
 - the label and description predicates: the most used of the common ones (:data:`LABEL_PREDICATES`,
   :data:`DESCRIPTION_PREDICATES`); ``rdfs:label`` / ``rdfs:comment`` when none is used;
+- the alias predicates: those of :data:`ALIAS_PREDICATES` the data uses (``skos:altLabel``), which the local
+  search index matches like labels;
 - the RDFS / OWL schema: classes (declared, or used as a type or in ``rdfs:subClassOf``) with their superclasses,
   and properties with their ``rdfs:domain`` / ``rdfs:range``;
 - from these: the notes every prompt shows about the KG (its prefixes, how to name an entity, and the schema with
@@ -40,6 +42,7 @@ FOAF = "http://xmlns.com/foaf/0.1/"
 
 LABEL_PREDICATES = (RDFS + "label", SKOS + "prefLabel", SCHEMA + "name", FOAF + "name", DCTERMS + "title")
 DESCRIPTION_PREDICATES = (RDFS + "comment", SKOS + "definition", SCHEMA + "description", DCTERMS + "description")
+ALIAS_PREDICATES = (SKOS + "altLabel",)
 CLASS_TYPES = (RDFS + "Class", OWL + "Class")
 PROPERTY_TYPES = (RDF + "Property", OWL + "ObjectProperty", OWL + "DatatypeProperty")
 
@@ -50,8 +53,9 @@ QUERY_TIMEOUT_S = 20.0
 LOCAL_NAME = r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
 """A local name that can be written after ``prefix:`` in SPARQL without escapes."""
 
-REFINABLE = ("name", "prefixes", "type_predicate", "label_predicate", "description_predicate", "answer_key",
-             "prompt_notes", "notes", "topic", "relation_word", "query_rules", "answer_types", "train_dataset")
+REFINABLE = ("name", "prefixes", "type_predicate", "label_predicate", "description_predicate", "alias_predicates",
+             "answer_key", "prompt_notes", "notes", "topic", "relation_word", "query_rules", "answer_types",
+             "train_dataset")
 """Keys of a refinement file (docs/adding-a-kg.md)."""
 
 
@@ -96,6 +100,8 @@ def derive_profile(kg: KnowledgeGraph, name: str, *, prefixes: dict[str, str] | 
     description = (expand(refinement.get("description_predicate"))
                    or _most_used(kg, DESCRIPTION_PREDICATES) or DESCRIPTION_PREDICATES[0])
     type_predicate = expand(refinement.get("type_predicate")) or RDF + "type"
+    aliases = (tuple(expand(str(p)) for p in refinement["alias_predicates"]) if "alias_predicates" in refinement
+               else _used(kg, ALIAS_PREDICATES))
     schema = Schema.read(kg, label, description, type_predicate)
     base = KGProfile(
         name=str(refinement.get("name") or name),
@@ -110,6 +116,7 @@ def derive_profile(kg: KnowledgeGraph, name: str, *, prefixes: dict[str, str] | 
         answer_key=refinement.get("answer_key", "iri"),
         property_types=PROPERTY_TYPES,
         class_types=CLASS_TYPES,
+        alias_predicates=aliases,
         train_dataset=refinement.get("train_dataset"),
     )
     example = _example_entity(kg, schema, label)
@@ -144,8 +151,10 @@ def _expander(prefixes: dict[str, str]):
 
 
 def _rows(kg: KnowledgeGraph, sparql: str) -> list[dict[str, str]]:
-    """The rows of a trusted schema query as ``{var: value}``; none when the KG refuses or times out (an endpoint
-    too large or too slow to be read keeps the generic parts of its profile)."""
+    """The rows of a trusted schema query as ``{var: value}``; none when the KG refuses the query or times out (an
+    endpoint too large or too slow to be read keeps the generic parts of its profile). An endpoint that cannot be
+    reached or keeps throttling raises :class:`~sparqlab.kg.errors.EndpointUnavailable` after its retries: the
+    KG is not opened with a profile that was never read."""
     try:
         result = kg.query(sparql, timeout_s=QUERY_TIMEOUT_S, max_rows=50_000, use_cache=False)
     except KGError:
@@ -153,12 +162,21 @@ def _rows(kg: KnowledgeGraph, sparql: str) -> list[dict[str, str]]:
     return [{var: term.value for var, term in row.items()} for row in result.rows]
 
 
-def _most_used(kg: KnowledgeGraph, candidates: tuple[str, ...]) -> str | None:
+def _counts(kg: KnowledgeGraph, candidates: tuple[str, ...]) -> dict[str, int]:
+    """How many triples use each of the ``candidates`` predicates (the unused ones left out)."""
     values = " ".join(f"<{c}>" for c in candidates)
     rows = _rows(kg, f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?o }} GROUP BY ?p")
     counts = {row["p"]: int(row.get("n", 0)) for row in rows if "p" in row}
-    used = [c for c in candidates if counts.get(c)]
-    return max(used, key=lambda c: (counts[c], -candidates.index(c))) if used else None
+    return {c: counts[c] for c in candidates if counts.get(c)}
+
+
+def _most_used(kg: KnowledgeGraph, candidates: tuple[str, ...]) -> str | None:
+    counts = _counts(kg, candidates)
+    return max(counts, key=lambda c: (counts[c], -candidates.index(c))) if counts else None
+
+
+def _used(kg: KnowledgeGraph, candidates: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_counts(kg, candidates))
 
 
 @dataclasses.dataclass

@@ -321,6 +321,8 @@ class EmbeddedKG(KnowledgeGraph):
         if not self.store_path.is_dir():
             raise FileNotFoundError(f"no pyoxigraph store at {self.store_path}")
         self._identity = identity or f"store:{store_digest(self.store_path)}"
+        self.load_report: dict[str, Any] | None = None
+        """What :func:`load_rdf` reported when this store was loaded from a file (``None``: an existing store)."""
         limit = int(memory_limit_gb * 2**30) if memory_limit_gb else 0
         self._pool = _WorkerPool(self.store_path, profile.prefixes, max(1, workers), limit)
         self._finalizer = weakref.finalize(self, _shutdown, self._pool)
@@ -367,12 +369,57 @@ class EmbeddedKG(KnowledgeGraph):
         self._finalizer()
 
     def describe(self) -> dict:
-        return {**super().describe(), "store": str(self.store_path)}
+        return {**super().describe(), "store": str(self.store_path),
+                **({"load_report": self.load_report} if self.load_report else {})}
+
+
+class LenientLoad(UserWarning):
+    """An RDF file held data a strict parser refuses, and was loaded in pyoxigraph's lenient mode (real Wikidata
+    dumps: language tags such as ``zh-classical``, whose subtag is longer than BCP 47's eight characters)."""
+
+
+def nonstandard_language_tags(store: Any) -> dict[str, int]:
+    """Language tags in ``store`` that a strict parser refuses, with how many literals carry each."""
+    import pyoxigraph
+
+    found = {}
+    for row in store.query('SELECT ?l (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER(isLiteral(?o)) BIND(LANG(?o) AS ?l) '
+                           'FILTER(?l != "") } GROUP BY ?l'):
+        try:
+            pyoxigraph.Literal("", language=row["l"].value)
+        except ValueError:
+            found[row["l"].value] = int(row["n"].value)
+    return dict(sorted(found.items()))
+
+
+def load_rdf(store: Any, path: str | Path, rdf_format: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+    """Bulk-load one RDF file into an open pyoxigraph store in lenient mode (real Wikidata dumps do not load
+    strictly). Returns the prefixes the file declares and a report of what a strict parser would have refused:
+    ``{"file", "nonstandard_language_tags": {tag: literals}}`` (:func:`warn_lenient` says it). Lenient mode also
+    skips IRI validation; the report names the language tags only."""
+    import pyoxigraph
+
+    parser = pyoxigraph.parse(path=str(path), format=rdf_format, lenient=True)
+    store.bulk_extend(parser)
+    return dict(parser.prefixes), {"file": str(path), "nonstandard_language_tags": nonstandard_language_tags(store)}
+
+
+def warn_lenient(report: dict[str, Any]) -> None:
+    """A :class:`LenientLoad` warning naming the language tags of a :func:`load_rdf` report, when there are any."""
+    import warnings
+
+    if report.get("nonstandard_language_tags"):
+        tags = ", ".join(f"@{tag} ({n} literal{'s' if n != 1 else ''})"
+                         for tag, n in report["nonstandard_language_tags"].items())
+        warnings.warn(f"{report['file']}: loaded leniently; language tags that strict BCP 47 parsing refuses: "
+                      f"{tags}", LenientLoad, stacklevel=3)
 
 
 def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: Any) -> EmbeddedKG:
-    """An :class:`EmbeddedKG` over one RDF file (format from its extension), loaded once into a store under
-    ``cache_dir()/kg/file-<name>-<content hash>`` and reused while the file is unchanged.
+    """An :class:`EmbeddedKG` over one RDF file (format from its extension), loaded once with :func:`load_rdf`
+    into a store under ``cache_dir()/kg/file-<name>-<content hash>`` and reused while the file is unchanged. The
+    load's report is the KG's ``load_report`` (part of :meth:`EmbeddedKG.describe`) and warned as
+    :class:`LenientLoad` on every opening when it names refused language tags.
 
     Without ``profile`` the KG gets the profile derived from its data (:mod:`sparqlab.kg.derive`: the file's
     prefixes, its label predicate and schema, refined by a ``<name>.kg.yaml`` beside it). The query-cache identity
@@ -382,16 +429,20 @@ def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: 
     if not path.is_file():
         raise FileNotFoundError(f"no RDF file at {path}")
     store = file_store(path)
-    prefixes = json.loads((store.parent / "build.json").read_text(encoding="utf-8")).get("prefixes", {})
+    build = json.loads((store.parent / "build.json").read_text(encoding="utf-8"))
     identity = f"file:{file_digest(path, 16)}"
     if profile is None:
-        profile = derived_profile(store, path.stem, prefixes, path, identity)
-    return EmbeddedKG(store, profile, identity=identity, **kwargs)
+        profile = derived_profile(store, path.stem, build.get("prefixes", {}), path, identity)
+    kg = EmbeddedKG(store, profile, identity=identity, **kwargs)
+    # a store built by a strict parse (no load_report) had no tag to report
+    kg.load_report = {"nonstandard_language_tags": {}, **build.get("load_report", {}), "file": str(path)}
+    warn_lenient(kg.load_report)
+    return kg
 
 
 def file_store(path: Path) -> Path:
-    """The store of the RDF file ``path`` in the cache (built on first use, atomically; the prefixes the file
-    declares are kept in its ``build.json``). ``make clean`` removes stores of older versions of a file."""
+    """The store of the RDF file ``path`` in the cache (built on first use with :func:`load_rdf`, atomically; the
+    prefixes the file declares and the load's report are kept in its ``build.json``). ``make clean`` removes stores of older versions of a file."""
     import pyoxigraph
 
     from sparqlab.core.paths import cache_dir
@@ -403,11 +454,10 @@ def file_store(path: Path) -> Path:
     def build(target: Path, force: bool) -> dict:
         def fill(store) -> dict:
             try:
-                parser = pyoxigraph.parse(path=str(path))
-                store.bulk_extend(parser)
+                prefixes, report = load_rdf(store, path)
             except (ValueError, SyntaxError) as error:
                 raise ValueError(f"cannot load {path} as RDF: {error}") from None
-            return {"triples": len(store), "files": [path.name], "prefixes": dict(parser.prefixes)}
+            return {"triples": len(store), "files": [path.name], "prefixes": prefixes, "load_report": report}
 
         return install_store(target, fill, force)
 

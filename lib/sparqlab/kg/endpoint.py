@@ -6,12 +6,21 @@ so a query valid for the profile runs the same on every endpoint (QLever, unlike
 none). Limits: the timeout is the HTTP client's (connect and each read), so the server may go on working after
 the client gives up unless it has its own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); the row cap is
 applied to the received result, so the server still sends every row.
+
+A public service's limits are handled by the KG's :class:`~sparqlab.kg.service.ServiceClient`: at most the
+profile's ``max_in_flight`` queries per endpoint at once (Wikidata: 5), HTTP 429 / 502 / 503 / 504 and refused or
+reset connections retried (after ``Retry-After`` when sent), until the run's retry budget is spent and
+:class:`~sparqlab.kg.errors.EndpointUnavailable` stops the run; HTTP 403 (Wikimedia refuses clients without an
+identifying User-Agent, and this one always sends :data:`~sparqlab.kg.vocab.USER_AGENT`) stops it at once. The
+query service's own time limit — an HTTP 500 whose body is a Java ``TimeoutException`` — is a
+:class:`~sparqlab.kg.errors.QueryTimeout`, a result of the query like any other, and not retried.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import http.client
 import json
 import time
 import urllib.error
@@ -20,15 +29,18 @@ from urllib.parse import quote
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
-from sparqlab.kg.errors import EndpointError, QueryTimeout, SparqlSyntaxError
+from sparqlab.kg.errors import EndpointError, EndpointUnavailable, QueryTimeout, SparqlSyntaxError
 from sparqlab.kg.guard import scan
 from sparqlab.kg.profiles import KGProfile
 from sparqlab.kg.results import QueryResult
+from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
 from sparqlab.kg.vocab import USER_AGENT
 
 _MAX_GET_URL = 2000
 _SYNTAX_HINTS = ("parse", "syntax", "malformed", "lexical", "expected", "error at", "unexpected")
 _TIMEOUT_HINTS = ("timeout", "timed out", "time limit", "cancelled")
+SERVICE_TIMEOUT_MARK = "java.util.concurrent.TimeoutException"
+"""What the body of Wikidata's query service says when it stopped a query at its 60 s limit (HTTP 500)."""
 
 
 def declare_prefixes(sparql: str, prefixes: dict[str, str], declared: frozenset[str] | None = None) -> str:
@@ -64,13 +76,18 @@ class EndpointKG(KnowledgeGraph):
         found = scan(sparql)
         graph = found.keyword in ("CONSTRUCT", "DESCRIBE")
         text = self.with_prefixes(sparql, found.declared_prefixes)
-        client = SPARQLWrapper(self.url, agent=self.user_agent)
-        client.setOnlyConneg(True)
-        client.setReturnFormat(TURTLE if graph else JSON)
-        client.timeout = timeout_s  # setTimeout() would round it down to whole seconds (0.5 -> no timeout)
-        client.setMethod(GET if len(self.url) + len(quote(text)) < _MAX_GET_URL else POST)
-        client.setQuery(text)
-        raw, content_type = self._fetch(client, time.monotonic() + timeout_s, timeout_s, added_line=text != sparql)
+
+        def attempt() -> tuple[bytes, str]:
+            client = SPARQLWrapper(self.url, agent=self.user_agent)
+            client.setOnlyConneg(True)
+            client.setReturnFormat(TURTLE if graph else JSON)
+            client.timeout = timeout_s  # setTimeout() would round it down to whole seconds (0.5 -> no timeout)
+            client.setMethod(GET if len(self.url) + len(quote(text)) < _MAX_GET_URL else POST)
+            client.setQuery(text)
+            return self._fetch(client, time.monotonic() + timeout_s, timeout_s, added_line=text != sparql)
+
+        limit = self.options.max_in_flight or self.profile.max_in_flight
+        raw, content_type = self.service.call(self.url, limit, attempt)
         result = _graph_result(raw, content_type, self.url) if graph else _json_result(raw, self.url)
         if len(result.rows) > max_rows:
             result.rows = result.rows[:max_rows]
@@ -78,7 +95,8 @@ class EndpointKG(KnowledgeGraph):
         return result
 
     def _fetch(self, client: Any, deadline: float, timeout_s: float, added_line: bool) -> tuple[bytes, str]:
-        """Run the request and read the answer before ``deadline``; map every failure to a typed error."""
+        """Run the request and read the answer before ``deadline``; map every failure to a typed error, and the
+        answers worth another try to :class:`~sparqlab.kg.service.Throttled`."""
         from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
         try:
@@ -98,19 +116,30 @@ class EndpointKG(KnowledgeGraph):
             raise EndpointError(f"HTTP 400 from {self.url}: {body}") from None
         except SPARQLWrapperException as error:
             body = _body(error)
-            if any(hint in body.lower() for hint in _TIMEOUT_HINTS):
+            if SERVICE_TIMEOUT_MARK in body or any(hint in body.lower() for hint in _TIMEOUT_HINTS):
+                self.service.count("server_timeouts")
                 raise QueryTimeout(f"the endpoint {self.url} stopped the query (its own time limit): {body}") from None
             raise EndpointError(f"{type(error).__name__} from {self.url}: {body}") from None
         except urllib.error.HTTPError as error:
-            raise EndpointError(f"HTTP {error.code} from {self.url}: {_body(error)}") from None
+            body = _body(error)
+            if error.code in RETRYABLE_STATUS:
+                raise Throttled(error.code, retry_after_seconds(error.headers.get("Retry-After")), body) from None
+            if error.code == 403:
+                self.service.count("refused")
+                raise EndpointUnavailable(
+                    f"{self.url} refused this client (HTTP 403): {body}; a public service refuses clients without "
+                    "an identifying User-Agent or over its policy, so every further query would be refused too"
+                ) from None
+            raise EndpointError(f"HTTP {error.code} from {self.url}: {body}") from None
         except urllib.error.URLError as error:
             if isinstance(error.reason, TimeoutError):
                 raise _timeout(self.url, timeout_s) from None
-            raise EndpointError(
-                f"cannot reach the SPARQL endpoint {self.url}: {error.reason}; is the server running and the URL right?"
-            ) from None
+            raise Throttled(None, None, f"cannot reach the SPARQL endpoint {self.url}: {error.reason}; is the "
+                                        "server running and the URL right?", connection=True) from None
         except TimeoutError:
             raise _timeout(self.url, timeout_s) from None
+        except (ConnectionError, http.client.HTTPException) as error:  # reset, closed mid-answer
+            raise Throttled(None, None, f"connection to {self.url} failed: {error}", connection=True) from None
         except OSError as error:
             raise EndpointError(f"connection to {self.url} failed: {error}") from None
 

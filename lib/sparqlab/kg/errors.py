@@ -59,3 +59,12 @@ def error_from_kind(kind: str, message: str) -> KGError:
         if cls.kind == kind:
             return cls(message)
     return KGError(message)
+
+
+class EndpointUnavailable(Exception):
+    """The service keeps refusing this client — throttled (HTTP 429 / 503, ``maxlag``) or unreachable past the
+    retry budget, or refused outright (HTTP 403) — so every further query would fail the same way: the run stops
+    (its finished questions are saved) instead of scoring the refusal. Deliberately not a :class:`KGError`: it is
+    never an agent's observation, a cached error or a gold error."""
+
+    kind = "endpoint_unavailable"

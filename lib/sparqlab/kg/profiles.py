@@ -27,8 +27,8 @@ from sparqlab.kg.vocab import CK25_INSTANCES, CK25_VOCAB, MOVIES_NS, OWL, RDF, R
 
 __all__ = ["CK25", "DECLARED_SCHEMAS", "MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
            "STANDARD_PREFIXES", "STORE_BUILDERS", "WIKIDATA", "XSD", "CatalogueEntry", "ConstraintScheme",
-           "DeclaredSchema", "IdForm", "KGProfile", "PromptConventions", "generic_profile", "get_profile",
-           "register_declared_schema", "register_profile", "register_store_builder"]
+           "DeclaredSchema", "IdForm", "KGProfile", "PromptConventions", "StatementScheme", "generic_profile",
+           "get_profile", "register_declared_schema", "register_profile", "register_store_builder"]
 
 STORE_BUILDERS: Registry[Callable[..., Path]] = Registry("store builder", group=KG_GROUP)
 """Profile name → ``builder(force=False)`` returning the directory of a pyoxigraph store with a ``build.json``
@@ -73,7 +73,8 @@ class ConstraintScheme:
     subject-type or value-type constraint item, with the allowed classes in a qualifier (P2308) and the relation
     the subject (or value) must have to them in another (P2309: ``instance_relation_item`` "instance of",
     ``subclass_relation_item`` "subclass of", ``either_relation_item`` "instance or subclass of"; a statement
-    without it means "instance of").
+    without it means "instance of"). A constraint statement whose rank (``rank_predicate``) is
+    ``deprecated_rank`` is switched off and not read (Wikibase's constraint checks ignore it too).
     """
 
     kind: Literal["rdfs", "wikidata"]
@@ -88,6 +89,15 @@ class ConstraintScheme:
     instance_relation_item: str | None = None
     subclass_relation_item: str | None = None
     either_relation_item: str | None = None
+    rank_predicate: str | None = None
+    deprecated_rank: str | None = None
+
+    def active_statement(self, var: str) -> str:
+        """A graph-pattern filter dropping deprecated constraint statements ``var`` (empty when the KG ranks
+        none)."""
+        if not self.rank_predicate or not self.deprecated_rank:
+            return ""
+        return f"FILTER NOT EXISTS {{ {var} <{self.rank_predicate}> <{self.deprecated_rank}> }} "
 
     def domain_range_query(self, property_iri: str) -> str:
         """A SELECT with ``?kind`` (``"domain"``/``"range"``) and ``?class`` for one property."""
@@ -101,9 +111,46 @@ class ConstraintScheme:
             "SELECT ?kind ?class WHERE { "
             f"<{property_iri}> <{self.statement_predicate}> ?st . "
             f"?st <{self.statement_value}> ?constraint ; <{self.class_qualifier}> ?class . "
+            f"{self.active_statement('?st')}"
             f'VALUES (?constraint ?kind) {{ (<{self.subject_type_item}> "domain") '
             f'(<{self.value_type_item}> "range") }} }}'
         )
+
+
+@dataclass(frozen=True)
+class StatementScheme:
+    """How a KG keeps statements beside its truthy edges (Wikidata's RDF model, which its query service stores).
+
+    Every truthy edge ``e truthy:Pn v`` (``wdt:``) has a twin statement ``e claim:Pn s`` (``p:``) whose node carries
+    the value (``value:Pn``, ``ps:``), its rank, qualifiers (``qualifier:Pm``, ``pq:``) and references;
+    statements whose value is truthy are typed ``best_rank`` (``wikibase:BestRank``). A lookup shows the truthy
+    edges and the qualifiers of their best-rank statements, never the statement namespaces as properties of their
+    own. ``entity_prefix`` + ``Pn`` is the property's own entity; its ``property_type`` gives the datatype, and
+    ``identifier_type`` is the datatype of external identifiers, which a lookup lists after the other properties.
+    """
+
+    truthy_prefix: str
+    claim_prefix: str
+    value_prefix: str
+    qualifier_prefix: str
+    entity_prefix: str
+    best_rank: str
+    property_type: str
+    identifier_type: str
+
+    def local_id(self, iri: str) -> str | None:
+        """``Pn`` of a truthy, claim, value or qualifier predicate (``wdt:P19``, ``pq:P580`` ...); ``None`` for any
+        other IRI (``psv:``, ``pqv:`` and the normalised forms have a further path segment and are not matched)."""
+        for prefix in (self.truthy_prefix, self.qualifier_prefix, self.value_prefix, self.claim_prefix):
+            local = iri[len(prefix):]
+            if iri.startswith(prefix) and local and "/" not in local:
+                return local
+        return None
+
+    def in_namespace(self, var: str, prefix: str) -> str:
+        """A SPARQL condition: ``var`` is ``prefix`` followed by a local name without a further ``/`` (``p:`` is
+        the start of every other ``prop/`` namespace, so a plain STRSTARTS would match ``wdt:`` too)."""
+        return f'(STRSTARTS(STR({var}), "{prefix}") && !CONTAINS(STRAFTER(STR({var}), "{prefix}"), "/"))'
 
 
 IdKind = Literal["entity", "property", "class"]
@@ -181,7 +228,12 @@ class KGProfile:
     KG), ``"wikidata_api"`` (``search_api_url``, a MediaWiki ``wbsearchentities`` API) or the name of a backend a
     KG module registered (:func:`sparqlab.kg.search.register_searcher`; Freebase's ``"freebase_labels"``).
     ``expand_unnamed`` shows the outgoing edges of unnamed IRI values one level deep in lookups (Freebase's CVT
-    mediator nodes, which carry no name).
+    mediator nodes, which carry no name). ``statements`` (:class:`StatementScheme`) describes reified statements
+    beside truthy edges (Wikidata); ``alias_predicates`` hold an entity's other names (``skos:altLabel``), which
+    the local search index matches like labels. ``max_in_flight`` is the concurrency limit of the KG's service
+    per client (Wikidata's query service answers HTTP 429 beyond 5 queries in flight): an endpoint client of
+    this profile never has more queries running at once (``open_kg(max_in_flight=...)`` overrides it for a
+    mirror); ``None``: no limit.
     ``prompt_notes`` tell a model how queries over this KG are written (identifiers, labels, answer shape);
     ``schema_in_prompt`` adds the declared classes and relations (:func:`sparqlab.kg.describe.describe_schema`),
     for KGs whose schema is small enough to list in full. ``subclass_predicate`` links a class to its superclasses
@@ -221,6 +273,9 @@ class KGProfile:
     direct_property_prefix: str | None = None
     id_forms: tuple[IdForm, ...] = ()
     expand_unnamed: bool = False
+    statements: StatementScheme | None = None
+    alias_predicates: tuple[str, ...] = ()
+    max_in_flight: int | None = None
     id_shapes: tuple[IdForm, ...] = ()
     vocabulary: tuple[str, ...] = ()
     conventions: PromptConventions = PromptConventions()
@@ -329,6 +384,8 @@ Return the answer entities as ?uri together with their labels as ?label (SELECT 
 ``label`` and gold SPARQL is label-based (``?rel rdfs:label "starred_actors"``)."""
 
 WD = "http://www.wikidata.org/"
+WIKIBASE = "http://wikiba.se/ontology#"
+SKOS = "http://www.w3.org/2004/02/skos/core#"
 
 WIKIDATA = KGProfile(
     name="wikidata",
@@ -339,9 +396,9 @@ WIKIDATA = KGProfile(
         **STANDARD_PREFIXES,
         "wd": WD + "entity/", "wdt": WD + "prop/direct/", "p": WD + "prop/", "ps": WD + "prop/statement/",
         "pq": WD + "prop/qualifier/", "wds": WD + "entity/statement/", "wdv": WD + "value/",
-        "wikibase": "http://wikiba.se/ontology#", "schema": SCHEMA, "skos": "http://www.w3.org/2004/02/skos/core#",
+        "wikibase": WIKIBASE, "schema": SCHEMA, "skos": SKOS,
         "bd": "http://www.bigdata.com/rdf#", "psv": WD + "prop/statement/value/",
-        "pqv": WD + "prop/qualifier/value/", "prov": "http://www.w3.org/ns/prov#",
+        "pqv": WD + "prop/qualifier/value/", "pr": WD + "prop/reference/", "prov": "http://www.w3.org/ns/prov#",
     },
     entity_id_pattern=r"^http://www\.wikidata\.org/entity/Q[1-9][0-9]*$",
     entity_id_example="wd:Q42",
@@ -351,14 +408,15 @@ WIKIDATA = KGProfile(
         subject_type_item=WD + "entity/Q21503250", value_type_item=WD + "entity/Q21510865",
         class_qualifier=WD + "prop/qualifier/P2308", relation_qualifier=WD + "prop/qualifier/P2309",
         instance_relation_item=WD + "entity/Q21503252", subclass_relation_item=WD + "entity/Q21514624",
-        either_relation_item=WD + "entity/Q30208840",
+        either_relation_item=WD + "entity/Q30208840", rank_predicate=WIKIBASE + "rank",
+        deprecated_rank=WIKIBASE + "DeprecatedRank",
     ),
     answer_key="iri",
     endpoint="https://query.wikidata.org/sparql",
     search="wikidata_api",
     search_api_url="https://www.wikidata.org/w/api.php",
     label_languages=("en",),
-    property_types=("http://wikiba.se/ontology#Property",),
+    property_types=(WIKIBASE + "Property",),
     subclass_predicate=WD + "prop/direct/P279",
     property_entity_prefix=WD + "entity/",
     direct_property_prefix=WD + "prop/direct/",
@@ -367,6 +425,13 @@ WIKIDATA = KGProfile(
         # A property's own item: where a predicate is meant, predicate_iri maps it to wdt:P...
         IdForm("property", r"P[1-9][0-9]*", WD + "entity/", "P57"),
     ),
+    statements=StatementScheme(
+        truthy_prefix=WD + "prop/direct/", claim_prefix=WD + "prop/", value_prefix=WD + "prop/statement/",
+        qualifier_prefix=WD + "prop/qualifier/", entity_prefix=WD + "entity/", best_rank=WIKIBASE + "BestRank",
+        property_type=WIKIBASE + "propertyType", identifier_type=WIKIBASE + "ExternalId",
+    ),
+    alias_predicates=(SKOS + "altLabel",),
+    max_in_flight=5,
     id_shapes=(
         IdForm("entity", r"Q[1-9][0-9]*", WD + "entity/", "Q42", "wd"),
         IdForm("property", r"P[1-9][0-9]*", WD + "entity/", "P31", "wd"),

@@ -1,11 +1,15 @@
-"""Entity, property and class search by label: what an agent's ``search`` tool and entity linking call.
+"""Entity, property and class search by name: what an agent's ``search`` tool and entity linking call.
 
-Local KGs get a label index built once from the KG itself (its profile's label, description and type
-predicates) into ``cache_dir()/search/``: SQLite with an FTS5 trigram table, so a misspelt name still shares
-most trigrams with the right label; candidates are reranked with rapidfuzz and ties broken by how many triples
-mention the entity. The index's size and digest are recorded beside it when it is written and checked when it
-is opened: a damaged index is rebuilt (with a warning naming it), never read into failing searches. Wikidata's profile uses the public ``wbsearchentities`` API instead (responses cached in the
-KG's query cache for replay; types fetched with one SPARQL query).
+Local KGs get a label index built once from the KG itself (its profile's label, alias, description and type
+predicates) into ``cache_dir()/search/``: SQLite with an FTS5 trigram table over every name of an item — its
+labels in every language and its aliases (``skos:altLabel``), as Wikidata's search matches them — so a misspelt
+name still shares most trigrams with the right one; candidates are ranked with rapidfuzz against the name they
+matched and ties broken by how many triples mention the entity. A hit shows the label in the profile's language
+and, when the query matched another name, that name (``matched``). The index's size and digest are recorded
+beside it when it is written and checked when it is opened: a damaged index is rebuilt (with a warning naming
+it), never read into failing searches. Wikidata's profile uses the public ``wbsearchentities`` API instead: its
+hits are kept in the API's order, alias matches included (responses cached in the KG's query cache for replay;
+types fetched with one SPARQL query); any similarity threshold is the caller's option.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.integrity import RebuiltOutputWarning, sidecar_problem, write_sidecar
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.registry import Registry
-from sparqlab.kg.errors import EndpointError
+from sparqlab.kg.errors import EndpointError, EndpointUnavailable
 from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
 from sparqlab.kg.vocab import USER_AGENT
 
 if TYPE_CHECKING:
@@ -49,6 +54,8 @@ class SearchHit:
     type_ids: list[str] = field(default_factory=list)
     kind: str = "entity"
     score: float = 0.0
+    matched: str = ""
+    """The name the query matched when it is not ``label`` (an alias, a label in another language)."""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -74,10 +81,11 @@ def similarity(query: str, label: str) -> float:
 
 
 def rank(query: str, hits: list[tuple[SearchHit, int]], limit: int) -> list[SearchHit]:
-    """Score by :func:`similarity`, ties broken by popularity; each id once, best first."""
+    """Score by :func:`similarity` to the name each hit matched (its label unless ``matched`` says otherwise),
+    ties broken by popularity; each id once (its best-matching name), best first."""
     best: dict[str, tuple[tuple, SearchHit]] = {}
     for hit, popularity in hits:
-        score = similarity(query, hit.label)
+        score = similarity(query, hit.matched or hit.label)
         key = (score, popularity)
         if hit.id not in best or key > best[hit.id][0]:
             hit.score = round(score, 2)
@@ -90,8 +98,13 @@ def _matches_types(hit: SearchHit, types: list[str] | None) -> bool:
     return not types or any(t in hit.types or t in hit.type_ids for t in types)
 
 
+INDEX_VERSION = 2
+"""The label index's table layout (SQLite ``user_version``); an index of another layout is rebuilt."""
+
+
 class LabelIndex:
-    """A local label index of one KG (built on first use; rebuilt when this module or the KG changes)."""
+    """A local label index of one KG (built on first use; rebuilt when this module, its layout or the KG
+    changes)."""
 
     def __init__(self, kg: KnowledgeGraph, path: str | Path | None = None,
                  rows: Callable[[], list[tuple]] | None = None):
@@ -104,7 +117,7 @@ class LabelIndex:
         if problem:
             warnings.warn(f"the search index {self.path} was damaged ({problem}); it is rebuilt from the KG",
                           RebuiltOutputWarning, stacklevel=2)
-        if problem or not self.path.exists():
+        if problem or not self.path.exists() or _layout(self.path) != INDEX_VERSION:
             if rows is None:
                 build_index(kg, self.path)
             else:
@@ -123,7 +136,7 @@ class LabelIndex:
         norm = normalise(text)
         if not norm:
             return []
-        columns = "i.id, i.label, i.description, i.types, i.type_ids, i.kind, i.popularity"
+        columns = "i.id, i.label, i.description, i.types, i.type_ids, i.kind, i.popularity, i.name"
         rows = self._connection().execute(
             f"SELECT {columns} FROM items i WHERE i.norm = ? AND i.kind = ?", (norm, kind)
         ).fetchall()
@@ -141,17 +154,31 @@ class LabelIndex:
                 "WHERE items_fts MATCH ? AND i.kind = ? ORDER BY f.rank LIMIT ?",
                 (match, kind, _CANDIDATES),
             ).fetchall()
-        hits = [(SearchHit(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), r[5]), r[6]) for r in rows]
+        hits = [(SearchHit(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), r[5],
+                           matched="" if r[7] == r[1] else r[7]), r[6]) for r in rows]
         return rank(text, [(h, p) for h, p in hits if _matches_types(h, types)], limit)
 
     def __len__(self) -> int:
         return self._connection().execute("SELECT COUNT(DISTINCT id) FROM items").fetchone()[0]
 
 
+def _layout(path: Path) -> int:
+    """The ``user_version`` of an index file (0 for a file of an older layout or not readable)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
 def default_index_path(kg: KnowledgeGraph) -> Path:
-    """``cache_dir()/search/<hash of the KG identity, profile and this module>.sqlite``."""
+    """``cache_dir()/search/<hash of the KG identity, profile and this module>.sqlite``: the profile by its digest,
+    so a refinement that names other label or alias predicates gets an index of its own."""
     source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    return cache_dir() / "search" / f"{stable_hash([kg.identity, kg.profile.name, source], 20)}.sqlite"
+    return cache_dir() / "search" / f"{stable_hash([kg.identity, kg.profile.digest(), source], 20)}.sqlite"
 
 
 def _lang_filter(var: str, languages: tuple[str, ...]) -> str:
@@ -159,9 +186,11 @@ def _lang_filter(var: str, languages: tuple[str, ...]) -> str:
 
 
 def build_index(kg: KnowledgeGraph, path: Path) -> None:
-    """Read every labelled IRI with its description and types from the KG and write the index atomically."""
+    """Read every named IRI with its names (labels in any language, aliases), display label, description and
+    types from the KG and write the index atomically."""
     p = kg.profile
     languages = p.label_languages
+    names = " ".join(f"<{predicate}>" for predicate in (p.label_predicate, *p.alias_predicates))
     items = kg.bulk_values(f"""
         SELECT ?e ?label ?desc ?type ?typeLabel WHERE {{
           ?e <{p.label_predicate}> ?label . FILTER(isIRI(?e)) {_lang_filter("?label", languages)}
@@ -169,6 +198,8 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
           OPTIONAL {{ ?e <{p.type_predicate}> ?type .
                      OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel {_lang_filter("?typeLabel", languages)} }} }}
         }}""")
+    other_names = kg.bulk_values(f"""
+        SELECT DISTINCT ?e ?name WHERE {{ VALUES ?by {{ {names} }} ?e ?by ?name . FILTER(isIRI(?e) && isLiteral(?name)) }}""")
     predicates = {row["p"] for row in kg.bulk_values("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")}
     # Properties described by their own item (Wikidata's wd:P19, typed rdf:type wikibase:Property)
     values = " ".join(f"<{t}>" for t in p.property_types)
@@ -176,21 +207,27 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
     popularity = {row["e"]: int(row["n"]) for row in kg.bulk_values(
         "SELECT ?e (COUNT(*) AS ?n) WHERE { { ?e ?p ?o } UNION { ?s ?p ?e } } GROUP BY ?e")}
 
-    entries: dict[tuple[str, str], dict] = {}
-    for row in items:
-        entry = entries.setdefault((row["e"], row["label"]), {"desc": row.get("desc", ""), "types": {}})
+    entries: dict[str, dict] = {}
+    for row in sorted(items, key=lambda r: (r["e"], r["label"], r.get("desc", ""))):
+        entry = entries.setdefault(row["e"], {"label": row["label"], "desc": row.get("desc", ""), "types": {},
+                                              "names": {row["label"]}})
         if "type" in row:
             entry["types"][row["type"]] = row.get("typeLabel", row["type"])
-    write_index(path, [index_row(iri, label, entry["desc"], _kind(iri, entry["types"], predicates, p),
-                                 entry["types"], popularity.get(iri, 0))
-                       for (iri, label), entry in entries.items()])
+    for row in other_names:
+        if row["e"] in entries:
+            entries[row["e"]]["names"].add(row["name"])
+    write_index(path, [index_row(iri, entry["label"], entry["desc"], _kind(iri, entry["types"], predicates, p),
+                                 entry["types"], popularity.get(iri, 0), name)
+                       for iri, entry in entries.items() for name in sorted(entry["names"])])
 
 
 def index_row(iri: str, label: str, description: str, kind: Kind, types: dict[str, str] | None = None,
-              popularity: int = 0) -> tuple:
-    """One row of a label index: ``types`` maps type IRIs to their labels."""
+              popularity: int = 0, name: str | None = None) -> tuple:
+    """One row of a label index: one ``name`` a search matches (default: the display ``label``; an item has a
+    row per name); ``types`` maps type IRIs to their labels."""
     types = types or {}
-    return (iri, label, normalise(label), description, kind, json.dumps(sorted(types.values())),
+    name = label if name is None else name
+    return (iri, label, name, normalise(name), description, kind, json.dumps(sorted(types.values())),
             json.dumps(sorted(types)), popularity)
 
 
@@ -214,17 +251,18 @@ def _write_index(path: str, rows: list[tuple]) -> None:
     """The items table, its lookup index and its FTS5 trigram index, in a new SQLite file."""
     conn = sqlite3.connect(path)
     try:
-        conn.executescript("""
-            CREATE TABLE items (rowid INTEGER PRIMARY KEY, id TEXT, label TEXT, norm TEXT, description TEXT,
-                                kind TEXT, types TEXT, type_ids TEXT, popularity INTEGER);
+        conn.executescript(f"""
+            CREATE TABLE items (rowid INTEGER PRIMARY KEY, id TEXT, label TEXT, name TEXT, norm TEXT,
+                                description TEXT, kind TEXT, types TEXT, type_ids TEXT, popularity INTEGER);
             CREATE INDEX items_norm ON items (norm, kind);
-            CREATE VIRTUAL TABLE items_fts USING fts5 (label, content='items', content_rowid='rowid',
+            CREATE VIRTUAL TABLE items_fts USING fts5 (name, content='items', content_rowid='rowid',
                                                        tokenize='trigram');
+            PRAGMA user_version = {INDEX_VERSION};
         """)
         conn.executemany(
-            "INSERT INTO items (id, label, norm, description, kind, types, type_ids, popularity) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        conn.execute("INSERT INTO items_fts (rowid, label) SELECT rowid, label FROM items")
+            "INSERT INTO items (id, label, name, norm, description, kind, types, type_ids, popularity) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.execute("INSERT INTO items_fts (rowid, name) SELECT rowid, name FROM items")
         conn.commit()
     finally:
         conn.close()
@@ -239,8 +277,15 @@ def _kind(iri: str, types: dict[str, str], predicates: set[str], profile: KGProf
     return "entity"
 
 
+MAXLAG_S = 5
+"""The ``maxlag`` every search request sends (Wikimedia's guidance for automated clients): under replication lag
+the API answers a ``maxlag`` error with ``Retry-After`` instead of adding load, and the request is retried."""
+
+
 class WikidataApiSearch:
-    """Search through a MediaWiki ``wbsearchentities`` API (the ``wikidata`` profile's ``search_api_url``)."""
+    """Search through a MediaWiki ``wbsearchentities`` API (the ``wikidata`` profile's ``search_api_url``), with
+    the KG's retries and in-flight limit (:mod:`sparqlab.kg.service`): HTTP 429 / 5xx and ``maxlag`` errors are
+    waited out, within the run's retry budget."""
 
     def __init__(self, kg: KnowledgeGraph, api_url: str, language: str = "en", timeout_s: float = 20.0):
         self.kg = kg
@@ -249,23 +294,44 @@ class WikidataApiSearch:
         self.timeout_s = timeout_s
 
     def _call(self, params: dict) -> dict:
-        import httpx
-
         key = stable_hash(params, 32)
         namespace = f"search:{self.api_url}"
         if self.kg.cache is not None and (hit := self.kg.cache.get(namespace, key)) is not None:
             return hit
+        limit = self.kg.options.max_in_flight or self.kg.profile.max_in_flight
+        data = self.kg.service.call(self.api_url, limit, lambda: self._request({**params, "maxlag": MAXLAG_S}))
+        if self.kg.cache is not None:
+            self.kg.cache.put(namespace, key, data)
+        return data
+
+    def _request(self, params: dict) -> dict:
+        """One API request: its JSON, :class:`~sparqlab.kg.service.Throttled` for an answer worth retrying."""
+        import httpx
+
         try:
             response = httpx.get(self.api_url, params=params, headers={"User-Agent": USER_AGENT},
                                  timeout=self.timeout_s)
+        except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError) as error:
+            raise Throttled(None, None, f"entity search at {self.api_url}: {error}", connection=True) from None
+        except httpx.HTTPError as error:
+            raise EndpointError(f"entity search at {self.api_url} failed: {error}") from None
+        retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+        if response.status_code in RETRYABLE_STATUS:
+            raise Throttled(response.status_code, retry_after, response.text[:300])
+        if response.status_code == 403:
+            self.kg.service.count("refused")
+            raise EndpointUnavailable(f"entity search at {self.api_url} refused this client (HTTP 403): "
+                                      f"{response.text[:300]}")
+        try:
             response.raise_for_status()
             data = response.json()
         except (httpx.HTTPError, ValueError) as error:
             raise EndpointError(f"entity search at {self.api_url} failed: {error}") from None
-        if "error" in data:
-            raise EndpointError(f"entity search at {self.api_url} failed: {data['error']}")
-        if self.kg.cache is not None:
-            self.kg.cache.put(namespace, key, data)
+        error = data.get("error") if isinstance(data, dict) else None
+        if error and error.get("code") == "maxlag":
+            raise Throttled(None, retry_after if retry_after is not None else float(MAXLAG_S), error.get("info", ""))
+        if error:
+            raise EndpointError(f"entity search at {self.api_url} failed: {error}")
         return data
 
     def search(self, text: str, *, kind: Kind = "entity", limit: int = 10,
@@ -277,11 +343,20 @@ class WikidataApiSearch:
             "type": "item" if kind == "entity" else "property", "limit": 50 if types else min(limit, 50),
             "format": "json",
         })
-        hits = [SearchHit(m["concepturi"], m.get("label", m["id"]), m.get("description", ""), kind=kind)
-                for m in data.get("search", [])]
+        hits = [api_hit(m, kind, text) for m in data.get("search", [])]
         add_types(self.kg, hits, self.language)
-        kept = [(h, len(hits) - i) for i, h in enumerate(hits) if _matches_types(h, types)]
-        return rank(text, kept, limit)
+        return [h for h in hits if _matches_types(h, types)][:limit]
+
+
+def api_hit(match: dict, kind: Kind, query: str) -> SearchHit:
+    """One ``wbsearchentities`` result as a hit: its label (the id when it has none), the alias or other-language
+    label the API matched (``match.text``) when that is not the label, and the similarity of the query to the
+    matched name as ``score`` (informative: the API's order is kept)."""
+    label = match.get("label", match["id"])
+    matched = (match.get("match") or {}).get("text", "")
+    matched = "" if matched == label else matched
+    return SearchHit(match["concepturi"], label, match.get("description", ""), kind=kind, matched=matched,
+                     score=round(similarity(query, matched or label), 2))
 
 
 def add_types(kg: KnowledgeGraph, hits: list[SearchHit], language: str) -> None:

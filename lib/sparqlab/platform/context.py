@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.kg.errors import KGError
-from sparqlab.kg.neighbourhood import Neighbourhood, lookup, property_examples
+from sparqlab.kg.neighbourhood import VALUES_PER_PROPERTY, Neighbourhood, lookup, property_examples
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm.accounting import UsageTotals
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Message
@@ -165,9 +165,12 @@ class QuestionContext(_ModelAccess):
         self.log("tool", tool="search", text=text, search_kind=kind, hits=[h.id for h in hits])
         return hits
 
-    async def lookup(self, entity_id: str, incoming: bool | None = None, limit: int = 200) -> Neighbourhood:
-        """An entity's label, description, types and edges with labels (:func:`sparqlab.kg.neighbourhood.lookup`)."""
-        hood = await self._tool("lookup", lambda: lookup(self.kg, entity_id, incoming=incoming, limit=limit))
+    async def lookup(self, entity_id: str, incoming: bool | None = None,
+                     values_per_property: int = VALUES_PER_PROPERTY) -> Neighbourhood:
+        """An entity's label, description, types and edges with labels (:func:`sparqlab.kg.neighbourhood.lookup`:
+        every property counted, at most ``values_per_property`` values of each read)."""
+        hood = await self._tool("lookup", lambda: lookup(self.kg, entity_id, incoming=incoming,
+                                                         values_per_property=values_per_property))
         self.log("tool", tool="lookup", entity=entity_id, outgoing=len(hood.outgoing), incoming=len(hood.incoming))
         return hood
 

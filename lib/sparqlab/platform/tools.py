@@ -102,8 +102,8 @@ async def _search(ctx: QuestionContext, args: dict[str, Any]) -> Observation:
 
 
 async def _lookup(ctx: QuestionContext, args: dict[str, Any]) -> Observation:
-    hood = await ctx.lookup(args["entity"], limit=args["limit"])
-    return Observation(hood.to_observation(args["max_edges"]), hood)
+    hood = await ctx.lookup(args["entity"])
+    return Observation(hood.to_observation(args["max_properties"], args["values"]), hood)
 
 
 async def _examples(ctx: QuestionContext, args: dict[str, Any]) -> Observation:
@@ -133,8 +133,10 @@ BASE_TOOLS = (
           "limit": {"type": "integer", "description": "number of matches", "default": 10}}, _search),
     Tool("lookup", "Show an entity's label, description, types and edges (property -> value) with labels.",
          {"entity": {"type": "string", "description": "the entity id (IRI or prefixed name)"},
-          "limit": {"type": "integer", "description": "edges read per direction", "default": 200},
-          "max_edges": {"type": "integer", "description": "edges shown per direction", "default": 50}}, _lookup),
+          "max_properties": {"type": "integer", "description": "properties shown per direction (the rest are "
+                             "named)", "default": 50},
+          "values": {"type": "integer", "description": "values shown per property (the rest are counted)",
+                     "default": 5}}, _lookup),
     Tool("examples", "Show a few real uses (subject -> object) of a property.",
          {"property": {"type": "string", "description": "the property id (IRI or prefixed name)"},
           "limit": {"type": "integer", "description": "number of examples", "default": 3}}, _examples),

@@ -13,9 +13,13 @@ endpoint included: an HTTP-served and an in-process model are two runs), the met
 and artifact digests, the KG's content (:attr:`~sparqlab.kg.base.KnowledgeGraph.identity`: a bundled store's
 build hash, an RDF file's or store folder's content digest, an endpoint's URL), the digest of the KG's profile
 (what the prompts say about the KG: a derived profile changes with its ``<name>.kg.yaml``) and the questions' full
-content. An edited KG, refinement or dataset file is therefore a new run, never a silent resume. The execution group (concurrency,
-progress bar, output folder, cache mode, shard fields) and the experiment name are left out, so a rerun with more
-concurrency resumes the same folder, and one configuration has one id in every experiment. Shard fields go into
+content, and the digest of the gold snapshot the run scores against (:mod:`sparqlab.data.gold_snapshot`; none
+when its gold queries run live). An edited KG, refinement, dataset or snapshot file is therefore a new run, never
+a silent resume. The execution group (concurrency, progress bar, output folder, cache mode, shard fields), the KG
+options that only change how queries reach the KG (``workers``, ``max_in_flight``, ``retry``), the
+``gold_snapshot`` setting itself (its digest stands for it) and the experiment name are left out
+(:data:`NOT_IN_RUN_ID`), so a rerun with more concurrency resumes the same folder, and one configuration has one
+id in every experiment. Shard fields go into
 the shard folder's name, so every shard of one configuration shares the id of the unsharded run.
 """
 
@@ -131,9 +135,14 @@ class KGSettings(CheckedConfig):
 
     - ``kg``: what :func:`sparqlab.kg.open_kg` opens: a KG name (movies, wikidata), an endpoint URL, an RDF file
       or a store folder (``None``: the KG the questions name).
-    - ``kg_url``: a SPARQL endpoint serving that KG instead of the profile's default (e.g. a QLever mirror).
+    - ``kg_url``: a SPARQL endpoint serving that KG instead of the profile's default (e.g. a QLever mirror), or an
+      RDF file or store folder holding it (``kg`` then names the profile).
     - ``kg_options``: ``open_kg`` options as NAME=VALUE: ``timeout_s`` and ``max_rows`` of every query,
-      ``workers``, ``search`` (local: a label index built from the KG; api: wbsearchentities).
+      ``workers``, ``search`` (local: a label index built from the KG; api: wbsearchentities); ``max_in_flight``
+      (queries at once on a remote service; default the profile's, Wikidata's 5) and ``retry`` (how long a
+      throttling service is retried before the run stops: a mapping of :class:`~sparqlab.kg.service.RetryPolicy`
+      fields). ``workers`` (queries at once on an embedded store), ``max_in_flight`` and ``retry`` stay out of the
+      run id.
     """
 
     kg: str | None = None
@@ -178,11 +187,20 @@ class EvaluationSettings(CheckedConfig):
       profile's rule; the rule used is saved, hashed and reported in metrics.json).
     - ``generate_only``: write each question's final query without executing or scoring it; score the folder
       later against any KG with ``sparqlab runs score RUN --kg KG``.
+    - ``gold_snapshot``: where the gold answers of questions that ship none come from: auto = the dataset's
+      snapshot in data/gold_snapshots when there is one (``sparqlab data snapshot-gold``; else the gold queries run
+      live), off = run the gold queries live, or the path of a snapshot file. The snapshot used is named in
+      metrics.json and its digest enters the run id.
     """
 
     question_timeout_s: float | None = 300.0
     answer_match: AnswerMatch | None = None
     generate_only: bool = False
+    gold_snapshot: str = "auto"
+
+    def check(self) -> None:
+        if not self.gold_snapshot:
+            raise ValueError('gold_snapshot must be "auto", "off" or the path of a snapshot file')
 
 
 @dataclass(frozen=True)
@@ -284,9 +302,17 @@ def check_format(document: dict[str, Any], where: str) -> None:
                          "rerun — run the same settings again for a new folder")
 
 
-NOT_IN_RUN_ID = frozenset({"experiment", "execution"})
-"""RunConfig fields that do not enter the run id: the experiment (where the folder lives) and the execution group
-(see the module docstring)."""
+NOT_IN_RUN_ID = frozenset({"experiment", "execution", "evaluation.gold_snapshot", "graph.kg_options.workers",
+                           "graph.kg_options.max_in_flight", "graph.kg_options.retry"})
+"""What of a RunConfig does not enter the run id, by path: the experiment (where the folder lives), the execution
+group, the gold snapshot setting (the digest of the snapshot used enters instead) and the KG options that only
+change how queries reach the KG (see the module docstring)."""
+
+
+def _without(tree: dict[str, Any], paths: frozenset[str], prefix: str = "") -> dict[str, Any]:
+    """``tree`` (a config's ``to_dict``) without the entries at ``paths`` (dotted, into nested mappings)."""
+    return {key: _without(value, paths, f"{prefix}{key}.") if isinstance(value, dict) else value
+            for key, value in tree.items() if f"{prefix}{key}" not in paths}
 
 
 def questions_fingerprint(questions: list[Question]) -> str:
@@ -296,24 +322,25 @@ def questions_fingerprint(questions: list[Question]) -> str:
 
 
 def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
-             kg_content: str | None = None, kg_profile: str | None = None) -> dict[str, Any]:
-    """What the run id hashes: the result-relevant config groups, the method's config, the KG's content and its
-    profile's digest (:meth:`~sparqlab.kg.profiles.KGProfile.digest`), and the questions."""
-    run = {name: value for name, value in config.to_dict().items() if name not in NOT_IN_RUN_ID}
-    return {"format": RUN_FORMAT, "run": run, "kg": kg_content, "kg_profile": kg_profile, "method": method_config,
-            "questions": fingerprint}
+             kg_content: str | None = None, kg_profile: str | None = None,
+             gold_snapshot: str | None = None) -> dict[str, Any]:
+    """What the run id hashes: the result-relevant config settings, the method's config, the KG's content and its
+    profile's digest (:meth:`~sparqlab.kg.profiles.KGProfile.digest`), the questions and the digest of the gold
+    snapshot the run scores against (``None``: gold queries run live)."""
+    return {"format": RUN_FORMAT, "run": _without(config.to_dict(), NOT_IN_RUN_ID), "kg": kg_content,
+            "kg_profile": kg_profile, "method": method_config, "questions": fingerprint,
+            "gold_snapshot": gold_snapshot}
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:40] or "x"
 
 
-def make_run_id(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
-                kg_content: str | None = None, kg_profile: str | None = None) -> str:
-    """``<method>-<dataset>-<model>-<hash>``: readable in a listing, unique through the hash (the dataset part is
-    left out when the questions were passed in directly)."""
-    method = str(method_config.get("method", "method"))
-    digest = stable_hash(identity(config, method_config, fingerprint, kg_content, kg_profile), 10)
+def make_run_id(config: RunConfig, run_identity: dict[str, Any]) -> str:
+    """``<method>-<dataset>-<model>-<hash of run_identity>`` (:func:`identity`): readable in a listing, unique
+    through the hash (the dataset part is left out when the questions were passed in directly)."""
+    method = str(run_identity["method"].get("method", "method"))
+    digest = stable_hash(run_identity, 10)
     dataset = f"{_slug(Path(config.dataset).stem if '/' in config.dataset else config.dataset)}-" \
         if config.dataset else ""
     return f"{_slug(method)}-{dataset}{_slug(config.model or 'nomodel')}-{digest}"

@@ -20,7 +20,7 @@ from sparqlab.core.jsonl import write_jsonl
 from sparqlab.core.paths import runs_dir
 from sparqlab.runs.config import check_format
 from sparqlab.runs.manifest import manifest_document, now_iso
-from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.metrics import gold_snapshot_entry, kg_client_totals, metrics_document
 from sparqlab.runs.records import header_from
 from sparqlab.runs.store import (
     CONFIG,
@@ -169,6 +169,9 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
     wall = sum(m.get("wall_time_s", 0.0) for m in shard_metrics)
     report.metrics = metrics_document(header, merged, first["n_total"], wall,
                                       prepare=_merged_prepare([m.get("prepare") or {} for m in shard_metrics]))
+    report.metrics.update(kg_client_totals(shard_metrics))
+    report.metrics["gold_snapshot"] = gold_snapshot_entry(
+        next((m["gold_snapshot"] for m in shard_metrics if m.get("gold_snapshot")), None), merged)
     write_json(target / METRICS, report.metrics)
     config = read_json(shards[min(shards)] / CONFIG)
     config["run"]["execution"].update(shard_index=0, num_shards=1)

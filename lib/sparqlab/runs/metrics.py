@@ -158,3 +158,30 @@ def metrics_document(header: Mapping[str, Any], records: Iterable[Mapping[str, A
     return {**header, **compute_metrics(records, n_questions), "wall_time_s": round(wall_time_s, 3),
             "prepare": dict(prepare or {}), "updated": now_iso()}
 
+
+KG_CLIENT_PREFIX = "kg_"
+"""``metrics.json`` keys of the KG service client's counts (``kg_retries``, ``kg_throttled``, ``kg_wait_s`` …:
+:meth:`sparqlab.kg.service.ServiceClient.stats`), one per counter."""
+SNAPSHOT_SOURCE = "gold_snapshot"
+"""``gold_source`` of a question scored against a gold snapshot's answers (:mod:`sparqlab.data.gold_snapshot`)."""
+SNAPSHOT_ERROR_MARK = "(from the gold snapshot)"
+"""Ends the ``gold_source`` of a question whose gold query failed when the snapshot was taken."""
+
+
+def kg_client_totals(parts: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """The KG client counts of several ``metrics.json`` (a run's earlier calls, a merge's shards) added up."""
+    totals: Counter = Counter()
+    for part in parts:
+        totals.update({k: v for k, v in part.items() if k.startswith(KG_CLIENT_PREFIX)
+                       and isinstance(v, int | float) and not isinstance(v, bool)})
+    return {k: round(v, 3) for k, v in sorted(totals.items())}
+
+
+def gold_snapshot_entry(note: Mapping[str, Any] | None, records: Iterable[Mapping[str, Any]]) -> dict | None:
+    """``metrics.json``'s ``gold_snapshot``: the snapshot a run considered (``None``: gold as shipped or
+    executed live) with how many of the records were scored from it."""
+    if note is None:
+        return None
+    used = sum(1 for r in records if r.get("gold_source") == SNAPSHOT_SOURCE
+               or str(r.get("gold_source") or "").endswith(SNAPSHOT_ERROR_MARK))
+    return {**{k: v for k, v in note.items() if k != "questions_scored_from_it"}, "questions_scored_from_it": used}

@@ -252,10 +252,11 @@ FAMILY_FIELDS = ("experiment", "method", "kg", "dataset", "model")
 
 def identity_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """What differs between the identities (``config.json``'s ``identity``) of two runs: ``kg content``,
-    ``kg profile``, ``questions``, the method's ``config`` / ``prompts`` / ``artifacts``, and run settings by name."""
+    ``kg profile``, ``questions``, ``gold snapshot``, the method's ``config`` / ``prompts`` / ``artifacts``, and run settings by name."""
     from sparqlab.runs.config import RunConfig
 
-    changes = [word for key, word in (("kg", "kg content"), ("kg_profile", "kg profile"), ("questions", "questions"))
+    changes = [word for key, word in (("kg", "kg content"), ("kg_profile", "kg profile"), ("questions", "questions"),
+                                      ("gold_snapshot", "gold snapshot"))
                if before.get(key) != after.get(key)]
     methods = before.get("method") or {}, after.get("method") or {}
     changes += [f"method {key}" for key in ("config", "prompts", "artifacts") if methods[0].get(key) != methods[1].get(key)]

@@ -33,13 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.core.integrity import DamagedOutput
+from sparqlab.data.gold_snapshot import GoldSnapshot, find_snapshot
 from sparqlab.data.question import Question
 from sparqlab.data.registry import training_source
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.eval.text2sparql import official_question_scores
-from sparqlab.kg.errors import KGError, QueryTimeout
+from sparqlab.kg.errors import EndpointUnavailable, KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import (
     CachedModel,
@@ -67,7 +68,15 @@ from sparqlab.runs.config import (
     shard_folder_name,
 )
 from sparqlab.runs.manifest import manifest_document
-from sparqlab.runs.metrics import GENERATED_ONLY, metrics_document
+from sparqlab.runs.metrics import (
+    GENERATED_ONLY,
+    KG_CLIENT_PREFIX,
+    SNAPSHOT_ERROR_MARK,
+    SNAPSHOT_SOURCE,
+    gold_snapshot_entry,
+    kg_client_totals,
+    metrics_document,
+)
 from sparqlab.runs.records import prediction_record, run_header
 from sparqlab.runs.store import CONFIG, ENVIRONMENT, MANIFEST, METRICS, RunStore, read_json, write_json
 
@@ -76,9 +85,9 @@ if TYPE_CHECKING:
 
     from sparqlab.kg.base import KnowledgeGraph
 
-FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt, DamagedOutput)
+FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt, DamagedOutput, EndpointUnavailable)
 """Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file, a
-damaged build output too)."""
+damaged build output too; a KG service that keeps throttling or refusing this client past its retry budget)."""
 
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
 
@@ -142,7 +151,7 @@ async def arun(method: Method, questions: Sequence[Question] | None = None, conf
     return await runner.execute(set(redo_errors))
 
 
-def _load_questions(questions: Sequence[Question] | None, config: RunConfig) -> tuple[list[Question], str | None]:
+def load_run_questions(questions: Sequence[Question] | None, config: RunConfig) -> tuple[list[Question], str | None]:
     """The questions given or loaded, and the split they came from (a named dataset's default split made
     explicit, so that leaving ``split`` unset and naming the default give the same run)."""
     split = config.split
@@ -186,7 +195,9 @@ def _select_questions(questions: list[Question], config: RunConfig, kg: Knowledg
     return questions
 
 
-def _resolve_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Question]) -> tuple[Any, str]:
+def resolve_run_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Question]) -> tuple[Any, str]:
+    """The run's KG and its name: ``kg`` when passed in, else ``config.kg`` (or the one KG the questions name)
+    opened by :func:`open_run_kg`."""
     if kg is not None:
         name = kg.profile.name
         if config.kg and config.kg != name:
@@ -199,12 +210,18 @@ def _resolve_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list[Qu
             raise ValueError("set RunConfig.kg: the questions do not name one KG "
                              f"({', '.join(sorted(names)) or 'none given'})")
         name = names.pop()
+    return open_run_kg(config, name), name
+
+
+def open_run_kg(config: RunConfig, name: str) -> KnowledgeGraph:
+    """The KG ``name`` as a run with ``config`` opens it: at ``kg_url`` when given (``name`` then picks the
+    profile, when it is a registered one), with :func:`kg_open_options`."""
     from sparqlab.kg import PROFILES, open_kg
 
     options = kg_open_options(config)
     if config.kg_url:
-        return open_kg(config.kg_url, profile=name if name in PROFILES else None, **options), name
-    return open_kg(name, **options), name
+        return open_kg(config.kg_url, profile=name if name in PROFILES else None, **options)
+    return open_kg(name, **options)
 
 
 def kg_open_options(config: RunConfig) -> dict[str, Any]:
@@ -304,8 +321,8 @@ class Runner:
         config = config.resolved(model is None and needs_run_model(method, config))
         self.model = _resolve_model(config, model, method)  # before any work: a missing model fails at once
         self.roles = _resolve_roles(config, self.model, method)
-        loaded, split = _load_questions(questions, config)
-        self.kg, kg_name = _resolve_kg(config, kg, loaded)
+        loaded, split = load_run_questions(questions, config)
+        self.kg, kg_name = resolve_run_kg(config, kg, loaded)
         self.all_questions = _select_questions(loaded, config, self.kg)
         self.config = config.replace(kg=kg_name, split=split, model=self.model.name if self.model else None,
                                      model_url=(config.model_url or served_url(self.model)) if self.model else None,
@@ -321,11 +338,39 @@ class Runner:
         self._pool = ThreadPoolExecutor(max_workers=max(8, 2 * self.config.concurrency),
                                         thread_name_prefix="sparqlab-run")
         self._gold: dict[str, asyncio.Future] = {}
+        self.gold_snapshot, self.gold_snapshot_note = self._gold_snapshot()
         self.prepare_stats: dict[str, Any] = {}
+        self._kg_stats_start = self.kg.service.stats()
         self.method_config: dict[str, Any] = {}
         self.run_id = ""
         self.identity: dict[str, Any] = {}
         self.run_dir = Path()
+
+    def _gold_snapshot(self) -> tuple[GoldSnapshot | None, dict[str, Any] | None]:
+        """The gold snapshot this run scores against (``RunConfig.gold_snapshot``) and what ``metrics.json`` says
+        about it; none when no question lacks shipped gold answers. An explicit file that does not fit the run
+        (another KG or answer rule) is an error; an automatically found one is then left unused, and said so."""
+        choice = self.config.gold_snapshot
+        needed = any(q.gold_answers is None and q.gold_sparql for q in self.all_questions)
+        if choice == "off" or self.config.generate_only or not needed:
+            return None, None
+        path = find_snapshot(self.config.dataset, self.config.split, self.config.kg) if choice == "auto" \
+            else Path(choice)
+        if path is None:
+            return None, None
+        if not path.exists():
+            raise FileNotFoundError(f"no gold snapshot at {path} (RunConfig.gold_snapshot); take one with "
+                                    "`sparqlab data snapshot-gold`")
+        snapshot = GoldSnapshot.load(path)
+        problem = (f"it was taken on KG {snapshot.kg!r}, this run is on {self.config.kg!r}"
+                   if snapshot.kg != self.config.kg else
+                   f"its answers follow answer_match={snapshot.answer_match!r}, this run compares by "
+                   f"{self.config.answer_match!r}" if snapshot.answer_match != self.config.answer_match else None)
+        if problem and choice != "auto":
+            raise ValueError(f"the gold snapshot {path} does not fit this run: {problem}")
+        if problem:
+            return None, {"file": str(path), "used": False, "reason": problem}
+        return snapshot, {"file": str(path), "used": True, **snapshot.describe()}
 
     # -- preparation ----------------------------------------------------------------------------------------
 
@@ -361,9 +406,9 @@ class Runner:
             "kg_calls": dict(ctx.kg_calls),
             "artifacts": self.method_config["artifacts"],
         }
-        kg_profile = self.kg.profile.digest()
-        self.identity = identity(self.config, self.method_config, self.fingerprint, self.kg.identity, kg_profile)
-        self.run_id = make_run_id(self.config, self.method_config, self.fingerprint, self.kg.identity, kg_profile)
+        self.identity = identity(self.config, self.method_config, self.fingerprint, self.kg.identity,
+                                 self.kg.profile.digest(), self.gold_snapshot.digest if self.gold_snapshot else None)
+        self.run_id = make_run_id(self.config, self.identity)
         self.run_dir = (self.config.root() / self.config.experiment
                         / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
 
@@ -519,6 +564,11 @@ class Runner:
             return list(question.gold_answers), "given"
         if not question.gold_sparql:
             return None, None
+        entry = self.gold_snapshot.lookup(question) if self.gold_snapshot else None
+        if entry is not None:
+            if "error" in entry:
+                return None, f"{entry['error']} {SNAPSHOT_ERROR_MARK}"
+            return list(entry["answers"]), SNAPSHOT_SOURCE
         future = self._gold.get(question.gold_sparql)
         if future is None:
             loop = asyncio.get_running_loop()
@@ -526,7 +576,7 @@ class Runner:
             self._gold[question.gold_sparql] = future
         try:
             answers = await asyncio.shield(future)
-        except CacheCorrupt:
+        except (CacheCorrupt, EndpointUnavailable):  # not the gold query's fault: the run stops
             raise
         except Exception as error:  # a broken gold query leaves the question unscored, not the run crashed
             return None, gold_error_source(error)
@@ -603,8 +653,14 @@ class Runner:
 
     async def execute(self, redo_errors: set[str]) -> RunResult:
         started = time.perf_counter()
+        self._kg_stats_start = self.kg.service.stats()
         try:
             await self.prepare()
+        except EndpointUnavailable as error:
+            self._pool.shutdown(wait=False)
+            await self._release_model()
+            raise RunAborted(f"preparing the run stopped: {error}; nothing was answered or written, the same call "
+                             "starts again") from error
         except BaseException:
             self._pool.shutdown(wait=False)
             await self._release_model()
@@ -675,6 +731,15 @@ class Runner:
             bar.close()
         return answered
 
+    def _kg_client_metrics(self, metrics_path: Path) -> dict[str, Any]:
+        """``kg_requests``, ``kg_retries``, ``kg_throttled``, ``kg_wait_s`` … of this run: what the KG's service
+        client counted during this call (:meth:`~sparqlab.kg.service.ServiceClient.stats`), added to the
+        counts an earlier call of the same run wrote (a resumed run keeps its totals)."""
+        previous = read_json(metrics_path) if metrics_path.exists() else {}
+        session = {f"{KG_CLIENT_PREFIX}{name}": value - self._kg_stats_start[name]
+                   for name, value in self.kg.service.stats().items()}
+        return kg_client_totals([{k: 0 for k in session}, previous, session])
+
     def _finish(self, store: RunStore, wall_time_s: float) -> dict[str, Any]:
         """Recompute ``metrics.json`` from every prediction of this folder; update the manifest."""
         wanted = {q.id for q in self.questions}
@@ -683,6 +748,8 @@ class Runner:
         previous = read_json(metrics_path).get("wall_time_s", 0.0) if metrics_path.exists() else 0.0
         metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s,
                                    prepare=self.prepare_stats)
+        metrics.update(self._kg_client_metrics(metrics_path))
+        metrics["gold_snapshot"] = gold_snapshot_entry(self.gold_snapshot_note, records)
         if self.model is not None:
             metrics["model_cache_last_session"] = self.model.stats()
         role_stats = {role: spec.model.stats() for role, spec in self.roles.items() if spec.model is not self.model}

@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from sparqlab.data.question import Question
-from sparqlab.llm.base import ChatResponse
+from sparqlab.kg.base import KnowledgeGraph
+from sparqlab.llm.base import ChatModel, ChatResponse
 from sparqlab.llm.errors import ContextOverflow
 from sparqlab.llm.replies import failure_kind, reply_error, visible_text
 from sparqlab.methods.agents.actions import ACTION_NAMES, Action, parse_reparse, read_actions
 from sparqlab.methods.agents.features import SagaFeatures
 from sparqlab.methods.agents.prompts import CONTROLLER_INPUT, OBSERVATION_MARKER, PROMPTS, REPARSE
 from sparqlab.methods.agents.schema import SchemaIndex, TypeState
-from sparqlab.platform import Method, MethodConfig, MethodOutput, QuestionContext
+from sparqlab.platform import Method, MethodConfig, MethodOutput, QuestionContext, RoleModel
 from sparqlab.platform.tools import Observation, Tool, get_tools
 
 PARSE_FAILURE_OBSERVATION = (
@@ -58,12 +59,19 @@ class AgentConfig(MethodConfig):
       ``{kind}_*`` fields are the method's defaults; an explicit run or role setting wins (docs/replies.md).
     - ``max_repeats``: consecutive repeated actions after which the question ends (``stopped_by="repeats"``).
     - ``max_parse_failures``: consecutive unreadable replies (after re-parse) after which the question ends.
-    - ``search_limit``: entity hits and property hits shown per search.
-    - ``values_per_property``: values listed beside each property in a lookup.
-    - ``lookup_edge_limit``: edges read per direction by a lookup.
+    - ``search_limit``: entity hits and property hits shown per search, in the search backend's order.
+    - ``values_per_property``: values read and listed beside each property in a lookup (the rest are counted,
+      "… (+N more)").
+    - ``lookup_max_properties``: properties shown with their values per direction of a lookup, in
+      :func:`sparqlab.kg.neighbourhood.property_order` (external identifiers last, then by property number);
+      the rest are named in a closing line "(N more properties not shown: …)", so the model can still query
+      them. SAGA applies P_τ(e) first, so the cap counts only the properties it keeps.
     - ``execute_max_rows``: result rows shown by execute.
     - ``prune_temperature`` / ``prune_max_tokens``: sampling of an LLM pruning call (temperature 0).
-    - ``property_min_score``: property search hits below this similarity (0-100) are not shown.
+    - ``property_min_score``: property search hits less similar (0-100) to the query than this are not shown,
+      compared with the name the search matched (label or alias); ``None`` (default) shows every hit the search
+      returned, as SAGA's ``search_wikidata`` does (the search API matched it, often by an alias: "wife" ->
+      spouse).
     """
 
     max_actions: int = 15
@@ -81,12 +89,12 @@ class AgentConfig(MethodConfig):
     max_parse_failures: int = 3
     search_limit: int = 5
     values_per_property: int = 5
-    lookup_edge_limit: int = 200
+    lookup_max_properties: int = 50
     execute_max_rows: int = 20
     prune_temperature: float = 0.0
     prune_max_tokens: int = 1000
     prune_reasoning_effort: str | None = None
-    property_min_score: float = 60.0
+    property_min_score: float | None = None
 
     call_kinds: ClassVar[tuple[str, ...]] = ("controller", "reparse", "prune")
 
@@ -295,6 +303,19 @@ class AgentMethod(Method):
         return [{"role": "system", "content": self.system_prompt(session, ctx)},
                 {"role": "user", "content": CONTROLLER_INPUT.render(question=session.question.text,
                                                                      action_history=session.history())}]
+
+    async def observe(self, kg: KnowledgeGraph, action: str, argument: str, *, question: str = "",
+                      model: ChatModel | None = None) -> Observation:
+        """The observation of one action (``lookup``, ``search`` …) in a fresh session of this method over ``kg``:
+        what the controller would read after that step (``sparqlab kg lookup``). Without a ``model`` the
+        model-backed steps are left out — SAGA's answer-type prior, SPINACH's pruning (the neighbourhood is shown
+        whole)."""
+        roles = {"controller": RoleModel("controller", model)} if model is not None else {}
+        ctx = QuestionContext(Question("observe", question, kg=kg.profile.name), kg, roles)
+        session = AgentSession(self.config, ctx.question)
+        bind_session(ctx, session)
+        await self.start(session, ctx)
+        return await self._run(self.tools(), Action("", action, argument), ctx)
 
     @staticmethod
     async def _run(tools: dict[str, Tool], action: Action, ctx: QuestionContext) -> Observation:

@@ -102,7 +102,7 @@ class Saga(AgentMethod):
     async def start(self, session: AgentSession, ctx: QuestionContext) -> None:
         session.schema = await self._schema(ctx.kg)
         session.features = self.config.features  # the session is SAGA's (AgentSession.schema_aware)
-        if self.config.features.answer_type_prior:
+        if self.config.features.answer_type_prior and ctx.models:  # no model: an observation outside a run
             session.theta.answer_type = await self._answer_type(session, ctx)
 
     async def _answer_type(self, session: AgentSession, ctx: QuestionContext) -> tuple[str, str] | None:

@@ -25,7 +25,7 @@ from functools import partial
 from typing import Any
 
 from sparqlab.kg.errors import KGError
-from sparqlab.kg.neighbourhood import Edge, Neighbourhood
+from sparqlab.kg.neighbourhood import Edge, Neighbourhood, not_shown_line, property_order, qualifier_text
 from sparqlab.kg.results import QueryResult
 from sparqlab.methods.agents.controller import AgentSession, session_of
 from sparqlab.methods.agents.features import SagaFeatures
@@ -124,18 +124,23 @@ async def _entity_types(ctx: QuestionContext, session: AgentSession, types: set[
 
 # -- search ---------------------------------------------------------------------------------------------------
 
+def _matched(hit) -> str:
+    """`` [matched: wife]`` when the search matched another name of the hit than its label (an alias)."""
+    return f" [matched: {hit.matched}]" if hit.matched else ""
+
+
 async def _search(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool) -> Observation:
     session = session_of(ctx)
     text, limit = args["text"], session.config.search_limit
     profile = ctx.kg.profile
     entities = await ctx.search(text, kind="entity", limit=limit)
-    props = [h for h in await ctx.search(text, kind="property", limit=limit)
-             if h.score >= session.config.property_min_score]
+    threshold = session.config.property_min_score
+    props = [h for h in await ctx.search(text, kind="property", limit=limit) if threshold is None or h.score >= threshold]
     lines = []
     if entities:
         lines.append("entities:")
         lines += [f"- {_named(ctx, h.id, h.label)}" + (f": {h.description}" if h.description else "")
-                  + (f" [types: {', '.join(h.types)}]" if h.types else "") for h in entities]
+                  + (f" [types: {', '.join(h.types)}]" if h.types else "") + _matched(h) for h in entities]
     predicates = [profile.predicate_iri(h.id) for h in props]
     by_predicate = dict(zip(predicates, props, strict=True))
     hidden: list[str] = []
@@ -153,9 +158,10 @@ async def _search(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
             hit = by_predicate[p]
             if schema_aware:
                 lines.append("- " + render_property(p, session.schema, _short(ctx, p), hit.label, hit.description,
-                                                    session.theta.range_evidence.get(p, ())))
+                                                    session.theta.range_evidence.get(p, ())) + _matched(hit))
             else:
-                lines.append(f"- {_named(ctx, p, hit.label)}" + (f": {hit.description}" if hit.description else ""))
+                lines.append(f"- {_named(ctx, p, hit.label)}" + (f": {hit.description}" if hit.description else "")
+                             + _matched(hit))
     if hidden:
         lines.append(f"({len(hidden)} matching propert{'y' if len(hidden) == 1 else 'ies'} hidden: their domain "
                      f"excludes the type of {_short(ctx, session.focus)})")
@@ -166,44 +172,52 @@ async def _search(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
 
 # -- lookup -----------------------------------------------------------------------------------------------------
 
-def _group(edges: list[Edge]) -> dict[str, list[Edge]]:
-    groups: dict[str, list[Edge]] = {}
-    for edge in edges:
-        groups.setdefault(edge.property, []).append(edge)
-    return groups
-
-
 NESTED_SHOWN = 6
-"""Edges of an unnamed value node (a Freebase CVT) shown inside its value."""
+"""Properties of an unnamed value node (a Freebase CVT) shown inside its value, in the lookup's property order."""
+
+Groups = dict[str, dict[str, list[Edge]]]
+"""``{"out": {property: edges}, "in": {...}}``: a neighbourhood's properties in the order they are rendered."""
 
 
-def _value(ctx: QuestionContext, edge: Edge) -> str:
-    if edge.nested:  # a CVT: its id, then its own edges one level deep, as Freebase agents show it
-        inner = "; ".join(f"{_named(ctx, n.property, n.property_label)} -> {_value(ctx, n)}"
-                          for n in edge.nested[:NESTED_SHOWN])
-        more = f"; … (+{len(edge.nested) - NESTED_SHOWN} more)" if len(edge.nested) > NESTED_SHOWN else ""
-        return f"{_short(ctx, edge.value)} {{{inner}{more}}}"
+def _value(ctx: QuestionContext, edge: Edge, n: int) -> str:
+    """One value as the agents show it: id with label, a CVT with its own properties one level deep (each
+    property once), a statement's qualifiers in brackets after the value."""
+    if edge.nested:  # a CVT: its id, then its own properties with their values, as Freebase agents show it
+        inner = {}
+        for nested in edge.nested:
+            inner.setdefault(nested.property, []).append(nested)
+        order = property_order(inner)
+        shown = "; ".join(f"{_named(ctx, p, inner[p][0].property_label)} -> "
+                          + ", ".join(_value(ctx, e, n) for e in inner[p][:n]) for p in order[:NESTED_SHOWN])
+        more = f"; … (+{len(order) - NESTED_SHOWN} more properties)" if len(order) > NESTED_SHOWN else ""
+        return f"{_short(ctx, edge.value)} {{{shown}{more}}}"
     if edge.value_label or "://" in edge.value:
-        return _named(ctx, edge.value, edge.value_label)
-    return edge.value if len(edge.value) <= 60 else edge.value[:57] + "..."
+        text = _named(ctx, edge.value, edge.value_label)
+    else:
+        text = edge.value if len(edge.value) <= 60 else edge.value[:57] + "..."
+    return text + qualifier_text(edge, lambda iri, label: _named(ctx, iri, label) if "://" in iri else iri)
 
 
-def _values(ctx: QuestionContext, edges: list[Edge], n: int) -> str:
-    shown = ", ".join(_value(ctx, e) for e in edges[:n])
-    return shown + (f" … (+{len(edges) - n} more)" if len(edges) > n else "")
+def _values(ctx: QuestionContext, hood: Neighbourhood, direction: str, prop: str, edges: list[Edge], n: int) -> str:
+    shown = ", ".join(_value(ctx, e, n) for e in edges[:n])
+    more = hood.count(direction, prop) - min(n, len(edges))
+    return shown + (f" … (+{more} more)" if more > 0 else "")
 
 
-async def _prune(ctx: QuestionContext, session: AgentSession, hood: Neighbourhood,
-                 groups: dict[str, dict[str, list[Edge]]]) -> dict[str, dict[str, list[Edge]]]:
+def _property_name(ctx: QuestionContext, hood: Neighbourhood, prop: str) -> str:
+    return _named(ctx, prop, hood.property_labels.get(prop, ""))
+
+
+async def _prune(ctx: QuestionContext, session: AgentSession, hood: Neighbourhood, groups: Groups) -> Groups:
     """SPINACH's LLM pruning (appendix F.3): the model returns the useful part of the neighbourhood as JSON; the
     properties it keeps are those whose id appears in a returned key. An unreadable reply keeps everything."""
     n = session.config.values_per_property
     entry = {}
     for direction, props in groups.items():
         for prop, edges in props.items():
-            name = _named(ctx, prop, edges[0].property_label)
+            name = _property_name(ctx, hood, prop)
             key = name if direction == "out" else f"(incoming) {name}"
-            entry[key] = [_value(ctx, e) for e in edges[:n]]
+            entry[key] = [_value(ctx, e, n) for e in edges[:n]]
     entity = _named(ctx, hood.id, hood.label) + (f": {hood.description}" if hood.description else "")
     prompt = PRUNE.render(example=ctx.kg.profile.conventions.prune_example or PRUNE_EXAMPLE, entity=entity,
                           edges=json.dumps(entry, ensure_ascii=False), question=session.question.text)
@@ -218,10 +232,18 @@ async def _prune(ctx: QuestionContext, session: AgentSession, hood: Neighbourhoo
             for direction, props in groups.items()}
 
 
+def _cap(groups: Groups, limit: int) -> tuple[Groups, dict[str, list[str]]]:
+    """The first ``limit`` properties of each direction (already in the rendering order), and the names of the
+    rest, which the observation lists without values."""
+    shown = {d: dict(list(props.items())[:limit]) for d, props in groups.items()}
+    hidden = {d: list(props)[limit:] for d, props in groups.items()}
+    return shown, hidden
+
+
 async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool) -> Observation:
     session = session_of(ctx)
     config = session.config
-    hood = await ctx.lookup(args["entity"], limit=config.lookup_edge_limit)
+    hood = await ctx.lookup(args["entity"], values_per_property=config.values_per_property)
     type_ids = {t for t, _ in hood.types}
     class_labels = {t: label for t, label in hood.types if label}
     session.focus = hood.id
@@ -235,13 +257,14 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
         session.theta.add(hood.id, type_ids, hood.label, class_labels)
     if supers:
         session.theta.superclasses[hood.id] = supers
-    groups = {"out": _group(hood.outgoing), "in": _group(hood.incoming)}
+    groups: Groups = {"out": hood.grouped("out"), "in": hood.grouped("in")}
     total = sum(len(props) for props in groups.values())
     if schema_aware:
         await ensure_sampled(ctx, session, [p for props in groups.values() for p in props])
     filtered = pruned = 0
     notes = []
-    if schema_aware and type_ids and saga_features(session).type_filter:
+    filtering = schema_aware and type_ids and saga_features(session).type_filter
+    if filtering:  # P_τ(e) before the cap: a removed property appears in no part of the observation
         tau = await _entity_types(ctx, session, type_ids)
         for direction, side in (("out", "domain"), ("in", "range")):
             result = type_filter(groups[direction], tau, session.schema, side=side, superclasses=supers)
@@ -250,16 +273,23 @@ async def _lookup(ctx: QuestionContext, args: dict[str, Any], schema_aware: bool
         if filtered:
             notes.append(f"{filtered} of {total} properties removed: their declared types exclude this entity's "
                          "types")
-    elif not schema_aware or not type_ids:  # SPINACH always; SAGA only for an entity with no known type
+    groups = _order_for_answer(session, groups)
+    groups, hidden = _cap(groups, config.lookup_max_properties)
+    # SPINACH always; SAGA only for an untyped entity (and neither when no model answers: an observation
+    # shown outside a run, AgentMethod.observe)
+    if not filtering and (not schema_aware or not type_ids) and ctx.models:
+        before = sum(len(props) for props in groups.values())
         groups = await _prune(ctx, session, hood, groups)
-        pruned = total - sum(len(props) for props in groups.values())
+        pruned = before - sum(len(props) for props in groups.values())
         if pruned:
-            notes.append(f"{pruned} of {total} properties left out as not relevant to the question")
+            notes.append(f"{pruned} of {before} properties left out as not relevant to the question")
     shown = sum(len(props) for props in groups.values())
+    not_shown = sum(len(props) for props in hidden.values())
     session.lookups.append({"entity": hood.id, "types": len(type_ids), "properties": total, "shown": shown,
-                            "filtered": filtered, "pruned": pruned})
-    ctx.log("lookup_filter", entity=hood.id, properties=total, shown=shown, filtered=filtered, pruned=pruned)
-    return Observation(_render_lookup(ctx, session, hood, groups, notes, schema_aware), hood)
+                            "filtered": filtered, "pruned": pruned, "not_shown": not_shown})
+    ctx.log("lookup_filter", entity=hood.id, properties=total, shown=shown, filtered=filtered, pruned=pruned,
+            not_shown=not_shown)
+    return Observation(_render_lookup(ctx, session, hood, groups, hidden, notes, schema_aware), hood)
 
 
 async def _superclasses(ctx: QuestionContext, session: AgentSession, hood: Neighbourhood) -> set[str]:
@@ -280,35 +310,40 @@ def _answer_fit(session: AgentSession, prop: str, direction: str) -> bool:
     return answer[1] in far
 
 
-def _render_lookup(ctx: QuestionContext, session: AgentSession, hood: Neighbourhood,
-                   groups: dict[str, dict[str, list[Edge]]], notes: list[str], schema_aware: bool) -> str:
+def _order_for_answer(session: AgentSession, groups: Groups) -> Groups:
+    """Properties whose far end fits the expected answer type first (SAGA's prior), otherwise the lookup's order
+    (stable)."""
+    return {d: {p: props[p] for p in sorted(props, key=lambda p: not _answer_fit(session, p, d))}
+            for d, props in groups.items()}
+
+
+def _render_lookup(ctx: QuestionContext, session: AgentSession, hood: Neighbourhood, groups: Groups,
+                   hidden: dict[str, list[str]], notes: list[str], schema_aware: bool) -> str:
     n = session.config.values_per_property
     lines = [_named(ctx, hood.id, hood.label) + (f": {hood.description}" if hood.description else "")]
     lines.append("types: " + (", ".join(_named(ctx, t, label) for t, label in hood.types) or "(none)"))
     for direction, title, arrow in (("out", "outgoing properties (the entity is the subject)", "->"),
                                     ("in", "incoming properties (the entity is the object)", "<-")):
         props = groups[direction]
-        if not props:
+        if not props and not hidden[direction]:
             continue
-        fits = {p: _answer_fit(session, p, direction) for p in props}
-        order = sorted(props, key=lambda p: not fits[p])  # stable: fits first
         lines.append(f"{title}:")
-        for prop in order:
-            edges = props[prop]
+        for prop, edges in props.items():
+            label = hood.property_labels.get(prop, "")
             if schema_aware:
-                head = render_property(prop, session.schema, _short(ctx, prop), edges[0].property_label,
+                head = render_property(prop, session.schema, _short(ctx, prop), label,
                                        range_evidence=session.theta.range_evidence.get(prop, ()))
-                if fits[prop]:
+                if _answer_fit(session, prop, direction):
                     head += " [fits the expected answer type]"
             else:
-                head = _named(ctx, prop, edges[0].property_label)
+                head = _named(ctx, prop, label)
             lines.append(f"- {head}")
-            lines.append(f"    {arrow} {_values(ctx, edges, n)}")
-    if not any(groups.values()):
+            lines.append(f"    {arrow} {_values(ctx, hood, direction, prop, edges, n)}")
+        if hidden[direction]:
+            lines.append("  " + not_shown_line(hidden[direction], lambda p: _property_name(ctx, hood, p)))
+    if not any(groups.values()) and not any(hidden.values()):
         lines.append("(no properties to show)")
     lines += [f"({note})" for note in notes]
-    if hood.truncated:
-        lines.append(f"(edge lists cut at {session.config.lookup_edge_limit} per direction)")
     return "\n".join(lines)
 
 

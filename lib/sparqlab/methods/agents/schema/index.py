@@ -286,7 +286,7 @@ def _formal(kg: KnowledgeGraph) -> dict[str, dict[str, set[str]]]:
         relation = (f"OPTIONAL {{ ?st <{c.relation_qualifier}> ?relation }} " if c.relation_qualifier else "")
         query = ("SELECT ?prop ?kind ?class ?relation WHERE { "
                  f"?prop <{c.statement_predicate}> ?st . ?st <{c.statement_value}> ?constraint ; "
-                 f"<{c.class_qualifier}> ?class . {relation}"
+                 f"<{c.class_qualifier}> ?class . {relation}{c.active_statement('?st')}"
                  f'VALUES (?constraint ?kind) {{ (<{c.subject_type_item}> "domain") '
                  f'(<{c.value_type_item}> "range") }} }}')
     relations = {c.subclass_relation_item: "subclass", c.either_relation_item: "either"}
