@@ -162,3 +162,34 @@ def test_a_large_kgs_index_samples_properties_when_an_agent_meets_them(agent_run
     observation = model.controller_requests[-1].last_user_message
     assert "occupation (wdt:P106): occupation of a person domain: usually human range: usually profession" \
         in observation
+
+
+def test_saga_state_last_layout_moves_the_changing_blocks_after_the_history(agent_run):
+    paper, moved = Scripted(BLOCKED_SCRIPT), Scripted(BLOCKED_SCRIPT)
+    agent_run("saga", paper)
+    row, _ = agent_run("saga", moved, prompt_layout="state_last")
+    assert row["extra.blocked"] == 1  # the same behaviour: only the prompt's layout differs
+    paper_systems = [r.messages[0][1] for r in paper.controller_requests]
+    moved_systems = {r.messages[0][1] for r in moved.controller_requests}
+    assert len(set(paper_systems)) > 1 and "## Knowledge log" in paper_systems[-1]  # the paper's: changes per step
+    assert len(moved_systems) == 1 and "## Knowledge log" not in next(iter(moved_systems))
+    last = moved.controller_requests[-1].last_user_message
+    assert last.index("Action: lookup(wd:Q900001)") < last.index("## Current type context") < \
+        last.index("## Knowledge log") < last.index('Write one "Thought"')
+    # the paper's text, moved: every line of the paper layout's prompt is in the moved layout's messages
+    paper_text = "\n".join(paper.controller_requests[-1].messages[0][1:] + (paper.controller_requests[-1].last_user_message,))
+    moved_text = "\n".join((next(iter(moved_systems)), last))
+    assert set(paper_text.splitlines()) - set(moved_text.splitlines()) <= {""}
+
+
+def test_the_prefix_cache_model_reuses_full_blocks_of_an_unchanged_prefix_only():
+    from sparqlab.llm.prefix_cache import PrefixCacheModel
+
+    cache = PrefixCacheModel(block_tokens=4)
+    first = [f"t{i}" for i in range(10)]
+    assert cache.request(first) == 10  # cold: all computed; blocks t0-3 and t4-7 are cached
+    assert cache.request(first[:9] + ["x"]) == 2  # two full blocks reused
+    assert cache.request(["y"] + first[1:]) == 10  # a change in the first block invalidates every later block
+    assert cache.request(first[:8]) == 1  # fully cached: vLLM still computes the last token
+    cache.generated(["a", "b"], "c d e f g")
+    assert cache.request(["a", "b", "c", "d", "e"]) == 1  # the reply's full block was cached

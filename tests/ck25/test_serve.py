@@ -95,3 +95,19 @@ def test_a_served_session_is_a_run_to_browse(tmp_path, client):
     client.__exit__(None, None, None)  # shutdown: metrics.json and the final manifest
     (row,) = [r for r in list_runs(root=tmp_path) if r["run"] == folder.name]
     assert row["status"] == "complete" and row["done"] == "1/1" and row["method"] == "test-echo-query"
+
+
+def test_2026_dataset_iris_and_the_questions_language(client):
+    from sparqlab.data.text2sparql import EDITIONS, question_language
+
+    served = client.served
+    assert set(served.datasets) == {EDITIONS["ck25"].iri, EDITIONS["ck26"].iri}  # the IRIs of the served KG
+    response = client.get("/text2sparql", params={"question": "Zu welcher Abteilung gehört Frau Brant?",
+                                                  "dataset": EDITIONS["ck26"].iri})
+    assert response.status_code == 200 and response.json()["dataset"] == EDITIONS["ck26"].iri
+    record = _lines(served.run_dir / "predictions.jsonl")[-1]
+    assert record["metadata"] == {"dataset": EDITIONS["ck26"].iri, "language": "de"}
+    assert client.get("/", params={"question": "x", "dataset": EDITIONS["db26"].iri}).status_code == 404
+    assert question_language("¿Quiénes son todos los Presidentes de Francia?", ("en", "es")) == "es"
+    assert question_language("Who are all the Presidents of France?", ("en", "es")) == "en"
+    assert question_language("Brant?", ("en", "de")) is None

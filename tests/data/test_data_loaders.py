@@ -35,6 +35,9 @@ EXPECTED = [
     ("grailqa", "dev", 1000, True),
     ("freebase-fixture", "test", 5, True),
     ("ck25", "test", 50, True),
+    ("ck26", "test", 100, True),
+    ("db25", "test", 200, True),
+    ("db26", "test", 100, True),
 ]
 
 

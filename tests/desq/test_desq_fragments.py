@@ -6,6 +6,7 @@ from collections import defaultdict
 import pytest
 
 from sparqlab.data.registry import DATASETS
+from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.eval.structural import structural_em
 from sparqlab.methods.desq.fragments import (
     AssemblyError,
@@ -105,10 +106,16 @@ def test_every_bundled_gold_query_round_trips_through_fragments_and_assembly():
                 counts[name] += 1
                 shapes.setdefault(_shape(question.gold_sparql), (dataset.kg, question.gold_sparql))
     assert counts["metaqa-2hop"] == 14872 and counts["lcquad2"] == 5715 and counts["spinach"] == 320
-    failures = []
+    failures, not_sparql11 = [], []
     for kg, query in shapes.values():
         scheme = scheme_for(kg)
-        decomposition = decompose(query, scheme)
+        try:
+            decomposition = decompose(query, scheme)
+        except SparqlParseError:
+            if _parses_as_sparql11(query):
+                raise
+            not_sparql11.append(query)  # outside the grammar: nothing to round-trip
+            continue
         try:
             assembled = assemble(decomposition.fragments, decomposition.slots, scheme)
         except AssemblyError as error:
@@ -118,6 +125,21 @@ def test_every_bundled_gold_query_round_trips_through_fragments_and_assembly():
             failures.append((query, assembled))
     assert not failures, failures[:3]
     assert len(shapes) > 1000
+    # DB25's reference queries written for Virtuoso, `SELECT COUNT(?x)` without `AS`: oxigraph refuses them too
+    assert not_sparql11 and all(re.search(r"SELECT\s+(DISTINCT\s+)?(COUNT|SUM)\s*\(", q, re.I) for q in not_sparql11)
+
+
+def _parses_as_sparql11(query: str) -> bool:
+    """Whether oxigraph's SPARQL 1.1 parser accepts ``query`` (on an empty store: parse errors only)."""
+    import pyoxigraph
+
+    try:
+        pyoxigraph.Store().query(query)
+    except SyntaxError:
+        return False
+    except Exception:  # noqa: BLE001 - an evaluation error means it parsed
+        return True
+    return True
 
 
 def test_iri_form_of_movie_gold_queries_round_trips(movies_kg):

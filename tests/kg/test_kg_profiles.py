@@ -13,8 +13,8 @@ from sparqlab.kg.profiles import MOVIES, PROFILES, WIKIDATA, generic_profile
 def test_registry_and_unknown_names():
     assert set(PROFILES) >= {"movies", "wikidata"}
     assert get_profile("movies") is MOVIES
-    with pytest.raises(ValueError, match="known: ck25, freebase, movies, wikidata"):
-        get_profile("dbpedia-not-yet")
+    with pytest.raises(ValueError, match="known: ck25, dbpedia, freebase, movies, wikidata"):
+        get_profile("no-such-kg")
 
 
 def test_answer_keys_and_backends():

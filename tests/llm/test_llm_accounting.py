@@ -13,7 +13,9 @@ def test_totals_by_call_kind_and_merge():
     summary = totals.to_dict()
     assert summary["calls"] == {"total": 3, "generate": 2, "reparse": 1}
     assert summary["cached_calls"] == 1
-    assert summary["tokens"] == {"prompt": 15, "completion": 8, "total": 23, "estimated": True}
+    # no prefix-cache model saw these responses: every prompt token counts as recomputed
+    assert summary["tokens"] == {"prompt": 15, "completion": 8, "total": 23, "prompt_recomputed": 15,
+                                 "estimated": True}
     assert summary["model_latency_s"] == 0.75
 
 

@@ -113,7 +113,8 @@ def test_a_method_executing_its_final_query_with_counted_model_calls(tmp_path):
     assert records["q-mann"]["model_calls"] == {"oracle_eval": 3}
     assert records["q-mann"]["role_usage"] == {"oracle": {"calls": {"oracle_eval": 3}, "tokens": {
         "prompt": records["q-mann"]["tokens"]["prompt"], "completion": records["q-mann"]["tokens"]["completion"],
-        "total": records["q-mann"]["tokens"]["total"]}}}
+        "total": records["q-mann"]["tokens"]["total"],
+        "prompt_recomputed": records["q-mann"]["tokens"]["prompt_recomputed"]}}}
     assert result.metrics["usage"]["model_calls"] == {"total": 6, "oracle_eval": 6}
     kinds = [e.kind for e in load_traces(result.run_dir)["q-scott"]]
     assert kinds == ["model_call"] * 3 + ["oracle", "final_query"]

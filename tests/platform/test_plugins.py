@@ -86,7 +86,7 @@ def test_no_method_package_names_a_kg_or_a_dataset():
     from sparqlab.kg.profiles import PROFILES
 
     names = (set(PROFILES.names()) | set(dataset_names())) - set(method_names())  # "spinach" is both
-    kg_modules = {f"sparqlab.kg.{name}" for name in ("movies", "wikidata", "freebase", "ck25")}
+    kg_modules = {f"sparqlab.kg.{name}" for name in ("movies", "wikidata", "freebase", "ck25", "dbpedia")}
     problems = []
     for path in sorted((LIB / "methods").rglob("*.py")):
         tree = ast.parse(path.read_text())

@@ -11,7 +11,7 @@ from sparqlab.runs.store import RunStore
 
 TIMING = {"latency_s", "model_latency_s"}
 VOLATILE_METRICS = {"experiment", "wall_time_s", "updated", "latency_s", "usage", "model_cache_last_session", "merged_from",
-                    "prepare"}
+                    "prepare", "prefix_cache"}
 """``prepare`` differs by design: every shard prepares once, so a merge reports the shards' summed cost."""
 
 
@@ -29,7 +29,16 @@ def run_shards(root, experiment, questions, num_shards, only=None):
 
 
 def without(record, keys):
-    return {k: v for k, v in record.items() if k not in keys}
+    """``record`` without ``keys``, and without the prompt tokens a prefix cache would recompute: they depend on
+    the requests sent before, which differ between one run and its shards."""
+    kept = {k: v for k, v in record.items() if k not in keys}
+    if isinstance(kept.get("tokens"), dict):
+        kept["tokens"] = {k: v for k, v in kept["tokens"].items() if k != "prompt_recomputed"}
+    if isinstance(kept.get("role_usage"), dict):
+        kept["role_usage"] = {role: {**usage, "tokens": without(usage, ())["tokens"]}
+                              if isinstance(usage, dict) and isinstance(usage.get("tokens"), dict) else usage
+                              for role, usage in kept["role_usage"].items()}
+    return kept
 
 
 def test_select_shard_is_a_partition():

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sparqlab.eval.text2sparql import CONVENTIONS, OFFICIAL_METRIC
+
 MISSING = "(none)"
 
 
@@ -26,26 +28,38 @@ def register(subparsers) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("predictions",
-                        help="predictions.jsonl, a run folder, or a run name as `sparqlab runs list` shows it")
+    parser.add_argument("predictions", nargs="?",
+                        help="predictions.jsonl, a run folder, a run name as `sparqlab runs list` shows it, or (with "
+                             "a TEXT2SPARQL metric) the official client's `ask` output; may be left out with "
+                             "--result-set")
     parser.add_argument("--by", metavar="FIELD",
                         help="group by a record field; dotted paths and metadata fields work (e.g. metadata.hops); "
                              "an unknown field is an error listing the known ones")
     parser.add_argument("--format", choices=["table", "json"], default="table", help="output format")
     parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
-    parser.add_argument("--metric", choices=["default", "text2sparql"], default="default",
+    parser.add_argument("--metric", choices=["default", *CONVENTIONS], default=None,
                         help="default: our set F1/EM of the records' answers; text2sparql: the TEXT2SPARQL "
-                             "challenge's official metric (set P/R/F over all projected values, nDCG where order "
-                             "matters; docs/metrics.md), executing each query on --kg. The file may then be the "
-                             "official client's `ask` output (a JSON list of {qname, query, ...}) or a run")
-    parser.add_argument("-d", "--dataset", help="with --metric text2sparql: the questions (e.g. ck25)")
-    parser.add_argument("--kg", help="with --metric text2sparql: the KG the queries run on (e.g. ck25)")
+                             "challenge's metric exactly as its published evaluations compute it; "
+                             "text2sparql-strict: the same set measures with empty true sets, ASK and the "
+                             "combined mean scored as they read (docs/metrics.md). Default: text2sparql for the "
+                             "ck25/db25/ck26/db26 datasets, else default")
+    parser.add_argument("-d", "--dataset", help="with a TEXT2SPARQL metric: the questions (ck25, db25, ck26, db26)")
+    parser.add_argument("--language", help="with a TEXT2SPARQL metric: score one language's qnames only")
+    parser.add_argument("--kg", help="with a TEXT2SPARQL metric and an answers file or run: the KG the queries "
+                                     "run on (e.g. ck25)")
+    parser.add_argument("--result-set", metavar="FILE",
+                        help="a system result set (the organisers' `*_system_result_set.json` / "
+                             "`*_pred_result_set.json`): alone, scored against the dataset's true result set "
+                             "without a KG; with an answers file and --kg, compared with our store's results per "
+                             "question (the engine report). A copy of the true result set is refused")
+    parser.add_argument("--published", metavar="EVAL_FILE",
+                        help="an organisers' evaluation file (`*_eval.json` / `*_results.json`): report, per "
+                             "qname and average, whether our scores equal it")
     parser.add_argument("--gold-source", choices=["official", "execute"], default="official",
-                        help="with --metric text2sparql: official = the dataset's gold answers (CK25: the "
-                             "challenge's true result set); execute = re-run the reference queries on --kg, as "
-                             "the client's `evaluate` does")
+                        help="with an answers file: official = the dataset's true result set; execute = re-run the "
+                             "reference queries on --kg, as the client's `query` step does on an endpoint")
     parser.add_argument("--rewrite-casts", action="store_true",
-                        help="with --metric text2sparql: rewrite xsd:int/long/short/byte casts the engine refuses "
+                        help="with an answers file: rewrite xsd:int/long/short/byte casts the engine refuses "
                              "to xsd:integer (recorded per question; docs/ck25.md)")
     parser.add_argument("--gold", metavar="QUERY_OR_FILE",
                         help="with `sparqlab eval structural`: the gold query (text or file)")
@@ -60,8 +74,11 @@ def handle(args: argparse.Namespace) -> int:
         from sparqlab.cli.desq import eval_structural
 
         return eval_structural(args.gold, args.pred)
-    if args.metric == "text2sparql":
-        return text2sparql_command(args)
+    metric = args.metric or (OFFICIAL_METRIC if args.result_set or _is_text2sparql(args.dataset) else "default")
+    if metric in CONVENTIONS:
+        return text2sparql_command(args, metric)
+    if args.predictions is None:
+        raise ValueError("give a predictions file, run folder or run name (or --result-set with -d)")
     path = _predictions_path(args.predictions)
     records = read_predictions(path)
     if not records:
@@ -71,22 +88,51 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def text2sparql_command(args: argparse.Namespace) -> int:
-    """Score an answers file (or a run's final queries) with the official TEXT2SPARQL metric."""
-    from sparqlab.data import registry
-    from sparqlab.kg import open_kg
-    from sparqlab.runs.text2sparql import read_answers, run_answers, score_answers
+def _is_text2sparql(dataset: str | None) -> bool:
+    from sparqlab.data.text2sparql import EDITIONS
 
-    if not args.dataset or not args.kg:
-        raise ValueError("--metric text2sparql needs -d/--dataset (the questions) and --kg (where queries run)")
-    path = Path(args.predictions)
-    if path.suffix == ".json" and path.is_file():
-        answers = read_answers(path)
-    else:  # a run: its final queries, by question id
-        answers = run_answers(read_predictions(_predictions_path(args.predictions)))
-    questions = registry.load(args.dataset)
-    with open_kg(args.kg) as kg:
-        table = score_answers(answers, questions, kg, gold=args.gold_source, rewrite=args.rewrite_casts)
+    return dataset in EDITIONS
+
+
+def text2sparql_command(args: argparse.Namespace, convention: str) -> int:
+    """Score a result-set file (no KG), an answers file or a run's final queries with a TEXT2SPARQL metric."""
+    from sparqlab.data import registry
+    from sparqlab.runs.result_sets import (
+        compare_with_published,
+        read_published_scores,
+        read_result_set,
+        score_result_set,
+    )
+
+    if not args.dataset:
+        raise ValueError(f"--metric {convention} needs -d/--dataset (ck25, db25, ck26 or db26)")
+    questions = registry.load(args.dataset, language=args.language)
+    if args.predictions is None:
+        if not args.result_set:
+            raise ValueError("give an answers file or run (with --kg), or --result-set FILE")
+        table = score_result_set(args.result_set, questions, convention=convention)
+    else:
+        from sparqlab.kg import open_kg
+        from sparqlab.runs.text2sparql import read_answers, run_answers, score_answers
+
+        if not args.kg:
+            raise ValueError("an answers file or run is executed on a KG: give --kg (e.g. ck25); to score the "
+                             "organisers' results without a KG, give --result-set FILE alone")
+        path = Path(args.predictions)
+        if path.suffix == ".json" and path.is_file():
+            answers = read_answers(path)
+        else:  # a run: its final queries, by question id
+            answers = run_answers(read_predictions(_predictions_path(args.predictions)))
+        system = read_result_set(args.result_set) if args.result_set else None
+        with open_kg(args.kg) as kg:
+            table = score_answers(answers, questions, kg, gold=args.gold_source, rewrite=args.rewrite_casts,
+                                  convention=convention, system=system)
+    table["metric"] = convention
+    if args.published:
+        agreement = compare_with_published(table, read_published_scores(args.published))
+        table["published"] = {"file": args.published, "agree": agreement.agree, "differ": agreement.differ,
+                              "averages": {k: {"published": p, "ours": o} for k, (p, o) in
+                                           agreement.averages.items()}}
     if args.format == "json":
         print(json.dumps(table, indent=2, ensure_ascii=False))
         return 0
@@ -95,22 +141,51 @@ def text2sparql_command(args: argparse.Namespace) -> int:
 
 
 def format_text2sparql(table: Mapping[str, Any]) -> str:
-    """Per-question official scores, then the means as the client's ``average`` entry reports them."""
+    """Per-question scores, the means as published (overall and per language), the comparison with a published
+    evaluation and the engine report when present."""
     lines = [f"{'qname':<14}{'set_P':>7}{'set_R':>7}{'set_F':>7}{'nDCG':>7}  note"]
+    differ = (table.get("published") or {}).get("differ", {})
     for qname, row in table["questions"].items():
-        cells = "".join(f"{row[m]:7.3f}" if m in row else f"{'-':>7}" for m in ("set_P", "set_recall", "set_F", "ndcg"))
-        note = "not answered" if not row["answered"] else (row["error"] or "")
-        if row["rewritten_query"]:
-            note = (note + " casts rewritten").strip()
-        if not row["scored"]:
-            note = (note + " empty gold set: not scored").strip()
-        lines.append(f"{qname:<14}{cells}  {note}")
-    summary = table["summary"]
-    means = ", ".join(f"{k} {v:.4f}" for k, v in summary.items() if k != "n")
-    lines.append(f"mean over {summary['n']} questions: {means}")
-    if table["unknown_qnames"]:
+        cells = "".join(f"{row[m]:7.3f}" if m in row else f"{'-':>7}" for m in ("set_P", "set_recall", "set_F",
+                                                                                   "ndcg"))
+        notes = []
+        if "answered" in row and not row["answered"]:
+            notes.append("not answered")
+        elif row.get("error"):
+            notes.append(row["error"])
+        if row.get("rewritten_query"):
+            notes.append("casts rewritten")
+        if qname in differ:
+            notes.append("differs from the published score " + ", ".join(
+                f"{m} {v:.4f}" for m, v in differ[qname]["published"].items()))
+        lines.append(f"{qname:<14}{cells}  {'; '.join(notes)}")
+    lines.append(f"{table['metric']}: " + summary_line(table["summary"]))
+    for language, block in (table["summary"].get("languages") or {}).items():
+        lines.append(f"  {language}: " + summary_line(block))
+    if table.get("store"):
+        store = table["store"]
+        lines.append(f"executed on {store.get('engine') or store.get('backend')} ({store.get('identity')})")
+    if table.get("unknown_qnames"):
         lines.append(f"not in the dataset (not scored): {', '.join(table['unknown_qnames'])}")
+    if table.get("published"):
+        published = table["published"]
+        total = len(published["agree"]) + len(published["differ"])
+        gaps = [abs(v["published"] - v["ours"]) for v in published["averages"].values() if v["ours"] is not None]
+        lines.append(f"against {published['file']}: {len(published['agree'])}/{total} qnames equal on every "
+                     f"measure; averages: largest difference {max(gaps, default=0.0):.2g}")
+    if "engine_report" in table:
+        report = table["engine_report"]
+        lines.append(f"engine report: {len(report)} qnames where our store's result differs from the organisers'")
+        for row in report:
+            lines.append(f"  {row['qname']:<14}ours {row['ours']:>4} theirs {row['theirs']:>4}  {row['cause']}: "
+                         f"{row['why']}")
     return "\n".join(lines)
+
+
+def summary_line(summary: Mapping[str, Any]) -> str:
+    """``n 50, set_P 0.4128, ...`` in the published order of measures."""
+    keys = [k for k in ("set_P", "set_recall", "set_F", "ndcg", "set_F_ndcg") if k in summary]
+    return ", ".join([f"n {summary.get('n', 0)}", *(f"{k} {summary[k]:.4f}" for k in keys)])
 
 
 def _predictions_path(ref: str) -> Path:

@@ -50,9 +50,10 @@ def register(subparsers) -> None:
 
     fixture = kg_commands.add_parser(
         "serve-fixture", help="serve a KG's bundled test fixture over SPARQL on 127.0.0.1 until interrupted",
-        description="Run `oxigraph serve-read-only` over the fixture (data/freebase/fixture/freebase_fixture.ttl) "
-                    "and print its query URL, for --kg freebase --kg-url URL without a Freebase server.")
-    fixture.add_argument("name", choices=["freebase"], help="the KG whose fixture to serve")
+        description="Run `oxigraph serve-read-only` over the fixture (data/freebase/fixture/freebase_fixture.ttl, "
+                    "data/text2sparql/dbpedia_fixture/dbpedia_fixture.ttl) and print its query URL, for --kg freebase "
+                    "(or dbpedia) --kg-url URL without a Freebase (DBpedia) server.")
+    fixture.add_argument("name", choices=["freebase", "dbpedia"], help="the KG whose fixture to serve")
     fixture.set_defaults(handler=serve_fixture_command)
 
     prefixes = kg_commands.add_parser("prefixes", help="the prefixes a KG predefines (usable without PREFIX)")
@@ -122,10 +123,11 @@ def build_command(args: argparse.Namespace) -> int:
 def serve_fixture_command(args: argparse.Namespace) -> int:
     """Serve the fixture until Ctrl-C, SIGTERM or SIGHUP (each stops the oxigraph child); the URL goes to stdout as
     the first line."""
-    from sparqlab.kg.freebase import fixture_store
+    from sparqlab.kg import dbpedia, freebase
     from sparqlab.kg.server import serve_store
 
-    with serve_store(fixture_store()) as url:
+    store = {"freebase": freebase.fixture_store, "dbpedia": dbpedia.fixture_store}[args.name]()
+    with serve_store(store) as url:
         print(url, flush=True)
         print(f"serving the {args.name} fixture; stop with Ctrl-C", file=sys.stderr, flush=True)
         try:

@@ -26,8 +26,8 @@ def register(subparsers) -> None:
     )
     parser.add_argument("method", help="method name (`sparqlab methods list`)")
     parser.add_argument("--dataset-iri", action="append", default=[], metavar="IRI",
-                        help="a dataset IRI the endpoint accepts for --kg (repeatable; ck25 accepts the "
-                             "challenge's https://text2sparql.aksw.org/2025/corporate/ by default)")
+                        help="a dataset IRI the endpoint accepts for --kg (repeatable; by default ck25 accepts the "
+                             "challenge's corporate IRIs of 2025 and 2026, dbpedia its DBpedia IRIs)")
     add_method_options(parser)
     add_run_options(parser, skip=SERVE_SKIPS, defaults=SERVE_DEFAULTS)
     add_config_arguments(parser.add_argument_group("endpoint: how the endpoint takes requests"), ServeSettings)

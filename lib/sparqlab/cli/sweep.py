@@ -115,19 +115,9 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from sparqlab.experiments.table import build_table, render
+    from sparqlab.experiments.table import build_table, emit
 
     grid, cells = _load(args, args.grid)
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
-    table = build_table(grid, cells, baseline=args.baseline)
-    text = render(table, args.format, columns=columns)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(args.output)
-    else:
-        print(text, end="" if text.endswith("\n") else "\n")
-    for note in table.notes:
-        print(note, file=sys.stderr)
+    emit(build_table(grid, cells, baseline=args.baseline), args.format, columns, args.output)
     return 0

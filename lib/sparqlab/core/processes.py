@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 
 
-def stop_process(process: subprocess.Popen, timeout_s: float = 10.0) -> None:
-    """Ask ``process`` to terminate, kill it if it has not exited after ``timeout_s``, and reap it."""
-    process.terminate()
+def stop_process(process: subprocess.Popen, timeout_s: float = 10.0, group: bool = False) -> None:
+    """Ask ``process`` to terminate (SIGTERM), kill it (SIGKILL) if it has not exited after ``timeout_s``, and
+    reap it. ``group``: signal its whole process group (a process started with ``start_new_session=True``, such
+    as a model server with worker processes of its own)."""
+
+    def send(sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if group:
+                os.killpg(process.pid, sig)
+            else:
+                process.send_signal(sig)
+
+    send(signal.SIGTERM)
     try:
         process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        process.kill()
+        send(signal.SIGKILL)
         process.wait()
+    if group:  # workers of the group that outlived their leader
+        send(signal.SIGKILL)

@@ -13,17 +13,13 @@ Source files and licences: ``data/ck25/PROVENANCE.md``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from sparqlab.data.files import require_file
 from sparqlab.data.question import Question
+from sparqlab.data.text2sparql import EDITIONS
 
-DATASET_IRI = "https://text2sparql.aksw.org/2025/corporate/"
+DATASET_IRI = EDITIONS["ck25"].iri
 """The challenge's dataset id for CK25: what a client sends as ``dataset`` to a TEXT2SPARQL endpoint."""
-
-ORDER_FEATURE = "RESULT_ORDER_MATTERS"
-"""The feature flag of questions whose answer order the official client scores with nDCG."""
 
 DIFFERING_REFERENCE = {
     "ck25:25-en": "the official set is empty; the reference query returns rows here",
@@ -41,45 +37,9 @@ in-memory pyoxigraph store but keep other tied rows on the on-disk store that ``
 ``oxigraph serve-read-only``) use: ties are ordered by the engine's internal layout."""
 
 
-def qname(prefix: str, number: int | str, language: str = "en") -> str:
-    """The challenge's question name, ``{prefix}:{id}-{language}`` (what the client's ``ask`` output carries)."""
-    return f"{prefix}:{number}-{language}"
+def load_ck25(folder: str | Path | None = None) -> list[Question]:
+    """The 50 questions of ``questions.yml`` with the official true result set as gold answers
+    (:func:`sparqlab.data.text2sparql.load_edition`)."""
+    from sparqlab.data.text2sparql import load_edition
 
-
-def gold_from_result_set(values: dict[str, int], ask: bool) -> list[str]:
-    """An official result-set entry as gold answers: an ASK's ``{"true": r}`` is ``["true"]`` if ``r`` else
-    ``["false"]``; a SELECT's keys are its values (all relevance 1)."""
-    if ask:
-        return ["true" if values.get("true") else "false"]
-    return [value for value, relevance in values.items() if relevance]
-
-
-def load_ck25(folder: str | Path | None = None, language: str = "en") -> list[Question]:
-    """The 50 questions of ``questions.yml`` with the official true result set as gold answers."""
-    import yaml
-
-    from sparqlab.kg.ck25 import ck25_dir
-
-    folder = Path(folder) if folder is not None else ck25_dir()
-    spec = yaml.safe_load(require_file(folder / "questions.yml").read_text(encoding="utf-8"))
-    official = json.loads(require_file(folder / "ck25_true_result_set.json").read_text(encoding="utf-8"))
-    prefix = spec["dataset"]["prefix"]
-    questions = []
-    for item in spec["questions"]:
-        name = qname(prefix, item["id"], language)
-        if name not in official:
-            raise ValueError(f"{folder}: {name} has no entry in ck25_true_result_set.json")
-        features = list(item.get("features", []))
-        ask = "ASK" in features
-        questions.append(Question(
-            id=name,
-            text=item["question"][language],
-            gold_sparql=item["query"]["sparql"],
-            gold_answers=gold_from_result_set(official[name], ask),
-            answer_form="ask" if ask else "select",
-            kg="ck25",
-            metadata={"dataset": spec["dataset"]["id"], "language": language, "features": features,
-                      "classes": list(item.get("classes", [])), "properties": list(item.get("properties", [])),
-                      "order_matters": ORDER_FEATURE in features, "official_metric": "text2sparql"},
-        ))
-    return questions
+    return load_edition("ck25", folder=folder)

@@ -7,10 +7,11 @@ from typing import Any, Literal, get_args
 
 AnswerForm = Literal["select", "ask", "count"]
 
-PUBLIC_METADATA = frozenset({"paraphrases", "keywords", "title", "url", "query"})
+PUBLIC_METADATA = frozenset({"paraphrases", "keywords", "title", "url", "query", "language", "dataset"})
 """Metadata a method may read: what the benchmark gives together with the question text (paraphrases, QALD's
-keywords, SPINACH's discussion title and URL, and ``query``: a query the question file gives the method to
-evaluate, e.g. a generative SPARQL query for the ``genop`` method; gold queries go in ``gold_sparql``).
+keywords, SPINACH's discussion title and URL, the question's ``language`` and the ``dataset`` IRI a TEXT2SPARQL
+client sends, and ``query``: a query the question file gives the method to evaluate, e.g. a generative SPARQL
+query for the ``genop`` method; gold queries go in ``gold_sparql``).
 Everything else (question type, hops, template, MetaQA's relation path, MCQA's template id and roles, stored
 gold results, GRASP's info) is derived from the gold query or its answers and is withheld; see
 docs/metrics.md."""

@@ -24,21 +24,30 @@ SPLIT_ALIASES = {"val": "dev", "validation": "dev"}
 
 @dataclass(frozen=True)
 class Dataset:
-    """A named benchmark: its KG, a one-line description and a loader per split (called lazily)."""
+    """A named benchmark: its KG, a one-line description, a loader per split (called lazily) and, for a
+    multilingual one, its languages (a loader then takes ``language``: one of them, or ``None`` for all)."""
 
     name: str
     kg: str
     description: str
-    splits: dict[str, Callable[[], list[Question]]]
+    splits: dict[str, Callable[..., list[Question]]]
     default_split: str = "test"
+    languages: tuple[str, ...] = ()
 
-    def load(self, split: str | None = None) -> list[Question]:
-        """The questions of ``split`` (the default split when ``None``)."""
+    def load(self, split: str | None = None, language: str | None = None) -> list[Question]:
+        """The questions of ``split`` (the default split when ``None``), in ``language`` if given."""
         split = _resolve_split(split, self.splits, self.default_split)
         if split not in self.splits:
             raise ValueError(f"dataset {self.name!r} has no split {split!r}; valid splits: {', '.join(self.splits)}"
                              + self._elsewhere(split))
-        return self.splits[split]()
+        if not self.languages:
+            if language is not None:
+                raise ValueError(f"dataset {self.name!r} has one language; drop language={language!r}")
+            return self.splits[split]()
+        if language is not None and language not in self.languages:
+            raise ValueError(f"dataset {self.name!r} has the languages {', '.join(self.languages)}; "
+                             f"got language {language!r}")
+        return self.splits[split](language=language)
 
     def _elsewhere(self, split: str) -> str:
         """Where the missing split can be found instead: the other datasets over the same KG that have it."""
@@ -85,10 +94,18 @@ def _json_list(relative: str, grasp_relative: str | None = None) -> list[Questio
     return load_json_list(data_dir() / relative, grasp_jsonl=grasp)
 
 
-def _ck25() -> list[Question]:
-    from sparqlab.data.ck25 import load_ck25
+def _text2sparql(name: str, language: str | None = None) -> list[Question]:
+    from sparqlab.data.text2sparql import load_edition
 
-    return load_ck25()
+    return load_edition(name, language)
+
+
+def _text2sparql_dataset(name: str, description: str) -> Dataset:
+    from sparqlab.data.text2sparql import EDITIONS
+
+    edition = EDITIONS[name]
+    return Dataset(name, edition.kg, description, {"test": partial(_text2sparql, name)},
+                   languages=edition.languages)
 
 
 def _freebase(loader: str, *args: str) -> list[Question]:
@@ -172,12 +189,18 @@ for _dataset in [
                 "test": partial(_json_list, "spinach_dataset/test.json", "spinach_dataset/grasp_test.jsonl"),
             },
         ),
-        Dataset(
-            "ck25",
-            "ck25",
-            "TEXT2SPARQL'25 corporate KG questions (50, English); gold = the challenge's official true result set",
-            {"test": _ck25},
-        ),
+        _text2sparql_dataset(
+            "ck25", "TEXT2SPARQL'25 corporate KG questions (50, English); gold = the challenge's official true "
+                    "result set"),
+        _text2sparql_dataset(
+            "ck26", "TEXT2SPARQL'26 corporate: CK25's 50 questions paraphrased, English and German (100 qnames), "
+                    "on the CK25 KG; gold = the official true result set"),
+        _text2sparql_dataset(
+            "db25", "TEXT2SPARQL'25 DBpedia: 100 questions in English and Spanish (200 qnames); gold = the "
+                    "official true result set"),
+        _text2sparql_dataset(
+            "db26", "TEXT2SPARQL'26 DBpedia: 50 new questions in English and Spanish (100 qnames); gold = the "
+                    "official true result set"),
         Dataset(
             "webqsp",
             "freebase",
@@ -226,15 +249,19 @@ def dataset_names() -> list[str]:
     return DATASETS.names()
 
 
-def load(name_or_path: str | Path, split: str | None = None, limit: int | None = None) -> list[Question]:
+def load(name_or_path: str | Path, split: str | None = None, limit: int | None = None,
+         language: str | None = None) -> list[Question]:
     """The questions of a named benchmark split, or of an own-format JSONL file / folder of ``<split>.jsonl``.
 
     ``split`` defaults to the dataset's default (``test``); for a single file it must be left ``None``.
-    ``limit`` keeps the first ``limit`` questions (file order).
+    ``language`` picks one language of a multilingual dataset (``None``: all). ``limit`` keeps the first
+    ``limit`` questions (file order).
     """
     if not Path(name_or_path).exists() and DATASETS.known(str(name_or_path)):
-        questions = DATASETS.get(str(name_or_path)).load(split)
+        questions = DATASETS.get(str(name_or_path)).load(split, language)
     else:
+        if language is not None:
+            raise ValueError(f"language={language!r} applies to a named multilingual dataset, not to {name_or_path}")
         questions = _load_path(Path(name_or_path), split)
     return questions if limit is None else questions[:limit]
 

@@ -1,12 +1,12 @@
-"""The TEXT2SPARQL challenge's official metric, in our own code: what its client's ``evaluate`` computes.
+"""The TEXT2SPARQL challenge's official metric, in our own code: what its organisers' evaluation computes.
 
-The client (PyPI ``text2sparql-client``, commands ``ask``/``query``/``evaluate``) scores a question by turning
-both SPARQL JSON results into a ``{value: relevance}`` dict and handing them to trec_eval (``pytrec_eval``) as a
-run and its relevance judgements:
+The organisers score a system by turning both SPARQL JSON results into a ``{value: relevance}`` dict (their
+client's ``query`` step writes these as *result-set files*) and handing them to trec_eval (``pytrec_eval``) as a
+run and its relevance judgements (their client's ``evaluate`` step):
 
 * **flattening** (:func:`flatten_result`): the ``value`` of every binding of every projected variable, IRIs and
   literal lexical forms alike (no datatype, no language tag, no row or column), each with relevance 1; an ASK
-  result is the single key ``"true"`` with relevance 1 (true) or 0 (false).
+  result is the single key ``"true"`` with relevance 1 (true) or 0 (false). A failed or missing query is ``{}``.
 * **set measures** (:func:`official_scores`, trec_eval's ``set_P``, ``set_recall``, ``set_F`` with beta 1):
   retrieved = the run's keys, relevant = the judged keys with relevance >= 1, hits = their intersection;
   ``P = hits/|retrieved|`` (0 when nothing is retrieved), ``R = hits/|relevant|`` (0 when nothing is relevant),
@@ -14,19 +14,21 @@ run and its relevance judgements:
 * **nDCG** (:func:`ndcg`, trec_eval's ``ndcg``) for questions flagged ``RESULT_ORDER_MATTERS``: the run is ranked
   by score, ties broken by *descending* value (trec_eval's ``comp_sim_docno``); since every flattened value has
   score 1, that ranking is the values in reverse byte order, not the order the query returned them in.
-  ``DCG = sum_i gain_i / log2(i + 1)`` over ranks ``i = 1..`` with gain = relevance, divided by the ideal DCG of
-  the relevant values (0 when there are none).
-* **means** (:func:`summarise_official`): macro averages of set_P, set_recall, set_F over every question, and the
-  client's combined ``set_F_ndcg``, which averages nDCG for order-sensitive questions and set_F for the rest.
+* **one question in several languages**: each language is its own question (qname ``prefix:N-lang``), scored
+  and averaged on its own; the means run over every qname of every language, and per language.
+* **means** (:func:`summarise_official`), as published: the mean of every measure over *all* questions, a
+  question whose true result set is empty counted as 0 (the published files give it 0 everywhere); nDCG over the
+  order-sensitive ones; and the combined ``set_F_ndcg``, whose quirks :func:`summarise_official` documents.
 
-A question whose gold set is empty gets no measures from pytrec_eval and is left out of the means
-(:func:`sparqlab.runs.text2sparql.score_answers` marks it ``scored: false``).
+Two conventions (:data:`CONVENTIONS`; docs/metrics.md has examples from the published files):
 
-Cases where it differs from our default set F1 (:mod:`sparqlab.eval.metrics`), all on purpose of the challenge:
-an empty gold set is not scored (ours: 1 for an empty prediction); an ASK whose gold is false has no relevant value, so every prediction scores
-0; a predicted ASK *false* still retrieves the key ``"true"`` and so scores 1 against a true gold; values of
-every projected variable count (a query selecting ``?x ?label`` retrieves labels too, halving precision); no
-normalisation (``"1.0"`` and ``"1"`` differ; an IRI and its label differ).
+* ``text2sparql`` reproduces the published numbers exactly, including what a careful reader would not expect: an
+  empty true set scores 0 for every system, an ASK whose answer is false has no relevant value (so every system
+  scores 0), a predicted ASK *false* still retrieves the key ``"true"`` (so it scores 1 against a true answer),
+  and ``set_F_ndcg`` averages one term more than there are questions.
+* ``text2sparql-strict`` keeps the set measures over flattened values but scores those cases as they read: an
+  empty true set is answered correctly (1) by an empty result only, an ASK is right (1) when the booleans agree,
+  and every mean is the plain mean over the questions.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def flatten_result(result: QueryResult | Mapping[str, Any] | None) -> dict[str, 
 
 
 def gold_relevance(gold_answers: Iterable[str], answer_form: str) -> dict[str, int]:
-    """A question's gold answers (:func:`sparqlab.data.ck25.gold_from_result_set`) back as the official
+    """A question's gold answers (:func:`sparqlab.data.text2sparql.gold_from_result_set`) back as the official
     judgements: ASK ``["true"]``/``["false"]`` is ``{"true": 1}``/``{"true": 0}``, else every value with 1."""
     answers = list(gold_answers)
     if answer_form == "ask":
@@ -98,9 +100,43 @@ def ndcg(run: Mapping[str, float], judged: Mapping[str, int]) -> float:
     return dcg / ideal if ideal > 0 else 0.0
 
 
-def official_scores(run: Mapping[str, float], judged: Mapping[str, int], order_matters: bool = False) -> OfficialScore:
-    """set_P, set_recall, set_F (and nDCG if ``order_matters``) of one question, as trec_eval computes them."""
+OFFICIAL_METRIC = "text2sparql"
+"""The published convention's name (``--metric text2sparql``). A question whose ``metadata["official_metric"]``
+is this is scored by the runner with it too: its record's ``scores`` gain ``text2sparql`` (set_F),
+``text2sparql_set_P``, ``text2sparql_set_recall`` and, where order matters, ``text2sparql_ndcg``, and
+``metrics.json`` their means (``method_scores``)."""
+
+STRICT_METRIC = "text2sparql-strict"
+"""The convention a careful reader expects (module docstring)."""
+
+CONVENTIONS = (OFFICIAL_METRIC, STRICT_METRIC)
+
+
+def check_convention(convention: str) -> bool:
+    """``True`` for the strict convention; an unknown name is an error naming both."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown TEXT2SPARQL convention {convention!r}; use {' or '.join(CONVENTIONS)}")
+    return convention == STRICT_METRIC
+
+
+def official_scores(run: Mapping[str, float], judged: Mapping[str, int], order_matters: bool = False, *,
+                    ask: bool = False, convention: str = OFFICIAL_METRIC) -> OfficialScore:
+    """set_P, set_recall, set_F (and nDCG if ``order_matters``) of one question under ``convention``.
+
+    ``text2sparql``: as trec_eval computes them (so an empty ``judged`` scores 0, and for an ASK ``{"true": 0}``
+    retrieves the key ``"true"``). ``text2sparql-strict``: an ASK (``ask``) scores 1 on every measure when the
+    predicted boolean equals the judged one, else 0; a question with nothing relevant scores 1 for an empty run
+    and 0 otherwise; everything else as ``text2sparql``."""
     relevant = {value for value, relevance in judged.items() if relevance >= 1}
+    if check_convention(convention):
+        verdict = None
+        if ask:
+            verdict = set(run) == {"true"} and bool(run["true"]) == bool(judged.get("true"))
+        elif not relevant:
+            verdict = not run
+        if verdict is not None:
+            value = float(verdict)
+            return OfficialScore(value, value, value, value if order_matters else None)
     hits = len(relevant.intersection(run))
     precision = hits / len(run) if run else 0.0
     recall = hits / len(relevant) if relevant else 0.0
@@ -108,42 +144,87 @@ def official_scores(run: Mapping[str, float], judged: Mapping[str, int], order_m
     return OfficialScore(precision, recall, f, ndcg(run, judged) if order_matters else None)
 
 
-def summarise_official(scores: Mapping[str, OfficialScore]) -> dict[str, Any]:
-    """Macro averages as the client's ``average`` entry: ``set_P``, ``set_recall``, ``set_F`` over all questions,
-    ``ndcg`` over the order-sensitive ones and ``set_F_ndcg``, the client's combined score.
+SET_MEASURES = ("set_P", "set_recall", "set_F")
+COMBINED = f"set_F_{ORDER_METRIC}"
 
-    ``set_F_ndcg`` reproduces the client exactly, including a quirk: it averages over the per-question entries
-    (nDCG where order matters, else set_F) *and* its own ``average`` entry, which by then holds the mean nDCG of
-    the order-sensitive questions, so the mean has n + 1 terms. ``set_F_ndcg_per_question`` is the plain mean over
-    the n questions.
+
+def language_of(qname: str) -> str | None:
+    """The language of a challenge qname (``db25:14-es`` -> ``es``); ``None`` for an id without one."""
+    head, _, language = qname.rpartition("-")
+    return language if head and language.isalpha() else None
+
+
+def _combined(scores: Iterable[OfficialScore]) -> list[float]:
+    """The client's combined score per question: nDCG where order matters, else set_F."""
+    return [s.ndcg if s.ndcg is not None else s.set_F for s in scores]
+
+
+def _means(scores: list[OfficialScore], strict: bool, trec_mean: bool, extra_term: bool) -> dict[str, Any]:
+    """One block of means (see :func:`summarise_official`)."""
+    import numpy as np
+
+    mean = (lambda values: float(np.mean(values))) if trec_mean and not strict else statistics.fmean
+    block: dict[str, Any] = {"n": len(scores)}
+    for measure in SET_MEASURES:
+        block[measure] = mean([getattr(s, measure) for s in scores])
+    ordered = [s.ndcg for s in scores if s.ndcg is not None]
+    if ordered:
+        block[ORDER_METRIC] = mean(ordered)
+        combined = _combined(scores)
+        block[COMBINED] = statistics.fmean(combined + ([block[ORDER_METRIC]] if extra_term and not strict else []))
+    return block
+
+
+def summarise_official(scores: Mapping[str, OfficialScore], *, convention: str = OFFICIAL_METRIC,
+                       edition: int = 2026) -> dict[str, Any]:
+    """The means of per-question scores (keyed by qname) as the organisers publish them, and per language.
+
+    Returns ``{"n", "set_P", "set_recall", "set_F", ["ndcg", "set_F_ndcg"], "languages": {lang: {...}}}``
+    (``languages`` only when the qnames carry two or more). Under ``text2sparql``:
+
+    - the overall set measures and nDCG are trec_eval's aggregate (numpy's mean, to the last bit), over every
+      question of every language;
+    - ``set_F_ndcg`` averages nDCG (order-sensitive questions) or set_F (the rest) *and* the overall mean nDCG
+      itself, one term more than there are questions (the client appends its running ``average`` entry);
+    - a language's means are plain means over its questions; its ``set_F_ndcg`` has that extra term (the
+      language's mean nDCG) in the ``edition`` 2026 files and none in the 2025 ones.
+
+    ``text2sparql-strict``: plain means everywhere, ``set_F_ndcg`` the mean over the questions.
     """
+    strict = check_convention(convention)
     if not scores:
         return {"n": 0}
-    values = list(scores.values())
-    summary: dict[str, Any] = {"n": len(values)}
-    for measure in ("set_P", "set_recall", "set_F"):
-        summary[measure] = statistics.fmean(getattr(s, measure) for s in values)
-    ordered = [s.ndcg for s in values if s.ndcg is not None]
-    if ordered:
-        summary[ORDER_METRIC] = statistics.fmean(ordered)
-        combined = [s.ndcg if s.ndcg is not None else s.set_F for s in values]
-        summary["set_F_ndcg_per_question"] = statistics.fmean(combined)
-        summary["set_F_ndcg"] = statistics.fmean([*combined, summary[ORDER_METRIC]])
+    summary = _means(list(scores.values()), strict, trec_mean=True, extra_term=True)
+    by_language: dict[str, list[OfficialScore]] = {}
+    for qname, score in scores.items():
+        by_language.setdefault(language_of(qname) or "", []).append(score)
+    if len(by_language) > 1 and "" not in by_language:
+        summary["languages"] = {language: _means(group, strict, trec_mean=False, extra_term=edition >= 2026)
+                                for language, group in by_language.items()}
     return summary
 
 
-OFFICIAL_METRIC = "text2sparql"
-"""A question whose ``metadata["official_metric"]`` is this is scored by the runner with the challenge's metric too:
-its record's ``scores`` gain ``text2sparql`` (set_F) and, where order matters, ``text2sparql_ndcg``, and
-``metrics.json`` their means (``method_scores``), so sweeps and tables report the official number."""
-
-
 def official_question_scores(question: Any, result: QueryResult | None, gold: Iterable[str] | None) -> dict[str, float]:
-    """The official per-question scores of a run's final result (``{}`` for a question of another benchmark, or
-    one the client leaves unscored: no gold, or an empty gold set)."""
-    if question.metadata.get("official_metric") != OFFICIAL_METRIC or not gold:
+    """The published convention's per-question scores of a run's final result (``{}`` for a question of another
+    benchmark or without gold; an empty gold set scores 0, as in the published files)."""
+    if question.metadata.get("official_metric") != OFFICIAL_METRIC or gold is None:
         return {}
     judged = gold_relevance(gold, question.answer_form)
     order_matters = bool(question.metadata.get("order_matters"))
-    score = official_scores(flatten_result(result), judged, order_matters)
-    return {OFFICIAL_METRIC: score.set_F, **({f"{OFFICIAL_METRIC}_ndcg": score.ndcg} if order_matters else {})}
+    score = official_scores(flatten_result(result), judged, order_matters, ask=question.answer_form == "ask")
+    return record_scores(score)
+
+
+def record_scores(score: OfficialScore) -> dict[str, float]:
+    """One question's official scores as a run record's ``scores`` keys (:data:`OFFICIAL_METRIC`)."""
+    return {OFFICIAL_METRIC: score.set_F, f"{OFFICIAL_METRIC}_set_P": score.set_P,
+            f"{OFFICIAL_METRIC}_set_recall": score.set_recall,
+            **({f"{OFFICIAL_METRIC}_{ORDER_METRIC}": score.ndcg} if score.ndcg is not None else {})}
+
+
+def score_from_record(scores: Mapping[str, float]) -> OfficialScore | None:
+    """The official scores a run record carries (:func:`record_scores`), or ``None`` when it has none."""
+    if OFFICIAL_METRIC not in scores:
+        return None
+    return OfficialScore(scores[f"{OFFICIAL_METRIC}_set_P"], scores[f"{OFFICIAL_METRIC}_set_recall"],
+                         scores[OFFICIAL_METRIC], scores.get(f"{OFFICIAL_METRIC}_{ORDER_METRIC}"))

@@ -14,10 +14,17 @@ holds right now (``running``) are left alone; every other cell runs and resumes 
   folders. A job is :class:`submitit.helpers.Checkpointable`: on a timeout or preemption it is requeued and
   resumes its run; a job killed otherwise resumes when the sweep is submitted again. ``cluster="local"`` uses
   submitit's own local executor (real job folders, pickled calls, logs) for tests and single machines.
+
+A grid with a ``serve:`` block (:mod:`sparqlab.experiments.serving`) brings its own model server: on Slurm the
+cells are split over ``serve.jobs`` jobs, each starting one server (log in its job folder) that all its cells
+share, one cell after the other; locally the sweep starts one server that every worker calls. A server that does
+not start fails the job's cells with one line and the log's tail; one that dies mid-job stops the running cell
+with the run's ``RunAborted`` message and fails the job's remaining cells; the next submission resumes them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -30,7 +37,8 @@ from typing import Any
 
 from sparqlab.core.registry import Registry
 from sparqlab.experiments.grid import Cell, Grid
-from sparqlab.experiments.sweep import failure_path, grid_status, one_line, record_failure, run_cell
+from sparqlab.experiments.serving import ServerStartError, ServeSpec, served_model
+from sparqlab.experiments.sweep import cell_done, failure_path, grid_status, one_line, record_failure, run_cell
 from sparqlab.runs.store import write_json
 
 Executor = Callable[..., list["CellOutcome"]]
@@ -83,9 +91,37 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def with_served_url(cell: Cell, serve: ServeSpec, url: str) -> Cell:
+    """``cell`` calling ``serve.model`` at ``url`` (the server this job or sweep started)."""
+    served = {**(cell.run.get("served_urls") or {}), serve.model: url}
+    return dataclasses.replace(cell, run={**cell.run, "served_urls": served})
+
+
 def run_local(grid: Grid, cells: list[Cell], workers: int | None = None, report: Report | None = None,
               max_restarts: int = 3) -> list[CellOutcome]:
-    """Run ``cells`` on this machine with ``workers`` processes (see the module docstring)."""
+    """Run ``cells`` on this machine with ``workers`` processes (see the module docstring); with a ``serve:``
+    block, against one model server started for them."""
+    if grid.serve is None or not cells:
+        return _run_local(grid, cells, workers, report, max_restarts)
+    try:
+        with served_model(grid.serve, grid.state_dir() / "serve") as server:
+            served = [with_served_url(cell, grid.serve, server.url) for cell in cells]
+            return _run_local(grid, served, workers, report, max_restarts)
+    except ServerStartError as error:
+        return _fail_all(grid.state_dir(), cells, one_line(error), report)
+
+
+def _fail_all(state: Path, cells: list[Cell], reason: str, report: Report | None) -> list[CellOutcome]:
+    outcomes = []
+    for cell in cells:
+        record_failure(state, cell, reason)
+        outcomes.append(CellOutcome(cell, "failed", reason=reason))
+        (report or (lambda o: None))(outcomes[-1])
+    return outcomes
+
+
+def _run_local(grid: Grid, cells: list[Cell], workers: int | None, report: Report | None,
+               max_restarts: int) -> list[CellOutcome]:
     report = report or (lambda outcome: None)
     state = grid.state_dir()
     if workers is None:
@@ -149,14 +185,71 @@ def _checkpointable_job():
     return CellJob()
 
 
+def run_served_cells(cells: list[Cell], grid_state: str | Path, serve: ServeSpec,
+                     folder: str | Path) -> list[dict[str, Any]]:
+    """A job with its own model server: start it (log in ``folder``), run the cells not done yet one after the
+    other against it, stop it. Returns one entry per cell: ``run_cell``'s summary, ``{"cell", "skipped"}`` or
+    ``{"cell", "failed": reason}`` (recorded for ``sweep status`` too)."""
+    results: list[dict[str, Any]] = []
+    todo = []
+    for cell in cells:
+        if cell_done(cell):
+            results.append({"cell": cell.key, "skipped": "done"})
+        else:
+            todo.append(cell)
+    if not todo:
+        return results
+    try:
+        with served_model(serve, folder) as server:
+            for cell in todo:
+                if not server.alive():
+                    reason = one_line(server.death())
+                    record_failure(Path(grid_state), cell, reason)
+                    results.append({"cell": cell.key, "failed": reason})
+                    continue
+                try:
+                    results.append(run_cell(with_served_url(cell, serve, server.url), grid_state))
+                except Exception as error:  # recorded by run_cell; the job goes on with its other cells
+                    results.append({"cell": cell.key, "failed": one_line(error)})
+    except ServerStartError as error:
+        reason = one_line(error)
+        for cell in todo:
+            record_failure(Path(grid_state), cell, reason)
+            results.append({"cell": cell.key, "failed": reason})
+    return results
+
+
+def _served_job():
+    import submitit
+
+    class ServedCellsJob(submitit.helpers.Checkpointable):
+        """Cells with the job's own model server as one submitit job; requeued on timeout or preemption with
+        the same arguments (done cells are skipped, the others resume)."""
+
+        def __call__(self, cells: list[Cell], grid_state: str, serve: ServeSpec) -> list[dict[str, Any]]:
+            return run_served_cells(cells, grid_state, serve, submitit.JobEnvironment().paths.folder)
+
+    return ServedCellsJob()
+
+
+def job_groups(grid: Grid, cells: list[Cell]) -> list[list[Cell]]:
+    """The cells of each job: one per job, or with a ``serve:`` block ``serve.jobs`` groups (round robin)."""
+    if grid.serve is None:
+        return [[cell] for cell in cells]
+    count = min(grid.serve.jobs, len(cells))
+    return [cells[i::count] for i in range(count)]
+
+
 def slurm_parameters(grid: Grid) -> dict[str, Any]:
+    """The submitit parameters of the grid's jobs: ``executor.slurm``, then the ``serve:`` block's resources."""
     settings = grid.executor.get("slurm") or {}
-    return {SLURM_PARAMETERS[key]: value for key, value in settings.items()}
+    parameters = {SLURM_PARAMETERS[key]: value for key, value in settings.items()}
+    return {**parameters, **(grid.serve.slurm_parameters() if grid.serve else {})}
 
 
 def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -> list[Any]:
-    """Submit one job per cell as an array job; returns the submitit jobs. ``cluster``: ``slurm``, ``local``
-    (submitit's local executor) or ``None`` (submitit picks)."""
+    """Submit the cells' jobs (:func:`job_groups`) as an array job; returns the submitit jobs, one per group.
+    ``cluster``: ``slurm``, ``local`` (submitit's local executor) or ``None`` (submitit picks)."""
     import submitit
 
     jobs_dir = grid.state_dir() / "jobs"
@@ -166,12 +259,19 @@ def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -
         raise ValueError(f"cannot submit to {cluster or 'a cluster'}: {error} — run the sweep on a login node of "
                          "the cluster, or use the local executor") from error
     executor.update_parameters(name=f"sweep-{grid.name}", **slurm_parameters(grid))
-    job = _checkpointable_job()
+    groups = job_groups(grid, cells)
+    state = str(grid.state_dir())
     with executor.batch():
-        jobs = [executor.submit(job, cell, str(grid.state_dir())) for cell in cells]
-    for cell, submitted in zip(cells, jobs, strict=True):
-        write_json(grid.state_dir() / f"{cell.key}.job.json",
-                   {"cell": cell.key, "job_id": submitted.job_id, "folder": str(Path(submitted.paths.folder))})
+        if grid.serve is None:
+            job = _checkpointable_job()
+            jobs = [executor.submit(job, cell, state) for [cell] in groups]
+        else:
+            job = _served_job()
+            jobs = [executor.submit(job, group, state, grid.serve) for group in groups]
+    for group, submitted in zip(groups, jobs, strict=True):
+        for cell in group:
+            write_json(grid.state_dir() / f"{cell.key}.job.json",
+                       {"cell": cell.key, "job_id": submitted.job_id, "folder": str(Path(submitted.paths.folder))})
     return jobs
 
 
@@ -180,16 +280,40 @@ def run_submitit(grid: Grid, cells: list[Cell], cluster: str | None = "slurm", w
     """Submit ``cells`` and (with ``wait``) collect each job's result as it finishes."""
     report = report or (lambda outcome: None)
     jobs = submit_cells(grid, cells, cluster)
-    if not wait:
-        outcomes = [CellOutcome(cell, "submitted", detail={"job_id": job.job_id}) for cell, job in zip(cells, jobs,
-                                                                                                        strict=True)]
-        for outcome in outcomes:
-            report(outcome)
-        return outcomes
+    groups = job_groups(grid, cells)
     outcomes = []
-    for cell, job in zip(cells, jobs, strict=True):
-        outcomes.append(_outcome(grid.state_dir(), cell, job.result))
-        report(outcomes[-1])
+    for group, job in zip(groups, jobs, strict=True):
+        if not wait:
+            found = [CellOutcome(cell, "submitted", detail={"job_id": job.job_id}) for cell in group]
+        elif grid.serve is None:
+            found = [_outcome(grid.state_dir(), group[0], job.result)]
+        else:
+            found = _served_outcomes(grid.state_dir(), group, job)
+        for outcome in found:
+            outcomes.append(outcome)
+            report(outcome)
+    return outcomes
+
+
+def _served_outcomes(state: Path, group: list[Cell], job: Any) -> list[CellOutcome]:
+    """The outcome of each cell of a served job (the job failing as a whole fails every cell)."""
+    try:
+        results = {entry["cell"]: entry for entry in job.result()}
+    except Exception as error:  # killed, or requeued too often: submitit's error
+        reason = one_line(error)
+        for cell in group:
+            if not failure_path(state, cell).exists():
+                record_failure(state, cell, reason)
+        return [CellOutcome(cell, "failed", reason=reason) for cell in group]
+    outcomes = []
+    for cell in group:
+        entry = results[cell.key]
+        if "failed" in entry:
+            outcomes.append(CellOutcome(cell, "failed", reason=entry["failed"]))
+        elif "skipped" in entry:
+            outcomes.append(CellOutcome(cell, "skipped", reason=entry["skipped"]))
+        else:
+            outcomes.append(CellOutcome(cell, "ran", detail=entry))
     return outcomes
 
 

@@ -42,10 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.paths import PROJECT_ROOT
-from sparqlab.runs.config import RunConfig
+from sparqlab.experiments.serving import ServeSpec
+from sparqlab.runs.config import RoleSpec, RunConfig
 
 GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "exclude",
-                       "executor"})
+                       "executor", "serve"})
 METHOD_KEYS = frozenset({"method", "options"})
 DATASET_KEYS = frozenset({"options", "metrics"})
 EXECUTOR_KEYS = {"local": frozenset({"workers"}),
@@ -109,6 +110,7 @@ class Grid:
     cells: list[Cell]
     executor: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
+    serve: ServeSpec | None = None
 
     def root(self) -> Path:
         """The runs root of the grid's cells (they share it)."""
@@ -224,6 +226,13 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
     for kind, settings in executor.items():
         _check_keys(_mapping(settings, f"executor.{kind}"), EXECUTOR_KEYS[kind], f"executor.{kind}")
 
+    serve = None
+    if document.get("serve") is not None:
+        try:
+            serve = ServeSpec.from_dict(_mapping(document["serve"], "serve"))
+        except (TypeError, ValueError) as error:
+            raise GridError(f"serve: {error}") from None
+
     cells: list[Cell] = []
     rows: list[str] = []
     for label, entry in methods.items():
@@ -252,6 +261,8 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
                     run.pop("model_roles", None)  # one model for every role
                 run.update(overrides)
                 run.setdefault("progress", False)
+                if serve is not None:
+                    run = _to_served(run, serve)
                 run = _resolve_paths(copy.deepcopy(run), base)
                 run["experiment"] = experiment
                 metrics = spec.get("metrics") or []
@@ -267,7 +278,23 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
     if not cells:
         raise GridError("the grid has no cells left after 'exclude'")
     return Grid(name=name, experiment=experiment, path=path, rows=rows, datasets=[str(d) for d in datasets],
-                cells=cells, executor=executor, description=str(document.get("description") or ""))
+                cells=cells, executor=executor, description=str(document.get("description") or ""), serve=serve)
+
+
+def _to_served(run: dict[str, Any], serve: ServeSpec) -> dict[str, Any]:
+    """Send the run's model and every role naming the served model (and no URL) to the job's server."""
+    if run.get("model") == serve.model and not run.get("model_url"):
+        run["model_url"] = serve.endpoint
+    roles = {}
+    for role, spec in (run.get("model_roles") or {}).items():
+        if isinstance(spec, str):
+            spec = RoleSpec.from_text(spec).to_dict()
+        if isinstance(spec, dict) and spec.get("model") == serve.model and not spec.get("url"):
+            spec = {**spec, "url": serve.endpoint}
+        roles[role] = spec
+    if roles:
+        run["model_roles"] = roles
+    return run
 
 
 def _excluded(excludes: list[dict[str, Any]], row: str, dataset: str) -> bool:

@@ -100,6 +100,17 @@ def find_cell_run(cell: Cell, signature: dict[str, Any] | None = None) -> Path |
     return max(found, key=lambda d: (d / MANIFEST).stat().st_mtime) if found else None
 
 
+def cell_done(cell: Cell) -> bool:
+    """Whether the cell's run is complete (a damaged run folder is not: running the cell reports it)."""
+    run_dir = find_cell_run(cell)
+    if run_dir is None:
+        return False
+    try:
+        return run_summary(run_dir)["status"] == "complete"
+    except RunUnreadable:
+        return False
+
+
 def failure_path(grid_state: Path, cell: Cell) -> Path:
     return grid_state / f"{cell.key}.failed.json"
 

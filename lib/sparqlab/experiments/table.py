@@ -324,3 +324,20 @@ def render(table: ComparisonTable, fmt: str = "text", columns: list[str] | None 
             shown[column] = [_number(measures[column[1]], v) for v in wide[column]]
         return shown.to_string()
     raise ValueError(f"unknown table format {fmt!r}; use text, csv, md or latex")
+
+
+def emit(table: ComparisonTable, fmt: str = "text", columns: list[str] | None = None,
+         output: str | None = None) -> None:
+    """What ``sparqlab table`` and ``sparqlab leaderboard`` print: the rendered table to ``output`` (its path is
+    printed) or to standard output, then the table's notes to standard error."""
+    import sys
+    from pathlib import Path
+
+    text = render(table, fmt, columns=columns)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        print(output)
+    else:
+        print(text, end="" if text.endswith("\n") else "\n", flush=True)
+    for note in table.notes:
+        print(note, file=sys.stderr)

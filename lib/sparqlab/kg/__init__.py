@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-load_plugins(KG_GROUP)  # the KG modules (sparqlab's Freebase, movie and CK25 builders; plug-ins'): their profiles
+load_plugins(KG_GROUP)  # the KG modules (sparqlab's Freebase, DBpedia, movie, CK25; plug-ins'): their profiles
 # and prefixes are known to every layer above, as answers are normalised with every profile's namespaces
 
 SEARCH_BACKENDS = {"local": "local", "api": "wikidata_api"}

@@ -95,3 +95,29 @@ def ensure_built(target: Path, build: Callable[[Path, bool], dict], force: bool 
         raise DamagedOutput("KG store", target / "store", problem, rebuild or f"rm -rf '{target}'",
                             "" if rebuild else REBUILT_ON_USE)
     return target / "store"
+
+
+def turtle_store(name: str, turtle: Path) -> Path:
+    """A pyoxigraph store of one Turtle file (``cache_dir()/kg/<name>-<hash>/store``; the hash covers the file and
+    the pyoxigraph version), built on first use: a hand-written fixture to serve with ``oxigraph serve-read-only``
+    (:func:`sparqlab.kg.server.serve_store`) as a stand-in endpoint of a KG too large to bundle."""
+    import hashlib
+
+    import pyoxigraph
+
+    from sparqlab.core.paths import cache_dir
+
+    digest = hashlib.sha256(turtle.read_bytes() + pyoxigraph.__version__.encode()).hexdigest()[:16]
+    target = cache_dir() / "kg" / f"{name}-{digest}"
+    if not (target / "store").is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+        store = pyoxigraph.Store(str(scratch / "store"))
+        store.bulk_load(path=str(turtle), format=pyoxigraph.RdfFormat.TURTLE)
+        store.flush()
+        del store
+        try:
+            scratch.rename(target)
+        except OSError:  # another process built it first
+            shutil.rmtree(scratch, ignore_errors=True)
+    return target / "store"

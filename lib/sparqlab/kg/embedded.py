@@ -369,7 +369,12 @@ class EmbeddedKG(KnowledgeGraph):
         self._finalizer()
 
     def describe(self) -> dict:
+        """Adds the store folder, the engine that answers its queries (scores depend on it: docs/ck25.md) and the
+        report of a lenient load."""
+        import pyoxigraph
+
         return {**super().describe(), "store": str(self.store_path),
+                "engine": f"oxigraph {pyoxigraph.__version__} (pyoxigraph, embedded on-disk store)",
                 **({"load_report": self.load_report} if self.load_report else {})}
 
 

@@ -65,6 +65,10 @@ class EndpointKG(KnowledgeGraph):
     def identity(self) -> str:
         return f"endpoint:{self.url}"
 
+    def describe(self) -> dict:
+        """Adds the endpoint that answers the queries (which engine serves it is not visible from here)."""
+        return {**super().describe(), "engine": f"SPARQL 1.1 endpoint {self.url}"}
+
     def with_prefixes(self, sparql: str, declared: frozenset[str] | None = None) -> str:
         """``sparql`` after one line declaring the profile's prefixes that it does not declare itself
         (``declared``: the query's own prefixes, if already scanned)."""

@@ -271,27 +271,9 @@ def fixture_ttl() -> Path:
 def fixture_store() -> Path:
     """A pyoxigraph store of the fixture (``cache_dir()/kg/freebase-fixture-<hash>/store``, built on first use),
     to serve with ``oxigraph serve-read-only`` (:func:`sparqlab.kg.server.serve_store`) as a stand-in endpoint."""
-    import shutil
-    import tempfile
+    from sparqlab.kg.bundled import turtle_store
 
-    import pyoxigraph
-
-    from sparqlab.core.paths import cache_dir
-
-    digest = hashlib.sha256(fixture_ttl().read_bytes() + pyoxigraph.__version__.encode()).hexdigest()[:16]
-    target = cache_dir() / "kg" / f"freebase-fixture-{digest}"
-    if not (target / "store").is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
-        store = pyoxigraph.Store(str(scratch / "store"))
-        store.bulk_load(path=str(fixture_ttl()), format=pyoxigraph.RdfFormat.TURTLE)
-        store.flush()
-        del store
-        try:
-            scratch.rename(target)
-        except OSError:  # another process built it first
-            shutil.rmtree(scratch, ignore_errors=True)
-    return target / "store"
+    return turtle_store("freebase-fixture", fixture_ttl())
 
 
 # ------------------------------------------------------------------------------------------------ search

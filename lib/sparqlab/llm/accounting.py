@@ -23,6 +23,7 @@ class UsageTotals:
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prompt_recomputed: int = 0
     latency_s: float = 0.0
     estimated: bool = False
 
@@ -31,6 +32,8 @@ class UsageTotals:
         self.cached_calls += response.cached
         self.prompt_tokens += response.usage.prompt_tokens
         self.completion_tokens += response.usage.completion_tokens
+        self.prompt_recomputed += response.usage.prompt_tokens if response.prompt_recomputed is None \
+            else response.prompt_recomputed
         self.latency_s += response.latency_s
         self.estimated |= response.usage.estimated
 
@@ -39,6 +42,7 @@ class UsageTotals:
         self.cached_calls += other.cached_calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.prompt_recomputed += other.prompt_recomputed
         self.latency_s += other.latency_s
         self.estimated |= other.estimated
 
@@ -55,7 +59,8 @@ class UsageTotals:
             "calls": {"total": self.total_calls, **dict(sorted(self.calls.items()))},
             "cached_calls": self.cached_calls,
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens,
-                       "total": self.total_tokens, "estimated": self.estimated},
+                       "total": self.total_tokens, "prompt_recomputed": self.prompt_recomputed,
+                       "estimated": self.estimated},
             "model_latency_s": round(self.latency_s, 6),
         }
 

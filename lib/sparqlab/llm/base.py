@@ -145,6 +145,7 @@ class ChatResponse:
     cached: bool = False
     reasoning: str | None = None
     retries: int = 0
+    prompt_recomputed: int | None = None
 
     def __post_init__(self) -> None:
         # Model text enters the workbench here, from every backend and from the cache: a lone surrogate (valid in

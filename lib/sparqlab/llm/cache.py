@@ -28,6 +28,8 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
 from sparqlab.llm.errors import ModelError, ReplayMiss
+from sparqlab.llm.prefix_cache import PrefixCacheModel
+from sparqlab.llm.replicas import ReplicaModel
 
 CACHE_MODES = ("read_write", "off", "replay")
 NAMESPACE = "chat"
@@ -70,6 +72,7 @@ class CachedModel(ChatModel):
         self.identity: dict[str, Any] | None = None
         self.endpoint_note: str | None = None
         self._identity_checked = False
+        self.prefix_cache = PrefixCacheModel()
 
     @property
     def root(self) -> str | None:
@@ -92,6 +95,14 @@ class CachedModel(ChatModel):
         return self.identity
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        """The response (cached or from the model), with the prompt tokens a vLLM server with prefix caching
+        would have recomputed for it after this model's earlier requests (``prompt_recomputed``)."""
+        response = await self._respond(request)
+        response.prompt_recomputed = self.prefix_cache.recomputed(request, response.text,
+                                                                  response.usage.prompt_tokens)
+        return response
+
+    async def _respond(self, request: ChatRequest) -> ChatResponse:
         if self.cache is None:
             return await self._call(request)
         await self.check_identity()
@@ -127,10 +138,13 @@ class CachedModel(ChatModel):
         await self.inner.aclose()
 
     def stats(self) -> dict[str, Any]:
-        """Calls and hits so far, with the mode, file, served identity and a note when the endpoint was not
-        contacted."""
-        return {"mode": self.mode, "path": None if self.path is None else str(self.path),
-                "calls": self.calls, "hits": self.hits, "served": self.identity, "endpoint_note": self.endpoint_note}
+        """Calls and hits so far, with the mode, file, served identity, a note when the endpoint was not
+        contacted, and for a replica set each replica's calls, failures and latencies keyed by its URL."""
+        stats = {"mode": self.mode, "path": None if self.path is None else str(self.path),
+                 "calls": self.calls, "hits": self.hits, "served": self.identity, "endpoint_note": self.endpoint_note}
+        if isinstance(self.inner, ReplicaModel):
+            stats["replicas"] = self.inner.replica_stats()
+        return stats
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "served": self.identity,

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sparqlab.core.environment import default_model
+from sparqlab.core.environment import default_model, default_model_url
 from sparqlab.llm.base import ChatModel
 from sparqlab.llm.cache import CachedModel
 from sparqlab.llm.local_transformers import LOCAL_PREFIX, local_model
 from sparqlab.llm.noise import NOISY_PREFIX, NoisyModel
-from sparqlab.llm.openai_backend import OpenAIModel
+from sparqlab.llm.openai_backend import OpenAIModel, model_endpoint
+from sparqlab.llm.replicas import ReplicaModel, replica_urls
 from sparqlab.llm.standins import STANDIN_PREFIX, create_standin
 
 NOISE_OPTIONS = ("rate", "seed", "shapes")
@@ -24,7 +25,9 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
     ``name_or_spec`` is a name (``standin-echo``, ``openai/gpt-oss-120b``), a dict ``{"model": name, **kwargs}``,
     a ready model (returned as is), or ``None`` for ``SPARQLAB_MODEL``. ``kwargs`` go to the stand-in's factory
     (e.g. ``delay_ms``) or to :class:`OpenAIModel` (``base_url``, ``api_key``, ``max_retries``, ``timeout_s``,
-    ``http_transport``).
+    ``http_transport``). A ``base_url`` listing several URLs (``A,B,C``) is one model on several replicas
+    (:class:`~sparqlab.llm.replicas.ReplicaModel`; each replica's client does not retry by default: the other
+    replicas do).
     A stand-in name with a ``base_url`` means that stand-in served over HTTP (``sparqlab serve-model``): the
     OpenAI-compatible backend, still marked ``is_standin``. ``noisy:BASE`` wraps BASE's replies in realistic
     shapes (:mod:`sparqlab.llm.noise`; options ``rate``, ``seed``, ``shapes``).
@@ -51,6 +54,12 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
         return create_standin(name, **kwargs)
     if name.startswith(LOCAL_PREFIX):  # a transformers folder run in process (options: adapter, served_name)
         return local_model(name, **kwargs)
+    urls = replica_urls(kwargs.get("base_url") or default_model_url())
+    if len(urls) > 1:  # several servers of one model: a replica set; a failing one's calls go to the others
+        kwargs.pop("base_url", None)
+        kwargs.setdefault("max_retries", 0)
+        endpoints = [model_endpoint(name, url) for url in urls]
+        return ReplicaModel([OpenAIModel(name, base_url=url, **kwargs) for url in endpoints], endpoints)
     return OpenAIModel(name, **kwargs)
 
 

@@ -37,8 +37,11 @@ KG_TOOLS = ("query", "search", "lookup", "examples")
 
 
 def token_counts(usage: UsageTotals) -> dict[str, int]:
-    """``{"prompt", "completion", "total"}`` tokens of ``usage``: the ``tokens`` shape of records and metrics."""
-    return {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.total_tokens}
+    """``{"prompt", "completion", "total", "prompt_recomputed"}`` tokens of ``usage``: the ``tokens`` shape of
+    records and metrics (``prompt_recomputed``: the prompt tokens a vLLM server with automatic prefix caching would
+    compute, :mod:`sparqlab.llm.prefix_cache`)."""
+    return {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.total_tokens,
+            "prompt_recomputed": usage.prompt_recomputed}
 
 
 @dataclass
@@ -207,6 +210,9 @@ class PrepareContext(_ModelAccess):
         self.scored_split = scored_split
         self.scored_ids = scored_ids
         self.artifact_dirs: list[tuple[Path, Any]] = []  # (folder, open lock file) being built by this run
+        self.pools: dict[str, list[Question]] = {}
+        """Every ``dataset:split`` read through :meth:`train_questions`: the runner checks them for
+        near-duplicates of the scored questions (:mod:`sparqlab.runs.leakage`)."""
 
     def log(self, kind: str, /, **data: Any) -> None:
         self.trace.add(kind, None, None, data)
@@ -286,4 +292,5 @@ class PrepareContext(_ModelAccess):
             raise ValueError(f"{dataset}/{split} shares {len(shared)} question ids with the scored questions "
                              f"(e.g. {', '.join(shared[:5])}); training data must not overlap the scored set")
         self.log("train_questions", dataset=str(dataset), split=split, n=len(questions), kg=other)
+        self.pools[f"{dataset}:{split}"] = questions
         return questions

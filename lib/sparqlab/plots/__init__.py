@@ -452,6 +452,26 @@ def cost_quality(points: Any, cost: str = "model_calls", metric: str = "f1", hue
     return ax
 
 
+def leakage_pairs(pairs: Any, text_threshold: float, query_threshold: float, hue: str | None = None,
+                  ax: Axes | None = None) -> Axes:
+    """Each scored question's best pool match: text similarity (MiniLM cosine, :mod:`sparqlab.runs.leakage`)
+    against gold-query similarity, the two thresholds as dashed lines; the near-duplicates are the points beyond
+    either. A question with no lexical candidate (text similarity ``None``) is drawn at 0."""
+    frame = _frame(pairs, ["text_similarity", "query_similarity"] + ([hue] if hue else []))
+    frame["text_similarity"] = frame["text_similarity"].astype(float).fillna(0.0)
+    ax = _axes(ax)
+    sns.scatterplot(frame, x="text_similarity", y="query_similarity", hue=hue, s=30, alpha=0.7,
+                    palette=PALETTE if hue else None, ax=ax, zorder=3)
+    ax.axvline(text_threshold, linestyle="--", linewidth=0.8, color="0.35")
+    ax.axhline(query_threshold, linestyle="--", linewidth=0.8, color="0.35")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("question similarity (MiniLM cosine)")
+    ax.set_ylabel("gold-query similarity")
+    _legend_outside(ax)
+    return ax
+
+
 def _axes(ax: Axes | None) -> Axes:
     return ax if ax is not None else subplots()[1]
 

@@ -44,6 +44,10 @@ RUN_FORMAT = 2
 """The layout of a run folder's ``config.json`` and ``manifest.json`` (their ``format`` key). Folders of another
 format (1: before the typed, grouped run configuration; no ``format`` key) are not resumed or rerun."""
 
+SERVED_PREFIX = "serve:"
+"""The endpoint of a model served by the job itself (``serve:MODEL``, :mod:`sparqlab.experiments.serving`); the
+URL called is ``served_urls[MODEL]`` of the run's execution settings, so the run id does not depend on the port."""
+
 SELECTIONS = ("answerable",)
 """Rule-defined question subsets (``RunConfig.select``)."""
 
@@ -113,7 +117,8 @@ class ModelSettings(CheckedConfig):
     - ``model``: model name: a registered ``standin-*`` or the name an OpenAI-compatible server serves
       (``None``: ``SPARQLAB_MODEL`` for a method that needs a model; the resolved name is saved and hashed).
     - ``model_url``: that server's OpenAI-compatible endpoint, e.g. http://gpu:8000/v1 (``None``: in process for a
-      stand-in, else ``SPARQLAB_MODEL_URL``); part of the run id.
+      stand-in, else ``SPARQLAB_MODEL_URL``); several replicas of one model as URL,URL,... (calls spread over
+      them, least in flight first; docs/runs.md); part of the run id.
     - ``model_options``: options of the llm factory as NAME=VALUE (e.g. ``rate=0.3`` of a ``noisy:`` model, a
       stand-in's ``delay_ms``).
     - ``model_params``: the request parameters of every call (:class:`SamplingParams`: temperature, max_tokens,
@@ -156,6 +161,8 @@ class QuestionSelection(CheckedConfig):
 
     - ``dataset``: a dataset name (``sparqlab data list``) or a JSONL file of questions.
     - ``split``: its split (``None``: the dataset's test split).
+    - ``language``: one language of a multilingual dataset, e.g. de of TEXT2SPARQL's ck26 (en, de) or es of db25
+      and db26 (en, es); unset: all its languages. Part of the run id and of the run folder's name.
     - ``limit``: the first N questions in dataset order (after ``select``; also applies to questions passed in).
     - ``sample``: N questions drawn reproducibly from those, stratified by question type (``None``: all).
     - ``sample_seed``: the seed of ``sample``.
@@ -165,6 +172,7 @@ class QuestionSelection(CheckedConfig):
 
     dataset: str | None = None
     split: str | None = None
+    language: str | None = None
     limit: int | None = None
     sample: int | None = None
     sample_seed: int = 0
@@ -214,6 +222,9 @@ class ExecutionSettings(CheckedConfig):
     - ``cache_path``: the response cache file (``None``: ``SPARQLAB_CACHE``/responses.sqlite).
     - ``progress``: show a progress bar.
     - ``output_root``: the runs root (``None``: ``SPARQLAB_RUNS`` or runs/).
+    - ``served_urls``: where the models served by the job itself are reached, as MODEL=URL: the URL called for
+      the endpoint ``serve:MODEL`` (the server a job with a ``serve:`` block started, on the port it got;
+      docs/sweeps.md).
     """
 
     concurrency: int = 8
@@ -223,6 +234,7 @@ class ExecutionSettings(CheckedConfig):
     cache_path: str | None = None
     progress: bool = True
     output_root: str | None = None
+    served_urls: dict[str, str] = field(default_factory=dict)
 
     def check(self) -> None:
         if self.concurrency < 1:
@@ -337,12 +349,14 @@ def _slug(text: str) -> str:
 
 
 def make_run_id(config: RunConfig, run_identity: dict[str, Any]) -> str:
-    """``<method>-<dataset>-<model>-<hash of run_identity>`` (:func:`identity`): readable in a listing, unique
-    through the hash (the dataset part is left out when the questions were passed in directly)."""
+    """``<method>-<dataset>[-<language>]-<model>-<hash of run_identity>`` (:func:`identity`): readable in a
+    listing, unique through the hash (the dataset part is left out when the questions were passed in directly)."""
     method = str(run_identity["method"].get("method", "method"))
     digest = stable_hash(run_identity, 10)
     dataset = f"{_slug(Path(config.dataset).stem if '/' in config.dataset else config.dataset)}-" \
         if config.dataset else ""
+    if config.language:
+        dataset += f"{_slug(config.language)}-"
     return f"{_slug(method)}-{dataset}{_slug(config.model or 'nomodel')}-{digest}"
 
 

@@ -16,6 +16,7 @@ from sparqlab.eval import summarise
 from sparqlab.eval.errors import is_gold_error_record, is_no_gold_record
 from sparqlab.eval.metrics import binary_decisions
 from sparqlab.llm import aggregate_usage
+from sparqlab.llm.prefix_cache import BLOCK_TOKENS
 from sparqlab.runs.manifest import now_iso
 
 SCORE_KEYS = ("f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall")
@@ -120,6 +121,7 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
     scored = [r for r in records if r.get("f1") is not None]
     summary = summarise(scored)
     latencies = [float(r.get("latency_s") or 0.0) for r in records]
+    usage = aggregate_usage(records)
     return {
         "n_questions": n_questions,
         "n_done": len(records),
@@ -133,7 +135,8 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         **{key: summary.get(key) for key in SCORE_KEYS},
         "error_categories": dict(sorted(Counter(r.get("error_category") or "none" for r in records).items())),
         "error_types": dict(sorted(Counter(r.get("error_type") or "unknown" for r in records).items())),
-        "usage": aggregate_usage(records),
+        "usage": usage,
+        "prefix_cache": prefix_cache_summary(usage),
         "tokens_estimated": any(r.get("tokens_estimated") for r in records),
         "model_calls_uncached": sum(int(r.get("model_calls_uncached") or 0) for r in records),
         "kg_calls": _counts(r.get("kg_calls") for r in records),
@@ -147,6 +150,16 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
             "max": max(latencies) if latencies else None,
         },
     }
+
+
+def prefix_cache_summary(usage: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's prompt tokens, those a vLLM server with automatic prefix caching would recompute
+    (:mod:`sparqlab.llm.prefix_cache`) and the share it would reuse; ``None`` for records made without the
+    count."""
+    tokens = usage.get("tokens") or {}
+    prompt, recomputed = tokens.get("prompt", 0), tokens.get("prompt_recomputed")
+    return {"block_tokens": BLOCK_TOKENS, "prompt_tokens": prompt, "recomputed_prompt_tokens": recomputed,
+            "reused_share": round(1 - recomputed / prompt, 4) if prompt and recomputed is not None else None}
 
 
 def metrics_document(header: Mapping[str, Any], records: Iterable[Mapping[str, Any]], n_questions: int,

@@ -38,7 +38,8 @@ PREDICTION_FIELDS: dict[str, str] = {
     "role_usage": "{role: {calls: {kind: n}, tokens: {prompt, completion, total}}}",
     "reply_outcomes": "{call kind: {outcome: n}}: replies that did not end normally with text (truncated, "
                       "reasoning_exhausted, empty; sparqlab.llm.replies.reply_outcome)",
-    "tokens": "{prompt, completion, total} over all roles",
+    "tokens": "{prompt, completion, total, prompt_recomputed} over all roles (prompt_recomputed: what a vLLM "
+              "server with automatic prefix caching would compute of the prompts)",
     "tokens_estimated": "true when some call's tokens were estimated (stand-ins)",
     "kg_calls": "{tool: n}: the method's KG calls by tool (query, search, lookup, examples)",
     "latency_s": "wall time of the question (answer + final query)",

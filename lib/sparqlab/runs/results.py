@@ -308,12 +308,16 @@ def load_predictions(run: str | Path, root: str | Path | None = None) -> pd.Data
     ``model``, ``model_is_standin`` and ``dataset`` columns so that several runs concatenate into one table.
     Scalar entries of ``extra`` and ``scores`` become ``extra.<key>`` / ``scores.<key>`` columns, and the
     questions' metadata (question type, hops ...) columns of their own unless a column has that name already
-    (:func:`sparqlab.runs.records.flatten_prediction`)."""
+    (:func:`sparqlab.runs.records.flatten_prediction`; a metadata key named like one of the run columns becomes
+    ``metadata.<key>``)."""
     import pandas as pd
 
     run_dir = find_run(run, root)
     manifest = read_document(run_dir / MANIFEST)
     frame = pd.DataFrame([flatten_prediction(r) for r in run_records(run_dir, manifest)])
+    run_columns = ("experiment", "run", "model", "model_is_standin", "dataset")
+    # a question metadata key of the same name (TEXT2SPARQL's dataset IRI) keeps its value as metadata.<key>
+    frame = frame.rename(columns={c: f"metadata.{c}" for c in run_columns if c in frame.columns})
     frame.insert(0, "experiment", manifest.get("experiment"))
     frame.insert(1, "run", run_dir.name)
     frame.insert(2, "model", manifest.get("model"))

@@ -25,7 +25,7 @@ import asyncio
 import os
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +58,7 @@ from sparqlab.platform.context import PrepareContext, QuestionContext, RoleModel
 from sparqlab.runs import manifest as provenance
 from sparqlab.runs.config import (
     RUN_FORMAT,
+    SERVED_PREFIX,
     RunConfig,
     apply_limit,
     check_format,
@@ -155,6 +156,9 @@ def load_run_questions(questions: Sequence[Question] | None, config: RunConfig) 
     """The questions given or loaded, and the split they came from (a named dataset's default split made
     explicit, so that leaving ``split`` unset and naming the default give the same run)."""
     split = config.split
+    if questions is not None and config.language is not None:
+        raise ValueError("RunConfig.language selects the questions of config.dataset; with questions passed in, "
+                         "pass the questions of that language instead")
     if questions is None:
         if not config.dataset:
             raise ValueError("no questions: pass questions=... or set RunConfig.dataset (e.g. 'metaqa-1hop')")
@@ -162,7 +166,7 @@ def load_run_questions(questions: Sequence[Question] | None, config: RunConfig) 
 
         if split is None and config.dataset in DATASETS:
             split = DATASETS[config.dataset].default_split
-        questions = load(config.dataset, split)
+        questions = load(config.dataset, split, language=config.language)
     return list(questions), split
 
 
@@ -236,6 +240,13 @@ def _cached_model(config: RunConfig, name: str, url: str | None, options: dict[s
     from sparqlab.llm import make_model
 
     spec = {"model": name, **options, "cache_mode": config.cache, "cache_path": config.cache_path}
+    if url and url.startswith(SERVED_PREFIX):
+        served = url.removeprefix(SERVED_PREFIX)
+        if served not in config.served_urls:
+            raise ValueError(f"model {name!r} is at {url}: the model server a job with a serve: block starts "
+                             "(docs/sweeps.md); run it through that sweep, or give the server's URL "
+                             f"(--served-urls {served}=URL, or --model-url URL for a new run)")
+        url = config.served_urls[served]
     if url:
         spec["base_url"] = url
     return make_model(spec)
@@ -297,6 +308,21 @@ def _normalised_text(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def model_pools(roles: Mapping[str, Any]) -> dict[str, list[Question]]:
+    """The question sets the run's models remember (a stand-in's ``memory``: ``{"dataset", "split", "start",
+    "stop"}`` in its description, as GGC's ``standin-knn`` has), by ``dataset:split``."""
+    from sparqlab.data import load
+
+    pools = {}
+    for spec in roles.values():
+        memory = spec.model.describe().get("memory")
+        if isinstance(memory, Mapping) and memory.get("dataset"):
+            name = f"{memory['dataset']}:{memory.get('split')}"
+            if name not in pools:
+                pools[name] = load(memory["dataset"], memory.get("split"))[memory.get("start") or 0:memory.get("stop")]
+    return pools
+
+
 def check_examples(method: Method, questions: Sequence[Question]) -> None:
     """Refuse few-shot / training examples whose id or text is among the scored questions."""
     ids = {q.id for q in questions}
@@ -342,6 +368,7 @@ class Runner:
         self.prepare_stats: dict[str, Any] = {}
         self._kg_stats_start = self.kg.service.stats()
         self.method_config: dict[str, Any] = {}
+        self.leakage: dict[str, Any] | None = None  # near-duplicates of the pools the method read, by pool
         self.run_id = ""
         self.identity: dict[str, Any] = {}
         self.run_dir = Path()
@@ -398,6 +425,11 @@ class Runner:
             raise
         ctx.finish(succeeded=True)
         check_examples(self.method, self.all_questions)
+        pools = {**ctx.pools, **model_pools(self.roles)}
+        if pools:
+            from sparqlab.runs.leakage import pool_reports
+
+            self.leakage = await asyncio.to_thread(pool_reports, pools, self.all_questions)
         self.method_config = self.method.describe()
         self.prepare_stats = {
             "wall_s": round(time.perf_counter() - started, 6),
@@ -748,6 +780,8 @@ class Runner:
         previous = read_json(metrics_path).get("wall_time_s", 0.0) if metrics_path.exists() else 0.0
         metrics = metrics_document(self._header(), records, len(self.questions), previous + wall_time_s,
                                    prepare=self.prepare_stats)
+        if self.leakage is not None:
+            metrics["leakage"] = self.leakage
         metrics.update(self._kg_client_metrics(metrics_path))
         metrics["gold_snapshot"] = gold_snapshot_entry(self.gold_snapshot_note, records)
         if self.model is not None:

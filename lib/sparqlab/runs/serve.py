@@ -10,7 +10,8 @@ the client's ``ask`` output, or ``sparqlab runs ...`` on the folder). Served que
 are ``no_gold`` and unscored, and there is nothing for a method to leak. ``sparqlab runs list`` shows a session
 as ``serving``, ``complete`` once stopped, or ``killed``, with the number of requests it answered.
 
-Dataset IRIs map to the one KG of the process by configuration (:data:`DEFAULT_DATASETS` for CK25); an unknown
+Dataset IRIs map to the one KG of the process by configuration (:data:`DEFAULT_DATASETS`: the four TEXT2SPARQL
+datasets' IRIs; a served question carries its dataset IRI and, for those, the language its text is in); an unknown
 IRI gets a JSON error (HTTP 404) naming the known ones, a missing parameter FastAPI's 422, an empty or
 whitespace-only question or one over ``max_question_chars`` a 422 of its own, and a question the method cannot
 answer an empty ``query`` (with the reason in the run folder) rather than a 500.
@@ -44,8 +45,8 @@ from typing import Any
 from sparqlab.core.config import CheckedConfig
 from sparqlab.core.environment import serve_token
 from sparqlab.core.http_server import ConnectionLimits, guarded_server, listen_socket
-from sparqlab.data.ck25 import DATASET_IRI as CK25_DATASET_IRI
 from sparqlab.data.question import Question
+from sparqlab.data.text2sparql import DATASET_IRIS, EDITIONS, question_language
 from sparqlab.kg.endpoint import declare_prefixes
 from sparqlab.platform.base import Method
 from sparqlab.runs.config import RunConfig
@@ -54,8 +55,9 @@ from sparqlab.runs.metrics import metrics_document
 from sparqlab.runs.runner import FATAL_MODEL_ERRORS, Runner
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunStore, write_json
 
-DEFAULT_DATASETS = {CK25_DATASET_IRI: "ck25"}
-"""Dataset IRI -> KG name served without configuration."""
+DEFAULT_DATASETS = {edition.iri: edition.kg for edition in EDITIONS.values()}
+"""Dataset IRI -> KG name served without configuration: CK25's and CK26's IRIs on the ``ck25`` KG, DB25's and
+DB26's on ``dbpedia`` (a server holds one KG, so it serves the IRIs of that KG)."""
 
 TOKEN_ENV = "SPARQLAB_SERVE_TOKEN"
 """Environment variable holding the bearer token when :attr:`ServeSettings.token` is not given
@@ -155,7 +157,8 @@ class ServedRun:
 
     method: Method
     config: RunConfig
-    datasets: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DATASETS))
+    datasets: Mapping[str, str] | None = None
+    """Dataset IRI -> KG; ``None``: the :data:`DEFAULT_DATASETS` IRIs of the served KG."""
     settings: ServeSettings = field(default_factory=ServeSettings)
     runner: Runner | None = None
     store: RunStore | None = None
@@ -169,6 +172,8 @@ class ServedRun:
     _started: float = 0.0
 
     def __post_init__(self) -> None:
+        if self.datasets is None:
+            self.datasets = {iri: kg for iri, kg in DEFAULT_DATASETS.items() if kg == self.config.kg}
         other = {kg for kg in self.datasets.values() if kg != self.config.kg}
         if other:
             raise ValueError(f"this server holds the KG {self.config.kg!r}; dataset IRIs mapped to "
@@ -213,8 +218,13 @@ class ServedRun:
         timeout_s = self.config.question_timeout_s
         deadline = None if timeout_s is None else (loop.time() if arrived is None else arrived) + timeout_s
         number = next(self._numbers)
+        metadata = {"dataset": dataset}
+        if dataset in DATASET_IRIS:  # the API sends no language: tell it from the text, among the dataset's
+            language = question_language(question, EDITIONS[DATASET_IRIS[dataset]].languages)
+            if language:
+                metadata["language"] = language
         served = Question(id=f"served-{self.session}-{number:06d}", text=question, kg=self.datasets[dataset],
-                          metadata={"dataset": dataset})
+                          metadata=metadata)
         self._pending += 1
         try:
             try:

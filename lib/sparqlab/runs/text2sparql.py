@@ -1,18 +1,21 @@
-"""Scoring TEXT2SPARQL answers files with the official metric (:mod:`sparqlab.eval.text2sparql`).
+"""Scoring TEXT2SPARQL answers files on a store with the official metric (:mod:`sparqlab.eval.text2sparql`).
 
 An answers file is what the official client's ``ask`` writes: a JSON list of ``{"dataset", "question", "query",
 "qname", ...}``, one per question asked, from any system (ours, served by ``sparqlab serve``, or a published
 challenge entry). :func:`score_answers` executes each query on the KG under the read-only guard and the
-timeout, flattens the result as the client does and scores it against the gold judgements:
+timeout, flattens the result as the organisers do and scores it (:func:`sparqlab.runs.result_sets.score_runs`)
+against the gold judgements:
 
-* ``gold="official"`` (default): the question's gold answers, i.e. for CK25 the challenge's official true result
-  set, what the challenge ranks entries with;
-* ``gold="execute"``: the reference query re-executed on the same KG, what the client's ``evaluate`` does against
+* ``gold="official"`` (default): the question's gold answers, i.e. the challenge's official true result set, what
+  the challenge ranks entries with;
+* ``gold="execute"``: the reference query re-executed on the same KG, what the client's ``query`` step does on
   the endpoint it is given (so its per-question numbers equal ours, checked in tests/ck25).
 
-A question with no answer in the file scores as an empty result, as in the client. ``rewrite_casts`` applies the
+A question with no answer in the file scores as an empty result, as in the client. ``rewrite`` applies the
 documented ``xsd:int(...)`` rewrite (:mod:`sparqlab.kg.rewrite`) to a query the engine refuses for it, and
-records the rewritten query in that question's row.
+records the rewritten query in that question's row. Given the organisers' system result set of the same answers,
+the table also holds the engine report (:mod:`sparqlab.runs.engine_report`). Result-set files without a KG are
+scored by :mod:`sparqlab.runs.result_sets`.
 """
 
 from __future__ import annotations
@@ -25,16 +28,12 @@ from typing import Any, Literal
 
 from sparqlab.data.question import Question
 from sparqlab.eval.metrics import cost_amount
-from sparqlab.eval.text2sparql import (
-    OfficialScore,
-    flatten_result,
-    gold_relevance,
-    official_scores,
-    summarise_official,
-)
+from sparqlab.eval.text2sparql import OFFICIAL_METRIC, flatten_result
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.errors import KGError, UnsupportedFunction
 from sparqlab.kg.rewrite import rewrite_casts
+from sparqlab.runs.engine_report import engine_report
+from sparqlab.runs.result_sets import ResultSet, score_runs
 
 GoldSource = Literal["official", "execute"]
 ANSWER_KEYS = ("qname", "query")
@@ -81,26 +80,20 @@ def execute_flat(kg: KnowledgeGraph, sparql: str | None, *, rewrite: bool = Fals
     return row
 
 
-def gold_judgements(question: Question, kg: KnowledgeGraph | None, gold: GoldSource) -> dict[str, int]:
-    """The judgements a question is scored against (see the module docstring for ``gold``)."""
-    if gold == "official":
-        if question.gold_answers is None:
-            raise ValueError(f"{question.id} has no gold answers; score with gold='execute'")
-        return gold_relevance(question.gold_answers, question.answer_form)
-    if kg is None:
-        raise ValueError("gold='execute' needs a KG to run the reference queries on")
-    return execute_flat(kg, question.gold_sparql)["run"]
+def reference_judgements(questions: Iterable[Question], kg: KnowledgeGraph) -> dict[str, dict[str, int]]:
+    """The reference queries re-executed on ``kg`` and flattened (``gold="execute"``)."""
+    return {q.id: execute_flat(kg, q.gold_sparql)["run"] for q in questions}
 
 
 def score_answers(answers: Sequence[Mapping[str, Any]], questions: Iterable[Question], kg: KnowledgeGraph, *,
-                  gold: GoldSource = "official", rewrite: bool = False) -> dict[str, Any]:
-    """Per-question official scores of an answers file and their means.
+                  gold: GoldSource = "official", rewrite: bool = False, convention: str = OFFICIAL_METRIC,
+                  system: ResultSet | None = None) -> dict[str, Any]:
+    """Per-question official scores of an answers file, each query executed on ``kg``, and their means.
 
-    Returns ``{"questions": {qname: {set_P, set_recall, set_F, [ndcg], answered, scored, error, message,
-    rewritten_query, seconds}}, "summary": {...}, "unknown_qnames": [...]}``; qnames in the file that the dataset
-    lacks are listed, not scored. A question whose gold set is empty (CK25: 25 and 41 in the official set) is
-    ``scored: false`` with no measures and left out of the means, as pytrec_eval and so the client leave it out.
-    A qname answered twice is an error (which answer counts would be arbitrary).
+    Returns :func:`~sparqlab.runs.result_sets.score_runs`' table with, per qname, ``answered``, ``error``,
+    ``message``, ``rewritten_query`` and ``seconds`` added, ``store`` (which store produced the results) and,
+    given the organisers' ``system`` result set of the same answers, ``engine_report``
+    (:func:`engine_report`). A qname answered twice is an error (which answer counts would be arbitrary).
     """
     by_qname: dict[str, Mapping[str, Any]] = {}
     for entry in answers:
@@ -108,23 +101,22 @@ def score_answers(answers: Sequence[Mapping[str, Any]], questions: Iterable[Ques
             raise ValueError(f"qname {entry['qname']} is answered twice in the answers file")
         by_qname[entry["qname"]] = entry
     questions = list(questions)
-    known = {q.id for q in questions}
-    rows: dict[str, dict[str, Any]] = {}
-    scores: dict[str, OfficialScore] = {}
+    executed: dict[str, dict[str, Any]] = {}
     for question in questions:
         start = time.perf_counter()
         entry = by_qname.get(question.id)
-        executed = execute_flat(kg, entry.get("query") if entry else None, rewrite=rewrite)
-        judged = gold_judgements(question, kg, gold)
-        row = {"answered": entry is not None, "scored": bool(judged), "error": executed["error"],
-               "message": executed["message"], "rewritten_query": executed["rewritten_query"]}
-        if judged:  # an empty gold set: pytrec_eval leaves the question out, and so does the client's mean
-            scores[question.id] = official_scores(executed["run"], judged,
-                                                  bool(question.metadata.get("order_matters")))
-            row.update(scores[question.id].to_json())
-        rows[question.id] = {**row, "seconds": round(time.perf_counter() - start, 4)}
-    return {"questions": rows, "summary": summarise_official(scores),
-            "unknown_qnames": sorted(set(by_qname) - known)}
+        executed[question.id] = {**execute_flat(kg, entry.get("query") if entry else None, rewrite=rewrite),
+                                 "seconds": round(time.perf_counter() - start, 4)}
+    judgements = None if gold == "official" else reference_judgements(questions, kg)
+    runs = {**{qname: {} for qname in by_qname}, **{qname: row["run"] for qname, row in executed.items()}}
+    table = score_runs(runs, questions, convention=convention, judgements=judgements)
+    for qname, row in table["questions"].items():
+        row.update({"answered": qname in by_qname, **{k: executed[qname][k] for k in
+                                                      ("error", "message", "rewritten_query", "seconds")}})
+    table["store"] = kg.describe()
+    if system is not None:
+        table["engine_report"] = engine_report(by_qname, executed, system.values, questions)
+    return table
 
 
 def reference_answers(questions: Iterable[Question]) -> list[dict[str, Any]]:
@@ -158,8 +150,6 @@ def official_frame(runs: Mapping[str, str | Path], questions: Sequence[Question]
         summaries[label] = table["summary"]
         for record in sorted(records, key=lambda r: position.get(r["id"], len(position))):
             scores = table["questions"][record["id"]]
-            if not scores["scored"]:
-                continue
             rows.append({"method": label, "qname": record["id"], **{k: scores.get(k) for k in
                                                                     ("set_P", "set_recall", "set_F", "ndcg")},
                          "error": scores["error"], "model_calls": cost_amount(record["model_calls"]),

@@ -8,6 +8,8 @@ Templates:
 - ``controller`` / ``controller_input``: SPINACH's step-by-step ReAct instructions (F.2 without the SAGA parts);
 - ``saga_controller``: the same plus schema-guided property selection, the current type context (expected answer
   type, known entity types from Θ) and the knowledge log of recent outcomes (F.2's SAGA additions);
+- ``saga_controller_state_last`` / ``saga_controller_input_state_last``: the same text with the type context and
+  knowledge log moved from the system prompt to after the history (SAGA's ``prompt_layout=state_last``);
 - ``reparse``: the temperature-0 call that turns an unparseable controller reply into JSON
   ``{thought, action_name, action_argument}``;
 - ``prune``: SPINACH's neighbourhood pruning (F.3): keep the part of an entity's edges that can help; its
@@ -55,8 +57,7 @@ Action: <one action, e.g. search(Ridley Scott) or execute(SELECT ?x WHERE {{ ...
 
 CONTROLLER = PromptTemplate("controller", _STEPS + "\n\n" + _ACTIONS)
 
-SAGA_CONTROLLER = PromptTemplate("saga_controller", _STEPS + """
-
+_SAGA_SCHEMA = """\
 ## Choosing properties with the schema
 - Lookups and property search show each property as "label (ID): description domain: … range: …" where the
   knowledge graph declares which types it connects; "domain: usually …" is only what samples of its uses show.
@@ -66,8 +67,9 @@ SAGA_CONTROLLER = PromptTemplate("saga_controller", _STEPS + """
 - A lookup shows the entity's types and already leaves out properties whose domain excludes them.
 - [BLOCKED] from execute means a triple pattern uses a property whose domain excludes the known type of its
   subject: pick a property that fits that type instead.
-- An empty result means a wrong property, direction or entity: check the knowledge log and try something else.
+- An empty result means a wrong property, direction or entity: check the knowledge log and try something else."""
 
+_SAGA_STATE = """\
 ## Current type context
 Expected answer type: {answer_type}
 Known types (most recent last):
@@ -76,14 +78,31 @@ Known types (most recent last):
 ## Knowledge log (recent outcomes)
 {knowledge_log}
 ([ok] = the query found results; [fail] = empty or blocked; [info] = a type was learnt. Do not retry what
-failed.)
+failed.)"""
 
-""" + _ACTIONS)
+SAGA_CONTROLLER = PromptTemplate("saga_controller",
+                                 _STEPS + "\n\n" + _SAGA_SCHEMA + "\n\n" + _SAGA_STATE + "\n\n" + _ACTIONS)
+"""SAGA's controller system prompt in the paper's layout: the type context and knowledge log, which change at
+every step, in the middle."""
+
+SAGA_CONTROLLER_STATE_LAST = PromptTemplate("saga_controller_state_last",
+                                            _STEPS + "\n\n" + _SAGA_SCHEMA + "\n\n" + _ACTIONS)
+"""The same system prompt without the changing blocks (``prompt_layout=state_last``): identical for every step of
+every question on one KG, so a server's prefix cache keeps all of it."""
 
 CONTROLLER_INPUT = PromptTemplate("controller_input", """\
 User Question: {question}
 {action_history}
 Write one "Thought" and one "Action":""")
+
+SAGA_CONTROLLER_INPUT_STATE_LAST = PromptTemplate("saga_controller_input_state_last", """\
+User Question: {question}
+{action_history}
+
+""" + _SAGA_STATE + """
+
+Write one "Thought" and one "Action":""")
+"""The user message of ``prompt_layout=state_last``: the paper's type context and knowledge log after the history."""
 
 REPARSE = PromptTemplate("reparse", """\
 Below is the output of an agent that should have written one thought and one action. Rewrite it as a JSON object
@@ -138,3 +157,6 @@ Question: {question}""")
 
 PROMPTS = prompt_table(CONTROLLER, SAGA_CONTROLLER, CONTROLLER_INPUT, REPARSE, PRUNE, ANSWER_TYPE)
 """Every agent prompt by name; SPINACH uses all but ``saga_controller`` and ``answer_type``."""
+
+SAGA_STATE_LAST_PROMPTS = prompt_table(SAGA_CONTROLLER_STATE_LAST, SAGA_CONTROLLER_INPUT_STATE_LAST)
+"""SAGA's controller prompts of ``prompt_layout=state_last`` (in its prompt table only with that layout)."""

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.llm.replies import reply_error
 from sparqlab.methods.agents.actions import parse_answer_type
 from sparqlab.methods.agents.controller import AgentConfig, AgentMethod, AgentSession
 from sparqlab.methods.agents.features import SagaFeatures
-from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS
+from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, SAGA_STATE_LAST_PROMPTS
 from sparqlab.methods.agents.schema import (
     SCHEMA_INDEX_VERSION,
     SchemaIndex,
@@ -39,6 +39,10 @@ class SagaConfig(AgentConfig):
       reproducibly by the seed (Table 6); masked properties fall back like undeclared ones.
     - ``type_context_entries`` / ``knowledge_log_entries``: Θ entries (5) and outcomes (6) in the prompt.
     - ``empirical_sample``: subjects/objects sampled per property when the index is built.
+    - ``prompt_layout``: where the controller prompt carries the type context and knowledge log, which change at
+      every step: ``paper`` (appendix F.2: in the middle of the system prompt) or ``state_last`` (the same text
+      after the action history in the user message, so the whole system prompt stays in a server's prefix
+      cache; docs/runs.md has the measured reuse of both).
     - ``answer_type_temperature`` / ``answer_type_max_tokens`` / ``answer_type_reasoning_effort``: the
       answer-type call (appendix F.1: temperature 0, 100 tokens). A reasoning model (gpt-oss) spends part of
       the budget on reasoning: raise it or lower the effort; a reply whose whole budget went to reasoning is
@@ -51,6 +55,7 @@ class SagaConfig(AgentConfig):
     type_context_entries: int = 5
     knowledge_log_entries: int = 6
     empirical_sample: int = 50
+    prompt_layout: Literal["paper", "state_last"] = "paper"
     answer_type_temperature: float = 0.0
     answer_type_max_tokens: int = 100
     answer_type_reasoning_effort: str | None = None
@@ -80,6 +85,8 @@ class Saga(AgentMethod):
     def __init__(self, config: SagaConfig | None = None, **overrides):
         super().__init__(config, **overrides)
         self._schemas: dict[str, SchemaIndex] = {}
+        if self.config.prompt_layout == "state_last":
+            self.prompts = {**PROMPTS, **SAGA_STATE_LAST_PROMPTS}
 
     async def prepare(self, ctx: PrepareContext) -> None:
         """Build (or load) the KG's schema index once per run, in the platform's artifact folder."""
@@ -131,7 +138,8 @@ class Saga(AgentMethod):
         ctx.log("answer_type", label=label, type=iri)
         return label, iri
 
-    def system_prompt(self, session: AgentSession, ctx: QuestionContext) -> str:
+    def _state(self, session: AgentSession, ctx: QuestionContext) -> dict[str, str]:
+        """The prompt's changing blocks: the expected answer type, the type context and the knowledge log."""
         profile = ctx.kg.profile
         config = self.config
         answer = session.theta.answer_type
@@ -144,9 +152,22 @@ class Saga(AgentMethod):
                 answer_text += " — a yes/no question: finish with an ASK query"
         type_env = (session.theta.render(config.type_context_entries, profile.shorten) if config.features.type_state
                     else "(not kept)")
-        return PROMPTS["saga_controller"].render(
-            kg_name=profile.name, kg_notes=profile.prompt_notes.strip() or "-", answer_type=answer_text,
-            type_env=type_env, knowledge_log=session.knowledge_log(config.knowledge_log_entries))
+        return {"answer_type": answer_text, "type_env": type_env,
+                "knowledge_log": session.knowledge_log(config.knowledge_log_entries)}
+
+    def system_prompt(self, session: AgentSession, ctx: QuestionContext) -> str:
+        profile = ctx.kg.profile
+        fixed = {"kg_name": profile.name, "kg_notes": profile.prompt_notes.strip() or "-"}
+        if self.config.prompt_layout == "state_last":
+            return self.prompts["saga_controller_state_last"].render(**fixed)
+        return PROMPTS["saga_controller"].render(**fixed, **self._state(session, ctx))
+
+    def _messages(self, session: AgentSession, ctx: QuestionContext) -> list[dict[str, str]]:
+        if self.config.prompt_layout == "paper":
+            return super()._messages(session, ctx)
+        user = self.prompts["saga_controller_input_state_last"].render(
+            question=session.question.text, action_history=session.history(), **self._state(session, ctx))
+        return [{"role": "system", "content": self.system_prompt(session, ctx)}, {"role": "user", "content": user}]
 
 
 def type_catalogue(kg: KnowledgeGraph, schema: SchemaIndex) -> list[tuple[str, str]]:

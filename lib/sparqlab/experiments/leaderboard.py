@@ -1,0 +1,253 @@
+"""The TEXT2SPARQL leaderboard rebuilt from the organisers' published files, with sparqlab runs as extra rows.
+
+A folder of published files holds one sub-folder per team (``data/text2sparql/published/<dataset>/<TEAM>/``, the
+organisers' layout): its system result set (``*_system_result_set.json`` / ``*_pred_result_set.json``), its
+evaluation (``*_eval.json`` / ``*_results.json``) and its answers. A team's row comes from
+
+1. its system result set, scored against the true result set (:func:`sparqlab.runs.result_sets.score_result_set`;
+   when an evaluation file is there too, the row notes whether every per-question score equals it); or
+2. its evaluation file's per-question scores when it has no result set, or when the result set is not genuine
+   (:class:`~sparqlab.runs.result_sets.NotGenuine`; the reasons are noted). Only the published convention can be
+   read from an evaluation file, so under ``text2sparql-strict`` such a team is left out (noted).
+
+A sparqlab run's row comes from its records' official scores (the runner scores TEXT2SPARQL questions with the
+published convention; :func:`sparqlab.eval.text2sparql.record_scores`). Every row gets the published means
+(:func:`sparqlab.eval.text2sparql.summarise_official`), overall and per language, 95 % percentile bootstrap
+intervals over its questions, and against a ``baseline`` row the paired bootstrap interval of the set_F
+difference and McNemar's exact test on the questions answered exactly (set_F = 1), over the questions both rows
+have (:func:`sparqlab.eval.paired.paired_comparison`). Rows are ranked as the organisers rank: by set_F_ndcg
+where the dataset has order-sensitive questions, else by set_F; several datasets give an ``overall`` group over
+all their questions (the 2026 overall ranking, by set_F). The table renders as text, Markdown, LaTeX or CSV like
+``sparqlab table`` (:func:`sparqlab.experiments.table.render`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sparqlab.core.paths import data_dir
+from sparqlab.data.question import Question
+from sparqlab.eval.paired import bootstrap_ci, paired_comparison
+from sparqlab.eval.text2sparql import (
+    COMBINED,
+    OFFICIAL_METRIC,
+    ORDER_METRIC,
+    SET_MEASURES,
+    OfficialScore,
+    check_convention,
+    language_of,
+    score_from_record,
+    summarise_official,
+)
+from sparqlab.experiments.table import ComparisonTable, Measure
+from sparqlab.runs.result_sets import (
+    NotGenuine,
+    compare_with_published,
+    read_published_scores,
+    score_result_set,
+)
+
+RESULT_SET_PATTERNS = ("*_system_result_set.json", "*_pred_result_set.json")
+EVALUATION_PATTERNS = ("*_eval.json", "*_results.json")
+OVERALL = "overall"
+ALL = "all"
+RUN_MARK = " [sparqlab]"
+
+SCORE_MEASURES = tuple(Measure(key, key, "high", digits=4) for key in (*SET_MEASURES, ORDER_METRIC, COMBINED))
+PAIRED_MEASURES = (Measure("f1_diff", "Δ set_F", None, digits=4), Measure("p_mcnemar", "p (exact)", None, digits=3),
+                   Measure("flips", "flips", None, digits=0))
+
+
+def published_folder(dataset: str) -> Path:
+    """The shipped published files of a dataset: ``data/text2sparql/published/<dataset>``."""
+    return data_dir() / "text2sparql" / "published" / dataset
+
+
+@dataclass
+class Entry:
+    """One leaderboard row: its name, where its scores come from, per-qname scores and notes."""
+
+    name: str
+    source: str
+    scores: dict[str, OfficialScore]
+    notes: list[str] = field(default_factory=list)
+
+
+def _first(folder: Path, patterns: Iterable[str], dataset: str) -> Path | None:
+    found = sorted(p for pattern in patterns for p in folder.glob(pattern) if p.name.startswith(dataset))
+    return found[0] if found else None
+
+
+def team_entry(folder: Path, questions: Sequence[Question], dataset: str, convention: str) -> Entry | None:
+    """A team's row from its folder (see the module docstring); ``None`` with nothing usable (noted by caller)."""
+    result_set = _first(folder, RESULT_SET_PATTERNS, dataset)
+    evaluation = _first(folder, EVALUATION_PATTERNS, dataset)
+    notes: list[str] = []
+    if result_set is not None:
+        try:
+            table = score_result_set(result_set, questions, convention=convention)
+        except NotGenuine as error:
+            notes.append(f"{result_set.name} not used: " + "; ".join(error.reasons))
+        else:
+            if evaluation is not None and convention == OFFICIAL_METRIC:
+                agreement = compare_with_published(table, read_published_scores(evaluation))
+                notes.append(f"{result_set.name} scored; {agreement.counts} with {evaluation.name}, averages "
+                             f"within {agreement.max_average_difference():.1g}")
+            return Entry(folder.name, result_set.name, _scores_of(table), notes)
+    if evaluation is None:
+        return None
+    if check_convention(convention):
+        notes.append(f"left out: only {evaluation.name}, which holds the published convention's scores")
+        return Entry(folder.name, evaluation.name, {}, notes)
+    published = read_published_scores(evaluation)
+    known = {q.id for q in questions}
+    return Entry(folder.name, evaluation.name, {q: s for q, s in published.questions.items() if q in known}, notes)
+
+
+def _scores_of(table: Mapping[str, Any]) -> dict[str, OfficialScore]:
+    return {qname: OfficialScore(row["set_P"], row["set_recall"], row["set_F"], row.get(ORDER_METRIC))
+            for qname, row in table["questions"].items()}
+
+
+def run_entry(run: str | Path, questions: Sequence[Question], label: str | None = None) -> Entry:
+    """A sparqlab run's row from its records' official scores (records of other questions are ignored), named
+    ``label`` (default: the run folder's name) with `` [sparqlab]``."""
+    from sparqlab.runs.results import find_run
+    from sparqlab.runs.store import PREDICTIONS, read_json, read_records
+
+    folder = Path(run) if Path(run).is_dir() else find_run(str(run))
+    known = {q.id for q in questions}
+    scores = {}
+    for record in read_records(folder / PREDICTIONS):
+        score = score_from_record(record.get("scores") or {})
+        if record["id"] in known and score is not None:
+            scores[record["id"]] = score
+    if not scores:
+        raise ValueError(f"run {folder} has no TEXT2SPARQL-scored question of this dataset")
+    metrics = read_json(folder / "metrics.json") if (folder / "metrics.json").exists() else {}
+    mark = " [standin]" if metrics.get("model_is_standin") and "[standin]" not in (label or "") else ""
+    notes = [] if len(scores) == len(known) else [f"covers {len(scores)} of {len(known)} qnames"]
+    return Entry((label or folder.name) + RUN_MARK + mark, "sparqlab run", scores, notes)
+
+
+def group_summaries(scores: Mapping[str, OfficialScore], datasets: Sequence[str], convention: str,
+                    years: Mapping[str, int]) -> dict[str, tuple[dict[str, OfficialScore], dict[str, Any]]]:
+    """Column groups of one row, each with its questions' scores and means as published: per dataset
+    (``ck26``), per dataset language (``ck26-de``: the dataset's language block) and, for several datasets,
+    ``overall`` (every question of them)."""
+    groups: dict[str, tuple[dict[str, OfficialScore], dict[str, Any]]] = {}
+    if len(datasets) > 1 and scores:
+        groups[OVERALL] = (dict(scores), summarise_official(scores, convention=convention))
+    for dataset in datasets:
+        mine = {q: s for q, s in scores.items() if q.partition(":")[0] == dataset}
+        if not mine:
+            continue
+        summary = summarise_official(mine, convention=convention, edition=years[dataset])
+        groups[dataset] = (mine, summary)
+        for language, block in (summary.get("languages") or {}).items():
+            groups[f"{dataset}-{language}"] = ({q: s for q, s in mine.items() if language_of(q) == language},
+                                               block)
+    return groups
+
+
+def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Path] | None = None,
+                      runs: Sequence[str | Path] | Mapping[str, str | Path] = (), baseline: str | None = None,
+                      convention: str = OFFICIAL_METRIC, ci: float = 95.0, resamples: int = 2000,
+                      seed: int = 0) -> ComparisonTable:
+    """The leaderboard of ``datasets`` (one or several of ck25, db25, ck26, db26) from the published folders
+    (default :func:`published_folder` per dataset) and ``runs``, as a :class:`ComparisonTable` (one column group
+    per dataset, per dataset-language and ``overall``; rows in ranking order of the first group). ``runs`` is a
+    list of run folders or names, or ``{label: run}`` (:func:`sparqlab.runs.text2sparql.run_methods`' output)."""
+    from sparqlab.data import registry
+    from sparqlab.data.text2sparql import edition
+
+    check_convention(convention)
+    entries: dict[str, Entry] = {}
+    notes: list[str] = []
+    editions = {name: edition(name) for name in datasets}
+    question_sets = {name: registry.load(name) for name in datasets}
+    for name in datasets:
+        folder = Path((folders or {}).get(name) or published_folder(name))
+        if not folder.is_dir():
+            raise FileNotFoundError(f"no published files for {name} at {folder}")
+        for team in sorted(p for p in folder.iterdir() if p.is_dir()):
+            entry = team_entry(team, question_sets[name], name, convention)
+            if entry is None:
+                notes.append(f"{name}/{team.name}: no result set or evaluation file")
+                continue
+            merged = entries.setdefault(team.name, Entry(team.name, entry.source, {}))
+            merged.scores.update(entry.scores)
+            notes += [f"{name}/{team.name}: {note}" for note in entry.notes]
+    all_questions = [q for name in datasets for q in question_sets[name]]
+    labelled = runs.items() if isinstance(runs, Mapping) else [(None, run) for run in runs]
+    for label, run in labelled:
+        entry = run_entry(run, all_questions, label)
+        entries[entry.name] = entry
+        notes += [f"{entry.name}: {note}" for note in entry.notes]
+    entries = {k: v for k, v in entries.items() if v.scores}
+    if baseline is not None and baseline not in entries:
+        raise ValueError(f"baseline {baseline!r} is not a row; rows: {', '.join(entries)}")
+    lines = []
+    years = {name: e.year for name, e in editions.items()}
+    summaries = {name: group_summaries(entry.scores, datasets, convention, years) for name, entry in entries.items()}
+    for name, entry in entries.items():
+        for group, (scores, summary) in summaries[name].items():
+            for measure in (*SET_MEASURES, ORDER_METRIC, COMBINED):
+                if measure not in summary:
+                    continue
+                per_question = _per_question(scores, measure)
+                low, high = bootstrap_ci(per_question, ci, resamples, seed) if per_question else (None, None)
+                lines.append({"row": name, "dataset": group, "measure": measure, "value": summary[measure],
+                              "ci_low": low, "ci_high": high, "run": entry.source})
+            if baseline is not None and name != baseline and group in summaries[baseline]:
+                lines += _paired_lines(baseline, summaries[baseline][group][0], entry.name, scores, group, ci,
+                                       resamples, seed, notes)
+    frame = pd.DataFrame(lines, columns=["row", "dataset", "measure", "value", "ci_low", "ci_high", "run"])
+    present = set(frame["dataset"])
+    order = [g for g in [OVERALL, *(f"{d}{suffix}" for d in datasets
+                                   for suffix in ["", *(f"-{lang}" for lang in editions[d].languages)])]
+             if g in present]
+    rows = _ranked(frame, list(entries), order[0] if order else None)
+    measures = [*SCORE_MEASURES, *(PAIRED_MEASURES if baseline else ())]
+    return ComparisonTable(frame, measures, rows, order, baseline, notes)
+
+
+def _per_question(scores: Mapping[str, OfficialScore], measure: str) -> list[float]:
+    if measure == COMBINED:
+        return [s.ndcg if s.ndcg is not None else s.set_F for s in scores.values()]
+    values = [getattr(s, measure) for s in scores.values()]
+    return [v for v in values if v is not None]
+
+
+def _paired_lines(base: str, base_scores: Mapping[str, OfficialScore], name: str,
+                  scores: Mapping[str, OfficialScore], group: str, ci: float, resamples: int, seed: int,
+                  notes: list[str]) -> list[dict[str, Any]]:
+    """Δ set_F (paired bootstrap), McNemar on set_F = 1 and the flips against the baseline, in one group."""
+    def records(values: Mapping[str, OfficialScore]) -> list[dict[str, Any]]:
+        return [{"id": q, "f1": s.set_F, "em": s.set_F == 1.0} for q, s in values.items()]
+
+    try:
+        paired = paired_comparison(records(base_scores), records(scores), base, name, ci, resamples, seed)
+    except ValueError as error:
+        notes.append(f"{name} ({group}): not compared with {base}: {error}")
+        return []
+    values = {"f1_diff": (paired.f1_diff, *paired.f1_diff_ci), "p_mcnemar": (paired.mcnemar_p, None, None),
+              "flips": (len(paired.a_only) + len(paired.b_only), None, None)}
+    return [{"row": name, "dataset": group, "measure": key, "value": float(value), "ci_low": low,
+             "ci_high": high, "run": "paired"} for key, (value, low, high) in values.items()]
+
+
+def _ranked(frame: pd.DataFrame, names: list[str], group: str | None) -> list[str]:
+    """Rows by the organisers' ranking measure in ``group``: set_F_ndcg where present, else set_F (best first,
+    ties by name)."""
+    if group is None:
+        return names
+    here = frame[frame["dataset"] == group]
+    measure = COMBINED if (here["measure"] == COMBINED).any() and group != OVERALL else "set_F"
+    value = {row["row"]: row["value"] for _, row in here[here["measure"] == measure].iterrows()}
+    return sorted(names, key=lambda name: (-value.get(name, float("-inf")), name))

@@ -1,0 +1,34 @@
+"""Shared fixtures of the TEXT2SPARQL dataset tests: the DBpedia-shaped fixture behind a real
+``oxigraph serve-read-only`` on 127.0.0.1, and the agents' stand-in model behind the project's model server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from sparqlab.kg.server import serve_store
+
+
+@pytest.fixture(scope="session")
+def dbpedia_url() -> Iterator[str]:
+    from sparqlab.kg.dbpedia import fixture_store
+
+    with serve_store(fixture_store()) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def dbpedia_kg(dbpedia_url):
+    from sparqlab.kg import open_kg
+
+    return open_kg(dbpedia_url, profile="dbpedia", cache=False)
+
+
+@pytest.fixture(scope="module")
+def agent_url():
+    import sparqlab.methods.agents  # noqa: F401  (registers standin-agent)
+    from sparqlab.llm.server import serve_in_background
+
+    with serve_in_background("standin-agent") as url:
+        yield url
