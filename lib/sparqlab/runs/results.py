@@ -68,7 +68,7 @@ def find_run(ref: str | Path, root: str | Path | None = None) -> Path:
     root = Path(root) if root else runs_dir()
     if (root / path / MANIFEST).exists():
         return root / path
-    experiment, _, name = str(ref).rpartition("/")
+    experiment, _, name = ("", "", str(ref)) if path.is_absolute() else str(ref).rpartition("/")
     candidates = run_dirs(root, experiment or None)
     matches = [d for d in candidates if d.name == name] or [d for d in candidates if d.name.startswith(name)]
     if len(matches) == 1:
