@@ -25,7 +25,7 @@ COMMON_PARAMETERS = """\
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[int], not int | None
 
 {run}
-controller_temperature: float = 1.0   # controller sampling (appendix F.2: 1.0, top-p 0.9, 700 tokens)
+sampling: str = "greedy"             # controller sampling: greedy, 2,048 tokens (Implementation Details); "appendix_f2": T 1.0, top-p 0.9, 700
 max_actions: int = 15                 # action budget per question"""
 
 RUN_NAMES = ["kg", "kg_url", "kg_options", "split", "sample", "sample_seed", "limit", "select", "model", "model_url",
@@ -43,7 +43,7 @@ SETTINGS = """\
 settings = dict(experiment=experiment, kg=kg, kg_url=kg_url, kg_options=kg_options, model=model, model_url=model_url,
                 concurrency=concurrency, cache=cache, reasoning_effort=reasoning_effort)
 selection = dict(split=split, sample=sample, sample_seed=sample_seed, limit=limit, select=select)
-agent_options = dict(controller_temperature=controller_temperature, max_actions=max_actions)
+agent_options = dict(sampling=sampling, max_actions=max_actions)
 figure_params = {"model": model, "kg": kg, "sample": sample, "limit": limit}"""
 
 
@@ -70,8 +70,11 @@ datasets: list[str] = ["metaqa-1hop", "metaqa-2hop"]  # `sparqlab data list` nam
 variants = {"SPINACH": ("spinach", agent_options), "SAGA": ("saga", agent_options)}
 frame, results = experiments.run_variants(variants, datasets, settings, **selection)
 label = model_label(model, results[0].metrics["model_is_standin"])"""),
-    new_markdown_cell("## F1 / EM (%), Table 1 layout"),
+    new_markdown_cell("## F1 / EM (%), Table 1 layout\nOver the judged questions: a question whose gold query fails "
+                      "or returns nothing is a gold error, counted below and left out of every mean; a question "
+                      "without a final query scores 0."),
     new_code_cell("experiments.score_table(frame)"),
+    new_code_cell("experiments.judged_counts(frame)"),
     new_markdown_cell("## Empty-result rate (%), Table 4 layout\nOver the generated queries, as the paper defines "
                       "it: the share of final queries that returned no answer. Questions that ended without a final "
                       "query are the separate no-query rate below (`empty_rate_table(frame, over=\"all\")` gives "
@@ -143,8 +146,8 @@ if include_spinach:
     variants["SPINACH"] = ("spinach", agent_options)
 frame, results = experiments.run_variants(variants, datasets, settings, **selection)
 label = model_label(model, results[0].metrics["model_is_standin"])"""),
-    new_markdown_cell("## F1 (%), Table 5 layout"),
-    new_code_cell("experiments.score_table(frame)"),
+    new_markdown_cell("## F1 (%), Table 5 layout\nPer dataset and the unweighted macro average across them (`Avg`)."),
+    new_code_cell("experiments.ablation_table(frame)"),
     new_code_cell("experiments.cost_table(frame)"),
     new_code_cell("""\
 ax = plots.metric_bars(frame, metric="f1", x="variant", hue="dataset")

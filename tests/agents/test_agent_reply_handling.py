@@ -56,18 +56,18 @@ def test_fenced_block_after_execute_and_trailing_prose_need_no_reparse(agent_run
 
 def test_explicit_run_setting_wins_over_the_method_default_and_is_in_config_json(agent_run):
     model = Scripted(["Thought: x\nAction: stop()"])
-    result, _, _ = agent_run("spinach", model, model_params={"temperature": 0.0}, controller_max_tokens=321)
+    result, _, _ = agent_run("spinach", model, model_params={"temperature": 0.5}, controller_max_tokens=321)
     request = model.requests[0]
-    assert (request.temperature, request.top_p, request.max_tokens) == (0.0, 0.9, 321)
+    assert (request.temperature, request.top_p, request.max_tokens) == (0.5, 1.0, 321)
     sampling = json.loads((result.run_dir / "config.json").read_text())["sampling"]
-    assert sampling["explicit"]["controller"]["temperature"] == 0.0
-    assert sampling["method_defaults"]["controller"]["temperature"] == 1.0
+    assert sampling["explicit"]["controller"]["temperature"] == 0.5
+    assert sampling["method_defaults"]["controller"]["temperature"] == 0.0
     assert sampling["method_defaults"]["reparse"] == {"temperature": 0.0, "max_tokens": 400}
 
 
 def test_method_default_applies_when_nothing_explicit_is_set(agent_run):
     model = Scripted(["Thought: x\nAction: stop()"])
-    agent_run("spinach", model, controller_reasoning_effort="low")
+    agent_run("spinach", model, sampling="appendix_f2", controller_reasoning_effort="low")
     assert model.requests[0].temperature == 1.0
     assert dict(model.requests[0].extra) == {"reasoning_effort": "low"}
 

@@ -12,7 +12,7 @@ from sparqlab.llm import ChatRequest, StandinModel
 from sparqlab.methods import make_method
 from sparqlab.methods.agents.prompts import REPARSE
 from sparqlab.runs import RunConfig, load_traces, run
-from wikidata_fixtures import open_wikidata
+from wikidata_fixtures import WIKIDATA_FIXTURES, open_wikidata
 
 QUESTION = Question("q1", "Which country is Jackson located in?", gold_answers=["http://www.wikidata.org/entity/Q30"],
                     kg="wikidata")
@@ -24,9 +24,10 @@ class Scripted(StandinModel):
 
     name = "standin-scripted-test"
 
-    def __init__(self, controller: list[str], reparse: list[str] = ()):
+    def __init__(self, controller: list[str], reparse: list[str] = (), answer_type: str = "wd:Q6256"):
         super().__init__()
         self.controller, self.reparse = list(controller), list(reparse)
+        self.answer_type = answer_type
         self.requests: list[ChatRequest] = []
 
     def respond(self, request: ChatRequest) -> str:
@@ -34,7 +35,7 @@ class Scripted(StandinModel):
         if request.last_user_message.startswith(REPARSE.text[:40]):
             return self.reparse.pop(0) if self.reparse else "no idea"
         if "answer_type_label" in request.last_user_message:
-            return '{"answer_type_label": "country", "answer_type_id": "wd:Q6256"}'
+            return json.dumps({"answer_type_label": "country", "answer_type_id": self.answer_type})
         return self.controller.pop(0) if len(self.controller) > 1 else self.controller[0]
 
     @property
@@ -82,9 +83,22 @@ def test_unreadable_replies_are_recorded_as_failures_without_crashing(agent_run)
 
 def test_controller_call_uses_the_configured_sampling_and_stop(agent_run):
     model = Scripted(["Thought: x\nAction: stop()"])
-    agent_run("spinach", model, controller_temperature=0.7, controller_max_tokens=321)
+    agent_run("spinach", model, sampling="appendix_f2", controller_temperature=0.7, controller_max_tokens=321)
     request = model.requests[0]
     assert (request.temperature, request.top_p, request.max_tokens, request.stop) == (0.7, 0.9, 321, ("\nObservation",))
+
+
+@pytest.mark.parametrize("method", ["spinach", "saga"])
+def test_controller_decodes_greedily_with_2048_tokens_by_default_and_f2_is_a_preset(agent_run, method):
+    """SAGA's Implementation Details (greedy, 2,048 tokens, every experiment and baseline) are the default; the
+    appendix F.2 values (T = 1.0, top-p 0.9, 700) are the ``appendix_f2`` preset."""
+    greedy, f2 = Scripted(["Thought: x\nAction: stop()"]), Scripted(["Thought: x\nAction: stop()"])
+    agent_run(method, greedy)
+    agent_run(method, f2, sampling="appendix_f2")
+    first = greedy.controller_requests[0]
+    assert (first.temperature, first.top_p, first.max_tokens) == (0.0, 1.0, 2048)
+    first = f2.controller_requests[0]
+    assert (first.temperature, first.top_p, first.max_tokens) == (1.0, 0.9, 700)
 
 
 def test_repeated_actions_are_not_rerun_and_end_the_question(agent_run):
@@ -125,6 +139,18 @@ def test_blocked_fires_on_a_known_domain_conflict_only(agent_run):
     assert row["extra.blocked"] == 0 and not row["extra.final_empty"]
 
 
+def test_without_persistent_type_state_the_entity_just_looked_up_still_feeds_blocked(agent_run):
+    """Table 5 "− persistent type state" removes Θ's persistence only: the latest lookup's types still block a
+    conflicting pattern (the type filter stays on), an entity looked up before it is forgotten."""
+    row, _ = agent_run("saga", Scripted(BLOCKED_SCRIPT), features={"type_state": False})
+    assert row["extra.blocked"] == 1
+    earlier = [BLOCKED_SCRIPT[0], "Thought: and the US\nAction: lookup(wd:Q30)", *BLOCKED_SCRIPT[1:]]
+    row, _ = agent_run("saga", Scripted(earlier))
+    assert row["extra.blocked"] == 1
+    row, _ = agent_run("saga", Scripted(earlier), features={"type_state": False})
+    assert row["extra.blocked"] == 0
+
+
 def test_variable_types_from_a_type_pattern_block_in_the_same_query(agent_run):
     script = ["Thought: x\nAction: execute(SELECT ?c WHERE { ?x wdt:P31 wd:Q5 ; wdt:P17 ?c })",
               "Thought: done\nAction: stop()"]
@@ -162,6 +188,49 @@ def test_a_large_kgs_index_samples_properties_when_an_agent_meets_them(agent_run
     observation = model.controller_requests[-1].last_user_message
     assert "occupation (wdt:P106): occupation of a person domain: usually human range: usually profession" \
         in observation
+
+
+def test_the_answer_type_may_be_any_class_of_the_kg_and_an_unindexed_one_is_kept_as_a_label(agent_run):
+    """F.1: "the most relevant Wikidata QID for this type"; the common mappings are examples, not a closed list."""
+    outside = Scripted(["Thought: x\nAction: stop()"], answer_type="wd:Q486972")  # human settlement: not listed
+    row, _ = agent_run("saga", outside)
+    prompt = next(r.last_user_message for r in outside.requests if "answer_type_label" in r.last_user_message)
+    assert "examples, not a complete list" in prompt and "from the list below" not in prompt
+    assert "wd:Q486972" not in prompt and row["extra.answer_type"] == "country|http://www.wikidata.org/entity/Q486972"
+    river = Scripted(["Thought: x\nAction: stop()"], answer_type="wd:Q4022")  # a class the index never met
+    row, trace = agent_run("saga", river)
+    assert row["extra.answer_type"] == "country|"
+    logged = next(e for e in trace if e.kind == "answer_type")
+    assert logged.data["unindexed"] == "http://www.wikidata.org/entity/Q4022"
+
+
+def test_type_blind_failures_are_counted_from_final_queries(tmp_path, monkeypatch):
+    """SAGA appendix A: a failed final query whose property's known domain excludes its subject's types is
+    type-blind (P17 "country" on a human); a failure without such a conflict is not."""
+    import pandas as pd
+
+    from sparqlab.experiments.agents import type_blind, type_blindness_table
+    from sparqlab.methods.agents.schema.index import default_schema_folder, load_or_build
+
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    kg = open_wikidata(WIKIDATA_FIXTURES["handwritten"])
+    try:
+        schema = load_or_build(kg, default_schema_folder(kg))
+        blind = "SELECT ?c WHERE { wd:Q900001 wdt:P17 ?c }"
+        assert type_blind(blind, kg, schema)
+        assert type_blind("SELECT ?c WHERE { ?x wdt:P31 wd:Q5 ; wdt:P17 ?c }", kg, schema)
+        assert not type_blind("SELECT ?p WHERE { wd:Q900001 wdt:P19 ?p }", kg, schema) and not type_blind(None, kg, schema)
+        gold = {"gold_answers": ["x"], "gold_source": "given", "empty": False}
+        frame = pd.DataFrame([
+            {"variant": "SPINACH", "predicted_sparql": blind, "predicted_answers": [], "f1": 0.0, "em": False, **gold},
+            {"variant": "SPINACH", "predicted_sparql": "SELECT ?p WHERE { wd:Q900001 wdt:P19 ?p }",
+             "predicted_answers": ["y"], "f1": 0.0, "em": False, **gold},
+            {"variant": "SPINACH", "predicted_sparql": "ASK {}", "predicted_answers": ["x"], "f1": 1.0, "em": True, **gold},
+        ])
+        row = type_blindness_table(frame, kg).loc["SPINACH"]
+        assert row.tolist() == [2, 1, 50.0]
+    finally:
+        kg.close()
 
 
 def test_saga_state_last_layout_moves_the_changing_blocks_after_the_history(agent_run):

@@ -40,3 +40,17 @@ def test_answerable_selection_keeps_questions_whose_gold_query_answers_and_chang
     assert answerable.run_id != everything.run_id
     saved = json.loads((answerable.run_dir / "config.json").read_text())
     assert saved["run"]["questions"]["select"] == "answerable" and selection_label(saved["run"]) == "answerable"
+
+
+def test_a_run_on_a_published_file_says_it_is_not_the_paper_s_evaluation_set():
+    """SAGA section 5 evaluates 383 QALD-10 questions; scoring the published 394 is reported, with the documented
+    rule one flag away; a rule-selected, limited or sampled set is the run's own choice and not flagged."""
+    from sparqlab.data.registry import evaluation_set_note
+
+    note = evaluation_set_note("qald10", "test", 394, None, None, None)
+    assert "(383)" in note and "--select answerable" in note
+    assert evaluation_set_note("qald10", "test", 383, None, None, None) is None
+    assert evaluation_set_note("qald10", "test", 394, "answerable", None, None) is None
+    assert evaluation_set_note("qald10", "test", 394, None, 20, None) is None
+    assert evaluation_set_note("metaqa-1hop", "test", 10, None, None, None) is None
+    assert "(1409)" in evaluation_set_note("wwq", None, 1431, None, None, None)

@@ -18,7 +18,7 @@ from sparqlab.methods.ggc.data import (
     sft_record,
 )
 from sparqlab.methods.ggc.metrics import gate_metrics, pipeline_metrics, subset_analysis, sweep, triggers
-from sparqlab.methods.ggc.prompts import conventions_for
+from sparqlab.methods.ggc.prompts import PromptAdditions, conventions_for
 
 
 def labelled(n_wrong, n_correct):
@@ -59,9 +59,25 @@ def test_sft_record_is_the_corrector_prompt_with_the_gold_response():
     record = sft_record(query, "movies", "relation labels: directed_by", conventions_for(MOVIES))
     assert record["output"] == query.gold_sparql and record["input"] == "" and record["source"] == "wrong"
     assert "Question: question [W0]?" in record["instruction"] and query.sparql in record["instruction"]
-    assert "relation labels: directed_by" in record["system"]
     assert [m["role"] for m in record["messages"]] == ["system", "user", "assistant"]
-    assert query.gold_sparql in record["messages"][2]["content"]
+    assert record["messages"][2]["content"] == record["output"], "the Alpaca output is the chat target"
+
+
+def test_the_paper_s_prompts_by_default_and_each_addition_is_an_option():
+    """Appendix B's prompts: the KG and its prefixes, "only the final query"; the KG's own rules, its schema
+    listing and a required fence are options, and a fenced prompt fences both training targets alike."""
+    query, notes, conventions = labelled(1, 0)[0], "relation labels: directed_by", conventions_for(MOVIES)
+    paper = sft_record(query, "movies", notes, conventions, prefixes="PREFIX mrel: <http://x/>")
+    assert notes not in paper["system"] and conventions.query_rules not in paper["system"]
+    assert "```" not in paper["system"] and "PREFIX mrel: <http://x/>" in paper["system"]
+    assert "final SPARQL query only" in paper["system"]
+    assert sft_record(query, "movies", notes, conventions, additions=PromptAdditions(schema_listing=True))[
+        "system"].count(notes) == 1
+    assert conventions.query_rules in sft_record(query, "movies", notes, conventions,
+                                                 additions=PromptAdditions(kg_rules=True))["system"]
+    fenced = sft_record(query, "movies", notes, conventions, additions=PromptAdditions(reply_fence=True))
+    assert "```sparql fenced block" in fenced["system"]
+    assert fenced["output"] == fenced["messages"][2]["content"] == f"```sparql\n{query.gold_sparql.strip()}\n```"
 
 
 def test_labelled_queries_skip_gold_errors_and_corrected_questions(tmp_path):
@@ -80,6 +96,9 @@ def test_labelled_queries_skip_gold_errors_and_corrected_questions(tmp_path):
     assert [(q.question_id, q.sparql, q.correct) for q in found] == [("1", "S1", True), ("2", "S2", False),
                                                                      ("3", "", False)]
     assert [q.gate_example().label for q in found] == [0, 1, 1]
+    # Table 4 on the pipeline's question set: the gold error is kept and needs correction
+    evaluated = labelled_queries([tmp_path], gold_errors=True)
+    assert [(q.question_id, q.gate_example().label) for q in evaluated] == [("1", 0), ("2", 1), ("3", 1), ("5", 1)]
     with pytest.raises(ValueError, match="needs the KG"):
         labelled_queries([tmp_path], kg_feedback=True)
     with pytest.raises(FileNotFoundError, match="not a run folder"):
@@ -143,3 +162,19 @@ def test_sft_file_layout(tmp_path):
     assert info["ggc_corrector_W1.0+C0.2"]["file_name"] == "W1.0+C0.2.jsonl"
     lines = (tmp_path / "W1.0+C0.2.jsonl").read_text().splitlines()
     assert len(lines) == 5 and all(json.loads(line)["output"].startswith("SELECT") for line in lines)
+
+
+def test_the_gate_is_labelled_on_questions_the_generator_was_not_trained_on(tmp_path):
+    """GGC §4.1: the generator is fine-tuned on one portion of the training split, the gate's initial queries are
+    generated on the remaining questions; an offset or the generator's own training file keeps them apart."""
+    from sparqlab.data.question import Question
+    from sparqlab.methods.ggc.method import gate_questions
+
+    questions = [Question(str(i), f"q{i}?") for i in range(10)]
+    assert [q.id for q in gate_questions(questions, 0, 3)] == ["0", "1", "2"]
+    assert [q.id for q in gate_questions(questions, 4, 3)] == ["4", "5", "6"]
+    turns = [{"role": "user", "content": "q?"}, {"role": "assistant", "content": "ASK {}"}]
+    write_jsonl(tmp_path / "generator.jsonl", [{"id": str(i), "messages": turns} for i in range(6)])
+    assert [q.id for q in gate_questions(questions, 0, 3, str(tmp_path / "generator.jsonl"))] == ["6", "7", "8"]
+    with pytest.raises(ValueError, match="no training questions left"):
+        gate_questions(questions, 4, 3, str(tmp_path / "generator.jsonl"))

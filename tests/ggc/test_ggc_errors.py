@@ -69,14 +69,20 @@ def test_record_categorisation_and_coarse_groups():
         ["correct", "syntax", "syntax", "syntax", "semantic", "semantic", "gold_error"]
 
 
-def test_error_table_counts_and_shares_over_judged_errors():
+def test_error_table_shares_are_over_all_errors_with_gold_errors_as_their_own_share():
+    """GGC Table 3: semantic + syntax + ground-truth errors = 100 % of the generator's errors; SciQA's Table 13a
+    leaves gold errors out of the base (``gold_errors="exclude"``)."""
     generator = pd.DataFrame({"error_type": ["correct"] * 5 + ["empty_result"] * 3 + ["syntax_error", "gold_error"]})
     corrected = pd.DataFrame({"error_type": ["correct"] * 8 + ["semantic:wrong_entity", "gold_error"]})
     table = error_table({"generator": generator, "after correction": corrected})
     assert list(table.index) == ["gold_error", "syntax_error", "empty_result", "semantic:wrong_entity"]
     assert table.loc["empty_result", ("generator", "n")] == 3
-    assert table.loc["empty_result", ("generator", "%")] == 75.0
-    assert table.loc["syntax_error", ("generator", "%")] == 25.0
-    assert table.loc["semantic:wrong_entity", ("after correction", "%")] == 100.0
+    assert table.loc["empty_result", ("generator", "%")] == 60.0
+    assert table.loc[["gold_error", "syntax_error"], ("generator", "%")].tolist() == [20.0, 20.0]
+    assert table[("generator", "%")].sum() == 100.0
+    assert table.loc["semantic:wrong_entity", ("after correction", "%")] == 50.0
     assert table.loc["empty_result", ("after correction", "n")] == 0
-    assert pd.isna(table.loc["gold_error", ("generator", "%")])
+    excluded = error_table({"generator": generator}, gold_errors="exclude")
+    assert excluded.loc["empty_result", ("generator", "%")] == 75.0
+    assert excluded.loc["syntax_error", ("generator", "%")] == 25.0
+    assert pd.isna(excluded.loc["gold_error", ("generator", "%")])

@@ -6,10 +6,18 @@ from ggc_helpers import MEMORY
 
 from sparqlab.kg.profiles import get_profile
 from sparqlab.llm import get_model
-from sparqlab.methods.ggc.prompts import PROMPTS, conventions_for, corrector_messages, generator_messages
+from sparqlab.methods.ggc.prompts import (
+    PROMPTS,
+    PromptAdditions,
+    conventions_for,
+    corrector_messages,
+    generator_messages,
+)
 from sparqlab.methods.ggc.standins import question_in
 from sparqlab.methods.ggc.template_memory import bracketed, fill_template, mask_entities, same_query
 from sparqlab.platform.parsing import extract_sparql
+
+EVERY_ADDITION = PromptAdditions(kg_rules=True, schema_listing=True, reply_fence=True)
 
 TEMPLATE = 'SELECT ?uri WHERE { ?a rdfs:label "Alien" . ?b rdfs:label "Sigourney \\"S\\" Weaver" . FILTER(?l != "Alien") }'
 
@@ -27,9 +35,11 @@ def test_fill_template_maps_entities_in_order_and_escapes():
 def test_prompts_render_with_each_kgs_conventions():
     for name in ("movies", "wikidata", "freebase", "ck25"):
         conventions = conventions_for(get_profile(name))
-        system, user = generator_messages("who directed [Heat]?", name, "NOTES", conventions)
+        system, user = generator_messages("who directed [Heat]?", name, "NOTES", conventions, EVERY_ADDITION)
         assert "NOTES" in system["content"] and question_in(user["content"]) == "who directed [Heat]?"
         assert conventions.query_rules in system["content"] and ("about films" in system["content"]) == (name == "movies")
+        paper, _ = generator_messages("who directed [Heat]?", name, "NOTES", conventions)
+        assert "NOTES" not in paper["content"] and f"knowledge graph is {name}" in paper["content"]
         system, user = corrector_messages("who directed [Heat]?", "SELECT ?x {}", name, "NOTES", conventions,
                                           feedback="the query executes but returns no results")
         assert extract_sparql(user["content"]) == "SELECT ?x {}" and "returns no results" in user["content"]

@@ -28,8 +28,9 @@ def register(subparsers) -> None:
                            "prefixed name (wd:Q42) or an IRI")
     filt.add_argument("--properties", required=True,
                       help="comma-separated property ids: short (P19,P27; directed_by), prefixed (wdt:P19) or IRIs")
-    filt.add_argument("--subclass-closure", action="store_true",
-                      help="close the entity's types under subclass-of before filtering")
+    filt.add_argument("--subclass-closure", action=argparse.BooleanOptionalAction, default=None,
+                      help="close the entity's types under subclass-of before filtering (default: what the KG's "
+                           "declarations mean: yes for rdfs:domain/rdfs:range, no for Wikidata's P2302)")
     filt.set_defaults(handler=_filter)
     schema.set_defaults(handler=lambda args: schema.print_help() or 2)
 
@@ -89,9 +90,10 @@ def _filter(args: argparse.Namespace) -> int:
              for p in args.properties.split(",") if p.strip()}
     properties = list(given.values())
     types = entity_types(kg, entity)
-    tau = superclasses(kg, types) if args.subclass_closure else set(types)
+    closure = kg.profile.constraints.subclass_semantics if args.subclass_closure is None else args.subclass_closure
+    tau = superclasses(kg, types) if closure else set(types)
     sigma = class_superclasses(kg, entity)
-    if sigma and args.subclass_closure:
+    if sigma and closure:
         sigma = superclasses(kg, sigma)
     result = type_filter(properties, tau, index, superclasses=sigma)
     report = {"entity": entity, "resolved": {args.entity.strip(): entity, **given}, "types": types,

@@ -130,6 +130,9 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = None) -> None:
     """The options of ``train data``; ``builder``: the builder a shortcut (``ggc build-data``) fixes."""
+    from sparqlab.cli.config_options import add_config_arguments
+    from sparqlab.methods.ggc.prompts import PromptAdditions
+
     if builder is None:
         parser.add_argument("--builder", required=True, help="a registered builder (`sparqlab train builders`)")
     parser.add_argument("--out", required=True, help="output JSONL file (a folder for ggc-corrector)")
@@ -151,6 +154,7 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
                         help="ggc-corrector: C0.x means x of the composed set (default, our reading of GGC section "
                         "4.3) or x times the wrong samples")
     parser.add_argument("--allow-test", action="store_true", help="allow building from a test split")
+    add_config_arguments(parser, PromptAdditions)  # ggc-generator, ggc-corrector: GGC's prompt additions
     parser.add_argument("--generator-data", help="ggc-corrector, ggc-gate: the generator's training JSONL; the "
                         "labelled questions must not be in it (GGC section 4.1: the generator is trained on one "
                         "portion of the training split, gate and corrector data come from the rest)")
@@ -235,11 +239,17 @@ def _builders(args: argparse.Namespace) -> int:
 
 def handle_data(args: argparse.Namespace) -> int:
     """Run the builder of ``train data`` (:func:`add_data_arguments`)."""
+    from sparqlab.cli.config_options import config_from_arguments, given_arguments
+    from sparqlab.methods.ggc.prompts import PromptAdditions
     from sparqlab.train import data
 
     builder = data.get_builder(args.builder)
     options = {name: getattr(args, name) for name in DATA_OPTIONS
                if name in builder.options and getattr(args, name) is not None}
+    if given_arguments(PromptAdditions, args):
+        if "prompt" not in builder.options:
+            raise ValueError(f"the {args.builder} builder takes no GGC prompt additions")
+        options["prompt"] = config_from_arguments(PromptAdditions, args)
     given = [f"--{name.replace('_', '-')}" for name in ("kg_feedback", "compositions", "basis")
              if name not in builder.options and getattr(args, name) not in (None, False)]
     if given:

@@ -9,7 +9,7 @@ as a ``sparqlab.datasets`` entry point.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -25,7 +25,12 @@ SPLIT_ALIASES = {"val": "dev", "validation": "dev"}
 @dataclass(frozen=True)
 class Dataset:
     """A named benchmark: its KG, a one-line description, a loader per split (called lazily) and, for a
-    multilingual one, its languages (a loader then takes ``language``: one of them, or ``None`` for all)."""
+    multilingual one, its languages (a loader then takes ``language``: one of them, or ``None`` for all).
+
+    ``paper_sizes``: per split, how many questions the specification papers evaluate (SAGA section 5);
+    ``paper_rule``: the documented selection rule that comes nearest to that set (a ``RunConfig.select`` value),
+    named when a run scores the published file instead (:func:`evaluation_set_note`).
+    """
 
     name: str
     kg: str
@@ -33,6 +38,8 @@ class Dataset:
     splits: dict[str, Callable[..., list[Question]]]
     default_split: str = "test"
     languages: tuple[str, ...] = ()
+    paper_sizes: dict[str, int] = field(default_factory=dict)
+    paper_rule: str | None = None
 
     def load(self, split: str | None = None, language: str | None = None) -> list[Question]:
         """The questions of ``split`` (the default split when ``None``), in ``language`` if given."""
@@ -54,6 +61,22 @@ class Dataset:
         others = [name for name in DATASETS.names() if name != self.name and DATASETS.get(name).kg == self.kg
                   and split in DATASETS.get(name).splits]
         return f"; datasets over the {self.kg} KG with a {split!r} split: {', '.join(others)}" if others else ""
+
+
+def evaluation_set_note(dataset: str | None, split: str | None, n_questions: int, select: str | None,
+                        limit: int | None, sample: int | None) -> str | None:
+    """A note when a run scores a different set than the paper's evaluation set of ``dataset``/``split``: the
+    whole published split (no ``select``, ``limit`` or ``sample``) whose size is not the paper's; ``None`` when it
+    is the paper's size, the dataset has no paper size, or the run chose its own subset."""
+    if not dataset or dataset not in DATASETS or select or limit is not None or sample is not None:
+        return None
+    spec = DATASETS[dataset]
+    paper = spec.paper_sizes.get(_resolve_split(split, spec.splits, spec.default_split))
+    if paper is None or paper == n_questions:
+        return None
+    rule = f"; the documented rule nearest to it: --select {spec.paper_rule}" if spec.paper_rule else ""
+    return (f"scores the published {dataset} {split or spec.default_split} file ({n_questions} questions), not the "
+            f"paper's evaluation set ({paper}){rule} (docs/fidelity.md, 'Datasets')")
 
 
 def _resolve_split(split: str | None, available: Collection[str], default: str) -> str:
@@ -154,12 +177,14 @@ for _dataset in [
                 "train": partial(_qald, "qald7_wikidata/qald-7-train-en-wikidata.json"),
                 "test": partial(_qald, "qald7_wikidata/qald-7-test-en-wikidata.json", grasp_ids=True),
             },
+            paper_sizes={"test": 45}, paper_rule="answerable",
         ),
         Dataset(
             "qald10",
             "wikidata",
             "QALD-10 test (Wikidata) with gold answers",
             {"test": partial(_qald, "qald10/qald_10.json", grasp_ids=True)},
+            paper_sizes={"test": 383}, paper_rule="answerable",
         ),
         Dataset(
             "qald9plus",
@@ -169,6 +194,7 @@ for _dataset in [
                 "train": partial(_json_list, "qald9plus_wikidata/train.json"),
                 "test": partial(_json_list, "qald9plus_wikidata/test.json"),
             },
+            paper_sizes={"test": 127}, paper_rule="answerable",
         ),
         Dataset(
             "wwq",
@@ -179,6 +205,7 @@ for _dataset in [
                 "dev": partial(_grasp, "wikiwebquestions/grasp_val.jsonl"),
                 "test": partial(_grasp, "wikiwebquestions/grasp_test.jsonl"),
             },
+            paper_sizes={"dev": 450, "test": 1409}, paper_rule="answerable",
         ),
         Dataset(
             "spinach",
@@ -188,6 +215,7 @@ for _dataset in [
                 "dev": partial(_json_list, "spinach_dataset/dev.json"),
                 "test": partial(_json_list, "spinach_dataset/test.json", "spinach_dataset/grasp_test.jsonl"),
             },
+            paper_sizes={"dev": 149, "test": 156}, paper_rule="answerable",
         ),
         _text2sparql_dataset(
             "ck25", "TEXT2SPARQL'25 corporate KG questions (50, English); gold = the challenge's official true "
@@ -231,6 +259,7 @@ for _dataset in [
             "wikidata",
             "LC-QuAD 2.0 test (Wikidata) as prepared by GRASP; SPARQL only, no gold answers",
             {"test": partial(_grasp, "lcquad2_wikidata/grasp_test.jsonl")},
+            paper_sizes={"test": 826}, paper_rule="answerable",
         ),
         *(Dataset(
             f"lcquad2-{form}",

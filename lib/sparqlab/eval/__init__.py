@@ -7,8 +7,12 @@
 from sparqlab.eval.errors import categorise, categorise_record, error_table, no_query_causes
 from sparqlab.eval.metrics import (
     COST_FIELDS,
+    SCORING_RULES,
     SetScore,
+    answer_means,
     check_answers,
+    judged_frame,
+    judged_scores,
     score_prediction,
     set_f1,
     set_scores,
@@ -34,8 +38,10 @@ from sparqlab.eval.text2sparql import (
 __all__ = [
     "COST_FIELDS",
     "OfficialScore",
+    "SCORING_RULES",
     "SetScore",
     "answer_columns",
+    "answer_means",
     "check_answers",
     "answer_set",
     "answers_from_result",
@@ -46,6 +52,8 @@ __all__ = [
     "fetch_labels",
     "flatten_result",
     "gold_relevance",
+    "judged_frame",
+    "judged_scores",
     "normalise_answer",
     "normalise_term",
     "official_scores",

@@ -28,7 +28,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.eval.algebra import parse_algebra
-from sparqlab.eval.metrics import check_answers, normalised_scores, normalised_set_scores
+from sparqlab.eval.metrics import (
+    check_answers,
+    gold_failed,
+    normalised_scores,
+    normalised_set_scores,
+)
 from sparqlab.eval.normalise import answer_set
 
 if TYPE_CHECKING:
@@ -72,7 +77,7 @@ def score_and_categorise(predicted_sparql: str | None, predicted_answers: Iterab
     prediction, each answer set checked and normalised once for both (what a run records per question)."""
     predicted = _normalised(check_answers(predicted_answers, "predicted answers"))
     gold = _normalised(check_answers(gold_answers, "gold answers"))
-    scores = None if gold is None else normalised_scores(predicted or set(), gold)
+    scores = None if gold is None else normalised_scores(predicted, gold)
     return scores, _categorise_sets(predicted_sparql, predicted, query_error, gold, gold_sparql, gold_source)
 
 
@@ -104,13 +109,8 @@ def gold_error_source(error: BaseException) -> str:
     return f"error: {getattr(error, 'kind', 'answer_error')}: {error}"
 
 
-def is_gold_error(gold_answers: Iterable[Any] | None, gold_source: str | None = None) -> bool:
-    """Whether a question cannot be judged (``gold_error``): its gold query failed or returned nothing."""
-    return _gold_error(_normalised(gold_answers), gold_source)
-
-
 def _gold_error(gold: set[str] | None, gold_source: str | None) -> bool:
-    return str(gold_source or "").startswith("error") or not gold
+    return gold_failed(gold_source) or not gold
 
 
 def _no_gold(gold: Any, gold_sparql: str | None, gold_source: str | None) -> bool:
@@ -120,11 +120,6 @@ def _no_gold(gold: Any, gold_sparql: str | None, gold_source: str | None) -> boo
 def is_no_gold_record(record: Mapping[str, Any]) -> bool:
     """Whether a ``predictions.jsonl`` record's question has no gold at all (``no_gold``: nothing to judge)."""
     return _no_gold(record.get("gold_answers"), record.get("gold_sparql"), record.get("gold_source"))
-
-
-def is_gold_error_record(record: Mapping[str, Any]) -> bool:
-    """:func:`is_gold_error` on a ``predictions.jsonl`` record, without categorising its prediction."""
-    return is_gold_error(record.get("gold_answers"), record.get("gold_source"))
 
 
 def categorise_record(record: Mapping[str, Any]) -> str:
@@ -284,22 +279,33 @@ def with_error_types(predictions: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coarse: bool = False) -> pd.DataFrame:
+GOLD_ERROR_BASES = ("share", "exclude")
+"""How :func:`error_table` treats gold errors in its percentages: ``share`` (GGC §4.3 / Table 3: ground-truth
+SPARQL errors are their own share of all errors, 77.70 + 21.07 + 1.23 = 100) or ``exclude`` (Table 13a, SciQA:
+"Gold SPARQL errors are not included")."""
+
+
+def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coarse: bool = False,
+                gold_errors: str = "share") -> pd.DataFrame:
     """Table 3 layout: one row per error category, per run a count and a percentage column.
 
     ``runs`` maps a label (``generator``, ``after correction``, ``spinach`` ...) to its predictions (as
-    :func:`sparqlab.runs.load_predictions` returns them). With ``errors_only`` the percentages are over the
-    run's wrong predictions excluding gold errors (as the paper reports them), and ``correct`` is left out;
-    ``gold_error`` rows are still counted. ``coarse`` groups into the paper's syntax / semantic / gold rows
-    (:func:`coarse_category`). Categories no run has are omitted.
+    :func:`sparqlab.runs.load_predictions` returns them). With ``errors_only`` ``correct`` is left out and the
+    percentages are over the run's errors; ``gold_errors`` (:data:`GOLD_ERROR_BASES`) says whether gold errors
+    are one of the shares (``share``, the default: Table 3) or counted but left out of the base (``exclude``).
+    ``coarse`` groups into the paper's syntax / semantic / gold rows (:func:`coarse_category`). Categories no
+    run has are omitted.
     """
     import pandas as pd
 
+    if gold_errors not in GOLD_ERROR_BASES:
+        raise ValueError(f"gold_errors must be one of {', '.join(GOLD_ERROR_BASES)}; got {gold_errors!r}")
+    left_out = [CORRECT, NO_GOLD] + ([GOLD_ERROR] if gold_errors == "exclude" else [])
     columns = {}
     for label, predictions in runs.items():
         types = with_error_types(predictions)["error_type"]
         counts = (types.map(coarse_category) if coarse else types).value_counts()
-        shared = counts.drop([CORRECT, GOLD_ERROR, NO_GOLD], errors="ignore") if errors_only else counts
+        shared = counts.drop(left_out, errors="ignore") if errors_only else counts
         columns[(label, "n")] = counts
         columns[(label, "%")] = (100 * shared / shared.sum()).round(2) if shared.sum() else shared * 0.0
     table = pd.DataFrame(columns)
@@ -310,7 +316,7 @@ def error_table(runs: Mapping[str, pd.DataFrame], errors_only: bool = True, coar
         if kind == "n":
             table[(label, kind)] = table[(label, kind)].fillna(0).astype(int)
         else:
-            unshared = table.index.isin([GOLD_ERROR, NO_GOLD] if errors_only else [])
+            unshared = table.index.isin(left_out[1:] if errors_only else [])
             table.loc[~unshared, (label, kind)] = table.loc[~unshared, (label, kind)].fillna(0.0)
     table.columns = pd.MultiIndex.from_tuples(table.columns)
     return table

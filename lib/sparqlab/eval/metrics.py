@@ -5,14 +5,24 @@ For a question with predicted answer set Â and gold set A* (both normalised by
 
     F1 = 2|Â ∩ A*| / (|Â| + |A*|)        EM = 1[F1 = 1] = 1[Â = A*]
 
-Edge cases, chosen so that EM = 1[Â = A*] holds everywhere:
+Edge cases of one pair of sets (:func:`set_scores`; EM = 1[Â = A*] holds everywhere):
 
-* both sets empty → F1 = 1 (the prediction reproduces an empty gold answer exactly). Benchmarks rarely keep
-  such questions; when they do, execution-based scoring counts them as correct, as every execution-based paper
-  does.
+* both sets empty → F1 = 1: the two sets are equal. Whether such a *question* counts is the judging rule's
+  business (below): by default it does not.
 * exactly one set empty → F1 = 0 (precision or recall is undefined, the other is 0).
 * ASK answers are the one-element sets {"true"} / {"false"}, so a wrong boolean scores 0 and a right one 1.
-* a missing prediction (no query, or it failed to execute) is scored as the empty set (``empty`` is true).
+
+Judging a question (:func:`judged_scores`, the one rule behind every F1 / EM mean: ``summarise``, the agent and
+GGC tables, sweeps, ``runs list``, plots). A failure never scores as a match:
+
+* a question whose gold query fails or returns nothing is a **gold error**: counted (``n_gold_errors``), reported,
+  and left out of the F1 / EM means (rule ``exclude``, the default: SAGA's F1 2|Â∩A*|/(|Â|+|A*|) is undefined for
+  ∅ / ∅, and GGC's protocol calls such a gold query a ground-truth error, not a success);
+* a prediction without answers (no query, a query that failed, a run out of budget) is wrong whatever the gold;
+* rule ``count`` scores a gold error as a wrong answer (GGC's query-level accuracy on MCQA, whose Table 3 counts
+  ground-truth errors among the generator's errors); rule ``spinach`` is SPINACH's convention, ∅ = ∅ is a match
+  for a query that ran and returned nothing (for re-scoring SPINACH's released rows; a failed gold query is still
+  left out).
 
 The empty-result rate is the SAGA paper's (Experiments, "Metrics"): "the proportion of generated queries that
 return no answer from the SPARQL endpoint" — over the questions that *have* a final query (one that fails to
@@ -103,25 +113,119 @@ def check_answers(value: Any, name: str = "answers") -> list[Any] | None:
     return list(value)
 
 
-def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[Any] | None) -> dict[str, Any]:
+def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[Any] | None,
+                     rule: str = "exclude") -> dict[str, Any]:
     """The per-question fields every run record carries: ``f1``, ``em``, ``empty``, ``precision``, ``recall``.
 
-    ``pred_answers=None`` means no answer was obtained (no query, or execution failed): empty, and scored as
-    the empty set. Raises ``ValueError`` without gold answers, since there is nothing to score against, and for
-    a malformed answer list (:func:`check_answers`).
+    ``pred_answers=None`` means no answer was obtained (no query, or execution failed): empty, and wrong. An
+    empty gold answer set is a gold error: ``f1`` / ``em`` / ``precision`` / ``recall`` are ``None`` (not judged)
+    under the default ``rule`` (:data:`SCORING_RULES`). Raises ``ValueError`` without gold answers, since there is
+    nothing to score against, and for a malformed answer list (:func:`check_answers`).
     """
     if gold_answers is None:
         raise ValueError("cannot score a prediction without gold answers (execute the gold SPARQL first)")
-    predicted = answer_set(check_answers(pred_answers, "predicted answers") or ())
-    return normalised_scores(predicted, answer_set(check_answers(gold_answers, "gold answers")))
+    predicted = check_answers(pred_answers, "predicted answers")
+    gold = answer_set(check_answers(gold_answers, "gold answers"))
+    return normalised_scores(None if predicted is None else answer_set(predicted), gold, rule)
 
 
-def normalised_scores(predicted: AbstractSet[str], gold: AbstractSet[str]) -> dict[str, Any]:
-    """:func:`score_prediction` of answer sets already normalised and checked (a missing prediction is the empty
-    set: check_answers refused null items, so only an empty list normalises to an empty set)."""
-    score = normalised_set_scores(predicted, gold)
-    return {"f1": score.f1, "em": score.em, "empty": not predicted, "precision": score.precision,
+NOT_JUDGED = {"f1": None, "em": None, "precision": None, "recall": None}
+"""The scores of a question that is not judged (a gold error under the ``exclude`` rule, no gold at all)."""
+
+
+def normalised_scores(predicted: AbstractSet[str] | None, gold: AbstractSet[str],
+                      rule: str = "exclude") -> dict[str, Any]:
+    """:func:`score_prediction` of answer sets already normalised and checked (``predicted=None``: no answer
+    was obtained); the question is judged by :func:`judge`."""
+    empty = not predicted
+    score = judge(predicted, gold, rule=rule)
+    if score is None:
+        return {**NOT_JUDGED, "empty": empty}
+    return {"f1": score.f1, "em": score.em, "empty": empty, "precision": score.precision,
             "recall": score.recall}
+
+
+SCORING_RULES = ("exclude", "count", "spinach")
+"""How a question whose gold query fails or returns nothing (a gold error) enters F1 / EM means (module
+docstring): ``exclude`` (default) leaves it out, ``count`` scores it wrong, ``spinach`` scores an executed query
+with no answers as a match for an empty gold answer (SPINACH's ∅ = ∅; a failed gold query is left out)."""
+
+NOT_EXECUTED = "not executed (generate_only)"
+"""``gold_source`` of a generation-only run's records: nothing was executed, nothing is judged."""
+
+_NO_SCORE = SetScore(0.0, 0.0, 0.0)
+_MATCH = SetScore(1.0, 1.0, 1.0)
+
+
+def check_rule(rule: str) -> str:
+    """``rule`` if it is one of :data:`SCORING_RULES`, else ``ValueError`` naming them."""
+    if rule not in SCORING_RULES:
+        raise ValueError(f"unknown scoring rule {rule!r}; use one of {', '.join(SCORING_RULES)}")
+    return rule
+
+
+def judge(predicted: AbstractSet[str] | None, gold: AbstractSet[str] | None, gold_failed: bool = False,
+          rule: str = "exclude") -> SetScore | None:
+    """The scores of one question from normalised answer sets, ``None`` when it is not judged (left out of the
+    means): a failed (``gold_failed``) or empty gold is a gold error, judged by ``rule``; ``predicted=None`` (no
+    answer obtained) is wrong whatever the gold (module docstring)."""
+    check_rule(rule)
+    if gold_failed or not gold:
+        if rule == "count":
+            return _NO_SCORE
+        if rule == "spinach" and not gold_failed and gold is not None:
+            return _MATCH if predicted is not None and not predicted else _NO_SCORE
+        return None
+    if predicted is None:
+        return _NO_SCORE
+    return normalised_set_scores(predicted, gold)
+
+
+def is_gold_error(gold_answers: Iterable[Any] | None, gold_source: str | None = None) -> bool:
+    """Whether a question cannot be judged (``gold_error``): its gold query failed or returned nothing."""
+    return gold_failed(gold_source) or not answer_set(gold_answers or ())
+
+
+def gold_failed(gold_source: str | None) -> bool:
+    """Whether a record's ``gold_source`` says its gold query failed (``error: <kind>: <message>``)."""
+    return str(gold_source or "").startswith("error")
+
+
+def is_gold_error_record(record: Mapping[str, Any]) -> bool:
+    """:func:`is_gold_error` on a ``predictions.jsonl`` record, without categorising its prediction."""
+    return is_gold_error(record.get("gold_answers"), record.get("gold_source"))
+
+
+def _given(value: Any) -> Any:
+    """A record field as given, ``None`` for a missing value (pandas fills absent cells with NaN)."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def judged_scores(record: Mapping[str, Any], rule: str = "exclude") -> tuple[float, bool] | None:
+    """``(F1, EM)`` of one prediction line under ``rule`` (:data:`SCORING_RULES`), ``None`` when the question is
+    not judged: the one rule every F1 / EM mean goes through (module docstring).
+
+    A record with ``gold_answers`` is judged from its fields: a gold error by ``rule``, a missing prediction
+    (``predicted_answers`` null) as wrong, otherwise its stored ``f1`` / ``em``. A question with no gold at all,
+    or a generation-only line, is not judged. A record without a ``gold_answers`` field (a score file of
+    another tool) is judged by its stored scores; without them it is not judged.
+    """
+    check_rule(rule)
+    if "gold_answers" not in record:
+        f1 = _given(record.get("f1"))
+        return None if f1 is None else (float(f1), bool(record.get("em")))
+    gold, source = _given(record.get("gold_answers")), _given(record.get("gold_source"))
+    if source == NOT_EXECUTED or (gold is None and not gold_failed(source)):
+        return None
+    predicted = _given(record.get("predicted_answers"))
+    if gold_failed(source) or not answer_set(gold):
+        score = judge(None if predicted is None else answer_set(predicted), None if gold is None else set(),
+                      gold_failed(source), rule)
+        return None if score is None else (score.f1, score.em)
+    if predicted is None:
+        return 0.0, False
+    f1 = _given(record.get("f1"))
+    return None if f1 is None else (float(f1), bool(record.get("em")))
 
 
 def binary_decisions(labels: Iterable[Any], decisions: Iterable[Any]) -> dict[str, float]:
@@ -143,33 +247,75 @@ def binary_decisions(labels: Iterable[Any], decisions: Iterable[Any]) -> dict[st
             "tp": tp, "fp": fp, "fn": fn, "tn": tn}
 
 
-def summarise(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Macro averages over per-question records (as written to ``predictions.jsonl``).
+def summarise(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> dict[str, Any]:
+    """Macro averages over the judged per-question records (as written to ``predictions.jsonl``).
 
-    Returns ``n``, ``f1``, ``em``, the rates of :func:`empty_rates` (``empty_rate`` over generated queries,
-    ``no_query_rate``, ``empty_rate_all``), plus ``precision``/``recall`` and the mean per question of each cost
-    field in :data:`COST_FIELDS` when every record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the sum of
-    its counts.
+    Every record is judged by :func:`judged_scores` under ``rule``; the others (gold errors under ``exclude``,
+    questions without gold) are left out of every number. Returns ``n`` (judged questions), ``f1``, ``em``, the
+    rates of :func:`empty_rates` (``empty_rate`` over generated queries, ``no_query_rate``, ``empty_rate_all``),
+    plus ``precision``/``recall`` and the mean per question of each cost field in :data:`COST_FIELDS` when every
+    judged record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the
+    sum of its counts.
     """
-    records = list(records)
-    if not records:
-        return {"n": 0}
+    judged = []
     for number, record in enumerate(records):
+        if (score := judged_scores(record, rule)) is None:
+            continue
         missing = [k for k in ("f1", "em", "empty") if k not in record]
         if missing:
             raise ValueError(
                 f"record {number} (id {record.get('id')!r}) lacks {missing}; score it with score_prediction first"
             )
+        judged.append((record, score))
+    if not judged:
+        return {"n": 0}
+    kept = [record for record, _ in judged]
     summary: dict[str, Any] = {
-        "n": len(records),
-        "f1": statistics.fmean(float(r["f1"]) for r in records),
-        "em": statistics.fmean(float(r["em"]) for r in records),
-        **empty_rates(records),
+        "n": len(judged),
+        "f1": statistics.fmean(f1 for _, (f1, _) in judged),
+        "em": statistics.fmean(float(em) for _, (_, em) in judged),
+        **empty_rates(kept),
     }
     for key in ("precision", "recall", *COST_FIELDS):
-        if all(r.get(key) is not None for r in records):
-            summary[key] = statistics.fmean(cost_amount(r[key]) for r in records)
+        if all(r.get(key) is not None for r in kept):
+            summary[key] = statistics.fmean(cost_amount(r[key]) for r in kept)
     return summary
+
+
+def judged_records(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> list[dict[str, Any]]:
+    """The records whose question is judged under ``rule``, each with ``f1`` / ``em`` replaced by
+    :func:`judged_scores` (for per-question statistics: bootstrap intervals, paired tests)."""
+    return [{**record, "f1": score[0], "em": score[1]} for record in records
+            if (score := judged_scores(record, rule)) is not None]
+
+
+def judged_frame(frame: Any, rule: str = "exclude") -> Any:
+    """The rows of a predictions frame (:func:`sparqlab.runs.load_predictions`, or any frame of prediction
+    lines) whose question is judged under ``rule``, with ``f1`` / ``em`` replaced by :func:`judged_scores`;
+    ``attrs["not_judged"]`` counts the rows left out. Tables and figures average these columns, never the raw
+    ones."""
+    rows = frame.to_dict("records")
+    scores = [judged_scores(row, rule) for row in rows]
+    keep = [score is not None for score in scores]
+    judged = frame.loc[keep].copy()
+    judged["f1"] = [score[0] for score in scores if score is not None]
+    judged["em"] = [bool(score[1]) for score in scores if score is not None]
+    judged.attrs = {**frame.attrs, "not_judged": len(rows) - len(judged), "rule": rule}
+    return judged
+
+
+ANSWER_METRICS = frozenset({"f1", "em"})
+"""The per-question answer scores whose means go through :func:`judged_frame`."""
+
+
+def answer_means(frame: Any, by: str | list[str], metrics: Iterable[str] = ("f1", "em"),
+                 rule: str = "exclude") -> Any:
+    """Mean of ``metrics`` per ``by`` group over the judged rows (:func:`judged_frame`), in group order of first
+    appearance; a group with no judged row is absent. Every table that averages F1 / EM calls this."""
+    judged = judged_frame(frame, rule)
+    means = judged.groupby(by, sort=False)[list(metrics)].mean()
+    means.attrs = judged.attrs
+    return means
 
 
 def empty_rates(records: list[Mapping[str, Any]]) -> dict[str, float | None]:

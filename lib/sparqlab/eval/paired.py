@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
+from sparqlab.eval.metrics import judged_records
+
 
 @dataclass
 class PairedComparison:
@@ -68,11 +70,10 @@ class PairedComparison:
 
 
 def _scored(records: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """Records with a score (``f1`` not None), by question id; duplicate ids are an error."""
+    """The judged records (:func:`sparqlab.eval.metrics.judged_records`: gold errors left out, a missing
+    prediction wrong), by question id; duplicate ids are an error."""
     found: dict[str, Mapping[str, Any]] = {}
-    for record in records:
-        if record.get("f1") is None or record.get("f1") != record.get("f1"):  # None or NaN: not scored
-            continue
+    for record in judged_records(records):
         key = str(record["id"])
         if key in found:
             raise ValueError(f"question id {key!r} appears twice in one run")

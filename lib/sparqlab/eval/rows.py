@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from sparqlab.eval.metrics import check_rule, judge
 from sparqlab.kg.results import QueryResult, Term
 
 UNSCORED_GOLD_SUFFIXES = ("Label", "Description")
@@ -33,23 +34,30 @@ Rows = Iterable[Mapping[str, Any]] | bool | QueryResult | None
 _Cell = tuple[tuple[str, str], ...]
 
 
-def row_f1(pred_rows: Rows, gold_rows: Rows) -> float:
+def row_f1(pred_rows: Rows, gold_rows: Rows, rule: str = "exclude") -> float | None:
     """Row-level F1 of SPINACH between predicted and gold result rows.
 
     Rows are SPARQL-JSON binding dicts (``{"x": {"type": "uri", "value": ...}}``); :class:`Term` cells and whole
     :class:`QueryResult` objects are accepted too. ASK answers are booleans: if either side is a boolean the score
     is 1.0 when both are the same boolean, else 0.0. ``pred_rows=None`` (no query, or it failed) scores 0.0.
-    Both sides empty scores 1.0 (SPINACH itself divides by zero there); one side empty scores 0.0.
+    Empty gold rows are a gold error, judged by ``rule`` as every question is
+    (:data:`sparqlab.eval.metrics.SCORING_RULES`): ``None`` (not judged) by default; ``rule="spinach"`` is
+    SPINACH's own convention, under which its released scores reproduce: empty predicted rows match (1.0;
+    SPINACH itself divides by zero there), anything else scores 0.0.
     """
+    check_rule(rule)
     pred, gold = _as_rows(pred_rows), _as_rows(gold_rows)
+    if gold is None:
+        raise ValueError("row_f1 needs gold rows (got None)")
+    if not isinstance(gold, bool) and not gold:
+        score = judge(None if pred is None else _flat(pred), set(), rule=rule)
+        return None if score is None else score.f1
     if pred is None:
         return 0.0
     if isinstance(pred, bool) or isinstance(gold, bool):
         return float(pred == gold)
-    if gold is None:
-        raise ValueError("row_f1 needs gold rows (got None)")
-    if not pred and not gold:
-        return 1.0
+    if not pred:
+        return 0.0
     pred_cells = [Counter(_cell(v) for v in row.values()) for row in pred]
     gold_cells = [
         Counter(_cell(v) for k, v in row.items() if not k.endswith(UNSCORED_GOLD_SUFFIXES)) for row in gold
@@ -57,6 +65,13 @@ def row_f1(pred_rows: Rows, gold_rows: Rows) -> float:
     ratios = _coverage(pred_cells, gold_cells)
     total, partial = _best_matching(ratios, gold_cells)
     return 2 * total / (total + len(pred) + len(gold) - partial)
+
+
+def _flat(rows: list[Mapping[str, Any]] | bool) -> set[str]:
+    """The cells of result rows as strings (empty rows: the empty set), for the gold-error rule."""
+    if isinstance(rows, bool):
+        return {str(rows).lower()}
+    return {str(_cell(v)) for row in rows for v in row.values()}
 
 
 def _as_rows(rows: Rows) -> list[Mapping[str, Any]] | bool | None:

@@ -105,10 +105,11 @@ def _open(kg_name: str) -> Any:
 
 def gate_table(gates: Mapping[str, Gate], run_dir: str | Path, kg: Any, threshold: float = 0.5) -> pd.DataFrame:
     """Table 4: each gate's accuracy / precision / recall / F1 / FPR / trigger rate at ``threshold`` on the
-    initial queries of a generator-only run (labels from its answers; gold errors left out)."""
+    initial queries of a generator-only run, on the question set and labels of the pipeline's gate metrics
+    (:func:`~sparqlab.methods.ggc.metrics.pipeline_metrics`: a gold-error question needs correction)."""
     rows = {}
     for name, gate in gates.items():
-        examples = [q.gate_example() for q in labelled_queries([run_dir], kg, gate.kg_feedback)]
+        examples = [q.gate_example() for q in labelled_queries([run_dir], kg, gate.kg_feedback, gold_errors=True)]
         probabilities = gate.probabilities(examples)
         decisions = [decide(p, threshold) for p in probabilities]
         rows[name] = gate_metrics([e.label for e in examples], decisions)

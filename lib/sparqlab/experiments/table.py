@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from sparqlab.eval.metrics import judged_records
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
@@ -158,7 +159,7 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
         runs[cell.key], metrics_of[cell.key] = run_dir, summary
         if not summary["complete"]:
             notes.append(f"{cell.key}: incomplete run ({summary['n_done']}/{summary['n_questions']} questions)")
-        records_of[cell.key] = [r for r in records if r.get("f1") is not None]
+        records_of[cell.key] = judged_records(records)
     labels = _row_labels(grid, metrics_of, cells)
     by_position = {(c.row, c.dataset): c for c in cells}
     lines = []

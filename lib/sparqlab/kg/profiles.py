@@ -99,6 +99,15 @@ class ConstraintScheme:
             return ""
         return f"FILTER NOT EXISTS {{ {var} <{self.rank_predicate}> <{self.deprecated_rank}> }} "
 
+    @property
+    def subclass_semantics(self) -> bool:
+        """Whether a declared class applies to the instances of its subclasses: RDFS's own ``rdfs:domain`` /
+        ``rdfs:range`` (entailment rules rdfs2/rdfs3 with rdfs9: a Professor ⊑ Person is in the domain of a
+        property declared on Person). Wikidata's P2302 constraints say per statement how the subject relates to
+        the class (P2309), and Freebase's type.property.schema names a property's own type: neither is closed."""
+        return self.kind == "rdfs" and (self.domain_predicate, self.range_predicate) == (RDFS + "domain",
+                                                                                        RDFS + "range")
+
     def domain_range_query(self, property_iri: str) -> str:
         """A SELECT with ``?kind`` (``"domain"``/``"range"``) and ``?class`` for one property."""
         if self.kind == "rdfs":
@@ -204,6 +213,8 @@ class PromptConventions:
       prompt (SAGA's answer-type prompt); empty: the prompt lists the KG's own classes.
     - ``prune_example``: a worked example of SPINACH's neighbourhood-pruning prompt in the KG's id style
       (``None``: the prompt's Wikidata example).
+    - ``prompt_prefixes``: the prefix names GGC's paper-style KG paragraph lists (appendix B: ``wd`` and
+      ``rdfs`` on Wikidata); empty: the profile's own predefined prefixes and ``rdfs``.
     """
 
     topic: str = ""
@@ -211,6 +222,7 @@ class PromptConventions:
     query_rules: str = ""
     answer_types: tuple[tuple[str, str], ...] = ()
     prune_example: str | None = None
+    prompt_prefixes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -442,6 +454,7 @@ WIKIDATA = KGProfile(
     ),
     conventions=PromptConventions(
         relation_word="properties",
+        prompt_prefixes=("wd", "wdt", "rdfs"),
         query_rules="""\
 A name in square brackets, such as [Douglas Adams], is a topic entity. Use the prefixes wd: \
 <http://www.wikidata.org/entity/> and rdfs: <http://www.w3.org/2000/01/rdf-schema#> when you need them, match \

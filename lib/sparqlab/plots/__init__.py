@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
 from sparqlab.core.paths import figures_dir
+from sparqlab.eval.metrics import ANSWER_METRICS, judged_frame
 from sparqlab.plots.check import FigureLayoutError, check_figure, strict
 from sparqlab.plots.check import LayoutProblem as LayoutProblem
 
@@ -483,7 +484,8 @@ def _legend_outside(ax: Axes) -> None:
 
 
 def _frame(data: Any, columns: list[str]) -> pd.DataFrame:
-    """A copy of ``data`` as a DataFrame, with a clear error when a needed column is missing."""
+    """A copy of ``data`` as a DataFrame, with a clear error when a needed column is missing; a figure of F1 or
+    EM gets the judged questions only (:func:`sparqlab.eval.judged_frame`: the values every table averages)."""
     if isinstance(data, pd.DataFrame):
         frame = data.copy()
     elif isinstance(data, Iterable) and not isinstance(data, str | Mapping):
@@ -493,6 +495,8 @@ def _frame(data: Any, columns: list[str]) -> pd.DataFrame:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"records lack column(s) {missing}; available: {sorted(map(str, frame.columns))}")
+    if ANSWER_METRICS & set(columns):
+        frame = judged_frame(frame)
     if frame.empty:
         raise ValueError("no records to plot")
     return frame

@@ -1,6 +1,7 @@
 """``metrics.json``: one run's (or one shard's, or a merge's) numbers, recomputed from its predictions.
 
-Scores come from :func:`sparqlab.eval.summarise` over the questions that have gold answers; cost totals from
+Scores come from :func:`sparqlab.eval.summarise` over the judged questions (a gold error is counted, not
+averaged: :func:`sparqlab.eval.metrics.judged_scores`); cost totals from
 :func:`sparqlab.llm.aggregate_usage`; plus counts by error category and how many questions are still missing.
 Everything is a pure function of the prediction records, so a merge recomputes exactly what a single run reports.
 """
@@ -13,15 +14,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sparqlab.eval import summarise
-from sparqlab.eval.errors import is_gold_error_record, is_no_gold_record
-from sparqlab.eval.metrics import binary_decisions
+from sparqlab.eval.errors import is_no_gold_record
+from sparqlab.eval.metrics import NOT_EXECUTED, binary_decisions, is_gold_error_record
 from sparqlab.llm import aggregate_usage
 from sparqlab.llm.prefix_cache import BLOCK_TOKENS
 from sparqlab.runs.manifest import now_iso
 
 SCORE_KEYS = ("f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall")
 
-GENERATED_ONLY = "not executed (generate_only)"
+GENERATED_ONLY = NOT_EXECUTED
 """``gold_source`` of a generation-only run's records: nothing was executed, nothing scored."""
 
 
@@ -118,8 +119,7 @@ def decision_scores(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
 def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> dict[str, Any]:
     """Scores, costs and error counts of ``records`` (prediction lines) out of ``n_questions`` selected."""
     records = list(records)
-    scored = [r for r in records if r.get("f1") is not None]
-    summary = summarise(scored)
+    summary = summarise(records)
     latencies = [float(r.get("latency_s") or 0.0) for r in records]
     usage = aggregate_usage(records)
     return {
@@ -127,7 +127,7 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "n_done": len(records),
         "n_missing": n_questions - len(records),
         "complete": len(records) == n_questions,
-        "n_scored": len(scored),
+        "n_scored": summary["n"],
         # questions that cannot be judged (gold query failed or gave nothing); a generation-only line was not
         # judged, and a question without any gold (a served request) has nothing to judge
         "n_gold_errors": sum(1 for r in records if r.get("gold_source") != GENERATED_ONLY

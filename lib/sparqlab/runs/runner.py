@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,7 +36,7 @@ from sparqlab.core.cache import CacheCorrupt
 from sparqlab.core.integrity import DamagedOutput
 from sparqlab.data.gold_snapshot import GoldSnapshot, find_snapshot
 from sparqlab.data.question import Question
-from sparqlab.data.registry import training_source
+from sparqlab.data.registry import evaluation_set_note, training_source
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
@@ -355,6 +356,10 @@ class Runner:
                                      answer_match=resolve_mode(config.answer_match, self.kg))
         self.fingerprint = questions_fingerprint(self.all_questions)
         self.n_total = len(self.all_questions)
+        self.evaluation_set = evaluation_set_note(config.dataset if questions is None else None, split,
+                                                  len(loaded), config.select, config.limit, config.sample)
+        if self.evaluation_set:  # the run says so, and manifest.json keeps it
+            print(f"sparqlab run: note: this run {self.evaluation_set}", file=sys.stderr)
         self.questions = select_shard(self.all_questions, self.config.shard_index, self.config.num_shards)
         models = [self.model, *(r.model for r in self.roles.values())]
         self.models = list({id(m): m for m in models if m is not None}.values())
@@ -481,8 +486,9 @@ class Runner:
             answer_match=self.config.answer_match)
 
     def _manifest(self, status: str, n_done: int) -> dict[str, Any]:
-        return manifest_document(self._header(), status, n_done, self.fingerprint, self.n_total,
-                                 [q.id for q in self.questions])
+        document = manifest_document(self._header(), status, n_done, self.fingerprint, self.n_total,
+                                     [q.id for q in self.questions])
+        return {**document, "evaluation_set": self.evaluation_set} if self.evaluation_set else document
 
     def _write_provenance(self) -> None:
         config_path = self.run_dir / CONFIG

@@ -1,7 +1,8 @@
 """The ReAct controller shared by SPINACH and SAGA (SAGA Algorithm 1, the agentic loop).
 
 Each step: render the controller prompt (instructions + question + a window of recent steps), call the model
-(temperature 1.0, top-p 0.9, 700 tokens, stop at the observation marker — all configurable), turn the reply into
+(greedy, 2,048 tokens, stop at the observation marker: the paper's "Implementation Details"; appendix F.2's
+sampling is the ``sampling="appendix_f2"`` preset; all configurable), turn the reply into
 one action with the temperature-0 re-parse call (appendix F.2: after every controller reply; ``reparse=
 "on_failure"`` calls it only when the reply does not parse by itself), run it as a registered tool over the question
 context, append ``(thought, action, observation)`` to the history. ``stop`` ends the loop and the last executed
@@ -38,6 +39,16 @@ PARSE_FAILURE_OBSERVATION = (
 
 
 REPARSE_MODES = ("every_step", "on_failure")
+
+SAMPLING_PRESETS: dict[str, dict[str, float | int]] = {
+    "greedy": {"temperature": 0.0, "top_p": 1.0, "max_tokens": 2048},
+    "appendix_f2": {"temperature": 1.0, "top_p": 0.9, "max_tokens": 700},
+}
+"""Controller sampling (``AgentConfig.sampling``). ``greedy``: SAGA's "Implementation Details" ("greedy decoding
+(temperature = 0) and cap each response at 2,048 tokens to obtain deterministic outputs"; every reported experiment,
+baselines included, "under the same decoding configuration"), the default. ``appendix_f2``: the settings printed
+with the controller prompt template in appendix F.2 (temperature 1.0, top-p 0.9, 700 tokens); a stochastic
+variant (docs/fidelity.md argues the choice)."""
 """When the re-parse call runs (``AgentConfig.reparse``)."""
 
 
@@ -47,8 +58,10 @@ class AgentConfig(MethodConfig):
 
     - ``max_actions``: action budget per question (actions, repeats and unparseable replies all count).
     - ``window``: how many recent steps the controller prompt shows (older ones are summarised as a count).
-    - ``controller_temperature`` / ``controller_top_p`` / ``controller_max_tokens`` / ``controller_stop``: sampling
-      of the controller call (appendix F.2: 1.0, 0.9, 700, the observation marker).
+    - ``sampling``: the controller's sampling preset (:data:`SAMPLING_PRESETS`): ``"greedy"`` (Implementation
+      Details: temperature 0, 2,048 tokens; deterministic) or ``"appendix_f2"`` (temperature 1.0, top-p 0.9, 700).
+    - ``controller_temperature`` / ``controller_top_p`` / ``controller_max_tokens``: override one value of the
+      preset (``None``: the preset's); ``controller_stop``: stop sequences (the observation marker).
     - ``reparse``: when the temperature-0 re-parse call runs: ``"every_step"`` (appendix F.2: a second call
       re-parses every controller reply into JSON; its action is used, the reply's own parse only when the JSON
       is unreadable) or ``"on_failure"`` (a cheaper variant: only for replies whose action does not parse).
@@ -76,9 +89,10 @@ class AgentConfig(MethodConfig):
 
     max_actions: int = 15
     window: int = 5
-    controller_temperature: float = 1.0
-    controller_top_p: float = 0.9
-    controller_max_tokens: int = 700
+    sampling: str = "greedy"
+    controller_temperature: float | None = None
+    controller_top_p: float | None = None
+    controller_max_tokens: int | None = None
     controller_stop: tuple[str, ...] = (OBSERVATION_MARKER,)
     reparse: str = "every_step"
     controller_reasoning_effort: str | None = None
@@ -103,6 +117,14 @@ class AgentConfig(MethodConfig):
             raise ValueError(f"max_actions and window must be >= 1; got {self.max_actions}, {self.window}")
         if self.reparse not in REPARSE_MODES:
             raise ValueError(f"reparse must be one of {', '.join(REPARSE_MODES)}; got {self.reparse!r}")
+        if self.sampling not in SAMPLING_PRESETS:
+            raise ValueError(f"sampling must be one of {', '.join(SAMPLING_PRESETS)}; got {self.sampling!r}")
+
+    def call_params(self, kind: str) -> dict[str, Any]:
+        """The controller call's parameters are the ``sampling`` preset's, each overridden by a set
+        ``controller_*`` field; other kinds as :meth:`MethodConfig.call_params`."""
+        params = super().call_params(kind)
+        return {**SAMPLING_PRESETS[self.sampling], **params} if kind == "controller" else params
 
 
 @dataclass

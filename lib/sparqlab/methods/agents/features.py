@@ -4,10 +4,13 @@ attributes, so a misspelt flag is an error when the config is built, never a sil
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, get_args
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal, get_args
 
 from sparqlab.platform import MethodConfig
+
+if TYPE_CHECKING:
+    from sparqlab.kg.profiles import KGProfile
 
 
 @dataclass(frozen=True)
@@ -31,8 +34,12 @@ class SagaFeatures(MethodConfig):
       own type patterns, and Θ records them only after the query ran with results, replacing what an earlier
       query said about the same variable name; ``trace`` — the earlier reading: every query's type patterns
       enter Θ before it runs (blocked and failing ones too) and a variable keeps them for later queries.
-    - ``subclass_closure``: close τ(e) under subclass-of before filtering (an improvement the paper names in E.7;
-      off by default, as in the paper).
+    - ``subclass_closure``: close τ(e) (and σ(e)) under subclass-of before P_τ and [BLOCKED] match a declared
+      class. ``None`` (default): what the KG's declarations mean (:attr:`sparqlab.kg.ConstraintScheme.
+      subclass_semantics`): on ``rdfs:domain`` / ``rdfs:range`` schemas a declaration covers every subclass (RDFS
+      semantics), on Wikidata's P2302 constraints and Freebase matching is exact, as Eq. (3) and appendix E.7
+      describe. ``True`` / ``False`` force one reading on any KG (``False`` on an RDFS KG is the earlier exact
+      match).
     """
 
     type_filter: bool = True
@@ -42,7 +49,13 @@ class SagaFeatures(MethodConfig):
     empirical_fallback: bool = True
     empirical_filter: bool = False
     variable_types: Literal["query", "trace"] = "query"
-    subclass_closure: bool = False
+    subclass_closure: bool | None = None
+
+    def for_kg(self, profile: KGProfile) -> SagaFeatures:
+        """These features with ``subclass_closure`` resolved for one KG (``None``: its declarations' semantics)."""
+        if self.subclass_closure is not None:
+            return self
+        return replace(self, subclass_closure=profile.constraints.subclass_semantics)
 
     def __post_init__(self) -> None:
         allowed = get_args(self.field_types()["variable_types"])

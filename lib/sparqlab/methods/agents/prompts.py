@@ -142,11 +142,12 @@ Output:
 ANSWER_TYPE = PromptTemplate("answer_type", """\
 What type of thing does the question ask for? Return only a JSON object with two fields:
 - "answer_type_label": a short English name of the type (for example person, country, city, film, date, number);
-- "answer_type_id": the id of that type in the {kg_name} knowledge graph from the list below, or "" if none fits.
+- "answer_type_id": the most relevant class id of that type in the {kg_name} knowledge graph (any class of the
+  graph; common ones are listed below as examples), or "" if unknown.
 For a yes/no question return {{"answer_type_label": "boolean", "answer_type_id": ""}}; for a count or another
 number return {{"answer_type_label": "quantity", "answer_type_id": ""}}.
 
-Types of this knowledge graph:
+Common types of this knowledge graph (examples, not a complete list):
 {type_catalogue}
 
 Question: Who directed the film Alien?

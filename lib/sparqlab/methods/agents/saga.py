@@ -108,12 +108,14 @@ class Saga(AgentMethod):
 
     async def start(self, session: AgentSession, ctx: QuestionContext) -> None:
         session.schema = await self._schema(ctx.kg)
-        session.features = self.config.features  # the session is SAGA's (AgentSession.schema_aware)
+        session.features = self.config.features.for_kg(ctx.kg.profile)  # the session is SAGA's (schema_aware)
         if self.config.features.answer_type_prior and ctx.models:  # no model: an observation outside a run
             session.theta.answer_type = await self._answer_type(session, ctx)
 
     async def _answer_type(self, session: AgentSession, ctx: QuestionContext) -> tuple[str, str] | None:
-        """Appendix F.1: ``(label, class IRI or "")`` from one temperature-0 call; an unreadable reply gives
+        """Appendix F.1: ``(label, class IRI or "")`` from one temperature-0 call. The id may be any class of the
+        KG (the catalogue's common mappings are examples); an id the schema index never met is kept as a
+        label-only type (logged as ``unindexed``), since no domain or range can match it. An unreadable reply gives
         "unknown". A reply cut by its budget (``reasoning_exhausted``, ``truncated_reply``) gives ``None`` (not
         predicted) and is recorded as ``answer_type_failure``: the prior did not run, it did not say "unknown"."""
         catalogue = type_catalogue(ctx.kg, session.schema)
@@ -135,6 +137,9 @@ class Saga(AgentMethod):
             iri = ctx.kg.profile.resolve_id(type_id) if type_id else ""
         except ValueError:
             iri = ""
+        if iri and not session.schema.knows_class(iri):  # any class id is welcome; one the index never met
+            ctx.log("answer_type", label=label, type=None, unindexed=iri)  # cannot match a range: label only
+            return label, ""
         ctx.log("answer_type", label=label, type=iri)
         return label, iri
 

@@ -360,23 +360,21 @@ async def _examples(ctx: QuestionContext, args: dict[str, Any]) -> Observation:
 
 def _check_state(ctx: QuestionContext, session: AgentSession, triples: list[Triple]) -> TypeState:
     """The types the [BLOCKED] check of one query relies on, without touching Θ (a query that is blocked or
-    fails must not teach Θ anything): Θ's entity types (with the persistent state), and for variables the
+    fails must not teach Θ anything): Θ's entity types (without the persistent state Θ holds only the entity
+    of the latest lookup, so "− persistent type state" removes persistence, not the check), and for variables the
     query's own type patterns — a variable name is reused across queries for different things, so ``?x``'s
     types from an earlier query do not carry over. ``variable_types="trace"`` is the older reading: every
     query's type patterns are written into Θ before it runs and a variable keeps them for later queries."""
     type_predicate, features = ctx.kg.profile.type_predicate, saga_features(session)
-    if features.variable_types == "trace":
-        state = session.theta if features.type_state else TypeState()
-        for term, cls in state.observe_query(triples, type_predicate):
+    if features.variable_types == "trace" and features.type_state:
+        for term, cls in session.theta.observe_query(triples, type_predicate):
             if term.startswith("?"):
-                session.note(f"[info] {term} is {state.class_name(cls)}")
-        return state
-    state = TypeState(class_labels=session.theta.class_labels)
-    if features.type_state:
-        state.superclasses = session.theta.superclasses
-        for term, classes in session.theta.types.items():
-            if not term.startswith("?"):
-                state.add(term, classes)
+                session.note(f"[info] {term} is {session.theta.class_name(cls)}")
+        return session.theta
+    state = TypeState(class_labels=session.theta.class_labels, superclasses=session.theta.superclasses)
+    for term, classes in session.theta.types.items():  # without type_state: the entity just looked up only
+        if not term.startswith("?"):
+            state.add(term, classes)
     state.observe_query(triples, type_predicate)
     return state
 

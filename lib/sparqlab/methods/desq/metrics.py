@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sparqlab.eval.metrics import answer_means
 from sparqlab.eval.structural import fragment_em, query_em, structural_em, uri_em
 from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, correct_slots, roundtrip_flag
 from sparqlab.methods.desq.fragments import AssemblyError, Decomposition, IdScheme, assemble, placeholders_in
@@ -258,6 +259,7 @@ def query_em_table(predictions: pd.DataFrame) -> pd.DataFrame:
     from sparqlab.eval.sparql_tree import SparqlParseError
 
     rows = []
+    execution_f1 = answer_means(predictions, "run", ("f1",))["f1"] if "f1" in predictions else {}
     for run, frame in predictions.groupby("run", sort=False):
         em, structural, unscored = [], [], 0
         for predicted, gold in zip(frame["predicted_sparql"], frame["gold_sparql"], strict=True):
@@ -271,7 +273,7 @@ def query_em_table(predictions: pd.DataFrame) -> pd.DataFrame:
         rows.append({"run": run, "model": first.get("model"), "dataset": first.get("dataset"), "n": len(em),
                      "query_em": sum(em) / len(em) if em else float("nan"),
                      "structural_em": sum(structural) / len(structural) if structural else float("nan"),
-                     "execution_f1": pd.to_numeric(frame.get("f1"), errors="coerce").mean(), "unscored": unscored})
+                     "execution_f1": execution_f1.get(run, float("nan")), "unscored": unscored})
     return pd.DataFrame(rows).set_index("run")
 
 

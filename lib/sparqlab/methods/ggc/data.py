@@ -26,7 +26,7 @@ SFT files are JSON Lines with one instruction/response pair per line, the correc
 Table 8) as the instruction and the gold query as the response::
 
     {"id": ..., "source": "wrong" | "correct", "system": <system prompt>, "instruction": <user turn>,
-     "input": "", "output": <gold SPARQL>, "messages": [system, user, assistant]}
+     "input": "", "output": <gold SPARQL>, "messages": [system, user, assistant <the same gold SPARQL>]}
 
 ``instruction``/``input``/``output``/``system`` is the Alpaca layout LLaMA-Factory reads (a ``dataset_info.json``
 describing every file is written alongside); ``messages`` is the conversational layout TRL's ``SFTTrainer``
@@ -35,6 +35,7 @@ reads (train with ``assistant_only_loss=True`` to put the loss on the response o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,10 +44,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
-from sparqlab.eval.errors import is_gold_error_record
+from sparqlab.eval.metrics import is_gold_error_record
 from sparqlab.methods.ggc.feedback import KGFeedback, feedback_for
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings
-from sparqlab.methods.ggc.prompts import conventions_for, corrector_messages
+from sparqlab.methods.ggc.prompts import (
+    PAPER_PROMPTS,
+    PromptAdditions,
+    conventions_for,
+    corrector_messages,
+    prompt_prefixes,
+    sparql_target,
+    variant_profile,
+)
 
 if TYPE_CHECKING:
     from sparqlab.kg.profiles import PromptConventions
@@ -71,10 +80,13 @@ class LabelledQuery:
         return GateExample(self.question, self.sparql, int(not self.correct), self.feedback, self.question_id)
 
 
-def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback: bool = False) -> list[LabelledQuery]:
+def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback: bool = False,
+                     gold_errors: bool = False) -> list[LabelledQuery]:
     """The initial queries of generator-only runs (or uncorrected questions of any GGC run), labelled.
 
-    With ``kg_feedback`` each query is executed on ``kg`` (through the query cache) for its
+    Questions whose gold query fails or returns nothing are left out (training data: no correct target), unless
+    ``gold_errors``: then they are kept as "correction required" (``correct=False``), the question set and labels
+    the pipeline's gate metrics use (evaluation, Table 4). With ``kg_feedback`` each query is executed on ``kg`` (through the query cache) for its
     :class:`~sparqlab.methods.ggc.feedback.KGFeedback`, by the same code the method uses. A question in several folders
     is taken once (first folder wins).
     """
@@ -87,13 +99,15 @@ def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback
             raise FileNotFoundError(f"{run_dir} is not a run folder (no predictions.jsonl)")
         for record in read_jsonl(path):
             extra = record.get("extra") or {}
-            if record["id"] in found or extra.get("triggered") or record.get("em") is None:
+            gold_error = is_gold_error_record(record)
+            if record["id"] in found or extra.get("triggered") or (gold_error and not gold_errors):
                 continue
-            if is_gold_error_record(record):
+            if record.get("em") is None and not gold_error:  # not judged (no gold at all)
                 continue
             sparql = record.get("predicted_sparql") or ""
             feedback = feedback_for(kg, sparql) if kg_feedback else None
-            found[record["id"]] = LabelledQuery(record["id"], record["question"], sparql, bool(record["em"]),
+            found[record["id"]] = LabelledQuery(record["id"], record["question"], sparql,
+                                                not gold_error and bool(record["em"]),
                                                 record.get("gold_sparql"), feedback)
     if not found:
         raise ValueError("no judgeable initial queries in the given run folders")
@@ -147,21 +161,25 @@ def compose(queries: Sequence[LabelledQuery], compositions: Mapping[str, float] 
 
 
 def sft_record(query: LabelledQuery, kg_name: str, kg_notes: str, conventions: PromptConventions,
-               kg_feedback: bool = False) -> dict[str, Any]:
-    """One instruction/response pair (module docstring): the corrector's prompt and the gold query."""
+               kg_feedback: bool = False, additions: PromptAdditions = PAPER_PROMPTS,
+               prefixes: str = "") -> dict[str, Any]:
+    """One instruction/response pair (module docstring): the corrector's prompt and the gold query; the Alpaca
+    ``output`` and the chat ``assistant`` turn are the same target (:func:`~sparqlab.methods.ggc.prompts.
+    sparql_target`: fenced exactly when the prompt asks for a fence)."""
     feedback = query.feedback.describe() if kg_feedback and query.feedback else None
-    system, user = corrector_messages(query.question, query.sparql, kg_name, kg_notes, conventions, feedback)
-    gold = query.gold_sparql.strip()
+    system, user = corrector_messages(query.question, query.sparql, kg_name, kg_notes, conventions, feedback,
+                                      additions, prefixes)
+    target = sparql_target(query.gold_sparql, additions)
     return {"id": query.question_id, "source": "correct" if query.correct else "wrong",
-            "system": system["content"], "instruction": user["content"], "input": "", "output": gold,
-            "messages": [system, user, {"role": "assistant", "content": f"```sparql\n{gold}\n```"}]}
+            "system": system["content"], "instruction": user["content"], "input": "", "output": target,
+            "messages": [system, user, {"role": "assistant", "content": target}]}
 
 
 def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, kg: Any, *,
                          variant: str | None = None, kg_feedback: bool = False,
                          compositions: Mapping[str, float] = COMPOSITIONS, seed: int = 0,
                          sources: Sequence[str] = (), notes: str | None = None,
-                         basis: str = "composed") -> dict[str, Any]:
+                         basis: str = "composed", prompt: PromptAdditions = PAPER_PROMPTS) -> dict[str, Any]:
     """Write ``<composition>.jsonl`` per composition, LLaMA-Factory's ``dataset_info.json`` and a
     ``manifest.json`` (sizes, seed, composition ``basis``, source runs); returns the manifest. ``notes`` is the KG description in the
     prompt (default: what the method's prompt says about ``kg``); ``variant`` as GGC's (``None``: the KG's own
@@ -174,11 +192,13 @@ def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, 
     out.mkdir(parents=True, exist_ok=True)
     notes = kg_notes(kg) if notes is None else notes
     conventions = conventions_for(kg.profile, variant)
+    prefixes = prompt_prefixes(variant_profile(kg.profile, variant))
     sets = compose(queries, compositions, seed, basis)
     sizes, info = {}, {}
     for name, members in sets.items():
         write_jsonl(out / f"{name}.jsonl",
-                    [sft_record(q, kg.profile.name, notes, conventions, kg_feedback) for q in members])
+                    [sft_record(q, kg.profile.name, notes, conventions, kg_feedback, prompt, prefixes)
+                     for q in members])
         n_correct = sum(q.correct for q in members)
         sizes[name] = {"total": len(members), "wrong": len(members) - n_correct, "correct": n_correct}
         info[f"ggc_corrector_{name}"] = {"file_name": f"{name}.jsonl", "formatting": "alpaca",
@@ -187,7 +207,8 @@ def write_corrector_data(queries: Sequence[LabelledQuery], out_dir: str | Path, 
     (out / "dataset_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     manifest = {"compositions": dict(compositions), "basis": basis, "sizes": sizes, "seed": seed,
                 "variant": variant or kg.profile.name,
-                "kg_feedback": kg_feedback, "kg": kg.profile.name, "sources": list(sources),
+                "kg_feedback": kg_feedback, "prompt": dataclasses.asdict(prompt), "kg": kg.profile.name,
+                "sources": list(sources),
                 "n_labelled": len(queries)}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

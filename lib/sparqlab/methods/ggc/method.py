@@ -30,17 +30,26 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from sparqlab.core.hashing import stable_hash
+from sparqlab.core.hashing import file_digest, stable_hash
 from sparqlab.data.question import Question
 from sparqlab.llm.replies import reply_error
 from sparqlab.methods.ggc.data import gate_from_runs
 from sparqlab.methods.ggc.feedback import KGFeedback
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings, decide, folder_digest
-from sparqlab.methods.ggc.prompts import PROMPTS, conventions_for, corrector_messages, generator_messages
+from sparqlab.methods.ggc.prompts import (
+    PROMPTS,
+    PromptAdditions,
+    conventions_for,
+    corrector_messages,
+    generator_messages,
+    prompt_prefixes,
+    variant_profile,
+)
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
@@ -68,10 +77,19 @@ class GGCConfig(MethodConfig):
     - ``variant``: whose prompt conventions describe the KG (topic, relation word, rules for queries): ``None``
       the run KG's profile, else the name of a registered profile (``wikidata`` for a Wikidata mirror opened
       with a derived profile).
+    - ``prompt``: the workbench's additions to the paper's prompts (appendix B), each off by default
+      (:class:`~sparqlab.methods.ggc.prompts.PromptAdditions`: ``prompt.kg_rules``, ``prompt.schema_listing``,
+      ``prompt.reply_fence``); a fine-tuned generator or corrector expects the prompts its data were built with.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
       ``gate_path`` is given (the first ``train_limit`` of the split); ``train_dataset`` ``None`` is the run's own
       training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the trained gate's
       digest enters the run id).
+    - ``train_offset``: skip the first questions of the split before taking ``train_limit`` (GGC §4.1: the gate is
+      labelled on the training questions the generator was *not* fine-tuned on; a generator trained with
+      ``train data --limit N`` saw the first N, so ``train_offset=N``).
+    - ``generator_data``: the generator's training file (records with an ``id``); its questions are left out
+      before ``train_limit`` is taken, so gate and generator data are disjoint by construction (the file's
+      digest enters the gate's key; the labelled ids are in the gate's ``training``).
     - ``allow_other_kg``: train on a dataset of another KG than the run's (refused otherwise).
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
       passing its text on as Algorithm 1 does.
@@ -93,9 +111,12 @@ class GGCConfig(MethodConfig):
     gate_path: str | None = None
     kg_feedback: bool = False
     variant: str | None = None
+    prompt: PromptAdditions = PromptAdditions()
     train_dataset: str | None = None
     train_split: str = "train"
     train_limit: int = 1000
+    train_offset: int = 0
+    generator_data: str | None = None
     allow_other_kg: bool = False
     skip_unparseable: bool = False
     generate_max_tokens: int | None = None
@@ -176,6 +197,23 @@ def model_identity(model: Any) -> dict[str, Any]:
     return {k: v for k, v in model.describe().items() if k not in LOCATION_KEYS}
 
 
+def gate_questions(questions: Sequence[Question], offset: int, limit: int,
+                   generator_data: str | None = None) -> list[Question]:
+    """The training questions GGC labels for its gate: those not in the generator's training file
+    ``generator_data`` (GGC §4.1: "initial queries on the remaining training data"), from ``offset``, at most
+    ``limit``; ``ValueError`` when none remain."""
+    if generator_data:
+        from sparqlab.methods.ggc.training_data import trained_ids
+
+        trained_on = trained_ids(generator_data)
+        questions = [q for q in questions if str(q.id) not in trained_on]
+    chosen = list(questions[offset: offset + limit])
+    if not chosen:
+        raise ValueError(f"no training questions left for the gate (offset {offset}, limit {limit}"
+                         + (f", {generator_data} removed" if generator_data else "") + ")")
+    return chosen
+
+
 @register_method("ggc")
 class GGC(Method):
     """Generator–Gate–Corrector (module docstring)."""
@@ -249,19 +287,23 @@ class GGC(Method):
             train_dataset = ctx.training_source()[0]
         key = {"settings": settings.to_dict(), "kg_feedback": self.config.kg_feedback, "generator": identity, "params": generator.params,
                "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "conventions": self._conventions_digest(),
-               "train": [train_dataset, self.config.train_split, self.config.train_limit],
+               "train": [train_dataset, self.config.train_split, self.config.train_limit, self.config.train_offset],
                "kg": ctx.kg.identity}
+        if self.config.generator_data:
+            key["generator_data"] = file_digest(Path(self.config.generator_data))
         folder, built = ctx.artifact_dir("ggc-gate", key)
         if not built:
             questions = ctx.train_questions(train_dataset, self.config.train_split,
                                             allow_other_kg=self.config.allow_other_kg)
-            questions = questions[: self.config.train_limit]
-            result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant), questions,
+            questions = gate_questions(questions, self.config.train_offset, self.config.train_limit,
+                                       self.config.generator_data)
+            result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant, prompt=self.config.prompt), questions,
                                        experiment=f"ggc-gate-data-{stable_hash(identity, 8)}", role="generator")
             gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings,
                                            kg_feedback=self.config.kg_feedback)
             await asyncio.to_thread(gate.save, folder)
-            ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=gate.training["n"])
+            ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=gate.training["n"],
+                    question_ids=[q.id for q in questions])
         gate = await asyncio.to_thread(Gate.load, folder)
         self.gate, self.gate_digest, self.gate_folder = gate, folder_digest(folder), folder
 
@@ -289,7 +331,9 @@ class GGC(Method):
         conventions = self._conventions or conventions_for(ctx.kg.profile, self.config.variant)
         extra: dict[str, Any] = {"mode": self.config.mode}
         started = time.perf_counter()
-        reply = await ctx.chat(generator_messages(question.text, kg_name, notes, conventions), role="generator",
+        additions, prefixes = self.config.prompt, prompt_prefixes(variant_profile(ctx.kg.profile, self.config.variant))
+        reply = await ctx.chat(generator_messages(question.text, kg_name, notes, conventions, additions, prefixes),
+                               role="generator",
                                kind="generate", defaults=self.config.call_params("generate"))
         initial = extract_sparql(reply.text)
         extra.update(initial_sparql=initial, t_generator_s=round(time.perf_counter() - started, 6))
@@ -325,7 +369,7 @@ class GGC(Method):
 
         started = time.perf_counter()
         reply = await ctx.chat(corrector_messages(question.text, s0, kg_name, notes, conventions,
-                                                  feedback.describe() if feedback else None),
+                                                  feedback.describe() if feedback else None, additions, prefixes),
                                role="corrector", kind="correct", defaults=self.config.call_params("correct"))
         corrected = extract_sparql(reply.text)
         extra.update(corrected_sparql=corrected, t_corrector_s=round(time.perf_counter() - started, 6))
@@ -347,13 +391,11 @@ class GGC(Method):
         s(0) of a corrected question is executed on the KG (through its query cache)."""
         if "gate_prob" not in output.extra:
             return {}
-        from sparqlab.eval.errors import is_gold_error
+        from sparqlab.eval.metrics import is_gold_error
         from sparqlab.methods.ggc.metrics import execute_answers, initial_correct
 
         triggered = bool(output.extra.get("triggered"))
-        if is_gold_error(gold):
-            correct = False
-        else:
-            initial = execute_answers(self._kg, output.extra.get("initial_sparql")) if triggered else predicted
-            correct = initial_correct(initial, gold)
-        return {"gate_label": int(not correct), "gate_decision": int(triggered)}
+        initial = predicted
+        if triggered and not is_gold_error(gold):  # a gold error is wrong whatever s(0) returns: not executed
+            initial = execute_answers(self._kg, output.extra.get("initial_sparql"))
+        return {"gate_label": int(not initial_correct(initial, gold)), "gate_decision": int(triggered)}

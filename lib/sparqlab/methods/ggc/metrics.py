@@ -27,8 +27,7 @@ import pandas as pd
 
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.eval import answers_from_result
-from sparqlab.eval.errors import is_gold_error_record
-from sparqlab.eval.metrics import binary_decisions
+from sparqlab.eval.metrics import binary_decisions, gold_failed, is_gold_error_record, judge
 from sparqlab.eval.normalise import answer_set
 from sparqlab.kg.errors import KGError
 from sparqlab.methods.ggc.gate import decide
@@ -46,15 +45,22 @@ def execute_answers(kg: Any, sparql: str | None) -> list[str] | None:
         return None
 
 
-def _overlap(predicted: Iterable[str] | None, gold: set[str]) -> tuple[int, int, bool]:
-    """(hits, predicted size, exact match) of one answer list against the gold set."""
-    found = answer_set(predicted or ())
-    return len(found & gold), len(found), found == gold
+def _overlap(predicted: Iterable[str] | None, gold: set[str], gold_failed: bool,
+             rule: str) -> tuple[int, int, bool]:
+    """(hits, predicted size, query-level correctness) of one answer list against the gold set; correctness is
+    the judged EM (:func:`sparqlab.eval.metrics.judge`: no answers are never correct, a gold error is wrong under
+    ``count``)."""
+    found = None if predicted is None else answer_set(predicted)
+    score = judge(found, gold, gold_failed, rule)
+    return len((found or set()) & gold), len(found or ()), bool(score is not None and score.em)
 
 
-def initial_correct(answers: Iterable[str] | None, gold: Iterable[str]) -> bool:
-    """Query-level correctness: the answer set equals the gold answer set (no answers: wrong unless gold is empty)."""
-    return answer_set(answers or ()) == answer_set(gold)
+def initial_correct(answers: Iterable[str] | None, gold: Iterable[str] | None) -> bool:
+    """Query-level correctness: the answer set equals the gold answer set; no answers are wrong, and so is any
+    query of a question whose gold query failed (``gold=None``) or returned nothing (the ``count`` rule of
+    :func:`sparqlab.eval.metrics.judge`, as Table 3 counts ground-truth errors among the generator's errors)."""
+    found = None if answers is None else answer_set(answers)
+    return _overlap(found, answer_set(gold or ()), gold is None, "count")[2]
 
 
 GOLD_ERRORS = ("count", "exclude")
@@ -79,14 +85,12 @@ def stage_frame(run_dir: str | Path, kg: Any, gold_errors: str = "count") -> pd.
         extra = record.get("extra") or {}
         if "initial_sparql" not in extra:
             raise ValueError(f"{run_dir} is not a GGC run (question {record['id']} has no initial_sparql)")
-        gold = answer_set(record["gold_answers"] or ())
+        gold, failed = answer_set(record["gold_answers"] or ()), gold_failed(record.get("gold_source"))
         triggered = bool(extra.get("triggered"))
         final = record.get("predicted_answers")
         initial = execute_answers(kg, extra["initial_sparql"]) if triggered else final
-        h0, n0, ok0 = _overlap(initial, gold)
-        hc, nc, okc = _overlap(final, gold) if triggered else (h0, n0, ok0)
-        if gold_error:
-            ok0 = okc = False
+        h0, n0, ok0 = _overlap(initial, gold, failed, gold_errors)
+        hc, nc, okc = _overlap(final, gold, failed, gold_errors) if triggered else (h0, n0, ok0)
         rows.append({
             "id": record["id"], "gate_prob": extra.get("gate_prob"), "corrected": triggered,
             "initial_hits": h0, "initial_size": n0, "initial_correct": ok0,

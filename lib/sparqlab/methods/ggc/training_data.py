@@ -17,22 +17,42 @@ from sparqlab.core.hashing import file_digest
 from sparqlab.data.question import Question
 from sparqlab.kg.describe import kg_notes
 from sparqlab.methods.ggc.data import COMPOSITIONS, labelled_queries, write_corrector_data
-from sparqlab.methods.ggc.prompts import conventions_for, generator_messages
-from sparqlab.train.data import register_builder, sparql_response, write_dataset
+from sparqlab.methods.ggc.prompts import (
+    PAPER_PROMPTS,
+    PromptAdditions,
+    conventions_for,
+    generator_messages,
+    prompt_prefixes,
+    sparql_target,
+    variant_profile,
+)
+from sparqlab.train.data import register_builder, write_dataset
 from sparqlab.train.records import read_records
 
 
 @register_builder("ggc-generator", "dataset", needs_kg=True,
                   description="the GGC generator's prompt -> gold SPARQL")
 def generator_records(questions: Sequence[Question], kg: Any, progress: bool = True,
-                      variant: str | None = None) -> tuple[list[dict], dict]:
-    """GGC generator records: the generator's inference prompt and the gold query, fenced as the corrector
-    files fence theirs; ``variant`` as GGC's (``None``: the KG's own conventions)."""
+                      variant: str | None = None, prompt: PromptAdditions = PAPER_PROMPTS) -> tuple[list[dict], dict]:
+    """GGC generator records: the generator's inference prompt and the gold query as the corrector files give
+    theirs (:func:`~sparqlab.methods.ggc.prompts.sparql_target`); ``variant`` and ``prompt`` as GGC's
+    (``None``: the KG's own conventions; the paper's prompts)."""
     notes, conventions = kg_notes(kg), conventions_for(kg.profile, variant)
-    records = [{"id": q.id, "messages": [*generator_messages(q.text, kg.profile.name, notes, conventions),
-                                         {"role": "assistant", "content": sparql_response(q.gold_sparql)}]}
+    prefixes = prompt_prefixes(variant_profile(kg.profile, variant))
+    records = [{"id": q.id, "messages": [*generator_messages(q.text, kg.profile.name, notes, conventions, prompt,
+                                                             prefixes),
+                                         {"role": "assistant", "content": sparql_target(q.gold_sparql, prompt)}]}
                for q in questions if q.gold_sparql]
     return records, {}
+
+
+def trained_ids(generator_data: str | Path) -> set[str]:
+    """The question ids of the generator's training file; ``ValueError`` when it has none (disjointness from it
+    could not be checked)."""
+    trained_on = {str(r.get("id")) for r in read_records(generator_data) if r.get("id") is not None}
+    if not trained_on:
+        raise ValueError(f"{generator_data} has no record ids, so disjointness from it cannot be checked")
+    return trained_on
 
 
 def check_disjoint(queries: Sequence[Any], generator_data: str | Path | None) -> None:
@@ -41,10 +61,7 @@ def check_disjoint(queries: Sequence[Any], generator_data: str | Path | None) ->
     ids occur in the generator's training file ``generator_data`` (records with an ``id``)."""
     if generator_data is None:
         return
-    trained_on = {str(r.get("id")) for r in read_records(generator_data) if r.get("id") is not None}
-    if not trained_on:
-        raise ValueError(f"{generator_data} has no record ids, so disjointness from it cannot be checked")
-    shared = sorted({q.question_id for q in queries} & trained_on)
+    shared = sorted({q.question_id for q in queries} & trained_ids(generator_data))
     if shared:
         raise ValueError(f"{len(shared)} labelled questions (e.g. {shared[0]!r}) are in the generator's training "
                          f"data {generator_data}: the paper labels gate and corrector data on the remaining training "
@@ -58,7 +75,8 @@ def build_corrector_data(run_dirs: Sequence[str | Path], out: str | Path, kg: An
                          kg_feedback: bool = False, seed: int = 0,
                          compositions: Mapping[str, float] | Sequence[str] | None = None,
                          basis: str = "composed", queries: Sequence[Any] | None = None,
-                         generator_data: str | Path | None = None) -> dict[str, Any]:
+                         generator_data: str | Path | None = None,
+                         prompt: PromptAdditions = PAPER_PROMPTS) -> dict[str, Any]:
     """GGC's corrector compositions (default W1.0, +C0.2, +C0.5, +C0.8; ``compositions``: name → correct share,
     or names of :data:`~sparqlab.methods.ggc.data.COMPOSITIONS`; ``basis``: what C0.x is a share of, see
     :func:`~sparqlab.methods.ggc.data.write_corrector_data`) from generator runs, written by :func:`~sparqlab.methods.ggc.data.write_corrector_data` into the folder
@@ -75,7 +93,7 @@ def build_corrector_data(run_dirs: Sequence[str | Path], out: str | Path, kg: An
     check_disjoint(queries, generator_data)
     manifest = write_corrector_data(queries, out, kg, variant=variant, kg_feedback=kg_feedback, seed=seed,
                                     compositions=compositions or COMPOSITIONS, sources=[str(d) for d in run_dirs],
-                                    basis=basis)
+                                    basis=basis, prompt=prompt)
     manifest["sha256"] = {name: file_digest(Path(out) / f"{name}.jsonl") for name in manifest["sizes"]}
     (Path(out) / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

@@ -124,6 +124,11 @@ class SchemaIndex:
             return "instance"
         return entry.domain_relation if side == "domain" else entry.range_relation
 
+    def knows_class(self, iri: str) -> bool:
+        """Whether ``iri`` is a class the index has met: labelled, or in some property's domain or range."""
+        return iri in self.class_labels or any(
+            iri in self.domain(prop) or iri in self.range(prop) for prop in self.properties)
+
     def domain(self, prop: str) -> frozenset[str]:
         """δ(p): formal (unmasked) domain, else empirical evidence if the fallback is on, else ∅ (unknown)."""
         return frozenset(self._side(prop, "domain")[0])
