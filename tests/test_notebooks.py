@@ -4,7 +4,7 @@ import json
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from sparqlab.notebooks import NOTEBOOKS_DIR, execute_notebook, find_notebooks, parse_parameter
 from support.notebooks import reproduce
@@ -86,3 +86,28 @@ def test_failing_notebook_is_reported_by_name(tmp_path):
     result = reproduce(tmp_path, str(path), output_dir=tmp_path / "out", check=False).process
     assert result.returncode == 1
     assert "broken.ipynb failed" in result.stderr and "ZeroDivisionError" in result.stderr
+
+
+def test_a_cell_without_error_output_reports_the_exception_it_printed(tmp_path):
+    """papermill names only ``CellExecutionError`` for a failed cell that left no error output (the quickstart's
+    run against an unreachable endpoint does this): the reason the cell printed on stderr is what is reported."""
+    from types import SimpleNamespace
+
+    from sparqlab.notebooks.execute import cell_error_line
+
+    printed = ("Traceback (most recent call last):\n  File \"runner.py\", line 661, in _answer_all\n"
+               "sparqlab.runs.runner.RunAborted: run r stopped: cannot reach the model endpoint http://h:9/v1\n")
+    cells = [new_markdown_cell("papermill's note"), new_code_cell("x = 1", execution_count=1),
+             new_code_cell("run(...)", execution_count=2, outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="ValueError: not this one\n"),
+        nbformat.v4.new_output("stream", name="stderr", text=printed)])]
+    output = tmp_path / "out.ipynb"
+    nbformat.write(new_notebook(cells=cells), output)
+    silent = SimpleNamespace(ename="CellExecutionError", evalue="", exec_count=2)
+    assert cell_error_line(silent, output) == ("sparqlab.runs.runner.RunAborted: run r stopped: cannot reach the "
+                                               "model endpoint http://h:9/v1")
+    assert cell_error_line(SimpleNamespace(ename="ZeroDivisionError", evalue="division by zero", exec_count=2),
+                           output) == "ZeroDivisionError: division by zero"
+    cells[2].outputs = []
+    nbformat.write(new_notebook(cells=cells), output)
+    assert cell_error_line(silent, output) == f"CellExecutionError: (no message; see {output})"

@@ -86,3 +86,50 @@ def test_kg_search_command(movie_store, capsys):
     out = capsys.readouterr().out
     assert "Matthias Schoenaerts  [Person]" in out
     assert "actor in" in out
+
+
+def _children(pid: int) -> list[int]:
+    from pathlib import Path
+
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def _gone(pid: int, within_s: float = 20.0) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_serve_fixture_stops_its_oxigraph_child_on_sigterm_and_sighup():
+    """Every server the command starts stops with it, on Ctrl-C and on a plain ``kill`` (SIGTERM) or a closed
+    terminal (SIGHUP) alike."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+    from pathlib import Path
+
+    command = Path(sys.executable).with_name("sparqlab")
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        server = subprocess.Popen([str(command), "kg", "serve-fixture", "freebase"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        try:
+            url = server.stdout.readline().strip()
+            assert urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=10).read()
+            (oxigraph,) = _children(server.pid)
+            os.kill(server.pid, number)
+            server.wait(timeout=20)
+            assert _gone(oxigraph), f"oxigraph {oxigraph} outlived sparqlab after {signal.Signals(number).name}"
+        finally:
+            if server.poll() is None:
+                server.kill()

@@ -81,3 +81,43 @@ def test_merge_command_reports_missing_shards_then_merges(root, capsys):
     assert code == 0 and "merged 2 of 2 shards" in out and "6 of 6 questions" in out
     code, out, _ = cli(capsys, "runs", "list", "--root", str(root))
     assert any(line.split()[1] == run_id and "6/6" in line for line in out.splitlines())
+
+
+def test_experiment_slash_prefix_names_one_run_in_show_compare_and_eval(root, capsys):
+    """The same run folder name in two experiments: a bare prefix is ambiguous, ``experiment/prefix`` is not."""
+    config = RunConfig(output_root=str(root), model="standin-echo", progress=False)
+    first = run(EchoChatMethod(), tiny_questions(4), config.replace(experiment="quick"), kg=TinyKG(4))
+    second = run(EchoChatMethod(), tiny_questions(4), config.replace(experiment="try"), kg=TinyKG(4))
+    assert first.run_id == second.run_id  # the experiment is not part of the run id
+    prefix = first.run_id[:6]
+
+    code, _, err = cli(capsys, "runs", "show", prefix, "--root", str(root))
+    assert code == 1 and "matches 2 runs" in err and f"quick/{first.run_id}" in err
+
+    code, out, _ = cli(capsys, "runs", "show", f"try/{prefix}", "--root", str(root), "--json")
+    assert code == 0 and json.loads(out)["config"]["experiment"] == "try"
+    code, out, _ = cli(capsys, "runs", "compare", f"quick/{prefix}", f"try/{prefix}", "--root", str(root))
+    assert code == 0 and out.splitlines()[0].split() == ["field", f"quick/{first.run_id}", f"try/{second.run_id}"]
+    code, _, err = cli(capsys, "runs", "show", f"other/{prefix}", "--root", str(root))
+    assert code == 1 and f"no run 'other/{prefix}'" in err
+
+
+def test_eval_takes_experiment_slash_prefix(root, capsys, monkeypatch):
+    monkeypatch.setenv("SPARQLAB_RUNS", str(root))
+    config = RunConfig(output_root=str(root), model="standin-echo", progress=False)
+    for experiment in ("quick", "try"):
+        result = run(EchoChatMethod(), tiny_questions(4), config.replace(experiment=experiment), kg=TinyKG(4))
+    from sparqlab.cli.evaluate import _predictions_path
+
+    assert _predictions_path(f"try/{result.run_id[:6]}") == result.run_dir / "predictions.jsonl"
+
+
+def test_compare_shows_a_missing_query_as_no_query_not_nan(root, capsys):
+    config = RunConfig(experiment="cli", output_root=str(root), progress=False)
+    failing = run(LookupMethod({"q0": "raise"}), tiny_questions(4), config, kg=TinyKG(4))
+    echo = run(EchoChatMethod(), tiny_questions(4), config.replace(model="standin-echo"), kg=TinyKG(4))
+    code, out, _ = cli(capsys, "runs", "compare", failing.run_id, echo.run_id, "--root", str(root))
+    assert code == 0
+    flipped = out.split("exact only in B (1; first 1):\n")[1].splitlines()
+    assert flipped[0].split()[0] == "q0" and flipped[1].strip() == "A: (no query)"
+    assert "nan" not in out.split()

@@ -75,6 +75,19 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert "bad.jsonl:1" in capsys.readouterr().err
 
 
+def test_a_dataset_without_a_train_split_names_where_training_questions_are(tmp_path, capsys):
+    """QALD-10 is test-only: the error lists the Wikidata datasets that have a train split, and the explicit way
+    to use the test questions; the route it names works."""
+    assert main(["train", "data", "--builder", "generic", "--dataset", "qald10", "--out", str(tmp_path / "q")]) == 1
+    err = capsys.readouterr().err
+    assert "dataset 'qald10' has no split 'train'; valid splits: test" in err
+    others = err.split("with a 'train' split: ")[1].split(" (")[0].split(", ")
+    assert "qald9plus" in others and "qald10" not in others and "--split test --allow-test" in err
+    assert main(["train", "data", "--builder", "generic", "--dataset", "qald9plus", "--limit", "3",
+                 "--out", str(tmp_path / "q9.jsonl")]) == 0
+    assert len(read_records(tmp_path / "q9.jsonl")) == 3
+
+
 def test_desq_and_ggc_generator_builders_use_their_packages_prompts(tmp_path):
     from sparqlab.data.registry import load
     from sparqlab.kg import open_kg

@@ -11,6 +11,7 @@ import argparse
 import difflib
 import importlib
 import os
+import signal
 import sys
 import warnings
 
@@ -80,6 +81,26 @@ def user_message(error: BaseException) -> str:
     return str(error)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C's ``KeyboardInterrupt`` would be so that every path that handles an
+    interruption (a run saving its progress, a server stopping its child) handles these too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def stop_on_termination() -> None:
+    """Make SIGTERM and SIGHUP end the command the way Ctrl-C does: the stack unwinds, so every server a command
+    started (an oxigraph child, a model server, JupyterLab) is stopped in its ``finally`` instead of being left
+    running without its parent."""
+    def stop(signum: int, _frame) -> None:  # noqa: ANN001 - signal handler signature
+        raise Terminated(signum)
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, stop)
+
+
 def _warning_format(command: str):
     """``warnings.formatwarning`` for the command line: a warning reads ``sparqlab COMMAND: warning: ...``,
     without Python's source line (``--debug`` keeps Python's own format)."""
@@ -91,6 +112,8 @@ def _warning_format(command: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the `sparqlab` command itself, not a call from Python (tests, notebooks) that owns signals
+        stop_on_termination()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
@@ -116,9 +139,9 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise
         print(f"sparqlab {args.command}: {type(error).__name__}: {user_message(error)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interruption:
         print("interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(interruption, "signum", signal.SIGINT)  # the shell's status for the signal
     except Exception as error:  # an unexpected failure: still one line; the traceback only on request
         if args.debug:
             raise

@@ -1,4 +1,5 @@
-"""`sparqlab genop run`: evaluate a generative SPARQL query (GENOP patterns) on a KG with a model or a script."""
+"""`sparqlab genop run`: evaluate a generative SPARQL query (GENOP patterns) on a KG with a model or a script;
+`sparqlab genop examples`: write the paper's worked examples to try it on."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ SCRIPTED = "scripted:"
 
 
 def register(subparsers) -> None:
-    """Add ``genop`` with ``run``."""
+    """Add ``genop`` with ``run`` and ``examples``."""
     genop = subparsers.add_parser("genop", help="generative SPARQL: queries with GENOP model calls")
     commands = genop.add_subparsers(dest="genop_command", metavar="GENOP_COMMAND", required=True)
     run = commands.add_parser(
@@ -44,6 +45,21 @@ def register(subparsers) -> None:
     run.add_argument("--max-tokens", type=int, default=512, help="completion budget per call (default 512)")
     run.add_argument("--timeout", type=float, default=30.0, help="seconds per KG query (default 30)")
     run.set_defaults(handler=run_command)
+    examples = commands.add_parser(
+        "examples", help="write the paper's graph, worked examples and scripts into a folder",
+        description="Write paper.ttl (the paper's example graph), each worked example's query (NAME.rq) and "
+                    "script for the scripted model (NAME.json), the movie demo, and Example 1 as a question file "
+                    "(questions.jsonl) for `sparqlab run genop`.")
+    examples.add_argument("folder", type=Path, help="where to write them (created if missing)")
+    examples.set_defaults(handler=examples_command)
+
+
+def examples_command(args) -> int:
+    from sparqlab.methods.genop.examples import write_example_files
+
+    for name, path in write_example_files(args.folder).items():
+        print(f"{name:12} {path}")
+    return 0
 
 
 def _model(spec: str, url: str | None, query):

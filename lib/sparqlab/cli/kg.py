@@ -121,7 +121,8 @@ def build_command(args: argparse.Namespace) -> int:
 
 
 def serve_fixture_command(args: argparse.Namespace) -> int:
-    """Serve the fixture until Ctrl-C (or SIGTERM); the URL goes to stdout as the first line."""
+    """Serve the fixture until Ctrl-C, SIGTERM or SIGHUP (each stops the oxigraph child); the URL goes to stdout as
+    the first line."""
     from sparqlab.kg import dbpedia, freebase
     from sparqlab.kg.server import serve_store
 

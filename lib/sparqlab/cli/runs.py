@@ -174,8 +174,9 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _one_line(sparql: str | None, width: int = 100) -> str:
-    """A final query on one line, cut to ``width`` characters (``(no query)`` when the method gave none)."""
-    if not sparql:
+    """A final query on one line, cut to ``width`` characters (``(no query)`` when the method gave none: an empty
+    or missing value, which a predictions frame holds as NaN)."""
+    if not isinstance(sparql, str) or not sparql.strip():
         return "(no query)"
     text = " ".join(str(sparql).split())
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -45,9 +45,8 @@ class Dataset:
         """The questions of ``split`` (the default split when ``None``), in ``language`` if given."""
         split = _resolve_split(split, self.splits, self.default_split)
         if split not in self.splits:
-            raise ValueError(
-                f"dataset {self.name!r} has no split {split!r}; valid splits: {', '.join(self.splits)}"
-            )
+            raise ValueError(f"dataset {self.name!r} has no split {split!r}; valid splits: {', '.join(self.splits)}"
+                             + self._elsewhere(split))
         if not self.languages:
             if language is not None:
                 raise ValueError(f"dataset {self.name!r} has one language; drop language={language!r}")
@@ -56,6 +55,12 @@ class Dataset:
             raise ValueError(f"dataset {self.name!r} has the languages {', '.join(self.languages)}; "
                              f"got language {language!r}")
         return self.splits[split](language=language)
+
+    def _elsewhere(self, split: str) -> str:
+        """Where the missing split can be found instead: the other datasets over the same KG that have it."""
+        others = [name for name in DATASETS.names() if name != self.name and DATASETS.get(name).kg == self.kg
+                  and split in DATASETS.get(name).splits]
+        return f"; datasets over the {self.kg} KG with a {split!r} split: {', '.join(others)}" if others else ""
 
 
 def evaluation_set_note(dataset: str | None, split: str | None, n_questions: int, select: str | None,

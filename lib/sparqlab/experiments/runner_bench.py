@@ -17,6 +17,8 @@ Reported per level: wall time of the whole ``run()`` call, speedup over concurre
 
 from __future__ import annotations
 
+import math
+import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -116,6 +118,7 @@ def run_benchmark(questions: int = 96, calls: int = 2, delay_ms: float = 200.0,
         "runner_overhead_ms_per_call": base["wall_s"] * 1000 / base["calls"] - base["model_latency_ms_per_call"],
         "runner_only_ms_per_call": local["wall_s"] * 1000 / local["calls"],
         "http_overhead_ms_per_call": base["model_latency_ms_per_call"] - delay_ms,
+        "load_average": os.getloadavg()[0], "cpus": os.cpu_count(),
     }
 
 
@@ -130,6 +133,10 @@ def format_report(report: dict[str, Any]) -> str:
                      f"{row['speedup']:>7.2f}  {row['target_speedup']:>6.1f}  "
                      f"{'yes' if row['meets_target'] else 'NO ':3}  {row['model_latency_ms_per_call']:>15.1f}  "
                      f"{row['client_cpu_ms_per_call']:>18.2f}")
+    lines += ["target: speedup >= 0.8 x concurrency (the server, not the runner, should be the limit)"]
+    for row in report["levels"]:
+        if not row["meets_target"]:
+            lines.append(shortfall_note(row, report))
     lines += [
         f"runner overhead per model call, excluding model latency (HTTP, concurrency 1): "
         f"{report['runner_overhead_ms_per_call']:.2f} ms",
@@ -139,3 +146,15 @@ def format_report(report: dict[str, Any]) -> str:
         f"{report['http_overhead_ms_per_call']:.2f} ms",
     ]
     return "\n".join(lines)
+
+
+def shortfall_note(row: dict[str, Any], report: dict[str, Any]) -> str:
+    """Why a level is marked NO: how far below the target it is, the best speedup its question count allows
+    (N / ceil(N / C): the last wave runs part-full) and how busy the machine was while it ran."""
+    level, questions = row["concurrency"], report["questions"]
+    ideal = questions / math.ceil(questions / level)
+    load = report.get("load_average")
+    busy = f"; load average {load:.1f} on {report.get('cpus')} CPUs" if load is not None else ""
+    return (f"NO at concurrency {level}: speedup {row['speedup']:.2f}x is {1 - row['speedup'] / row['target_speedup']:.1%} "
+            f"below the target {row['target_speedup']:.1f}x (ideal with {questions} questions: {ideal:.1f}x; client "
+            f"CPU {row['client_cpu_ms_per_call']:.2f} ms per call{busy})")

@@ -8,6 +8,7 @@ checked against the declared names and types before any notebook runs (:mod:`.pa
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -86,8 +87,32 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
         )
     except papermill.PapermillExecutionError as error:
         return NotebookOutcome(notebook.name, output, time.perf_counter() - start,
-                               f"cell {error.exec_count}: {error.ename}: {error.evalue}")
+                               f"cell {error.exec_count}: {cell_error_line(error, output)}")
     return NotebookOutcome(notebook.name, output, time.perf_counter() - start)
+
+
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Aborted|Failure|Refused|Exit|"
+                            r"Interrupt|Timeout|Corrupt)\b(?::.*)?$")
+"""The last line of a printed Python traceback: ``package.module.Name: message``."""
+
+
+def cell_error_line(error, output: Path) -> str:
+    """The failing cell's own error line: papermill's ``ename: evalue``, or — when the cell left no error output
+    (papermill then says only ``CellExecutionError``) — the last exception line the cell printed on stderr, read
+    from the executed copy, so the reason reaches the terminal instead of staying buried in the notebook."""
+    if str(error.evalue).strip():
+        return f"{error.ename}: {error.evalue}"
+    import nbformat
+
+    try:  # found by its execution count: papermill puts a note cell of its own at the top of the copy
+        cells = nbformat.read(output, as_version=4).cells
+    except (OSError, ValueError):
+        return f"{error.ename}: (no message; see {output})"
+    cell = next((c for c in cells if c.cell_type == "code" and c.get("execution_count") == error.exec_count), {})
+    printed = "".join(o.get("text", "") for o in cell.get("outputs", [])
+                      if o.get("output_type") == "stream" and o.get("name") == "stderr")
+    lines = [line for line in printed.splitlines() if EXCEPTION_LINE.match(line.strip())]
+    return lines[-1].strip() if lines else f"{error.ename}: (no message; see {output})"
 
 
 def reproduce(names: list[str] | None = None, parameters: dict[str, Any] | None = None,

@@ -60,15 +60,17 @@ def run_dirs(root: str | Path | None = None, experiment: str | None = None) -> l
 
 
 def find_run(ref: str | Path, root: str | Path | None = None) -> Path:
-    """The run folder ``ref`` names (a path, ``experiment/folder``, or a unique folder name or prefix)."""
+    """The run folder ``ref`` names: a path, or under the runs root ``experiment/folder``, ``experiment/prefix``,
+    or a folder name or prefix unique across experiments (an exact name wins over longer names it prefixes)."""
     path = Path(ref)
     if (path / MANIFEST).exists():
         return path
     root = Path(root) if root else runs_dir()
     if (root / path / MANIFEST).exists():
         return root / path
-    matches = [d for d in run_dirs(root) if d.name == str(ref)] or \
-              [d for d in run_dirs(root) if d.name.startswith(str(ref))]
+    experiment, _, name = ("", "", str(ref)) if path.is_absolute() else str(ref).rpartition("/")
+    candidates = run_dirs(root, experiment or None)
+    matches = [d for d in candidates if d.name == name] or [d for d in candidates if d.name.startswith(name)]
     if len(matches) == 1:
         return matches[0]
     if not matches:

@@ -136,7 +136,7 @@ def build_from_dataset(builder: str, dataset: str, split: str, out: str | Path, 
     """Run a dataset builder over ``dataset``/``split`` (first ``limit`` questions) and write ``out`` + manifest.
     ``kg``: an open KG (required by builders that read it); ``options``: the builder's own (e.g. GGC's
     ``variant``); ``allow_test``: permit a test split."""
-    from sparqlab.data.registry import load
+    from sparqlab.data.registry import load, splits_of
 
     spec = get_builder(builder)
     if spec.source != "dataset":
@@ -147,7 +147,13 @@ def build_from_dataset(builder: str, dataset: str, split: str, out: str | Path, 
                          "pass allow_test=True / --allow-test if this is really wanted")
     if spec.needs_kg and kg is None:
         raise ValueError(f"the {builder} builder needs the KG (its prompts and gold decompositions read it)")
-    questions = load(dataset, split, limit)
+    try:
+        questions = load(dataset, split, limit)
+    except ValueError as missing:
+        if split == "test" or "test" not in splits_of(dataset):
+            raise
+        raise ValueError(f"{missing} (to train on the scored test questions anyway: --split test --allow-test)") \
+            from None
     with_gold = [q for q in questions if q.gold_sparql]
     counts = {"questions": len(questions), "without_gold": len(questions) - len(with_gold)}
     records, extra_counts = spec.build(with_gold, kg, progress=progress, **options)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from sparqlab.data.question import Question
+
 PAPER_GRAPH = """\
 @prefix : <http://example.org/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -122,10 +124,16 @@ MOVIE_SCRIPT = {
 """Scripted outputs of the movie demo (offline default); some names are not KG genres and find no partner."""
 
 
+EXAMPLE_QUESTION = Question(
+    "example1-topic", "Which topic supports Paris and a city that supports it back?", gold_answers=["art"],
+    metadata={"query": EXAMPLES["example1"]["query"].replace("SELECT ?x ?y ?z", "SELECT ?y")})
+"""Example 1 as a question for ``sparqlab run genop`` (its ``query`` field; the fixpoint's topic is ``art``)."""
+
+
 def write_example_files(folder: str | Path) -> dict[str, Path]:
     """Write :data:`PAPER_GRAPH` (``paper.ttl``), each example's query (``NAME.rq``) and script
-    (``NAME.json``), and the movie demo (``movie-demo.rq``, ``movie-demo.json``) into ``folder``; returns name ->
-    path."""
+    (``NAME.json``), the movie demo (``movie-demo.rq``, ``movie-demo.json``), and Example 1 as a question file
+    (``questions.jsonl``; its script is ``example1.json``) into ``folder``; returns name -> path."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"graph": folder / "paper.ttl"}
@@ -134,4 +142,6 @@ def write_example_files(folder: str | Path) -> dict[str, Path]:
         (folder / f"{name}.rq").write_text(example["query"], encoding="utf-8")
         (folder / f"{name}.json").write_text(json.dumps(example["script"], indent=1), encoding="utf-8")
         paths[name] = folder / f"{name}.rq"
+    paths["questions"] = folder / "questions.jsonl"
+    paths["questions"].write_text(json.dumps(EXAMPLE_QUESTION.to_dict()) + "\n", encoding="utf-8")
     return paths
