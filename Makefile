@@ -17,9 +17,10 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-# Two worker processes (pytest-xdist): the suite waits on servers and notebook kernels as much as on CPU, so two
-# workers halve its wall time on the project's 2-core machines. `make test PYTEST_WORKERS=0` runs it in one process.
-PYTEST_WORKERS ?= 2
+# Three worker processes (pytest-xdist) on the project's 2-core machines: the suite waits on servers, subprocesses
+# and notebook kernels as much as on CPU (two workers kept the cores ~55 % busy). `make test PYTEST_WORKERS=0` runs
+# it in one process.
+PYTEST_WORKERS ?= 3
 
 test: setup
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)

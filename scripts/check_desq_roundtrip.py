@@ -1,5 +1,5 @@
 """Full-data check: every gold query of every bundled benchmark survives DeSQ's fragment extraction and assembly
-(structural EM = 1 between the assembled query and the gold query). tests/desq runs one query per query shape;
+(structural EM = 1 between the assembled query and the gold query). tests/methods/desq runs one query per query shape;
 this script runs all of them (about 67k, a few minutes). For WebQSP it checks every annotated parse of every
 question, the 11 test questions without answers included (1,815 test and 3,453 train queries). Failures are counted
 per class: ``parse`` (the gold query does not parse), ``assembly`` (the fragments do not assemble), ``mismatch``

@@ -72,7 +72,7 @@ def _definition_span(text: str, qualname: str) -> tuple[int, int]:
 
 
 KEYWORD = "lib/sparqlab/methods/direct/keyword_rules.py"
-KEYWORD_TESTS = ("tests/methods/test_keyword_rules.py",)
+KEYWORD_TESTS = ("tests/methods/direct/test_keyword_rules.py",)
 NORMALISE = "lib/sparqlab/eval/normalise.py"
 NORMALISE_TESTS = ("tests/eval/test_eval_normalise.py",)
 MCQA = "lib/sparqlab/data/mcqa.py"
@@ -80,21 +80,21 @@ MOVIE_TESTS = "tests/data/test_data_movies.py"
 MCQA_MEANING_TESTS = (f"{MOVIE_TESTS}::test_mcqa_gold_queries_mean_what_their_type_says",)
 
 SAGA_TOOLS = "lib/sparqlab/methods/agents/tools.py"
-SAGA_TESTS = "tests/agents/test_saga_fidelity.py"
+SAGA_TESTS = "tests/methods/agents/test_saga_fidelity.py"
 SAGA_TYPES = "lib/sparqlab/methods/agents/schema/types.py"
-CONTROLLER_TESTS = "tests/agents/test_controller.py"
+CONTROLLER_TESTS = "tests/methods/agents/test_controller.py"
 GGC_GATE = "lib/sparqlab/methods/ggc/gate.py"
-GGC_GATE_TESTS = "tests/ggc/test_ggc_gate.py"
+GGC_GATE_TESTS = "tests/methods/ggc/test_ggc_gate.py"
 GGC_METHOD = "lib/sparqlab/methods/ggc/method.py"
 GGC_METRICS = "lib/sparqlab/methods/ggc/metrics.py"
 DESQ_CORRECTION = "lib/sparqlab/methods/desq/correction.py"
-DESQ_CORRECTION_TESTS = "tests/desq/test_desq_correction.py"
+DESQ_CORRECTION_TESTS = "tests/methods/desq/test_desq_correction.py"
 DESQ_METRICS = "lib/sparqlab/methods/desq/metrics.py"
-DESQ_FIDELITY_TESTS = "tests/desq/test_desq_fidelity.py"
+DESQ_FIDELITY_TESTS = "tests/methods/desq/test_desq_fidelity.py"
 GENOP = "lib/sparqlab/methods/genop/semantics.py"
-GENOP_EXAMPLES_TESTS = "tests/genop/test_genop_examples.py"
-GENOP_FIXPOINT_TESTS = "tests/genop/test_genop_fixpoints.py"
-GENOP_SPARQL_TESTS = "tests/genop/test_genop_fidelity.py::test_sparql_edge_cases_evaluate_as_sparql_does"
+GENOP_EXAMPLES_TESTS = "tests/methods/genop/test_genop_examples.py"
+GENOP_FIXPOINT_TESTS = "tests/methods/genop/test_genop_fixpoints.py"
+GENOP_SPARQL_TESTS = "tests/methods/genop/test_genop_fidelity.py::test_sparql_edge_cases_evaluate_as_sparql_does"
 STRUCTURAL = "lib/sparqlab/eval/structural.py"
 STRUCTURAL_TESTS = "tests/eval/test_eval_structural_em.py"
 SET_METRICS = "lib/sparqlab/eval/metrics.py"
@@ -169,11 +169,11 @@ MUTATIONS = [
     Mutation("saga: sampled (empirical) evidence filters like a declaration", "lib/sparqlab/methods/agents/schema/index.py",
              "        if self.empirical_filter:\n", "        if True:\n",
              (f"{SAGA_TESTS}::test_soft_evidence_never_removes_a_property_so_zero_coverage_filters_nothing",
-              "tests/schema/test_type_semantics.py")),
+              "tests/methods/agents/schema/test_type_semantics.py")),
     Mutation("saga: the P2309 relation ignored (a class matched by its instance-of types)", "lib/sparqlab/methods/agents/schema/types.py",
              "related = related_classes(schema.relation(prop, side), types, supers)", "related = types",
              (f"{SAGA_TESTS}::test_lookup_of_a_class_honours_the_relation_qualifier",
-              "tests/schema/test_class_relations.py")),
+              "tests/methods/agents/schema/test_class_relations.py")),
     Mutation("saga: SPINACH's empty result carries SAGA's type hint", SAGA_TOOLS,
              '(f"\\n{EMPTY_WARNING}" if schema_aware else "")', 'f"\\n{EMPTY_WARNING}"',
              (f"{SAGA_TESTS}::test_spinach_reports_an_empty_result_without_saga_s_type_hint",)),
@@ -187,9 +187,9 @@ MUTATIONS = [
              (f"{SAGA_TESTS}::test_a_reused_variable_does_not_keep_types_from_a_blocked_query",)),
     Mutation("saga: empty-result rate over all questions (no query counted as empty)", "lib/sparqlab/eval/metrics.py",
              'generated = [r for r in records if r["predicted_sparql"]]', "generated = list(records)",
-             ("tests/agents/test_empty_rate_definition.py",)),
+             ("tests/methods/agents/test_empty_rate_definition.py",)),
     Mutation("saga: --select answerable ignored", "lib/sparqlab/runs/runner.py",
-             'if config.select == "answerable":', "if False:", ("tests/agents/test_saga_datasets.py",)),
+             'if config.select == "answerable":', "if False:", ("tests/methods/agents/test_saga_datasets.py",)),
     # issue 25: semantic mutations per method and for the metrics, named by the behaviour they break; each changes
     # a published number (docs/fidelity.md, "Mutation score")
     Mutation("saga: range evidence not recorded", f"{SAGA_TOOLS}::_execute",
@@ -197,10 +197,10 @@ MUTATIONS = [
              (f"{SAGA_TESTS}::test_range_evidence_from_results_types_the_object_and_shows_in_the_next_listing",)),
     Mutation("saga: P_τ filter keeps conflicting properties", f"{SAGA_TYPES}::type_filter",
              "(kept if not related or not allowed or allowed & related else removed)", "kept",
-             ("tests/schema/test_type_semantics.py",)),
+             ("tests/methods/agents/schema/test_type_semantics.py",)),
     Mutation("saga: P_τ filter removes properties with an unknown domain (δ = ∅)", f"{SAGA_TYPES}::type_filter",
              "kept if not related or not allowed or allowed & related", "kept if not related or allowed & related",
-             ("tests/schema/test_type_semantics.py",)),
+             ("tests/methods/agents/schema/test_type_semantics.py",)),
     Mutation("saga: [BLOCKED] never fires", f"{SAGA_TOOLS}::_blocked",
              "    if not conflicts:\n        return None", "    if True:\n        return None",
              (f"{CONTROLLER_TESTS}::test_blocked_fires_on_a_known_domain_conflict_only",)),
@@ -218,20 +218,20 @@ MUTATIONS = [
              "probability > threshold", (f"{GGC_GATE_TESTS}::test_threshold_is_inclusive",)),
     Mutation("ggc: corrector never called in mode all", f"{GGC_METHOD}::GGC.answer",
              "        else:\n            triggered = True", "        else:\n            triggered = False",
-             ("tests/ggc/test_ggc_method.py::test_modes",)),
+             ("tests/methods/ggc/test_ggc_method.py::test_modes",)),
     Mutation("ggc: the corrector's query discarded (the initial one kept)", f"{GGC_METHOD}::GGC.answer",
              "return MethodOutput(corrected, None, extra)", "return MethodOutput(initial, unread, extra)",
-             ("tests/ggc/test_ggc_method.py::test_modes",)),
+             ("tests/methods/ggc/test_ggc_method.py::test_modes",)),
     Mutation("ggc: gate metrics' positive class is 'initial query correct'", f"{GGC_METRICS}::pipeline_metrics",
              'labels = ~frame["initial_correct"].to_numpy(bool)', 'labels = frame["initial_correct"].to_numpy(bool)',
-             ("tests/ggc/test_ggc_fidelity.py::test_gated_run_metrics_carry_the_gate_metrics_at_its_threshold",)),
+             ("tests/methods/ggc/test_ggc_fidelity.py::test_gated_run_metrics_carry_the_gate_metrics_at_its_threshold",)),
     Mutation("ggc: pipeline scores the initial query of corrected questions", f"{GGC_METRICS}::pipeline_metrics",
              'np.where(chosen, frame[f"corrected_{name}"], frame[f"initial_{name}"])',
              'np.where(chosen, frame[f"initial_{name}"], frame[f"initial_{name}"])',
-             ("tests/ggc/test_ggc_method.py::test_sweep_from_one_run_equals_the_run_at_that_threshold",)),
+             ("tests/methods/ggc/test_ggc_method.py::test_sweep_from_one_run_equals_the_run_at_that_threshold",)),
     Mutation("ggc: pipeline time counts the corrector on every question", f"{GGC_METRICS}::pipeline_metrics",
              '+ frame["t_corrector_s"][chosen].sum())', '+ frame["t_corrector_s"].fillna(0).sum())',
-             ("tests/ggc/test_ggc_data.py",)),
+             ("tests/methods/ggc/test_ggc_data.py",)),
     Mutation("desq: round trip compares labels case-insensitively", f"{DESQ_CORRECTION}::roundtrip_flag",
              "return entry.label != slot.label", "return entry.label.lower() != slot.label.lower()",
              (f"{DESQ_CORRECTION_TESTS}::test_round_trip_exact_is_case_sensitive_and_fuzzy_is_not",)),
@@ -274,16 +274,16 @@ MUTATIONS = [
              (GENOP_EXAMPLES_TESTS,)),
     Mutation("genop: cyclic SCCs condensed under single-pass and stratified only (ours before)",
              f"{GENOP}::EvalSettings", "condense: bool = True", "condense: bool = False",
-             ("tests/genop/test_genop_fidelity.py",)),
+             ("tests/methods/genop/test_genop_fidelity.py",)),
     Mutation("genop: the flat row sort key leaves out the variable names", "lib/sparqlab/methods/genop/terms.py::Mu.sort_key",
              "key += (v, *data[v].order_key)", "key += data[v].order_key",
-             ("tests/genop/test_genop_fast_paths.py::test_sort_rows_is_the_order_of_sorted_items",)),
+             ("tests/methods/genop/test_genop_fast_paths.py::test_sort_rows_is_the_order_of_sorted_items",)),
     Mutation("llm: run_sync on a kept loop leaves a call's tasks running", "lib/sparqlab/llm/base.py::_run_on_thread_loop",
              "leftover = asyncio.all_tasks(loop)", "leftover = set()",
              ("tests/llm/test_llm_run_sync.py::test_reuse_loop_cancels_what_a_call_leaves_behind",)),
     Mutation("ggc: the gate class-weighted by default (not the paper's unweighted loss)",
              f"{GGC_GATE}::GateSettings", 'class_weights: ClassWeights = "none"', 'class_weights: ClassWeights = "balanced"',
-             ("tests/ggc/test_ggc_fidelity.py::test_paper_gate_is_the_default_encoder_on_raw_unweighted_input",)),
+             ("tests/methods/ggc/test_ggc_fidelity.py::test_paper_gate_is_the_default_encoder_on_raw_unweighted_input",)),
     Mutation("desq: fragments aligned by key for a model verbaliser", "lib/sparqlab/methods/desq/method.py::Desq.score",
              'alignment="position" if self.config.verbaliser == "model" else "key"', 'alignment="key"',
              (f"{DESQ_FIDELITY_TESTS}::test_the_method_aligns_by_position_when_the_verbaliser_is_a_model",)),
@@ -295,13 +295,13 @@ MUTATIONS = [
              'return int(sorted(re.findall(r"\\S+ \\S+ \\S+ \\.", predicted)) == '
              'sorted(re.findall(r"\\S+ \\S+ \\S+ \\.", gold)))', (STRUCTURAL_TESTS,)),
     Mutation("eval: fragment EM aligned by position when asked for key", f"{STRUCTURAL}::fragment_em",
-             'if alignment == "position":', "if True:", ("tests/desq/test_desq_structural.py", DESQ_FIDELITY_TESTS)),
+             'if alignment == "position":', "if True:", ("tests/methods/desq/test_desq_structural.py", DESQ_FIDELITY_TESTS)),
     Mutation("eval: fragment EM lets one predicted fragment match two gold ones", f"{STRUCTURAL}::fragment_em",
              "            candidates.remove(normalise_fragment(fragment))\n", "",
-             ("tests/desq/test_desq_structural.py", DESQ_FIDELITY_TESTS)),
+             ("tests/methods/desq/test_desq_structural.py", DESQ_FIDELITY_TESTS)),
     Mutation("eval: URI EM compares raw strings (no normalisation)", f"{STRUCTURAL}::uri_em",
              'normalise_fragment(guess) == normalise_fragment(entry.get(name, ""))', 'guess == entry.get(name, "")',
-             ("tests/desq/test_desq_structural.py",)),
+             ("tests/methods/desq/test_desq_structural.py",)),
     Mutation("eval: F1 is recall", f"{SET_METRICS}::normalised_set_scores",
              "2 * hits / (len(predicted) + len(expected))", "hits / len(expected)", (SET_METRICS_TESTS,)),
     Mutation("eval: an empty prediction for an empty gold set scores 0", f"{SET_METRICS}::normalised_set_scores",
@@ -325,7 +325,7 @@ MUTATIONS = [
              "return sacrebleu.corpus_bleu(list(predictions), [list(references)]).score / 100",
              "return sacrebleu.corpus_bleu([normalise_fragment(p) for p in predictions], "
              "[[normalise_fragment(r) for r in references]], tokenize='none').score / 100",
-             ("tests/desq/test_desq_structural.py::test_corpus_bleu_is_sacrebleu_with_its_standard_tokeniser",)),
+             ("tests/methods/desq/test_desq_structural.py::test_corpus_bleu_is_sacrebleu_with_its_standard_tokeniser",)),
     Mutation("desq: an unknown Wikidata id described as empty (scored against \"\")",
              "lib/sparqlab/methods/desq/kb_memory.py::describer", "        if not local:\n            return None",
              '        if not local:\n            return "", ""', (f"{DESQ_FIDELITY_TESTS}::test_an_unknown_slot_says_so_and_is_left_out_of_label_em",)),
@@ -340,18 +340,18 @@ MUTATIONS = [
              "lib/sparqlab/methods/desq/kb_memory.py::entry_text", 'description = " ".join(str(description).split())',
              'description = " ".join(str(description).split()[:12])',
              (f"{DESQ_FIDELITY_TESTS}::test_retrieval_embeds_the_label_and_the_whole_description",
-              "tests/desq/test_desq_prebuilt_memory.py::test_the_shipped_memories_match_todays_entries")),
+              "tests/methods/desq/test_desq_prebuilt_memory.py::test_the_shipped_memories_match_todays_entries")),
     Mutation("desq: BGE-Large's 0.85 applied to any embedder", "lib/sparqlab/methods/desq/method.py::Desq.prepare",
              "else round(cut_equivalent(unrelated), 4)", "else 0.85",
              (f"{DESQ_FIDELITY_TESTS}::test_the_default_cut_is_the_memory_s_equivalent_of_bge_large_s_085",)),
     Mutation("genop: auto runs every acyclic query in a single pass", "lib/sparqlab/methods/genop/dependency.py::Dependencies.auto_semantics",
              'return "single-pass" if self.single_pass_exact else "lfp" if self.monotone else "stratified"',
              'return "single-pass"',
-             ("tests/genop/test_genop_fidelity.py::test_auto_uses_the_fixpoint_when_a_genop_is_fed_by_another_union_branch",)),
+             ("tests/methods/genop/test_genop_fidelity.py::test_auto_uses_the_fixpoint_when_a_genop_is_fed_by_another_union_branch",)),
     Mutation("genop: a GenOp fed by another branch counted as locally supplied",
              "lib/sparqlab/methods/genop/dependency.py::single_pass_exact",
              "            if not g.inputs <= bound:\n                return False", "            pass",
-             ("tests/genop/test_genop_fidelity.py",)),
+             ("tests/methods/genop/test_genop_fidelity.py",)),
     # issue 29: scoring and protocol (SAGA / SPINACH / GGC), each restoring the earlier behaviour
     Mutation("eval: a gold error is judged again (∅ = ∅ scores 1 for a method that gives up)",
              f"{SET_METRICS}::judge", "        return None\n    if predicted is None:",
@@ -368,14 +368,14 @@ MUTATIONS = [
              (f"{CONTROLLER_TESTS}::test_controller_decodes_greedily_with_2048_tokens_by_default_and_f2_is_a_preset",)),
     Mutation("agents: RDFS domains matched exactly (a professor loses memberOf, declared on Person)",
              "lib/sparqlab/kg/profiles.py::ConstraintScheme.subclass_semantics", 'return self.kind == "rdfs" and (',
-             'return False and (', ("tests/agents/test_rdfs_domains.py",)),
+             'return False and (', ("tests/methods/agents/test_rdfs_domains.py",)),
     Mutation("ggc: the KG's schema listing always in the prompts (an addition to appendix B)",
              "lib/sparqlab/methods/ggc/prompts.py::_system", "    if additions.schema_listing:", "    if True:",
-             ("tests/ggc/test_ggc_data.py::test_the_paper_s_prompts_by_default_and_each_addition_is_an_option",)),
+             ("tests/methods/ggc/test_ggc_data.py::test_the_paper_s_prompts_by_default_and_each_addition_is_an_option",)),
     Mutation("ggc: the Alpaca output bare while the chat target is fenced",
              "lib/sparqlab/methods/ggc/data.py::sft_record", '"input": "", "output": target,',
              '"input": "", "output": query.gold_sparql.strip(),',
-             ("tests/ggc/test_ggc_data.py::test_the_paper_s_prompts_by_default_and_each_addition_is_an_option",)),
+             ("tests/methods/ggc/test_ggc_data.py::test_the_paper_s_prompts_by_default_and_each_addition_is_an_option",)),
     Mutation("agents: the answer-type prior closed to the profile's catalogue of common types",
              "lib/sparqlab/methods/agents/saga.py::Saga._answer_type", "if iri and not session.schema.knows_class(iri):",
              "if iri and iri not in {ctx.kg.profile.resolve_id(cid) for _, cid in catalogue}:",
@@ -391,18 +391,18 @@ MUTATIONS = [
              "lib/sparqlab/eval/errors.py::error_table",
              'left_out = [CORRECT, NO_GOLD] + ([GOLD_ERROR] if gold_errors == "exclude" else [])',
              "left_out = [CORRECT, NO_GOLD, GOLD_ERROR]",
-             ("tests/ggc/test_ggc_errors.py::test_error_table_shares_are_over_all_errors_with_gold_errors_as_their_own_share",)),
+             ("tests/methods/ggc/test_ggc_errors.py::test_error_table_shares_are_over_all_errors_with_gold_errors_as_their_own_share",)),
     Mutation("ggc: Table 4 drops gold-error questions the pipeline's gate metrics count",
              "lib/sparqlab/methods/ggc/data.py::labelled_queries",
              "(gold_error and not gold_errors)", "gold_error",
-             ("tests/ggc/test_ggc_data.py::test_labelled_queries_skip_gold_errors_and_corrected_questions",)),
+             ("tests/methods/ggc/test_ggc_data.py::test_labelled_queries_skip_gold_errors_and_corrected_questions",)),
     Mutation("ggc: the gate labels the generator's own training questions (offset / generator data ignored)",
              "lib/sparqlab/methods/ggc/method.py::gate_questions", "chosen = list(questions[offset: offset + limit])",
              "chosen = list(questions[:limit])",
-             ("tests/ggc/test_ggc_data.py::test_the_gate_is_labelled_on_questions_the_generator_was_not_trained_on",)),
+             ("tests/methods/ggc/test_ggc_data.py::test_the_gate_is_labelled_on_questions_the_generator_was_not_trained_on",)),
     Mutation("data: a published file scored silently as the paper's evaluation set",
              "lib/sparqlab/data/registry.py::evaluation_set_note", "if paper is None or paper == n_questions:",
-             "if True:", ("tests/agents/test_saga_datasets.py::test_a_run_on_a_published_file_says_it_is_not_the_paper_s_evaluation_set",)),
+             "if True:", ("tests/methods/agents/test_saga_datasets.py::test_a_run_on_a_published_file_says_it_is_not_the_paper_s_evaluation_set",)),
     Mutation("agents: type-blindness ignores the entities' declared types",
              "lib/sparqlab/experiments/agents.py::type_blind", 'state.add(subject, entity_types(kg, f"<{subject}>"))',
              "pass", (f"{CONTROLLER_TESTS}::test_type_blind_failures_are_counted_from_final_queries",)),
@@ -414,7 +414,7 @@ MUTATIONS = [
              ("tests/runs/test_runs_bench.py",)),
     Mutation("tautology: notebooks prepared but not executed", "lib/sparqlab/notebooks/execute.py::execute_notebook",
              "progress_bar=progress, log_output=False,", "progress_bar=progress, log_output=False, prepare_only=True,",
-             ("tests/test_notebooks.py::test_quickstart_reproduces_headless_then_replays_from_cache",)),
+             ("tests/notebooks/test_notebooks.py::test_quickstart_reproduces_headless_then_replays_from_cache",)),
 ]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sparqlab.plots.check import CHECK_ENV
-from wikidata_fixtures import WIKIDATA_FIXTURES, wikidata_store
+from support.wikidata_fixtures import WIKIDATA_FIXTURES, wikidata_store
 
 os.environ[CHECK_ENV] = "strict"
 

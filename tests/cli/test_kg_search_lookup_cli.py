@@ -8,7 +8,7 @@ import re
 import pytest
 
 from sparqlab.cli import main
-from wikidata_fixtures import WIKIDATA_FIXTURES
+from support.wikidata_fixtures import WIKIDATA_FIXTURES
 
 REAL = str(WIKIDATA_FIXTURES["real"])
 

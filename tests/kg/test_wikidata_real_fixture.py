@@ -14,7 +14,7 @@ import pytest
 from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.kg.embedded import LenientLoad, load_rdf_file
 from sparqlab.kg.neighbourhood import lookup
-from wikidata_fixtures import WIKIDATA_FIXTURES, open_wikidata
+from support.wikidata_fixtures import WIKIDATA_FIXTURES, open_wikidata
 
 REAL = WIKIDATA_FIXTURES["real"]
 WD, WDT, PQ = "http://www.wikidata.org/entity/", "http://www.wikidata.org/prop/direct/", "http://www.wikidata.org/prop/qualifier/"

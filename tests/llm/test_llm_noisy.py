@@ -12,7 +12,7 @@ from sparqlab.llm import ChatRequest, get_model, make_model
 from sparqlab.llm.noise import SHAPES, NoisyModel, apply_shape
 
 _spec = importlib.util.spec_from_file_location(
-    "reply_corpus_readers", Path(__file__).parents[1] / "methods" / "test_reply_corpus.py")
+    "reply_corpus_readers", Path(__file__).with_name("test_reply_corpus.py"))
 corpus = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpus)
 PLAIN = [e for e in corpus.ENTRIES if e["shape"] in ("plain", "plain_yes", "plain_no", "stop_bare", "alias_name",

@@ -16,7 +16,7 @@ from sparqlab.data.gold_snapshot import GoldSnapshot, gold_snapshots_dir, snapsh
 from sparqlab.kg.embedded import LenientLoad
 from sparqlab.platform import Method, MethodConfig, MethodOutput
 from sparqlab.runs import RunConfig, run
-from wikidata_fixtures import WIKIDATA_FIXTURES
+from support.wikidata_fixtures import WIKIDATA_FIXTURES
 
 WD = "http://www.wikidata.org/entity/"
 GOLD = {
@@ -93,7 +93,7 @@ def test_snapshot_gold_records_answers_digests_and_gold_errors(wikidata_shaped_e
 
 def test_a_run_scores_against_the_snapshot_not_the_drifted_kg(dataset, drifted, tmp_path):
     kg_file = WIKIDATA_FIXTURES["handwritten"]
-    from wikidata_fixtures import open_wikidata
+    from support.wikidata_fixtures import open_wikidata
 
     with open_wikidata(kg_file) as kg:
         snapshot = take_snapshot(load(str(dataset)), kg, dataset=str(dataset), split=None)

@@ -29,7 +29,7 @@ DIFFERING_REFERENCE = {
     "ck25:50-en": "ORDER BY ... LIMIT 1 over tied counts: which tied row is kept is engine-dependent",
 }
 """The 5 questions whose reference query, executed with pyoxigraph, does not reproduce the official true result
-set, with the reason (checked by tests/ck25; docs/ck25.md). Their gold stays the official set."""
+set, with the reason (checked by tests/end_to_end/ck25; docs/ck25.md). Their gold stays the official set."""
 
 TIE_DEPENDENT_ON_DISK = ("ck25:29-en", "ck25:46-en")
 """Reference queries whose ORDER BY ... LIMIT cuts through tied rows and which reproduce the official set on an

@@ -9,7 +9,7 @@ against the gold judgements:
 * ``gold="official"`` (default): the question's gold answers, i.e. the challenge's official true result set, what
   the challenge ranks entries with;
 * ``gold="execute"``: the reference query re-executed on the same KG, what the client's ``query`` step does on
-  the endpoint it is given (so its per-question numbers equal ours, checked in tests/ck25).
+  the endpoint it is given (so its per-question numbers equal ours, checked in tests/end_to_end/ck25).
 
 A question with no answer in the file scores as an empty result, as in the client. ``rewrite`` applies the
 documented ``xsd:int(...)`` rewrite (:mod:`sparqlab.kg.rewrite`) to a query the engine refuses for it, and

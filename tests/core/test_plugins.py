@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from plugin_helpers import install_package
 
 import sparqlab
 from sparqlab.core import plugins
 from sparqlab.core.plugins import PLUGIN_GROUP, PluginError, declared, load_plugins
 from sparqlab.llm.standins import standin_names
 from sparqlab.platform import method_names
+from support.plugin_helpers import install_package
 
 LIB = Path(sparqlab.__file__).parent
 PROJECT = LIB.parents[1]

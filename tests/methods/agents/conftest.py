@@ -16,7 +16,7 @@ from sparqlab.kg.server import serve_store
 def wd_store(tmp_path_factory, wikidata_ttl) -> Path:
     """A pyoxigraph store holding a Wikidata-shaped test KG (each fixture in turn; closed before the server opens
     it)."""
-    from wikidata_fixtures import wikidata_store
+    from support.wikidata_fixtures import wikidata_store
 
     return wikidata_store(wikidata_ttl, tmp_path_factory.mktemp("wdstore"))
 

@@ -15,7 +15,7 @@ from sparqlab.llm.server import Limits, serve_in_background
 from sparqlab.llm.standins import ReasoningStandin
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, load_traces, run
-from wikidata_fixtures import open_wikidata
+from support.wikidata_fixtures import open_wikidata
 
 QUERY = "SELECT ?c WHERE { wd:Q28218 wdt:P17 ?c }"
 

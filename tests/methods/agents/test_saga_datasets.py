@@ -11,7 +11,7 @@ from sparqlab.data.question import Question
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, run
 from sparqlab.runs.results import selection_label
-from wikidata_fixtures import open_wikidata
+from support.wikidata_fixtures import open_wikidata
 
 WD = "http://www.wikidata.org/entity/"
 QUESTIONS = [

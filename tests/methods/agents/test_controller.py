@@ -12,7 +12,7 @@ from sparqlab.llm import ChatRequest, StandinModel
 from sparqlab.methods import make_method
 from sparqlab.methods.agents.prompts import REPARSE
 from sparqlab.runs import RunConfig, load_traces, run
-from wikidata_fixtures import WIKIDATA_FIXTURES, open_wikidata
+from support.wikidata_fixtures import WIKIDATA_FIXTURES, open_wikidata
 
 QUESTION = Question("q1", "Which country is Jackson located in?", gold_answers=["http://www.wikidata.org/entity/Q30"],
                     kg="wikidata")

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from platform_helpers import EX, FilmKG, GoldSpy, OracleExecution, TwoRoleMethod, film_questions, films_by
 
 from sparqlab.cli import main
 from sparqlab.core.jsonl import read_jsonl
@@ -20,6 +19,7 @@ from sparqlab.methods.direct.method import PROMPTS
 from sparqlab.platform import Method, MethodConfig, MethodOutput, PromptTemplate
 from sparqlab.runs import RunConfig, load_predictions, load_traces, run
 from sparqlab.runs.config import RoleSpec, identity
+from support.platform_helpers import EX, FilmKG, GoldSpy, OracleExecution, TwoRoleMethod, film_questions, films_by
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +79,7 @@ def test_two_roles_and_two_tools_through_the_runner(tmp_path):
 
 
 def PROMPTS_DIGEST(name):  # noqa: N802 (reads like the table it looks into)
-    from platform_helpers import PROMPTS as TABLE
+    from support.platform_helpers import PROMPTS as TABLE
 
     return TABLE[name].digest
 

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from sparqlab.methods import make_method
-from wikidata_fixtures import WIKIDATA_FIXTURES, open_wikidata
+from support.wikidata_fixtures import WIKIDATA_FIXTURES, open_wikidata
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from plugin_helpers import install_package
+
+from support.plugin_helpers import install_package
 
 HERE = Path(__file__).parent / "university"
 TTL = HERE / "university.ttl"

@@ -5,7 +5,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def wd_kg(wikidata_ttl):
-    from wikidata_fixtures import open_wikidata
+    from support.wikidata_fixtures import open_wikidata
 
     kg = open_wikidata(wikidata_ttl)
     yield kg

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import pytest
-from platform_helpers import EX, FilmKG, films_by
 
 from sparqlab.data.question import Question
 from sparqlab.kg.neighbourhood import lookup, property_examples
@@ -25,6 +24,7 @@ from sparqlab.platform import (
     get_tools,
     register_method,
 )
+from support.platform_helpers import EX, FilmKG, films_by
 
 
 @dataclass(frozen=True)
