@@ -9,7 +9,7 @@ from sparqlab.kg import open_kg
 from sparqlab.kg.profiles import get_profile
 from sparqlab.methods.agents.features import SagaFeatures
 
-TTL = Path(__file__).resolve().parents[1] / "platform" / "university" / "university.ttl"
+TTL = Path(__file__).resolve().parents[2] / "end_to_end" / "own_kg" / "university" / "university.ttl"
 UO = "http://uni.example.org/ontology#"
 
 
