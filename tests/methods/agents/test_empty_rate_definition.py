@@ -1,4 +1,4 @@
-"""Issue 18 item 9: the empty-result rate is taken over generated queries (SAGA, Experiments "Metrics": "the
+"""The empty-result rate is taken over generated queries (SAGA, Experiments "Metrics": "the
 proportion of generated queries that return no answer"); questions without a final query are a separate rate."""
 
 import pandas as pd

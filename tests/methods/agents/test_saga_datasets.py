@@ -1,4 +1,4 @@
-"""Issue 18 item 10: the SAGA paper's smaller evaluation sets follow a rule (the gold query answers on the
+"""The SAGA paper's smaller evaluation sets follow a rule (the gold query answers on the
 endpoint used); ``RunConfig.select="answerable"`` applies it, before limit and sample, and is part of the run id."""
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def _listed(request, prop: str) -> str:
 
 
 def test_range_evidence_from_results_types_the_object_and_shows_in_the_next_listing(agent_run):  # noqa: F811
-    """Issue 25: P106 (occupation) declares no value type; with the sampled fallback off the index has no range
+    """P106 (occupation) declares no value type; with the sampled fallback off the index has no range
     for it, so the objects of an executed ``wd:Q900001 wdt:P106 ?job`` are typed from the results (trace-local
     range evidence): ?job enters Θ as a profession, the next lookup shows "range (seen in results)", and — under
     the ``trace`` reading, where a variable keeps its Θ types — a follow-up using ?job as a human is [BLOCKED]."""

@@ -1,4 +1,4 @@
-"""Issue 18 item 3: the P2309 relation qualifier of type constraints ("instance of", "subclass of", "instance or
+"""The P2309 relation qualifier of type constraints ("instance of", "subclass of", "instance or
 subclass of") decides which classes of an entity a declared domain is matched against; matching itself stays the
 exact intersection of Eq. (3), with subclass closure an option."""
 
