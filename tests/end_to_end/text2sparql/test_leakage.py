@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sparqlab.data import registry
-from sparqlab.runs.leakage import find_pairs, leakage_report, query_similarity, query_tokens
+from sparqlab.runs.leakage import _closest_by_tokens, find_pairs, leakage_report, query_similarity, query_tokens
 
 
 def test_query_normalisation_ignores_names_prefixes_and_comments():
@@ -16,6 +16,16 @@ def test_query_normalisation_ignores_names_prefixes_and_comments():
     assert query_tokens(a) == query_tokens(b) and query_similarity(a, b) == 1.0
     assert query_similarity(a, "SELECT ?x WHERE { ?x pv:hasManager ?d }") < 1.0
     assert query_similarity(a, None) == 0.0
+
+
+def test_the_closest_query_by_shared_tokens_is_the_highest_jaccard_and_the_first_on_a_tie():
+    pool = [["a", "b", "c", "d"], ["a", "b"], [], ["x", "y"], ["a", "b"]]
+    test = [["a", "b"], ["a", "b", "c", "e"], ["x"], ["q"], [], ["a", "a", "b"]]
+    # {a,b} equals pool 1 (and 4, later); {a,b,c,e} shares 3 of 5 with pool 0 but 2 of 4 with pool 1;
+    # {x} shares half of pool 3; nothing shares {q}; a missing query has no match; repeats count once
+    assert _closest_by_tokens(test, pool) == [1, 0, 3, None, None, 1]
+    many = [[f"t{i}", f"t{i + 1}"] for i in range(600)]  # more test rows than one chunk
+    assert _closest_by_tokens(many, many) == list(range(600))
 
 
 def test_ck26_is_ck25_paraphrased_in_both_languages(capsys):
