@@ -33,13 +33,15 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sparqlab.core.registry import Registry
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.experiments.serving import ServerStartError, ServeSpec, served_model
 from sparqlab.experiments.sweep import cell_done, failure_path, grid_status, one_line, record_failure, run_cell
 from sparqlab.runs.store import write_json
+
+T = TypeVar("T")
 
 Executor = Callable[..., list["CellOutcome"]]
 """``executor(grid, cells, *, workers, wait, report) -> outcomes`` of the cells to run."""
@@ -232,34 +234,41 @@ def _served_job():
     return ServedCellsJob()
 
 
-def job_groups(grid: Grid, cells: list[Cell]) -> list[list[Cell]]:
-    """The cells of each job: one per job, or with a ``serve:`` block ``serve.jobs`` groups (round robin)."""
-    if grid.serve is None:
-        return [[cell] for cell in cells]
-    count = min(grid.serve.jobs, len(cells))
-    return [cells[i::count] for i in range(count)]
+def job_groups(items: list[T], serve: ServeSpec | None) -> list[list[T]]:
+    """The cells (or notebooks) of each job: one per job, or with a ``serve:`` block ``serve.jobs`` groups
+    (round robin), each sharing its job's server."""
+    if serve is None:
+        return [[item] for item in items]
+    count = min(serve.jobs, len(items))
+    return [items[i::count] for i in range(count)]
 
 
-def slurm_parameters(grid: Grid) -> dict[str, Any]:
-    """The submitit parameters of the grid's jobs: ``executor.slurm``, then the ``serve:`` block's resources."""
-    settings = grid.executor.get("slurm") or {}
+def slurm_parameters(jobs: Grid | Any) -> dict[str, Any]:
+    """The submitit parameters of the jobs of ``jobs`` (a grid, or reproduce's job settings: anything with the
+    grid's ``executor`` and ``serve``): ``executor.slurm``, then the ``serve:`` block's resources."""
+    settings = jobs.executor.get("slurm") or {}
     parameters = {SLURM_PARAMETERS[key]: value for key, value in settings.items()}
-    return {**parameters, **(grid.serve.slurm_parameters() if grid.serve else {})}
+    return {**parameters, **(jobs.serve.slurm_parameters() if jobs.serve else {})}
 
 
-def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -> list[Any]:
-    """Submit the cells' jobs (:func:`job_groups`) as an array job; returns the submitit jobs, one per group.
+def job_executor(folder: Path, cluster: str | None, name: str, jobs: Grid | Any) -> Any:
+    """A submitit executor with job folders ``folder/<job id>`` and the Slurm parameters of ``jobs``.
     ``cluster``: ``slurm``, ``local`` (submitit's local executor) or ``None`` (submitit picks)."""
     import submitit
 
-    jobs_dir = grid.state_dir() / "jobs"
     try:
-        executor = submitit.AutoExecutor(folder=jobs_dir / "%j", cluster=cluster)
+        executor = submitit.AutoExecutor(folder=folder / "%j", cluster=cluster)
     except RuntimeError as error:  # e.g. no srun/sbatch on this machine
-        raise ValueError(f"cannot submit to {cluster or 'a cluster'}: {error} — run the sweep on a login node of "
+        raise ValueError(f"cannot submit to {cluster or 'a cluster'}: {error} — submit from a login node of "
                          "the cluster, or use the local executor") from error
-    executor.update_parameters(name=f"sweep-{grid.name}", **slurm_parameters(grid))
-    groups = job_groups(grid, cells)
+    executor.update_parameters(name=name, **slurm_parameters(jobs))
+    return executor
+
+
+def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -> list[Any]:
+    """Submit the cells' jobs (:func:`job_groups`) as an array job; returns the submitit jobs, one per group."""
+    executor = job_executor(grid.state_dir() / "jobs", cluster, f"sweep-{grid.name}", grid)
+    groups = job_groups(cells, grid.serve)
     state = str(grid.state_dir())
     with executor.batch():
         if grid.serve is None:
@@ -280,7 +289,7 @@ def run_submitit(grid: Grid, cells: list[Cell], cluster: str | None = "slurm", w
     """Submit ``cells`` and (with ``wait``) collect each job's result as it finishes."""
     report = report or (lambda outcome: None)
     jobs = submit_cells(grid, cells, cluster)
-    groups = job_groups(grid, cells)
+    groups = job_groups(cells, grid.serve)
     outcomes = []
     for group, job in zip(groups, jobs, strict=True):
         if not wait:

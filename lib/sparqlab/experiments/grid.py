@@ -187,6 +187,11 @@ def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid
     """Read and expand a grid file (a relative path that does not exist here is looked up in the project root,
     e.g. ``experiments/all_methods.yaml`` from ``notebooks/``); ``overrides`` are RunConfig settings applied to
     every cell last."""
+    path, document = _read_document(path)
+    return expand_grid(document, name=path.stem, base=path.parent, overrides=overrides, path=path)
+
+
+def _read_document(path: str | Path) -> tuple[Path, dict[str, Any]]:
     import yaml
 
     path = Path(path)
@@ -196,8 +201,18 @@ def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise GridError(f"{path} is not valid YAML: {error}") from None
-    return expand_grid(_mapping(document, str(path)), name=path.stem, base=path.parent, overrides=overrides,
-                       path=path)
+    return path, _mapping(document, str(path))
+
+
+def load_job_blocks(path: str | Path) -> tuple[dict[str, dict[str, Any]], ServeSpec | None]:
+    """The checked ``executor:`` and ``serve:`` blocks of a YAML file: a grid file (its other keys ignored) or
+    the job settings of ``sparqlab reproduce`` (only those two blocks)."""
+    path, document = _read_document(path)
+    _check_keys(document, GRID_KEYS, str(path))
+    try:
+        return executor_settings(document), serve_spec(document)
+    except GridError as error:
+        raise GridError(f"{path}: {error}") from None
 
 
 def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None = None,
@@ -221,17 +236,8 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
     excludes = document.get("exclude") or []
     if not isinstance(excludes, list) or not all(isinstance(e, dict) for e in excludes):
         raise GridError("exclude must be a list of mappings such as {method: LABEL, dataset: LABEL}")
-    executor = _mapping(document.get("executor"), "executor")
-    _check_keys(executor, frozenset(EXECUTOR_KEYS), "executor")
-    for kind, settings in executor.items():
-        _check_keys(_mapping(settings, f"executor.{kind}"), EXECUTOR_KEYS[kind], f"executor.{kind}")
-
-    serve = None
-    if document.get("serve") is not None:
-        try:
-            serve = ServeSpec.from_dict(_mapping(document["serve"], "serve"))
-        except (TypeError, ValueError) as error:
-            raise GridError(f"serve: {error}") from None
+    executor = executor_settings(document)
+    serve = serve_spec(document)
 
     cells: list[Cell] = []
     rows: list[str] = []
@@ -279,6 +285,25 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
         raise GridError("the grid has no cells left after 'exclude'")
     return Grid(name=name, experiment=experiment, path=path, rows=rows, datasets=[str(d) for d in datasets],
                 cells=cells, executor=executor, description=str(document.get("description") or ""), serve=serve)
+
+
+def executor_settings(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The document's checked ``executor:`` block (a grid's, or the job settings of ``sparqlab reproduce``)."""
+    executor = _mapping(document.get("executor"), "executor")
+    _check_keys(executor, frozenset(EXECUTOR_KEYS), "executor")
+    for kind, settings in executor.items():
+        _check_keys(_mapping(settings, f"executor.{kind}"), EXECUTOR_KEYS[kind], f"executor.{kind}")
+    return executor
+
+
+def serve_spec(document: dict[str, Any]) -> ServeSpec | None:
+    """The document's ``serve:`` block, checked, or ``None`` without one."""
+    if document.get("serve") is None:
+        return None
+    try:
+        return ServeSpec.from_dict(_mapping(document["serve"], "serve"))
+    except (TypeError, ValueError) as error:
+        raise GridError(f"serve: {error}") from None
 
 
 def _to_served(run: dict[str, Any], serve: ServeSpec) -> dict[str, Any]:
