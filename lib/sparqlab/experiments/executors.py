@@ -1,7 +1,8 @@
 """Running a grid's cells: on this machine (``local``) or through submitit on a Slurm cluster (``slurm``).
 
 Both run :func:`sparqlab.experiments.sweep.run_cell` per cell, so a cell is the same ordinary, resumable run
-either way and the metrics do not depend on the executor. Cells already done are skipped; cells another process
+either way and the metrics do not depend on the executor. A cell of ``shards: N`` is run as N units, one per
+shard (in the worker pool, or as N array tasks); the last shard to finish merges them into the cell's run. Cells already done are skipped; cells another process
 holds right now (``running``) are left alone; every other cell runs and resumes from what its folder holds.
 
 - ``local``: ``workers`` processes (default: one per core, at most one per cell), each running one cell at a
@@ -9,7 +10,7 @@ holds right now (``running``) are left alone; every other cell runs and resumes 
   ``PR_SET_PDEATHSIG``), so a ``kill -9`` of the sweep leaves no orphan holding a run folder; a worker killed on
   its own breaks the pool, which is restarted for the cells not finished yet (they resume). ``workers=0`` runs
   the cells one after the other in this process (no process start-up; notebooks).
-- ``slurm``: one submitit job per cell, submitted as one array job (``executor.slurm`` of the grid: partition,
+- ``slurm``: one submitit job per cell (per shard), submitted as one array job (``executor.slurm`` of the grid: partition,
   time, GPUs, CPUs, memory, array parallelism), job folders and logs in the grid's state folder beside the run
   folders. A job is :class:`submitit.helpers.Checkpointable`: on a timeout or preemption it is requeued and
   resumes its run; a job killed otherwise resumes when the sweep is submitted again. ``cluster="local"`` uses
@@ -82,6 +83,11 @@ def plan(grid: Grid, cells: list[Cell]) -> tuple[list[Cell], list[CellOutcome]]:
     return todo, skipped
 
 
+def units(cells: list[Cell]) -> list[Cell]:
+    """What the executors run: every cell, a sharded one as its shards (:meth:`Cell.units`)."""
+    return [unit for cell in cells for unit in cell.units()]
+
+
 def _die_with_parent(parent: int) -> None:
     """Worker initialiser: be killed when the sweep process dies (even by SIGKILL), on Linux."""
     if sys.platform.startswith("linux"):
@@ -103,6 +109,7 @@ def run_local(grid: Grid, cells: list[Cell], workers: int | None = None, report:
               max_restarts: int = 3) -> list[CellOutcome]:
     """Run ``cells`` on this machine with ``workers`` processes (see the module docstring); with a ``serve:``
     block, against one model server started for them."""
+    cells = units(cells)
     if grid.serve is None or not cells:
         return _run_local(grid, cells, workers, report, max_restarts)
     try:
@@ -268,7 +275,7 @@ def job_executor(folder: Path, cluster: str | None, name: str, jobs: Grid | Any)
 def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -> list[Any]:
     """Submit the cells' jobs (:func:`job_groups`) as an array job; returns the submitit jobs, one per group."""
     executor = job_executor(grid.state_dir() / "jobs", cluster, f"sweep-{grid.name}", grid)
-    groups = job_groups(cells, grid.serve)
+    groups = job_groups(units(cells), grid.serve)
     state = str(grid.state_dir())
     with executor.batch():
         if grid.serve is None:
@@ -289,7 +296,7 @@ def run_submitit(grid: Grid, cells: list[Cell], cluster: str | None = "slurm", w
     """Submit ``cells`` and (with ``wait``) collect each job's result as it finishes."""
     report = report or (lambda outcome: None)
     jobs = submit_cells(grid, cells, cluster)
-    groups = job_groups(cells, grid.serve)
+    groups = job_groups(units(cells), grid.serve)
     outcomes = []
     for group, job in zip(groups, jobs, strict=True):
         if not wait:

@@ -9,6 +9,7 @@ A grid names the table's rows (``methods``: a method with its options and run se
     run: {sample: 6, concurrency: 4} # RunConfig settings shared by every cell
     methods:                         # rows: label -> method, options, RunConfig settings of that row
       direct: {method: direct, model: standin-keyword-rules}
+      spinach: {method: spinach, shards: 4}   # each cell of the row split over 4 jobs, then merged
       ggc-gated: {method: ggc, options: {mode: gated}, model: standin-knn,
                   model_roles: {corrector: {model: standin-corrector}}}
     datasets:                        # column groups: label -> RunConfig settings (+ options, metrics)
@@ -25,6 +26,10 @@ A grid names the table's rows (``methods``: a method with its options and run se
       slurm: {partition: gpu, timeout_min: 120, gpus_per_node: 1, cpus_per_task: 4, mem_gb: 32,
               array_parallelism: 16}
 
+``shards: N`` (a row's or a dataset's; the row's wins) splits each of its cells into N shards of the questions
+(:class:`~sparqlab.runs.config.ExecutionSettings` ``shard_index``/``num_shards``), run as separate tasks by the
+executor and merged into the cell's run (:func:`sparqlab.runs.merge_shards`) when the last one finishes.
+
 A run setting is named as in :class:`~sparqlab.runs.config.RunConfig`: by its own name (``sample``), its dotted
 path (``questions.sample``) or as a whole group (``questions: {sample: 6}``). Settings apply in this order, later
 winning: ``run``, the dataset's, the method's, the axes' values, then the
@@ -37,7 +42,7 @@ from __future__ import annotations
 import copy
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +52,8 @@ from sparqlab.runs.config import RoleSpec, RunConfig
 
 GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "exclude",
                        "executor", "serve"})
-METHOD_KEYS = frozenset({"method", "options"})
-DATASET_KEYS = frozenset({"options", "metrics"})
+METHOD_KEYS = frozenset({"method", "options", "shards"})
+DATASET_KEYS = frozenset({"options", "metrics", "shards"})
 EXECUTOR_KEYS = {"local": frozenset({"workers"}),
                  "slurm": frozenset({"partition", "timeout_min", "gpus_per_node", "cpus_per_task", "mem_gb",
                                      "array_parallelism", "account", "qos", "constraint", "additional"})}
@@ -67,6 +72,8 @@ class Cell:
 
     ``run`` holds the :class:`RunConfig` fields (with the grid's experiment), ``options`` the method's config
     fields; ``axes`` the row's axis values in grid order. Plain data, so a cell pickles into a Slurm job.
+    A cell of ``shards`` > 1 runs as its :meth:`units`, one per shard (``shard_index`` set): each an ordinary
+    sharded run, the last to finish merging them into the cell's run.
     """
 
     grid: str
@@ -77,18 +84,35 @@ class Cell:
     run: dict[str, Any]
     axes: tuple[tuple[str, Any], ...] = ()
     metrics: tuple[str, ...] = ()
+    shards: int = 1
+    shard_index: int | None = None
 
     @property
     def key(self) -> str:
-        """A file-name-safe id of the cell within its grid."""
-        return re.sub(r"[^A-Za-z0-9._=@-]+", "_", f"{self.row}@{self.dataset}")
+        """A file-name-safe id of the cell (or of one shard of it) within its grid."""
+        shard = f".shard{self.shard_index}of{self.shards}" if self.shard_index is not None else ""
+        return re.sub(r"[^A-Za-z0-9._=@-]+", "_", f"{self.row}@{self.dataset}{shard}")
+
+    def units(self) -> list[Cell]:
+        """What an executor runs for this cell: the cell itself, or each of its shards (a shard: itself)."""
+        if self.shards == 1 or self.shard_index is not None:
+            return [self]
+        return [replace(self, shard_index=index) for index in range(self.shards)]
+
+    @property
+    def whole(self) -> Cell:
+        """The cell a shard belongs to (the cell itself when it is not a shard)."""
+        return replace(self, shard_index=None)
 
     @property
     def experiment(self) -> str:
         return self.run["experiment"]
 
     def run_config(self) -> RunConfig:
-        return RunConfig(**copy.deepcopy(self.run))
+        run = copy.deepcopy(self.run)
+        if self.shard_index is not None:
+            run.update(shard_index=self.shard_index, num_shards=self.shards)
+        return RunConfig(**run)
 
     def build_method(self):
         """The configured method object (a fresh one per call: methods keep state from ``prepare``)."""
@@ -274,8 +298,12 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
                 metrics = spec.get("metrics") or []
                 if not isinstance(metrics, list):
                     raise GridError(f"datasets.{dataset}.metrics must be a list of metrics.json keys")
+                shards = entry.get("shards", spec.get("shards", 1))
+                if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
+                    raise GridError(f"methods.{label} / datasets.{dataset}: shards must be a whole number >= 1, "
+                                    f"got {shards!r}")
                 cell = Cell(grid=name, row=row, dataset=str(dataset), method=str(entry["method"]), options=options,
-                            run=run, axes=values, metrics=tuple(map(str, metrics)))
+                            run=run, axes=values, metrics=tuple(map(str, metrics)), shards=shards)
                 try:
                     cell.run_config()
                 except (TypeError, ValueError) as error:

@@ -12,12 +12,9 @@ where every notebook stands, whether it ran here or in a scheduled job (:mod:`.j
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import re
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +22,7 @@ from typing import Any
 from sparqlab.core.paths import runs_dir
 from sparqlab.notebooks.generate import NOTEBOOKS_DIR
 from sparqlab.notebooks.parameters import check_parameters
-from sparqlab.runs.store import is_locked, read_json, write_json
+from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json
 
 STATE_DIR = ".reproduce"
 """Under the output folder: one folder per notebook with ``state.json`` (its last execution), ``job.json`` (the
@@ -141,20 +138,11 @@ def record_state(folder: Path, status: str, **fields: Any) -> None:
     write_json(folder / "state.json", {"status": status, **fields, "time": time.time()})
 
 
-@contextlib.contextmanager
-def _holding(folder: Path) -> Iterator[None]:
-    """Hold ``folder/.lock`` while the notebook runs: released by the kernel however the process ends."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".lock").open("a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
 def execute_recorded(notebook: Path, output_dir: Path, parameters: dict[str, Any] | None = None,
                      progress: bool = False) -> NotebookOutcome:
     """:func:`execute_notebook` with its state recorded for ``sparqlab reproduce status``."""
     folder = state_folder(output_dir, notebook)
-    with _holding(folder):
+    with hold_lock(folder / ".lock"):  # a second execution into the same folder waits
         record_state(folder, "running")
         outcome = execute_notebook(notebook, output_dir, parameters, progress=progress)
         record_state(folder, "done" if outcome.ok else "failed", error=outcome.error,
