@@ -1,19 +1,20 @@
 """Running a grid's cells: on this machine (``local``) or through submitit on a Slurm cluster (``slurm``).
 
 Both run :func:`sparqlab.experiments.sweep.run_cell` per cell, so a cell is the same ordinary, resumable run
-either way and the metrics do not depend on the executor. A cell of ``shards: N`` is run as N units, one per
-shard (in the worker pool, or as N array tasks); the last shard to finish merges them into the cell's run. Cells already done are skipped; cells another process
-holds right now (``running``) are left alone; every other cell runs and resumes from what its folder holds.
+either way and the metrics do not depend on the executor. Cells already done are skipped; cells another process
+holds right now (``running``) are left alone; every other cell runs and resumes from what its folder holds. A
+cell of ``shards: N`` runs as N units, one per shard (in the worker pool, or as N array tasks); the last shard
+to finish merges them into the cell's run.
 
 - ``local``: ``workers`` processes (default: one per core, at most one per cell), each running one cell at a
   time with the cell's own ``concurrency`` questions in flight. The workers die with the sweep (Linux
   ``PR_SET_PDEATHSIG``), so a ``kill -9`` of the sweep leaves no orphan holding a run folder; a worker killed on
   its own breaks the pool, which is restarted for the cells not finished yet (they resume). ``workers=0`` runs
   the cells one after the other in this process (no process start-up; notebooks).
-- ``slurm``: one submitit job per cell (per shard), submitted as one array job (``executor.slurm`` of the grid: partition,
-  time, GPUs, CPUs, memory, array parallelism), job folders and logs in the grid's state folder beside the run
-  folders. A job is :class:`submitit.helpers.Checkpointable`: on a timeout or preemption it is requeued and
-  resumes its run; a job killed otherwise resumes when the sweep is submitted again. ``cluster="local"`` uses
+- ``slurm``: one submitit job per cell (or shard), submitted as one array job (``executor.slurm`` of the grid:
+  partition, time, GPUs, CPUs, memory, array parallelism), job folders and logs in the grid's state folder beside
+  the run folders. A job is :class:`submitit.helpers.Checkpointable`: on a timeout or preemption it is requeued
+  and resumes its run; a job killed otherwise resumes when the sweep is submitted again. ``cluster="local"`` uses
   submitit's own local executor (real job folders, pickled calls, logs) for tests and single machines.
 
 A grid with a ``serve:`` block (:mod:`sparqlab.experiments.serving`) brings its own model server: on Slurm the

@@ -211,7 +211,7 @@ def merge_when_complete(cell: Cell, grid_state: Path) -> str | None:
     from sparqlab.runs import merge_shards
 
     with hold_lock(grid_state / f"{cell.key}.merge.lock"):
-        if find_cell_run(cell) is not None:
+        if cell_done(cell):
             return None
         shards = [find_cell_run(shard) for shard in cell.units()]
         if any(path is None or is_locked(path) or run_summary(path)["status"] != "complete" for path in shards):
