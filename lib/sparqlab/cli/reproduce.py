@@ -17,7 +17,9 @@ def register(subparsers) -> None:
                     "notebook's typed parameters cell before anything runs (`papermill --help-notebook NB` lists "
                     "them).",
     )
-    parser.add_argument("notebooks", nargs="*", help="notebook file names or stems (default: all)")
+    parser.add_argument("notebooks", nargs="*", metavar="[status] NOTEBOOK",
+                        help="notebook file names or stems (default: all); `status [NOTEBOOK…]` shows pending / "
+                             "running / done / failed (+ the failing cell's line) / missing per notebook")
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                         help="override a notebook parameter, parsed by its declared type, e.g. -p limit 200, "
                              "-p model_url http://gpu:8000/v1, -p model_url None; lists comma-separated: "
@@ -27,6 +29,14 @@ def register(subparsers) -> None:
     parser.add_argument("--output-dir", type=Path, default=None,
                         help="where executed notebooks go (default: runs/notebooks)")
     parser.add_argument("--no-progress", action="store_true", help="no per-notebook lines and per-cell bar")
+    parser.add_argument("--executor", choices=["local", "slurm"], default=None,
+                        help="run each notebook as a submitit array task: slurm, or local (submitit's local "
+                             "executor, on this machine); default: in this process")
+    parser.add_argument("--serve", type=Path, default=None, metavar="FILE.yaml",
+                        help="job settings: a `serve:` block (each job starts that model server; the notebooks get "
+                             "its model and model_url) and `executor.slurm` resources, as in a grid file (docs/sweeps.md)")
+    parser.add_argument("--no-wait", action="store_true",
+                        help="with --executor: submit and return (check with `sparqlab reproduce status`)")
     parser.set_defaults(handler=_reproduce)
 
     lab = subparsers.add_parser(
@@ -40,8 +50,12 @@ def register(subparsers) -> None:
 def _reproduce(args: argparse.Namespace) -> int:
     import yaml
 
-    from sparqlab.notebooks import reproduce
+    from sparqlab.core.paths import runs_dir
+    from sparqlab.notebooks.jobs import JobSettings, collect, load_job_settings, run_notebooks, submit_notebooks
 
+    output_dir = args.output_dir or runs_dir() / "notebooks"
+    if args.notebooks[:1] == ["status"]:
+        return _status(args.notebooks[1:] or None, output_dir)
     parameters = {}
     if args.parameters_file:
         loaded = yaml.safe_load(args.parameters_file.read_text(encoding="utf-8")) or {}
@@ -49,9 +63,37 @@ def _reproduce(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.parameters_file} must hold a YAML mapping of parameter: value")
         parameters.update(loaded)
     parameters.update(dict(args.parameter))
-    report = reproduce(args.notebooks or None, parameters, args.output_dir, progress=not args.no_progress)
+    settings = load_job_settings(args.serve) if args.serve else JobSettings()
+    names = args.notebooks or None
+    if args.executor is None:
+        report = run_notebooks(names, parameters, output_dir, settings.serve, progress=not args.no_progress)
+    else:
+        submitted = submit_notebooks(names, parameters, output_dir, settings, cluster=args.executor)
+        for group, job in submitted:
+            print(f"job {job.job_id}: {', '.join(nb.name for nb in group)}", file=sys.stderr, flush=True)
+        if args.no_wait:
+            return 0
+        report = collect(submitted, output_dir)
     print(report.summary(), file=sys.stdout if not report.failed else sys.stderr)
     return 1 if report.failed else 0
+
+
+def _status(names: list[str] | None, output_dir: Path) -> int:
+    from sparqlab.notebooks import find_notebooks
+    from sparqlab.notebooks.execute import notebook_status
+
+    statuses = [notebook_status(notebook, output_dir) for notebook in find_notebooks(names)]
+    width = max(len(s.notebook) for s in statuses)
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status.status] = counts.get(status.status, 0) + 1
+        seconds = f"{status.seconds:.1f}s" if status.seconds is not None else "-"
+        job = f"job {status.job_id}" if status.job_id else ""
+        print(f"{status.status:<8} {status.notebook:<{width}}  {seconds:>8}  {job}".rstrip())
+        if status.error:
+            print(f"{'':<8} {status.error}")
+    print(f"{output_dir}: {len(statuses)} notebooks — " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return 0
 
 
 def _lab(args: argparse.Namespace) -> int:

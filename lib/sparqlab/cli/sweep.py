@@ -73,6 +73,8 @@ def _status_lines(grid, cells) -> list[str]:
     for status in statuses:
         progress = f"{status.n_done}/{status.n_questions}" if status.n_questions is not None else "-"
         where = status.run_dir.name if status.run_dir else ""
+        if status.shards_done is not None:
+            where = f"{status.shards_done}/{status.cell.shards} shards done  {where}".rstrip()
         line = f"{status.status:<11} {status.cell.key:<{width}}  {progress:>7}  {where}"
         lines.append(line + (f"\n{'':<11} {status.reason}" if status.reason else ""))
     counts = {}

@@ -2,17 +2,19 @@
 
 Both run :func:`sparqlab.experiments.sweep.run_cell` per cell, so a cell is the same ordinary, resumable run
 either way and the metrics do not depend on the executor. Cells already done are skipped; cells another process
-holds right now (``running``) are left alone; every other cell runs and resumes from what its folder holds.
+holds right now (``running``) are left alone; every other cell runs and resumes from what its folder holds. A
+cell of ``shards: N`` runs as N units, one per shard (in the worker pool, or as N array tasks); the last shard
+to finish merges them into the cell's run.
 
 - ``local``: ``workers`` processes (default: one per core, at most one per cell), each running one cell at a
   time with the cell's own ``concurrency`` questions in flight. The workers die with the sweep (Linux
   ``PR_SET_PDEATHSIG``), so a ``kill -9`` of the sweep leaves no orphan holding a run folder; a worker killed on
   its own breaks the pool, which is restarted for the cells not finished yet (they resume). ``workers=0`` runs
   the cells one after the other in this process (no process start-up; notebooks).
-- ``slurm``: one submitit job per cell, submitted as one array job (``executor.slurm`` of the grid: partition,
-  time, GPUs, CPUs, memory, array parallelism), job folders and logs in the grid's state folder beside the run
-  folders. A job is :class:`submitit.helpers.Checkpointable`: on a timeout or preemption it is requeued and
-  resumes its run; a job killed otherwise resumes when the sweep is submitted again. ``cluster="local"`` uses
+- ``slurm``: one submitit job per cell (or shard), submitted as one array job (``executor.slurm`` of the grid:
+  partition, time, GPUs, CPUs, memory, array parallelism), job folders and logs in the grid's state folder beside
+  the run folders. A job is :class:`submitit.helpers.Checkpointable`: on a timeout or preemption it is requeued
+  and resumes its run; a job killed otherwise resumes when the sweep is submitted again. ``cluster="local"`` uses
   submitit's own local executor (real job folders, pickled calls, logs) for tests and single machines.
 
 A grid with a ``serve:`` block (:mod:`sparqlab.experiments.serving`) brings its own model server: on Slurm the
@@ -33,13 +35,15 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sparqlab.core.registry import Registry
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.experiments.serving import ServerStartError, ServeSpec, served_model
 from sparqlab.experiments.sweep import cell_done, failure_path, grid_status, one_line, record_failure, run_cell
 from sparqlab.runs.store import write_json
+
+T = TypeVar("T")
 
 Executor = Callable[..., list["CellOutcome"]]
 """``executor(grid, cells, *, workers, wait, report) -> outcomes`` of the cells to run."""
@@ -80,6 +84,11 @@ def plan(grid: Grid, cells: list[Cell]) -> tuple[list[Cell], list[CellOutcome]]:
     return todo, skipped
 
 
+def units(cells: list[Cell]) -> list[Cell]:
+    """What the executors run: every cell, a sharded one as its shards (:meth:`Cell.units`)."""
+    return [unit for cell in cells for unit in cell.units()]
+
+
 def _die_with_parent(parent: int) -> None:
     """Worker initialiser: be killed when the sweep process dies (even by SIGKILL), on Linux."""
     if sys.platform.startswith("linux"):
@@ -101,6 +110,7 @@ def run_local(grid: Grid, cells: list[Cell], workers: int | None = None, report:
               max_restarts: int = 3) -> list[CellOutcome]:
     """Run ``cells`` on this machine with ``workers`` processes (see the module docstring); with a ``serve:``
     block, against one model server started for them."""
+    cells = units(cells)
     if grid.serve is None or not cells:
         return _run_local(grid, cells, workers, report, max_restarts)
     try:
@@ -232,34 +242,41 @@ def _served_job():
     return ServedCellsJob()
 
 
-def job_groups(grid: Grid, cells: list[Cell]) -> list[list[Cell]]:
-    """The cells of each job: one per job, or with a ``serve:`` block ``serve.jobs`` groups (round robin)."""
-    if grid.serve is None:
-        return [[cell] for cell in cells]
-    count = min(grid.serve.jobs, len(cells))
-    return [cells[i::count] for i in range(count)]
+def job_groups(items: list[T], serve: ServeSpec | None) -> list[list[T]]:
+    """The cells (or notebooks) of each job: one per job, or with a ``serve:`` block ``serve.jobs`` groups
+    (round robin), each sharing its job's server."""
+    if serve is None:
+        return [[item] for item in items]
+    count = min(serve.jobs, len(items))
+    return [items[i::count] for i in range(count)]
 
 
-def slurm_parameters(grid: Grid) -> dict[str, Any]:
-    """The submitit parameters of the grid's jobs: ``executor.slurm``, then the ``serve:`` block's resources."""
-    settings = grid.executor.get("slurm") or {}
+def slurm_parameters(jobs: Grid | Any) -> dict[str, Any]:
+    """The submitit parameters of the jobs of ``jobs`` (a grid, or reproduce's job settings: anything with the
+    grid's ``executor`` and ``serve``): ``executor.slurm``, then the ``serve:`` block's resources."""
+    settings = jobs.executor.get("slurm") or {}
     parameters = {SLURM_PARAMETERS[key]: value for key, value in settings.items()}
-    return {**parameters, **(grid.serve.slurm_parameters() if grid.serve else {})}
+    return {**parameters, **(jobs.serve.slurm_parameters() if jobs.serve else {})}
 
 
-def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -> list[Any]:
-    """Submit the cells' jobs (:func:`job_groups`) as an array job; returns the submitit jobs, one per group.
+def job_executor(folder: Path, cluster: str | None, name: str, jobs: Grid | Any) -> Any:
+    """A submitit executor with job folders ``folder/<job id>`` and the Slurm parameters of ``jobs``.
     ``cluster``: ``slurm``, ``local`` (submitit's local executor) or ``None`` (submitit picks)."""
     import submitit
 
-    jobs_dir = grid.state_dir() / "jobs"
     try:
-        executor = submitit.AutoExecutor(folder=jobs_dir / "%j", cluster=cluster)
+        executor = submitit.AutoExecutor(folder=folder / "%j", cluster=cluster)
     except RuntimeError as error:  # e.g. no srun/sbatch on this machine
-        raise ValueError(f"cannot submit to {cluster or 'a cluster'}: {error} — run the sweep on a login node of "
+        raise ValueError(f"cannot submit to {cluster or 'a cluster'}: {error} — submit from a login node of "
                          "the cluster, or use the local executor") from error
-    executor.update_parameters(name=f"sweep-{grid.name}", **slurm_parameters(grid))
-    groups = job_groups(grid, cells)
+    executor.update_parameters(name=name, **slurm_parameters(jobs))
+    return executor
+
+
+def submit_cells(grid: Grid, cells: list[Cell], cluster: str | None = "slurm") -> list[Any]:
+    """Submit the cells' jobs (:func:`job_groups`) as an array job; returns the submitit jobs, one per group."""
+    executor = job_executor(grid.state_dir() / "jobs", cluster, f"sweep-{grid.name}", grid)
+    groups = job_groups(units(cells), grid.serve)
     state = str(grid.state_dir())
     with executor.batch():
         if grid.serve is None:
@@ -280,7 +297,7 @@ def run_submitit(grid: Grid, cells: list[Cell], cluster: str | None = "slurm", w
     """Submit ``cells`` and (with ``wait``) collect each job's result as it finishes."""
     report = report or (lambda outcome: None)
     jobs = submit_cells(grid, cells, cluster)
-    groups = job_groups(grid, cells)
+    groups = job_groups(units(cells), grid.serve)
     outcomes = []
     for group, job in zip(groups, jobs, strict=True):
         if not wait:

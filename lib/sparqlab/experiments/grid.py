@@ -9,6 +9,7 @@ A grid names the table's rows (``methods``: a method with its options and run se
     run: {sample: 6, concurrency: 4} # RunConfig settings shared by every cell
     methods:                         # rows: label -> method, options, RunConfig settings of that row
       direct: {method: direct, model: standin-keyword-rules}
+      spinach: {method: spinach, shards: 4}   # each cell of the row split over 4 jobs, then merged
       ggc-gated: {method: ggc, options: {mode: gated}, model: standin-knn,
                   model_roles: {corrector: {model: standin-corrector}}}
     datasets:                        # column groups: label -> RunConfig settings (+ options, metrics)
@@ -25,6 +26,10 @@ A grid names the table's rows (``methods``: a method with its options and run se
       slurm: {partition: gpu, timeout_min: 120, gpus_per_node: 1, cpus_per_task: 4, mem_gb: 32,
               array_parallelism: 16}
 
+``shards: N`` (a row's or a dataset's; the row's wins) splits each of its cells into N shards of the questions
+(:class:`~sparqlab.runs.config.ExecutionSettings` ``shard_index``/``num_shards``), run as separate tasks by the
+executor and merged into the cell's run (:func:`sparqlab.runs.merge_shards`) when the last one finishes.
+
 A run setting is named as in :class:`~sparqlab.runs.config.RunConfig`: by its own name (``sample``), its dotted
 path (``questions.sample``) or as a whole group (``questions: {sample: 6}``). Settings apply in this order, later
 winning: ``run``, the dataset's, the method's, the axes' values, then the
@@ -37,7 +42,7 @@ from __future__ import annotations
 import copy
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +52,8 @@ from sparqlab.runs.config import RoleSpec, RunConfig
 
 GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "exclude",
                        "executor", "serve"})
-METHOD_KEYS = frozenset({"method", "options"})
-DATASET_KEYS = frozenset({"options", "metrics"})
+METHOD_KEYS = frozenset({"method", "options", "shards"})
+DATASET_KEYS = frozenset({"options", "metrics", "shards"})
 EXECUTOR_KEYS = {"local": frozenset({"workers"}),
                  "slurm": frozenset({"partition", "timeout_min", "gpus_per_node", "cpus_per_task", "mem_gb",
                                      "array_parallelism", "account", "qos", "constraint", "additional"})}
@@ -67,6 +72,8 @@ class Cell:
 
     ``run`` holds the :class:`RunConfig` fields (with the grid's experiment), ``options`` the method's config
     fields; ``axes`` the row's axis values in grid order. Plain data, so a cell pickles into a Slurm job.
+    A cell of ``shards`` > 1 runs as its :meth:`units`, one per shard (``shard_index`` set): each an ordinary
+    sharded run, the last to finish merging them into the cell's run.
     """
 
     grid: str
@@ -77,18 +84,35 @@ class Cell:
     run: dict[str, Any]
     axes: tuple[tuple[str, Any], ...] = ()
     metrics: tuple[str, ...] = ()
+    shards: int = 1
+    shard_index: int | None = None
 
     @property
     def key(self) -> str:
-        """A file-name-safe id of the cell within its grid."""
-        return re.sub(r"[^A-Za-z0-9._=@-]+", "_", f"{self.row}@{self.dataset}")
+        """A file-name-safe id of the cell (or of one shard of it) within its grid."""
+        shard = f".shard{self.shard_index}of{self.shards}" if self.shard_index is not None else ""
+        return re.sub(r"[^A-Za-z0-9._=@-]+", "_", f"{self.row}@{self.dataset}{shard}")
+
+    def units(self) -> list[Cell]:
+        """What an executor runs for this cell: the cell itself, or each of its shards (a shard: itself)."""
+        if self.shards == 1 or self.shard_index is not None:
+            return [self]
+        return [replace(self, shard_index=index) for index in range(self.shards)]
+
+    @property
+    def whole(self) -> Cell:
+        """The cell a shard belongs to (the cell itself when it is not a shard)."""
+        return replace(self, shard_index=None)
 
     @property
     def experiment(self) -> str:
         return self.run["experiment"]
 
     def run_config(self) -> RunConfig:
-        return RunConfig(**copy.deepcopy(self.run))
+        run = copy.deepcopy(self.run)
+        if self.shard_index is not None:
+            run.update(shard_index=self.shard_index, num_shards=self.shards)
+        return RunConfig(**run)
 
     def build_method(self):
         """The configured method object (a fresh one per call: methods keep state from ``prepare``)."""
@@ -187,6 +211,11 @@ def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid
     """Read and expand a grid file (a relative path that does not exist here is looked up in the project root,
     e.g. ``experiments/all_methods.yaml`` from ``notebooks/``); ``overrides`` are RunConfig settings applied to
     every cell last."""
+    path, document = _read_document(path)
+    return expand_grid(document, name=path.stem, base=path.parent, overrides=overrides, path=path)
+
+
+def _read_document(path: str | Path) -> tuple[Path, dict[str, Any]]:
     import yaml
 
     path = Path(path)
@@ -196,8 +225,18 @@ def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise GridError(f"{path} is not valid YAML: {error}") from None
-    return expand_grid(_mapping(document, str(path)), name=path.stem, base=path.parent, overrides=overrides,
-                       path=path)
+    return path, _mapping(document, str(path))
+
+
+def load_job_blocks(path: str | Path) -> tuple[dict[str, dict[str, Any]], ServeSpec | None]:
+    """The checked ``executor:`` and ``serve:`` blocks of a YAML file: a grid file (its other keys ignored) or
+    the job settings of ``sparqlab reproduce`` (only those two blocks)."""
+    path, document = _read_document(path)
+    _check_keys(document, GRID_KEYS, str(path))
+    try:
+        return executor_settings(document), serve_spec(document)
+    except GridError as error:
+        raise GridError(f"{path}: {error}") from None
 
 
 def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None = None,
@@ -221,17 +260,8 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
     excludes = document.get("exclude") or []
     if not isinstance(excludes, list) or not all(isinstance(e, dict) for e in excludes):
         raise GridError("exclude must be a list of mappings such as {method: LABEL, dataset: LABEL}")
-    executor = _mapping(document.get("executor"), "executor")
-    _check_keys(executor, frozenset(EXECUTOR_KEYS), "executor")
-    for kind, settings in executor.items():
-        _check_keys(_mapping(settings, f"executor.{kind}"), EXECUTOR_KEYS[kind], f"executor.{kind}")
-
-    serve = None
-    if document.get("serve") is not None:
-        try:
-            serve = ServeSpec.from_dict(_mapping(document["serve"], "serve"))
-        except (TypeError, ValueError) as error:
-            raise GridError(f"serve: {error}") from None
+    executor = executor_settings(document)
+    serve = serve_spec(document)
 
     cells: list[Cell] = []
     rows: list[str] = []
@@ -268,8 +298,12 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
                 metrics = spec.get("metrics") or []
                 if not isinstance(metrics, list):
                     raise GridError(f"datasets.{dataset}.metrics must be a list of metrics.json keys")
+                shards = entry.get("shards", spec.get("shards", 1))
+                if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
+                    raise GridError(f"methods.{label} / datasets.{dataset}: shards must be a whole number >= 1, "
+                                    f"got {shards!r}")
                 cell = Cell(grid=name, row=row, dataset=str(dataset), method=str(entry["method"]), options=options,
-                            run=run, axes=values, metrics=tuple(map(str, metrics)))
+                            run=run, axes=values, metrics=tuple(map(str, metrics)), shards=shards)
                 try:
                     cell.run_config()
                 except (TypeError, ValueError) as error:
@@ -279,6 +313,25 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
         raise GridError("the grid has no cells left after 'exclude'")
     return Grid(name=name, experiment=experiment, path=path, rows=rows, datasets=[str(d) for d in datasets],
                 cells=cells, executor=executor, description=str(document.get("description") or ""), serve=serve)
+
+
+def executor_settings(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The document's checked ``executor:`` block (a grid's, or the job settings of ``sparqlab reproduce``)."""
+    executor = _mapping(document.get("executor"), "executor")
+    _check_keys(executor, frozenset(EXECUTOR_KEYS), "executor")
+    for kind, settings in executor.items():
+        _check_keys(_mapping(settings, f"executor.{kind}"), EXECUTOR_KEYS[kind], f"executor.{kind}")
+    return executor
+
+
+def serve_spec(document: dict[str, Any]) -> ServeSpec | None:
+    """The document's ``serve:`` block, checked, or ``None`` without one."""
+    if document.get("serve") is None:
+        return None
+    try:
+        return ServeSpec.from_dict(_mapping(document["serve"], "serve"))
+    except (TypeError, ValueError) as error:
+        raise GridError(f"serve: {error}") from None
 
 
 def _to_served(run: dict[str, Any], serve: ServeSpec) -> dict[str, Any]:

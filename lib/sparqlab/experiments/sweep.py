@@ -9,6 +9,11 @@ So a cell is "done" whether the sweep ran it or a single ``sparqlab run`` of the
 cell killed mid-run is found as ``interrupted`` with its progress. A cell that failed before or during its run
 leaves a one-line reason in the grid's state folder (``runs/<experiment>/.sweep/<grid>/``), cleared when it
 succeeds.
+
+A cell of ``shards: N`` runs as N shard runs (``<run_id>-shard<i>of<N>/``, each found like a cell by its
+config plus its shard fields); the shard that completes last merges them into the cell's own run folder
+(:func:`merge_when_complete`), which is what makes the cell ``done``. Until then its state is its shards'
+(running, failed, ... with "k/N shards done"), and each shard keeps its own failure reason.
 """
 
 from __future__ import annotations
@@ -23,7 +28,16 @@ from typing import Any
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.runs.config import RUN_FORMAT, RunConfig, identity
 from sparqlab.runs.results import UnreadableRunWarning, run_summary
-from sparqlab.runs.store import CONFIG, MANIFEST, RunUnreadable, read_document, read_json, write_json
+from sparqlab.runs.store import (
+    CONFIG,
+    MANIFEST,
+    RunUnreadable,
+    hold_lock,
+    is_locked,
+    read_document,
+    read_json,
+    write_json,
+)
 
 RESOLVED_BY_RUNNER = frozenset({"kg", "split", "model", "model_url", "answer_match"})
 """Run fields a cell may leave ``None`` for the runner to resolve (from the questions, the dataset, the
@@ -38,7 +52,8 @@ Progress is counted from the run's prediction lines (:func:`sparqlab.runs.result
 
 @dataclass
 class CellStatus:
-    """One cell's state: its run folder (if any), progress and the last failure's one-line reason."""
+    """One cell's state: its run folder (if any), progress and the last failure's one-line reason; for a
+    sharded cell, how many of its shards are done."""
 
     cell: Cell
     status: str
@@ -46,11 +61,13 @@ class CellStatus:
     n_done: int = 0
     n_questions: int | None = None
     reason: str | None = None
+    shards_done: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"row": self.cell.row, "dataset": self.cell.dataset, "cell": self.cell.key, "status": self.status,
                 "done": self.n_done, "questions": self.n_questions,
-                "run": self.run_dir.name if self.run_dir else None, "reason": self.reason}
+                "run": self.run_dir.name if self.run_dir else None, "reason": self.reason,
+                "shards": self.cell.shards, "shards_done": self.shards_done}
 
 
 def _plain(value: Any) -> Any:
@@ -71,8 +88,10 @@ def _matches(stored: dict[str, Any], cell: Cell, signature: dict[str, Any]) -> b
     if _plain({k: method.get(k) for k in ("method", "config", "prompts")}) != signature:
         return False
     run = stored.get("run") or {}
-    if int((run.get("execution") or {}).get("num_shards") or 1) > 1:  # a shard is not the cell's run (a merge is)
-        return False
+    execution = run.get("execution") or {}
+    shard = (int(execution.get("shard_index") or 0), int(execution.get("num_shards") or 1))
+    if shard != ((cell.shard_index, cell.shards) if cell.shard_index is not None else (0, 1)):
+        return False  # a shard is not the cell's run (their merge is), nor another shard's
     wanted = RunConfig.flatten(_plain(identity(cell.run_config().resolved(needs_model=False), {}, "")["run"]))
     have = RunConfig.flatten(_plain((stored.get("identity") or {}).get("run") or {}))
     return all(have.get(key) == value for key, value in wanted.items()
@@ -80,7 +99,8 @@ def _matches(stored: dict[str, Any], cell: Cell, signature: dict[str, Any]) -> b
 
 
 def find_cell_run(cell: Cell, signature: dict[str, Any] | None = None) -> Path | None:
-    """The run folder of ``cell`` in its experiment (the most recently written if several match), or None."""
+    """The run folder of ``cell`` (or of the shard ``cell`` is) in its experiment (the most recently written if
+    several match), or None."""
     experiment = cell.run_config().root() / cell.experiment
     if not experiment.is_dir():
         return None
@@ -126,8 +146,10 @@ def record_failure(grid_state: Path, cell: Cell, reason: str) -> None:
 
 
 def cell_status(grid: Grid, cell: Cell) -> CellStatus:
-    """The state of one cell (see :data:`STATUSES`)."""
+    """The state of one cell, or of one shard of it (see :data:`STATUSES`)."""
     run_dir = find_cell_run(cell)
+    if run_dir is None and cell.shards > 1 and cell.shard_index is None:
+        return _shards_status(grid, cell)
     failure = failure_path(grid.state_dir(), cell)
     failed = read_json(failure) if failure.exists() else None
     if run_dir is None:
@@ -140,7 +162,22 @@ def cell_status(grid: Grid, cell: Cell) -> CellStatus:
     if failed and status != "running" and failed["time"] >= (run_dir / MANIFEST).stat().st_mtime:
         status = "failed"
     return CellStatus(cell, status, run_dir, summary["n_done"], summary["n_questions"],
-                      failed["reason"] if failed and status == "failed" else None)
+                      failed["reason"] if failed and status == "failed" else None,
+                      cell.shards if cell.shards > 1 and cell.shard_index is None else None)
+
+
+def _shards_status(grid: Grid, cell: Cell) -> CellStatus:
+    """A sharded cell not merged yet: the most pressing state of its shards (all done: ``incomplete`` until the
+    merge), their progress summed, the first shard's reason."""
+    shards = [cell_status(grid, shard) for shard in cell.units()]
+    present = {shard.status for shard in shards}
+    status = next((s for s in ("running", "failed", "unreadable", "interrupted", "incomplete") if s in present),
+                  "incomplete" if "done" in present else "missing")
+    reason = next((f"shard {s.cell.shard_index}: {s.reason}" for s in shards if s.reason), None)
+    known = [s.n_questions for s in shards if s.n_questions is not None]
+    return CellStatus(cell, status, None, sum(s.n_done for s in shards),
+                      sum(known) if len(known) == len(shards) else None, reason,
+                      sum(s.status == "done" for s in shards))
 
 
 def grid_status(grid: Grid, cells: list[Cell] | None = None) -> list[CellStatus]:
@@ -148,8 +185,9 @@ def grid_status(grid: Grid, cells: list[Cell] | None = None) -> list[CellStatus]
 
 
 def run_cell(cell: Cell, grid_state: str | Path) -> dict[str, Any]:
-    """Run (or resume) one cell: an ordinary :func:`sparqlab.runs.run` of its configuration. A failure is
-    recorded for ``sweep status`` and raised. Returns the run's folder, id and progress.
+    """Run (or resume) one cell, or one shard of it: an ordinary :func:`sparqlab.runs.run` of its configuration;
+    a shard then merges the cell's shards if it was the last to finish. A failure is recorded for ``sweep
+    status`` and raised. Returns the run's folder, id and progress (and ``merged``: the cell's run, for a shard).
     Top-level and given plain data, so executors can pickle it into another process or a Slurm job."""
     from sparqlab.runs import run
 
@@ -157,9 +195,25 @@ def run_cell(cell: Cell, grid_state: str | Path) -> dict[str, Any]:
     failure_path(grid_state, cell).unlink(missing_ok=True)  # this attempt's outcome replaces the last one's
     try:
         result = run(cell.build_method(), config=cell.run_config())
+        merged = merge_when_complete(cell.whole, grid_state) if cell.shard_index is not None else None
     except BaseException as error:
         record_failure(grid_state, cell, one_line(error))
         raise
     return {"cell": cell.key, "run_dir": str(result.run_dir), "run_id": result.run_id,
             "answered": result.answered, "n_done": result.metrics["n_done"],
-            "complete": bool(result.metrics["complete"])}
+            "complete": bool(result.metrics["complete"]), **({"merged": merged} if merged else {})}
+
+
+def merge_when_complete(cell: Cell, grid_state: Path) -> str | None:
+    """Merge the shards of ``cell`` into its run once every shard is complete; returns the merged folder, or
+    None (not all done yet, or merged already). A lock in the grid's state folder keeps two shards finishing
+    at once from both merging."""
+    from sparqlab.runs import merge_shards
+
+    with hold_lock(grid_state / f"{cell.key}.merge.lock"):
+        if cell_done(cell):
+            return None
+        shards = [find_cell_run(shard) for shard in cell.units()]
+        if any(path is None or is_locked(path) or run_summary(path)["status"] != "complete" for path in shards):
+            return None
+        return str(merge_shards(shards[0]).target)

@@ -4,6 +4,10 @@ Every notebook in ``notebooks/`` has a cell tagged ``parameters`` whose defaults
 ``sparqlab reproduce`` re-executes all of them on a laptop (from cached model responses where a notebook asks for
 replay). Parameters can be overridden, e.g. a real model URL, to run the same notebooks on a GPU endpoint; they are
 checked against the declared names and types before any notebook runs (:mod:`.parameters`).
+
+Each execution leaves its state beside the executed copies (``<output dir>/.reproduce/<notebook>/``: running,
+done or failed with the failing cell's line, a lock held while it runs), so ``sparqlab reproduce status`` can tell
+where every notebook stands, whether it ran here or in a scheduled job (:mod:`.jobs`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,15 @@ from typing import Any
 from sparqlab.core.paths import runs_dir
 from sparqlab.notebooks.generate import NOTEBOOKS_DIR
 from sparqlab.notebooks.parameters import check_parameters
+from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json
+
+STATE_DIR = ".reproduce"
+"""Under the output folder: one folder per notebook with ``state.json`` (its last execution), ``job.json`` (the
+job it was last submitted to) and the ``.lock`` its execution holds; the scheduled jobs' folders in ``jobs/``."""
+
+NOTEBOOK_STATUSES = ("pending", "running", "done", "failed", "missing")
+"""``pending``: submitted, not started; ``running``: a process executes it now; ``done`` / ``failed``: how its
+last execution ended (a ``running`` state whose process is gone is ``failed``); ``missing``: never executed."""
 
 
 @dataclass
@@ -115,6 +128,59 @@ def cell_error_line(error, output: Path) -> str:
     return lines[-1].strip() if lines else f"{error.ename}: (no message; see {output})"
 
 
+def state_folder(output_dir: Path, notebook: str | Path) -> Path:
+    return output_dir / STATE_DIR / Path(notebook).stem
+
+
+def record_state(folder: Path, status: str, **fields: Any) -> None:
+    """Write a notebook's ``state.json``; its time orders it against the job it was submitted to."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "state.json", {"status": status, **fields, "time": time.time()})
+
+
+def execute_recorded(notebook: Path, output_dir: Path, parameters: dict[str, Any] | None = None,
+                     progress: bool = False) -> NotebookOutcome:
+    """:func:`execute_notebook` with its state recorded for ``sparqlab reproduce status``."""
+    folder = state_folder(output_dir, notebook)
+    with hold_lock(folder / ".lock"):  # a second execution into the same folder waits
+        record_state(folder, "running")
+        outcome = execute_notebook(notebook, output_dir, parameters, progress=progress)
+        record_state(folder, "done" if outcome.ok else "failed", error=outcome.error,
+                     seconds=round(outcome.seconds, 1))
+    return outcome
+
+
+@dataclass
+class NotebookStatus:
+    """Where one notebook stands (:data:`NOTEBOOK_STATUSES`), with its last error line and job."""
+
+    notebook: str
+    status: str
+    error: str | None = None
+    seconds: float | None = None
+    job_id: str | None = None
+    job_folder: str | None = None
+
+
+def notebook_status(notebook: Path, output_dir: Path | None = None) -> NotebookStatus:
+    """The state of ``notebook``'s execution into ``output_dir`` (default: runs/notebooks)."""
+    folder = state_folder(output_dir or runs_dir() / "notebooks", notebook)
+    job = read_json(folder / "job.json") if (folder / "job.json").exists() else {}
+    state = read_json(folder / "state.json") if (folder / "state.json").exists() else None
+    found = NotebookStatus(notebook.name, "missing", job_id=job.get("job_id"), job_folder=job.get("folder"))
+    if is_locked(folder):
+        found.status = "running"
+    elif job and (state is None or state["time"] < job["submitted"]):
+        found.status = "pending"
+    elif state is not None:
+        found.status, found.error, found.seconds = state["status"], state.get("error"), state.get("seconds")
+        if found.status == "running":  # its process is gone without recording the end
+            found.status = "failed"
+            found.error = "stopped while running (killed, timed out or preempted?)" + (
+                f"; job log in {found.job_folder}" if found.job_folder else "")
+    return found
+
+
 def reproduce(names: list[str] | None = None, parameters: dict[str, Any] | None = None,
               output_dir: Path | None = None, progress: bool = False) -> ReproduceReport:
     """Execute the chosen notebooks (default: all) and report each outcome; a failure does not stop the rest.
@@ -130,7 +196,7 @@ def reproduce(names: list[str] | None = None, parameters: dict[str, Any] | None 
     for position, notebook in enumerate(notebooks, 1):
         if progress:
             print(f"[{position}/{len(notebooks)}] {notebook.name} ...", file=sys.stderr, flush=True)
-        outcome = execute_notebook(notebook, output_dir, checked[notebook], progress=progress)
+        outcome = execute_recorded(notebook, output_dir, checked[notebook], progress=progress)
         if progress:
             print(f"[{position}/{len(notebooks)}] {notebook.name} {'ok' if outcome.ok else 'FAILED'} in "
                   f"{outcome.seconds:.1f}s", file=sys.stderr, flush=True)

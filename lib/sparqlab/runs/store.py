@@ -12,11 +12,12 @@ SIGKILL) turns a second concurrent writer into a clear error instead of interlea
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,16 @@ def is_locked(path: Path) -> bool:
             return True
         fcntl.flock(handle, fcntl.LOCK_UN)
     return False
+
+
+@contextlib.contextmanager
+def hold_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (waiting for another holder): what :func:`is_locked` sees for
+    ``path.parent`` when ``path`` is its ``.lock``; released by the kernel however the process ends."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def damaged_lines_message(damaged: list[DamagedLine], aside: Path, consequence: str, n_kept: int) -> str:
