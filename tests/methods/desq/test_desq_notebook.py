@@ -5,7 +5,7 @@ from support.notebooks import reproduce
 
 def test_uri_correction_notebook_reproduces_headless(tmp_path):
     done = reproduce(tmp_path, "07_uri_correction", parameters={
-        "limit": "4", "train_limit": "150", "embedder": "hashing", "wikidata_limit": "2",
+        "limit": "4", "train_limit": "150", "embedder": "hashing", "memory_limit": "4000", "wikidata_limit": "2",
         "wikidata_sets": "['qald10']", "lcquad2_limit": "2", "lcquad2_train_limit": "20", "experiment": "desq-nb"})
     text = done.text("07_uri_correction")
     for strategy in ("oracle", "always-retrieve", "roundtrip-exact", "roundtrip-fuzzy", "score-threshold",
