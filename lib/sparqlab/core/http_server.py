@@ -2,9 +2,8 @@
 ``sparqlab serve`` (the TEXT2SPARQL endpoint) and ``sparqlab serve-model``.
 
 uvicorn's own settings are used where it has them: ``timeout_keep_alive`` closes a connection idle after a
-response, ``h11_max_incomplete_event_size`` bounds what the HTTP parser buffers, ``backlog`` bounds how many
-connections one accept round takes. What uvicorn lacks is added by :class:`GuardedProtocol` (its HTTP/1.1
-protocol, extended):
+response, ``h11_max_incomplete_event_size`` bounds what the HTTP parser buffers. What uvicorn lacks is added by
+:class:`GuardedProtocol` (its HTTP/1.1 protocol, extended) and :class:`Acceptor` (which accepts the connections):
 
 - a **read deadline**: a connection must deliver each whole request within ``read_timeout_s`` of opening or of
   its previous response, so a client that connects and sends nothing, or trickles its headers (slowloris), is
@@ -16,18 +15,22 @@ protocol, extended):
   is not used for this: it counts idle connections too, so a few hundred idle sockets would turn every real
   request into a 503;
 - a **request-size limit**: a request line and headers over ``max_head_bytes`` are answered 413 and closed
-  before they are parsed.
-
-The bound is also kept below the process's open-file limit (:func:`connection_budget`), so idle sockets can
-never exhaust the descriptors the server needs to accept the next real request.
+  before they are parsed;
+- a **bound on open sockets**, below the process's open-file limit (:func:`connection_budget`): every accepted
+  connection not closed yet counts, from the moment it is accepted, so a burst of connections can never exhaust
+  the descriptors the server needs for everything else (:class:`Acceptor` says why asyncio's own accept path
+  cannot hold this bound).
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import logging
 import resource
 import socket
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,8 +41,13 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 FD_RESERVE = 128
 """Descriptors kept free of connections for everything else the process opens (files, caches, KG workers)."""
 
-MAX_ACCEPT_BATCH = 2048
-"""The most connections one accept round takes (and the listen backlog): uvicorn's default."""
+LISTEN_BACKLOG = 2048
+"""Connections the kernel holds for the server until it accepts them (uvicorn's default backlog); they take no
+descriptor of the server's while they wait."""
+
+ACCEPT_RETRY_S = 1.0
+"""How long accepting pauses after the process (or the system) ran out of descriptors or memory in ``accept``
+(asyncio's own delay)."""
 
 REFUSAL_LINGER_S = 0.5
 """How long a refused connection (413, 503) stays half-open after its answer, reading and dropping what the
@@ -81,16 +89,17 @@ class ConnectionLimits:
 
 
 def connection_budget(wanted: int) -> tuple[int, int]:
-    """``(max_connections, accept_batch)`` that fit the process's open-file limit: the connections at most
-    ``wanted`` and half of what :data:`FD_RESERVE` and :data:`MAX_LINGERING` leave, one accept round at most the
-    rest, so open connections plus one round of new ones never need more descriptors than the process may
-    open."""
+    """``(max_connections, max_open)`` that fit the process's open-file limit. ``max_open``: sockets accepted and
+    not closed yet, at most (those kept, refused ones lingering, and those not yet checked against
+    ``max_connections``), so :data:`FD_RESERVE` descriptors stay free for everything else.
+    ``max_connections``: ``wanted`` at most, and half of what :data:`MAX_LINGERING` leaves of ``max_open``, so
+    that with ``max_connections`` open there is room to accept the new connections that make idle ones give
+    way."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
-        return wanted, MAX_ACCEPT_BATCH
-    free = max(2, soft - FD_RESERVE - MAX_LINGERING)
-    connections = max(1, min(wanted, free // 2))
-    return connections, max(1, min(MAX_ACCEPT_BATCH, free - connections))
+        return wanted, sys.maxsize
+    max_open = max(2, soft - FD_RESERVE)
+    return max(1, min(wanted, (max_open - MAX_LINGERING) // 2)), max_open
 
 
 def detail_body(status: int, message: str) -> bytes:
@@ -101,7 +110,7 @@ def detail_body(status: int, message: str) -> bytes:
 def listen_socket(host: str, port: int) -> socket.socket:
     """A listening socket; connections made before the server starts wait in the backlog instead of failing."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, port), family=family, backlog=MAX_ACCEPT_BATCH)
+    sock = socket.create_server((host, port), family=family, backlog=LISTEN_BACKLOG)
     # Accepted connections inherit TCP_NODELAY; without it every reply on a kept-alive connection waits ~40 ms
     # for delayed ACKs (asyncio only sets it on sockets it creates itself).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -110,6 +119,118 @@ def listen_socket(host: str, port: int) -> socket.socket:
 
 REASONS = {413: "Content Too Large", 503: "Service Unavailable"}
 
+log = logging.getLogger("uvicorn.error")
+
+
+class Acceptor:
+    """Accepts a server's connections, at most ``max_open`` open at once (accepted and not closed yet).
+
+    asyncio's own accept path (``loop.create_server``, which uvicorn uses) cannot hold such a bound: each time the
+    listening socket is ready it accepts up to ``backlog`` connections at once, and their protocols'
+    ``connection_made``, where a bound could be checked, runs only two loop iterations later, while the next
+    rounds accept more; a burst overshoots any bound checked there, up to the open-file limit. Its ``backlog`` is
+    also the listen queue's length, so shortening the rounds that way makes the kernel drop connections instead.
+
+    Here each connection counts from the moment it is accepted and until its protocol learns it is closed
+    (:meth:`release`); at ``max_open`` the listening sockets are no longer watched, so new connections wait in
+    the kernel's listen queue (:data:`LISTEN_BACKLOG`, which costs no descriptor), and watching resumes when a
+    connection closes. Stopping rather than accepting and closing at once keeps them for when there is room: a
+    connection over ``max_connections`` then makes an idle one give way, or is answered 503, as usual
+    (:class:`GuardedProtocol`). Only public asyncio calls are used (``add_reader``, ``remove_reader``,
+    ``connect_accepted_socket``)."""
+
+    def __init__(self, max_open: int) -> None:
+        self.max_open = max_open
+        self.open = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sockets: list[socket.socket] = []
+        self._protocol: Callable[[], asyncio.Protocol] | None = None
+        self._watching = False
+        self._tasks: set[asyncio.Task] = set()
+
+    def start(self, loop: asyncio.AbstractEventLoop, sockets: list[socket.socket],
+              protocol: Callable[[], asyncio.Protocol]) -> None:
+        """Accept on the listening ``sockets``, each connection served by a new ``protocol()``."""
+        self._loop, self._sockets, self._protocol = loop, list(sockets), protocol
+        for sock in self._sockets:
+            sock.setblocking(False)
+        self._watch()
+
+    def stop(self) -> None:
+        """Accept no more connections (those open are left to the server's shutdown)."""
+        self._unwatch()
+        self._sockets = []
+
+    def release(self) -> None:
+        """A connection is closed: one more may be accepted."""
+        self.open -= 1
+        if self.open < self.max_open:
+            self._watch()
+
+    def _watch(self) -> None:
+        if not self._watching and self._sockets:
+            self._watching = True
+            for sock in self._sockets:
+                self._loop.add_reader(sock.fileno(), self._accept, sock)
+
+    def _unwatch(self) -> None:
+        if self._watching:
+            self._watching = False
+            for sock in self._sockets:
+                self._loop.remove_reader(sock.fileno())
+
+    def _accept(self, sock: socket.socket) -> None:
+        while self.open < self.max_open:
+            try:
+                conn, _ = sock.accept()
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                return  # none waiting
+            except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    raise
+                log.warning("accepting a connection failed (%s): accepting again in %g s", exc, ACCEPT_RETRY_S)
+                self._unwatch()
+                self._loop.call_later(ACCEPT_RETRY_S, self._watch)
+                return
+            self.open += 1
+            task = self._loop.create_task(self._connect(conn))
+            self._tasks.add(task)  # the loop holds tasks weakly
+            task.add_done_callback(self._tasks.discard)
+        self._unwatch()
+
+    async def _connect(self, conn: socket.socket) -> None:
+        try:
+            await self._loop.connect_accepted_socket(self._protocol, conn)
+        except Exception:  # no transport was made (its protocol or transport failed to start): nothing else will
+            log.exception("a connection could not be set up")  # close the socket
+            conn.close()
+            self.release()
+
+
+class GuardedServer(uvicorn.Server):
+    """uvicorn's server with its connections accepted by an :class:`Acceptor` instead of asyncio's accept path;
+    it serves the listening sockets given to ``run(sockets=...)`` (:func:`listen_socket`)."""
+
+    def __init__(self, config: uvicorn.Config, acceptor: Acceptor) -> None:
+        super().__init__(config)
+        self.acceptor = acceptor
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        if not sockets:
+            raise ValueError("a guarded server serves listening sockets: run(sockets=[listen_socket(host, port)])")
+        await super().startup(sockets=[])  # the lifespan and the server's state, and no asyncio server
+        config = self.config
+
+        def protocol() -> asyncio.Protocol:
+            return config.http_protocol_class(config=config, server_state=self.server_state,
+                                              app_state=self.lifespan.state)
+
+        self.acceptor.start(asyncio.get_running_loop(), sockets, protocol)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.acceptor.stop()  # before uvicorn closes the sockets
+        await super().shutdown(sockets=sockets)
+
 
 class GuardedProtocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with a read deadline, a connection bound and a request-size limit (module
@@ -117,6 +238,8 @@ class GuardedProtocol(H11Protocol):
 
     limits = ConnectionLimits()
     max_connections = limits.max_connections
+    acceptor: Acceptor
+    """The server's :class:`Acceptor`, told when a connection closes."""
     error_body: Callable[[int, str], bytes] = staticmethod(detail_body)
     retry_after_s = 1
     lingering = [0]
@@ -166,6 +289,7 @@ class GuardedProtocol(H11Protocol):
         if self._lingers:
             self.lingering[0] -= 1
         super().connection_lost(exc)
+        self.acceptor.release()
 
     def refuse(self, status: int, message: str) -> None:
         """Answer ``status`` with ``message`` outside any request cycle, and close the connection: at once, or
@@ -198,14 +322,17 @@ class GuardedProtocol(H11Protocol):
 
 
 def guarded_server(app, limits: ConnectionLimits, log_level: str = "warning",
-                   error_body: Callable[[int, str], bytes] = detail_body, retry_after_s: int = 1) -> uvicorn.Server:
-    """A uvicorn server for ``app`` within ``limits`` (the connection bound fitted to the open-file limit by
-    :func:`connection_budget`); ``error_body`` shapes the protocol's own 413 and 503 answers."""
-    connections, batch = connection_budget(limits.max_connections)
+                   error_body: Callable[[int, str], bytes] = detail_body,
+                   retry_after_s: int = 1) -> GuardedServer:
+    """A uvicorn server for ``app`` within ``limits``, its connection bound and open sockets fitted to the
+    open-file limit by :func:`connection_budget`; ``error_body`` shapes the protocol's own 413 and 503 answers.
+    Run it with ``run(sockets=[listen_socket(host, port)])``."""
+    connections, max_open = connection_budget(limits.max_connections)
+    acceptor = Acceptor(max_open)
     protocol = type("Guarded", (GuardedProtocol,), {
-        "limits": limits, "max_connections": connections, "error_body": staticmethod(error_body),
-        "retry_after_s": retry_after_s, "lingering": [0]})
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, http=protocol, backlog=batch,
+        "limits": limits, "max_connections": connections, "acceptor": acceptor,
+        "error_body": staticmethod(error_body), "retry_after_s": retry_after_s, "lingering": [0]})
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, http=protocol,
                             timeout_keep_alive=limits.keep_alive_s,
                             h11_max_incomplete_event_size=limits.max_head_bytes + 64 * 1024)
-    return uvicorn.Server(config)
+    return GuardedServer(config, acceptor)
