@@ -20,8 +20,8 @@ gate. The corrector is trained on the generator's **wrong** initial queries (W) 
 `W1.0`, `W1.0+C0.2`, `W1.0+C0.5`, `W1.0+C0.8`, where C makes up 20 / 50 / 80 % of the composed set (section 4.3).
 This notebook labels a generator-only run over training questions, builds the four corrector files with the GGC
 data builders (the generator's training questions and the labelled ones are disjoint parts of the split, as in the
-paper's section 4.1: the first `generator_share` of the `limit` questions train the generator, the generator-only run
-labels the rest), trains one LoRA corrector per composition (plus the generator and the gates) with
+paper's section 4.1: the split's last `generator_share` is the generator's, its first `limit` questions train the
+generator and the first `limit` of the questions before it are labelled by the generator-only run), trains one LoRA corrector per composition (plus the generator and the gates) with
 `sparqlab.train`, and tabulates sizes, training times and losses in the layout of the paper's Table 6.
 
 **Offline defaults are a pipeline check.** Without `base_model` the modules are a *tiny randomly initialised*
@@ -35,7 +35,7 @@ generator served by vLLM (`-p generator generator -p generator_url http://gpu-no
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[str], not str | None
 
 {RUN_PARAMETERS}
-generator_share: float = 0.5             # of those, the share that trains the generator; the rest are labelled
+generator_share: float = 0.5             # the split's share that is the generator's (its last); the gate's comes first
 generator: str = "standin-knn"           # generator of the labelled run: a stand-in, or a served model's name
 generator_url: Optional[str] = None      # OpenAI-compatible endpoint of `generator` (vLLM), None for stand-ins
 generator_options: dict = {{}}             # model factory options, e.g. {{"start": 2500, "stop": 2600}} (standin-knn memory)
