@@ -68,7 +68,8 @@ from IPython.display import display
 from sparqlab import plots
 from sparqlab.core.paths import runs_dir
 from sparqlab.methods.ggc.data import COMPOSITIONS
-from sparqlab.experiments.train import composition_experiment, evaluate_correctors
+from sparqlab.experiments.train import composition_experiment, evaluate_correctors, table12
+from sparqlab.methods.ggc.published import with_published
 
 sft = {"max_steps": max_steps, "epochs": epochs, "learning_rate": learning_rate, "batch_size": batch_size,
        "grad_accum": grad_accum, "lora_r": lora_r, "lora_alpha": lora_alpha, "eval_fraction": eval_fraction,
@@ -108,14 +109,17 @@ plots.save_figure(fig, "loss_curves", experiment=experiment,
 
 One gated GGC run per trained corrector on the evaluation questions: the generator as above, the experiment's
 encoder gate at τ, the corrector role served in process from its adapter. Query-level accuracy is the paper's
-primary metric. With the tiny random models this only checks that trained adapters plug into the runner."""),
+primary metric. With the tiny random models this only checks that trained adapters plug into the runner. The
+second table is Table 12's layout (accuracy on the triggered, originally wrong and originally correct questions
+per composition), with the paper's published values below it (empty where the paper copy has no cell)."""),
     new_code_cell("""\
 if evaluate:
     corrected = evaluate_correctors(result, kg_name=kg, dataset=dataset, split=eval_split, limit=eval_limit,
                                     generator=generator, generator_url=generator_url,
                                     generator_options=generator_options, threshold=threshold,
                                     device="cuda" if gpu else "cpu", max_tokens=eval_max_tokens)
-    display(corrected)"""),
+    display(corrected)
+    display(with_published(table12(corrected), "table12").round(2))  # Table 12 layout, the paper's rows below"""),
     new_markdown_cell("""\
 ## Using a trained corrector
 

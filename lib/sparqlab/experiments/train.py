@@ -191,11 +191,12 @@ def evaluate_correctors(result: CompositionResult, *, kg_name: str = "movies", d
     served in process from its adapter (:mod:`sparqlab.llm.local_transformers`, ``device`` cpu or cuda, at most
     ``max_tokens`` per correction) and the gate ``gate-<gate>`` the experiment trained; rows give query-level
     accuracy, item-level P/R/F1 and corrector calls on ``dataset``/``split`` (first ``limit`` questions), from
-    :func:`sparqlab.methods.ggc.metrics.pipeline_metrics`. The generator is configured as in
-    :func:`composition_experiment`."""
+    :func:`sparqlab.methods.ggc.metrics.pipeline_metrics`, and the accuracy on Table 12's three subsets
+    (:func:`~sparqlab.methods.ggc.metrics.subset_analysis`; :func:`table12` lays them out). The generator is
+    configured as in :func:`composition_experiment`."""
     from sparqlab.kg import open_kg
     from sparqlab.methods.ggc.method import GGC
-    from sparqlab.methods.ggc.metrics import pipeline_metrics, stage_frame
+    from sparqlab.methods.ggc.metrics import pipeline_metrics, stage_frame, subset_analysis
     from sparqlab.runs import RunConfig, run
 
     gate_path = result.out / f"gate-{gate}" / "gate"
@@ -211,7 +212,17 @@ def evaluate_correctors(result: CompositionResult, *, kg_name: str = "movies", d
                                model_options=dict(generator_options or {}), model_roles={"corrector": role},
                                concurrency=2, progress=progress)
             run_result = run(GGC(mode="gated", gate_path=str(gate_path), threshold=threshold), config=config, kg=kg)
-            metrics = pipeline_metrics(stage_frame(run_result.run_dir, kg))
+            frame = stage_frame(run_result.run_dir, kg)
+            metrics = pipeline_metrics(frame)
             rows.append({"composition": name, **{k: metrics[k] for k in (
-                "n", "accuracy", "item_precision", "item_recall", "item_f1", "corrector_calls")}})
+                "n", "accuracy", "item_precision", "item_recall", "item_f1", "corrector_calls")},
+                **subset_analysis(frame)["accuracy"].to_dict()})
     return pd.DataFrame(rows)
+
+
+def table12(evaluated: pd.DataFrame) -> pd.DataFrame:
+    """GGC Table 12's layout from :func:`evaluate_correctors`: one row per corrector composition, the query-level
+    accuracy on the triggered ("correction required"), originally wrong and originally correct questions."""
+    from sparqlab.methods.ggc.published import COLUMNS
+
+    return evaluated.set_index("composition")[list(COLUMNS["table12"])]

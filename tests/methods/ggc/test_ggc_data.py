@@ -197,3 +197,34 @@ def test_gate_questions_in_the_generator_s_training_data_are_refused_unless_allo
     with pytest.raises(ValueError, match="no training questions left"):
         gate_questions(questions[:1], 3, generator_share=0.9)
 
+
+
+def test_table12_lays_out_one_row_per_composition_and_the_published_rows_below():
+    """Table 12: per corrector composition, the accuracy on the triggered, originally wrong and originally correct
+    questions; the paper's values (appendix D.1) below ours, in %, empty where the paper copy has no cell."""
+    from sparqlab.experiments.train import table12
+    from sparqlab.methods.ggc.published import COLUMNS, with_published
+
+    subsets = subset_analysis(stage_rows(), 0.55)
+    assert list(subsets.index) == list(COLUMNS["table12"])  # evaluate_correctors' columns are these subsets
+    evaluated = pd.DataFrame([{"composition": name, "n": 6, **subsets["accuracy"].to_dict()}
+                              for name in ("W1.0", "W1.0+C0.8")])
+    layout = with_published(table12(evaluated), "table12")
+    assert list(layout.columns) == [*COLUMNS["table12"], "source"]
+    assert layout.loc["W1.0", "correction required (triggered)"] == 50.0 and layout.loc["W1.0", "source"] == "this run"
+    assert layout.loc["W1.0 (published)", "correction required (triggered)"] == 89.58
+    assert layout.loc["W1.0+C0.8 (published)", "originally wrong"] == 87.98
+    assert np.isnan(layout.loc["W1.0+C0.2 (published)", "originally wrong"])
+
+
+def test_table2_shows_nsm_h_and_qgg_as_published_rows_without_invented_values():
+    """NSM_h and QGG are Table 2 reference rows, published, never re-run; the paper copy has no Table 2 cells, so
+    their values are empty and the source says so, while GGC's own rows carry the numbers its text states."""
+    from sparqlab.methods.ggc.published import published_table
+
+    table = published_table("table2")
+    for baseline in ("NSM_h (published)", "QGG (published)"):
+        assert table.loc[baseline, ["accuracy", "item_f1"]].isna().all()
+        assert "not in the paper copy" in table.loc[baseline, "source"]
+    assert table.loc["gated (published)", "accuracy"] == 98.33 and table.loc["gated (published)", "item_f1"] == 99.16
+    assert table.loc["generator only (published)", "item_precision"] == 37.96
