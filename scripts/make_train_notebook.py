@@ -20,8 +20,8 @@ gate. The corrector is trained on the generator's **wrong** initial queries (W) 
 `W1.0`, `W1.0+C0.2`, `W1.0+C0.5`, `W1.0+C0.8`, where C makes up 20 / 50 / 80 % of the composed set (section 4.3).
 This notebook labels a generator-only run over training questions, builds the four corrector files with the GGC
 data builders (the generator's training questions and the labelled ones are disjoint parts of the split, as in the
-paper's section 4.1: the first `generator_share` of the `limit` questions train the generator, the generator-only run
-labels the rest), trains one LoRA corrector per composition (plus the generator and the gates) with
+paper's section 4.1: the split's last `generator_share` is the generator's, its first `limit` questions train the
+generator and the first `limit` of the questions before it are labelled by the generator-only run), trains one LoRA corrector per composition (plus the generator and the gates) with
 `sparqlab.train`, and tabulates sizes, training times and losses in the layout of the paper's Table 6.
 
 **Offline defaults are a pipeline check.** Without `base_model` the modules are a *tiny randomly initialised*
@@ -35,7 +35,7 @@ generator served by vLLM (`-p generator generator -p generator_url http://gpu-no
 from typing import Optional  # noqa: UP045 - papermill --help-notebook shows Optional[str], not str | None
 
 {RUN_PARAMETERS}
-generator_share: float = 0.5             # of those, the share that trains the generator; the rest are labelled
+generator_share: float = 0.5             # the split's share that is the generator's (its last); the gate's comes first
 generator: str = "standin-knn"           # generator of the labelled run: a stand-in, or a served model's name
 generator_url: Optional[str] = None      # OpenAI-compatible endpoint of `generator` (vLLM), None for stand-ins
 generator_options: dict = {{}}             # model factory options, e.g. {{"start": 2500, "stop": 2600}} (standin-knn memory)
@@ -68,7 +68,8 @@ from IPython.display import display
 from sparqlab import plots
 from sparqlab.core.paths import runs_dir
 from sparqlab.methods.ggc.data import COMPOSITIONS
-from sparqlab.experiments.train import composition_experiment, evaluate_correctors
+from sparqlab.experiments.train import composition_experiment, evaluate_correctors, table12
+from sparqlab.methods.ggc.published import with_published
 
 sft = {"max_steps": max_steps, "epochs": epochs, "learning_rate": learning_rate, "batch_size": batch_size,
        "grad_accum": grad_accum, "lora_r": lora_r, "lora_alpha": lora_alpha, "eval_fraction": eval_fraction,
@@ -108,14 +109,17 @@ plots.save_figure(fig, "loss_curves", experiment=experiment,
 
 One gated GGC run per trained corrector on the evaluation questions: the generator as above, the experiment's
 encoder gate at τ, the corrector role served in process from its adapter. Query-level accuracy is the paper's
-primary metric. With the tiny random models this only checks that trained adapters plug into the runner."""),
+primary metric. With the tiny random models this only checks that trained adapters plug into the runner. The
+second table is Table 12's layout (accuracy on the triggered, originally wrong and originally correct questions
+per composition), with the paper's published values below it (empty where the paper copy has no cell)."""),
     new_code_cell("""\
 if evaluate:
     corrected = evaluate_correctors(result, kg_name=kg, dataset=dataset, split=eval_split, limit=eval_limit,
                                     generator=generator, generator_url=generator_url,
                                     generator_options=generator_options, threshold=threshold,
                                     device="cuda" if gpu else "cpu", max_tokens=eval_max_tokens)
-    display(corrected)"""),
+    display(corrected)
+    display(with_published(table12(corrected), "table12").round(2))  # Table 12 layout, the paper's rows below"""),
     new_markdown_cell("""\
 ## Using a trained corrector
 

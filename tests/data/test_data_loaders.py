@@ -25,6 +25,7 @@ EXPECTED = [
     ("spinach", "dev", 155, False),
     ("spinach", "test", 165, False),
     ("lcquad2", "test", 5715, False),
+    ("sciqa", "test", 513, False),
     ("lcquad2-raw", "train", 3612, False),
     ("lcquad2-raw", "test", 904, False),
     ("lcquad2-ref", "train", 3612, False),
@@ -210,3 +211,19 @@ def test_unknown_split_lists_the_valid_ones():
 
 def test_val_is_an_alias_of_dev():
     assert [q.id for q in load("wwq", split="val", limit=3)] == [q.id for q in load("wwq", split="dev", limit=3)]
+
+
+def test_sciqa_loads_its_513_test_questions_over_orkg_and_needs_an_endpoint(tmp_path, monkeypatch):
+    """SciQA (GGC Table 13) ships the GRASP-normalised test questions (Apache-2.0) without gold answers (their file
+    states no licence); a run without an ORKG endpoint stops with an error naming the option."""
+    from sparqlab.data import load
+    from sparqlab.methods.ggc import GGC
+    from sparqlab.runs import RunConfig, run
+
+    questions = load("sciqa")
+    assert len(questions) == 513 and {q.kg for q in questions} == {"orkg"}
+    assert all(q.gold_sparql and q.gold_answers is None for q in questions)
+    assert "PREFIX orkgp: <http://orkg.org/orkg/predicate/>" in questions[0].gold_sparql
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path))
+    with pytest.raises(ValueError, match=r"'orkg' is not bundled and has no default endpoint.*--kg-url URL"):
+        run(GGC(mode="none"), config=RunConfig(dataset="sciqa", model="standin-knn", limit=2, progress=False))

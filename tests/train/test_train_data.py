@@ -94,6 +94,7 @@ def test_desq_and_ggc_generator_builders_use_their_packages_prompts(tmp_path):
     from sparqlab.kg.movies import ensure_store
     from sparqlab.methods.desq.structured import parse_output
     from sparqlab.methods.ggc.prompts import GENERATOR_USER
+    from sparqlab.methods.ggc.split import training_split
     from sparqlab.platform.parsing import extract_sparql
 
     ensure_store()
@@ -107,7 +108,7 @@ def test_desq_and_ggc_generator_builders_use_their_packages_prompts(tmp_path):
     parsed = parse_output(structured["messages"][-1]["content"])  # the two-part output parses back
     assert parsed.fragments and parsed.slots and not parsed.problems
     generator = read_records(tmp_path / "gen.jsonl")
-    question = load("mcqa-movies", "train", 1)[0]
+    question = training_split(load("mcqa-movies", "train")).generator[0]  # the generator's portion (GGC §4.1)
     assert ggc["records"] == 2 and generator[0]["messages"][1]["content"] == GENERATOR_USER.render(
         question=question.text)
     assert "movies" in generator[0]["messages"][0]["content"]

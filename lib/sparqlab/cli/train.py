@@ -64,7 +64,8 @@ def register(subparsers) -> None:
         "gate", help="train the GGC gate and report P/R/F1/FPR on a validation slice (the one gate-training door)",
         description="Train the GGC gate on labelled (question, initial query) pairs — a `train data --builder "
                     "ggc-gate` file (--data), generator-only run folders (--runs), or, with neither, a generator run "
-                    "over a training split made here — and report precision, recall, F1 and FPR of 'correction "
+                    "over the gate's questions of a training split made here (the first --limit of the gate portion GGC section 4.1 "
+                    "leaves beside the generator's, `-o generator_share=S`) — and report precision, recall, F1 and FPR of 'correction "
                     "required' on a stratified validation slice. The gate goes to OUT/gate (use it with `sparqlab "
                     "run ggc -o gate_path=OUT/gate`), the summary to OUT/training.json. The gate flags are "
                     "GateSettings' fields. This is the one command that trains a gate (beside `train sft` and "
@@ -155,6 +156,9 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
                         "4.3) or x times the wrong samples")
     parser.add_argument("--allow-test", action="store_true", help="allow building from a test split")
     add_config_arguments(parser, PromptAdditions)  # ggc-generator, ggc-corrector: GGC's prompt additions
+    parser.add_argument("--generator-share", type=float, default=None, help="ggc-generator: the share of the "
+                        "split that is the generator's (its last questions; GGC section 4.1, default 0.5); "
+                        "--limit counts within it. GGC's gate (-o generator_share) takes its questions before it")
     parser.add_argument("--generator-data", help="ggc-corrector, ggc-gate: the generator's training JSONL; the "
                         "labelled questions must not be in it (GGC section 4.1: the generator is trained on one "
                         "portion of the training split, gate and corrector data come from the rest)")
@@ -162,7 +166,7 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
         parser.set_defaults(builder=builder, kg="movies")  # the old `ggc build-data` read the movie KG by default
 
 
-DATA_OPTIONS = ("variant", "seed", "generator_data", "kg_feedback", "compositions", "basis")
+DATA_OPTIONS = ("variant", "seed", "generator_share", "generator_data", "kg_feedback", "compositions", "basis")
 """``train data`` flags passed on to a builder that takes them (left out when not given)."""
 
 
@@ -193,12 +197,13 @@ def handle_gate(args: argparse.Namespace) -> int:
 
     settings = config_from_arguments(GateSettings, args)
     settings.check_trainable()
+    data_split = None  # the split of a generator run made here (GGC §4.1)
     if args.data:
         if args.kg_feedback:
             raise ValueError("--kg-feedback needs --runs or a generator run: a --data file holds no KG feedback")
         examples, sources = read_gate_examples(args.data), []
     else:
-        from sparqlab.experiments.ggc import generator_run
+        from sparqlab.experiments.ggc import gate_data_run
         from sparqlab.methods.ggc.data import labelled_queries
 
         config = ggc_run_config(args)
@@ -206,12 +211,14 @@ def handle_gate(args: argparse.Namespace) -> int:
             if args.runs:
                 sources = list(args.runs)
             else:
-                sources = [str(generator_run(config, kg=kg, **ggc_options(args, ("mode",))).run_dir)]
+                result, data_split = gate_data_run(config, kg=kg, **ggc_options(args, ("mode",)))
+                sources = [str(result.run_dir)]
                 print(f"generator run: {sources[0]}")
             examples = [q.gate_example() for q in labelled_queries(sources, kg, args.kg_feedback)]
     summary = train_gate(examples, settings, args.out, val_fraction=args.val_fraction,
                          validation_threshold=args.validation_threshold,
-                         seed=settings.seed, data_file=args.data, sources=sources, kg_feedback=args.kg_feedback)
+                         seed=settings.seed, data_file=args.data, sources=sources, kg_feedback=args.kg_feedback,
+                         data_split=data_split)
     metrics = summary["validation"]
     print(f"gate: {Path(args.out) / 'gate'}\ndigest: {summary['gate_digest']}\nvalidation "
           f"n={summary['data']['validation']}: " + ", ".join(
@@ -250,7 +257,7 @@ def handle_data(args: argparse.Namespace) -> int:
         if "prompt" not in builder.options:
             raise ValueError(f"the {args.builder} builder takes no GGC prompt additions")
         options["prompt"] = config_from_arguments(PromptAdditions, args)
-    given = [f"--{name.replace('_', '-')}" for name in ("kg_feedback", "compositions", "basis")
+    given = [f"--{name.replace('_', '-')}" for name in ("generator_share", "kg_feedback", "compositions", "basis")
              if name not in builder.options and getattr(args, name) not in (None, False)]
     if given:
         raise ValueError(f"the {args.builder} builder takes no {', '.join(given)}")

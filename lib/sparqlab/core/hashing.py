@@ -18,6 +18,13 @@ def stable_hash(value: Any, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:length]
 
 
+def id_set_record(ids: Any) -> dict[str, Any]:
+    """How a training record names a set of question ids: their count and a digest of the sorted ids (equal sets
+    give equal digests whatever their order)."""
+    ids = sorted(str(i) for i in ids)
+    return {"count": len(ids), "digest": stable_hash(ids, 16)}
+
+
 _FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
 
 

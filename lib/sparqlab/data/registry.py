@@ -104,6 +104,12 @@ def _grasp(relative: str) -> list[Question]:
     return load_grasp_jsonl(data_dir() / relative)
 
 
+def _sciqa() -> list[Question]:
+    from sparqlab.data.grasp import load_grasp_jsonl
+
+    return load_grasp_jsonl(data_dir() / "sciqa/grasp_test.jsonl", kg="orkg")
+
+
 def _lcquad2_variant(form: str, split: str) -> list[Question]:
     from sparqlab.data.grasp import lcquad2_variant
 
@@ -260,6 +266,13 @@ for _dataset in [
             "LC-QuAD 2.0 test (Wikidata) as prepared by GRASP; SPARQL only, no gold answers",
             {"test": partial(_grasp, "lcquad2_wikidata/grasp_test.jsonl")},
             paper_sizes={"test": 826}, paper_rule="answerable",
+        ),
+        Dataset(
+            "sciqa",
+            "orkg",
+            "SciQA test (ORKG; GGC appendix D.2, Table 13) as prepared by GRASP: 513 questions, SPARQL only (the "
+            "gold answers' file states no licence and is not shipped); needs an ORKG endpoint (--kg-url)",
+            {"test": _sciqa},
         ),
         *(Dataset(
             f"lcquad2-{form}",

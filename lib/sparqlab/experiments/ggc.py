@@ -1,7 +1,8 @@
 """GGC experiments as library calls (the notebooks and ``sparqlab ggc`` are thin front ends over these).
 
-* :func:`gate_from_generator_run` — generator pass over a training split (an ordinary run), labels, a trained gate saved as an
-  artifact folder with its digest;
+* :func:`gate_data_run` — generator pass over the gate's questions of a training split (GGC §4.1,
+  :mod:`sparqlab.methods.ggc.split`; an ordinary run);
+* :func:`gate_from_generator_run` — that pass, labels, a trained gate saved as an artifact folder with its digest;
 * :func:`gate_table` — gates compared on the labelled initial queries of a held-out generator-only run (Table 4);
 * :func:`run_modes` — generator-only vs correct-all vs gated runs of one configuration (Table 2);
 * :func:`threshold_sweep` — one gated run at the smallest τ, every τ's metrics from its records (Table 5a).
@@ -22,6 +23,7 @@ from sparqlab.methods.ggc.data import gate_from_runs, labelled_queries
 from sparqlab.methods.ggc.gate import Gate, GateSettings, decide
 from sparqlab.methods.ggc.method import GGC
 from sparqlab.methods.ggc.metrics import gate_metrics, stage_frame, sweep
+from sparqlab.methods.ggc.split import GENERATOR_SHARE
 from sparqlab.runs.config import RunConfig
 
 MODE_LABELS = {"none": "generator only", "all": "correct all", "gated": "gated"}
@@ -72,25 +74,35 @@ def generator_config(base: RunConfig, **changes: Any) -> RunConfig:
     return base.replace(model_roles=roles, **changes)
 
 
-def generator_run(config: RunConfig, *, kg: Any = None, **options: Any) -> Any:
-    """The generator-only pass (``GGC(mode="none")``, further :class:`GGCConfig` ``options``) over ``config``'s
-    questions whose initial queries a gate or the corrector data are labelled on; a finished run is reused (the
-    runner resumes it)."""
+def gate_data_run(config: RunConfig, *, kg: Any = None, **options: Any) -> tuple[Any, dict[str, Any]]:
+    """The generator-only pass over the gate's questions of ``config``'s training split: the first
+    ``config.limit`` of its gate portion (:func:`~sparqlab.methods.ggc.split.gate_questions` with the
+    :class:`GGCConfig` ``options`` ``generator_share``, ``generator_data``, ``allow_overlap``; further
+    :class:`GGCConfig` options such as ``variant`` apply to the pass). A finished run is reused (the runner resumes
+    it). Returns the run and the split's record (parameters, count + digest of the generator's
+    portion and of the gate questions) for the gate's training record."""
+    from sparqlab.data.registry import load
+    from sparqlab.methods.ggc.split import gate_questions
     from sparqlab.runs import run
 
-    return run(GGC(mode="none", **options), config=generator_config(config), kg=kg)
+    method = GGC(mode="none", **options)
+    chosen, split = gate_questions(load(config.dataset, config.split), config.limit, method.config.generator_share,
+                                   method.config.generator_data, method.config.allow_overlap)
+    return run(method, chosen, config=generator_config(config), kg=kg), split.record(chosen)
 
 
 def gate_from_generator_run(settings: GateSettings, config: RunConfig, *, kg_feedback: bool = False,
                             variant: str | None = None, folder: str | Path | None = None,
-                            kg: Any = None) -> TrainedGate:
-    """Run the generator over ``config``'s questions (``dataset``/``split``/``limit``; the training split), label
-    the initial queries and train a gate on them (reading KG feedback when ``kg_feedback``); save it to ``folder``
-    (default: a content-keyed folder under ``cache_dir()/artifacts``). A finished generator run is reused (the
-    runner resumes it)."""
-    result = generator_run(config, variant=variant, kg=kg)
+                            kg: Any = None, generator_share: float = GENERATOR_SHARE) -> TrainedGate:
+    """Run the generator over the gate's questions of ``config``'s training split (:func:`gate_data_run`: the
+    first ``limit`` of the gate portion that ``generator_share`` leaves), label the initial queries and train a
+    gate on them (reading KG feedback when ``kg_feedback``); save it to ``folder`` (default: a content-keyed folder
+    under ``cache_dir()/artifacts``) with the split in its ``training["data_split"]``. A finished generator run is
+    reused (the runner resumes it)."""
+    result, data_split = gate_data_run(config, kg=kg, variant=variant, generator_share=generator_share)
     graph = kg if kg is not None else _open(result.config.kg)
     gate = gate_from_runs([result.run_dir], graph, settings, kg_feedback=kg_feedback)
+    gate.training["data_split"] = data_split
     key = [settings.to_dict(), kg_feedback, result.run_id]
     folder = Path(folder) if folder else cache_dir() / "artifacts" / f"ggc-gate-{stable_hash(key, 16)}"
     digest = gate.save(folder)

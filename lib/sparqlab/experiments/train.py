@@ -4,9 +4,10 @@ on the same trainer stack, and tabulate their training sizes, times and losses i
 
 The initial queries to label come from an ordinary generator-only GGC run over a training split (by default the
 ``standin-knn`` stand-in; on a GPU machine the fine-tuned generator served by vLLM). As in the paper (section
-4.1), the generator's training data and the labelled questions are disjoint portions of the split: the first
-``generator_share`` of the ``limit`` questions train the generator, the rest are labelled for the gate and the
-corrector (:func:`sparqlab.methods.ggc.training_data.check_disjoint` checks it). Without a ``base`` model
+4.1), the generator's training data and the labelled questions are disjoint portions of the split, the one split
+of :func:`sparqlab.methods.ggc.split.training_split` (``generator_share``): the first ``limit`` questions of the
+generator's portion train the generator, the first ``limit`` of the gate's portion are labelled for the gate and
+the corrector (:func:`sparqlab.methods.ggc.training_data.check_disjoint` checks it; ``table6.json`` records it). Without a ``base`` model
 folder, a tiny random decoder (and encoder for the gate) is built from a config: the run then checks the
 pipeline end to end and its losses and times say nothing about the paper's models.
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from sparqlab.methods.ggc.split import GENERATOR_SHARE
 from sparqlab.train.records import read_records, record_messages
 
 GATE_LABELS = {"encoder": "Gate (encoder, RoBERTa in the paper)", "sbert": "Gate (SBERT)"}
@@ -81,19 +83,18 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
                            compositions: Mapping[str, float] | None = None, base: str | None = None,
                            encoder: str | None = None, sft: Mapping[str, Any] | None = None,
                            gate: Mapping[str, Any] | None = None, gate_backends: Sequence[str] = ("encoder", "sbert"),
-                           train_generator: bool = True, generator_share: float = 0.5, seed: int = 0,
+                           train_generator: bool = True, generator_share: float = GENERATOR_SHARE, seed: int = 0,
                            progress: bool = True) -> CompositionResult:
     """Label a generator run, build the GGC training files and train every module; see the module docstring.
 
-    ``out``: experiment folder. ``kg_name``/``dataset``/``split``/``limit``: the training questions labelled (the
-    first ``limit``). ``generator``/``generator_url``/``generator_options``: the model of the generator-only run
+    ``out``: experiment folder. ``kg_name``/``dataset``/``split``/``limit``: the training split and how many of
+    its gate questions are labelled (and of its generator questions trained on). ``generator``/``generator_url``/``generator_options``: the model of the generator-only run
     (a stand-in name, or a served model with its URL) and its factory options. ``compositions``: name → share of
     correct samples (default GGC's four). ``base``: local base chat model folder (``None``: tiny random decoder);
     ``encoder``: gate encoder folder (``None``: tiny random encoder). ``sft``: :class:`~sparqlab.train.sft.SFTConfig`
     fields for every SFT module; ``gate``: :class:`~sparqlab.methods.ggc.gate.GateSettings` fields. ``gate_backends``:
     gates to train (``encoder``, ``sbert``). ``train_generator``: also fine-tune the generator (Table 6's first
-    row). ``generator_share``: the share of the ``limit`` questions kept for the generator's training data; the
-    generator-only run labels the others. ``seed``: composition seed. ``progress``: progress bars.
+    row). ``generator_share``: the share of the split that is the generator's (module docstring). ``seed``: composition seed. ``progress``: progress bars.
     """
     from sparqlab.data.registry import load
     from sparqlab.kg import open_kg
@@ -101,6 +102,7 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
     from sparqlab.methods.ggc.gate import GateSettings
     from sparqlab.methods.ggc.gate_training import train_gate
     from sparqlab.methods.ggc.method import GGC
+    from sparqlab.methods.ggc.split import gate_questions
     from sparqlab.methods.ggc.training_data import build_corrector_data, check_disjoint
     from sparqlab.runs import RunConfig, run
     from sparqlab.train.data import build_from_dataset
@@ -110,19 +112,16 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     compositions = dict(compositions or COMPOSITIONS)
-    if not 0 < generator_share < 1:
-        raise ValueError(f"generator_share must lie in (0, 1); got {generator_share}")
-    questions = load(dataset, split, limit)
-    n_generator = round(generator_share * len(questions))
-    if not 0 < n_generator < len(questions):
-        raise ValueError(f"{len(questions)} questions cannot be split into generator training data and labelled "
-                         "questions; raise limit")
+    labelled, data_split = gate_questions(load(dataset, split), limit, generator_share)
+    if train_generator and not data_split.generator:
+        raise ValueError("generator_share=0 leaves no questions to train the generator on; raise it or pass "
+                         "train_generator=False")
     model_spec = {"model": generator, **({"model_url": generator_url} if generator_url else {})}
     config = RunConfig(experiment="train-composition-generator", kg=kg_name, dataset=dataset, split=split,
                        model_options=dict(generator_options or {}), progress=progress, **model_spec)
     kg = open_kg(kg_name)
     try:
-        result = run(GGC(mode="none"), questions[n_generator:], config=config, kg=kg)
+        result = run(GGC(mode="none"), labelled, config=config, kg=kg)
         queries = labelled_queries([result.run_dir], kg)
         feasible, skipped = feasible_compositions(queries, compositions)
         if not feasible:
@@ -133,8 +132,8 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
                                         queries=queries)
         files = {f"Corrector {name}": data_dir / f"{name}.jsonl" for name in feasible}
         if train_generator:
-            build_from_dataset("ggc-generator", dataset, split, data_dir / "generator.jsonl", limit=n_generator,
-                               kg=kg, progress=progress)
+            build_from_dataset("ggc-generator", dataset, split, data_dir / "generator.jsonl", limit=limit,
+                               kg=kg, progress=progress, generator_share=generator_share)
             check_disjoint(queries, data_dir / "generator.jsonl")
             files = {"Generator": data_dir / "generator.jsonl", **files}
     finally:
@@ -174,9 +173,7 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
         rows.append({"module": GATE_LABELS[backend], "samples": data["examples"], "wrong (W)": wrong,
                      "correct (C)": data["examples"] - wrong, "train time (s)": summary["wall_s"]})
     table = pd.DataFrame(rows)
-    split_note = {"generator_questions": n_generator, "labelled_questions": len(questions) - n_generator,
-                  "rule": "GGC section 4.1: the generator trains on the first portion, the gate and corrector data "
-                          "are labelled on the rest"}
+    split_note = {**data_split.record(labelled), "limit": limit}
     (out / "table6.json").write_text(json.dumps({"rows": rows, "skipped": skipped, "pipeline_check": pipeline_check,
                                                  "gate_validation": gate_validation, "data_split": split_note},
                                                 indent=2, default=str) + "\n",
@@ -194,11 +191,12 @@ def evaluate_correctors(result: CompositionResult, *, kg_name: str = "movies", d
     served in process from its adapter (:mod:`sparqlab.llm.local_transformers`, ``device`` cpu or cuda, at most
     ``max_tokens`` per correction) and the gate ``gate-<gate>`` the experiment trained; rows give query-level
     accuracy, item-level P/R/F1 and corrector calls on ``dataset``/``split`` (first ``limit`` questions), from
-    :func:`sparqlab.methods.ggc.metrics.pipeline_metrics`. The generator is configured as in
-    :func:`composition_experiment`."""
+    :func:`sparqlab.methods.ggc.metrics.pipeline_metrics`, and the accuracy on Table 12's three subsets
+    (:func:`~sparqlab.methods.ggc.metrics.subset_analysis`; :func:`table12` lays them out). The generator is
+    configured as in :func:`composition_experiment`."""
     from sparqlab.kg import open_kg
     from sparqlab.methods.ggc.method import GGC
-    from sparqlab.methods.ggc.metrics import pipeline_metrics, stage_frame
+    from sparqlab.methods.ggc.metrics import pipeline_metrics, stage_frame, subset_analysis
     from sparqlab.runs import RunConfig, run
 
     gate_path = result.out / f"gate-{gate}" / "gate"
@@ -214,7 +212,17 @@ def evaluate_correctors(result: CompositionResult, *, kg_name: str = "movies", d
                                model_options=dict(generator_options or {}), model_roles={"corrector": role},
                                concurrency=2, progress=progress)
             run_result = run(GGC(mode="gated", gate_path=str(gate_path), threshold=threshold), config=config, kg=kg)
-            metrics = pipeline_metrics(stage_frame(run_result.run_dir, kg))
+            frame = stage_frame(run_result.run_dir, kg)
+            metrics = pipeline_metrics(frame)
             rows.append({"composition": name, **{k: metrics[k] for k in (
-                "n", "accuracy", "item_precision", "item_recall", "item_f1", "corrector_calls")}})
+                "n", "accuracy", "item_precision", "item_recall", "item_f1", "corrector_calls")},
+                **subset_analysis(frame)["accuracy"].to_dict()})
     return pd.DataFrame(rows)
+
+
+def table12(evaluated: pd.DataFrame) -> pd.DataFrame:
+    """GGC Table 12's layout from :func:`evaluate_correctors`: one row per corrector composition, the query-level
+    accuracy on the triggered ("correction required"), originally wrong and originally correct questions."""
+    from sparqlab.methods.ggc.published import COLUMNS
+
+    return evaluated.set_index("composition")[list(COLUMNS["table12"])]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from sparqlab.core.hashing import file_digest
+from sparqlab.core.hashing import file_digest, id_set_record
 from sparqlab.core.jsonl import write_jsonl
 from sparqlab.core.registry import Registry
 from sparqlab.data.question import Question
@@ -36,6 +36,9 @@ class Builder:
     questions of a split that have a gold query. ``source="runs"``: ``build(run_dirs, out, kg, **options) ->
     manifest``. ``needs_kg``: the builder reads the KG (prompts, gold decompositions, execution feedback).
     ``options``: the keyword options it takes (``variant``, ``seed`` ...), the rest of a request is refused.
+    ``portion``: for a dataset builder, ``portion(questions, **its options) -> questions``, the part of the whole
+    split it builds from before the ``limit`` is taken (GGC's generator: its portion of GGC §4.1); its keyword
+    options are the builder's too.
     """
 
     name: str
@@ -43,22 +46,38 @@ class Builder:
     build: Callable[..., Any]
     needs_kg: bool
     description: str
+    portion: Callable[..., list[Question]] | None = None
 
     @property
     def options(self) -> tuple[str, ...]:
-        skip = {"questions", "kg", "progress", "run_dirs", "out"}
-        return tuple(n for n in inspect.signature(self.build).parameters if n not in skip)
+        return (*_keywords(self.build), *self.portion_options)
+
+    @property
+    def portion_options(self) -> tuple[str, ...]:
+        return _keywords(self.portion) if self.portion else ()
+
+    def portion_settings(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The ``portion`` keyword options in effect: those given in ``options``, else their defaults."""
+        parameters = inspect.signature(self.portion).parameters if self.portion else {}
+        return {name: options.get(name, parameters[name].default) for name in self.portion_options}
+
+
+def _keywords(function: Callable[..., Any]) -> tuple[str, ...]:
+    skip = {"questions", "kg", "progress", "run_dirs", "out"}
+    return tuple(n for n in inspect.signature(function).parameters if n not in skip)
 
 
 BUILDERS: Registry[Builder] = Registry("builder", same=lambda a, b: a.build.__qualname__ == b.build.__qualname__)
 """Training-data builders by name."""
 
 
-def register_builder(name: str, source: Literal["dataset", "runs"], *, needs_kg: bool, description: str):
-    """Decorator: register ``build`` as the builder ``name`` (see :class:`Builder` for its signature)."""
+def register_builder(name: str, source: Literal["dataset", "runs"], *, needs_kg: bool, description: str,
+                     portion: Callable[..., list[Question]] | None = None):
+    """Decorator: register ``build`` as the builder ``name`` (see :class:`Builder` for its signature and
+    ``portion``)."""
 
     def decorate(build: Callable[..., Any]) -> Callable[..., Any]:
-        BUILDERS.register(name, Builder(name, source, build, needs_kg, description))
+        BUILDERS.register(name, Builder(name, source, build, needs_kg, description, portion))
         return build
 
     return decorate
@@ -133,9 +152,10 @@ def question_records(questions: Sequence[Question], kg_name: str | None = None, 
 def build_from_dataset(builder: str, dataset: str, split: str, out: str | Path, *, limit: int | None = None,
                        kg: Any = None, allow_test: bool = False, progress: bool = True,
                        **options: Any) -> dict[str, Any]:
-    """Run a dataset builder over ``dataset``/``split`` (first ``limit`` questions) and write ``out`` + manifest.
-    ``kg``: an open KG (required by builders that read it); ``options``: the builder's own (e.g. GGC's
-    ``variant``); ``allow_test``: permit a test split."""
+    """Run a dataset builder over ``dataset``/``split`` (first ``limit`` questions, of the builder's ``portion``
+    when it has one) and write ``out`` + manifest (its ``sources`` name the options and the questions' ids as
+    count + digest). ``kg``: an open KG (required by builders that read it); ``options``: the builder's own (e.g.
+    GGC's ``variant``); ``allow_test``: permit a test split."""
     from sparqlab.data.registry import load, splits_of
 
     spec = get_builder(builder)
@@ -148,16 +168,21 @@ def build_from_dataset(builder: str, dataset: str, split: str, out: str | Path, 
     if spec.needs_kg and kg is None:
         raise ValueError(f"the {builder} builder needs the KG (its prompts and gold decompositions read it)")
     try:
-        questions = load(dataset, split, limit)
+        questions = load(dataset, split, None if spec.portion else limit)
     except ValueError as missing:
         if split == "test" or "test" not in splits_of(dataset):
             raise
         raise ValueError(f"{missing} (to train on the scored test questions anyway: --split test --allow-test)") \
             from None
+    portion = spec.portion_settings(options)
+    if spec.portion:
+        questions = spec.portion(questions, **portion)[:limit]
     with_gold = [q for q in questions if q.gold_sparql]
     counts = {"questions": len(questions), "without_gold": len(questions) - len(with_gold)}
-    records, extra_counts = spec.build(with_gold, kg, progress=progress, **options)
-    sources = {"dataset": dataset, "split": split, "limit": limit, "kg": kg.profile.name if kg else None, **options}
+    records, extra_counts = spec.build(with_gold, kg, progress=progress,
+                                       **{k: v for k, v in options.items() if k not in spec.portion_options})
+    sources = {"dataset": dataset, "split": split, "limit": limit, "kg": kg.profile.name if kg else None, **options,
+               **portion, "question_ids": id_set_record(q.id for q in with_gold)}
     return write_dataset(out, records, builder=builder, sources=sources, counts={**counts, **extra_counts})
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from sparqlab.core.jsonl import write_jsonl
+from sparqlab.data.question import Question
 from sparqlab.kg.profiles import MOVIES
 from sparqlab.methods.ggc.data import (
     COMPOSITIONS,
@@ -164,17 +165,66 @@ def test_sft_file_layout(tmp_path):
     assert len(lines) == 5 and all(json.loads(line)["output"].startswith("SELECT") for line in lines)
 
 
-def test_the_gate_is_labelled_on_questions_the_generator_was_not_trained_on(tmp_path):
-    """GGC §4.1: the generator is fine-tuned on one portion of the training split, the gate's initial queries are
-    generated on the remaining questions; an offset or the generator's own training file keeps them apart."""
-    from sparqlab.data.question import Question
-    from sparqlab.methods.ggc.method import gate_questions
+def test_by_default_the_gate_questions_and_the_generator_questions_are_disjoint():
+    """GGC §4.1: the generator is fine-tuned on one portion of the training split and the gate is labelled on the
+    remaining questions; the gate's portion comes first, the generator's (what the stand-ins remember) last."""
+    from sparqlab.methods.ggc.split import gate_questions, generator_start, training_split
 
     questions = [Question(str(i), f"q{i}?") for i in range(10)]
-    assert [q.id for q in gate_questions(questions, 0, 3)] == ["0", "1", "2"]
-    assert [q.id for q in gate_questions(questions, 4, 3)] == ["4", "5", "6"]
+    split = training_split(questions)
+    assert [q.id for q in split.gate] == ["0", "1", "2", "3", "4"]
+    assert [q.id for q in split.generator] == ["5", "6", "7", "8", "9"]
+    chosen, _ = gate_questions(questions, 3)
+    assert [q.id for q in chosen] == ["0", "1", "2"]
+    assert [q.id for q in training_split(questions, 0.3).generator] == ["7", "8", "9"]
+    assert generator_start(5001) == 5001 // 2  # the stand-ins' default memory start is the generator's portion
+    with pytest.raises(ValueError, match="generator_share must lie in"):
+        training_split(questions, 1.0)
+
+
+def test_gate_questions_in_the_generator_s_training_data_are_refused_unless_allowed(tmp_path):
+    """A gate question that the generator's training file holds is an error naming the opt-out."""
+    from sparqlab.methods.ggc.split import gate_questions
+
+    questions = [Question(str(i), f"q{i}?") for i in range(10)]
     turns = [{"role": "user", "content": "q?"}, {"role": "assistant", "content": "ASK {}"}]
-    write_jsonl(tmp_path / "generator.jsonl", [{"id": str(i), "messages": turns} for i in range(6)])
-    assert [q.id for q in gate_questions(questions, 0, 3, str(tmp_path / "generator.jsonl"))] == ["6", "7", "8"]
+    write_jsonl(tmp_path / "generator.jsonl", [{"id": str(i), "messages": turns} for i in (2, 7)])
+    with pytest.raises(ValueError, match=r"1 of the 3 gate questions \(e.g. '2'\).*allow_overlap=true"):
+        gate_questions(questions, 3, generator_data=tmp_path / "generator.jsonl")
+    chosen, split = gate_questions(questions, 3, generator_data=tmp_path / "generator.jsonl", allow_overlap=True)
+    assert [q.id for q in chosen] == ["0", "1", "2"]
+    assert split.record(chosen)["gate"]["count"] == 3
     with pytest.raises(ValueError, match="no training questions left"):
-        gate_questions(questions, 4, 3, str(tmp_path / "generator.jsonl"))
+        gate_questions(questions[:1], 3, generator_share=0.9)
+
+
+
+def test_table12_lays_out_one_row_per_composition_and_the_published_rows_below():
+    """Table 12: per corrector composition, the accuracy on the triggered, originally wrong and originally correct
+    questions; the paper's values (appendix D.1) below ours, in %, empty where the paper copy has no cell."""
+    from sparqlab.experiments.train import table12
+    from sparqlab.methods.ggc.published import COLUMNS, with_published
+
+    subsets = subset_analysis(stage_rows(), 0.55)
+    assert list(subsets.index) == list(COLUMNS["table12"])  # evaluate_correctors' columns are these subsets
+    evaluated = pd.DataFrame([{"composition": name, "n": 6, **subsets["accuracy"].to_dict()}
+                              for name in ("W1.0", "W1.0+C0.8")])
+    layout = with_published(table12(evaluated), "table12")
+    assert list(layout.columns) == [*COLUMNS["table12"], "source"]
+    assert layout.loc["W1.0", "correction required (triggered)"] == 50.0 and layout.loc["W1.0", "source"] == "this run"
+    assert layout.loc["W1.0 (published)", "correction required (triggered)"] == 89.58
+    assert layout.loc["W1.0+C0.8 (published)", "originally wrong"] == 87.98
+    assert np.isnan(layout.loc["W1.0+C0.2 (published)", "originally wrong"])
+
+
+def test_table2_shows_nsm_h_and_qgg_as_published_rows_without_invented_values():
+    """NSM_h and QGG are Table 2 reference rows, published, never re-run; the paper copy has no Table 2 cells, so
+    their values are empty and the source says so, while GGC's own rows carry the numbers its text states."""
+    from sparqlab.methods.ggc.published import published_table
+
+    table = published_table("table2")
+    for baseline in ("NSM_h (published)", "QGG (published)"):
+        assert table.loc[baseline, ["accuracy", "item_f1"]].isna().all()
+        assert "not in the paper copy" in table.loc[baseline, "source"]
+    assert table.loc["gated (published)", "accuracy"] == 98.33 and table.loc["gated (published)", "item_f1"] == 99.16
+    assert table.loc["generator only (published)", "item_precision"] == 37.96

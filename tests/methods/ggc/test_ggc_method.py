@@ -103,6 +103,48 @@ def test_gate_trained_in_prepare_is_a_cached_artifact(movies):
             kg=movies)
 
 
+def test_prepare_train_data_and_train_gate_read_one_split_and_record_it(movies, tmp_path):
+    """GGC §4.1 on every path: `train data --builder ggc-generator` writes the generator's portion of the training
+    split, GGC.prepare and `train gate` label questions of the rest (a generator file that holds one of them is
+    refused), and the gate's training record names both portions."""
+    from ggc_helpers import MEMORY
+
+    from sparqlab.cli import main
+    from sparqlab.core.hashing import id_set_record
+    from sparqlab.core.jsonl import write_jsonl
+    from sparqlab.data import load
+    from sparqlab.methods.ggc.split import training_split
+
+    split = training_split(load("mcqa-movies", "train"))
+    generator_file = tmp_path / "generator.jsonl"
+    assert main(["train", "data", "--builder", "ggc-generator", "--dataset", "mcqa-movies", "--kg", "movies",
+                 "--limit", "30", "--out", str(generator_file)]) == 0
+    trained_on = [r["id"] for r in read_jsonl(generator_file)]
+    assert trained_on == [q.id for q in split.generator[:30]]
+    manifest = json.loads(generator_file.with_name("generator.manifest.json").read_text())
+    assert manifest["sources"]["question_ids"] == id_set_record(trained_on)
+    assert manifest["sources"]["generator_share"] == 0.5
+
+    config = base_config(dataset="mcqa-movies", split="test", limit=2)
+    method = GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24, generator_data=str(generator_file))
+    run(method, config=config, kg=movies)
+    assert method.example_ids() and method.example_ids().isdisjoint(trained_on)
+    assert method.gate.training["data_split"]["generator"] == id_set_record(q.id for q in split.generator)
+    assert method.gate.training["data_split"]["gate"] == id_set_record(q.id for q in split.gate[:24])
+
+    overlapping = tmp_path / "overlap.jsonl"
+    write_jsonl(overlapping, [{"id": split.gate[0].id, "messages": next(iter(read_jsonl(generator_file)))["messages"]}])
+    with pytest.raises(ValueError, match="allow_overlap=true"):
+        run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24, generator_data=str(overlapping)),
+            config=config, kg=movies)
+
+    assert main(["train", "gate", "--backend", "tfidf", "--limit", "24", "--memory-start", str(MEMORY["start"]),
+                 "--memory-stop", str(MEMORY["stop"]), "--experiment", "ggc-split", "-o",
+                 f"generator_data={generator_file}", "--out", str(tmp_path / "gate")]) == 0
+    summary = json.loads((tmp_path / "gate" / "training.json").read_text())
+    assert summary["data_split"] == method.gate.training["data_split"]
+
+
 def sparqlab(*args):
     return subprocess.run([sys.executable, "-m", "sparqlab", *args], capture_output=True, text=True, timeout=300)
 

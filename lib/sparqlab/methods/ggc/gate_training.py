@@ -69,17 +69,22 @@ def stratified_split(examples: Sequence[Any], fraction: float, seed: int) -> tup
 
 def train_gate(examples: Sequence[Any], settings: Any, out: str | Path, *, val_fraction: float = 0.2,
                validation_threshold: float = 0.5, seed: int = 42, data_file: str | Path | None = None,
-               sources: Sequence[str] = (), kg_feedback: bool = False) -> dict[str, Any]:
+               sources: Sequence[str] = (), kg_feedback: bool = False,
+               data_split: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train a gate (``settings``: :class:`sparqlab.methods.ggc.gate.GateSettings`) on a stratified split of ``examples``,
     save it to ``out/gate`` and return (and write to ``out/training.json``) the summary with the validation
     metrics at ``validation_threshold`` (the τ of the validation report, not a run's gate threshold). ``data_file``: the examples' file, whose sha256 is recorded; ``sources``: run
-    folders the examples came from; ``kg_feedback``: the gate reads the examples' KG feedback."""
+    folders the examples came from; ``kg_feedback``: the gate reads the examples' KG feedback; ``data_split``: the
+    GGC §4.1 split the examples' questions came from (:meth:`~sparqlab.methods.ggc.split.TrainingSplit.record`),
+    kept in the summary and the gate's ``training``."""
     from sparqlab.methods.ggc.gate import Gate, decide
     from sparqlab.methods.ggc.metrics import gate_metrics
 
     started = time.monotonic()
     train, held = stratified_split(examples, val_fraction, seed)
     gate = Gate.train(train, settings, sources, kg_feedback=kg_feedback)
+    if data_split is not None:
+        gate.training["data_split"] = data_split
     probabilities = gate.probabilities(held)
     metrics = gate_metrics([e.label for e in held], [decide(p, validation_threshold) for p in probabilities])
     out = Path(out)
@@ -91,7 +96,7 @@ def train_gate(examples: Sequence[Any], settings: Any, out: str | Path, *, val_f
                         "train": len(train), "validation": len(held),
                         "train_positive": sum(e.label for e in train),
                         "validation_positive": sum(e.label for e in held)},
-               "sources": list(sources), "gate_digest": digest, "validation": metrics,
+               "sources": list(sources), "data_split": data_split, "gate_digest": digest, "validation": metrics,
                "wall_s": round(time.monotonic() - started, 2)}
     (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary

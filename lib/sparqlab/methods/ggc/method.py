@@ -19,7 +19,8 @@ and :func:`sparqlab.experiments.ggc.threshold_sweep`.
 
 The gate is an artifact: loaded from ``gate_path``, or trained in :meth:`GGC.prepare` on the generator's own
 output over ``train_dataset``/``train_split`` (by default the run's own training split: the scored dataset's
-``train``, else the KG profile's ``train_dataset``; first ``train_limit`` questions; the run folder of that
+``train``, else the KG profile's ``train_dataset``; the first ``train_limit`` questions of its gate portion, GGC
+§4.1, :mod:`sparqlab.methods.ggc.split`; the run folder of that
 generator pass is an ordinary run under the experiment ``ggc-gate-data-<generator digest>``) and cached under
 ``cache_dir()/artifacts``. Its content digest enters the run id. The prompts describe the run's KG with its
 profile's conventions (``variant``), notes and schema.
@@ -30,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -50,6 +50,7 @@ from sparqlab.methods.ggc.prompts import (
     prompt_prefixes,
     variant_profile,
 )
+from sparqlab.methods.ggc.split import GENERATOR_SHARE, gate_questions, generator_start
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
@@ -81,15 +82,17 @@ class GGCConfig(MethodConfig):
       (:class:`~sparqlab.methods.ggc.prompts.PromptAdditions`: ``prompt.kg_rules``, ``prompt.schema_listing``,
       ``prompt.reply_fence``); a fine-tuned generator or corrector expects the prompts its data were built with.
     - ``train_dataset`` / ``train_split`` / ``train_limit``: questions the gate is trained on when no
-      ``gate_path`` is given (the first ``train_limit`` of the split); ``train_dataset`` ``None`` is the run's own
-      training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the trained gate's
-      digest enters the run id).
-    - ``train_offset``: skip the first questions of the split before taking ``train_limit`` (GGC §4.1: the gate is
-      labelled on the training questions the generator was *not* fine-tuned on; a generator trained with
-      ``train data --limit N`` saw the first N, so ``train_offset=N``).
-    - ``generator_data``: the generator's training file (records with an ``id``); its questions are left out
-      before ``train_limit`` is taken, so gate and generator data are disjoint by construction (the file's
-      digest enters the gate's key; the labelled ids are in the gate's ``training``).
+      ``gate_path`` is given: the first ``train_limit`` of the split's gate portion; ``train_dataset`` ``None`` is
+      the run's own training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the
+      trained gate's digest enters the run id).
+    - ``generator_share``: the share of the training split that is the generator's (GGC §4.1,
+      :func:`~sparqlab.methods.ggc.split.training_split`: the last ``generator_share``, the gate's questions come
+      before it); ``train data --builder ggc-generator`` with the same share writes the generator's part. ``0``: a
+      generator not fine-tuned on this split (the whole split is the gate's).
+    - ``generator_data``: the generator's actual training file (records with an ``id``); a gate question in it is
+      an error (the file's digest enters the gate's key).
+    - ``allow_overlap``: label gate questions that are in ``generator_data`` anyway instead of refusing them.
+      The gate's ``training["data_split"]`` records the share and count + digest of both portions.
     - ``allow_other_kg``: train on a dataset of another KG than the run's (refused otherwise).
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
       passing its text on as Algorithm 1 does.
@@ -115,8 +118,9 @@ class GGCConfig(MethodConfig):
     train_dataset: str | None = None
     train_split: str = "train"
     train_limit: int = 1000
-    train_offset: int = 0
+    generator_share: float = GENERATOR_SHARE
     generator_data: str | None = None
+    allow_overlap: bool = False
     allow_other_kg: bool = False
     skip_unparseable: bool = False
     generate_max_tokens: int | None = None
@@ -131,6 +135,7 @@ class GGCConfig(MethodConfig):
             raise ValueError(f"threshold must be >= 0 (above 1 means never correct); got {self.threshold}")
         if self.train_limit < 2:
             raise ValueError(f"train_limit must be at least 2; got {self.train_limit}")
+        generator_start(2, self.generator_share)  # refuses a share outside [0, 1)
 
 
 def loaded_gate_settings(requested: GateSettings, kg_feedback: bool, gate: Gate) -> GateSettings:
@@ -195,23 +200,6 @@ class GateBatcher:
 def model_identity(model: Any) -> dict[str, Any]:
     """What a model answers with (name, backend, stand-in options), without where it runs."""
     return {k: v for k, v in model.describe().items() if k not in LOCATION_KEYS}
-
-
-def gate_questions(questions: Sequence[Question], offset: int, limit: int,
-                   generator_data: str | None = None) -> list[Question]:
-    """The training questions GGC labels for its gate: those not in the generator's training file
-    ``generator_data`` (GGC §4.1: "initial queries on the remaining training data"), from ``offset``, at most
-    ``limit``; ``ValueError`` when none remain."""
-    if generator_data:
-        from sparqlab.methods.ggc.training_data import trained_ids
-
-        trained_on = trained_ids(generator_data)
-        questions = [q for q in questions if str(q.id) not in trained_on]
-    chosen = list(questions[offset: offset + limit])
-    if not chosen:
-        raise ValueError(f"no training questions left for the gate (offset {offset}, limit {limit}"
-                         + (f", {generator_data} removed" if generator_data else "") + ")")
-    return chosen
 
 
 @register_method("ggc")
@@ -287,7 +275,8 @@ class GGC(Method):
             train_dataset = ctx.training_source()[0]
         key = {"settings": settings.to_dict(), "kg_feedback": self.config.kg_feedback, "generator": identity, "params": generator.params,
                "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "conventions": self._conventions_digest(),
-               "train": [train_dataset, self.config.train_split, self.config.train_limit, self.config.train_offset],
+               "train": [train_dataset, self.config.train_split, self.config.train_limit, self.config.generator_share,
+                         self.config.allow_overlap],
                "kg": ctx.kg.identity}
         if self.config.generator_data:
             key["generator_data"] = file_digest(Path(self.config.generator_data))
@@ -295,12 +284,13 @@ class GGC(Method):
         if not built:
             questions = ctx.train_questions(train_dataset, self.config.train_split,
                                             allow_other_kg=self.config.allow_other_kg)
-            questions = gate_questions(questions, self.config.train_offset, self.config.train_limit,
-                                       self.config.generator_data)
+            questions, split = gate_questions(questions, self.config.train_limit, self.config.generator_share,
+                                              self.config.generator_data, self.config.allow_overlap)
             result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant, prompt=self.config.prompt), questions,
                                        experiment=f"ggc-gate-data-{stable_hash(identity, 8)}", role="generator")
             gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings,
                                            kg_feedback=self.config.kg_feedback)
+            gate.training["data_split"] = split.record(questions)
             await asyncio.to_thread(gate.save, folder)
             ctx.log("gate_trained", folder=str(folder), data_run=str(result.run_dir), n=gate.training["n"],
                     question_ids=[q.id for q in questions])

@@ -48,7 +48,8 @@ def _fenced(sparql: str) -> str:
 
 class _Remembering(StandinModel):
     """A stand-in remembering questions ``start:stop`` of ``dataset``/``split`` (module docstring): given as
-    options, or the run's training source when the run binds it (``start`` ``None``: the second half)."""
+    options, or the run's training source when the run binds it (``start`` ``None``: the generator's portion of
+    :func:`~sparqlab.methods.ggc.split.training_split`, the second half)."""
 
     def __init__(self, dataset: str | None = None, split: str = "train", start: int | None = None,
                  stop: int | None = None, allow_other_kg: bool = False):
@@ -62,8 +63,9 @@ class _Remembering(StandinModel):
         start, stop = self.memory_spec["start"], self.memory_spec["stop"]
         if start is None:
             from sparqlab.data import load
+            from sparqlab.methods.ggc.split import generator_start
 
-            start = len(load(dataset, split)) // 2
+            start = generator_start(len(load(dataset, split)))
         self.memory_spec = {"dataset": dataset, "split": split, "start": start, "stop": stop}
         self._memory = memory_for(dataset, split, start, stop)
         self.options = {**self.options, "memory": self.memory_spec}

@@ -26,17 +26,21 @@ from sparqlab.methods.ggc.prompts import (
     sparql_target,
     variant_profile,
 )
+from sparqlab.methods.ggc.split import generator_questions
 from sparqlab.train.data import register_builder, write_dataset
 from sparqlab.train.records import read_records
 
 
-@register_builder("ggc-generator", "dataset", needs_kg=True,
-                  description="the GGC generator's prompt -> gold SPARQL")
+@register_builder("ggc-generator", "dataset", needs_kg=True, portion=generator_questions,
+                  description="the GGC generator's prompt -> gold SPARQL, over the generator's portion of the split "
+                              "(GGC section 4.1; --generator-share)")
 def generator_records(questions: Sequence[Question], kg: Any, progress: bool = True,
                       variant: str | None = None, prompt: PromptAdditions = PAPER_PROMPTS) -> tuple[list[dict], dict]:
     """GGC generator records: the generator's inference prompt and the gold query as the corrector files give
     theirs (:func:`~sparqlab.methods.ggc.prompts.sparql_target`); ``variant`` and ``prompt`` as GGC's
-    (``None``: the KG's own conventions; the paper's prompts)."""
+    (``None``: the KG's own conventions; the paper's prompts). The questions are the generator's portion of the
+    split (:func:`~sparqlab.methods.ggc.split.generator_questions`, option ``generator_share``), so the gate
+    and corrector questions of ``GGC.prepare`` and ``train gate`` with the same share are disjoint from them."""
     notes, conventions = kg_notes(kg), conventions_for(kg.profile, variant)
     prefixes = prompt_prefixes(variant_profile(kg.profile, variant))
     records = [{"id": q.id, "messages": [*generator_messages(q.text, kg.profile.name, notes, conventions, prompt,
