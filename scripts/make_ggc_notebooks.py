@@ -90,7 +90,7 @@ on the generator's own output over a training split (an ordinary run in `runs/gg
     parameters_cell(parameters("""\
 gate_backends: list[str] = ["tfidf", "sbert"]  # Table 4 gates: OFFLINE SUBSTITUTES for the paper's fine-tuned encoders
 encoder_path: Optional[str] = None         # a local Hugging Face encoder folder adds the paper's gate ("encoder")
-gate_backend: str = "tfidf"                # gate of the gated pipeline; tfidf = offline substitute (paper: "encoder")
+gate_backend: str = "tfidf"                # gate of the gated pipeline; tfidf: offline substitute (paper: "encoder")
 threshold: float = 0.5                     # τ
 kg_feedback: bool = False                  # execute s(0) and give gate and corrector the feedback""", 400, 120, "ggc-main")),
     new_code_cell(IMPORTS),
@@ -146,7 +146,7 @@ time then come from its records (`sparqlab ggc sweep` does the same from the she
     parameters_cell(parameters("""\
 thresholds: list[float] = [0.1, 0.25, 0.5, 0.75, 0.9]  # τ values of the sweep
 gate_backend: str = "tfidf"                # offline substitute; the paper's gate is "encoder" (needs encoder_path)
-encoder_path: Optional[str] = None         # local encoder folder for gate_backend="encoder"
+encoder_path: Optional[str] = None         # local encoder folder for the "encoder" gate_backend
 threshold: float = 0.5                     # τ of the with/without feedback comparison""", 400, 120, "ggc-sweep")),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
@@ -187,7 +187,7 @@ notebook tabulates them for the GGC generator before and after gated correction,
 {STANDIN_NOTE}"""),
     parameters_cell(parameters("""\
 run_dirs: list[str] = []                   # more run folders to tabulate (any method)
-gate_backend: str = "tfidf"                # gate of the gated run; tfidf = offline substitute (paper: "encoder")
+gate_backend: str = "tfidf"                # gate of the gated run; tfidf: offline substitute (paper: "encoder")
 threshold: float = 0.5                     # τ of the gated run""", 300, 100, "ggc-errors")),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
