@@ -60,9 +60,9 @@ from sparqlab.kg import open_kg
 from sparqlab.runs import RunConfig, load_predictions, model_label
 from sparqlab.runs.config import RoleSpec"""
 
-TABLE2_COLUMNS = ('["n", "accuracy", "item_precision", "item_recall", "item_f1", "trigger_rate", "corrector_calls", '
+TABLE2_COLUMNS = ('["n", "accuracy", "item_precision", "item_recall", "item_f1", "gate_trigger_rate", "corrector_calls", '
                   '"time_s", "time_per_question_s", "time_vs_first"]')
-GATE_COLUMNS = '["gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr", "trigger_rate"]'
+GATE_COLUMNS = '["gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr", "gate_trigger_rate"]'
 
 
 def parameters(extra: str, train_limit: int, test_limit: int, experiment: str) -> str:
@@ -153,7 +153,7 @@ threshold: float = 0.5                     # τ of the with/without feedback com
     new_code_cell("""\
 plain = gate_from_generator_run(GateSettings(gate_backend, encoder_path=encoder_path), train_config, kg=graph)
 sweep_run, sweep_table = threshold_sweep(test_config, plain.folder, thresholds, kg=graph)
-sweep_table[["threshold", "trigger_rate", "gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr",
+sweep_table[["threshold", "gate_trigger_rate", "gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr",
              "accuracy", "item_f1", "corrector_calls", "time_s"]].astype(float).round(4)"""),
     new_code_cell("""\
 fig, ax = plots.subplots(figsize=(4.5, 2.8))
