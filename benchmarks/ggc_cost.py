@@ -69,7 +69,7 @@ def main() -> None:
                            "gated/generator": gated["time_s"] / generator,
                            "gated/correct_all": gated["time_s"] / every["time_s"],
                            "correct_all/generator": every["time_s"] / generator,
-                           "trigger_rate": gated["trigger_rate"]})
+                           "trigger_rate": gated["gate_trigger_rate"]})
     summary = {key: round(statistics.median(r[key] for r in ratios), 4) for key in ratios[0]}
     print(json.dumps({"settings": vars(args) | {"json": str(args.json) if args.json else None},
                       "median": summary, "runs": ratios}, indent=2))
@@ -140,7 +140,7 @@ def wall_times(args) -> None:
                     result = call()
                     row[name + " s"] = time.perf_counter() - start
                     if name == "sweep":
-                        row["sweep trigger rates"] = dict(zip(args.sweep, result[1]["trigger_rate"].round(3).tolist(),
+                        row["sweep trigger rates"] = dict(zip(args.sweep, result[1]["gate_trigger_rate"].round(3).tolist(),
                                                               strict=True))
                     if name == "gated":
                         predictions = result.predictions()

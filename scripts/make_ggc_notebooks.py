@@ -62,9 +62,9 @@ from sparqlab.kg import open_kg
 from sparqlab.runs import RunConfig, load_predictions, model_label
 from sparqlab.runs.config import RoleSpec"""
 
-TABLE2_COLUMNS = ('["n", "accuracy", "item_precision", "item_recall", "item_f1", "trigger_rate", "corrector_calls", '
+TABLE2_COLUMNS = ('["n", "accuracy", "item_precision", "item_recall", "item_f1", "gate_trigger_rate", "corrector_calls", '
                   '"time_s", "time_per_question_s", "time_vs_first"]')
-GATE_COLUMNS = '["gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr", "trigger_rate"]'
+GATE_COLUMNS = '["gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr", "gate_trigger_rate"]'
 
 
 def parameters(extra: str, train_limit: int, test_limit: int, experiment: str) -> str:
@@ -92,7 +92,7 @@ on the generator's own output over a training split (an ordinary run in `runs/gg
     parameters_cell(parameters("""\
 gate_backends: list[str] = ["tfidf", "sbert"]  # Table 4 gates: OFFLINE SUBSTITUTES for the paper's fine-tuned encoders
 encoder_path: Optional[str] = None         # a local Hugging Face encoder folder adds the paper's gate ("encoder")
-gate_backend: str = "tfidf"                # gate of the gated pipeline; tfidf = offline substitute (paper: "encoder")
+gate_backend: str = "tfidf"                # gate of the gated pipeline; tfidf: offline substitute (paper: "encoder")
 threshold: float = 0.5                     # τ
 kg_feedback: bool = False                  # execute s(0) and give gate and corrector the feedback""", 400, 120, "ggc-main")),
     new_code_cell(IMPORTS),
@@ -153,7 +153,7 @@ time then come from its records (`sparqlab ggc sweep` does the same from the she
     parameters_cell(parameters("""\
 thresholds: list[float] = [0.1, 0.25, 0.5, 0.75, 0.9]  # τ values of the sweep
 gate_backend: str = "tfidf"                # offline substitute; the paper's gate is "encoder" (needs encoder_path)
-encoder_path: Optional[str] = None         # local encoder folder for gate_backend="encoder"
+encoder_path: Optional[str] = None         # local encoder folder for the "encoder" gate_backend
 threshold: float = 0.5                     # τ of the with/without feedback comparison""", 400, 120, "ggc-sweep")),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),
@@ -161,7 +161,7 @@ threshold: float = 0.5                     # τ of the with/without feedback com
 plain = gate_from_generator_run(GateSettings(gate_backend, encoder_path=encoder_path), train_config, kg=graph,
                                 generator_share=generator_share)
 sweep_run, sweep_table = threshold_sweep(test_config, plain.folder, thresholds, kg=graph)
-sweep_table[["threshold", "trigger_rate", "gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr",
+sweep_table[["threshold", "gate_trigger_rate", "gate_accuracy", "gate_precision", "gate_recall", "gate_f1", "gate_fpr",
              "accuracy", "item_f1", "corrector_calls", "time_s"]].astype(float).round(4)"""),
     new_code_cell("""\
 fig, ax = plots.subplots(figsize=(4.5, 2.8))
@@ -195,7 +195,7 @@ notebook tabulates them for the GGC generator before and after gated correction,
 {STANDIN_NOTE}"""),
     parameters_cell(parameters("""\
 run_dirs: list[str] = []                   # more run folders to tabulate (any method)
-gate_backend: str = "tfidf"                # gate of the gated run; tfidf = offline substitute (paper: "encoder")
+gate_backend: str = "tfidf"                # gate of the gated run; tfidf: offline substitute (paper: "encoder")
 threshold: float = 0.5                     # τ of the gated run""", 300, 100, "ggc-errors")),
     new_code_cell(IMPORTS),
     new_code_cell(SETUP),

@@ -32,7 +32,7 @@ rows: Optional[list[str]] = None       # only these rows (method labels of the g
 datasets: Optional[list[str]] = ["metaqa-1hop", "wikidata-test"]  # only these datasets of the grid; None: all
 {RUN_PARAMETERS}
 executor: str = "local"                # "local" or "slurm" (submitit array job with the grid's resources)
-workers: int = 0                       # local: 0 = cells one after another in this kernel; N = N processes
+workers: int = 0                       # local executor: cells run at once in processes; 0: one after another in this kernel
 baseline: Optional[str] = "direct"     # row the others are tested against (McNemar on EM, paired bootstrap F1)
 columns: list[str] = ["f1", "em", "empty", "no_query", "model_calls", "prompt_tokens", "kg_calls", "seconds"]"""),
     new_code_cell("""\

@@ -48,6 +48,26 @@ def test_an_option_axis_and_a_model_override_for_every_role():
     assert all(c.run["model"] == "served-model" and "model_roles" not in c.run for c in grid.cells)
 
 
+def test_a_dataset_sets_a_row_s_run_settings_on_it_under_the_axes_and_the_command_line():
+    datasets = {**GRID["datasets"], "ck": {"dataset": "ck25", "kg": "ck25",
+                                           "methods": {"direct": {"model": "standin-schema-rules"}}}}
+    grid = expand_grid({**GRID, "datasets": datasets})
+    models = {(c.row, c.dataset): c.run["model"] for c in grid.cells}
+    assert models[("direct sample=2 threshold=0.3", "ck")] == "standin-schema-rules"
+    assert models[("direct sample=2 threshold=0.3", "m1")] == "standin-keyword-rules"
+    assert models[("ggc sample=2 threshold=0.3", "ck")] == "standin-knn"
+    overridden = expand_grid({**GRID, "datasets": datasets}, overrides={"model": "served-model"})
+    assert {c.run["model"] for c in overridden.cells} == {"served-model"}
+
+
+def test_the_shipped_grid_tests_against_a_direct_baseline_that_reads_ck25_s_schema():
+    """The movie keyword stand-in knows no CK25 IRI, so a baseline of it would make every row look better."""
+    grid = load_grid("experiments/all_methods.yaml")
+    direct = {c.dataset: c.run["model"] for c in grid.cells if c.row == "direct"}
+    assert direct["ck25"] == "standin-schema-rules"
+    assert direct["metaqa-1hop"] == "standin-keyword-rules"
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"methods": {"x": {"options": {}}}}, "needs 'method: NAME'"),
     ({"methods": {"x": {"method": "direct", "modle": "m"}}}, "methods.x: unknown setting 'modle' (did you mean 'model'"),
@@ -60,6 +80,10 @@ def test_an_option_axis_and_a_model_override_for_every_role():
     ({"exclude": [{"row": "x"}]}, "unknown key(s) row"),
     ({"executor": {"slurm": {"partitoin": "gpu"}}}, "unknown key(s) partitoin"),
     ({"datasets": {}}, "at least one entry"),
+    ({"datasets": {"d": {"dataset": "d", "methods": {"dirct": {"model": "m"}}}}},
+     "datasets.d.methods: no row named dirct"),
+    ({"datasets": {"d": {"dataset": "d", "methods": {"direct": {"modle": "m"}}}}},
+     "datasets.d.methods.direct: unknown setting 'modle'"),
 ])
 def test_a_bad_grid_is_refused_naming_the_entry(change, message):
     with pytest.raises(GridError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -85,6 +85,35 @@ def test_generic_kg_index_filters_languages(small_ttl, tmp_path):
         kg.close()
 
 
+GERMAN_TTL = """\
+@prefix ex: <http://example.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:castle a ex:Building ; rdfs:label "Schloss Neuschwanstein"@de ; rdfs:comment "Burg in Bayern"@de .
+ex:alps rdfs:label "Alpen"@de , "Alps"@en ; rdfs:comment "a mountain range"@en .
+ex:Building rdfs:label "building"@en .
+"""
+
+
+def test_labels_in_other_languages_are_found_and_english_is_shown(tmp_path, capsys):
+    from sparqlab.cli import main
+
+    ttl = tmp_path / "german.ttl"
+    ttl.write_text(GERMAN_TTL, encoding="utf-8")
+    kg = open_kg(ttl, cache=False)
+    try:
+        index = LabelIndex(kg, tmp_path / "index.sqlite")
+        castle = index.search("Neuschwanstein")[0]
+        assert (castle.id, castle.label, castle.types) == ("http://example.org/castle", "Schloss Neuschwanstein",
+                                                           ["building"])
+        alps = index.search("Alpen")[0]
+        assert (alps.id, alps.label, alps.matched, alps.description) == (
+            "http://example.org/alps", "Alps", "Alpen", "a mountain range")
+    finally:
+        kg.close()
+    assert main(["kg", "search", "Schloss Neuschwanstein", "--kg", str(ttl)]) == 0
+    assert "Schloss Neuschwanstein  [building]" in capsys.readouterr().out
+
+
 class _FakeWikibaseApi(BaseHTTPRequestHandler):
     """Answers ``wbsearchentities`` like Wikidata's API does, for two items."""
 

@@ -5,8 +5,9 @@ import ast
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
+from papermill import inspect_notebook
 
-from sparqlab.notebooks import NOTEBOOKS_DIR, ParameterError, check_parameters, notebook_parameters
+from sparqlab.notebooks import NOTEBOOKS_DIR, ParameterError, check_parameters, notebook_parameters, parameters_cell
 
 PARAMS = '''\
 limit: int = 40                   # questions per dataset
@@ -75,3 +76,23 @@ def test_project_notebooks_annotate_every_parameter(path):
     untyped = [node.targets[0].id for node in ast.parse(cell.source).body if isinstance(node, ast.Assign)]
     assert not untyped, f"parameters without a type annotation: {untyped}"
     assert notebook_parameters(path), "the parameters cell declares something"
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS_DIR.glob("*.ipynb")), ids=lambda p: p.name)
+def test_papermill_reads_every_declared_parameter(path):
+    """A line papermill cannot parse (a second '=' in its comment) is missing from `papermill --help-notebook`
+    and from papermill's check of `-p` overrides."""
+    seen = inspect_notebook(str(path))
+    assert sorted(set(notebook_parameters(path)) - set(seen)) == []
+
+
+def test_all_methods_workers_is_a_typed_override():
+    path = NOTEBOOKS_DIR / "11_all_methods.ipynb"
+    assert inspect_notebook(str(path))["workers"]["inferred_type_name"] == "int"
+    assert check_parameters([path], {"workers": "2"})[path] == {"workers": 2}
+
+
+def test_a_generated_parameters_cell_papermill_cannot_read_is_refused():
+    assert parameters_cell("limit: int = 4  # questions per dataset").metadata["tags"] == ["parameters"]
+    with pytest.raises(ValueError, match="papermill cannot read the parameter line.* workers"):
+        parameters_cell("limit: int = 4\nworkers: int = 0  # 0 = in this kernel")

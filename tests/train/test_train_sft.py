@@ -139,3 +139,22 @@ def test_continual_learning_starts_from_the_given_adapter(trained, tiny_decoder,
     assert json.loads((out / "adapter" / "adapter_config.json").read_text())["r"] == 8  # the adapter's rank
     with pytest.raises(ValueError, match="not a LoRA adapter"):
         sft_config(tiny_decoder, toy_data, tmp_path / "x", init_adapter=str(tmp_path))
+
+
+def test_a_served_tiny_random_decoder_is_marked_a_standin_by_its_client(trained, tiny_decoder):
+    """Whatever name `sparqlab train serve` gives it, a model on random weights is no LLM: the client learns so
+    from /v1/models and runs record model_is_standin."""
+    import asyncio
+
+    from sparqlab.llm.cache import CachedModel
+    from sparqlab.llm.local_transformers import LocalTransformersModel
+    from sparqlab.llm.openai_backend import OpenAIModel
+    from sparqlab.llm.server import serve_in_background
+
+    served = LocalTransformersModel(tiny_decoder, trained.adapter, name="my-sft")
+    assert served.is_standin
+    with serve_in_background(served) as url:
+        client = CachedModel(OpenAIModel("my-sft", base_url=url, max_retries=0), mode="off")
+        assert not client.is_standin  # the name says nothing
+        asyncio.run(client.inner.served_identity())
+    assert client.is_standin

@@ -229,7 +229,7 @@ def judged_scores(record: Mapping[str, Any], rule: str = "exclude") -> tuple[flo
 
 
 def binary_decisions(labels: Iterable[Any], decisions: Iterable[Any]) -> dict[str, float]:
-    """Accuracy, precision, recall, F1, false-positive rate and decision rate (share decided positive) of binary
+    """Accuracy, precision, recall, F1, false-positive rate and trigger rate (share decided positive) of binary
     decisions against labels (truthy = positive), with the confusion counts ``tp``/``fp``/``fn``/``tn``; an
     undefined ratio (nothing decided positive ...) is 0. The GGC paper's gate metrics (section 4.1)."""
     y, g = [bool(v) for v in labels], [bool(v) for v in decisions]
@@ -243,7 +243,7 @@ def binary_decisions(labels: Iterable[Any], decisions: Iterable[Any]) -> dict[st
     recall = tp / (tp + fn) if tp + fn else 0.0
     return {"accuracy": (tp + tn) / len(y) if y else 0.0, "precision": precision, "recall": recall,
             "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-            "fpr": fp / (fp + tn) if fp + tn else 0.0, "decision_rate": (tp + fp) / len(y) if y else 0.0,
+            "fpr": fp / (fp + tn) if fp + tn else 0.0, "trigger_rate": (tp + fp) / len(y) if y else 0.0,
             "tp": tp, "fp": fp, "fn": fn, "tn": tn}
 
 

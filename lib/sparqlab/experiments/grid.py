@@ -12,8 +12,9 @@ A grid names the table's rows (``methods``: a method with its options and run se
       spinach: {method: spinach, shards: 4}   # each cell of the row split over 4 jobs, then merged
       ggc-gated: {method: ggc, options: {mode: gated}, model: standin-knn,
                   model_roles: {corrector: {model: standin-corrector}}}
-    datasets:                        # column groups: label -> RunConfig settings (+ options, metrics)
+    datasets:                        # column groups: label -> RunConfig settings (+ options, methods, metrics)
       metaqa-1hop: {dataset: metaqa-1hop}
+      ck25: {dataset: ck25, kg: ck25, methods: {direct: {model: standin-schema-rules}}}
       wikidata-test: {dataset: ../data/wikidata_test/questions.jsonl, kg: wikidata,
                       kg_url: ../data/wikidata_test/wikidata_test.ttl, kg_options: {search: local},
                       options: {ggc: {train_dataset: qald7}}, metrics: [text2sparql]}
@@ -32,8 +33,9 @@ executor and merged into the cell's run (:func:`sparqlab.runs.merge_shards`) whe
 
 A run setting is named as in :class:`~sparqlab.runs.config.RunConfig`: by its own name (``sample``), its dotted
 path (``questions.sample``) or as a whole group (``questions: {sample: 6}``). Settings apply in this order, later
-winning: ``run``, the dataset's, the method's, the axes' values, then the
-caller's ``overrides`` (e.g. a real model endpoint for every cell). Relative paths in ``dataset``, ``kg``,
+winning: ``run``, the dataset's, the method's, the dataset's for that row (its ``methods``, by row label: e.g.
+the stand-in that fits the dataset's KG), the axes' values, then the caller's ``overrides`` (e.g. a real model
+endpoint for every cell). Relative paths in ``dataset``, ``kg``,
 ``kg_url`` and ``cache_path`` are resolved against the grid file's folder when they exist there.
 """
 
@@ -53,7 +55,7 @@ from sparqlab.runs.config import RoleSpec, RunConfig
 GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "exclude",
                        "executor", "serve"})
 METHOD_KEYS = frozenset({"method", "options", "shards"})
-DATASET_KEYS = frozenset({"options", "metrics", "shards"})
+DATASET_KEYS = frozenset({"options", "methods", "metrics", "shards"})
 EXECUTOR_KEYS = {"local": frozenset({"workers"}),
                  "slurm": frozenset({"partition", "timeout_min", "gpus_per_node", "cpus_per_task", "mem_gb",
                                      "array_parallelism", "account", "qos", "constraint", "additional"})}
@@ -282,7 +284,14 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
                 options = dict(_mapping(entry.get("options"), f"methods.{label}.options"))
                 per_method = _mapping(spec.get("options"), f"datasets.{dataset}.options")
                 options.update(_mapping(per_method.get(entry["method"]), f"datasets.{dataset}.options"))
-                run = {**shared, **data_run, **method_run}
+                row_runs = _mapping(spec.get("methods"), f"datasets.{dataset}.methods")
+                unknown = sorted(set(map(str, row_runs)) - set(map(str, methods)))
+                if unknown:
+                    raise GridError(f"datasets.{dataset}.methods: no row named {', '.join(unknown)}; rows: "
+                                    f"{', '.join(map(str, methods))}")
+                row_run = _run_fields(_mapping(row_runs.get(label), f"datasets.{dataset}.methods.{label}"),
+                                      f"datasets.{dataset}.methods.{label}", frozenset())
+                run = {**shared, **data_run, **method_run, **row_run}
                 for axis, value in values:
                     run_part, option_part = _axis_setting(axis, value)
                     run.update(run_part)

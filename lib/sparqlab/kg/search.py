@@ -187,13 +187,14 @@ def _lang_filter(var: str, languages: tuple[str, ...]) -> str:
 
 def build_index(kg: KnowledgeGraph, path: Path) -> None:
     """Read every named IRI with its names (labels in any language, aliases), display label, description and
-    types from the KG and write the index atomically."""
+    types from the KG and write the index atomically. The display label is one in the profile's languages, in
+    their order, else one in another language: an item labelled only in German is still found and shown."""
     p = kg.profile
     languages = p.label_languages
     names = " ".join(f"<{predicate}>" for predicate in (p.label_predicate, *p.alias_predicates))
     items = kg.bulk_values(f"""
-        SELECT ?e ?label ?desc ?type ?typeLabel WHERE {{
-          ?e <{p.label_predicate}> ?label . FILTER(isIRI(?e)) {_lang_filter("?label", languages)}
+        SELECT ?e ?label (LANG(?label) AS ?lang) ?desc ?type ?typeLabel WHERE {{
+          ?e <{p.label_predicate}> ?label . FILTER(isIRI(?e))
           OPTIONAL {{ ?e <{p.description_predicate}> ?desc {_lang_filter("?desc", languages)} }}
           OPTIONAL {{ ?e <{p.type_predicate}> ?type .
                      OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel {_lang_filter("?typeLabel", languages)} }} }}
@@ -207,8 +208,10 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
     popularity = {row["e"]: int(row["n"]) for row in kg.bulk_values(
         "SELECT ?e (COUNT(*) AS ?n) WHERE { { ?e ?p ?o } UNION { ?s ?p ?e } } GROUP BY ?e")}
 
+    preference = {language: rank for rank, language in enumerate(languages)}
     entries: dict[str, dict] = {}
-    for row in sorted(items, key=lambda r: (r["e"], r["label"], r.get("desc", ""))):
+    for row in sorted(items, key=lambda r: (r["e"], preference.get(r.get("lang", ""), len(languages)), r["label"],
+                                            r.get("desc", ""))):
         entry = entries.setdefault(row["e"], {"label": row["label"], "desc": row.get("desc", ""), "types": {},
                                               "names": {row["label"]}})
         if "type" in row:

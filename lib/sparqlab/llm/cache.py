@@ -63,7 +63,6 @@ class CachedModel(ChatModel):
             raise ValueError(f"unknown cache mode {mode!r}; use one of {', '.join(CACHE_MODES)}")
         self.inner = inner
         self.name = inner.name
-        self.is_standin = inner.is_standin
         self.mode = mode
         self.path = None if mode == "off" else Path(path or default_cache_path())
         self.cache = None if self.path is None else JsonCache(self.path)
@@ -73,6 +72,11 @@ class CachedModel(ChatModel):
         self.endpoint_note: str | None = None
         self._identity_checked = False
         self.prefix_cache = PrefixCacheModel()
+
+    @property
+    def is_standin(self) -> bool:
+        """The wrapped model's, which asking the server what it serves may set."""
+        return self.inner.is_standin
 
     @property
     def root(self) -> str | None:

@@ -26,6 +26,10 @@ LOCAL_PREFIX = "local:"
 
 DEFAULT_MAX_TOKENS = 256
 
+STANDIN_CONFIG_KEY = "sparqlab_standin"
+"""Set in the ``config.json`` of the tiny random models (:mod:`sparqlab.train.tiny`): a model built on such a base,
+adapter or not, is a stand-in wherever it is served."""
+
 
 class LocalTransformersModel(ChatModel):
     """A local causal LM (``base``: a model folder) with an optional LoRA ``adapter`` folder, served as ``name``
@@ -48,6 +52,7 @@ class LocalTransformersModel(ChatModel):
         if self.tokenizer.chat_template is None:
             raise ValueError(f"{adapter or base} has no chat template to format requests with")
         model = AutoModelForCausalLM.from_pretrained(str(base))
+        self.is_standin = bool(getattr(model.config, STANDIN_CONFIG_KEY, False))
         if adapter is not None:
             from peft import PeftModel
 

@@ -248,11 +248,13 @@ class OpenAIModel(ChatModel):
 
     async def served_identity(self) -> dict[str, Any] | None:
         """This model's ``/v1/models`` entry as identity: ``id``, ``root`` (vLLM: the weights served under the
-        name) and ``max_model_len``; ``None`` when the server does not list the name. Raises
-        :class:`ModelUnavailable` when the endpoint cannot be reached."""
+        name) and ``max_model_len``; ``None`` when the server does not list the name. A server that says it
+        serves a stand-in (``standin: true``, as ``sparqlab train serve`` of a tiny random model does) marks this
+        model ``is_standin``. Raises :class:`ModelUnavailable` when the endpoint cannot be reached."""
         for entry in await self._served_models():
             if entry.id == self.name:
                 extra = entry.model_extra or {}
+                self.is_standin = self.is_standin or bool(extra.get("standin"))
                 return {"id": entry.id, "root": extra.get("root"), "max_model_len": extra.get("max_model_len")}
         return None
 

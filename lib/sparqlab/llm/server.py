@@ -217,6 +217,8 @@ def create_app(model: ChatModel, limits: Limits | None = None) -> FastAPI:
     created = int(time.time())
     card = {"id": model.name, "object": "model", "created": created, "owned_by": "sparqlab",
             "root": getattr(model, "root", None) or model.name}  # vLLM's field: what is served under the name
+    if model.is_standin:  # a client marks its runs (a tiny random decoder served under any name)
+        card["standin"] = True
     if limits.max_model_len is not None:
         card["max_model_len"] = limits.max_model_len
     in_flight = [0]

@@ -4,6 +4,7 @@ kernelspec."""
 
 from __future__ import annotations
 
+import ast
 import re
 import typing
 from pathlib import Path
@@ -18,8 +19,21 @@ NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 
 
 def parameters_cell(source: str) -> nbformat.NotebookNode:
-    """A code cell tagged ``parameters`` (the one papermill overrides and :func:`notebook_parameters` reads)."""
-    return nbformat.v4.new_code_cell(source, metadata={"tags": ["parameters"]})
+    """A code cell tagged ``parameters`` (the one papermill overrides and :func:`notebook_parameters` reads).
+
+    Every assignment must be one papermill's own reader sees: it skips a line holding a second ``=`` (e.g. in the
+    comment), and ``papermill --help-notebook`` and its override check then miss that parameter."""
+    from papermill.translators import PythonTranslator
+
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["parameters"]})
+    targets = [node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+               for node in ast.parse(source).body if isinstance(node, ast.AnnAssign | ast.Assign)]
+    assigned = {target.id for target in targets if isinstance(target, ast.Name)}
+    unseen = sorted(assigned - {parameter.name for parameter in PythonTranslator.inspect(cell)})
+    if unseen:
+        raise ValueError(f"papermill cannot read the parameter line(s) of {', '.join(unseen)}: one '=' per line "
+                         "(none in the comment)")
+    return cell
 
 
 def write_generated_notebook(cells: list, name: str) -> Path:

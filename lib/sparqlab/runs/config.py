@@ -142,7 +142,7 @@ class KGSettings(CheckedConfig):
       or a store folder (``None``: the KG the questions name).
     - ``kg_url``: a SPARQL endpoint serving that KG instead of the profile's default (e.g. a QLever mirror), or an
       RDF file or store folder holding it (``kg`` then names the profile).
-    - ``kg_options``: ``open_kg`` options as NAME=VALUE: ``timeout_s`` and ``max_rows`` of every query,
+    - ``kg_options``: ``open_kg`` options (NAME=VALUE on the command line): ``timeout_s`` and ``max_rows`` of every query,
       ``workers``, ``search`` (local: a label index built from the KG; api: wbsearchentities); ``max_in_flight``
       (queries at once on a remote service; default the profile's, Wikidata's 5) and ``retry`` (how long a
       throttling service is retried before the run stops: a mapping of :class:`~sparqlab.kg.service.RetryPolicy`

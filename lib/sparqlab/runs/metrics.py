@@ -97,8 +97,8 @@ def pooled_scores(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
 def decision_scores(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """Binary decisions a method scores per question as ``<name>_label`` (1 = positive) and ``<name>_decision``
     (1 = decided positive), e.g. GGC's gate (``gate_label``: s(0) is wrong, ``gate_decision``: the corrector was
-    triggered): ``<name>_accuracy``, ``_precision``, ``_recall``, ``_f1``, ``_fpr`` and ``_decision_rate`` (GGC's
-    trigger rate) over the records that score both (:func:`sparqlab.eval.metrics.binary_decisions`)."""
+    triggered): ``<name>_accuracy``, ``_precision``, ``_recall``, ``_f1``, ``_fpr`` and ``_trigger_rate`` (share
+    decided positive, the paper's name for the gate's) over the records that score both (:func:`sparqlab.eval.metrics.binary_decisions`)."""
     pairs: dict[str, tuple[list[Any], list[Any]]] = {}
     for record in records:
         scores = record.get("scores") or {}

@@ -365,7 +365,6 @@ class Runner:
         self.models = list({id(m): m for m in models if m is not None}.values())
         training = training_source(self.config.dataset, self.config.split, self.kg.profile.train_dataset)
         bind_standins(self.models, RunBinding(self.kg, training))
-        self.model_is_standin = any(provenance.is_standin(m) for m in self.models) if self.models else None
         self._pool = ThreadPoolExecutor(max_workers=max(8, 2 * self.config.concurrency),
                                         thread_name_prefix="sparqlab-run")
         self._gold: dict[str, asyncio.Future] = {}
@@ -484,6 +483,12 @@ class Runner:
             kg=self.config.kg, dataset=self.config.dataset, split=self.config.split,
             shard_index=self.config.shard_index, num_shards=self.config.num_shards,
             answer_match=self.config.answer_match)
+
+    @property
+    def model_is_standin(self) -> bool | None:
+        """Whether a model of the run is a stand-in, read when recorded: asking a server what it serves can tell
+        (a served tiny random decoder)."""
+        return any(provenance.is_standin(m) for m in self.models) if self.models else None
 
     def _manifest(self, status: str, n_done: int) -> dict[str, Any]:
         document = manifest_document(self._header(), status, n_done, self.fingerprint, self.n_total,

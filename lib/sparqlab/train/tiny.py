@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sparqlab.core.paths import cache_dir
 from sparqlab.llm.base import ChatModel
+from sparqlab.llm.local_transformers import STANDIN_CONFIG_KEY
 from sparqlab.llm.standins import register_standin
 
 CHAT_TEMPLATE = (
@@ -73,7 +74,7 @@ def build_tiny_decoder(folder: str | Path, texts: Iterable[str] = (), *, vocab_s
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
                          max_position_embeddings=max_positions, bos_token_id=tokenizer.bos_token_id,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                         tie_word_embeddings=False)
+                         tie_word_embeddings=False, **{STANDIN_CONFIG_KEY: True})
     torch.manual_seed(seed)
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

@@ -124,7 +124,7 @@ def test_gate_metrics_positive_class_is_correction_required():
     metrics = gate_metrics([1, 1, 0, 0, 1, 0], [True, True, True, False, False, False])
     assert (metrics["tp"], metrics["fp"], metrics["fn"], metrics["tn"]) == (2, 1, 1, 2)
     assert metrics["gate_precision"] == pytest.approx(2 / 3) and metrics["gate_recall"] == pytest.approx(2 / 3)
-    assert metrics["gate_fpr"] == pytest.approx(1 / 3) and metrics["trigger_rate"] == 0.5
+    assert metrics["gate_fpr"] == pytest.approx(1 / 3) and metrics["gate_trigger_rate"] == 0.5
     assert metrics["gate_accuracy"] == pytest.approx(4 / 6)
 
 

@@ -190,7 +190,7 @@ def test_cli_sweep_in_process(trained, capsys, tmp_path):
 
     table = pd.read_csv(tmp_path / "sweep.csv")
     assert list(table["threshold"]) == [0.0, 0.5, 1.01]
-    assert list(table["trigger_rate"])[0] == 1.0 and list(table["trigger_rate"])[-1] == 0.0
+    assert list(table["gate_trigger_rate"])[0] == 1.0 and list(table["gate_trigger_rate"])[-1] == 0.0
     assert list(table["corrector_calls"]) == sorted(table["corrector_calls"], reverse=True)
     assert "run:" in capsys.readouterr().out
 

@@ -126,8 +126,7 @@ def gate_metrics(labels: Sequence[int] | np.ndarray, triggered: Sequence[bool] |
     "correction required", the positive class; section 4.1). Undefined ratios (no positives predicted ...) are 0."""
     found = binary_decisions(np.asarray(labels, dtype=bool).tolist(), np.asarray(triggered, dtype=bool).tolist())
     counts = {k: found.pop(k) for k in ("tp", "fp", "fn", "tn")}
-    return {**{f"gate_{k}": v for k, v in found.items() if k != "decision_rate"},
-            "trigger_rate": found["decision_rate"], **counts}
+    return {**{f"gate_{k}": v for k, v in found.items()}, **counts}
 
 
 def pipeline_metrics(frame: pd.DataFrame, threshold: float | None = None) -> dict[str, Any]:
@@ -191,7 +190,7 @@ def time_ratios(table: pd.DataFrame, gated: str = "gated", generator: str = "gen
             "gated/correct_all": float(table.loc[gated, "time_s"] / table.loc[correct_all, "time_s"])}
 
 
-SWEEP_MEASURES = {"trigger_rate": "trigger rate", "gate_precision": "gate precision", "gate_recall": "gate recall",
+SWEEP_MEASURES = {"gate_trigger_rate": "trigger rate", "gate_precision": "gate precision", "gate_recall": "gate recall",
                   "gate_f1": "gate F1", "gate_fpr": "gate FPR", "accuracy": "query accuracy"}
 """Columns of a sweep table drawn against τ, with their legend names."""
 
