@@ -6,6 +6,9 @@
 * :func:`gate_table` — gates compared on the labelled initial queries of a held-out generator-only run (Table 4);
 * :func:`run_modes` — generator-only vs correct-all vs gated runs of one configuration (Table 2);
 * :func:`threshold_sweep` — one gated run at the smallest τ, every τ's metrics from its records (Table 5a).
+
+pandas and :mod:`sparqlab.methods.ggc.metrics` are imported by the functions that use them: the ``sparqlab``
+parser reads :data:`GGC_RUN_DEFAULTS` at start-up.
 """
 
 from __future__ import annotations
@@ -13,18 +16,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.methods.ggc.data import gate_from_runs, labelled_queries
 from sparqlab.methods.ggc.gate import Gate, GateSettings, decide
 from sparqlab.methods.ggc.method import GGC
-from sparqlab.methods.ggc.metrics import gate_metrics, stage_frame, sweep
 from sparqlab.methods.ggc.split import GENERATOR_SHARE
 from sparqlab.runs.config import RunConfig
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MODE_LABELS = {"none": "generator only", "all": "correct all", "gated": "gated"}
 """Row labels of the settings in :func:`run_modes` tables (the paper's Table 1 names)."""
@@ -54,6 +57,8 @@ def with_memory_slice(config: RunConfig, start: int | None = None, stop: int | N
 
 def predictions_by_setting(results: Mapping[str, Any]) -> pd.DataFrame:
     """The predictions of several runs in one frame with a ``setting`` column (for per-question figures)."""
+    import pandas as pd
+
     return pd.concat([r.predictions().assign(setting=label) for label, r in results.items()], ignore_index=True)
 
 
@@ -119,6 +124,10 @@ def gate_table(gates: Mapping[str, Gate], run_dir: str | Path, kg: Any, threshol
     """Table 4: each gate's accuracy / precision / recall / F1 / FPR / trigger rate at ``threshold`` on the
     initial queries of a generator-only run, on the question set and labels of the pipeline's gate metrics
     (:func:`~sparqlab.methods.ggc.metrics.pipeline_metrics`: a gold-error question needs correction)."""
+    import pandas as pd
+
+    from sparqlab.methods.ggc.metrics import gate_metrics
+
     rows = {}
     for name, gate in gates.items():
         examples = [q.gate_example() for q in labelled_queries([run_dir], kg, gate.kg_feedback, gold_errors=True)]
@@ -145,6 +154,7 @@ def threshold_sweep(config: RunConfig, gate_path: str | Path, thresholds: Iterab
                     **options: Any) -> tuple[Any, pd.DataFrame]:
     """Table 5a: one gated run at τ = min(thresholds) — generator outputs and gate probabilities computed once,
     the corrector called once per question any τ triggers — and every τ's metrics from its records."""
+    from sparqlab.methods.ggc.metrics import stage_frame, sweep
     from sparqlab.runs import run
 
     thresholds = sorted(set(thresholds))

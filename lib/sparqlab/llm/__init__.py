@@ -8,7 +8,7 @@ Typical use::
     response = model.chat_sync("Who directed Alien?", temperature=0, max_tokens=64)
 
 The server and the embeddings are imported from their modules (``sparqlab.llm.server``,
-``sparqlab.llm.embeddings``), which load heavier libraries.
+``sparqlab.llm.embeddings``), which load heavier libraries; :class:`OpenAIModel` is imported on first use.
 """
 
 from sparqlab.llm.accounting import UsageTotals, aggregate_usage
@@ -24,7 +24,6 @@ from sparqlab.llm.errors import (
     UnknownModel,
 )
 from sparqlab.llm.factory import get_model, make_model
-from sparqlab.llm.openai_backend import OpenAIModel
 from sparqlab.llm.standins import (
     STANDIN_PREFIX,
     EchoStandin,
@@ -71,3 +70,13 @@ __all__ = [
     "run_sync",
     "standin_names",
 ]
+
+
+def __getattr__(name: str) -> type:
+    """``OpenAIModel`` on first use (PEP 562): its module loads the ``openai`` SDK (~0.6 s), which every
+    ``sparqlab`` command would otherwise pay at start-up (``sparqlab.cli`` imports :mod:`sparqlab.llm.errors`)."""
+    if name == "OpenAIModel":
+        from sparqlab.llm.openai_backend import OpenAIModel
+
+        return OpenAIModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

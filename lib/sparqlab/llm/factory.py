@@ -1,5 +1,6 @@
 """Turning a model name or a run's model config into a model: stand-ins for ``standin-*`` names, the
-OpenAI-compatible backend for every other name."""
+OpenAI-compatible backend for every other name (imported only then: it loads the ``openai`` SDK, which a
+stand-in never needs)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from sparqlab.llm.base import ChatModel
 from sparqlab.llm.cache import CachedModel
 from sparqlab.llm.local_transformers import LOCAL_PREFIX, local_model
 from sparqlab.llm.noise import NOISY_PREFIX, NoisyModel
-from sparqlab.llm.openai_backend import OpenAIModel, model_endpoint
 from sparqlab.llm.replicas import ReplicaModel, replica_urls
 from sparqlab.llm.standins import STANDIN_PREFIX, create_standin
 
@@ -54,6 +54,8 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
         return create_standin(name, **kwargs)
     if name.startswith(LOCAL_PREFIX):  # a transformers folder run in process (options: adapter, served_name)
         return local_model(name, **kwargs)
+    from sparqlab.llm.openai_backend import OpenAIModel, model_endpoint
+
     urls = replica_urls(kwargs.get("base_url") or default_model_url())
     if len(urls) > 1:  # several servers of one model: a replica set; a failing one's calls go to the others
         kwargs.pop("base_url", None)
