@@ -7,7 +7,13 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 from papermill import inspect_notebook
 
-from sparqlab.notebooks import NOTEBOOKS_DIR, ParameterError, check_parameters, notebook_parameters, parameters_cell
+from sparqlab.notebooks import (
+    NOTEBOOKS_DIR,
+    ParameterError,
+    check_parameters,
+    notebook_parameters,
+    parameters_cell,
+)
 
 PARAMS = '''\
 limit: int = 40                   # questions per dataset
