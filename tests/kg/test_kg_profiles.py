@@ -13,7 +13,7 @@ from sparqlab.kg.profiles import MOVIES, PROFILES, WIKIDATA, generic_profile
 def test_registry_and_unknown_names():
     assert set(PROFILES) >= {"movies", "wikidata"}
     assert get_profile("movies") is MOVIES
-    with pytest.raises(ValueError, match="known: ck25, dbpedia, freebase, movies, wikidata"):
+    with pytest.raises(ValueError, match="known: ck25, dbpedia, freebase, movies, orkg, wikidata"):
         get_profile("no-such-kg")
 
 

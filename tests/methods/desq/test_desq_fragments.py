@@ -114,7 +114,7 @@ def test_every_bundled_gold_query_round_trips_through_fragments_and_assembly():
         except SparqlParseError:
             if _parses_as_sparql11(query):
                 raise
-            not_sparql11.append(query)  # outside the grammar: nothing to round-trip
+            not_sparql11.append((kg, query))  # outside the grammar: nothing to round-trip
             continue
         try:
             assembled = assemble(decomposition.fragments, decomposition.slots, scheme)
@@ -125,8 +125,11 @@ def test_every_bundled_gold_query_round_trips_through_fragments_and_assembly():
             failures.append((query, assembled))
     assert not failures, failures[:3]
     assert len(shapes) > 1000
-    # DB25's reference queries written for Virtuoso, `SELECT COUNT(?x)` without `AS`: oxigraph refuses them too
-    assert not_sparql11 and all(re.search(r"SELECT\s+(DISTINCT\s+)?(COUNT|SUM)\s*\(", q, re.I) for q in not_sparql11)
+    # Reference queries written for Virtuoso, which oxigraph refuses too: DB25's `SELECT COUNT(?x)` without `AS`;
+    # SciQA's (ORKG) undeclared prefixes the endpoint predefines and comma-separated projections
+    assert not_sparql11 and all(kg == "orkg" or re.search(r"SELECT\s+(DISTINCT\s+)?(COUNT|SUM)\s*\(", q, re.I)
+                                for kg, q in not_sparql11)
+    assert any(kg != "orkg" for kg, _ in not_sparql11)
 
 
 def _parses_as_sparql11(query: str) -> bool:
