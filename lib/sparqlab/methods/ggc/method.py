@@ -50,7 +50,7 @@ from sparqlab.methods.ggc.prompts import (
     prompt_prefixes,
     variant_profile,
 )
-from sparqlab.methods.ggc.split import GENERATOR_SHARE, gate_questions, generator_start
+from sparqlab.methods.ggc.split import GENERATOR_SHARE, check_generator_share, gate_questions
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
@@ -135,7 +135,7 @@ class GGCConfig(MethodConfig):
             raise ValueError(f"threshold must be >= 0 (above 1 means never correct); got {self.threshold}")
         if self.train_limit < 2:
             raise ValueError(f"train_limit must be at least 2; got {self.train_limit}")
-        generator_start(2, self.generator_share)  # refuses a share outside [0, 1)
+        check_generator_share(self.generator_share)
 
 
 def loaded_gate_settings(requested: GateSettings, kg_feedback: bool, gate: Gate) -> GateSettings:

@@ -27,11 +27,16 @@ GENERATOR_SHARE = 0.5
 """The default share of the training split kept for the generator (the paper does not give its portion)."""
 
 
-def generator_start(n_questions: int, generator_share: float = GENERATOR_SHARE) -> int:
-    """Index of the first of ``n_questions`` that belongs to the generator's portion (the gate's end)."""
+def check_generator_share(generator_share: float) -> None:
+    """A share of the split for the generator leaves the gate at least one question: ``[0, 1)``."""
     if not 0 <= generator_share < 1:
         raise ValueError(f"generator_share must lie in [0, 1) (0: the generator was not trained on this split); "
                          f"got {generator_share}")
+
+
+def generator_start(n_questions: int, generator_share: float = GENERATOR_SHARE) -> int:
+    """Index of the first of ``n_questions`` that belongs to the generator's portion (the gate's end)."""
+    check_generator_share(generator_share)
     return n_questions - math.ceil(round(generator_share * n_questions, 9))
 
 
