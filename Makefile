@@ -8,13 +8,13 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet pip==26.3
 	# torch first and pinned: the CPU build on disk, never a CUDA build pulled in by another package.
 	$(BIN)/pip install --quiet torch==2.13.0 -c constraints.txt
-	$(BIN)/pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
-	$(BIN)/pip install --quiet --no-deps -e .
+	# the package with every extra, at the pinned versions (a missing pin for a declared dependency fails here)
+	$(BIN)/pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt -e '.[all]'
 	touch $(STAMP)
 
 # Three worker processes (pytest-xdist) on the project's 2-core machines: the suite waits on servers, subprocesses

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import subprocess
 import sys
@@ -41,8 +42,9 @@ def register(subparsers) -> None:
 
     lab = subparsers.add_parser(
         "lab", help="open the project's notebooks in JupyterLab (local only)",
-        description="Start JupyterLab on 127.0.0.1 serving the checkout (notebooks/ and the executed copies in "
-                    "runs/notebooks/). Open the printed URL in a browser; Ctrl-C stops it.")
+        description="Start JupyterLab on 127.0.0.1 serving the workspace (the checkout, or a folder made by "
+                    "`sparqlab init`: notebooks/ and the executed copies in runs/notebooks/). Open the printed URL "
+                    "in a browser; Ctrl-C stops it. Needs the lab extra: pip install 'sparqlab[lab]'.")
     lab.add_argument("--port", type=int, default=8888, help="port to listen on (default 8888)")
     lab.set_defaults(handler=_lab)
 
@@ -53,6 +55,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from sparqlab.core.paths import runs_dir
     from sparqlab.notebooks.jobs import JobSettings, collect, load_job_settings, run_notebooks, submit_notebooks
 
+    _export_workspace()
     output_dir = args.output_dir or runs_dir() / "notebooks"
     if args.notebooks[:1] == ["status"]:
         return _status(args.notebooks[1:] or None, output_dir)
@@ -74,8 +77,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         if args.no_wait:
             return 0
         report = collect(submitted, output_dir)
-    print(report.summary(), file=sys.stdout if not report.failed else sys.stderr)
-    return 1 if report.failed else 0
+    ok = bool(report.outcomes) and not report.failed  # zero notebooks run is not a reproduction
+    print(report.summary(), file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
 
 
 def _status(names: list[str] | None, output_dir: Path) -> int:
@@ -97,9 +101,26 @@ def _status(names: list[str] | None, output_dir: Path) -> int:
 
 
 def _lab(args: argparse.Namespace) -> int:
-    from sparqlab.notebooks import lab_command
+    from sparqlab.core.extras import require
+    from sparqlab.notebooks import find_notebooks, lab_command
 
+    require("lab", what="sparqlab lab")
+    root = _export_workspace()
+    quickstart = find_notebooks(["00_quickstart"])[0]
+    if not quickstart.resolve().is_relative_to(root):  # a bundled notebook: the lab serves only the workspace
+        raise FileNotFoundError(f"no notebooks in the workspace {root}: run `sparqlab init` there first (it copies "
+                                "the notebooks in)")
     token = secrets.token_hex(16)
-    print(f"JupyterLab: http://127.0.0.1:{args.port}/lab/tree/notebooks/00_quickstart.ipynb?token={token}",
-          flush=True)
-    return subprocess.call(lab_command(args.port, token))
+    print(f"JupyterLab: http://127.0.0.1:{args.port}/lab/tree/{quickstart.relative_to(root).as_posix()}"
+          f"?token={token}", flush=True)
+    return subprocess.call(lab_command(args.port, token, root))
+
+
+def _export_workspace() -> Path:
+    """The workspace, exported as ``SPARQLAB_WORKSPACE`` so notebook kernels started from here write their runs
+    and figures to it wherever the notebook file lies."""
+    from sparqlab.core.paths import workspace_root
+
+    root = workspace_root()
+    os.environ["SPARQLAB_WORKSPACE"] = str(root)
+    return root

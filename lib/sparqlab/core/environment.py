@@ -14,6 +14,8 @@ VARIABLES = {
     "SPARQLAB_MODEL": "model name of a run that names none (RunConfig.model) and of get_model()",
     "SPARQLAB_MODEL_URL": "OpenAI-compatible /v1 endpoint of a served model that names none (RunConfig.model_url)",
     "SPARQLAB_API_KEY": "API key sent to that endpoint (else a placeholder, fine for vLLM)",
+    "SPARQLAB_WORKSPACE": "where runs/, figures/ and .cache/ go (default: the checkout, else the nearest folder "
+                          "holding a .sparqlab-workspace marker, else the current folder)",
     "SPARQLAB_RUNS": "the runs root (RunConfig.output_root; default runs/)",
     "SPARQLAB_CACHE": "build outputs and caches: stores, indexes, the model response cache (default .cache/)",
     "SPARQLAB_DATA": "bundled data (default data/)",

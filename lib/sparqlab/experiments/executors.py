@@ -37,6 +37,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TypeVar
 
+from sparqlab.core.extras import require
 from sparqlab.core.registry import Registry
 from sparqlab.experiments.grid import Cell, Grid
 from sparqlab.experiments.serving import ServerStartError, ServeSpec, served_model
@@ -262,6 +263,7 @@ def slurm_parameters(jobs: Grid | Any) -> dict[str, Any]:
 def job_executor(folder: Path, cluster: str | None, name: str, jobs: Grid | Any) -> Any:
     """A submitit executor with job folders ``folder/<job id>`` and the Slurm parameters of ``jobs``.
     ``cluster``: ``slurm``, ``local`` (submitit's local executor) or ``None`` (submitit picks)."""
+    require("cluster", what="submitting jobs (submitit)")
     import submitit
 
     try:

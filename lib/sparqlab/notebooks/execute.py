@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.paths import runs_dir
-from sparqlab.notebooks.generate import NOTEBOOKS_DIR
+from sparqlab.core.paths import notebooks_dirs, runs_dir, workspace_root
 from sparqlab.notebooks.parameters import check_parameters
 from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json
 
@@ -59,25 +58,38 @@ class ReproduceReport:
         lines = [f"{'ok' if o.ok else 'FAILED':6} {o.notebook:40} {o.seconds:7.1f}s  -> {o.output}" for o in self.outcomes]
         for outcome in self.failed:
             lines.append(f"\n{outcome.notebook} failed:\n{outcome.error}")
-        verdict = "all notebooks ran" if not self.failed else f"{len(self.failed)} of {len(self.outcomes)} notebooks failed"
+        verdict = ("no notebook ran" if not self.outcomes else "all notebooks ran" if not self.failed
+                   else f"{len(self.failed)} of {len(self.outcomes)} notebooks failed")
         return "\n".join(lines + [verdict])
 
 
-def find_notebooks(names: list[str] | None = None, directory: Path = NOTEBOOKS_DIR) -> list[Path]:
-    """The notebooks to run: all of ``directory`` in name order, or those named (by file name or stem)."""
-    available = sorted(directory.glob("*.ipynb"))
+def find_notebooks(names: list[str] | None = None, directories: list[Path] | None = None) -> list[Path]:
+    """The notebooks to run: all of them in name order, or those named (by file name or stem, or a path).
+
+    ``directories`` (default :func:`~sparqlab.core.paths.notebooks_dirs`) are searched in order; a notebook in an
+    earlier one hides a same-named one in a later one (a workspace's edited copy wins over the bundled one).
+    ``FileNotFoundError`` when none is found or a name matches no single notebook, naming where it looked."""
+    directories = notebooks_dirs() if directories is None else directories
+    available: dict[str, Path] = {}
+    for directory in directories:
+        for notebook in sorted(directory.glob("*.ipynb")):
+            available.setdefault(notebook.name, notebook)
+    notebooks = sorted(available.values(), key=lambda nb: nb.name)
+    where = " and ".join(str(d) for d in directories)
+    if not notebooks:
+        raise FileNotFoundError(f"no notebooks (*.ipynb) in {where}")
     if not names:
-        return available
+        return notebooks
     chosen = []
     for name in names:
         path = Path(name)
-        if path.exists():
+        if path.suffix == ".ipynb" and path.is_file():
             chosen.append(path)
             continue
-        matches = [nb for nb in available if nb.name == name or nb.stem == name or nb.stem.startswith(name)]
+        matches = [nb for nb in notebooks if nb.name == name or nb.stem == name or nb.stem.startswith(name)]
         if len(matches) != 1:
-            known = ", ".join(nb.stem for nb in available)
-            raise FileNotFoundError(f"no single notebook matches {name!r}; notebooks: {known}")
+            known = ", ".join(nb.stem for nb in notebooks)
+            raise FileNotFoundError(f"no single notebook matches {name!r} in {where}; notebooks: {known}")
         chosen.append(matches[0])
     return chosen
 
@@ -92,11 +104,14 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
 
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / notebook.name
+    workspace = workspace_root()
+    # a bundled notebook (inside the installed package) runs in the workspace: nothing is written into the package
+    cwd = notebook.parent if notebook.resolve().is_relative_to(workspace) else workspace
     start = time.perf_counter()
     try:
         papermill.execute_notebook(
             str(notebook), str(output), parameters=parameters or {}, kernel_name=kernel_name,
-            cwd=str(notebook.parent), progress_bar=progress, log_output=False,
+            cwd=str(cwd), progress_bar=progress, log_output=False,
         )
     except papermill.PapermillExecutionError as error:
         return NotebookOutcome(notebook.name, output, time.perf_counter() - start,

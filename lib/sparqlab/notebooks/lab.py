@@ -1,4 +1,4 @@
-"""JupyterLab on 127.0.0.1 over the checkout (``sparqlab lab``), and the headless-Chromium check that the trace
+"""JupyterLab on 127.0.0.1 over the workspace (``sparqlab lab``), and the headless-Chromium check that the trace
 browser renders in it."""
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.core.paths import workspace_root
 
 
-def lab_command(port: int, token: str, root: Path = PROJECT_ROOT, expose_app: bool = False) -> list[str]:
+def lab_command(port: int, token: str, root: Path | None = None, expose_app: bool = False) -> list[str]:
     """The ``jupyter lab`` command line ``sparqlab lab`` (and ``make lab``) runs: local only, no browser opened.
 
-    It listens on 127.0.0.1 with the given access token, serves ``root`` (the checkout, so ``notebooks/`` and
-    executed copies under ``runs/notebooks/`` are both reachable) and never contacts an extension registry.
+    It listens on 127.0.0.1 with the given access token, serves ``root`` (default the workspace, so ``notebooks/``
+    and executed copies under ``runs/notebooks/`` are both reachable) and never contacts an extension registry.
     ``expose_app`` sets ``window.jupyterapp`` in the page, which the headless-browser check drives.
     """
     command = [str(Path(sys.executable).with_name("jupyter")), "lab", "--no-browser", "--ip=127.0.0.1",
                f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={root}", "--LabApp.extension_manager=readonly",
+               f"--ServerApp.root_dir={root or workspace_root()}", "--LabApp.extension_manager=readonly",
                "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if expose_app:
         command.append("--LabApp.expose_app_in_browser=True")
@@ -38,7 +38,7 @@ def lab_command(port: int, token: str, root: Path = PROJECT_ROOT, expose_app: bo
 
 
 @contextlib.contextmanager
-def serve_lab(root: Path = PROJECT_ROOT, token: str = "sparqlab", expose_app: bool = False,
+def serve_lab(root: Path | None = None, token: str = "sparqlab", expose_app: bool = False,
               timeout_s: float = 60.0, env: dict[str, str] | None = None) -> Iterator[str]:
     """Run JupyterLab in the background until the block ends; yields its base URL (``http://127.0.0.1:PORT``).
 

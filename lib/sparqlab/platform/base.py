@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from sparqlab.core.extras import require
 from sparqlab.data.question import Question
 from sparqlab.kg.results import QueryResult
 from sparqlab.platform.config import MethodConfig
@@ -64,6 +65,12 @@ class Method:
         elif overrides:
             config = config.replace(**overrides)
         self.config = config
+        require(*self.required_extras(), what=f"method {self.name}")
+
+    def required_extras(self) -> tuple[str, ...]:
+        """The package extras (:data:`sparqlab.core.extras.EXTRAS`) this configuration needs: checked when the
+        method is made, so a missing package stops a run before its first question."""
+        return ()
 
     # -- identity -----------------------------------------------------------------------------------------------
 

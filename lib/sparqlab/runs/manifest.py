@@ -9,6 +9,7 @@ shard, model and whether that model is a stand-in.
 from __future__ import annotations
 
 import getpass
+import json
 import platform
 import socket
 import subprocess
@@ -18,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.core.paths import CHECKOUT, PACKAGE_DIR
 from sparqlab.runs.config import RUN_FORMAT
 
 KEY_PACKAGES = ("sparqlab", "pyoxigraph", "SPARQLWrapper", "rdflib", "openai", "httpx", "numpy", "pandas",
@@ -40,8 +41,12 @@ def package_versions(names: tuple[str, ...] = KEY_PACKAGES) -> dict[str, str | N
     return versions
 
 
-def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:
-    """Revision and dirty flag of the checkout; ``revision`` is ``None`` outside git or before a first commit."""
+def git_state(root: Path | None = CHECKOUT) -> dict[str, Any]:
+    """Revision and dirty flag of the code: of the checkout it runs from, else (a pip install) of the tree the
+    installed wheel was built from, as its build recorded them. ``revision`` is ``None``
+    outside git, before a first commit, or for a wheel built without git."""
+    if root is None:
+        return _build_state()
 
     def git(*args: str) -> str | None:
         try:
@@ -53,6 +58,15 @@ def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:
     revision = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
     return {"revision": revision, "dirty": bool(status) if status is not None else None}
+
+
+def _build_state() -> dict[str, Any]:
+    """``sparqlab/bundled/build.json``, written when the wheel was built (setup.py)."""
+    try:
+        recorded = json.loads((PACKAGE_DIR / "bundled" / "build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"revision": None, "dirty": None}
+    return {"revision": recorded.get("revision"), "dirty": recorded.get("dirty")}
 
 
 def is_standin(model: Any) -> bool:

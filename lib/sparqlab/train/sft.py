@@ -28,6 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.extras import require
 from sparqlab.core.hashing import file_digest
 from sparqlab.train.records import Encoded, collate, encode, read_records
 
@@ -140,6 +141,7 @@ def _encode_all(tokenizer: Any, records: list[dict[str, Any]], max_length: int) 
 
 def load_base(base: str, load_4bit: bool = False) -> tuple[Any, Any]:
     """Tokenizer and causal LM from ``base``; 4-bit (bitsandbytes NF4) only on CUDA, with a clear error elsewhere."""
+    require("train", what="training a model")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer

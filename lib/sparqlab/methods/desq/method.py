@@ -43,6 +43,7 @@ from sparqlab.methods.desq.generation import (
     write_finetune_jsonl,
 )
 from sparqlab.methods.desq.kb_memory import (
+    HASHING_EMBEDDER,
     KBMemory,
     catalogue_entries,
     describer,
@@ -170,6 +171,10 @@ class Desq(Method):
         self._kg = None
         self._retriever: Retriever | None = None
         self.threshold = self.config.threshold  # resolved for the memory's embedder by prepare()
+
+    def required_extras(self) -> tuple[str, ...]:
+        """igraph for the structural scores; the embedding stack unless the model-free ``hashing`` embedder."""
+        return ("desq",) if self.config.embedder == HASHING_EMBEDDER else ("desq", "embed")
 
     def artifacts(self) -> dict[str, str]:
         found = {}

@@ -224,6 +224,9 @@ class GGC(Method):
         self._notes: dict[str, str] = {}
         self._conventions: PromptConventions | None = None
 
+    def required_extras(self) -> tuple[str, ...]:
+        return ("embed",)  # the template memory embeds questions
+
     # -- identity ---------------------------------------------------------------------------------------------
 
     def artifacts(self) -> dict[str, str]:
