@@ -84,7 +84,7 @@ def handle_show(args: argparse.Namespace) -> int:
 def handle_generate(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from sparqlab.core.paths import data_dir
+    from sparqlab.core.paths import data_dir, outside_package
     from sparqlab.data.mcqa import generate_mcqa, write_mcqa
     from sparqlab.kg import open_kg
 
@@ -92,7 +92,7 @@ def handle_generate(args: argparse.Namespace) -> int:
     sizes = {"train": args.train, "dev": args.dev, "test": args.test}
     kg = open_kg(args.kg, workers=args.workers)
     splits = generate_mcqa(kg, sizes, seed=args.seed, workers=args.workers)
-    paths = write_mcqa(splits, args.out or data_dir() / "mcqa_movies")
+    paths = write_mcqa(splits, args.out or outside_package(data_dir() / "mcqa_movies", "--out"))
     for split, questions in splits.items():
         per_type = Counter(q.metadata["qtype"] for q in questions)
         spread = f"{min(per_type.values())}-{max(per_type.values())}" if per_type else "-"
@@ -106,6 +106,7 @@ def handle_generate(args: argparse.Namespace) -> int:
 def handle_snapshot(args: argparse.Namespace) -> int:
     """Take the snapshot, write it, print where and which questions it cannot judge."""
     from sparqlab.cli.run_options import run_config
+    from sparqlab.core.paths import outside_package
     from sparqlab.data.gold_snapshot import gold_snapshots_dir, snapshot_name, take_snapshot
     from sparqlab.runs.runner import load_run_questions, resolve_run_kg
 
@@ -118,7 +119,8 @@ def handle_snapshot(args: argparse.Namespace) -> int:
     with kg:
         snapshot = take_snapshot(questions, kg, dataset=config.dataset, split=split, answer_match=config.answer_match,
                                  workers=args.workers)
-    path = snapshot.save(args.out or gold_snapshots_dir() / snapshot_name(config.dataset, split, kg.profile.name))
+    default = gold_snapshots_dir() / snapshot_name(config.dataset, split, kg.profile.name)
+    path = snapshot.save(args.out or outside_package(default, "--out or SPARQLAB_GOLD_SNAPSHOTS"))
     errors = snapshot.gold_errors()
     print(f"{path}: {len(snapshot.entries)} questions from {snapshot.endpoint} at {snapshot.created} "
           f"(answer_match {snapshot.answer_match}, digest {snapshot.digest}), {len(errors)} gold errors")

@@ -112,3 +112,12 @@ def init_workspace(folder: Path) -> tuple[list[Path], list[Path]]:
             target.write_bytes(path.read_bytes())
             copied.append(target)
     return copied, kept
+
+
+def outside_package(path: Path, option: str) -> Path:
+    """``path``, checked not to lie inside the installed package (its bundled data is read-only: a default output
+    location under ``data/`` only works in a checkout); ``ValueError`` naming ``option`` to choose another."""
+    if CHECKOUT is None and path.resolve().is_relative_to(PACKAGE_DIR):
+        raise ValueError(f"{path} is inside the installed sparqlab package, which is never written to: choose "
+                         f"another place with {option}")
+    return path

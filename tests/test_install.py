@@ -1,0 +1,131 @@
+"""sparqlab as a library (issue 39): the wheel built from this checkout, pip-installed with its dependencies into a
+fresh virtual environment, used from an empty folder as a researcher would — the README's first session writes
+everything there and nothing into the environment, ``environment.json`` names the commit the wheel was built
+from, and a command whose extra is not installed stops with one line naming it.
+
+Slow (building the wheel, ~50 s of installing, ~40 s of session; CI runs it): the environment is made once for
+the module. The install uses the project's constraints (the versions the suite is tested with) and pip's
+configured package index; torch is not pulled (it is only in extras)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from sparqlab.core.paths import CHECKOUT, WORKSPACE_MARKER
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900),
+              pytest.mark.skipif(CHECKOUT is None, reason="builds the wheel from the checkout")]
+
+QUERY = 'SELECT ?film WHERE { ?film mrel:directed_by ?d . ?d rdfs:label "Ridley Scott" }'
+
+
+def timed(argv: list[str], **options) -> tuple[subprocess.CompletedProcess, float]:
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, **options)
+    return done, time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict:
+    """The wheel built from the checkout, installed into a fresh venv: its ``bin`` folder, the wheel and the
+    seconds each step took (printed for the notes)."""
+    root = tmp_path_factory.mktemp("install")
+    built, build_s = timed([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root / "dist"),
+                            str(CHECKOUT)])
+    assert built.returncode == 0, built.stderr[-3000:]
+    wheel = next((root / "dist").glob("sparqlab-*.whl"))
+    made, _ = timed([sys.executable, "-m", "venv", str(root / "venv")])
+    assert made.returncode == 0, made.stderr
+    bin_dir = root / "venv" / "bin"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARQLAB_", "VIRTUAL_ENV", "PYTHON"))}
+    done, install_s = timed([str(bin_dir / "pip"), "install", "--quiet", "--no-compile", "-c",
+                             str(CHECKOUT / "constraints.txt"), str(wheel)], env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    print(f"\nwheel {wheel.name}: {wheel.stat().st_size / 1e6:.1f} MB, built in {build_s:.0f} s; "
+          f"installed with its dependencies in {install_s:.0f} s")
+    return {"bin": bin_dir, "wheel": wheel, "venv": root / "venv"}
+
+
+def session_env(installed: dict, home: Path) -> dict[str, str]:
+    """The researcher's shell: the venv first on PATH, no sparqlab variables, a home folder of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARQLAB_", "VIRTUAL_ENV", "PYTHON"))}
+    home.mkdir(parents=True, exist_ok=True)
+    return {**env, "PATH": f"{installed['bin']}{os.pathsep}{env.get('PATH', '')}", "HOME": str(home),
+            "HF_HUB_OFFLINE": "1", "VIRTUAL_ENV": str(installed["venv"])}
+
+
+def venv_files(venv: Path) -> dict[str, int]:
+    """Every file of the environment (Python's own bytecode caches aside) with its modification time."""
+    return {str(p.relative_to(venv)): p.stat().st_mtime_ns for p in venv.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_the_first_session_runs_from_an_empty_folder_and_writes_only_there(installed, tmp_path):
+    folder = tmp_path / "study"
+    folder.mkdir()
+    env = session_env(installed, tmp_path / "home")
+    before = venv_files(installed["venv"])
+    session = [
+        ["kg", "build", "movies"],
+        ["query", "--kg", "movies", QUERY],
+        ["data", "show", "metaqa-2hop", "--limit", "2"],
+        ["reproduce", "00_quickstart", "-p", "limit", "2", "--no-progress"],
+        ["run", "direct", "-d", "metaqa-1hop", "--sample", "50", "--sample-seed", "0", "-m",
+         "standin-keyword-rules", "-e", "try"],
+        ["runs", "list"],
+    ]
+    outputs = []
+    for argv in session:
+        done, seconds = timed([str(installed["bin"] / "sparqlab"), *argv], cwd=folder, env=env, timeout=600)
+        assert done.returncode == 0, f"sparqlab {' '.join(argv)}:\n{done.stderr[-3000:]}"
+        print(f"sparqlab {' '.join(argv[:2])}: {seconds:.1f} s")
+        outputs.append(done.stdout)
+    assert "Blade Runner" in outputs[1]
+    assert [json.loads(line)["id"] for line in outputs[2].splitlines()] == ["test_0", "test_1"]
+    assert "try" in outputs[5] and "quickstart" in outputs[5]
+
+    assert (folder / ".cache" / "kg").is_dir() and (folder / "runs" / "notebooks" / "00_quickstart.ipynb").is_file()
+    assert list((folder / "figures" / "quickstart").glob("*.png"))
+    environment = json.loads(next((folder / "runs" / "try").glob("*/environment.json")).read_text())
+    head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert environment["git"]["revision"] == head.stdout.strip()
+    version = installed["wheel"].name.split("-")[1]
+    assert environment["packages"]["sparqlab"] == version and "+g" in version  # a version per commit
+    assert venv_files(installed["venv"]) == before, "the session wrote into the environment"
+    assert {p.name for p in folder.iterdir()} == {".cache", "runs", "figures"}
+
+
+def test_without_its_extra_a_command_stops_with_one_line_naming_it(installed, tmp_path):
+    env = session_env(installed, tmp_path / "home")
+    for argv, extra in [(["run", "desq", "-d", "mcqa-movies", "--limit", "2", "-m", "standin-desq"], "desq"),
+                        (["lab"], "lab")]:
+        done, _ = timed([str(installed["bin"] / "sparqlab"), *argv], cwd=tmp_path, env=env, timeout=120)
+        assert done.returncode == 1
+        assert len(done.stderr.strip().splitlines()) == 1 and f"pip install 'sparqlab[{extra}]'" in done.stderr
+    assert not (tmp_path / "runs").exists()  # stopped before the run started
+
+
+def test_init_makes_a_workspace_that_subfolders_write_to(installed, tmp_path):
+    env = session_env(installed, tmp_path / "home")
+    sparqlab = str(installed["bin"] / "sparqlab")
+    done, _ = timed([sparqlab, "init", "study"], cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    study = tmp_path / "study"
+    assert (study / WORKSPACE_MARKER).is_file() and (study / "experiments" / "all_methods.yaml").is_file()
+    with zipfile.ZipFile(installed["wheel"]) as wheel:
+        bundled = {Path(n).name for n in wheel.namelist() if n.startswith("sparqlab/bundled/notebooks/")}
+    assert {p.name for p in (study / "notebooks").glob("*.ipynb")} == bundled and "00_quickstart.ipynb" in bundled
+    (study / "notes").mkdir()
+    done, _ = timed([sparqlab, "reproduce", "status", "00_quickstart"], cwd=study / "notes", env=env)
+    assert done.returncode == 0, done.stderr
+    assert str(study / "runs" / "notebooks") in done.stdout  # the workspace's runs/, found from a subfolder
+    done, _ = timed([sparqlab, "reproduce", "no-such-notebook"], cwd=study, env=env)
+    assert done.returncode == 1 and str(study / "notebooks") in done.stderr and "00_quickstart" in done.stderr
