@@ -33,3 +33,40 @@ def test_lab_starts_headless_serves_the_notebooks_and_the_widget_extension():
         _, page = get(f"{base}/lab/tree/notebooks/00_quickstart.ipynb?token=t0ken")
         # the lab page lists the ipywidgets lab extension, so the trace browser widget can render
         assert "JupyterLab" in page and "@jupyter-widgets/jupyterlab-manager" in page
+
+
+def test_sparqlab_lab_serves_the_workspace_and_its_url_opens_the_quickstart(tmp_path):
+    """`sparqlab lab` in a workspace made by `sparqlab init`: the printed URL (with its token) is the workspace's
+    copy of the quickstart."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from sparqlab.core.paths import init_workspace
+    from sparqlab.core.processes import stop_process
+    from sparqlab.kg.server import free_port
+
+    init_workspace(tmp_path)
+    env = {**os.environ, "SPARQLAB_WORKSPACE": str(tmp_path)}
+    sparqlab = Path(sys.executable).with_name("sparqlab")
+    process = subprocess.Popen([str(sparqlab), "lab", "--port", str(free_port())], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        url = process.stdout.readline().split(": ", 1)[1].strip()
+        assert "/lab/tree/notebooks/00_quickstart.ipynb?token=" in url
+        base, token = url.split("/lab/")[0], url.split("token=")[1]
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                status, page = get(url)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, "sparqlab lab did not answer"
+                time.sleep(0.3)
+        assert status == 200 and "JupyterLab" in page
+        _, listing = get(f"{base}/api/contents/?token={token}")
+        assert {item["name"] for item in json.loads(listing)["content"]} >= {"notebooks", "experiments"}
+    finally:
+        stop_process(process)
