@@ -129,3 +129,29 @@ def test_init_makes_a_workspace_that_subfolders_write_to(installed, tmp_path):
     assert str(study / "runs" / "notebooks") in done.stdout  # the workspace's runs/, found from a subfolder
     done, _ = timed([sparqlab, "reproduce", "no-such-notebook"], cwd=study, env=env)
     assert done.returncode == 1 and str(study / "notebooks") in done.stderr and "00_quickstart" in done.stderr
+
+
+def test_a_clean_clone_stays_clean_after_the_first_session(tmp_path):
+    """In a checkout (a fresh clone of this commit) the README's first session writes runs, figures and caches,
+    none of them tracked: ``git status`` stays clean, so later runs do not record the checkout as dirty. The KG
+    build is shared with the suite's cache (building it again here would test nothing more)."""
+    from sparqlab.core.paths import cache_dir
+
+    clone = tmp_path / "clone"
+    done = subprocess.run(["git", "clone", "--quiet", "--local", str(CHECKOUT), str(clone)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARQLAB_")}
+    env.update(PYTHONPATH=str(clone / "lib"), SPARQLAB_CACHE=str(cache_dir()), HF_HUB_OFFLINE="1")
+    run = [sys.executable, "-c", "import sys; from sparqlab.cli import main; sys.exit(main())"]
+    for argv in (["kg", "build", "movies"], ["query", "--kg", "movies", QUERY],
+                 ["reproduce", "00_quickstart", "-p", "limit", "2", "--no-progress"],
+                 ["run", "direct", "-d", "metaqa-1hop", "--sample", "50", "-m", "standin-echo", "-e", "try"]):
+        done = subprocess.run([*run, *argv], cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"sparqlab {' '.join(argv)}:\n{done.stderr[-3000:]}"
+    assert list((clone / "figures").rglob("*.png")) and (clone / "runs" / "try").is_dir()
+    status = subprocess.run(["git", "-C", str(clone), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True)
+    assert status.stdout == ""
+    environment = json.loads(next((clone / "runs" / "try").glob("*/environment.json")).read_text())
+    assert environment["git"]["dirty"] is False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import subprocess
 import sys
@@ -119,8 +118,9 @@ def _lab(args: argparse.Namespace) -> int:
 def _export_workspace() -> Path:
     """The workspace, exported as ``SPARQLAB_WORKSPACE`` so notebook kernels started from here write their runs
     and figures to it wherever the notebook file lies."""
+    from sparqlab.core.environment import pass_on
     from sparqlab.core.paths import workspace_root
 
     root = workspace_root()
-    os.environ["SPARQLAB_WORKSPACE"] = str(root)
+    pass_on("SPARQLAB_WORKSPACE", str(root))
     return root

@@ -35,6 +35,13 @@ def setting(variable: str) -> str | None:
     return value or None
 
 
+def pass_on(variable: str, value: str) -> None:
+    """Set one of :data:`VARIABLES` for the processes this one starts from now on (notebook kernels, jobs)."""
+    if variable not in VARIABLES:
+        raise KeyError(f"{variable} is not a sparqlab run default; known: {', '.join(VARIABLES)}")
+    os.environ[variable] = value
+
+
 def default_model() -> str | None:
     """``SPARQLAB_MODEL``: the model of a run or ``get_model()`` call that names none."""
     return setting("SPARQLAB_MODEL")
