@@ -70,7 +70,10 @@ def read_query(value: str | None, what: str) -> str:
 
 def eval_structural(gold: str | None, pred: str | None) -> int:
     """``sparqlab eval structural --gold Q1 --pred Q2``: prints ``match`` / ``no match``, returns 0 / 1."""
+    from sparqlab.core.extras import require
     from sparqlab.eval.structural import structural_em
+
+    require("desq", what="structural EM")
 
     matched = structural_em(read_query(pred, "--pred"), read_query(gold, "--gold"))
     print("match" if matched else "no match")
