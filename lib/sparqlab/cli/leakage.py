@@ -41,7 +41,10 @@ def _load(spec: str, language: str | None = None):
 
 
 def handle(args: argparse.Namespace) -> int:
+    from sparqlab.core.extras import require
     from sparqlab.runs.leakage import find_pairs, leakage_report
+
+    require("embed", what="sparqlab leakage (MiniLM similarity)")
 
     pool, test = _load(args.pool), _load(args.test, args.language)
     report = leakage_report(pool, test, text_threshold=args.text_threshold, query_threshold=args.query_threshold,
