@@ -10,6 +10,7 @@ a warning naming the file, and the other runs are listed as usual.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sqlite3
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import JsonCache
+from sparqlab.core.errors import StorageFull
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.jsonl import JsonlScan, scan_jsonl
 from sparqlab.core.paths import cache_dir, runs_dir
@@ -135,7 +137,7 @@ def _code_version() -> str:
 def _listing_cache(path: Path) -> JsonCache | None:
     try:
         return JsonCache(path, rebuild=True)
-    except (OSError, sqlite3.Error):  # a read-only cache folder: recompute every time
+    except (OSError, sqlite3.Error, StorageFull):  # a read-only or full cache folder: recompute every time
         return None
 
 
@@ -160,7 +162,8 @@ def recomputed_metrics(run_dir: Path, manifest: Mapping[str, Any]) -> dict[str, 
     n_questions = len(records) if manifest.get("served") else int(manifest.get("n_questions") or 0)
     metrics = compute_metrics(records, n_questions)
     if cache is not None:
-        cache.put("run-metrics", key, metrics)
+        with contextlib.suppress(StorageFull):  # a full disk: the listing is right, only not kept for next time
+            cache.put("run-metrics", key, metrics)
     return metrics
 
 
