@@ -32,7 +32,7 @@ class StorageFull(InfrastructureError):
         self.path = None if path is None else Path(path)
         where = f"cannot write {self.path}" if self.path else "cannot write a file"
         super().__init__(f"{where}: {error_reason(error)}; free space there (or point the folder elsewhere) and "
-                         "rerun: the same call resumes")
+                         "rerun")
 
 
 class MissingDependency(InfrastructureError):
@@ -81,5 +81,5 @@ def as_infrastructure(error: BaseException, where: str = "") -> InfrastructureEr
     if isinstance(error, ImportError):
         missing = f"the module {error.name!r}" if error.name else "a module"
         return MissingDependency(f"{where + ': ' if where else ''}{missing} is not installed ({error}); install "
-                                 "it (or the extra that provides it) and rerun: the same call resumes")
+                                 "it (or the extra that provides it) and rerun")
     return None

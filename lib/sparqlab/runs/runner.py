@@ -641,7 +641,7 @@ class Runner:
             stop_if_infrastructure(error, f"scoring question {question.id}")
             raise ScorerFailed(f"the scorer of method {self.method.name!r} ({type(self.method).__name__}.score) "
                                f"crashed on question {question.id}: {type(error).__name__}: {error}; fix it and "
-                               "rerun: the same call resumes") from error
+                               "rerun") from error
 
     async def answer(self, question: Question,
                      deadline: float | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -293,7 +293,11 @@ class RunStore:
     def close(self) -> None:
         for handle in (self._predictions, self._traces, self._lock_handle):
             if handle is not None:
-                handle.close()
+                try:
+                    handle.close()
+                except OSError as error:  # what is left in its buffer is what a failed append already reported
+                    if not storage_failure(error):  # (StorageFull); resume cuts the torn line
+                        raise
         self._predictions = self._traces = self._lock_handle = None
 
     def predictions(self) -> list[dict[str, Any]]:
