@@ -25,6 +25,7 @@ the same call afterwards resumes and answers the rest (see :mod:`sparqlab.runs.s
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 import time
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.errors import InfrastructureError, ScorerFailed, as_infrastructure
 from sparqlab.data.gold_snapshot import GoldSnapshot, find_snapshot
-from sparqlab.data.question import Question
+from sparqlab.data.question import Question, check_id
 from sparqlab.data.registry import evaluation_set_note, training_source
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
@@ -90,8 +91,10 @@ UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": 
 
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
-    values such as stored gold results stay out of the predictions file."""
-    return {k: v for k, v in question.metadata.items() if isinstance(v, str | int | float | bool)}
+    values such as stored gold results stay out of the predictions file. A number that is not finite (NaN from a
+    spreadsheet's empty cell, infinity) is ``None``: JSON has no NaN, and the line must stay JSON."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v
+            for k, v in question.metadata.items() if isinstance(v, str | int | float | bool)}
 
 
 class RunAborted(RuntimeError):
@@ -171,6 +174,8 @@ def load_run_questions(questions: Sequence[Question] | None, config: RunConfig) 
         if split is None and config.dataset in DATASETS:
             split = DATASETS[config.dataset].default_split
         questions = load(config.dataset, split, language=config.language)
+    for question in questions:
+        check_id(question.id)
     return list(questions), split
 
 
