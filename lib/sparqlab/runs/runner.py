@@ -784,8 +784,8 @@ class Runner:
                 first = first.exceptions[0]
             cause = as_infrastructure(first)
             if cause is not None:
-                raise RunAborted(f"run {self.run_id} stopped: {cause} — the {answered} questions answered so far "
-                                 f"are saved in {self.run_dir}; the same call resumes") from cause
+                raise RunAborted(f"run {self.run_id} stopped: {cause} — the questions answered so far are saved "
+                                 f"in {self.run_dir}; the same call resumes") from cause
             raise first from None
         finally:
             bar.close()
