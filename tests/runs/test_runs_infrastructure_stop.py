@@ -6,6 +6,7 @@ the healthy run's scores."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import subprocess
@@ -293,3 +294,41 @@ def test_run_redo_answers_a_recorded_category_again(root, capsys, movies_kg):
     assert f"{categories[category]} answered now" in capsys.readouterr().out
     assert main([*command, "--redo", "a,,b"]) == 1
     assert "--redo 'a,,b': give error categories separated by commas" in capsys.readouterr().err
+
+
+def test_a_crash_of_the_workbench_scoring_names_the_scorer_and_the_question(root, monkeypatch):
+    import sparqlab.runs.runner as runner
+
+    def broken(*args, **kwargs):
+        raise KeyError("label")
+
+    monkeypatch.setattr(runner, "score_and_categorise", broken)
+    with pytest.raises(RunAborted, match=r"the scorer sparqlab.eval.score_and_categorise crashed on question q\d: "
+                                         r"KeyError: 'label'"):
+        run(LookupMethod(), tiny_questions(2), RunConfig(experiment="eval", output_root=str(root), progress=False),
+            kg=TinyKG(2))
+    assert recorded(only_run(root, "eval")) == []
+
+
+# -- an answer that does not fit its query names the KG ----------------------------------------------------------
+
+
+class LabelDroppingKG(TinyKG):
+    """A KG whose answers leave out the ``?label`` its label queries bind in every row (an impostor endpoint)."""
+
+    def _execute(self, sparql, timeout_s, max_rows):
+        return super()._execute(sparql.replace("SELECT ?item ?label", "SELECT ?item")
+                                .replace("SELECT ?e ?label", "SELECT ?e"), timeout_s, max_rows)
+
+
+def test_a_row_without_the_label_its_query_binds_names_the_kg_not_a_key_error():
+    from sparqlab.eval.normalise import fetch_labels
+    from sparqlab.kg.errors import EndpointError
+    from sparqlab.kg.search import build_index
+
+    kg = LabelDroppingKG(3)
+    kg.profile = dataclasses.replace(kg.profile, label_predicate="http://example.org/tiny/value")
+    with pytest.raises(EndpointError, match=r"tiny-test-kg answered a query with a row that binds no \?label"):
+        fetch_labels(kg, ["http://example.org/tiny/e1"])
+    with pytest.raises(EndpointError, match=r"binds no \?label"):
+        build_index(kg, Path("/nonexistent/never-written.sqlite"))

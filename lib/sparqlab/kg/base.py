@@ -9,8 +9,9 @@ workbench writes itself to read a whole KG (label index, question-set generation
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
@@ -99,9 +100,11 @@ class KnowledgeGraph:
             self.cache.put(self.identity, key, result.to_json())
         return result
 
-    def bulk_values(self, sparql: str) -> list[dict[str, str]]:
+    def bulk_values(self, sparql: str, required: tuple[str, ...] = ()) -> list[dict[str, str]]:
         """Every row of a trusted query the workbench writes itself (label index, question-set generation), as
         ``{variable: value}``; uncached, with :data:`BULK_TIMEOUT_S`, and an error rather than a cut result.
+        A row without one of the ``required`` variables (the query binds them in every row) is an
+        :class:`EndpointError` naming the KG: the answer does not fit the query.
 
         Never pass it generated SPARQL: an embedded store answers it in-process, without the worker's timeout.
         """
@@ -111,7 +114,10 @@ class KnowledgeGraph:
                 f"reading all of {self.identity} gives more than {BULK_MAX_ROWS:,} rows: too large to index or "
                 "sample locally; a KG this size needs a search API (as the wikidata profile uses)"
             )
-        return [{var: term.value for var, term in row.items()} for row in result.rows]
+        rows = [{var: term.value for var, term in row.items()} for row in result.rows]
+        for row in rows:
+            check_bound(self, row, required)
+        return rows
 
     def search(self, text: str, *, kind: str = "entity", limit: int = 10,
                types: list[str] | None = None) -> list[SearchHit]:
@@ -133,3 +139,12 @@ class KnowledgeGraph:
     def describe(self) -> dict:
         """What a manifest records about this KG."""
         return {"profile": self.profile.name, "identity": self.identity, "backend": type(self).__name__}
+
+
+def check_bound(kg: KnowledgeGraph, row: Mapping[str, Any], required: tuple[str, ...]) -> None:
+    """Refuse a result row that leaves a variable unbound which its query binds in every row (a broken or
+    impostor endpoint): an :class:`EndpointError` naming the KG, not a ``KeyError`` naming only the variable."""
+    missing = [name for name in required if name not in row]
+    if missing:
+        raise EndpointError(f"{kg.identity} answered a query with a row that binds no "
+                            f"{', '.join('?' + name for name in missing)} (every row must): {dict(row)!r:.200}")

@@ -198,7 +198,7 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
           OPTIONAL {{ ?e <{p.description_predicate}> ?desc {_lang_filter("?desc", languages)} }}
           OPTIONAL {{ ?e <{p.type_predicate}> ?type .
                      OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel {_lang_filter("?typeLabel", languages)} }} }}
-        }}""")
+        }}""", required=("e", "label"))
     other_names = kg.bulk_values(f"""
         SELECT DISTINCT ?e ?name WHERE {{ VALUES ?by {{ {names} }} ?e ?by ?name . FILTER(isIRI(?e) && isLiteral(?name)) }}""")
     predicates = {row["p"] for row in kg.bulk_values("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")}

@@ -25,12 +25,13 @@ the same call afterwards resumes and answers the rest (see :mod:`sparqlab.runs.s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import sys
 import time
 import traceback
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,18 @@ def scalar_metadata(question: Question) -> dict[str, Any]:
 
 class RunAborted(RuntimeError):
     """The run stopped early; finished questions are saved and the same call resumes."""
+
+
+@contextlib.contextmanager
+def scoring(question: Question, scorer: str) -> Iterator[None]:
+    """A crash of the workbench's own scoring code is :class:`ScorerFailed` naming the scorer and the question: it
+    says nothing about the method's answer, and every later question would be scored by the same code."""
+    try:
+        yield
+    except Exception as error:
+        stop_if_infrastructure(error, f"scoring question {question.id}")
+        raise ScorerFailed(f"the scorer {scorer} crashed on question {question.id}: {type(error).__name__}: "
+                           f"{error}; fix it and rerun") from error
 
 
 def stop_if_infrastructure(error: Exception, where: str) -> None:
@@ -671,10 +684,13 @@ class Runner:
         error_category = output.error_category or query_error
         scores, error_type = None, None
         if not self.config.generate_only:
-            scores, error_type = score_and_categorise(output.sparql, predicted, error_category, gold,
-                                                      question.gold_sparql, gold_source)
+            with scoring(question, "sparqlab.eval.score_and_categorise"):
+                scores, error_type = score_and_categorise(output.sparql, predicted, error_category, gold,
+                                                          question.gold_sparql, gold_source)
         scores = scores or UNSCORED
         usage = ctx.usage
+        with scoring(question, "sparqlab.eval.text2sparql.official_question_scores"):
+            official = {} if self.config.generate_only else official_question_scores(question, result, gold)
         record = prediction_record(
             id=question.id,
             question=question.text,
@@ -697,7 +713,7 @@ class Runner:
             latency_s=round(latency, 6),
             model_latency_s=round(usage.latency_s, 6),
             scores={**self._method_scores(question, output, predicted, gold, ctx),
-                    **({} if self.config.generate_only else official_question_scores(question, result, gold))},
+                    **official},
             extra=output.extra,
             metadata=scalar_metadata(question),
             gold_complexity=query_complexity(question.gold_sparql),
