@@ -30,6 +30,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.integrity import RebuiltOutputWarning, sidecar_problem, write_sidecar
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.registry import Registry
+from sparqlab.kg.base import check_bound
 from sparqlab.kg.errors import EndpointError, EndpointUnavailable
 from sparqlab.kg.profiles import KGProfile
 from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
@@ -198,7 +199,9 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
           OPTIONAL {{ ?e <{p.description_predicate}> ?desc {_lang_filter("?desc", languages)} }}
           OPTIONAL {{ ?e <{p.type_predicate}> ?type .
                      OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel {_lang_filter("?typeLabel", languages)} }} }}
-        }}""", required=("e", "label"))
+        }}""")
+    for row in items:
+        check_bound(kg, row, ("e", "label"))
     other_names = kg.bulk_values(f"""
         SELECT DISTINCT ?e ?name WHERE {{ VALUES ?by {{ {names} }} ?e ?by ?name . FILTER(isIRI(?e) && isLiteral(?name)) }}""")
     predicates = {row["p"] for row in kg.bulk_values("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")}
