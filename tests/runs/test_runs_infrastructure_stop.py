@@ -79,6 +79,7 @@ def cache_with_kg(folder: Path, movies_kg) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_full_cache_disk_stops_the_run_and_the_rerun_gives_the_healthy_scores(tmp_path, monkeypatch, capsys,
                                                                                    movies_kg, root):
     monkeypatch.setenv("SPARQLAB_CACHE", str(cache_with_kg(tmp_path / "healthy-cache", movies_kg)))
@@ -131,6 +132,7 @@ class FlakyProxy:
         self.upstream = upstream.removesuffix("/v1")
         self.broken = True
         self.html_models = False
+        self.refuse_with: int | None = None
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -150,6 +152,10 @@ class FlakyProxy:
                 self._forward()
 
             def do_POST(self):
+                if proxy.refuse_with and self.path.endswith("/chat/completions"):
+                    self.rfile.read(int(self.headers["Content-Length"]))
+                    return self._send(proxy.refuse_with, json.dumps({"error": {
+                        "message": "Incorrect API key provided", "type": "invalid_request_error"}}).encode())
                 if proxy.broken and self.path.endswith("/chat/completions"):
                     self.rfile.read(int(self.headers["Content-Length"]))
                     return self._send(200, json.dumps({"error": {"message": "CUDA out of memory. Tried to allocate "
@@ -184,6 +190,7 @@ def flaky_model():
         yield proxy
 
 
+@pytest.mark.slow
 def test_an_endpoint_answering_garbage_stops_the_run_and_the_rerun_completes_without_a_flag(flaky_model, root, tmp_path,
                                                                                                capsys, movies_kg):
     served = [*DIRECT, "--model-url", flaky_model.url]
@@ -213,6 +220,15 @@ def test_a_model_list_in_html_names_the_url(flaky_model, capsys):
     err = capsys.readouterr().err
     assert f"{flaky_model.url}/models answered with something that is not a model list" in err
     assert len(err.strip().splitlines()) == 1 and err.startswith("sparqlab models list: the model endpoint ")
+
+
+def test_an_endpoint_refusing_this_client_stops_the_run(flaky_model, root, capsys, movies_kg):
+    flaky_model.broken, flaky_model.refuse_with = False, 401
+    assert main([*DIRECT, "--model-url", flaky_model.url, "-e", "refused"]) == 1
+    err = capsys.readouterr().err
+    assert "(HTTP 401)" in err and "Incorrect API key provided" in err and flaky_model.url in err
+    assert len(err.strip().splitlines()) == 2 and "what to do: " in err and "SPARQLAB_API_KEY" in err
+    assert recorded(only_run(root, "refused")) == []  # on main: six model_request_error answers, exit 0
 
 
 # -- a missing dependency, a crashing scorer ---------------------------------------------------------------------
@@ -283,6 +299,7 @@ def test_a_run_holding_recorded_infrastructure_errors_lists_incomplete_and_is_re
     assert again.answered == 2 and again.metrics["complete"] and again.metrics["n_infrastructure_errors"] == 0
 
 
+@pytest.mark.slow
 def test_run_redo_answers_a_recorded_category_again(root, capsys, movies_kg):
     command = [*DIRECT, "-e", "redo"]
     assert main(command) == 0

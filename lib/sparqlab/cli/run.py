@@ -6,7 +6,14 @@ import argparse
 import sys
 
 from sparqlab.kg.errors import EndpointUnavailable
-from sparqlab.llm.errors import ModelOverloaded, ModelReplyInvalid, ModelUnavailable, ReplayMiss, UnknownModel
+from sparqlab.llm.errors import (
+    ModelAccessRefused,
+    ModelOverloaded,
+    ModelReplyInvalid,
+    ModelUnavailable,
+    ReplayMiss,
+    UnknownModel,
+)
 
 
 def register(subparsers) -> None:
@@ -33,6 +40,8 @@ def register(subparsers) -> None:
 
 
 CLI_HINTS = (
+    (ModelAccessRefused, "the server at --model-url refuses this client: check the API key (SPARQLAB_API_KEY) and that "
+                         "the URL is the server's /v1 URL; then run the same command: it resumes"),
     (ModelReplyInvalid, "the server at --model-url answers, but not with completions (its words are quoted above): "
                         "check its log, restart it, then run the same command: it resumes"),
     (ModelOverloaded, "the endpoint answers but is overloaded: lower --concurrency, or let the client retry for "

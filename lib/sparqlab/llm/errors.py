@@ -42,6 +42,13 @@ class ModelRequestError(ModelError):
     kind = "model_request_error"
 
 
+class ModelAccessRefused(ModelRequestError, InfrastructureError):
+    """The endpoint refuses every request of this client (HTTP 401, 403: the API key; 404: not an OpenAI-compatible
+    /v1 URL): each later question would be refused the same way, so the run stops."""
+
+    kind = "model_access_refused"
+
+
 class ContextOverflow(ModelRequestError):
     """The prompt (plus ``max_tokens``) does not fit the served model's context (vLLM's 400 "maximum context
     length"). A method may trim what it can and retry once; else the question ends as ``context_overflow``."""

@@ -25,6 +25,7 @@ from sparqlab.core.environment import default_model, default_model_url
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import (
     ContextOverflow,
+    ModelAccessRefused,
     ModelError,
     ModelOverloaded,
     ModelReplyInvalid,
@@ -351,8 +352,8 @@ class OpenAIModel(ChatModel):
         hint = {401: " Check the API key (SPARQLAB_API_KEY or api_key=...).",
                 403: " Check the API key (SPARQLAB_API_KEY or api_key=...) and its access to this model.",
                 404: " Check that the base URL ends in /v1."}.get(status, "")
-        return ModelRequestError(f"{self.base_url} refused the request for {name!r} (HTTP {status}): "
-                                 f"{error.message}.{hint}")
+        refused = ModelAccessRefused if status in (401, 403, 404) else ModelRequestError
+        return refused(f"{self.base_url} refused the request for {name!r} (HTTP {status}): {error.message}.{hint}")
 
     def describe(self) -> dict[str, Any]:
         return {
