@@ -20,6 +20,7 @@ from sparqlab.data.files import read_questions
 from sparqlab.data.gold_snapshot import GoldSnapshot
 from sparqlab.data.question import Question
 from sparqlab.runs import MergeError, RunConfig, merge_shards, run, run_summary
+from sparqlab.runs.results import InterruptedMergeWarning, list_runs
 from sparqlab.runs.store import CONFIG, MANIFEST, PREDICTIONS, read_json, write_json
 
 
@@ -85,6 +86,9 @@ def test_a_merge_killed_midway_leaves_no_hidden_run_and_the_next_merge_completes
     killed = subprocess.run([sys.executable, str(script)], env={**os.environ}, capture_output=True)
     assert killed.returncode == -signal.SIGKILL
     assert not target.exists()  # never a run folder without its manifest (on main: one `runs list` skipped)
+    with pytest.warns(InterruptedMergeWarning, match=rf"interrupted merge of killed/{shards[0].run_id} left; run "
+                                                     rf"`sparqlab runs merge killed/{shards[0].run_id}` again"):
+        assert shards[0].run_id + "-shard0of2" in {row["run"] for row in list_runs(root)}
 
     report = merge_shards(target)
     assert report.complete and run_summary(target)["status"] == "complete"

@@ -11,7 +11,8 @@ the shards' sum, i.e. compute time). Missing shards or questions are an error li
 
 The merged folder is written whole in a scratch folder beside it (``.<run_id>.merging``) and renamed into place,
 so a merge killed midway leaves no half-written run folder (which listings would skip for want of a manifest):
-only the scratch folder, which the next merge removes before starting again.
+only the scratch folder, which ``sparqlab runs list`` names in a warning and the next merge removes before
+starting again.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ from sparqlab.runs.store import (
     read_records,
     write_json,
 )
+
+MERGING_SUFFIX = ".merging"
+"""The scratch folder a merge writes before renaming it into place is ``.<run_id>.merging``."""
 
 _SHARD = re.compile(r"^(?P<run_id>.+)-shard(?P<index>\d+)of(?P<count>\d+)$")
 
@@ -166,7 +170,7 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
     order = [q for q in _question_order(manifests, num_shards) if q in predictions]
     merged = [predictions[q] for q in order]
     traces = {r["id"]: r for path in shards.values() for r in read_records(path / TRACES) if r["id"] in predictions}
-    final, target = target, target.with_name(f".{target.name}.merging")
+    final, target = target, target.with_name(f".{target.name}{MERGING_SUFFIX}")
     shutil.rmtree(target, ignore_errors=True)  # what a killed merge left
     target.mkdir(parents=True)
     write_jsonl(target / PREDICTIONS, merged)

@@ -25,6 +25,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.jsonl import JsonlScan, scan_jsonl
 from sparqlab.core.paths import cache_dir, runs_dir
 from sparqlab.platform.trace import TraceEvent
+from sparqlab.runs.merge import MERGING_SUFFIX
 from sparqlab.runs.metrics import compute_metrics
 from sparqlab.runs.records import flatten_prediction, header_from, prediction_problem
 from sparqlab.runs.store import (
@@ -58,7 +59,22 @@ def run_dirs(root: str | Path | None = None, experiment: str | None = None) -> l
     """Every run folder (one holding ``manifest.json``) under ``root``, optionally of one experiment."""
     root = Path(root) if root else runs_dir()
     pattern = f"{experiment}/*/{MANIFEST}" if experiment else f"*/*/{MANIFEST}"
-    return sorted(path.parent for path in root.glob(pattern))
+    return sorted(path.parent for path in root.glob(pattern) if not path.parent.name.endswith(MERGING_SUFFIX))
+
+
+class InterruptedMergeWarning(UserWarning):
+    """A merge was stopped before its folder was in place; merging again starts afresh."""
+
+
+def warn_interrupted_merges(root: str | Path | None = None, experiment: str | None = None) -> None:
+    """Name each scratch folder an interrupted ``runs merge`` left (:data:`~sparqlab.runs.merge.MERGING_SUFFIX`),
+    so that a killed merge is never a silently missing run."""
+    root = Path(root) if root else runs_dir()
+    for leftover in sorted(root.glob(f"{experiment or '*'}/.*{MERGING_SUFFIX}")):
+        run_id = leftover.name[1:].removesuffix(MERGING_SUFFIX)
+        warnings.warn(f"{leftover} is what an interrupted merge of {leftover.parent.name}/{run_id} left; run "
+                      f"`sparqlab runs merge {leftover.parent.name}/{run_id}` again (it starts afresh)",
+                      InterruptedMergeWarning, stacklevel=3)
 
 
 def find_run(ref: str | Path, root: str | Path | None = None) -> Path:
@@ -245,7 +261,8 @@ def summary_row(run_dir: Path) -> dict[str, Any]:
 
 def list_runs(root: str | Path | None = None, experiment: str | None = None) -> list[dict[str, Any]]:
     """One row per run folder: ids, status, progress, scores, model (stand-ins labelled), costs
-    (:func:`summary_row`)."""
+    (:func:`summary_row`); an interrupted merge is named in a warning (:func:`warn_interrupted_merges`)."""
+    warn_interrupted_merges(root, experiment)
     return [summary_row(d) for d in run_dirs(root, experiment)]
 
 
