@@ -9,9 +9,8 @@ workbench writes itself to read a whole KG (label index, question-set generation
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
@@ -134,12 +133,3 @@ class KnowledgeGraph:
     def describe(self) -> dict:
         """What a manifest records about this KG."""
         return {"profile": self.profile.name, "identity": self.identity, "backend": type(self).__name__}
-
-
-def check_bound(kg: KnowledgeGraph, row: Mapping[str, Any], required: tuple[str, ...]) -> None:
-    """Refuse a result row that leaves a variable unbound which its query binds in every row (a broken or
-    impostor endpoint): an :class:`EndpointError` naming the KG, not a ``KeyError`` naming only the variable."""
-    missing = [name for name in required if name not in row]
-    if missing:
-        raise EndpointError(f"{kg.identity} answered a query with a row that binds no "
-                            f"{', '.join('?' + name for name in missing)} (every row must): {dict(row)!r:.200}")

@@ -650,7 +650,7 @@ class Runner:
         return answers, "gold_sparql"
 
     def _method_scores(self, question: Question, output: MethodOutput, predicted: list[str] | None,
-                       gold: list[str] | None, ctx: QuestionContext) -> dict[str, Any]:
+                       gold: list[str] | None) -> dict[str, Any]:
         """``method.score`` with the full question; a failing scorer stops the run (:class:`ScorerFailed`): its
         crash says nothing about the answer, and every later question would be scored by the same code."""
         try:
@@ -712,7 +712,7 @@ class Runner:
             kg_calls=dict(sorted(ctx.kg_calls.items())),
             latency_s=round(latency, 6),
             model_latency_s=round(usage.latency_s, 6),
-            scores={**self._method_scores(question, output, predicted, gold, ctx),
+            scores={**self._method_scores(question, output, predicted, gold),
                     **official},
             extra=output.extra,
             metadata=scalar_metadata(question),
