@@ -13,8 +13,9 @@ import httpx2
 import openai
 import pytest
 
+from sparqlab.core.errors import InfrastructureError
 from sparqlab.llm import ChatRequest, ModelUnavailable, OpenAIModel, Usage, estimate_tokens, get_model
-from sparqlab.llm.errors import ModelRequestError
+from sparqlab.llm.errors import ModelReplyInvalid, ModelRequestError
 from sparqlab.llm.openai_backend import HTTP_TRANSPORTS, completion_response, request_body
 from sparqlab.llm.server import serve_in_background
 from sparqlab.llm.standins import LatencyStandin, ReasoningStandin
@@ -92,19 +93,23 @@ def test_missing_optional_fields_get_the_same_defaults_as_before():
 
 
 @pytest.mark.parametrize("body, says", [
-    (b"<html>502 Bad Gateway</html>", "not a valid completion"),
-    (b"\xff\xfe", "not a valid completion"),
+    (b"<html>502 Bad Gateway</html>", "the server said '<html>502 Bad Gateway</html>'"),
+    (b"\xff\xfe", "not a completion"),
     (b"[1, 2]", "JSON list, not an object"),
-    (json.dumps({"choices": []}).encode(), "without choices"),
+    (json.dumps({"choices": []}).encode(), "has no choices"),
+    (json.dumps({"error": {"message": "CUDA out of memory", "code": 500}}).encode(),
+     "the server said 'CUDA out of memory'"),
+    (json.dumps({"detail": "upstream died"}).encode(), "the server said 'upstream died'"),
     (json.dumps({"choices": ["text"]}).encode(), "message is not an object"),
     (reply(message={"content": ["parts"]}), "message.content is list"),
     (reply(usage={"prompt_tokens": "7"}), "usage.prompt_tokens is str"),
     (reply(usage={"prompt_tokens": True}), "usage.prompt_tokens is bool"),
 ])
-def test_a_body_that_is_not_a_completion_is_a_request_error(body, says):
-    with pytest.raises(ModelRequestError) as caught:
+def test_a_body_that_is_not_a_completion_stops_the_run_quoting_the_server(body, says):
+    with pytest.raises(ModelReplyInvalid) as caught:
         completion_response(body, REQUEST, 0, 0, "http://h/v1")
-    assert says in str(caught.value) and "http://h/v1" in str(caught.value)
+    assert says in str(caught.value) and "http://h/v1/chat/completions" in str(caught.value)
+    assert isinstance(caught.value, InfrastructureError)  # never a question's answer
 
 
 def test_a_lone_surrogate_in_the_reply_becomes_a_replacement_character():

@@ -6,7 +6,14 @@ import argparse
 import sys
 
 from sparqlab.kg.errors import EndpointUnavailable
-from sparqlab.llm.errors import ModelOverloaded, ModelUnavailable, ReplayMiss, UnknownModel
+from sparqlab.llm.errors import (
+    ModelAccessRefused,
+    ModelOverloaded,
+    ModelReplyInvalid,
+    ModelUnavailable,
+    ReplayMiss,
+    UnknownModel,
+)
 
 
 def register(subparsers) -> None:
@@ -23,12 +30,20 @@ def register(subparsers) -> None:
     parser.add_argument("method", nargs="?", help="method name (`sparqlab methods list`; with --from: the saved one)")
     parser.add_argument("--from", dest="from_run", default=None, metavar="RUN",
                         help="rerun this run folder's config.json (a folder, experiment/folder or folder name)")
+    parser.add_argument("--redo", default=None, metavar="CATEGORY[,...]",
+                        help="answer again the recorded questions of these error categories (e.g. endpoint_error "
+                             "after an outage, model_request_error); `sparqlab runs show RUN` lists a run's "
+                             "categories")
     add_method_options(parser)
     add_run_options(parser)
     parser.set_defaults(handler=_run)
 
 
 CLI_HINTS = (
+    (ModelAccessRefused, "the server at --model-url refuses this client: check the API key (SPARQLAB_API_KEY) and that "
+                         "the URL is the server's /v1 URL; then run the same command: it resumes"),
+    (ModelReplyInvalid, "the server at --model-url answers, but not with completions (its words are quoted above): "
+                        "check its log, restart it, then run the same command: it resumes"),
     (ModelOverloaded, "the endpoint answers but is overloaded: lower --concurrency, or let the client retry for "
                       "longer with --model-options max_retries=8 (default 4; each retry waits 0.5 s doubling up to 8 s, "
                       "or the server's Retry-After) and --model-options timeout_s=SECONDS for slow answers; the same "
@@ -78,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
 
     method, config = _method_and_config(args)
     try:
-        result = run(method, config=config)
+        result = run(method, config=config, redo_errors=redo_categories(args.redo))
     except RunAborted as error:  # say what to do in terms of this command's flags
         hint = next((text for kind, text in CLI_HINTS if isinstance(error.__cause__, kind)), None)
         if hint is None:
@@ -94,6 +109,17 @@ def _run(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     return 0
+
+
+def redo_categories(text: str | None) -> list[str]:
+    """The error categories of ``--redo a,b``; an empty name is refused."""
+    if text is None:
+        return []
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise ValueError(f"--redo {text!r}: give error categories separated by commas, e.g. "
+                         "--redo endpoint_error,model_request_error")
+    return names
 
 
 def _percent(value: float | None) -> str:

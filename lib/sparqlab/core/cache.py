@@ -22,10 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.errors import InfrastructureError, StorageFull, storage_failure
+
 _SIDE_FILES = ("-wal", "-shm")
 
 
-class CacheCorrupt(Exception):
+class CacheCorrupt(InfrastructureError):
     """A cache file is damaged. Never a per-question error: every later read of the file would be suspect."""
 
 
@@ -104,12 +106,15 @@ class JsonCache:
 
     @contextlib.contextmanager
     def _guarded(self) -> Iterator[None]:
-        """Turn SQLite's damage errors and undecodable values into :class:`CacheCorrupt` naming the file."""
+        """Turn SQLite's damage errors and undecodable values into :class:`CacheCorrupt` naming the file, and a
+        disk that cannot take the write (full, read-only, failing) into :class:`StorageFull` naming it."""
         try:
             yield
         except (sqlite3.DatabaseError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            if storage_failure(error):
+                raise StorageFull(self.path, error) from None
             damage = not isinstance(error, sqlite3.OperationalError) or "malformed" in str(error)
-            if not damage:  # locked, read-only, disk full: not the file's content
+            if not damage:  # locked: not the file's content
                 raise
             raise self._corrupt(f"{type(error).__name__}: {error}") from None
 

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.errors import InfrastructureError
+
 SIDECAR_SUFFIX = ".integrity.json"
 """The record of a single-file output, beside it."""
 
@@ -40,7 +42,7 @@ class RebuiltOutputWarning(UserWarning):
     """A damaged output that is cheap to recompute (a search index, a schema index) was found and rebuilt."""
 
 
-class DamagedOutput(Exception):
+class DamagedOutput(InfrastructureError):
     """A build output does not match what its build recorded (or has no record). ``what`` names the kind of
     output, ``path`` the file or folder, ``problem`` what differs, ``rebuild`` the command that rebuilds it and
     ``after`` what the message says after the command (e.g. :data:`REBUILT_ON_USE`)."""

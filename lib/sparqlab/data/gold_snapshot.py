@@ -24,6 +24,7 @@ from sparqlab.core.paths import data_dir
 from sparqlab.data.question import Question
 from sparqlab.eval.errors import gold_error_source
 from sparqlab.eval.matching import resolve_mode, result_answers
+from sparqlab.eval.metrics import check_answers
 from sparqlab.kg.errors import KGError
 
 if TYPE_CHECKING:
@@ -114,7 +115,26 @@ class GoldSnapshot:
         if snapshot.digest != data.get("digest"):
             raise ValueError(f"the gold snapshot {path} was changed after it was taken (its digest no longer "
                              "matches); take it again with `sparqlab data snapshot-gold`")
+        check_entries(snapshot.entries, str(path))
         return snapshot
+
+
+def check_entries(entries: Any, where: str) -> None:
+    """Refuse snapshot entries a run could not score as they are (a digest recomputed after an edit does not
+    make them right): each is an object with its gold query's digest and either an ``error`` string or an
+    ``answers`` list (:func:`~sparqlab.eval.metrics.check_answers`: a bare string would be scored letter by
+    letter)."""
+    if not isinstance(entries, dict):
+        raise ValueError(f"{where}: entries must be an object of question id -> entry, got {type(entries).__name__}")
+    for qid, entry in entries.items():
+        name = f"{where}: entry {qid!r}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("query_digest"), str):
+            raise ValueError(f"{name} must be an object with a query_digest string")
+        if "error" in entry:
+            if not isinstance(entry["error"], str):
+                raise ValueError(f"{name}: error must be a string, got {type(entry['error']).__name__}")
+        elif check_answers(entry.get("answers"), f"{name}: answers") is None:
+            raise ValueError(f"{name} has neither answers nor an error")
 
 
 def take_snapshot(questions: list[Question], kg: KnowledgeGraph, *, dataset: str, split: str | None,

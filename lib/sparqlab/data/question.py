@@ -63,7 +63,15 @@ class Question:
         if extra:
             kwargs["metadata"] = {**kwargs.get("metadata", {}), **extra}
         kwargs["id"] = str(kwargs["id"])
+        check_id(kwargs["id"])
         return cls(**kwargs)
+
+
+def check_id(question_id: str) -> None:
+    """Refuse an id that cannot name a question: empty or only white space (a run could never record it as
+    done, so every rerun would answer it again)."""
+    if not question_id.strip():
+        raise ValueError(f"'id' must be a non-empty string, got {question_id!r}")
 
 
 _FIELD_TYPES = {"text": (str, "a string"), "gold_answers": (list, "a list (or null)"),

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.kg.results import XSD, QueryResult, Term
+from sparqlab.kg.results import XSD, QueryResult, Term, check_bound
 
 if TYPE_CHECKING:
     from sparqlab.kg.base import KnowledgeGraph
@@ -172,6 +172,7 @@ def fetch_labels(kg: KnowledgeGraph, iris: Iterable[str], batch_size: int = 1000
         sparql = (f"SELECT ?item ?label WHERE {{ VALUES ?item {{ {values} }} "
                   f"?item <{kg.profile.label_predicate}> ?label . FILTER({tests or 'true'}) }}")
         for row in kg.query(sparql, max_rows=max(kg.options.max_rows, 10 * len(chunk))).rows:
+            check_bound(kg.identity, row, ("item", "label"))
             iri, label = row["item"].value, row["label"]
             rank = (_language_rank(label.lang or "", languages), label.value)
             if iri not in best or rank < best[iri]:

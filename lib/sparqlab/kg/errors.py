@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sparqlab.core.errors import InfrastructureError
+
 
 class KGError(Exception):
     """Base class: anything that stops a query from producing a result."""
@@ -61,7 +63,7 @@ def error_from_kind(kind: str, message: str) -> KGError:
     return KGError(message)
 
 
-class EndpointUnavailable(Exception):
+class EndpointUnavailable(InfrastructureError):
     """The service keeps refusing this client — throttled (HTTP 429 / 503, ``maxlag``) or unreachable past the
     retry budget, or refused outright (HTTP 403) — so every further query would fail the same way: the run stops
     (its finished questions are saved) instead of scoring the refusal. Deliberately not a :class:`KGError`: it is

@@ -6,9 +6,11 @@ types. Rows follow the SPARQL 1.1 JSON results format, which is also what gets c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sparqlab.kg.errors import EndpointError
 from sparqlab.kg.vocab import XSD as XSD  # re-exported: the eval layer reads datatypes against it
 
 
@@ -139,3 +141,13 @@ class QueryResult:
             rows=rows,
             truncated=bool(data.get("truncated", False)),
         )
+
+
+def check_bound(source: str, row: Mapping[str, Any], required: tuple[str, ...]) -> None:
+    """Refuse a result row of ``source`` (a KG's identity: its endpoint URL or store) that leaves unbound a
+    variable its query binds in every row (a broken or impostor endpoint): an :class:`EndpointError` naming the
+    KG, not a ``KeyError`` naming only the variable."""
+    missing = [name for name in required if name not in row]
+    if missing:
+        raise EndpointError(f"{source} answered a query with a row that binds no "
+                            f"{', '.join('?' + name for name in missing)} (every row must): {dict(row)!r:.200}")

@@ -32,6 +32,7 @@ from sparqlab.core.paths import cache_dir
 from sparqlab.core.registry import Registry
 from sparqlab.kg.errors import EndpointError, EndpointUnavailable
 from sparqlab.kg.profiles import KGProfile
+from sparqlab.kg.results import check_bound
 from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
 from sparqlab.kg.vocab import USER_AGENT
 
@@ -199,6 +200,8 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
           OPTIONAL {{ ?e <{p.type_predicate}> ?type .
                      OPTIONAL {{ ?type <{p.label_predicate}> ?typeLabel {_lang_filter("?typeLabel", languages)} }} }}
         }}""")
+    for row in items:
+        check_bound(kg.identity, row, ("e", "label"))
     other_names = kg.bulk_values(f"""
         SELECT DISTINCT ?e ?name WHERE {{ VALUES ?by {{ {names} }} ?e ?by ?name . FILTER(isIRI(?e) && isLiteral(?name)) }}""")
     predicates = {row["p"] for row in kg.bulk_values("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")}

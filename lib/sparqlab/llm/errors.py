@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sparqlab.core.errors import InfrastructureError
+
 
 class ModelError(Exception):
     """Base class: anything that stops a chat call from producing a response."""
@@ -9,8 +11,8 @@ class ModelError(Exception):
     kind = "model_error"
 
 
-class ModelUnavailable(ModelError):
-    """The endpoint could not be reached, or kept failing (timeouts, 429, 5xx) after every retry."""
+class ModelUnavailable(ModelError, InfrastructureError):
+    """The endpoint could not be reached, or kept failing (timeouts, 429, 5xx) after every retry: the run stops."""
 
     kind = "model_unavailable"
 
@@ -20,16 +22,31 @@ class ModelOverloaded(ModelUnavailable):
     overloaded. Lower the concurrency, or let the client retry for longer (``max_retries``, ``timeout_s``)."""
 
 
-class UnknownModel(ModelError):
-    """The endpoint is up but does not serve the requested model name."""
+class UnknownModel(ModelError, InfrastructureError):
+    """The endpoint is up but does not serve the requested model name: the run stops."""
 
     kind = "unknown_model"
+
+
+class ModelReplyInvalid(ModelUnavailable):
+    """The endpoint answered 200 with something that is not a completion (an error body, HTML from a proxy, non-JSON):
+    the server is broken, not the request, so the run stops. The message keeps the body's own words (e.g. "CUDA out
+    of memory")."""
+
+    kind = "model_reply_invalid"
 
 
 class ModelRequestError(ModelError):
     """The endpoint refused the request (4xx other than an unknown model), e.g. a prompt longer than the context."""
 
     kind = "model_request_error"
+
+
+class ModelAccessRefused(ModelRequestError, InfrastructureError):
+    """The endpoint refuses every request of this client (HTTP 401, 403: the API key; 404: not an OpenAI-compatible
+    /v1 URL): each later question would be refused the same way, so the run stops."""
+
+    kind = "model_access_refused"
 
 
 class ContextOverflow(ModelRequestError):
@@ -39,7 +56,7 @@ class ContextOverflow(ModelRequestError):
     kind = "context_overflow"
 
 
-class ReplayMiss(ModelError):
-    """Replay mode serves only cached responses, and this request has none."""
+class ReplayMiss(ModelError, InfrastructureError):
+    """Replay mode serves only cached responses, and this request has none: the run stops."""
 
     kind = "replay_miss"

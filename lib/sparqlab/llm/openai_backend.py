@@ -25,8 +25,10 @@ from sparqlab.core.environment import default_model, default_model_url
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import (
     ContextOverflow,
+    ModelAccessRefused,
     ModelError,
     ModelOverloaded,
+    ModelReplyInvalid,
     ModelRequestError,
     ModelUnavailable,
     UnknownModel,
@@ -121,20 +123,46 @@ def _field(mapping: dict[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
+BODY_EXCERPT_CHARS = 300
+"""At most this much of a body that is not a completion is quoted in the error."""
+
+
+def body_message(content: bytes) -> str:
+    """What a body that is not a completion says, for the error: the server's own message (``error.message``,
+    ``error``, ``detail`` or ``message`` of a JSON object, e.g. "CUDA out of memory"), else the start of its
+    text; ``""`` for an empty body."""
+    text = content.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        said = data.get("error") or data.get("detail") or data.get("message")
+        if isinstance(said, dict):
+            said = said.get("message")
+        if isinstance(said, str) and said.strip():
+            text = said
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    cut = text[:BODY_EXCERPT_CHARS] + (" ..." if len(text) > BODY_EXCERPT_CHARS else "")
+    return f": the server said {cut!r}"
+
+
 def completion_response(content: bytes, request: ChatRequest, latency_s: float, retries: int,
                         base_url: str) -> ChatResponse:
     """A :class:`ChatResponse` from the JSON of a chat completion (OpenAI's ``chat.completion`` object): the first
     choice's ``message.content`` as text, vLLM's ``reasoning`` (or the older ``reasoning_content``) as reasoning,
     ``finish_reason`` (``stop`` when absent), the served ``model`` name and the reported ``usage``, estimated
     (:meth:`Usage.estimate`) when the server reports none. A body that is not such an object is a
-    :class:`ModelRequestError`."""
+    :class:`ModelReplyInvalid` (the server is broken: the run stops), quoting the body's own message."""
     try:
         data = json.loads(content)
         if not isinstance(data, dict):
             raise ValueError(f"the body is a JSON {type(data).__name__}, not an object")
         choices = data.get("choices")
         if not choices or not isinstance(choices, list):
-            raise ModelRequestError(f"{base_url} returned a completion without choices for {request.model!r}")
+            raise ValueError(f"it has no choices for {request.model!r}")
         choice = choices[0]
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
@@ -151,7 +179,9 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
             usage = Usage(_field(reported, "prompt_tokens", int, "usage") or 0,
                           _field(reported, "completion_tokens", int, "usage") or 0)
     except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors too
-        raise ModelRequestError(f"{base_url} sent a response that is not a valid completion: {error}") from None
+        raise ModelReplyInvalid(f"the model endpoint {base_url}/chat/completions answered with a body that is not a "
+                                f"completion ({error}){body_message(content)}; check the server's log and "
+                                "rerun: the same call resumes") from None
     return ChatResponse(text=text, usage=usage, latency_s=latency_s, finish_reason=finish_reason, model=model,
                         reasoning=reasoning, retries=retries)
 
@@ -238,9 +268,14 @@ class OpenAIModel(ChatModel):
     async def _served_models(self) -> list[Any]:
         """The endpoint's ``/v1/models`` entries, without retries."""
         try:
-            return (await self._client().with_options(max_retries=0).models.list()).data
+            models = await self._client().with_options(max_retries=0).models.list()
+            return [entry for entry in models.data if isinstance(entry.id, str)]
         except openai.APIError as error:
             raise await self._translate(error, self.name, diagnose=False) from error
+        except (AttributeError, TypeError, ValueError, KeyError) as error:  # the SDK could not read the body
+            raise ModelReplyInvalid(f"the model endpoint {self.base_url}/models answered with something that is "
+                                    f"not a model list ({type(error).__name__}: {error}); is {self.base_url} an "
+                                    "OpenAI-compatible /v1 URL?") from None
 
     async def list_models(self) -> list[str]:
         """The model names the endpoint serves (``GET /v1/models``), without retries."""
@@ -297,7 +332,8 @@ class OpenAIModel(ChatModel):
             cause = str(error.__cause__ or error)
             return ModelUnavailable(self._unreachable_message(cause))
         if not isinstance(error, openai.APIStatusError):
-            return ModelRequestError(f"{self.base_url} sent a response that is not a valid completion: {error}")
+            return ModelReplyInvalid(f"the model endpoint {self.base_url} sent a response that is not a valid "
+                                     f"completion: {error}")
         status = error.status_code
         if status == 400 and CONTEXT_OVERFLOW.search(error.message or ""):
             return ContextOverflow(f"{self.base_url}: the request does not fit {name!r}'s context: {error.message}")
@@ -316,8 +352,8 @@ class OpenAIModel(ChatModel):
         hint = {401: " Check the API key (SPARQLAB_API_KEY or api_key=...).",
                 403: " Check the API key (SPARQLAB_API_KEY or api_key=...) and its access to this model.",
                 404: " Check that the base URL ends in /v1."}.get(status, "")
-        return ModelRequestError(f"{self.base_url} refused the request for {name!r} (HTTP {status}): "
-                                 f"{error.message}.{hint}")
+        refused = ModelAccessRefused if status in (401, 403, 404) else ModelRequestError
+        return refused(f"{self.base_url} refused the request for {name!r} (HTTP {status}): {error.message}.{hint}")
 
     def describe(self) -> dict[str, Any]:
         return {

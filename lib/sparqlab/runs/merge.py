@@ -2,16 +2,23 @@
 
 Shards of a run live next to each other as ``<run_id>-shard<i>of<n>/`` and hold positions ``i, i+n, ...`` of the
 question list (:func:`sparqlab.runs.config.select_shard`). :func:`merge_shards` checks that they belong together
-(same run id, question fingerprint and shard count), that no question appears in two shards, and that every
-shard is present and finished; it then writes ``<run_id>/`` with predictions and traces in question order and
+(same run id, question fingerprint and shard count, and the same configuration in each ``config.json``: run
+identity and method), that no question appears in two shards, and that every shard is present and finished; it
+then writes ``<run_id>/`` with predictions and traces in question order and
 metrics recomputed from the merged predictions, exactly as an unsharded run would have them (``wall_time_s`` is
 the shards' sum, i.e. compute time). Missing shards or questions are an error listing what is missing, unless
 ``allow_incomplete`` (then the merge says so in its metrics: ``complete: false``, ``n_missing``).
+
+The merged folder is written whole in a scratch folder beside it (``.<run_id>.merging``) and renamed into place,
+so a merge killed midway leaves no half-written run folder (which listings would skip for want of a manifest):
+only the scratch folder, which ``sparqlab runs list`` names in a warning and the next merge removes before
+starting again.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +41,9 @@ from sparqlab.runs.store import (
     read_records,
     write_json,
 )
+
+MERGING_SUFFIX = ".merging"
+"""The scratch folder a merge writes before renaming it into place is ``.<run_id>.merging``."""
 
 _SHARD = re.compile(r"^(?P<run_id>.+)-shard(?P<index>\d+)of(?P<count>\d+)$")
 
@@ -134,6 +144,8 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
                          "they have finished")
     manifests = {i: _manifest(path) for i, path in shards.items()}
     _check_same_run(run_id, manifests)
+    configs = {i: read_json(path / CONFIG) for i, path in shards.items()}
+    _check_same_config(run_id, configs, shards)
     predictions: dict[str, dict[str, Any]] = {}
     owner: dict[str, int] = {}
     for index, path in sorted(shards.items()):
@@ -158,12 +170,14 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
     order = [q for q in _question_order(manifests, num_shards) if q in predictions]
     merged = [predictions[q] for q in order]
     traces = {r["id"]: r for path in shards.values() for r in read_records(path / TRACES) if r["id"] in predictions}
-    target.mkdir(parents=True, exist_ok=True)
+    final, target = target, target.with_name(f".{target.name}{MERGING_SUFFIX}")
+    shutil.rmtree(target, ignore_errors=True)  # what a killed merge left
+    target.mkdir(parents=True)
     write_jsonl(target / PREDICTIONS, merged)
     write_jsonl(target / TRACES, [traces[q] for q in order if q in traces])
 
     first = manifests[min(manifests)]
-    header = {**header_from(first), "folder": target.name, "shard_index": 0, "num_shards": 1,
+    header = {**header_from(first), "folder": final.name, "shard_index": 0, "num_shards": 1,
               "merged_from": num_shards}
     shard_metrics = [read_json(p / METRICS) for p in shards.values() if (p / METRICS).exists()]
     wall = sum(m.get("wall_time_s", 0.0) for m in shard_metrics)
@@ -173,7 +187,7 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
     report.metrics["gold_snapshot"] = gold_snapshot_entry(
         next((m["gold_snapshot"] for m in shard_metrics if m.get("gold_snapshot")), None), merged)
     write_json(target / METRICS, report.metrics)
-    config = read_json(shards[min(shards)] / CONFIG)
+    config = configs[min(shards)]
     config["run"]["execution"].update(shard_index=0, num_shards=1)
     config["merged_from"] = {"num_shards": num_shards, "folders": [p.name for p in shards.values()]}
     write_json(target / CONFIG, config)
@@ -182,7 +196,20 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
     status = "complete" if report.metrics["complete"] else "incomplete"
     write_json(target / MANIFEST, manifest_document(header, status, len(merged), first["questions_fingerprint"],
                                                     first["n_total"], _question_order(manifests, num_shards)))
+    _move_into_place(target, final)
     return report
+
+
+def _move_into_place(staged: Path, final: Path) -> None:
+    """Rename the written folder to the run's folder; over an existing folder (``overwrite``), file by file with
+    the manifest last, each replaced atomically, so a listing never sees a run without its manifest."""
+    if not final.exists():
+        staged.rename(final)
+        return
+    names = sorted((p.name for p in staged.iterdir()), key=lambda name: name == MANIFEST)
+    for name in names:
+        (staged / name).replace(final / name)
+    staged.rmdir()
 
 
 def _merged_prepare(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -219,6 +246,23 @@ def _check_same_run(run_id: str, manifests: dict[int, dict[str, Any]]) -> None:
     fingerprints = {m["questions_fingerprint"] for m in manifests.values()}
     if len(fingerprints) > 1:
         raise MergeError(f"the shards of {run_id} were run on different question lists")
+
+
+CONFIG_GROUPS_TO_MATCH = ("identity", "method", "method_class", "questions")
+"""The groups of ``config.json`` every shard of a run must share (the shard position differs, and so may the
+execution settings such as concurrency)."""
+
+
+def _check_same_config(run_id: str, configs: dict[int, dict[str, Any]], shards: dict[int, Path]) -> None:
+    """Refuse shards whose ``config.json`` differ in what makes the run (identity, method, questions): merged,
+    they would score two different runs as one."""
+    first = min(configs)
+    for index, config in sorted(configs.items()):
+        differ = [group for group in CONFIG_GROUPS_TO_MATCH if config.get(group) != configs[first].get(group)]
+        if differ:
+            raise MergeError(f"the shards of {run_id} were run with different configurations: "
+                             f"{shards[index] / CONFIG} differs from {shards[first] / CONFIG} in "
+                             f"{', '.join(differ)}; rerun the odd shard with the run's settings")
 
 
 def _question_order(manifests: dict[int, dict[str, Any]], num_shards: int) -> list[str]:

@@ -19,6 +19,7 @@ from sparqlab.eval.metrics import NOT_EXECUTED, binary_decisions, is_gold_error_
 from sparqlab.llm import aggregate_usage
 from sparqlab.llm.prefix_cache import BLOCK_TOKENS
 from sparqlab.runs.manifest import now_iso
+from sparqlab.runs.records import infrastructure_failure
 
 SCORE_KEYS = ("f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall")
 
@@ -126,7 +127,9 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         "n_questions": n_questions,
         "n_done": len(records),
         "n_missing": n_questions - len(records),
-        "complete": len(records) == n_questions,
+        # a recorded failure of the machinery is not an answer: the run is not complete until it is redone
+        "n_infrastructure_errors": sum(1 for r in records if infrastructure_failure(r)),
+        "complete": len(records) == n_questions and not any(infrastructure_failure(r) for r in records),
         "n_scored": summary["n"],
         # questions that cannot be judged (gold query failed or gave nothing); a generation-only line was not
         # judged, and a question without any gold (a served request) has nothing to judge

@@ -7,8 +7,13 @@ of :func:`sparqlab.runs.load_predictions`. A key added here is added everywhere.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
+
+from sparqlab.core.errors import InfrastructureError
+from sparqlab.kg import errors as _kg_errors  # noqa: F401 - registers the KG layer's infrastructure errors
+from sparqlab.llm import errors as _llm_errors  # noqa: F401 - and the model layer's
 
 HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_standin", "kg", "dataset",
                  "split", "shard_index", "num_shards", "answer_match")
@@ -133,3 +138,24 @@ def flatten_prediction(record: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in (record.get("metadata") or {}).items():
         row.setdefault(key, value)
     return row
+
+
+@functools.cache
+def infrastructure_categories() -> frozenset[str]:
+    """The ``kind`` of every :class:`~sparqlab.core.errors.InfrastructureError` (``model_unavailable``,
+    ``replay_miss``, ``endpoint_unavailable``, ``storage_error`` ...): a failure of the machinery, never an answer."""
+    kinds, todo = set(), [InfrastructureError]
+    while todo:
+        cls = todo.pop()
+        kinds.add(cls.kind)
+        todo.extend(cls.__subclasses__())
+    return frozenset(kinds)
+
+
+def infrastructure_failure(record: Mapping[str, Any]) -> bool:
+    """Whether a prediction line records a failure of the machinery instead of an answer (written by a version
+    that recorded them): an infrastructure error category, or a crashed scorer (``scores.score_error``). Such a
+    question is not done: the run lists as incomplete, and a rerun answers it again."""
+    scores = record.get("scores")
+    return (record.get("error_category") in infrastructure_categories()
+            or (isinstance(scores, Mapping) and "score_error" in scores))

@@ -10,6 +10,7 @@ a warning naming the file, and the other runs are listed as usual.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sqlite3
@@ -19,10 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import JsonCache
+from sparqlab.core.errors import StorageFull
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.jsonl import JsonlScan, scan_jsonl
 from sparqlab.core.paths import cache_dir, runs_dir
 from sparqlab.platform.trace import TraceEvent
+from sparqlab.runs.merge import MERGING_SUFFIX
 from sparqlab.runs.metrics import compute_metrics
 from sparqlab.runs.records import flatten_prediction, header_from, prediction_problem
 from sparqlab.runs.store import (
@@ -56,7 +59,22 @@ def run_dirs(root: str | Path | None = None, experiment: str | None = None) -> l
     """Every run folder (one holding ``manifest.json``) under ``root``, optionally of one experiment."""
     root = Path(root) if root else runs_dir()
     pattern = f"{experiment}/*/{MANIFEST}" if experiment else f"*/*/{MANIFEST}"
-    return sorted(path.parent for path in root.glob(pattern))
+    return sorted(path.parent for path in root.glob(pattern) if not path.parent.name.endswith(MERGING_SUFFIX))
+
+
+class InterruptedMergeWarning(UserWarning):
+    """A merge was stopped before its folder was in place; merging again starts afresh."""
+
+
+def warn_interrupted_merges(root: str | Path | None = None, experiment: str | None = None) -> None:
+    """Name each scratch folder an interrupted ``runs merge`` left (:data:`~sparqlab.runs.merge.MERGING_SUFFIX`),
+    so that a killed merge is never a silently missing run."""
+    root = Path(root) if root else runs_dir()
+    for leftover in sorted(root.glob(f"{experiment or '*'}/.*{MERGING_SUFFIX}")):
+        run_id = leftover.name[1:].removesuffix(MERGING_SUFFIX)
+        warnings.warn(f"{leftover} is what an interrupted merge of {leftover.parent.name}/{run_id} left; run "
+                      f"`sparqlab runs merge {leftover.parent.name}/{run_id}` again (it starts afresh)",
+                      InterruptedMergeWarning, stacklevel=3)
 
 
 def find_run(ref: str | Path, root: str | Path | None = None) -> Path:
@@ -135,7 +153,7 @@ def _code_version() -> str:
 def _listing_cache(path: Path) -> JsonCache | None:
     try:
         return JsonCache(path, rebuild=True)
-    except (OSError, sqlite3.Error):  # a read-only cache folder: recompute every time
+    except (OSError, sqlite3.Error, StorageFull):  # a read-only or full cache folder: recompute every time
         return None
 
 
@@ -160,7 +178,8 @@ def recomputed_metrics(run_dir: Path, manifest: Mapping[str, Any]) -> dict[str, 
     n_questions = len(records) if manifest.get("served") else int(manifest.get("n_questions") or 0)
     metrics = compute_metrics(records, n_questions)
     if cache is not None:
-        cache.put("run-metrics", key, metrics)
+        with contextlib.suppress(StorageFull):  # a full disk: the listing is right, only not kept for next time
+            cache.put("run-metrics", key, metrics)
     return metrics
 
 
@@ -242,7 +261,8 @@ def summary_row(run_dir: Path) -> dict[str, Any]:
 
 def list_runs(root: str | Path | None = None, experiment: str | None = None) -> list[dict[str, Any]]:
     """One row per run folder: ids, status, progress, scores, model (stand-ins labelled), costs
-    (:func:`summary_row`)."""
+    (:func:`summary_row`); an interrupted merge is named in a warning (:func:`warn_interrupted_merges`)."""
+    warn_interrupted_merges(root, experiment)
     return [summary_row(d) for d in run_dirs(root, experiment)]
 
 

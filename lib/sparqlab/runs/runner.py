@@ -10,47 +10,48 @@ only then computes the run id (prompt and artifact digests are part of it). For 
 ``predictions.jsonl`` at once. Many questions are in flight (``config.concurrency`` asyncio workers), so a
 batching model server stays busy.
 
-Failures stay inside their question: a method exception is ``error_category="method_error"`` (message and
-traceback in the trace), the per-question timeout is ``"question_timeout"``, a final query that hits the KG's
-timeout is ``"final_query_timeout"``, another failing final query its ``KGError.kind`` (``syntax_error``,
+Failures of the method stay inside their question: a method exception is ``error_category="method_error"``
+(message and traceback in the trace), the per-question timeout is ``"question_timeout"``, a final query that hits
+the KG's timeout is ``"final_query_timeout"``, another failing final query its ``KGError.kind`` (``syntax_error``,
 ``endpoint_error`` ...), and a per-request model refusal its ``ModelError.kind``.
-Failures that would only repeat for every remaining question abort the run instead of being recorded as answers:
-an unreachable model endpoint, an unknown model name, a replay-cache miss. Finished questions are on disk, so
-the same call afterwards resumes (see :mod:`sparqlab.runs.store`).
+A failure of the machinery is never an answer (:mod:`sparqlab.core.errors`): an
+:class:`~sparqlab.core.errors.InfrastructureError` (a full disk or broken cache, a model endpoint that is
+unreachable or answers garbage, an unknown model name, a replay-cache miss, a KG service that keeps refusing, a
+damaged build output), an ``OSError`` of the storage or an ``ImportError`` raised while answering, and a crashing
+scorer stop the run with :class:`RunAborted`; that question is not recorded. Finished questions are on disk, so
+the same call afterwards resumes and answers the rest (see :mod:`sparqlab.runs.store`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 import os
 import sys
 import time
 import traceback
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.core.cache import CacheCorrupt
-from sparqlab.core.integrity import DamagedOutput
+from sparqlab.core.errors import InfrastructureError, ScorerFailed, as_infrastructure
 from sparqlab.data.gold_snapshot import GoldSnapshot, find_snapshot
-from sparqlab.data.question import Question
+from sparqlab.data.question import Question, check_id
 from sparqlab.data.registry import evaluation_set_note, training_source
 from sparqlab.eval.complexity import query_complexity
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.eval.text2sparql import official_question_scores
-from sparqlab.kg.errors import EndpointUnavailable, KGError, QueryTimeout
+from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
 from sparqlab.llm import (
     CachedModel,
     ChatModel,
     ModelError,
-    ModelUnavailable,
-    ReplayMiss,
     RunBinding,
-    UnknownModel,
     bind_standins,
     run_sync,
 )
@@ -87,20 +88,38 @@ if TYPE_CHECKING:
 
     from sparqlab.kg.base import KnowledgeGraph
 
-FATAL_MODEL_ERRORS = (ModelUnavailable, UnknownModel, ReplayMiss, CacheCorrupt, DamagedOutput, EndpointUnavailable)
-"""Errors that abort a run: retrying the next question would fail the same way (a corrupt cache file, a
-damaged build output too; a KG service that keeps throttling or refusing this client past its retry budget)."""
-
 UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
 
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
-    values such as stored gold results stay out of the predictions file."""
-    return {k: v for k, v in question.metadata.items() if isinstance(v, str | int | float | bool)}
+    values such as stored gold results stay out of the predictions file. A number that is not finite (NaN from a
+    spreadsheet's empty cell, infinity) is ``None``: JSON has no NaN, and the line must stay JSON."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v
+            for k, v in question.metadata.items() if isinstance(v, str | int | float | bool)}
 
 
 class RunAborted(RuntimeError):
     """The run stopped early; finished questions are saved and the same call resumes."""
+
+
+@contextlib.contextmanager
+def scoring(question: Question, scorer: str) -> Iterator[None]:
+    """A crash of the workbench's own scoring code is :class:`ScorerFailed` naming the scorer and the question: it
+    says nothing about the method's answer, and every later question would be scored by the same code."""
+    try:
+        yield
+    except Exception as error:
+        stop_if_infrastructure(error, f"scoring question {question.id}")
+        raise ScorerFailed(f"the scorer {scorer} crashed on question {question.id}: {type(error).__name__}: "
+                           f"{error}; fix it and rerun") from error
+
+
+def stop_if_infrastructure(error: Exception, where: str) -> None:
+    """Raise ``error`` as an :class:`InfrastructureError` when it is a failure of the machinery in disguise (a
+    full disk, a missing module) so that it stops the run instead of becoming the question's answer."""
+    cause = as_infrastructure(error, where)
+    if cause is not None:
+        raise cause from error
 
 
 @dataclass
@@ -168,6 +187,8 @@ def load_run_questions(questions: Sequence[Question] | None, config: RunConfig) 
         if split is None and config.dataset in DATASETS:
             split = DATASETS[config.dataset].default_split
         questions = load(config.dataset, split, language=config.language)
+    for question in questions:
+        check_id(question.id)
     return list(questions), split
 
 
@@ -536,12 +557,13 @@ class Runner:
                 ctx.log("question_timeout", timeout_s=self.config.question_timeout_s)
                 return MethodOutput(None, error_category="question_timeout")
             return self._method_error(ctx, error)
-        except FATAL_MODEL_ERRORS:
+        except InfrastructureError:
             raise
         except ModelError as error:
             ctx.log("model_error", kind=error.kind, message=str(error))
             return MethodOutput(None, error_category=error.kind)
         except Exception as error:
+            stop_if_infrastructure(error, f"question {question.id}")
             return self._method_error(ctx, error)
 
     @staticmethod
@@ -584,12 +606,13 @@ class Runner:
             kind = "final_query_timeout" if isinstance(error, QueryTimeout) else error.kind
             ctx.log("final_query", sparql=sparql, error=kind, message=str(error))
             return None, kind, None
-        except FATAL_MODEL_ERRORS:
+        except InfrastructureError:
             raise
         except ModelError as error:
             ctx.log("final_query", sparql=sparql, error=error.kind, message=str(error))
             return None, error.kind, None
         except Exception as error:
+            stop_if_infrastructure(error, f"the final query of question {ctx.question.id}")
             return (*self._final_error(ctx, sparql, "answer_error", error), None)
         ctx.log("final_query", sparql=sparql, answers=answers, rows=len(result), truncated=result.truncated,
                 cached=result.cached, elapsed_s=round(result.elapsed_s, 6))
@@ -619,21 +642,24 @@ class Runner:
             self._gold[question.gold_sparql] = future
         try:
             answers = await asyncio.shield(future)
-        except (CacheCorrupt, EndpointUnavailable):  # not the gold query's fault: the run stops
+        except InfrastructureError:  # not the gold query's fault: the run stops
             raise
         except Exception as error:  # a broken gold query leaves the question unscored, not the run crashed
+            stop_if_infrastructure(error, f"the gold query of question {question.id}")
             return None, gold_error_source(error)
         return answers, "gold_sparql"
 
     def _method_scores(self, question: Question, output: MethodOutput, predicted: list[str] | None,
-                       gold: list[str] | None, ctx: QuestionContext) -> dict[str, Any]:
-        """``method.score`` with the full question; a failing scorer is recorded, not fatal."""
+                       gold: list[str] | None) -> dict[str, Any]:
+        """``method.score`` with the full question; a failing scorer stops the run (:class:`ScorerFailed`): its
+        crash says nothing about the answer, and every later question would be scored by the same code."""
         try:
             return dict(self.method.score(question, output, predicted, gold))
         except Exception as error:
-            ctx.log("score_error", error=type(error).__name__, message=str(error),
-                    traceback="".join(traceback.format_exception(error)))
-            return {"score_error": f"{type(error).__name__}: {error}"}
+            stop_if_infrastructure(error, f"scoring question {question.id}")
+            raise ScorerFailed(f"the scorer of method {self.method.name!r} ({type(self.method).__name__}.score) "
+                               f"crashed on question {question.id}: {type(error).__name__}: {error}; fix it and "
+                               "rerun") from error
 
     async def answer(self, question: Question,
                      deadline: float | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -658,10 +684,13 @@ class Runner:
         error_category = output.error_category or query_error
         scores, error_type = None, None
         if not self.config.generate_only:
-            scores, error_type = score_and_categorise(output.sparql, predicted, error_category, gold,
-                                                      question.gold_sparql, gold_source)
+            with scoring(question, "sparqlab.eval.score_and_categorise"):
+                scores, error_type = score_and_categorise(output.sparql, predicted, error_category, gold,
+                                                          question.gold_sparql, gold_source)
         scores = scores or UNSCORED
         usage = ctx.usage
+        with scoring(question, "sparqlab.eval.text2sparql.official_question_scores"):
+            official = {} if self.config.generate_only else official_question_scores(question, result, gold)
         record = prediction_record(
             id=question.id,
             question=question.text,
@@ -683,8 +712,8 @@ class Runner:
             kg_calls=dict(sorted(ctx.kg_calls.items())),
             latency_s=round(latency, 6),
             model_latency_s=round(usage.latency_s, 6),
-            scores={**self._method_scores(question, output, predicted, gold, ctx),
-                    **({} if self.config.generate_only else official_question_scores(question, result, gold))},
+            scores={**self._method_scores(question, output, predicted, gold),
+                    **official},
             extra=output.extra,
             metadata=scalar_metadata(question),
             gold_complexity=query_complexity(question.gold_sparql),
@@ -699,11 +728,14 @@ class Runner:
         self._kg_stats_start = self.kg.service.stats()
         try:
             await self.prepare()
-        except EndpointUnavailable as error:
+        except Exception as error:
             self._pool.shutdown(wait=False)
             await self._release_model()
-            raise RunAborted(f"preparing the run stopped: {error}; nothing was answered or written, the same call "
-                             "starts again") from error
+            cause = as_infrastructure(error, f"preparing method {self.method.name!r}")
+            if cause is None:
+                raise
+            raise RunAborted(f"preparing the run stopped: {cause}; nothing was answered or written, the same call "
+                             "starts again") from cause
         except BaseException:
             self._pool.shutdown(wait=False)
             await self._release_model()
@@ -766,9 +798,10 @@ class Runner:
             first = failures.exceptions[0]
             while isinstance(first, BaseExceptionGroup):
                 first = first.exceptions[0]
-            if isinstance(first, FATAL_MODEL_ERRORS):
-                raise RunAborted(f"run {self.run_id} stopped: {first} — the {answered} questions answered so far "
-                                 f"are saved in {self.run_dir}; the same call resumes") from first
+            cause = as_infrastructure(first)
+            if cause is not None:
+                raise RunAborted(f"run {self.run_id} stopped: {cause} — the questions answered so far are saved "
+                                 f"in {self.run_dir}; the same call resumes") from cause
             raise first from None
         finally:
             bar.close()

@@ -44,6 +44,7 @@ from typing import Any
 
 from sparqlab.core.config import CheckedConfig
 from sparqlab.core.environment import serve_token
+from sparqlab.core.errors import InfrastructureError
 from sparqlab.core.http_server import ConnectionLimits, guarded_server, listen_socket
 from sparqlab.data.question import Question
 from sparqlab.data.text2sparql import DATASET_IRIS, EDITIONS, question_language
@@ -52,7 +53,7 @@ from sparqlab.platform.base import Method
 from sparqlab.runs.config import RunConfig
 from sparqlab.runs.manifest import manifest_document
 from sparqlab.runs.metrics import metrics_document
-from sparqlab.runs.runner import FATAL_MODEL_ERRORS, Runner
+from sparqlab.runs.runner import Runner
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunStore, write_json
 
 DEFAULT_DATASETS = {edition.iri: edition.kg for edition in EDITIONS.values()}
@@ -312,7 +313,7 @@ def create_app(served: ServedRun):
             return await served.answer(question, dataset, arrived)
         except QueueFull as full:
             return refused(503, f"busy: {full}", {"Retry-After": str(full.retry_after_s)})
-        except FATAL_MODEL_ERRORS as error:  # the model cannot answer any request: say so, do not crash
+        except InfrastructureError as error:  # the machinery cannot answer any request: say so, do not crash
             return refused(503, f"{type(error).__name__}: {error}")
         except Exception as error:  # noqa: BLE001 - a bad question must not become a 500
             return JSONResponse(status_code=200, content={

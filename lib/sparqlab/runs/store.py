@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.errors import StorageFull, storage_failure
 from sparqlab.core.jsonl import DamagedLine, read_jsonl, scan_jsonl
 from sparqlab.core.text import scrub
-from sparqlab.runs.records import prediction_problem, trace_problem
+from sparqlab.runs.records import infrastructure_failure, prediction_problem, trace_problem
 
 PREDICTIONS = "predictions.jsonl"
 TRACES = "traces.jsonl"
@@ -48,15 +49,28 @@ class DamagedLinesWarning(UserWarning):
     """Resume found damaged lines in a run folder, set them aside and will answer their questions again."""
 
 
+@contextlib.contextmanager
+def naming_storage_failures(path: Path) -> Iterator[None]:
+    """Turn a write that fails for lack of storage (disk full, quota, read-only) into :class:`StorageFull` naming
+    ``path``: Python's own message ("No space left on device") names no file when the write goes to an open handle."""
+    try:
+        yield
+    except OSError as error:
+        if storage_failure(error):
+            raise StorageFull(path, error) from None
+        raise
+
+
 def write_json(path: Path, data: Any) -> None:
     """Replace ``path`` atomically (temp file + rename), so readers never see half a file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False, default=str)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    with naming_storage_failures(path):
+        with tmp.open("w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False, default=str)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
 
 
 def read_json(path: Path) -> Any:
@@ -202,7 +216,8 @@ class RunStore:
         """Lock the folder, repair torn lines, damaged lines and orphan traces, and return the ids already
         finished.
 
-        Predictions whose ``error_category`` is in ``redo_errors`` are removed (with their traces), so that
+        Predictions whose ``error_category`` is in ``redo_errors``, and those that record a failure of the
+        machinery (:func:`~sparqlab.runs.records.infrastructure_failure`), are removed (with their traces), so that
         those questions are answered again; so are damaged lines (see the module docstring), each named in a
         :class:`DamagedLinesWarning`.
         """
@@ -250,7 +265,8 @@ class RunStore:
         """Drop damaged lines, duplicate ids (first line wins) and predictions to redo; return the kept ids."""
         records, damaged = self._sound_records(self.predictions_path, prediction_problem,
                                                "its question is answered again")
-        kept = first_per_id(r for r in records if r.get("error_category") not in redo_errors)
+        kept = first_per_id(r for r in records if r.get("error_category") not in redo_errors
+                            and not infrastructure_failure(r))
         if damaged or len(kept) != len(records):
             _rewrite(self.predictions_path, kept)
         return {r["id"] for r in kept}
@@ -269,14 +285,19 @@ class RunStore:
             raise RuntimeError("RunStore.open() must be called before append()")
         for handle, record in ((self._traces, {"id": prediction["id"], "trace": trace}),
                                (self._predictions, prediction)):
-            handle.write(_line(record))
-            handle.flush()
-            os.fsync(handle.fileno())
+            with naming_storage_failures(Path(handle.name)):
+                handle.write(_line(record))
+                handle.flush()
+                os.fsync(handle.fileno())
 
     def close(self) -> None:
         for handle in (self._predictions, self._traces, self._lock_handle):
             if handle is not None:
-                handle.close()
+                try:
+                    handle.close()
+                except OSError as error:  # what is left in its buffer is what a failed append already reported
+                    if not storage_failure(error):  # (StorageFull); resume cuts the torn line
+                        raise
         self._predictions = self._traces = self._lock_handle = None
 
     def predictions(self) -> list[dict[str, Any]]:
