@@ -11,10 +11,10 @@ import pytest
 
 from sparqlab.llm import ChatRequest, make_model, request_key
 from sparqlab.llm.cache import CachedModel
+from sparqlab.llm.errors import ModelRequestError
 from sparqlab.llm.openai_backend import completion_response
 from sparqlab.llm.server import serve_in_background
 from sparqlab.llm.standins import create_standin
-from sparqlab.llm.errors import ModelRequestError
 
 SEARCH = {"type": "function", "function": {"name": "search", "description": "find entities by name",
                                            "parameters": {"type": "object",

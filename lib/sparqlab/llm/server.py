@@ -153,12 +153,11 @@ def _tools(body: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str | dic
     "function": {"name": ..., ...}}`` and one of :data:`TOOL_CHOICES` or ``{"type": "function", "function":
     {"name": ...}}`` naming an offered function."""
     tools, choice = body.get("tools"), body.get("tool_choice")
-    if tools is not None:
-        if not isinstance(tools, list) or not all(
-                isinstance(tool, dict) and tool.get("type") == "function" and isinstance(tool.get("function"), dict)
-                and isinstance(tool["function"].get("name"), str) for tool in tools):
-            raise InvalidRequest("'tools' must be a list of {\"type\": \"function\", \"function\": {\"name\": ...}}",
-                                 "tools")
+    functions = all(isinstance(tool, dict) and tool.get("type") == "function" and isinstance(tool.get("function"), dict)
+                    and isinstance(tool["function"].get("name"), str) for tool in tools or ())
+    if tools is not None and not (isinstance(tools, list) and functions):
+        raise InvalidRequest("'tools' must be a list of {\"type\": \"function\", \"function\": {\"name\": ...}}",
+                             "tools")
     if choice is None or choice in TOOL_CHOICES:
         return tools, choice
     offered = {tool["function"]["name"] for tool in tools or ()}
