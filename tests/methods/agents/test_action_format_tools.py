@@ -113,3 +113,15 @@ def test_malformed_function_arguments_take_the_reparse_and_failure_path(tmp_path
     assert row["extra.parse_failures"] == 3 and row["model_calls"]["reparse"] == 3
     failures = [e for e in load_traces(result.run_dir)[row["id"]] if e.kind == "parse_failure"]
     assert failures and 'Action: execute({"sparql": "SELECT)' in failures[0].data["response"]
+
+
+def test_saga_offers_its_actions_as_functions_in_either_prompt_layout():
+    for layout, prompt in (("paper", "saga_controller_tools"), ("state_last", "saga_controller_state_last_tools")):
+        saga = make_method("saga", action_format="tools", prompt_layout=layout)
+        assert prompt in saga.prompts and saga.prompt_name(prompt.removesuffix("_tools")) == prompt
+        assert "call\nexactly one of the functions" in saga.prompts[prompt].text
+    functions = {f["function"]["name"]: f["function"] for f in saga.functions()}
+    assert list(functions) == ["search", "lookup", "examples", "execute", "stop"]
+    assert functions["execute"]["parameters"]["required"] == ["sparql"]
+    assert functions["stop"]["parameters"]["properties"] == {}
+    assert "controller_tools" not in make_method("saga").prompts  # the text format's run ids stay as they were
