@@ -112,3 +112,17 @@ def test_a_scripted_reply_cut_by_max_tokens_loses_its_calls(script):
     model = create_standin("standin-script", path=str(script))
     cut = asyncio.run(model.chat("Who directed Alien?", tools=[SEARCH], max_tokens=2))
     assert cut.finish_reason == "length" and cut.tool_calls is None
+
+
+@pytest.mark.slow  # a `sparqlab serve-model` subprocess
+def test_serve_model_passes_stand_in_options_and_names_a_bad_one(script, capsys):
+    from sparqlab.cli import main
+
+    with serve_in_background("standin-script", process=True, options={"path": str(script)}) as url:  # serve-model
+        reply = make_model({"model": "standin-script", "base_url": url, "cache_mode": "off"}).chat_sync(
+            "Who directed Alien?", tools=[SEARCH])
+    assert reply.tool_calls[0]["function"]["name"] == "search"
+    assert main(["serve-model", "--model", "standin-script", "--option", "path"]) == 2
+    assert "--option 'path' is not KEY=VALUE" in capsys.readouterr().err
+    assert main(["serve-model", "--model", "standin-script", "--option", f"path={script}.missing"]) == 2
+    assert "script.json.missing" in capsys.readouterr().err
