@@ -126,3 +126,10 @@ def test_serve_model_passes_stand_in_options_and_names_a_bad_one(script, capsys)
     assert "--option 'path' is not KEY=VALUE" in capsys.readouterr().err
     assert main(["serve-model", "--model", "standin-script", "--option", f"path={script}.missing"]) == 2
     assert "script.json.missing" in capsys.readouterr().err
+
+
+def test_a_reasoning_stand_in_keeps_its_inner_model_s_calls(script):
+    model = create_standin("standin-reasoning", inner=create_standin("standin-script", path=str(script)),
+                           reasoning_tokens=5)
+    reply = asyncio.run(model.chat("Who directed Alien?", tools=[SEARCH]))
+    assert reply.finish_reason == "tool_calls" and reply.reasoning and reply.tool_calls[0]["function"]["name"] == "search"

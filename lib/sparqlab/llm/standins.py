@@ -326,15 +326,19 @@ class ReasoningStandin(StandinModel):
         budget = request.max_tokens
         spent = wanted if budget is None else min(wanted, budget)
         reasoning = " ".join(["hm"] * spent)  # one estimated token per word
+        calls = None
         if budget is not None and wanted >= budget:
             text, finish_reason = "", "length"
         else:
             answer = await self.inner.acomplete(dataclasses.replace(request, max_tokens=None))
             rest = dataclasses.replace(request, max_tokens=None if budget is None else budget - spent, stop=())
             text, finish_reason = apply_limits(answer.text, rest)
+            if answer.tool_calls and finish_reason == "stop":  # the inner model's function calls, after reasoning
+                calls, finish_reason = answer.tool_calls, "tool_calls"
         usage = Usage.estimate(request, text)
         usage.completion_tokens += spent
-        return ChatResponse(text, usage, time.perf_counter() - start, finish_reason, self.name, reasoning=reasoning)
+        return ChatResponse(text, usage, time.perf_counter() - start, finish_reason, self.name, reasoning=reasoning,
+                            tool_calls=calls)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
