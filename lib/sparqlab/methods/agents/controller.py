@@ -312,7 +312,7 @@ class AgentMethod(Method):
             if action is None:
                 session.counts["parse_failures"] += 1
                 failures_in_row += 1
-                output = reply_output(reply)
+                output = "\n".join(part for part in (reply.text, tool_calls_text(reply.tool_calls)) if part)
                 last_failure = reply_error(output, reply.finish_reason, reply.reasoning)
                 ctx.log("parse_failure", response=output, finish_reason=reply.finish_reason,
                         failure=failure_kind(output, reply.finish_reason, reply.reasoning))
