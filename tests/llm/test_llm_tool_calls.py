@@ -100,6 +100,8 @@ def test_a_client_reads_tool_calls_and_refuses_a_malformed_shape():
 
 
 def test_a_script_that_cannot_be_read_is_named(tmp_path):
+    with pytest.raises(ValueError, match="needs its script"):
+        create_standin("standin-script")
     with pytest.raises(ValueError, match="missing.json"):
         create_standin("standin-script", path=str(tmp_path / "missing.json"))
     bad = tmp_path / "bad.json"

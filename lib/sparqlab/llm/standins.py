@@ -251,8 +251,10 @@ class ScriptStandin(StandinModel):
 
     name = "standin-script"
 
-    def __init__(self, path: str | Path, name: str | None = None):
+    def __init__(self, path: str | Path | None = None, name: str | None = None):
         super().__init__(name)
+        if path is None:
+            raise ValueError("standin-script needs its script: path=FILE (serve-model --option path=FILE)")
         self.path = Path(path)
         try:
             content = self.path.read_bytes()
