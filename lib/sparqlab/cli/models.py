@@ -20,6 +20,9 @@ def register(subparsers) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: local only)")
     serve.add_argument("--delay-ms", type=float, default=None,
                        help="fixed delay added to every response (stand-ins only; for benchmarks)")
+    serve.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an option of the stand-in (repeatable), e.g. --option path=replies.json for "
+                            "standin-script's scripted replies and tool calls")
     serve.add_argument("--max-model-len", type=int, default=None,
                        help="context length in estimated tokens, reported by /v1/models; a longer request gets "
                             "vLLM's 400 context-length error")
@@ -40,9 +43,20 @@ def register(subparsers) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from sparqlab.llm.server import Limits, model_for_serving, serve
 
+    options = {}
+    for option in args.option:
+        key, equals, value = option.partition("=")
+        if not equals or not key.strip():
+            print(f"sparqlab serve-model: --option {option!r} is not KEY=VALUE", file=sys.stderr)
+            return 2
+        options[key.strip()] = value
+    try:
+        model = model_for_serving(args.model, args.delay_ms, **options)
+    except (TypeError, ValueError) as error:
+        print(f"sparqlab serve-model: {error}", file=sys.stderr)
+        return 2
     limits = Limits(args.max_model_len, args.max_in_flight, args.overload_status)
-    serve(model_for_serving(args.model, args.delay_ms), host=args.host, port=args.port, log_level=args.log_level,
-          limits=limits)
+    serve(model, host=args.host, port=args.port, log_level=args.log_level, limits=limits)
     return 0
 
 

@@ -26,8 +26,9 @@ Message = dict[str, str]
 T = TypeVar("T")
 
 SAMPLING_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "seed", "reasoning_effort", "extra")
-"""The parameters :meth:`ChatRequest.build` accepts besides the model and the messages (``reasoning_effort``, a
-reasoning model's ``low`` / ``medium`` / ``high``, is sent as a request field of ``extra``)."""
+"""The parameters :meth:`ChatRequest.build` accepts besides the model, the messages and the offered tools
+(``reasoning_effort``, a reasoning model's ``low`` / ``medium`` / ``high``, is sent as a request field of
+``extra``)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,11 @@ class ChatRequest:
     ``extra`` holds further request fields passed through to the server unchanged (sorted ``(name, value)``
     pairs, e.g. ``(("reasoning_effort", "low"),)`` for gpt-oss); being part of the request, they are part of the
     cache key too.
+
+    ``tools`` are the functions offered to the model in OpenAI's chat-completions schema (``{"type": "function",
+    "function": {"name", "description", "parameters"}}``) and ``tool_choice`` OpenAI's choice (``"auto"``,
+    ``"required"``, ``"none"`` or one named function); the model answers with ``ChatResponse.tool_calls``. Both
+    enter the cache key only when set, so requests without tools keep the keys they always had.
     """
 
     model: str
@@ -47,6 +53,8 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     seed: int | None = None
     extra: tuple[tuple[str, Any], ...] = ()
+    tools: tuple[dict[str, Any], ...] = ()
+    tool_choice: str | dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # ``temperature=0`` and ``temperature=0.0`` are one request: store floats so both get one cache key.
@@ -56,8 +64,10 @@ class ChatRequest:
                 object.__setattr__(self, name, float(value))
 
     @classmethod
-    def build(cls, model: str, messages: list[Message] | str, **params: Any) -> ChatRequest:
-        """From OpenAI-style message dicts (or one string, taken as a single user message) and parameters.
+    def build(cls, model: str, messages: list[Message] | str, *, tools: list[dict[str, Any]] | None = None,
+              tool_choice: str | dict[str, Any] | None = None, **params: Any) -> ChatRequest:
+        """From OpenAI-style message dicts (or one string, taken as a single user message), the functions offered
+        (``tools``, ``tool_choice``) and sampling parameters.
 
         An unknown parameter name raises ``TypeError`` naming the known ones; server-specific fields go in
         ``extra={...}``.
@@ -69,6 +79,9 @@ class ChatRequest:
                             f"extra={{{unknown[0]!r}: ...}}")
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
+        tools = tools or ()
+        if not isinstance(tools, list | tuple) or not all(isinstance(tool, dict) for tool in tools):
+            raise TypeError(f"tools must be a list of function definitions (dicts), not {type(tools).__name__}")
         stop = params.pop("stop", None) or ()
         if isinstance(stop, str):
             stop = (stop,)
@@ -80,6 +93,8 @@ class ChatRequest:
             model,
             tuple((m["role"], m["content"]) for m in messages),
             stop=tuple(stop),
+            tools=tuple(tools),
+            tool_choice=tool_choice,
             extra=tuple(sorted(dict(extra).items())),
             **params,
         )
@@ -98,6 +113,10 @@ class ChatRequest:
         data["messages"] = self.message_dicts
         data["stop"] = list(self.stop)
         data["extra"] = dict(self.extra)
+        data["tools"] = list(self.tools)
+        for name in ("tools", "tool_choice"):  # absent when unset: the keys of requests without tools stay as they were
+            if not data[name]:
+                del data[name]
         return data
 
 
@@ -135,6 +154,9 @@ class ChatResponse:
     ``text`` is the final answer (the message ``content``); ``reasoning`` is a reasoning model's separate chain of
     thought when the server returns one (vLLM's ``reasoning`` / ``reasoning_content``), else ``None``;
     ``retries`` is how many times the client retried the call (429, 5xx, timeouts) before this answer.
+    ``tool_calls`` are the functions the model called (OpenAI's ``message.tool_calls``: ``{"id", "type":
+    "function", "function": {"name", "arguments"}}`` with the arguments a JSON *string*, as the model wrote it),
+    ``None`` when it called none; such a reply ends with ``finish_reason="tool_calls"``.
     """
 
     text: str
@@ -146,6 +168,7 @@ class ChatResponse:
     reasoning: str | None = None
     retries: int = 0
     prompt_recomputed: int | None = None
+    tool_calls: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         # Model text enters the workbench here, from every backend and from the cache: a lone surrogate (valid in

@@ -111,6 +111,10 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
         body["stop"] = list(request.stop)
     if request.seed is not None:
         body["seed"] = request.seed
+    if request.tools:
+        body["tools"] = list(request.tools)
+    if request.tool_choice is not None:
+        body["tool_choice"] = request.tool_choice
     body.update(request.extra)
     return body
 
@@ -149,12 +153,38 @@ def body_message(content: bytes) -> str:
     return f": the server said {cut!r}"
 
 
+def read_tool_calls(message: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """``message.tool_calls`` in OpenAI's shape, ``None`` when absent or empty: each call an object with an ``id``
+    and a ``function`` object naming the function, whose ``arguments`` stay the string the model wrote (read
+    later, as untrusted text; an object some servers send instead is written back as JSON). Any other shape is a
+    ``ValueError``."""
+    calls = _field(message, "tool_calls", list, "message")
+    if not calls:
+        return None
+    read = []
+    for index, call in enumerate(calls):
+        where = f"message.tool_calls[{index}]"
+        function = _field(call, "function", dict, where) if isinstance(call, dict) else None
+        if function is None or not isinstance(function.get("name"), str):
+            raise ValueError(f"{where} is not an object with a function name")
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        elif arguments is None:
+            arguments = ""
+        elif not isinstance(arguments, str):
+            raise ValueError(f"{where}.function.arguments is {type(arguments).__name__}, not a string")
+        read.append({"id": str(call.get("id") or f"call_{index}"), "type": "function",
+                     "function": {"name": function["name"], "arguments": arguments}})
+    return read
+
+
 def completion_response(content: bytes, request: ChatRequest, latency_s: float, retries: int,
                         base_url: str) -> ChatResponse:
     """A :class:`ChatResponse` from the JSON of a chat completion (OpenAI's ``chat.completion`` object): the first
     choice's ``message.content`` as text, vLLM's ``reasoning`` (or the older ``reasoning_content``) as reasoning,
-    ``finish_reason`` (``stop`` when absent), the served ``model`` name and the reported ``usage``, estimated
-    (:meth:`Usage.estimate`) when the server reports none. A body that is not such an object is a
+    its ``tool_calls`` (:func:`read_tool_calls`), ``finish_reason`` (``stop`` when absent), the served ``model``
+    name and the reported ``usage``, estimated (:meth:`Usage.estimate`) when the server reports none. A body that is not such an object is a
     :class:`ModelReplyInvalid` (the server is broken: the run stops), quoting the body's own message."""
     try:
         data = json.loads(content)
@@ -170,6 +200,7 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
         text = _field(message, "content", str, "message") or ""
         reasoning = (_field(message, "reasoning", str, "message")
                      or _field(message, "reasoning_content", str, "message"))
+        tool_calls = read_tool_calls(message)
         finish_reason = _field(choice, "finish_reason", str, "choices[0]") or "stop"
         model = _field(data, "model", str, "completion") or request.model
         reported = _field(data, "usage", dict, "completion")
@@ -183,7 +214,7 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
                                 f"completion ({error}){body_message(content)}; check the server's log and "
                                 "rerun: the same call resumes") from None
     return ChatResponse(text=text, usage=usage, latency_s=latency_s, finish_reason=finish_reason, model=model,
-                        reasoning=reasoning, retries=retries)
+                        reasoning=reasoning, retries=retries, tool_calls=tool_calls)
 
 
 class OpenAIModel(ChatModel):

@@ -57,14 +57,16 @@ def reply_error(text: str | None, finish_reason: str | None = "stop", reasoning:
     return kind if kind in ("truncated_reply", "reasoning_exhausted") else "parse_failure"
 
 
-def reply_outcome(text: str | None, finish_reason: str | None = "stop", reasoning: str | None = None) -> str | None:
+def reply_outcome(text: str | None, finish_reason: str | None = "stop", reasoning: str | None = None,
+                  tool_calls: list | None = None) -> str | None:
     """What the context counts about one reply, before any parsing: ``reasoning_exhausted`` (the whole budget
-    went to reasoning), ``truncated`` (``max_tokens`` cut the answer), ``empty`` (no visible text), another
-    ``finish_reason`` than ``stop`` as is; ``None`` for a reply that ended normally with text."""
+    went to reasoning), ``truncated`` (``max_tokens`` cut the answer), ``empty`` (no visible text and no function
+    call), another ``finish_reason`` than ``stop`` (or ``tool_calls``) as is; ``None`` for a reply that ended
+    normally with text or function calls."""
     if finish_reason == "length":
         return "reasoning_exhausted" if failure_kind(text, finish_reason, reasoning) == "reasoning_exhausted" \
             else "truncated"
-    if not visible_text(text):
+    if not visible_text(text) and not tool_calls:
         return "empty"
-    return None if finish_reason in (None, "stop") else str(finish_reason)
+    return None if finish_reason in (None, "stop", "tool_calls") else str(finish_reason)
 

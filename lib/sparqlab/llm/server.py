@@ -5,7 +5,9 @@ Endpoints: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completi
 and ``GET /health``. Like vLLM (:class:`Limits`): ``max_tokens`` cuts a reply with ``finish_reason: "length"``; a
 served ``max_model_len`` (reported by ``/v1/models``) answers a longer prompt with a 400 carrying vLLM's
 context-length message, and without ``max_tokens`` leaves the rest of the context as the budget; a reasoning model's
-reasoning is returned apart (``reasoning`` and ``reasoning_content``); over ``max_in_flight`` concurrent requests
+reasoning is returned apart (``reasoning`` and ``reasoning_content``); ``tools`` and ``tool_choice`` reach the model,
+whose function calls come back as ``message.tool_calls`` with ``finish_reason: "tool_calls"`` (a tool-calling
+stand-in such as ``standin-agent`` or ``standin-script`` makes them, like vLLM's ``--enable-auto-tool-choice``); over ``max_in_flight`` concurrent requests
 the server answers 429 (or 503) with ``Retry-After``. Every error, on every route, uses OpenAI's body ``{"error": {"message", "type", "param",
 "code"}}``: 404 for an unknown model name or path, 405 for a wrong method, 400 for a malformed request (invalid
 JSON or UTF-8, JSON nested too deeply, a lone surrogate in a string), 413 for a body over
@@ -143,9 +145,33 @@ def _content(message: dict[str, Any], index: int) -> str:
     raise InvalidRequest(f"messages[{index}].content must be a string or a list of text parts", "messages")
 
 
+TOOL_CHOICES = ("none", "auto", "required")
+
+
+def _tools(body: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str | dict[str, Any] | None]:
+    """``tools`` and ``tool_choice`` checked against OpenAI's schema: a list of ``{"type": "function",
+    "function": {"name": ..., ...}}`` and one of :data:`TOOL_CHOICES` or ``{"type": "function", "function":
+    {"name": ...}}`` naming an offered function."""
+    tools, choice = body.get("tools"), body.get("tool_choice")
+    functions = all(isinstance(tool, dict) and tool.get("type") == "function" and isinstance(tool.get("function"), dict)
+                    and isinstance(tool["function"].get("name"), str) for tool in tools or ())
+    if tools is not None and not (isinstance(tools, list) and functions):
+        raise InvalidRequest("'tools' must be a list of {\"type\": \"function\", \"function\": {\"name\": ...}}",
+                             "tools")
+    if choice is None or choice in TOOL_CHOICES:
+        return tools, choice
+    offered = {tool["function"]["name"] for tool in tools or ()}
+    named = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    if not (isinstance(choice, dict) and choice.get("type") == "function" and named in offered):
+        raise InvalidRequest(f"'tool_choice' must be one of {', '.join(TOOL_CHOICES)} or name an offered function "
+                             "as {\"type\": \"function\", \"function\": {\"name\": ...}}", "tool_choice")
+    return tools, choice
+
+
 def parse_chat_request(body: Any) -> ChatRequest:
     """A :class:`ChatRequest` from a ``/v1/chat/completions`` body; :class:`InvalidRequest` if malformed.
-    Fields this server does not model (``user``, ``logprobs`` ...) are ignored."""
+    Fields this server does not model (``user``, ``logprobs`` ...) are ignored; so are the ``tool_calls`` of
+    earlier assistant messages and the ``tool_call_id`` of tool messages (their text content is kept)."""
     if not isinstance(body, dict):
         raise InvalidRequest("the request body must be a JSON object")
     model = body.get("model")
@@ -174,9 +200,12 @@ def parse_chat_request(body: Any) -> ChatRequest:
     effort = body.get("reasoning_effort")
     if effort is not None and effort not in REASONING_EFFORTS:
         raise InvalidRequest(f"'reasoning_effort' must be one of {', '.join(REASONING_EFFORTS)}", "reasoning_effort")
+    tools, tool_choice = _tools(body)
     return ChatRequest.build(
         model,
         parsed,
+        tools=tools,
+        tool_choice=tool_choice,
         temperature=_number(body, "temperature", 0.0, 2.0, 0.0),
         top_p=_number(body, "top_p", 0.0, 1.0, 1.0),
         max_tokens=max_tokens,
@@ -294,6 +323,9 @@ def create_app(model: ChatModel, limits: Limits | None = None) -> FastAPI:
         finally:
             in_flight[0] -= 1
         message = {"role": "assistant", "content": response.text}
+        if response.tool_calls:  # OpenAI's shape: arguments a JSON string; no text is a null content
+            message["tool_calls"] = response.tool_calls
+            message["content"] = response.text or None
         if response.reasoning is not None:  # vLLM's reasoning parser: ``reasoning`` (and the older name)
             message["reasoning"] = message["reasoning_content"] = response.reasoning
         return {
@@ -311,14 +343,15 @@ def create_app(model: ChatModel, limits: Limits | None = None) -> FastAPI:
     return app
 
 
-def model_for_serving(model: ChatModel | str, delay_ms: float | None = None) -> ChatModel:
-    """The model ``serve-model`` serves: ``get_model(model)``, with a fixed delay added when ``delay_ms`` is
-    given (the delay of ``standin-latency`` itself; for another stand-in, a latency wrapper keeping its name)."""
+def model_for_serving(model: ChatModel | str, delay_ms: float | None = None, **options: Any) -> ChatModel:
+    """The model ``serve-model`` serves: ``get_model(model, **options)`` (a stand-in's options, e.g.
+    ``standin-script``'s ``path``), with a fixed delay added when ``delay_ms`` is given (the delay of
+    ``standin-latency`` itself; for another stand-in, a latency wrapper keeping its name)."""
     if delay_ms is None:
-        return get_model(model)
+        return get_model(model, **options)
     if model == LatencyStandin.name:
-        return get_model(model, delay_ms=delay_ms)
-    inner = get_model(model)
+        return get_model(model, delay_ms=delay_ms, **options)
+    inner = get_model(model, **options)
     return LatencyStandin(inner, delay_ms=delay_ms, name=inner.name)
 
 
@@ -358,21 +391,23 @@ def serve_in_background(
     startup_timeout_s: float = 60.0,
     read_timeout_s: float = READ_TIMEOUT_S,
     limits: Limits | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Iterator[str]:
     """Serve a model while the block runs and yield its base URL (``http://127.0.0.1:PORT/v1``).
 
     By default the server runs on a thread of this process (``model`` may be a ready model); with
     ``process=True`` it is a ``sparqlab serve-model`` subprocess (``model`` must be a name), which keeps the
     server's work off this interpreter, as benchmarks want. ``read_timeout_s`` (thread only) is the time a
-    connection has to deliver a request; ``limits`` (thread only) the vLLM-like limits (:class:`Limits`).
+    connection has to deliver a request; ``limits`` (thread only) the vLLM-like limits (:class:`Limits`);
+    ``options`` a named stand-in's options (``serve-model --option KEY=VALUE``).
     """
     if process:
         if not isinstance(model, str):
             raise TypeError("process=True serves a model by name; pass the name, not a model object")
-        with _serve_process(model, host, port, delay_ms, startup_timeout_s) as url:
+        with _serve_process(model, host, port, delay_ms, startup_timeout_s, options or {}) as url:
             yield url
         return
-    served = model_for_serving(model, delay_ms)
+    served = model_for_serving(model, delay_ms, **(options or {}))
     sock = listen_socket(host, port)
     server = _uvicorn_server(served, "warning", read_timeout_s, limits)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
@@ -393,10 +428,13 @@ def serve_in_background(
 
 
 @contextlib.contextmanager
-def _serve_process(name: str, host: str, port: int, delay_ms: float | None, timeout_s: float) -> Iterator[str]:
+def _serve_process(name: str, host: str, port: int, delay_ms: float | None, timeout_s: float,
+                   options: dict[str, Any]) -> Iterator[str]:
     command = [sys.executable, "-m", "sparqlab", "serve-model", "--model", name, "--host", host, "--port", str(port)]
     if delay_ms is not None:
         command += ["--delay-ms", str(delay_ms)]
+    for key, value in options.items():
+        command += ["--option", f"{key}={value}"]
     with tempfile.TemporaryFile("w+") as stderr:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
         try:

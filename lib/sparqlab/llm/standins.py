@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import hashlib
 import inspect
+import json
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -170,11 +171,28 @@ class StandinModel(ChatModel):
     def respond(self, request: ChatRequest) -> str:
         raise NotImplementedError
 
+    def respond_with_tools(self, request: ChatRequest) -> tuple[str, list[dict[str, Any]] | None]:
+        """The reply's text and the functions it calls (OpenAI's ``tool_calls``, :func:`tool_call`), for a
+        stand-in that calls tools when the request offers them; by default :meth:`respond`'s text and no call."""
+        return self.respond(request), None
+
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         start = time.perf_counter()
-        text, finish_reason = apply_limits(self.respond(request), request)
+        text, calls = self.respond_with_tools(request)
+        text, finish_reason = apply_limits(text, request)
+        if calls and finish_reason == "stop":  # a reply cut by max_tokens loses its calls, as on a server
+            usage = Usage.estimate(request, text + "".join(call["function"]["arguments"] for call in calls))
+            return ChatResponse(text, usage, time.perf_counter() - start, "tool_calls", self.name, tool_calls=calls)
         return ChatResponse(text, Usage.estimate(request, text), time.perf_counter() - start, finish_reason,
                             self.name)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, number: int = 0) -> dict[str, Any]:
+    """One function call in OpenAI's shape, the arguments as a JSON string (a string is taken as written: a
+    stand-in may script a malformed call); its id is deterministic, so a stand-in's reply stays reproducible."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return {"id": f"call_{stable_hash([name, text, number], 12)}", "type": "function",
+            "function": {"name": name, "arguments": text}}
 
 
 @register_standin("standin-echo")
@@ -220,6 +238,61 @@ class LatencyStandin(StandinModel):
         return {**super().describe(), "delay_ms": self.delay_ms, "inner": self.inner.describe()}
 
 
+@register_standin("standin-script")
+class ScriptStandin(StandinModel):
+    """Scripted replies from a JSON file, function calls included, to test a tool-calling client offline; not an LLM.
+
+    The file holds a list; entry *n* answers a conversation with *n* assistant messages so far (every later turn
+    gets the last entry), so a scripted agent conversation replays the same whatever runs concurrently. An entry
+    is the reply's text, or ``{"content": TEXT, "tool_calls": [{"name": FUNCTION, "arguments": {...}}]}`` (a
+    string as ``arguments`` is sent as written, so a script can send malformed JSON). Served by
+    ``sparqlab serve-model --model standin-script --option path=FILE``; the file's content is part of
+    :attr:`root`, so an edited script misses the response cache."""
+
+    name = "standin-script"
+
+    def __init__(self, path: str | Path | None = None, name: str | None = None):
+        super().__init__(name)
+        if path is None:
+            raise ValueError("standin-script needs its script: path=FILE (serve-model --option path=FILE)")
+        self.path = Path(path)
+        try:
+            content = self.path.read_bytes()
+            entries = json.loads(content)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"standin-script: cannot read the script {self.path}: {error}") from None
+        if not isinstance(entries, list) or not entries:
+            raise ValueError(f"standin-script: {self.path} must hold a non-empty JSON list of replies")
+        self.replies = [self._entry(entry, number) for number, entry in enumerate(entries)]
+        self.digest = hashlib.sha256(content).hexdigest()[:12]
+
+    def _entry(self, entry: Any, number: int) -> tuple[str, list[dict[str, Any]] | None]:
+        where = f"standin-script: {self.path} entry {number}"
+        if isinstance(entry, str):
+            return entry, None
+        if not isinstance(entry, dict) or not isinstance(entry.get("content", ""), str) \
+                or not isinstance(entry.get("tool_calls", []), list):
+            raise ValueError(f"{where} must be a string or an object with a string content and a list tool_calls")
+        calls = []
+        for call in entry.get("tool_calls", []):
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str) \
+                    or not isinstance(call.get("arguments", {}), dict | str):
+                raise ValueError(f"{where}: each tool call needs a name and arguments (an object or a string)")
+            calls.append(tool_call(call["name"], call.get("arguments", {}), len(calls)))
+        return entry.get("content", ""), calls or None
+
+    @property
+    def root(self) -> str:
+        return f"{super().root}/{self.digest}"
+
+    def respond_with_tools(self, request: ChatRequest) -> tuple[str, list[dict[str, Any]] | None]:
+        turn = sum(role == "assistant" for role, _ in request.messages)
+        return self.replies[min(turn, len(self.replies) - 1)]
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "script": str(self.path), "digest": self.digest}
+
+
 REASONING_EFFORT_SCALE = {"low": 0.25, "medium": 1.0, "high": 4.0}
 """How ``reasoning_effort`` scales :class:`ReasoningStandin`'s reasoning length."""
 
@@ -255,15 +328,19 @@ class ReasoningStandin(StandinModel):
         budget = request.max_tokens
         spent = wanted if budget is None else min(wanted, budget)
         reasoning = " ".join(["hm"] * spent)  # one estimated token per word
+        calls = None
         if budget is not None and wanted >= budget:
             text, finish_reason = "", "length"
         else:
             answer = await self.inner.acomplete(dataclasses.replace(request, max_tokens=None))
             rest = dataclasses.replace(request, max_tokens=None if budget is None else budget - spent, stop=())
             text, finish_reason = apply_limits(answer.text, rest)
+            if answer.tool_calls and finish_reason == "stop":  # the inner model's function calls, after reasoning
+                calls, finish_reason = answer.tool_calls, "tool_calls"
         usage = Usage.estimate(request, text)
         usage.completion_tokens += spent
-        return ChatResponse(text, usage, time.perf_counter() - start, finish_reason, self.name, reasoning=reasoning)
+        return ChatResponse(text, usage, time.perf_counter() - start, finish_reason, self.name, reasoning=reasoning,
+                            tool_calls=calls)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

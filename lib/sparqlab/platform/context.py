@@ -97,7 +97,7 @@ class _ModelAccess:
             raise
         self.usage.add(response, kind)
         self.role_usage.setdefault(target.role, UsageTotals()).add(response, kind)
-        outcome = reply_outcome(response.text, response.finish_reason, response.reasoning)
+        outcome = reply_outcome(response.text, response.finish_reason, response.reasoning, response.tool_calls)
         if outcome is not None:
             self.reply_outcomes.setdefault(kind, Counter())[outcome] += 1
         if response.retries:
@@ -107,6 +107,8 @@ class _ModelAccess:
             extra["retries"] = response.retries
         if response.reasoning:
             extra["reasoning"] = response.reasoning
+        if response.tool_calls:
+            extra["tool_calls"] = response.tool_calls
         self.trace.model_call(request.message_dicts, response.text, step=self.step, role=target.role, kind=kind,
                               model=target.model.name,
                               usage={"prompt": response.usage.prompt_tokens,

@@ -9,26 +9,14 @@ from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.data import load
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, run
+from support.movie_questions import RELATION_OF_QTYPE, movie_questions
 
 WD = "http://www.wikidata.org/entity/"
 WIKIDATA_TEST = PROJECT_ROOT / "data" / "wikidata_test"
-RELATION_OF_QTYPE = {"movie_to_director": "directed_by", "actor_to_movie": "starred_actors",
-                     "movie_to_year": "release_year", "movie_to_genre": "has_genre", "writer_to_movie": "written_by",
-                     "movie_to_language": "in_language"}
-
-
-def _movie_questions():
-    """The first question of each of six question types of MetaQA 1-hop (stable dataset order)."""
-    chosen = {}
-    for question in load("metaqa-1hop", "test"):
-        qtype = question.metadata.get("qtype")
-        if qtype in RELATION_OF_QTYPE and qtype not in chosen:
-            chosen[qtype] = question
-    return list(chosen.values())
 
 
 def test_both_agents_answer_movie_questions_through_the_model_server(agent_model_url, run_settings):
-    questions = _movie_questions()
+    questions = movie_questions()
     frames = {}
     for name in ("spinach", "saga"):
         result = run(make_method(name), questions, RunConfig(experiment="e2e-movies", kg="movies",

@@ -6,13 +6,17 @@ The controller answers ``Thought: … Action: name(argument)``. One action per r
 the call (SPARQL has parentheses of its own) and code fences or quotes around it removed, and reports every later
 ``Action:`` as dropped; names from the paper's prompt (``execute_sparql``, ``get_wikidata_entry`` …) are
 accepted as aliases. When that fails, the controller makes one temperature-0 re-parse call whose JSON answer
-:func:`parse_reparse` reads.
+:func:`parse_reparse` reads. With ``action_format=tools`` the actions are native function calls, read by
+:func:`read_tool_actions` (JSON arguments, read but never evaluated), with the same re-parse when unreadable.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sparqlab.llm.replies import visible_text
 from sparqlab.platform.parsing import closing_bracket, first_json_object
@@ -138,6 +142,46 @@ def _thought(text: str) -> str:
     markers = list(_THOUGHT.finditer(text))
     match = markers[-1] if markers else None
     return (text[match.end():] if match else text).strip()
+
+
+def read_tool_actions(text: str, calls: list[dict[str, Any]], parameters: Mapping[str, str | None]) -> ActionReading:
+    """The action of a reply that called functions (``action_format=tools``): its first call, with the reply's
+    visible text as the thought; later calls are dropped like later ``Action:`` lines. ``parameters`` maps each
+    action to the name of its argument (``None``: it takes none). The arguments are untrusted text read as JSON
+    (never evaluated): an object holding the argument under its name, or as its only value; anything else
+    (unknown function, invalid JSON, a non-scalar value) is no action, for the same re-parse and failure path as
+    an unreadable text reply."""
+    if not calls:
+        return ActionReading(None)
+    first, *later = calls
+    dropped = tuple(tool_calls_text([call]).removeprefix("Action: ") for call in later)
+    function = first["function"]
+    name = canonical_name(function["name"])
+    if name is None or name not in parameters:
+        return ActionReading(None, dropped)
+    try:
+        arguments = json.loads(function["arguments"] or "{}")
+    except (ValueError, RecursionError):  # invalid JSON, or JSON nested too deeply
+        return ActionReading(None, dropped)
+    if not isinstance(arguments, dict):
+        return ActionReading(None, dropped)
+    wanted = parameters[name]
+    if wanted is None:
+        value: Any = ""
+    elif wanted in arguments:
+        value = arguments[wanted]
+    elif len(arguments) == 1:
+        value = next(iter(arguments.values()))
+    else:
+        return ActionReading(None, dropped)
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return ActionReading(None, dropped)
+    return ActionReading(Action(visible_text(text), name, clean_argument(str(value))), dropped)
+
+
+def tool_calls_text(calls: list[dict[str, Any]] | None) -> str:
+    """Function calls as ``Action: name(arguments)`` lines, as the re-parse call and a failure's trace see them."""
+    return "\n".join(f"Action: {call['function']['name']}({call['function']['arguments']})" for call in calls or ())
 
 
 def parse_reparse(text: str) -> Action | None:

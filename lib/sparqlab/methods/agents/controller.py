@@ -19,16 +19,31 @@ from __future__ import annotations
 import weakref
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from sparqlab.data.question import Question
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.llm.base import ChatModel, ChatResponse
 from sparqlab.llm.errors import ContextOverflow
 from sparqlab.llm.replies import failure_kind, reply_error, visible_text
-from sparqlab.methods.agents.actions import ACTION_NAMES, Action, parse_reparse, read_actions
+from sparqlab.methods.agents.actions import (
+    ACTION_NAMES,
+    Action,
+    ActionReading,
+    parse_reparse,
+    read_actions,
+    read_tool_actions,
+    tool_calls_text,
+)
 from sparqlab.methods.agents.features import SagaFeatures
-from sparqlab.methods.agents.prompts import CONTROLLER_INPUT, OBSERVATION_MARKER, PROMPTS, REPARSE
+from sparqlab.methods.agents.prompts import (
+    ACTION_HELP,
+    ACTION_TOOLS_PROMPTS,
+    CONTROLLER_INPUT,
+    OBSERVATION_MARKER,
+    PROMPTS,
+    REPARSE,
+)
 from sparqlab.methods.agents.schema import SchemaIndex, TypeState
 from sparqlab.platform import Method, MethodConfig, MethodOutput, QuestionContext, RoleModel
 from sparqlab.platform.tools import Observation, Tool, get_tools
@@ -81,6 +96,11 @@ class AgentConfig(MethodConfig):
       them. SAGA applies P_τ(e) first, so the cap counts only the properties it keeps.
     - ``execute_max_rows``: result rows shown by execute.
     - ``prune_temperature`` / ``prune_max_tokens``: sampling of an LLM pruning call (temperature 0).
+    - ``action_format``: how the controller states its action: ``"text"`` (the paper's ``Thought: … / Action:
+      name(argument)`` reply) or ``"tools"`` (the actions offered as native functions with JSON-schema parameters,
+      OpenAI's ``tools`` with ``tool_choice="auto"``, for models trained for function calling; the reply's text is
+      the thought). With ``"tools"`` the re-parse call runs only for a reply without a readable call (a native
+      call is already the structured action the re-parse would produce); steps and traces are the same.
     - ``property_min_score``: property search hits less similar (0-100) to the query than this are not shown,
       compared with the name the search matched (label or alias); ``None`` (default) shows every hit the search
       returned, as SAGA's ``search_wikidata`` does (the search API matched it, often by an alias: "wife" ->
@@ -109,6 +129,7 @@ class AgentConfig(MethodConfig):
     prune_max_tokens: int = 1000
     prune_reasoning_effort: str | None = None
     property_min_score: float | None = None
+    action_format: Literal["text", "tools"] = "text"
 
     call_kinds: ClassVar[tuple[str, ...]] = ("controller", "reparse", "prune")
 
@@ -203,6 +224,11 @@ class AgentSession:
         }
 
 
+def reply_output(reply: ChatResponse) -> str:
+    """What a controller reply says: its visible text, then its function calls as ``Action:`` lines."""
+    return "\n".join(part for part in (visible_text(reply.text), tool_calls_text(reply.tool_calls)) if part)
+
+
 _SESSIONS: weakref.WeakKeyDictionary[QuestionContext, AgentSession] = weakref.WeakKeyDictionary()
 
 
@@ -227,8 +253,39 @@ class AgentMethod(Method):
     action_tools: ClassVar[dict[str, str]] = {}
     """Action name -> registered tool name."""
 
+    def __init__(self, config: AgentConfig | None = None, **overrides):
+        super().__init__(config, **overrides)
+        if self.config.action_format == "tools":
+            self.prompts = {**self.prompts, **ACTION_TOOLS_PROMPTS}
+
     def tools(self) -> dict[str, Tool]:
         return dict(zip(self.action_tools, get_tools(list(self.action_tools.values())).values(), strict=True))
+
+    def prompt_name(self, name: str) -> str:
+        """The table name of a controller system prompt in this config's action format."""
+        return f"{name}_tools" if self.config.action_format == "tools" else name
+
+    def functions(self) -> list[dict[str, Any]]:
+        """The actions as OpenAI function definitions (``action_format=tools``): the action's name, the prompt's
+        description of it and its tool's argument as a required string parameter."""
+        functions = []
+        for name, tool in self.tools().items():
+            properties = {arg: {"type": spec.get("type", "string"), "description": spec.get("description", "")}
+                          for arg, spec in list(tool.parameters.items())[:1]}
+            description = " ".join(ACTION_HELP[name][1].split()) if name in ACTION_HELP else tool.description
+            functions.append({"type": "function", "function": {
+                "name": name, "description": description,
+                "parameters": {"type": "object", "properties": properties, "required": list(properties),
+                               "additionalProperties": False}}})
+        return functions
+
+    def read_reply(self, reply: ChatResponse) -> ActionReading:
+        """The action of a controller reply: its first function call when it made any (``action_format=tools``),
+        else its first ``Action:`` line."""
+        if self.config.action_format == "tools" and reply.tool_calls:
+            parameters = {name: next(iter(tool.parameters), None) for name, tool in self.tools().items()}
+            return read_tool_actions(reply.text, reply.tool_calls, parameters)
+        return read_actions(reply.text)
 
     # -- hooks ----------------------------------------------------------------------------------------------
 
@@ -237,7 +294,8 @@ class AgentMethod(Method):
 
     def system_prompt(self, session: AgentSession, ctx: QuestionContext) -> str:
         profile = ctx.kg.profile
-        return PROMPTS["controller"].render(kg_name=profile.name, kg_notes=profile.prompt_notes.strip() or "-")
+        return self.prompts[self.prompt_name("controller")].render(kg_name=profile.name,
+                                                                    kg_notes=profile.prompt_notes.strip() or "-")
 
     # -- the loop (Algorithm 1) -------------------------------------------------------------------------------
 
@@ -254,9 +312,10 @@ class AgentMethod(Method):
             if action is None:
                 session.counts["parse_failures"] += 1
                 failures_in_row += 1
-                last_failure = reply_error(reply.text, reply.finish_reason, reply.reasoning)
-                ctx.log("parse_failure", response=reply.text, finish_reason=reply.finish_reason,
-                        failure=failure_kind(reply.text, reply.finish_reason, reply.reasoning))
+                output = "\n".join(part for part in (reply.text, tool_calls_text(reply.tool_calls)) if part)
+                last_failure = reply_error(output, reply.finish_reason, reply.reasoning)
+                ctx.log("parse_failure", response=output, finish_reason=reply.finish_reason,
+                        failure=failure_kind(output, reply.finish_reason, reply.reasoning))
                 session.steps.append(Step("", "(unreadable)", PARSE_FAILURE_OBSERVATION))
                 if failures_in_row >= config.max_parse_failures:
                     stopped_by = "parse_failure"
@@ -294,11 +353,13 @@ class AgentMethod(Method):
         """One controller call and its first complete action (one action per reply: later ones are traced as
         dropped, never run), then the temperature-0 re-parse call: after every reply with visible text
         (``reparse="every_step"``, whose JSON action wins over the reply's own parse) or only when the reply has
-        visible text but no readable action (``"on_failure"``)."""
+        visible text but no readable action (``"on_failure"``, and always with ``action_format=tools``)."""
         config = self.config
+        tools_format = config.action_format == "tools"
+        offer = {"tools": self.functions(), "tool_choice": "auto"} if tools_format else {}
         try:
             reply = await ctx.chat(self._messages(session, ctx), role="controller", kind="controller",
-                                   defaults=config.call_params("controller"))
+                                   defaults=config.call_params("controller"), **offer)
         except ContextOverflow:
             # Trim what can be trimmed (the window of earlier steps, down to the last one) and retry once; a
             # second overflow ends the question as ``context_overflow`` (the runner records the error kind).
@@ -308,13 +369,13 @@ class AgentMethod(Method):
             session.counts["window_trimmed"] += 1
             ctx.log("window_trimmed", window=1)
             reply = await ctx.chat(self._messages(session, ctx), role="controller", kind="controller",
-                                   defaults=config.call_params("controller"))
-        reading = read_actions(reply.text)
+                                   defaults=config.call_params("controller"), **offer)
+        reading = self.read_reply(reply)
         if reading.dropped:
             session.counts["dropped_actions"] += len(reading.dropped)
             ctx.log("dropped_actions", actions=list(reading.dropped))
-        visible = visible_text(reply.text)
-        if not visible or (reading.action is not None and config.reparse == "on_failure"):
+        visible = reply_output(reply)
+        if not visible or (reading.action is not None and (config.reparse == "on_failure" or tools_format)):
             return reading.action, reply
         request = REPARSE.render(action_names=", ".join(ACTION_NAMES), output=visible)
         reparsed = await ctx.chat([{"role": "user", "content": request}], role="controller", kind="reparse",

@@ -10,6 +10,8 @@ Templates:
   type, known entity types from Θ) and the knowledge log of recent outcomes (F.2's SAGA additions);
 - ``saga_controller_state_last`` / ``saga_controller_input_state_last``: the same text with the type context and
   knowledge log moved from the system prompt to after the history (SAGA's ``prompt_layout=state_last``);
+- ``controller_tools`` / ``saga_controller_tools`` / ``saga_controller_state_last_tools``: the same system prompts
+  with ``action_format=tools``, where the actions are offered as native functions (the user message is the same);
 - ``reparse``: the temperature-0 call that turns an unparseable controller reply into JSON
   ``{thought, action_name, action_argument}``;
 - ``prune``: SPINACH's neighbourhood pruning (F.3): keep the part of an entity's edges that can help; its
@@ -42,18 +44,34 @@ You answer questions by writing a SPARQL query over the {kg_name} knowledge grap
 About this knowledge graph:
 {kg_notes}"""
 
+ACTION_HELP = {
+    "lookup": ("ID", "the entity's label, description and types, and its properties with their values (outgoing "
+                     "edges;\n  incoming edges where the knowledge graph stores facts from the other side)."),
+    "search": ("text", "entities and properties whose names match the text, with their ids."),
+    "examples": ("PROPERTY_ID", "a few real uses of the property (subject -> object)."),
+    "execute": ("SPARQL", "run a SPARQL query and show its result, cut to the first rows."),
+    "stop": ("", "end; the last query you executed is the final answer."),
+}
+"""What each action does, as the controller prompt lists it (and, with ``action_format=tools``, as each function's
+description says it)."""
+
+_ACTION_LIST = "\n".join(f"- {name}({argument}): {text}" for name, (argument, text) in ACTION_HELP.items())
+
 _ACTIONS = """\
 Write exactly one "Thought" and exactly one "Action", then wait for the "Observation". The actions are:
-- lookup(ID): the entity's label, description and types, and its properties with their values (outgoing edges;
-  incoming edges where the knowledge graph stores facts from the other side).
-- search(text): entities and properties whose names match the text, with their ids.
-- examples(PROPERTY_ID): a few real uses of the property (subject -> object).
-- execute(SPARQL): run a SPARQL query and show its result, cut to the first rows.
-- stop(): end; the last query you executed is the final answer.
+""" + _ACTION_LIST + """
 
 Reply in this form and nothing else:
 Thought: <your reasoning for the next step>
 Action: <one action, e.g. search(Ridley Scott) or execute(SELECT ?x WHERE {{ ... }})>"""
+
+_ACTIONS_TOOLS = """\
+Take one step at a time: write your reasoning for the next step as the text of your reply (the "Thought"), call
+exactly one of the functions below (the "Action") and wait for its result (the "Observation"). The functions:
+""" + _ACTION_LIST + """
+
+Call one function per reply, with its arguments as the function's schema says."""
+"""The actions part of the controller prompt with ``action_format=tools``: the same actions, offered as functions."""
 
 CONTROLLER = PromptTemplate("controller", _STEPS + "\n\n" + _ACTIONS)
 
@@ -161,3 +179,10 @@ PROMPTS = prompt_table(CONTROLLER, SAGA_CONTROLLER, CONTROLLER_INPUT, REPARSE, P
 
 SAGA_STATE_LAST_PROMPTS = prompt_table(SAGA_CONTROLLER_STATE_LAST, SAGA_CONTROLLER_INPUT_STATE_LAST)
 """SAGA's controller prompts of ``prompt_layout=state_last`` (in its prompt table only with that layout)."""
+
+ACTION_TOOLS_PROMPTS = prompt_table(
+    PromptTemplate("controller_tools", _STEPS + "\n\n" + _ACTIONS_TOOLS),
+    PromptTemplate("saga_controller_tools", _STEPS + "\n\n" + _SAGA_SCHEMA + "\n\n" + _SAGA_STATE + "\n\n" + _ACTIONS_TOOLS),
+    PromptTemplate("saga_controller_state_last_tools", _STEPS + "\n\n" + _SAGA_SCHEMA + "\n\n" + _ACTIONS_TOOLS))
+"""The controller system prompts of ``action_format=tools`` (``<name>_tools`` beside each text-format one, in a
+method's prompt table only with that format): the actions are described as functions to call."""

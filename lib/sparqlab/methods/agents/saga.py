@@ -18,7 +18,7 @@ from sparqlab.llm.replies import reply_error
 from sparqlab.methods.agents.actions import parse_answer_type
 from sparqlab.methods.agents.controller import AgentConfig, AgentMethod, AgentSession
 from sparqlab.methods.agents.features import SagaFeatures
-from sparqlab.methods.agents.prompts import ANSWER_TYPE, PROMPTS, SAGA_STATE_LAST_PROMPTS
+from sparqlab.methods.agents.prompts import ANSWER_TYPE, SAGA_STATE_LAST_PROMPTS
 from sparqlab.methods.agents.schema import (
     SCHEMA_INDEX_VERSION,
     SchemaIndex,
@@ -86,7 +86,7 @@ class Saga(AgentMethod):
         super().__init__(config, **overrides)
         self._schemas: dict[str, SchemaIndex] = {}
         if self.config.prompt_layout == "state_last":
-            self.prompts = {**PROMPTS, **SAGA_STATE_LAST_PROMPTS}
+            self.prompts = {**self.prompts, **SAGA_STATE_LAST_PROMPTS}
 
     async def prepare(self, ctx: PrepareContext) -> None:
         """Build (or load) the KG's schema index once per run, in the platform's artifact folder."""
@@ -164,8 +164,8 @@ class Saga(AgentMethod):
         profile = ctx.kg.profile
         fixed = {"kg_name": profile.name, "kg_notes": profile.prompt_notes.strip() or "-"}
         if self.config.prompt_layout == "state_last":
-            return self.prompts["saga_controller_state_last"].render(**fixed)
-        return PROMPTS["saga_controller"].render(**fixed, **self._state(session, ctx))
+            return self.prompts[self.prompt_name("saga_controller_state_last")].render(**fixed)
+        return self.prompts[self.prompt_name("saga_controller")].render(**fixed, **self._state(session, ctx))
 
     def _messages(self, session: AgentSession, ctx: QuestionContext) -> list[dict[str, str]]:
         if self.config.prompt_layout == "paper":

@@ -12,7 +12,9 @@ It reads exactly the messages a model gets and answers in the same formats:
 - answer-type prompt: a wh-word rule (who -> person, how many -> quantity, yes/no -> boolean, which/what X ->
   the listed type named X);
 - pruning prompt: keeps the properties whose labels match the question (all of them when none does);
-- re-parse prompt: re-reads the output with the agent's own action parser.
+- re-parse prompt: re-reads the output with the agent's own action parser;
+- with the actions offered as functions (``tools`` in the request, the agents' ``action_format=tools``): the same
+  controller step as a native function call (OpenAI's ``tool_calls``), the thought as the reply's text.
 
 It is type-blind by construction: it never reads domains, ranges or the type context, so what SAGA's filtering
 removes from an observation is exactly what changes its choices.
@@ -22,8 +24,10 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from sparqlab.llm import ChatRequest, StandinModel, register_standin
+from sparqlab.llm.standins import tool_call
 from sparqlab.methods.agents.actions import parse_action
 from sparqlab.methods.agents.prompts import ANSWER_TYPE, CONTROLLER_INPUT, PRUNE, REPARSE
 from sparqlab.platform.parsing import first_json_object
@@ -270,3 +274,17 @@ class AgentStandin(StandinModel):
         if _starts(user, CONTROLLER_INPUT):
             return controller_reply(user)
         return "I only play the agents' roles (controller, answer type, pruning, re-parse)."
+
+    def respond_with_tools(self, request: ChatRequest) -> tuple[str, list[dict[str, Any]] | None]:
+        """When the controller's actions are offered as functions (``action_format=tools``), the same policy step
+        as a function call: the thought as text, the action as a call of the offered function of that name with
+        its argument under the function's (first) parameter; otherwise :meth:`respond`'s text."""
+        text = self.respond(request)
+        offered = {tool["function"]["name"]: tool["function"] for tool in request.tools
+                   if isinstance(tool.get("function"), dict)}
+        action = parse_action(text) if offered and _starts(request.last_user_message, CONTROLLER_INPUT) else None
+        if action is None or action.name not in offered or request.tool_choice == "none":
+            return text, None
+        properties = (offered[action.name].get("parameters") or {}).get("properties") or {}
+        arguments = {next(iter(properties)): action.argument} if properties and action.argument else {}
+        return action.thought, [tool_call(action.name, arguments)]
