@@ -11,7 +11,7 @@ import pytest
 
 from sparqlab.llm import ChatRequest, make_model, request_key
 from sparqlab.llm.cache import CachedModel
-from sparqlab.llm.errors import ModelRequestError
+from sparqlab.llm.errors import ModelReplyInvalid
 from sparqlab.llm.openai_backend import completion_response
 from sparqlab.llm.server import serve_in_background
 from sparqlab.llm.standins import create_standin
@@ -95,7 +95,7 @@ def test_a_client_reads_tool_calls_and_refuses_a_malformed_shape():
     response = completion_response(json.dumps(body).encode(), request, 0.1, 0, "http://x/v1")
     assert response.text == "" and response.tool_calls[0]["function"]["arguments"] == '{"text": "Alien"}'
     body["choices"][0]["message"]["tool_calls"] = [{"id": "c1", "function": "search"}]
-    with pytest.raises(ModelRequestError, match="not a valid completion"):
+    with pytest.raises(ModelReplyInvalid, match="not a completion"):
         completion_response(json.dumps(body).encode(), request, 0.1, 0, "http://x/v1")
 
 
