@@ -59,13 +59,13 @@ def small_tmpfs(path: Path, size: str = "1m"):
 def fill(folder: Path) -> Path:
     """Write a file into ``folder`` until its filesystem is full; the file's path (remove it to free the space)."""
     filler = folder / "filler"
-    with filler.open("wb") as handle:
-        try:
-            while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
-        except OSError as error:
-            assert error.errno == errno.ENOSPC
+    with filler.open("wb", buffering=0) as handle:
+        for size in (65536, 4096, 1):  # down to the last byte
+            try:
+                while True:
+                    handle.write(b"\0" * size)
+            except OSError as error:
+                assert error.errno == errno.ENOSPC
     return filler
 
 

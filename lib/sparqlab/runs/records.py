@@ -35,7 +35,8 @@ PREDICTION_FIELDS: dict[str, str] = {
     "precision": "answer-set precision",
     "recall": "answer-set recall",
     "error_category": "why the question has no (good) answer: method's own category, question_timeout, "
-                      "method_error, a model error kind, final_query_timeout or the final query's KGError kind",
+                      "method_error, a model error kind, final_query_timeout or the final query's KGError kind "
+                      "(never a failure of the machinery: sparqlab.core.errors stops the run instead)",
     "error_type": "sparqlab.eval.categorise: correct, gold_error, no_gold, no_query, syntax_error, "
                   "execution_error, empty_result or semantic:<subtype>, the same for every method",
     "model_calls": "{call kind: n} over all roles",
