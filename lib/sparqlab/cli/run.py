@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from sparqlab.kg.errors import EndpointUnavailable
-from sparqlab.llm.errors import ModelOverloaded, ModelUnavailable, ReplayMiss, UnknownModel
+from sparqlab.llm.errors import ExternalUnavailable, ModelOverloaded, ModelUnavailable, ReplayMiss, UnknownModel
 
 
 def register(subparsers) -> None:
@@ -29,6 +29,9 @@ def register(subparsers) -> None:
 
 
 CLI_HINTS = (
+    (ExternalUnavailable, "check that the TEXT2SPARQL system runs at -o endpoint=URL; a system that fails on some "
+                          "questions can be recorded instead with -o on_http_error=record (docs/peers.md); the same "
+                          "call resumes"),
     (ModelOverloaded, "the endpoint answers but is overloaded: lower --concurrency, or let the client retry for "
                       "longer with --model-options max_retries=8 (default 4; each retry waits 0.5 s doubling up to 8 s, "
                       "or the server's Retry-After) and --model-options timeout_s=SECONDS for slow answers; the same "

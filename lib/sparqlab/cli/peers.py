@@ -1,0 +1,40 @@
+"""`sparqlab import FORMAT FILE...`: peers' published output files as run folders (docs/peers.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from sparqlab.data.peers import CONVERTERS
+
+
+def register(subparsers) -> None:
+    """Add ``sparqlab import``."""
+    from sparqlab.cli.run_options import add_run_options
+
+    parser = subparsers.add_parser(
+        "import", help="a peer's published outputs (GRASP's JSONL, an answers file) as a run folder",
+        description="One run folder per FILE (method `imported`): the peer's final queries executed on the run's "
+                    "KG and scored like every method's, its conversation, times and calls in the traces. "
+                    "The run is an ordinary row of `sparqlab table`, `runs` and `leaderboard --run`.")
+    parser.add_argument("format", choices=sorted(CONVERTERS), help="the files' format")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="the peer's output files")
+    parser.add_argument("--language", default="en", help="the language of the questions the files answer")
+    add_run_options(parser, skip=("model", "model_url", "model_options", "model_roles"),
+                    defaults={"experiment": "peers"})
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from sparqlab.cli.run_options import run_config
+    from sparqlab.methods.external import ImportedOutput
+    from sparqlab.runs import run
+
+    config = run_config(args)
+    if not config.dataset:
+        raise ValueError("name the dataset the files answer with --dataset (e.g. -d ck25 --kg ck25)")
+    for path in args.files:
+        result = run(ImportedOutput(file=path, output_format=args.format, language=args.language), config=config)
+        metrics = result.metrics
+        print(f"{path} -> {result.run_dir}  ({metrics['n_done']}/{metrics['n_questions']} questions, "
+              f"F1 {metrics['f1']:.4f})")
+    return 0
