@@ -15,11 +15,11 @@ def register(subparsers) -> None:
         "import", help="a peer's published outputs (GRASP's JSONL, an answers file) as a run folder",
         description="One run folder per FILE (method `imported`): the peer's final queries executed on the run's "
                     "KG and scored like every method's, its conversation, times and calls in the traces. "
-                    "The run is an ordinary row of `sparqlab table`, `runs` and `leaderboard --run`.")
+                    "The run is an ordinary row of `sparqlab table`, `runs` and `leaderboard --run`. --language: the "
+                    "language of the questions the files answer (default en).")
     parser.add_argument("format", choices=sorted(CONVERTERS), help="the files' format")
     parser.add_argument("files", nargs="+", metavar="FILE", help="the peer's output files")
-    parser.add_argument("--language", default="en", help="the language of the questions the files answer")
-    add_run_options(parser, skip=("model", "model_url", "model_options", "model_roles"),
+    add_run_options(parser, skip=("models",),
                     defaults={"experiment": "peers"})
     parser.set_defaults(handler=handle)
 
@@ -33,7 +33,7 @@ def handle(args: argparse.Namespace) -> int:
     if not config.dataset:
         raise ValueError("name the dataset the files answer with --dataset (e.g. -d ck25 --kg ck25)")
     for path in args.files:
-        result = run(ImportedOutput(file=path, output_format=args.format, language=args.language), config=config)
+        result = run(ImportedOutput(file=path, output_format=args.format, language=config.language or "en"), config=config)
         metrics = result.metrics
         print(f"{path} -> {result.run_dir}  ({metrics['n_done']}/{metrics['n_questions']} questions, "
               f"F1 {metrics['f1']:.4f})")

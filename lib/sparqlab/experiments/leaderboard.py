@@ -132,9 +132,11 @@ def answers_entry(name: str, path: Path, questions: Sequence[Question], dataset:
 
     answers = read_peer_output(path, prefix=dataset)
     table = score_answers(as_answers_file(answers), questions, kg, convention=convention)
-    failed = sum(1 for row in table["questions"].values() if row["answered"] and row["error"])
+    rows = table["questions"].values()
+    without = sum(1 for row in rows if row["answered"] and row["error"] == "no_query")
+    failed = sum(1 for row in rows if row["answered"] and row["error"] not in (None, "no_query"))
     notes = [f"{path.name}: {len(answers)} answers executed on {kg.profile.name}"
-             + (f", {failed} queries failed there" if failed else "")]
+             + (f", {without} without a query" if without else "") + (f", {failed} failed there" if failed else "")]
     return Entry(name, path.name, _scores_of(table), notes)
 
 
