@@ -183,3 +183,27 @@ datasets:
     table = build_table(grid)
     assert set(table.rows) == {"direct [standin]", "scripted"}
     assert table.value("scripted", "ck25", "f1") is not None
+
+
+def test_a_declared_example_pool_gets_its_leakage_report(tmp_path):
+    """The pool a system declares is read and reported in metrics.json like our methods' pools (a pool sharing
+    no words with the questions here, so no embedding model is loaded; the near-duplicate search itself, e.g.
+    CK25's questions in a pool for CK26, is tests/end_to_end/text2sparql/test_leakage.py's)."""
+    from sparqlab.data import registry
+    from sparqlab.methods.external import ExternalSystem
+    from sparqlab.runs import RunConfig, run
+
+    questions = registry.load("ck26", language="en")[:2]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(json.dumps({"id": "p1", "text": "Zebras graze?", "gold_sparql": "ASK { ?z a ?y }"}) + "\n")
+    server = ScriptedSystem({q.text: q.gold_sparql for q in questions})
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = run(ExternalSystem(endpoint=server.url, example_pool=str(pool)), questions,
+                     RunConfig(experiment="peers", kg="ck25", output_root=str(tmp_path), progress=False))
+    finally:
+        server.shutdown()
+        server.server_close()
+    report = json.loads((result.run_dir / "metrics.json").read_text())["leakage"][str(pool)]
+    assert (report["n_pool"], report["n_test"], report["near_duplicates"]) == (1, 2, 0)
+    assert server.datasets == {"https://text2sparql.aksw.org/2026/corporate/"}  # CK26's IRI, from the questions

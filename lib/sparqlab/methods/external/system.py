@@ -21,8 +21,9 @@ What ends a question, after the retries:
 Before the first question the method reads the system's self-description where it offers one (a FastAPI app's
 ``/openapi.json`` ``info``: title, version, description); it is saved in ``config.json`` and its digest enters
 the run id, so another version of the system is another run. ``example_pool`` declares the questions the system
-retrieves examples from (``dataset[:split]``): the runner then records their near-duplicates of the scored
-questions in ``metrics.json`` (``leakage``), as for our own methods' pools.
+retrieves examples from (``dataset[:split]``, a dataset name or a question file): the runner then records their
+near-duplicates of the scored questions in ``metrics.json`` (``leakage``), as for our own methods' pools — recorded,
+not refused, even when the pool holds the scored questions themselves (a peer's index is its authors' choice).
 """
 
 from __future__ import annotations
@@ -110,8 +111,13 @@ class ExternalSystem(Method):
     async def prepare(self, ctx: PrepareContext) -> None:
         self.self_description = await self._self_description()
         if self.config.example_pool:
+            from sparqlab.data import load
+
+            # recorded, never refused: what a peer retrieves from is its own choice, even the scored questions
             dataset, _, split = self.config.example_pool.partition(":")
-            ctx.train_questions(dataset, split or None, option="example_pool", allow_other_kg=True)
+            pool = await asyncio.to_thread(load, dataset, split or None)
+            ctx.pools[self.config.example_pool] = pool
+            ctx.log("example_pool", pool=self.config.example_pool, n=len(pool))
 
     async def _self_description(self) -> dict[str, Any] | None:
         """The system's ``/openapi.json`` ``info`` and paths, or ``None`` when it offers none. An endpoint that
