@@ -155,6 +155,7 @@ def test_a_system_that_keeps_failing_stops_the_run_or_is_recorded(ck25_questions
         assert records[questions[1].id]["error_category"] == "external_http_error"
         assert records[questions[1].id]["extra"]["http_status"] == 500
         assert records[questions[0].id]["predicted_sparql"] == "ASK {}"
+        assert len(list((tmp_path / "peers").iterdir())) == 2  # another policy, another run
     finally:
         server.shutdown()
         server.server_close()

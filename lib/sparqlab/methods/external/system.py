@@ -1,7 +1,7 @@
 """``external``: any TEXT2SPARQL system as a method, asked each question the way the challenge asks it.
 
 A TEXT2SPARQL system is an HTTP endpoint answering ``GET /?question=...&dataset=<dataset IRI>`` with
-``{"dataset", "question", "query"}`` (SPARQL-LLM's challenge API, GRASP's server, ``sparqlab serve``). The method
+``{"dataset", "question", "query"}`` (SPARQL-LLM's challenge API, ``sparqlab serve``, a challenge entry). The method
 sends the question's text and its edition's dataset IRI (the question's ``dataset`` metadata, or ``dataset_iri``),
 under the request policy of the 2026 challenge's official client (``text2sparql ask``): a per-request timeout, and
 a retry after a pause for a refused connection, an HTTP error or a timeout. Each attempt is a trace event
