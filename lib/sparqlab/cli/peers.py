@@ -33,8 +33,21 @@ def handle(args: argparse.Namespace) -> int:
     if not config.dataset:
         raise ValueError("name the dataset the files answer with --dataset (e.g. -d ck25 --kg ck25)")
     for path in args.files:
-        result = run(ImportedOutput(file=path, output_format=args.format, language=config.language or "en"), config=config)
+        method = ImportedOutput(file=path, output_format=args.format, language=config.language or "en")
+        result = run(method, config=config)
         metrics = result.metrics
-        print(f"{path} -> {result.run_dir}  ({metrics['n_done']}/{metrics['n_questions']} questions, "
-              f"F1 {metrics['f1']:.4f})")
+        print(f"{path} -> {result.run_dir}  ({metrics['n_done']}/{metrics['n_questions']} questions; "
+              f"{peer_cost_line(result.predictions())})")
     return 0
+
+
+def peer_cost_line(predictions) -> str:
+    """The peer's cost per question as its file recorded it (the run's own latency and calls are the replay's)."""
+    parts = []
+    for column, label, unit in (("extra.peer_elapsed_s", "peer seconds", " s"),
+                                ("extra.peer_model_calls", "model calls", ""),
+                                ("extra.peer_tool_calls", "tool calls", "")):
+        values = predictions[column].dropna() if column in predictions else []
+        if len(values):
+            parts.append(f"{label} per question: mean {values.mean():.1f}{unit}, median {values.median():.1f}{unit}")
+    return "; ".join(parts) or "the file records no times or calls"
