@@ -42,7 +42,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def peer_cost_line(predictions) -> str:
-    """The peer's cost per question as its file recorded it (the run's own latency and calls are the replay's)."""
+    """The peer's cost per question as its file recorded it (the run's model calls are the replay's: none)."""
     parts = []
     for column, label, unit in (("extra.peer_elapsed_s", "peer seconds", " s"),
                                 ("extra.peer_model_calls", "model calls", ""),

@@ -77,6 +77,8 @@ def test_import_gives_a_run_whose_official_means_are_the_leaderboard_row(leaderb
     raw = {f"ck25:{r['id']}-en": r for r in map(json.loads, (GRASP / file).read_text().splitlines())}
     records = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines()]
     assert {r["id"]: r["extra"]["peer_elapsed_s"] for r in records} == {q: r["elapsed"] for q, r in raw.items()}
+    # the record's latency is the peer's time (plus our final query's), not the replay's
+    assert all(raw[r["id"]]["elapsed"] <= r["latency_s"] < raw[r["id"]]["elapsed"] + 30 for r in records)
     assert all(r["extra"]["peer_model_calls"] >= 1 and r["predicted_sparql"] == raw[r["id"]]["sparql"]
                for r in records)
     traces = [json.loads(line) for line in (folder / "traces.jsonl").read_text().splitlines()]

@@ -5,7 +5,9 @@ GRASP's JSONL, the official answers format, SPARQL-LLM's), executed on the run's
 every method's. The trace keeps what the file says about how the answer came about: the peer's conversation
 (``peer_conversation``: the messages in the OpenAI chat schema, tool calls included) and its times and calls
 (``peer_answer``); the record's ``extra`` holds ``peer_elapsed_s``, ``peer_model_calls`` and ``peer_tool_calls``:
-the peer's cost per question (the record's own ``latency_s`` is the replay's, not the peer's). A question the file
+the peer's cost per question. The record's ``latency_s`` is the peer's time plus the final query's here
+(:attr:`~sparqlab.platform.base.MethodOutput.reported_latency_s`); its ``model_calls`` and ``tokens`` stay the
+replay's (none), which tables show as unknown. A question the file
 does not answer is ``not_answered``; one it answers without a query ``peer_error`` (GRASP's ``error`` set) or
 ``external_no_query``. The file's content digest enters the run id.
 """
@@ -88,5 +90,5 @@ class ImportedOutput(Method):
         ctx.log("peer_answer", query=peer.query, error=peer.error, **extra)
         if peer.query is None:
             return MethodOutput(None, error_category="peer_error" if peer.error else "external_no_query",
-                                extra=extra)
-        return MethodOutput(peer.query, extra=extra)
+                                extra=extra, reported_latency_s=peer.elapsed_s)
+        return MethodOutput(peer.query, extra=extra, reported_latency_s=peer.elapsed_s)
