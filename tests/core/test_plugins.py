@@ -30,7 +30,7 @@ def _dist_info(folder: Path, name: str, entry_points: str) -> None:
 
 
 def test_every_method_and_every_standin_of_the_method_packages_is_listed():
-    assert set(method_names()) == {"direct", "spinach", "saga", "ggc", "desq", "genop"}
+    assert set(method_names()) == {"direct", "spinach", "saga", "ggc", "desq", "genop", "external", "imported"}
     names = set(standin_names())
     assert {"standin-keyword-rules", "standin-schema-rules", "standin-agent", "standin-knn", "standin-corrector",
             "standin-desq", "standin-genop-script", "standin-echo", "standin-latency", "standin-reasoning",

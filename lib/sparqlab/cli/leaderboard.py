@@ -12,8 +12,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "leaderboard", help="the TEXT2SPARQL leaderboard from the organisers' published files (+ sparqlab runs)",
         description="One row per team folder of the published files (its system result set scored without a KG, "
-                    "or its evaluation file), plus sparqlab runs; the published means per dataset, per language "
-                    "and overall, 95%% CIs over the questions, paired tests against a baseline row (docs/ck25.md).")
+                    "its evaluation file, or its answers executed on the KG), plus sparqlab runs and answers files; "
+                    "the published means per dataset, per language and overall, 95%% CIs over the questions, paired tests against a baseline row (docs/ck25.md).")
     parser.add_argument("datasets", nargs="+", metavar="DATASET",
                         help="ck25, db25, ck26 or db26; several give an overall group over all their questions")
     parser.add_argument("--published-dir", action="append", default=[], metavar="DATASET=DIR",
@@ -21,6 +21,11 @@ def register(subparsers) -> None:
                              "(repeatable)")
     parser.add_argument("--run", action="append", default=[], metavar="RUN",
                         help="a sparqlab run (folder or name) over these datasets as an extra row (repeatable)")
+    parser.add_argument("--answers", action="append", default=[], metavar="NAME=FILE",
+                        help="a system's answers as an extra row NAME, executed on the dataset's KG and scored: the "
+                             "official answers file, or a peer's output (GRASP's .jsonl; docs/peers.md) (repeatable)")
+    parser.add_argument("--kg", default=None, metavar="KG",
+                        help="the KG answers files are executed on (default: the dataset's, e.g. ck25)")
     parser.add_argument("--baseline", default=None, metavar="ROW",
                         help="row the others are tested against (paired bootstrap on set_F, McNemar on set_F = 1)")
     parser.add_argument("--metric", choices=CONVENTIONS, default=OFFICIAL_METRIC,
@@ -44,8 +49,20 @@ def handle(args: argparse.Namespace) -> int:
         if not sep:
             raise ValueError(f"--published-dir takes DATASET=DIR, got {item!r}")
         folders[dataset] = folder
-    table = build_leaderboard(args.datasets, folders=folders, runs=args.run, baseline=args.baseline,
-                              convention=args.metric)
+    from sparqlab.cli.run_options import parse_pairs
+
+    answers = parse_pairs(args.answers, "--answers")
+    kg = None
+    if args.kg:
+        from sparqlab.kg import open_kg
+
+        kg = open_kg(args.kg)
+    try:
+        table = build_leaderboard(args.datasets, folders=folders, runs=args.run, answers=answers, kg=kg,
+                                  baseline=args.baseline, convention=args.metric)
+    finally:
+        if kg is not None:
+            kg.close()
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     emit(table, args.format, columns, args.output)
     return 0

@@ -7,6 +7,7 @@ import sys
 
 from sparqlab.kg.errors import EndpointUnavailable
 from sparqlab.llm.errors import (
+    ExternalUnavailable,
     ModelAccessRefused,
     ModelOverloaded,
     ModelReplyInvalid,
@@ -44,6 +45,9 @@ CLI_HINTS = (
                          "the URL is the server's /v1 URL; then run the same command: it resumes"),
     (ModelReplyInvalid, "the server at --model-url answers, but not with completions (its words are quoted above): "
                         "check its log, restart it, then run the same command: it resumes"),
+    (ExternalUnavailable, "check that the TEXT2SPARQL system runs at -o endpoint=URL; a system that fails on some "
+                          "questions can be recorded instead with -o on_http_error=record (docs/peers.md); the same "
+                          "call resumes"),
     (ModelOverloaded, "the endpoint answers but is overloaded: lower --concurrency, or let the client retry for "
                       "longer with --model-options max_retries=8 (default 4; each retry waits 0.5 s doubling up to 8 s, "
                       "or the server's Retry-After) and --model-options timeout_s=SECONDS for slow answers; the same "

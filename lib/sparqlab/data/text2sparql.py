@@ -176,3 +176,22 @@ def question_language(text: str, languages: tuple[str, ...]) -> str | None:
     best = max(counts.values(), default=0)
     winners = [lang for lang, count in counts.items() if count == best]
     return winners[0] if best and len(winners) == 1 else None
+
+
+def read_answers(path: str | Path) -> list[dict[str, Any]]:
+    """The entries of a client ``ask`` output file, each checked: an object with a string ``qname`` and a
+    ``query`` (string, or null for a question the system did not answer). Errors name the file and the entry."""
+    path = Path(path)
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not JSON: {error}") from None
+    if not isinstance(entries, list):
+        raise ValueError(f"{path} must hold a JSON list of answers (the client's `ask` output), "
+                         f"got {type(entries).__name__}")
+    for number, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("qname"), str):
+            raise ValueError(f"{path}, entry {number}: expected an object with a string 'qname', got {entry!r:.80}")
+        if not isinstance(entry.get("query"), str | None):
+            raise ValueError(f"{path}, entry {number} ({entry['qname']}): 'query' must be a string or null")
+    return entries

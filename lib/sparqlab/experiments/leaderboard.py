@@ -8,7 +8,12 @@ evaluation (``*_eval.json`` / ``*_results.json``) and its answers. A team's row 
    when an evaluation file is there too, the row notes whether every per-question score equals it); or
 2. its evaluation file's per-question scores when it has no result set, or when the result set is not genuine
    (:class:`~sparqlab.runs.result_sets.NotGenuine`; the reasons are noted). Only the published convention can be
-   read from an evaluation file, so under ``text2sparql-strict`` such a team is left out (noted).
+   read from an evaluation file, so under ``text2sparql-strict`` such a team is left out (noted);
+3. its answers file (``*_answers.json``) when it has neither: the queries executed on the dataset's KG and scored
+   like any answers file (:func:`sparqlab.runs.text2sparql.score_answers`, the result-set route).
+
+``answers`` adds rows the same way from peers' output files (:mod:`sparqlab.data.peers`: an answers file, GRASP's
+JSONL), e.g. GRASP's released CK25 runs beside the published teams.
 
 A sparqlab run's row comes from its records' official scores (the runner scores TEXT2SPARQL questions with the
 published convention; :func:`sparqlab.eval.text2sparql.record_scores`). Every row gets the published means
@@ -23,10 +28,10 @@ all their questions (the 2026 overall ranking, by set_F). The table renders as t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -52,8 +57,12 @@ from sparqlab.runs.result_sets import (
     score_result_set,
 )
 
+if TYPE_CHECKING:
+    from sparqlab.kg.base import KnowledgeGraph
+
 RESULT_SET_PATTERNS = ("*_system_result_set.json", "*_pred_result_set.json")
 EVALUATION_PATTERNS = ("*_eval.json", "*_results.json")
+ANSWERS_PATTERNS = ("*_answers.json",)
 OVERALL = "overall"
 ALL = "all"
 RUN_MARK = " [sparqlab]"
@@ -83,10 +92,13 @@ def _first(folder: Path, patterns: Iterable[str], dataset: str) -> Path | None:
     return found[0] if found else None
 
 
-def team_entry(folder: Path, questions: Sequence[Question], dataset: str, convention: str) -> Entry | None:
-    """A team's row from its folder (see the module docstring); ``None`` with nothing usable (noted by caller)."""
+def team_entry(folder: Path, questions: Sequence[Question], dataset: str, convention: str,
+               kg: Callable[[], KnowledgeGraph] | None = None) -> Entry | None:
+    """A team's row from its folder (see the module docstring); ``None`` with nothing usable (noted by caller).
+    ``kg`` opens the dataset's KG, for a folder holding only an answers file."""
     result_set = _first(folder, RESULT_SET_PATTERNS, dataset)
     evaluation = _first(folder, EVALUATION_PATTERNS, dataset)
+    answers = _first(folder, ANSWERS_PATTERNS, dataset)
     notes: list[str] = []
     if result_set is not None:
         try:
@@ -100,13 +112,32 @@ def team_entry(folder: Path, questions: Sequence[Question], dataset: str, conven
                              f"within {agreement.max_average_difference():.1g}")
             return Entry(folder.name, result_set.name, _scores_of(table), notes)
     if evaluation is None:
-        return None
+        if answers is None or kg is None:
+            return None
+        return answers_entry(folder.name, answers, questions, dataset, kg(), convention)
     if check_convention(convention):
         notes.append(f"left out: only {evaluation.name}, which holds the published convention's scores")
         return Entry(folder.name, evaluation.name, {}, notes)
     published = read_published_scores(evaluation)
     known = {q.id for q in questions}
     return Entry(folder.name, evaluation.name, {q: s for q, s in published.questions.items() if q in known}, notes)
+
+
+def answers_entry(name: str, path: Path, questions: Sequence[Question], dataset: str, kg: KnowledgeGraph,
+                  convention: str) -> Entry:
+    """A row from a system's answers (an answers file or another peer output format, :mod:`sparqlab.data.peers`):
+    each query executed on ``kg`` and scored (:func:`sparqlab.runs.text2sparql.score_answers`)."""
+    from sparqlab.data.peers import as_answers_file, read_peer_output
+    from sparqlab.runs.text2sparql import score_answers
+
+    answers = read_peer_output(path, prefix=dataset)
+    table = score_answers(as_answers_file(answers), questions, kg, convention=convention)
+    rows = table["questions"].values()
+    without = sum(1 for row in rows if row["answered"] and row["error"] == "no_query")
+    failed = sum(1 for row in rows if row["answered"] and row["error"] not in (None, "no_query"))
+    notes = [f"{path.name}: {len(answers)} answers executed on {kg.profile.name}"
+             + (f", {without} without a query" if without else "") + (f", {failed} failed there" if failed else "")]
+    return Entry(name, path.name, _scores_of(table), notes)
 
 
 def _scores_of(table: Mapping[str, Any]) -> dict[str, OfficialScore]:
@@ -155,34 +186,74 @@ def group_summaries(scores: Mapping[str, OfficialScore], datasets: Sequence[str]
     return groups
 
 
+class _KGs:
+    """The KGs answers files are executed on: ``given`` for every dataset, else each dataset's own KG, opened on
+    first use and closed on leaving the ``with`` block."""
+
+    def __init__(self, given: KnowledgeGraph | None):
+        self.given = given
+        self.opened: dict[str, KnowledgeGraph] = {}
+
+    def opener(self, name: str) -> Callable[[], KnowledgeGraph]:
+        def open_once() -> KnowledgeGraph:
+            if self.given is not None:
+                return self.given
+            if name not in self.opened:
+                from sparqlab.kg import open_kg
+
+                self.opened[name] = open_kg(name)
+            return self.opened[name]
+        return open_once
+
+    def __enter__(self) -> _KGs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for kg in self.opened.values():
+            kg.close()
+
+
 def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Path] | None = None,
-                      runs: Sequence[str | Path] | Mapping[str, str | Path] = (), baseline: str | None = None,
-                      convention: str = OFFICIAL_METRIC, ci: float = 95.0, resamples: int = 2000,
-                      seed: int = 0) -> ComparisonTable:
+                      runs: Sequence[str | Path] | Mapping[str, str | Path] = (),
+                      answers: Mapping[str, str | Path] | None = None, kg: KnowledgeGraph | None = None,
+                      baseline: str | None = None, convention: str = OFFICIAL_METRIC, ci: float = 95.0,
+                      resamples: int = 2000, seed: int = 0) -> ComparisonTable:
     """The leaderboard of ``datasets`` (one or several of ck25, db25, ck26, db26) from the published folders
-    (default :func:`published_folder` per dataset) and ``runs``, as a :class:`ComparisonTable` (one column group
-    per dataset, per dataset-language and ``overall``; rows in ranking order of the first group). ``runs`` is a
-    list of run folders or names, or ``{label: run}`` (:func:`sparqlab.runs.text2sparql.run_methods`' output)."""
+    (default :func:`published_folder` per dataset), ``runs`` and ``answers``, as a :class:`ComparisonTable` (one
+    column group per dataset, per dataset-language and ``overall``; rows in ranking order of the first group).
+    ``runs`` is a list of run folders or names, or ``{label: run}`` (:func:`sparqlab.runs.text2sparql.run_methods`'
+    output); ``answers`` is ``{row name: peer output file}`` of one dataset, executed on ``kg`` (default: the
+    dataset's own KG, opened when an answers file needs it)."""
     from sparqlab.data import registry
     from sparqlab.data.text2sparql import edition
 
     check_convention(convention)
+    if answers and len(datasets) != 1:
+        raise ValueError(f"answers files are rows of one dataset; got {len(datasets)} datasets")
     entries: dict[str, Entry] = {}
     notes: list[str] = []
     editions = {name: edition(name) for name in datasets}
     question_sets = {name: registry.load(name) for name in datasets}
-    for name in datasets:
-        folder = Path((folders or {}).get(name) or published_folder(name))
-        if not folder.is_dir():
-            raise FileNotFoundError(f"no published files for {name} at {folder}")
-        for team in sorted(p for p in folder.iterdir() if p.is_dir()):
-            entry = team_entry(team, question_sets[name], name, convention)
-            if entry is None:
-                notes.append(f"{name}/{team.name}: no result set or evaluation file")
-                continue
-            merged = entries.setdefault(team.name, Entry(team.name, entry.source, {}))
-            merged.scores.update(entry.scores)
-            notes += [f"{name}/{team.name}: {note}" for note in entry.notes]
+    with _KGs(kg) as kgs:
+        for name in datasets:
+            folder = Path((folders or {}).get(name) or published_folder(name))
+            if not folder.is_dir():
+                raise FileNotFoundError(f"no published files for {name} at {folder}")
+            for team in sorted(p for p in folder.iterdir() if p.is_dir()):
+                entry = team_entry(team, question_sets[name], name, convention, kgs.opener(editions[name].kg))
+                if entry is None:
+                    notes.append(f"{name}/{team.name}: no result set, evaluation or answers file")
+                    continue
+                merged = entries.setdefault(team.name, Entry(team.name, entry.source, {}))
+                merged.scores.update(entry.scores)
+                notes += [f"{name}/{team.name}: {note}" for note in entry.notes]
+        for label, path in (answers or {}).items():
+            if label in entries:
+                raise ValueError(f"answers row {label!r} has the name of a published team; choose another")
+            entry = answers_entry(label, Path(path), question_sets[datasets[0]], datasets[0],
+                                  kgs.opener(editions[datasets[0]].kg)(), convention)
+            entries[label] = entry
+            notes += [f"{label}: {note}" for note in entry.notes]
     all_questions = [q for name in datasets for q in question_sets[name]]
     labelled = runs.items() if isinstance(runs, Mapping) else [(None, run) for run in runs]
     for label, run in labelled:

@@ -71,9 +71,13 @@ def _per_question(total: Any, n: int) -> float | None:
 
 
 def cost_values(metrics: dict[str, Any]) -> dict[str, float | None]:
-    """The rate and cost measures of one run, from its summary (:func:`sparqlab.runs.results.run_summary`)."""
+    """The rate and cost measures of one run, from its summary (:func:`sparqlab.runs.results.run_summary`). A run
+    without a model of its own (an external system, a peer's imported outputs) has no model calls or tokens we
+    counted: unknown, not zero."""
     n = int(metrics.get("n_done") or 0)
     usage = metrics.get("usage") or {}
+    if not metrics.get("model") and not (usage.get("per_question") or {}).get("model_calls"):
+        usage = {}
     tokens = usage.get("tokens") or {}
     prepare = metrics.get("prepare") or {}
     return {

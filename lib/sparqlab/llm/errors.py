@@ -22,6 +22,14 @@ class ModelOverloaded(ModelUnavailable):
     overloaded. Lower the concurrency, or let the client retry for longer (``max_retries``, ``timeout_s``)."""
 
 
+class ExternalUnavailable(ModelUnavailable):
+    """A TEXT2SPARQL system asked as a method (``external``) could not be reached, or kept failing, after every
+    retry: it plays the model's part, so the run stops as for an unreachable model (finished questions are saved;
+    the same call resumes)."""
+
+    kind = "external_unavailable"
+
+
 class UnknownModel(ModelError, InfrastructureError):
     """The endpoint is up but does not serve the requested model name: the run stops."""
 

@@ -36,11 +36,15 @@ class MethodOutput:
     ``sparql`` is the final query (``None`` when the method gave up); ``error_category`` names why it gave up or
     what went wrong (e.g. ``parse_failure``, ``budget_exhausted``), ``None`` when it finished normally. ``extra``
     holds per-question values for analysis (scalars become ``extra.<key>`` columns of ``load_predictions``).
+    ``reported_latency_s``: the seconds the answer took where it was made, for a method that replays answers made
+    elsewhere (a peer's published outputs); the record's ``latency_s`` is then that plus the final query's time
+    here, not the replay's time.
     """
 
     sparql: str | None
     error_category: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    reported_latency_s: float | None = None
 
 
 class Method:

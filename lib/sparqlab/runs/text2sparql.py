@@ -20,13 +20,13 @@ scored by :mod:`sparqlab.runs.result_sets`.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from sparqlab.data.question import Question
+from sparqlab.data.text2sparql import read_answers  # noqa: F401  (callers read answers files from here too)
 from sparqlab.eval.metrics import cost_amount
 from sparqlab.eval.text2sparql import OFFICIAL_METRIC, flatten_result
 from sparqlab.kg.base import KnowledgeGraph
@@ -37,25 +37,6 @@ from sparqlab.runs.result_sets import ResultSet, score_runs
 
 GoldSource = Literal["official", "execute"]
 ANSWER_KEYS = ("qname", "query")
-
-
-def read_answers(path: str | Path) -> list[dict[str, Any]]:
-    """The entries of a client ``ask`` output file, each checked: an object with a string ``qname`` and a
-    ``query`` (string, or null for a question the system did not answer). Errors name the file and the entry."""
-    path = Path(path)
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not JSON: {error}") from None
-    if not isinstance(entries, list):
-        raise ValueError(f"{path} must hold a JSON list of answers (the client's `ask` output), "
-                         f"got {type(entries).__name__}")
-    for number, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not isinstance(entry.get("qname"), str):
-            raise ValueError(f"{path}, entry {number}: expected an object with a string 'qname', got {entry!r:.80}")
-        if not isinstance(entry.get("query"), str | None):
-            raise ValueError(f"{path}, entry {number} ({entry['qname']}): 'query' must be a string or null")
-    return entries
 
 
 def execute_flat(kg: KnowledgeGraph, sparql: str | None, *, rewrite: bool = False,

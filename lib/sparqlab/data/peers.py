@@ -1,0 +1,110 @@
+"""Peers' published outputs as per-question records: a small registry of converters, one per output format.
+
+A converter reads one file another system wrote and returns a :class:`PeerAnswer` per question, keyed by the
+official qname (``{prefix}:{id}-{language}``), with what the file says about how the answer came about: the final
+query, the seconds it took, the conversation (OpenAI chat schema, tool calls included) and its model and tool
+calls. They feed ``sparqlab import`` (a run folder whose final queries are executed and scored like every method's,
+the conversation kept in the traces) and ``sparqlab leaderboard --answers`` (a row beside the published teams).
+
+Formats (:data:`CONVERTERS`):
+
+- ``grasp``: GRASP's output JSONL (``grasp file``; data/peers/grasp/): one line per question with ``id`` (the
+  question number of the edition's questions file), ``sparql`` (null when GRASP gave none), ``elapsed``,
+  ``error`` and ``messages``;
+- ``answers``: the official client's ``ask`` output (:func:`sparqlab.data.text2sparql.read_answers`), which any
+  TEXT2SPARQL system's organisers' run produces; no times or conversation;
+- ``sparql-llm``: SPARQL-LLM answers the challenge through its TEXT2SPARQL endpoint, so what it publishes is the
+  official client's answers file; its queries open with a ``#+ endpoint:`` comment, which stays (a comment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sparqlab.data.files import read_records, require_file
+from sparqlab.data.text2sparql import qname, read_answers
+
+
+@dataclass(frozen=True)
+class PeerAnswer:
+    """One question as a peer's output file records it."""
+
+    qname: str
+    query: str | None
+    question: str | None = None
+    elapsed_s: float | None = None
+    error: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def model_calls(self) -> int:
+        """The assistant turns of the conversation (one model call each)."""
+        return sum(1 for m in self.messages if m.get("role") == "assistant")
+
+    @property
+    def tool_calls(self) -> int:
+        """The tool calls the model made (OpenAI ``tool_calls`` of the assistant turns)."""
+        return sum(len(m.get("tool_calls") or []) for m in self.messages if m.get("role") == "assistant")
+
+
+Converter = Callable[[Path, str, str], list[PeerAnswer]]
+"""``converter(path, prefix, language) -> answers``."""
+
+
+def grasp_output(path: Path, prefix: str, language: str) -> list[PeerAnswer]:
+    """GRASP's output JSONL (see the module docstring); a line without ``id`` or ``messages`` is an error naming
+    the file and line."""
+    answers = []
+    for line, record in read_records(path):
+        if "id" not in record or not isinstance(record.get("messages"), list):
+            raise ValueError(f"{path}, line {line}: not a GRASP output (needs 'id' and a 'messages' list)")
+        questions = record.get("questions") or [None]
+        answers.append(PeerAnswer(qname(prefix, record["id"], language), record.get("sparql") or None,
+                                  questions[-1], record.get("elapsed"), record.get("error") or None,
+                                  record["messages"]))
+    return answers
+
+
+def official_answers(path: Path, prefix: str, language: str) -> list[PeerAnswer]:
+    """The official client's answers file; its qnames must be of the dataset asked for (``prefix``)."""
+    answers = [PeerAnswer(entry["qname"], entry.get("query") or None, entry.get("question"))
+               for entry in read_answers(path)]
+    foreign = sorted({a.qname for a in answers if a.qname.partition(":")[0] != prefix})
+    if foreign:
+        raise ValueError(f"{path} answers qnames of another dataset than {prefix} ({', '.join(foreign[:3])})")
+    return answers
+
+
+CONVERTERS: dict[str, Converter] = {"grasp": grasp_output, "answers": official_answers,
+                                    "sparql-llm": official_answers}
+
+
+def detect_format(path: Path) -> str:
+    """``grasp`` for a JSONL file, ``answers`` for a JSON list."""
+    return "grasp" if path.suffix == ".jsonl" else "answers"
+
+
+def read_peer_output(path: str | Path, output_format: str | None = None, *, prefix: str,
+                     language: str = "en") -> list[PeerAnswer]:
+    """The answers of one peer output file in ``output_format`` (``None``: by file name, :func:`detect_format`)
+    for the dataset with qname prefix ``prefix``. An unknown format or a question answered twice is an error
+    naming the file."""
+    path = require_file(path)
+    output_format = output_format or detect_format(path)
+    if output_format not in CONVERTERS:
+        raise ValueError(f"unknown peer output format {output_format!r} for {path}; known: {', '.join(CONVERTERS)}")
+    answers = CONVERTERS[output_format](path, prefix, language)
+    seen: set[str] = set()
+    twice = sorted({a.qname for a in answers if a.qname in seen or seen.add(a.qname)})
+    if twice:
+        raise ValueError(f"{path} answers {', '.join(twice[:5])} more than once")
+    return answers
+
+
+def as_answers_file(answers: Sequence[PeerAnswer]) -> list[dict[str, Any]]:
+    """The answers in the official client's shape (``qname``, ``query``), for scoring with an answers file's
+    route (:func:`sparqlab.runs.text2sparql.score_answers`)."""
+    return [{"qname": a.qname, "query": a.query, "question": a.question} for a in answers]
