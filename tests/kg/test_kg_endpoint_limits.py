@@ -7,11 +7,10 @@ import json
 import time
 
 import pytest
-from support.hostile_http import hostile_server, http_reply
 
-from sparqlab.kg import EndpointError, EndpointKG, QueryOptions, QueryTimeout
-from sparqlab.kg import transport
+from sparqlab.kg import EndpointError, EndpointKG, QueryOptions, QueryTimeout, transport
 from sparqlab.kg.profiles import generic_profile
+from support.hostile_http import hostile_server, http_reply
 
 ANSWER = json.dumps({"head": {"vars": ["a"]},
                      "results": {"bindings": [{"a": {"type": "literal", "value": "x"}}]}}).encode()
@@ -46,7 +45,6 @@ def test_an_answer_over_the_byte_cap_is_refused_while_it_arrives(monkeypatch):
 def test_a_redirect_to_another_origin_is_refused():
     with hostile_server(http_reply(ANSWER, RESULTS_TYPE)) as elsewhere:
         moved = http_reply(b"", "text/plain", "302 Found", {"Location": f"{elsewhere}/sparql"})
-        with hostile_server(moved) as url:
-            with pytest.raises(EndpointError, match="redirected to another origin"):
-                endpoint(url).query("SELECT ?a WHERE { ?a ?b ?c }")
+        with hostile_server(moved) as url, pytest.raises(EndpointError, match="redirected to another origin"):
+            endpoint(url).query("SELECT ?a WHERE { ?a ?b ?c }")
         assert len(endpoint(elsewhere).query("SELECT ?a WHERE { ?a ?b ?c }")) == 1

@@ -14,7 +14,6 @@ import contextlib
 import http.client
 import socket
 import threading
-import time
 import urllib.error
 import urllib.request
 from typing import Any
