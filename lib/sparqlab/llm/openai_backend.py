@@ -65,6 +65,57 @@ aiohttp transport (the default here: at 32 calls in flight the client's CPU per 
 HTTPX2, whose connection pool walks every connection on each request and response; docs/performance.md section 5)
 or HTTPX2's own."""
 
+MAX_REPLY_BYTES = 16 * 2**20
+"""Default cap of one reply's body (16 MiB, far over any completion's ``max_tokens``): a larger one is refused
+while it arrives, so a runaway server cannot fill the memory, the traces and the cache."""
+
+
+class ReplyTooLarge(openai.OpenAIError):
+    """A reply over the byte cap; an ``OpenAIError``, so the SDK passes it on without retrying it."""
+
+
+class _BoundedAttempts:
+    """Mixin over the SDK's HTTP clients: each attempt (sending, the headers and the whole body) ends within
+    ``attempt_timeout_s`` however slowly the bytes come (the SDK's own timeout bounds each read, so a reply
+    dripping a byte a second never trips it), and a body over ``max_reply_bytes`` is refused while it arrives.
+    A late attempt is the transport's read timeout, which the SDK retries like any other."""
+
+    def __init__(self, *, attempt_timeout_s: float, max_reply_bytes: int, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.attempt_timeout_s = attempt_timeout_s
+        self.max_reply_bytes = max_reply_bytes
+
+    async def send(self, request: httpx2.Request, *, stream: bool = False, **kwargs: Any) -> httpx2.Response:
+        try:
+            async with asyncio.timeout(self.attempt_timeout_s):
+                response = await super().send(request, stream=True, **kwargs)  # type: ignore[misc]
+                return response if stream else await self._read(request, response)
+        except TimeoutError:
+            raise httpx2.ReadTimeout(f"no complete reply within {self.attempt_timeout_s:g} s",
+                                     request=request) from None
+
+    async def _read(self, request: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
+        """``response`` with its whole body read, or :class:`ReplyTooLarge`."""
+        chunks, size = [], 0
+        try:
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > self.max_reply_bytes:
+                    raise ReplyTooLarge(f"{request.url} sent a reply larger than {self.max_reply_bytes:,} bytes "
+                                        "(refused while reading); lower max_tokens, or raise max_reply_bytes")
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        headers = [(name, value) for name, value in response.headers.multi_items()
+                   if name.lower() not in ("content-encoding", "content-length")]  # the body is decoded here
+        return httpx2.Response(response.status_code, headers=headers, content=b"".join(chunks), request=request,
+                               extensions=response.extensions)
+
+
+BOUNDED_TRANSPORTS = {name: type(f"Bounded{client.__name__}", (_BoundedAttempts, client), {})
+                      for name, client in HTTP_TRANSPORTS.items()}
+""":data:`HTTP_TRANSPORTS` with :class:`_BoundedAttempts`: what :class:`OpenAIModel` uses."""
+
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
 """The request header in which the ``openai`` client numbers its attempts at a call (0, 1, ...)."""
 
@@ -161,7 +212,9 @@ class OpenAIModel(ChatModel):
 
     ``model``, ``base_url`` and ``api_key`` default to ``SPARQLAB_MODEL``, ``SPARQLAB_MODEL_URL`` (no default: without
     either, :func:`model_endpoint` refuses) and ``SPARQLAB_API_KEY`` (else a placeholder, fine for vLLM). ``timeout_s`` bounds
-    one attempt; reasoning models can take minutes for a long answer, hence the generous default.
+    one attempt as a whole (the reply's last byte included: :class:`_BoundedAttempts`), wherever the call is made
+    (a question, a method's ``prepare``); reasoning models can take minutes for a long answer, hence the generous
+    default. ``max_reply_bytes`` caps one reply's body (:data:`MAX_REPLY_BYTES`).
     A served stand-in (name ``standin-*``) stays marked ``is_standin``. ``http_transport`` picks the HTTP client
     under the SDK (:data:`HTTP_TRANSPORTS`).
     """
@@ -176,6 +229,7 @@ class OpenAIModel(ChatModel):
         timeout_s: float = 600.0,
         connect_timeout_s: float = 10.0,
         http_transport: str = "aiohttp",
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ):
         name = model or default_model()
         if not name:
@@ -187,6 +241,7 @@ class OpenAIModel(ChatModel):
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.connect_timeout_s = connect_timeout_s
+        self.max_reply_bytes = max_reply_bytes
         if http_transport not in HTTP_TRANSPORTS:
             raise ValueError(f"http_transport must be one of {', '.join(HTTP_TRANSPORTS)} (got {http_transport!r})")
         self.http_transport = http_transport
@@ -206,7 +261,8 @@ class OpenAIModel(ChatModel):
                 api_key=self._api_key,
                 max_retries=self.max_retries,
                 timeout=openai.Timeout(self.timeout_s, connect=min(self.connect_timeout_s, self.timeout_s)),
-                http_client=HTTP_TRANSPORTS[self.http_transport](),
+                http_client=BOUNDED_TRANSPORTS[self.http_transport](attempt_timeout_s=self.timeout_s,
+                                                                    max_reply_bytes=self.max_reply_bytes),
             )
             closer = _closed_with_loop(client)
             with contextlib.suppress(StopIteration):
@@ -228,6 +284,8 @@ class OpenAIModel(ChatModel):
         start = time.perf_counter()
         try:
             raw = await self._client().post("/chat/completions", body=request_body(request), cast_to=httpx2.Response)
+        except ReplyTooLarge as error:
+            raise ModelRequestError(str(error)) from None
         except openai.APIError as error:
             raise await self._translate(error, request.model) from error
         latency = time.perf_counter() - start
