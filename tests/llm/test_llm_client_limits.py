@@ -7,11 +7,11 @@ import json
 import time
 
 import pytest
-from support.hostile_http import hostile_server, http_reply
 
 from sparqlab.llm.base import ChatRequest, run_sync
 from sparqlab.llm.errors import ModelOverloaded, ModelRequestError
 from sparqlab.llm.openai_backend import OpenAIModel
+from support.hostile_http import hostile_server, http_reply
 
 TRANSPORTS = ["aiohttp", "httpx"]
 
