@@ -18,7 +18,6 @@ import os
 import tempfile
 from pathlib import Path
 
-
 from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.core.yaml_loader import load_yaml
 from sparqlab.experiments.executors import run_local
