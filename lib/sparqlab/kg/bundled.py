@@ -101,10 +101,10 @@ def remove_abandoned_builds(folder: Path) -> list[Path]:
     host = socket.gethostname()
     removed = []
     for scratch in folder.glob(BUILDING + "*"):
-        owner = scratch.name[len(BUILDING):].rsplit("-", 2)
-        if len(owner) == 3 and owner[1].isdigit():
-            if owner[0] != host or _process_alive(int(owner[1])):
-                continue
+        owner = scratch.name[len(BUILDING):].rsplit("-", 2)  # host, pid, mkdtemp's suffix
+        named = len(owner) == 3 and owner[1].isdigit()
+        if named and (owner[0] != host or _process_alive(int(owner[1]))):
+            continue
         shutil.rmtree(scratch, ignore_errors=True)
         removed.append(scratch)
     return removed
