@@ -172,13 +172,27 @@ def _field(mapping: dict[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
+MAX_TOKEN_COUNT = 10**9
+"""The largest token count a reply's ``usage`` may report: no context holds more, and a larger (or negative)
+number is a broken server whose counts must not reach the metrics."""
+
+
+def _token_count(usage: dict[str, Any], key: str) -> int:
+    """``usage[key]`` (0 when absent) if it is a whole number from 0 to :data:`MAX_TOKEN_COUNT`; else ValueError."""
+    value = _field(usage, key, int, "usage") or 0
+    if not 0 <= value <= MAX_TOKEN_COUNT:
+        shown = str(value) if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+        raise ValueError(f"usage.{key} is {shown}, not a token count (0 to {MAX_TOKEN_COUNT:,})")
+    return value
+
+
 def completion_response(content: bytes, request: ChatRequest, latency_s: float, retries: int,
                         base_url: str) -> ChatResponse:
     """A :class:`ChatResponse` from the JSON of a chat completion (OpenAI's ``chat.completion`` object): the first
     choice's ``message.content`` as text, vLLM's ``reasoning`` (or the older ``reasoning_content``) as reasoning,
     ``finish_reason`` (``stop`` when absent), the served ``model`` name and the reported ``usage``, estimated
-    (:meth:`Usage.estimate`) when the server reports none. A body that is not such an object is a
-    :class:`ModelRequestError`."""
+    (:meth:`Usage.estimate`) when the server reports none. A body that is not such an object (token counts that
+    are not whole numbers from 0 to :data:`MAX_TOKEN_COUNT` included) is a :class:`ModelRequestError`."""
     try:
         data = json.loads(content)
         if not isinstance(data, dict):
@@ -199,8 +213,9 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
         if reported is None:
             usage = Usage.estimate(request, text)
         else:
-            usage = Usage(_field(reported, "prompt_tokens", int, "usage") or 0,
-                          _field(reported, "completion_tokens", int, "usage") or 0)
+            usage = Usage(_token_count(reported, "prompt_tokens"), _token_count(reported, "completion_tokens"))
+    except RecursionError:
+        raise ModelRequestError(f"{base_url} sent a response nested too deeply to be a completion") from None
     except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors too
         raise ModelRequestError(f"{base_url} sent a response that is not a valid completion: {error}") from None
     return ChatResponse(text=text, usage=usage, latency_s=latency_s, finish_reason=finish_reason, model=model,
