@@ -44,3 +44,12 @@ def test_a_reply_over_the_byte_cap_is_refused_and_one_under_it_read(transport):
         with pytest.raises(ModelRequestError, match="larger than 100,000 bytes"):
             ask(url, transport, max_reply_bytes=100_000)
         assert ask(url, transport, max_reply_bytes=300_000) == "x" * 200_000
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_redirect_to_another_origin_is_refused(transport):
+    with hostile_server(http_reply(completion("elsewhere"))) as elsewhere:
+        moved = http_reply(b"", "text/plain", "307 Temporary Redirect",
+                           {"Location": f"{elsewhere}/v1/chat/completions"})
+        with hostile_server(moved) as url, pytest.raises(ModelRequestError, match="redirected to another origin"):
+            ask(url, transport)

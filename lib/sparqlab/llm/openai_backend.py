@@ -70,15 +70,18 @@ MAX_REPLY_BYTES = 16 * 2**20
 while it arrives, so a runaway server cannot fill the memory, the traces and the cache."""
 
 
-class ReplyTooLarge(openai.OpenAIError):
-    """A reply over the byte cap; an ``OpenAIError``, so the SDK passes it on without retrying it."""
+class RefusedReply(openai.OpenAIError):
+    """A reply refused by :class:`_BoundedAttempts` (over the byte cap, or from another origin after a redirect);
+    an ``OpenAIError``, so the SDK passes it on without retrying it."""
 
 
 class _BoundedAttempts:
     """Mixin over the SDK's HTTP clients: each attempt (sending, the headers and the whole body) ends within
     ``attempt_timeout_s`` however slowly the bytes come (the SDK's own timeout bounds each read, so a reply
-    dripping a byte a second never trips it), and a body over ``max_reply_bytes`` is refused while it arrives.
-    A late attempt is the transport's read timeout, which the SDK retries like any other."""
+    dripping a byte a second never trips it), a body over ``max_reply_bytes`` is refused while it arrives, and so
+    is a reply that a redirect brought from another origin (scheme, host, port) than the one asked: the run
+    records the endpoint it was given. A late attempt is the transport's read timeout, which the SDK retries like
+    any other."""
 
     def __init__(self, *, attempt_timeout_s: float, max_reply_bytes: int, **kwargs: Any):
         super().__init__(**kwargs)
@@ -89,19 +92,23 @@ class _BoundedAttempts:
         try:
             async with asyncio.timeout(self.attempt_timeout_s):
                 response = await super().send(request, stream=True, **kwargs)  # type: ignore[misc]
+                if _origin(response.url) != _origin(request.url):
+                    await response.aclose()
+                    raise RefusedReply(f"{request.url} redirected to another origin ({response.url}); refused: "
+                                       "give that URL as the model endpoint if it is the one meant")
                 return response if stream else await self._read(request, response)
         except TimeoutError:
             raise httpx2.ReadTimeout(f"no complete reply within {self.attempt_timeout_s:g} s",
                                      request=request) from None
 
     async def _read(self, request: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
-        """``response`` with its whole body read, or :class:`ReplyTooLarge`."""
+        """``response`` with its whole body read, or :class:`RefusedReply`."""
         chunks, size = [], 0
         try:
             async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > self.max_reply_bytes:
-                    raise ReplyTooLarge(f"{request.url} sent a reply larger than {self.max_reply_bytes:,} bytes "
+                    raise RefusedReply(f"{request.url} sent a reply larger than {self.max_reply_bytes:,} bytes "
                                         "(refused while reading); lower max_tokens, or raise max_reply_bytes")
                 chunks.append(chunk)
         finally:
@@ -110,6 +117,10 @@ class _BoundedAttempts:
                    if name.lower() not in ("content-encoding", "content-length")]  # the body is decoded here
         return httpx2.Response(response.status_code, headers=headers, content=b"".join(chunks), request=request,
                                extensions=response.extensions)
+
+
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
 
 
 BOUNDED_TRANSPORTS = {name: type(f"Bounded{client.__name__}", (_BoundedAttempts, client), {})
@@ -299,7 +310,7 @@ class OpenAIModel(ChatModel):
         start = time.perf_counter()
         try:
             raw = await self._client().post("/chat/completions", body=request_body(request), cast_to=httpx2.Response)
-        except ReplyTooLarge as error:
+        except RefusedReply as error:
             raise ModelRequestError(str(error)) from None
         except openai.APIError as error:
             raise await self._translate(error, request.model) from error
