@@ -309,10 +309,9 @@ def test_an_artifact_being_built_is_locked_and_only_a_finished_build_counts(tmp_
 def test_a_model_call_in_prepare_is_bounded_like_one_in_a_question(tmp_path, monkeypatch):
     import time
 
-    from support.hostile_http import hostile_server, http_reply
-
     from sparqlab.llm.errors import ModelOverloaded
     from sparqlab.llm.openai_backend import OpenAIModel
+    from support.hostile_http import hostile_server, http_reply
 
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
     reply = http_reply(json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode())
