@@ -396,8 +396,9 @@ def from_folder(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], 
         saved["run"]["execution"].update(output_root=str(scratch / "elsewhere"),
                                          cache_path=str(scratch / "elsewhere.sqlite"))
         (folder / "config.json").write_text(json.dumps(saved))
-        main(["run", "--from", str(folder), "--output-root", str(scratch / "mine"), "--progress", "false"])
-        print("ok: stayed" if not (scratch / "elsewhere").exists() else "wrote: to the folder's output_root")
+        main(["run", "--from", str(folder), "--progress", "false"])  # no location given: the defaults
+        wrote = [name for name in ("elsewhere", "elsewhere.sqlite") if (scratch / name).exists()]
+        print("ok: stayed" if not wrote else f"wrote: where the folder said ({{', '.join(wrote)}})")
     """), {}
 
 
