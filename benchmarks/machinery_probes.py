@@ -201,8 +201,12 @@ def typed(out: Outcome, kind: str, *words: str) -> tuple[bool, str]:
 
 
 def catching(body: str) -> str:
-    """A snippet running ``body`` and printing ``ErrorType: message`` of what it raised (or ``ok: ...``)."""
-    return python("import sys, time\nstarted = time.monotonic()\ntry:\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    """A snippet running ``body`` (its imports first, untimed) and printing ``ErrorType: message`` of what it
+    raised (or ``ok: ...``), then ``call_s:`` the time the rest took."""
+    lines = textwrap.dedent(body).strip().splitlines()
+    imports = "\n".join(line for line in lines if line.startswith(("from ", "import ")))
+    rest = "\n".join(line for line in lines if not line.startswith(("from ", "import ")))
+    return python("import sys, time\n" + imports + "\nstarted = time.monotonic()\ntry:\n" + textwrap.indent(rest, "    ")
                   + "\nexcept BaseException as error:\n    print(f'{type(error).__name__}: {error}'[:400])\n"
                   "print(f'call_s: {time.monotonic() - started:.1f}')\n")
 
