@@ -190,7 +190,7 @@ def error_categories(runs: Path) -> set[str]:
 
 
 def last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    lines = [line for line in text.strip().splitlines() if line.strip() and not line.startswith("call_s:")]
     return lines[-1][:150] if lines else ""
 
 
