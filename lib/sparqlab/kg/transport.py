@@ -17,7 +17,7 @@ import threading
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from SPARQLWrapper import SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import (
@@ -28,6 +28,7 @@ from SPARQLWrapper.SPARQLExceptions import (
     URITooLong,
 )
 
+from sparqlab.core.urls import origin
 from sparqlab.kg.errors import EndpointError, QueryTimeout
 
 MIN_RESULT_BYTES = 64 * 2**20
@@ -44,13 +45,6 @@ _STATUS_ERRORS = {400: QueryBadFormed, 401: Unauthorized, 404: EndPointNotFound,
 def result_byte_cap(max_rows: int) -> int:
     """The most bytes an answer to a query capped at ``max_rows`` rows may have (:data:`BYTES_PER_ROW`)."""
     return MIN_RESULT_BYTES + max_rows * BYTES_PER_ROW
-
-
-def origin(url: str) -> tuple[str, str, int | None]:
-    """Scheme, host and port of ``url`` (the port made explicit)."""
-    parts = urlsplit(url)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
-        parts.scheme.lower())
 
 
 class Exchange:

@@ -22,6 +22,7 @@ import openai
 
 from sparqlab.core.environment import api_key as default_api_key
 from sparqlab.core.environment import default_model, default_model_url
+from sparqlab.core.urls import origin
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import (
     ContextOverflow,
@@ -92,7 +93,7 @@ class _BoundedAttempts:
         try:
             async with asyncio.timeout(self.attempt_timeout_s):
                 response = await super().send(request, stream=True, **kwargs)  # type: ignore[misc]
-                if _origin(response.url) != _origin(request.url):
+                if origin(str(response.url)) != origin(str(request.url)):
                     await response.aclose()
                     raise RefusedReply(f"{request.url} redirected to another origin ({response.url}); refused: "
                                        "give that URL as the model endpoint if it is the one meant")
@@ -117,10 +118,6 @@ class _BoundedAttempts:
                    if name.lower() not in ("content-encoding", "content-length")]  # the body is decoded here
         return httpx2.Response(response.status_code, headers=headers, content=b"".join(chunks), request=request,
                                extensions=response.extensions)
-
-
-def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
-    return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
 
 
 BOUNDED_TRANSPORTS = {name: type(f"Bounded{client.__name__}", (_BoundedAttempts, client), {})
