@@ -34,12 +34,13 @@ def test_a_dripping_endpoint_ends_at_the_deadline(drip_from):
 
 def test_an_answer_over_the_byte_cap_is_refused_while_it_arrives(monkeypatch):
     monkeypatch.setattr(transport, "MIN_RESULT_BYTES", 100_000)
-    huge = ANSWER[:-3] + b"," + b",".join([b'{"a": {"type": "literal", "value": "x"}}'] * 20_000) + b"]}}"
+    big = b'{"a": {"type": "literal", "value": "' + b"x" * 90_000 + b'"}}'
+    huge = b'{"head": {"vars": ["a"]}, "results": {"bindings": [' + b",".join([big] * 3) + b"]}}"
     with hostile_server(http_reply(huge, RESULTS_TYPE)) as url:
         with pytest.raises(EndpointError, match="larger than 120,480 bytes.*before parsing"):
             endpoint(url, timeout_s=10).query("SELECT ?a WHERE { ?a ?b ?c }", max_rows=5)
-        # within the cap the same answer is read and cut to the row cap as before
-        assert len(endpoint(url, timeout_s=10).query("SELECT ?a WHERE { ?a ?b ?c }", max_rows=300)) == 300
+        # a higher row cap allows more bytes (4 KiB a row): the same answer is read whole
+        assert len(endpoint(url, timeout_s=10).query("SELECT ?a WHERE { ?a ?b ?c }", max_rows=50)) == 3
 
 
 def test_a_redirect_to_another_origin_is_refused():
@@ -48,3 +49,20 @@ def test_a_redirect_to_another_origin_is_refused():
         with hostile_server(moved) as url, pytest.raises(EndpointError, match="redirected to another origin"):
             endpoint(url).query("SELECT ?a WHERE { ?a ?b ?c }")
         assert len(endpoint(elsewhere).query("SELECT ?a WHERE { ?a ?b ?c }")) == 1
+
+
+def test_the_row_cap_applies_while_reading_the_rest_is_never_read():
+    row = b'{"a": {"type": "literal", "value": "r\\u00e9sum\\u00e9 \xc3\xa9 \\"q\\" ]}"}}'
+    rows = b'{"head": {"vars": ["a"]}, "results": {"bindings": [' + b", ".join([row] * 12)
+    # 12 rows at once, then the server holds the connection open dripping the rest: only a client that stops
+    # reading at the row cap answers before the deadline
+    reply = http_reply(rows + b', {"a": {"type": "literal", "value": "late"}}]}}', RESULTS_TYPE)
+    with hostile_server(reply, drip_from=len(reply) - 40, interval_s=0.5) as url:
+        start = time.monotonic()
+        result = endpoint(url, timeout_s=5).query("SELECT ?a WHERE { ?a ?b ?c }", max_rows=10)
+        assert time.monotonic() - start < 2.0
+    assert len(result) == 10 and result.truncated
+    assert result.rows[0]["a"].value == 'résumé é "q" ]}'
+    with hostile_server(http_reply(rows + b"]}}", RESULTS_TYPE)) as url:  # under the cap: read whole, as before
+        whole = endpoint(url).query("SELECT ?a WHERE { ?a ?b ?c }", max_rows=20)
+    assert len(whole) == 12 and not whole.truncated

@@ -5,9 +5,9 @@ syntax for CONSTRUCT/DESCRIBE). The profile's predefined prefixes that a query d
 so a query valid for the profile runs the same on every endpoint (QLever, unlike Wikidata's service, predefines
 none). Limits (:mod:`sparqlab.kg.transport`): the timeout is a total deadline per attempt (connection, headers and
 body, however slowly they come), but the server may go on working after the client gives up unless it has its
-own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); an answer over a byte cap that grows with the row
-cap is refused while it arrives; the row cap is applied to the received result, so the server still sends every
-row; a redirect to another origin is refused.
+own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); a SPARQL JSON answer is read only up to one binding
+over the row cap (the rest is never read; a graph answer is read whole, then capped); an answer over a byte cap
+that grows with the row cap is refused while it arrives; a redirect to another origin is refused.
 
 A public service's limits are handled by the KG's :class:`~sparqlab.kg.service.ServiceClient`: at most the
 profile's ``max_in_flight`` queries per endpoint at once (Wikidata: 5), HTTP 429 / 502 / 503 / 504 and refused or
@@ -85,7 +85,7 @@ class EndpointKG(KnowledgeGraph):
         text = self.with_prefixes(sparql, found.declared_prefixes)
 
         def attempt() -> tuple[bytes, str]:
-            with Exchange(self.url, timeout_s, result_byte_cap(max_rows)) as exchange:
+            with Exchange(self.url, timeout_s, result_byte_cap(max_rows), None if graph else max_rows) as exchange:
                 client = DeadlineClient(self.url, self.user_agent, exchange)
                 client.setOnlyConneg(True)
                 client.setReturnFormat(TURTLE if graph else JSON)

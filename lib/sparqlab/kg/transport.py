@@ -10,8 +10,11 @@ there.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import http.client
+import json
+import re
 import socket
 import threading
 import urllib.error
@@ -55,10 +58,11 @@ class Exchange:
     connection caused (a truncated answer, a reset), so it is never retried as a connection failure.
     """
 
-    def __init__(self, url: str, timeout_s: float, max_bytes: int):
+    def __init__(self, url: str, timeout_s: float, max_bytes: int, max_rows: int | None = None):
         self.url = url
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
+        self.max_rows = max_rows
         self.expired = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
@@ -91,7 +95,11 @@ class Exchange:
                 _shut(sock)
 
     def read(self, response: Any) -> bytes:
-        """The whole body of ``response``, read as it arrives; over ``max_bytes`` is an :class:`EndpointError`."""
+        """The body of ``response``, read as it arrives; over ``max_bytes`` is an :class:`EndpointError`. With
+        ``max_rows``, a SPARQL JSON answer is read only until it holds ``max_rows + 1`` bindings (one more than the
+        cap, so the caller sees it was cut): the rest is never read, and the document is closed after them."""
+        rows = (_RowCap(self.max_rows) if self.max_rows is not None
+                and "json" in response.headers.get("Content-Type", "") else None)
         chunks, size = [], 0
         while chunk := response.read1(1 << 16):
             size += len(chunk)
@@ -101,11 +109,92 @@ class Exchange:
                     f"the answer from {self.url} is larger than {self.max_bytes:,} bytes (refused while "
                     "reading, before parsing); add a LIMIT or make the query more selective")
             chunks.append(chunk)
+            if rows is not None and rows.feed(chunk):
+                response.close()
+                return rows.document()
             if self.expired:
                 raise TimeoutError
         if self.expired:
             raise TimeoutError
         return b"".join(chunks)
+
+
+_BINDINGS = re.compile(r'(?<!\\)"bindings"\s*:\s*\[')
+
+
+class _RowCap:
+    """Counts the bindings of a SPARQL JSON answer as its bytes arrive (each object decoded once it is whole), and
+    says when there is one more than ``limit``. Text is kept only up to the bindings counted (``head``, the text
+    before the array; ``items``, the counted ones; ``pending``, what follows them)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.head: str | None = None
+        self.items: list[str] = []
+        self.pending = ""
+        self._retry_at = 0  # a partial object is decoded again once ``pending`` has grown this long
+        self._rows = 0
+        self._done = False
+
+    def feed(self, chunk: bytes) -> bool:
+        """Add ``chunk``; true once ``limit + 1`` whole bindings have been counted."""
+        if self._done:
+            return False
+        self.pending += self._decoder.decode(chunk)
+        if self.head is None:
+            found = _BINDINGS.search(self.pending)
+            if found is None:
+                return False
+            self.head, self.pending = self.pending[:found.end()], self.pending[found.end():]
+        if len(self.pending) < self._retry_at:
+            return False
+        decoder, position, cut, partial = json.JSONDecoder(), 0, False, False
+        while not cut:
+            while position < len(self.pending) and self.pending[position] in " \t\r\n,":
+                position += 1
+            if position >= len(self.pending):
+                break
+            if self.pending[position] == "]":  # the whole array fits under the cap: the caller reads the rest
+                self._done, self.items, self.pending = True, [], ""
+                return False
+            try:
+                _, position = decoder.raw_decode(self.pending, position)
+            except ValueError:  # not whole yet (or not JSON: the caller's parse will say so)
+                partial = True
+                break
+            self._rows += 1
+            cut = self._rows > self.limit
+        self.items.append(self.pending[:position])
+        self.pending = self.pending[position:]
+        # decode a partial object again only once its text has doubled: linear, however long the object
+        self._retry_at = len(self.pending) + max(1 << 16, len(self.pending)) if partial else 0
+        return cut
+
+    def document(self) -> bytes:
+        """The text up to the last counted binding, with the arrays and objects open there closed."""
+        assert self.head is not None
+        return (self.head + "".join(self.items) + _closers(self.head)).encode("utf-8")
+
+
+def _closers(prefix: str) -> str:
+    """What closes the JSON arrays and objects left open at the end of ``prefix``."""
+    stack, in_string, escaped = [], False, False
+    for char in prefix:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]" and stack:
+            stack.pop()
+    return "".join(reversed(stack))
 
 
 def _shut(sock: socket.socket) -> None:
