@@ -2,8 +2,9 @@
 
 A socket timeout bounds each read, not the exchange: a server dripping one byte a second never trips it. An
 :class:`Exchange` is one attempt at a query with a total deadline: when it passes, the attempt's connection is
-shut down, which ends a read blocked in the headers or in the body however the bytes arrive. It also caps the
-bytes read (so a huge result is refused while it arrives, not parsed whole first) and refuses a redirect to
+shut down, which ends a read blocked in the headers or in the body however the bytes arrive. It also stops
+reading a SPARQL JSON answer one binding past the row cap, caps the bytes read (so a huge result is refused while
+it arrives, not parsed whole first) and refuses a redirect to
 another origin (scheme, host, port): the run id names the endpoint it was given, and its answers must come from
 there.
 """
