@@ -9,6 +9,10 @@ the guard must prevent) is counted ``crashed`` and the child restarts after it. 
 * ``crashed``: the process died, an untyped exception escaped, a request got out, or a wrong result came back.
 
 Usage: python benchmarks/adversarial.py [--classes service,update,...] [--json OUT]
+
+``--probes`` runs the probes of issue 40 instead (failures of the machinery: disk full, a garbage model endpoint,
+dripping servers, bombs, names), one line each, held or broken, with time, peak memory and exit code
+(:mod:`machinery_probes`, beside this file).
 """
 
 from __future__ import annotations
@@ -452,9 +456,16 @@ def main() -> None:
     parser.add_argument("--classes", default=",".join(CLASSES), help="comma-separated classes to run")
     parser.add_argument("--json", help="write every case's outcome to this file")
     parser.add_argument("--verbose", action="store_true", help="print every case")
+    parser.add_argument("--probes", action="store_true", help="run the probes of issue 40 (machinery_probes.py)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.probes:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from machinery_probes import main as run_probes
+
+        run_probes(["--json", args.json] if args.json else [])
+        return
     if args.worker:
         work(args.worker, args.start)
         return

@@ -18,9 +18,8 @@ import os
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.core.yaml_loader import load_yaml
 from sparqlab.experiments.executors import run_local
 from sparqlab.experiments.grid import expand_grid
 from sparqlab.experiments.sweep import grid_status
@@ -29,7 +28,7 @@ GRID = PROJECT_ROOT / "experiments" / "all_methods.yaml"
 
 
 def reuse_grid(dataset: str, sample: int) -> dict:
-    document = yaml.safe_load(GRID.read_text(encoding="utf-8"))
+    document = load_yaml(GRID.read_text(encoding="utf-8"))
     document = {key: copy.deepcopy(document[key]) for key in ("run", "methods", "datasets")}
     document["run"].update(sample=sample, cache="off", concurrency=1)
     document["methods"]["saga-state-last"] = {**document["methods"]["saga"],

@@ -104,6 +104,9 @@ def test_missing_optional_fields_get_the_same_defaults_as_before():
     (reply(message={"content": ["parts"]}), "message.content is list"),
     (reply(usage={"prompt_tokens": "7"}), "usage.prompt_tokens is str"),
     (reply(usage={"prompt_tokens": True}), "usage.prompt_tokens is bool"),
+    (reply(usage={"prompt_tokens": -5}), "usage.prompt_tokens is -5, not a token count"),
+    (reply(usage={"completion_tokens": 10**400}), "usage.completion_tokens is a 401-digit number"),
+    (b'{"choices": [], "usage": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
 ])
 def test_a_body_that_is_not_a_completion_stops_the_run_quoting_the_server(body, says):
     with pytest.raises(ModelReplyInvalid) as caught:

@@ -254,6 +254,20 @@ def test_model_calls_log_only_new_messages_and_rebuild_the_conversation():
     assert "continues" not in trace.events[-1].data and len(trace.events[-1].data["messages"]) == 1
 
 
+def test_a_long_reply_quoted_by_a_later_event_is_stored_once():
+    import json
+
+    trace = Trace()
+    long_reply, short_reply = "no query here " * 4000, "Hmm."
+    trace.model_call([{"role": "user", "content": "Q?"}], long_reply, step=None, role="generator")
+    trace.add("parse_failure", data={"response": long_reply, "failure": "parse_failure"})
+    trace.model_call([{"role": "user", "content": "Q2?"}], short_reply, step=None, role="generator")
+    trace.add("parse_failure", data={"response": short_reply})
+    assert json.dumps(trace.to_json()).count("no query here") == 4000
+    assert trace.events[1].data == {"response_event": 0, "failure": "parse_failure"}
+    assert trace.events[3].data == {"response": "Hmm."}, "a short reply stays where it is quoted"
+
+
 # -- structure ----------------------------------------------------------------------------------------------------
 
 def _kg_import_graph():

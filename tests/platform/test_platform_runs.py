@@ -304,3 +304,22 @@ def test_an_artifact_being_built_is_locked_and_only_a_finished_build_counts(tmp_
     other.join()
     assert seen == [(folder, True)]
     assert PrepareContext(FilmKG()).artifact_dir("index", {"v": 2})[0] != folder
+
+
+def test_a_model_call_in_prepare_is_bounded_like_one_in_a_question(tmp_path, monkeypatch):
+    import time
+
+    from sparqlab.llm.errors import ModelOverloaded
+    from sparqlab.llm.openai_backend import OpenAIModel
+    from support.hostile_http import hostile_server, http_reply
+
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    reply = http_reply(json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode())
+    with hostile_server(reply, drip_from=len(reply) - 30, interval_s=0.2) as url:  # ~6 s whole; reads 0.2 s
+        model = OpenAIModel("m", base_url=f"{url}/v1", timeout_s=1.0, max_retries=0)
+        start = time.monotonic()
+        with pytest.raises(Exception, match="did not answer within 1 s") as stopped:
+            run(IndexBuilder(size=4), film_questions(), config(tmp_path, model="m", cache="off"), kg=FilmKG(),
+                model=model)
+    assert time.monotonic() - start < 3.0 and IndexBuilder.builds >= 1
+    assert any(isinstance(error, ModelOverloaded) for error in (stopped.value, stopped.value.__cause__))

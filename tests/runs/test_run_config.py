@@ -4,6 +4,7 @@ at construction, a did-you-mean for every misspelling, a format version in every
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from runs_helpers import LookupMethod, TinyKG, tiny_questions
@@ -69,7 +70,7 @@ def test_every_run_folder_has_a_format_and_another_format_is_refused_clearly(tmp
     assert "format 1" in capsys.readouterr().err
 
 
-def test_run_from_a_folder_reruns_its_config_with_the_flags_over_it(tmp_path, capsys):
+def test_run_from_a_folder_reruns_its_config_with_the_flags_over_it(tmp_path, capsys, monkeypatch):
     from sparqlab.kg.movies import ensure_store
 
     ensure_store()
@@ -79,9 +80,25 @@ def test_run_from_a_folder_reruns_its_config_with_the_flags_over_it(tmp_path, ca
     first = capsys.readouterr().out.splitlines()[0]
     assert main(["run", "--from", first, "--output-root", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == first, "the same settings: the same folder"
-    assert main(["run", "--from", first, "--limit", "3", "-o", "reparse_attempts=0"]) == 0
+    assert main(["run", "--from", first, "--limit", "3", "-o", "reparse_attempts=0", "--output-root", str(tmp_path)]) == 0
     changed = capsys.readouterr().out.splitlines()[0]
     saved = json.loads((tmp_path / "again" / changed.rsplit("/", 1)[1] / "config.json").read_text())
     assert saved["run"]["questions"]["limit"] == 3 and saved["method"]["config"]["reparse_attempts"] == 0
     assert main(["run", "genop", "--from", first]) == 1
     assert "is a run of method 'direct', not 'genop'" in capsys.readouterr().err
+    # where the rerun writes is the command line's (here: the defaults), never the folder's, which may come from
+    # someone else and point anywhere
+    saved = json.loads((Path(first) / "config.json").read_text())
+    elsewhere = tmp_path / "elsewhere"
+    saved["run"]["execution"].update(output_root=str(elsewhere / "runs"), cache_path=str(elsewhere / "c.sqlite"))
+    (Path(first) / "config.json").write_text(json.dumps(saved))
+    monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "default"))
+    assert main(["run", "--from", first, "--progress", "false"]) == 0
+    assert capsys.readouterr().out.startswith(str(tmp_path / "default" / "again"))
+    assert not elsewhere.exists()
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_experiment_names_that_leave_the_runs_folder_are_refused(name):
+    with pytest.raises(ValueError, match="neither '.' nor '..'"):
+        RunConfig(experiment=name)

@@ -24,7 +24,8 @@ def register(subparsers) -> None:
         "run", help="run a method over a dataset; a rerun of the same settings resumes",
         description="Run METHOD over a dataset and write runs/<experiment>/<run_id>/. The same settings resume "
                     "the same folder; `--from RUN` reruns a run folder's saved configuration (the flags and -o "
-                    "given with it change it). For a Slurm array job give each task --shard-index "
+                    "given with it change it; the output root and cache path are this command's, never the "
+                    "folder's). For a Slurm array job give each task --shard-index "
                     "$SLURM_ARRAY_TASK_ID --num-shards N, then `sparqlab runs merge`. Every run flag is a "
                     "RunConfig setting (docs/runs.md).",
     )
@@ -65,6 +66,11 @@ CLI_HINTS = (
 ``RunConfig`` fields and environment variables); the first entry the error is an instance of applies."""
 
 
+OUTPUT_LOCATIONS = ("output_root", "cache_path")
+"""Where a run writes: with ``--from`` they come from this command line (or the defaults), never from the saved
+folder, which may come from someone else and point anywhere."""
+
+
 def _method_and_config(args: argparse.Namespace):
     """The method and run configuration: from the flags, or from a saved run folder with the flags over it."""
     from sparqlab.cli.run_options import method_from_options, parse_pairs, run_config
@@ -83,7 +89,8 @@ def _method_and_config(args: argparse.Namespace):
 
     path = find_run(args.from_run) / CONFIG
     saved = read_json(path)
-    config = run_config(args, base=RunConfig.from_saved(saved, str(path)))
+    saved_config = RunConfig.from_saved(saved, str(path)).replace(**dict.fromkeys(OUTPUT_LOCATIONS))
+    config = run_config(args, base=saved_config)
     method = Method.from_config(saved["method"])
     if args.method and args.method != method.name:
         raise ValueError(f"{path} is a run of method {method.name!r}, not {args.method!r}")

@@ -19,6 +19,8 @@ from typing import Any, get_args, get_origin
 
 import yaml
 
+from sparqlab.core.yaml_loader import load_yaml
+
 TRUE_WORDS = frozenset({"true", "yes", "1", "on"})
 FALSE_WORDS = frozenset({"false", "no", "0", "off"})
 NONE_WORDS = frozenset({"none", "null", "~"})
@@ -126,11 +128,11 @@ def parse_text(text: Any, kind: Any, where: str) -> Any:
             return float(stripped)
         if origin in (tuple, list) or kind in (tuple, list):
             if stripped.startswith("["):
-                return yaml.safe_load(stripped)
+                return load_yaml(stripped)
             item = (get_args(kind) or (str,))[0]
             return [parse_text(part.strip(), item, where) for part in stripped.split(",") if part.strip()]
         if origin is dict or kind is dict or is_config(kind):
-            return yaml.safe_load(stripped)
+            return load_yaml(stripped)
     except (yaml.YAMLError, ValueError) as error:
         if str(error).startswith(where):
             raise

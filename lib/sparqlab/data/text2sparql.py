@@ -120,13 +120,18 @@ def load_edition(name: str, language: str | None = None, folder: str | Path | No
     ``folder`` replaces the data folder holding the questions and true result set (tests)."""
     import yaml
 
+    from sparqlab.core.yaml_loader import load_yaml
+
     spec_edition = edition(name)
     spec_edition.check_language(language)
     questions_path = Path(folder) / Path(spec_edition.questions_file).name if folder else \
         data_dir() / spec_edition.questions_file
     true_path = Path(folder) / Path(spec_edition.true_result_set).name if folder else \
         data_dir() / spec_edition.true_result_set
-    spec = yaml.safe_load(require_file(questions_path).read_text(encoding="utf-8"))
+    try:
+        spec = load_yaml(require_file(questions_path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ValueError(f"{questions_path}: not valid YAML ({error})") from None
     official = read_true_result_set(true_path)
     prefix = spec["dataset"]["prefix"]
     if prefix != name:

@@ -220,11 +220,13 @@ def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid
 def _read_document(path: str | Path) -> tuple[Path, dict[str, Any]]:
     import yaml
 
+    from sparqlab.core.yaml_loader import load_yaml
+
     path = Path(path)
     if not path.is_absolute() and not path.exists() and (PROJECT_ROOT / path).exists():
         path = PROJECT_ROOT / path
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise GridError(f"{path} is not valid YAML: {error}") from None
     return path, _mapping(document, str(path))

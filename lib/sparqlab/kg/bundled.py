@@ -4,7 +4,8 @@ and CK25.
 A builder fills a fresh pyoxigraph store in a temporary folder beside the target, writes ``build.json`` (its
 counts, the build time, the pyoxigraph version and the store's integrity record: every file's size and SHA-256,
 :mod:`sparqlab.core.integrity`) and renames the folder into place, so an interrupted build leaves nothing
-half-built in the cache and two processes racing on the same build both end with one store. :func:`ensure_built`
+half-built in the cache and two processes racing on the same build both end with one store; a build killed
+before it could clean up leaves its scratch folder, which the next build removes. :func:`ensure_built`
 checks the record before the store is used: a damaged store is refused with the command that rebuilds it, never
 opened into a run of per-question errors.
 """
@@ -16,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Callable
@@ -42,16 +44,29 @@ def install_store(target: Path, fill: Callable[[Any], dict], force: bool = False
     ``target/build.json``; returns the counts with ``build_seconds``, ``pyoxigraph`` and ``integrity`` added."""
     import pyoxigraph
 
-    start = time.perf_counter()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
-    try:
-        scratch.chmod(0o755)  # mkdtemp's 0700 would hide the store from other users of a shared cache
-        store = pyoxigraph.Store(str(scratch / "store"))
+    def make(store_dir: Path) -> dict:
+        store = pyoxigraph.Store(str(store_dir))
         stats = fill(store)
         store.flush()
         del store
         gc.collect()
+        return stats
+
+    return install_built(target, make, force)
+
+
+def install_built(target: Path, make: Callable[[Path], dict], force: bool = False) -> dict:
+    """As :func:`install_store`, with ``make(store_dir)`` creating and filling the store itself (in a worker
+    process, say) and returning its counts."""
+    import pyoxigraph
+
+    start = time.perf_counter()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_abandoned_builds(target.parent)
+    scratch = Path(tempfile.mkdtemp(prefix=building_prefix(), dir=target.parent))
+    try:
+        scratch.chmod(0o755)  # mkdtemp's 0700 would hide the store from other users of a shared cache
+        stats = make(scratch / "store")
         stats["build_seconds"] = round(time.perf_counter() - start, 2)
         stats["pyoxigraph"] = pyoxigraph.__version__
         stats["integrity"] = record_files(scratch / "store", skip=STORE_UNRECORDED)
@@ -68,6 +83,41 @@ def install_store(target: Path, fill: Callable[[Any], dict], force: bool = False
         if not (target / BUILD_FILE).exists():
             raise
     return stats
+
+
+BUILDING = ".building-"
+
+
+def building_prefix() -> str:
+    """The name start of a build's scratch folder: it names the host and the process building it, so that a
+    later build can tell a killed build's leftover (:func:`remove_abandoned_builds`) from one still running."""
+    return f"{BUILDING}{socket.gethostname()}-{os.getpid()}-"
+
+
+def remove_abandoned_builds(folder: Path) -> list[Path]:
+    """Remove the scratch folders in ``folder`` of builds killed before they could clean up (SIGKILL, power
+    loss): those of this host whose process is gone, and those from before scratch folders named their process.
+    Returns what was removed."""
+    host = socket.gethostname()
+    removed = []
+    for scratch in folder.glob(BUILDING + "*"):
+        owner = scratch.name[len(BUILDING):].rsplit("-", 2)  # host, pid, mkdtemp's suffix
+        named = len(owner) == 3 and owner[1].isdigit()
+        if named and (owner[0] != host or _process_alive(int(owner[1]))):
+            continue
+        shutil.rmtree(scratch, ignore_errors=True)
+        removed.append(scratch)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
 
 
 def store_problem(target: Path) -> str | None:
@@ -111,7 +161,8 @@ def turtle_store(name: str, turtle: Path) -> Path:
     target = cache_dir() / "kg" / f"{name}-{digest}"
     if not (target / "store").is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+        remove_abandoned_builds(target.parent)
+        scratch = Path(tempfile.mkdtemp(prefix=building_prefix(), dir=target.parent))
         store = pyoxigraph.Store(str(scratch / "store"))
         store.bulk_load(path=str(turtle), format=pyoxigraph.RdfFormat.TURTLE)
         store.flush()

@@ -70,11 +70,13 @@ def read_refinement(path: str | Path) -> dict[str, Any]:
     """The refinement file's keys (none when it does not exist); unknown keys are an error naming them."""
     import yaml
 
+    from sparqlab.core.yaml_loader import load_yaml
+
     path = Path(path)
     if not path.is_file():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as error:
         raise ValueError(f"{path}: not valid YAML ({error})") from None
     if not isinstance(data, dict):

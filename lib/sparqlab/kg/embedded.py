@@ -13,6 +13,10 @@ killed worker costs the next query a restart (~0.1-0.3 s); results cross a pipe 
 per row). The worker's stderr (Rust's "memory allocation failed" lines, a crash report) goes to a scratch file,
 read only to explain a worker's death, so it never reaches a run's stderr.
 
+An RDF file given as a KG is loaded the same way, in a process under the same heap cap (:func:`load_in_worker`),
+with RDF/XML entity declarations refused (:func:`refuse_xml_entities`); the prefix map reaches the query workers
+on their input, not their command line (a file may declare thousands).
+
 The worker is also where the untrusted text is parsed (see :mod:`sparqlab.kg.guard`): a parse that crashes
 (stack overflow), takes long or takes memory does so under the query's timeout and memory cap, and kills only
 the worker. ``SERVICE`` is refused there, decided from the parsed algebra: pyoxigraph would make live HTTP calls,
@@ -111,8 +115,9 @@ def run_on_store(store: Any, sparql: str, max_rows: int, prefixes: dict[str, str
     return QueryResult(kind, vars=names, rows=rows[:max_rows], truncated=len(rows) > max_rows)
 
 
-def serve_worker(store_path: str, prefixes_json: str, memory_limit_bytes: str = "0") -> None:
-    """Worker process loop: one JSON request per stdin line, one JSON reply per line on the original stdout.
+def serve_worker(store_path: str, memory_limit_bytes: str = "0") -> None:
+    """Worker process loop: the prefix map as the first stdin line (a map of thousands of prefixes is too long for
+    the command line), then one JSON request per stdin line, one JSON reply per line on the original stdout.
 
     Anything else printed to stdout (by a library) goes to stderr so it cannot corrupt the replies. A positive
     ``memory_limit_bytes`` caps the worker's heap (RLIMIT_DATA, which unlike RLIMIT_AS ignores reserved but
@@ -124,14 +129,11 @@ def serve_worker(store_path: str, prefixes_json: str, memory_limit_bytes: str = 
     # and this worker ends with it (end of input, or the parent watch below).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
-    if int(memory_limit_bytes) > 0:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_DATA, (int(memory_limit_bytes), int(memory_limit_bytes)))
+    _cap_memory(int(memory_limit_bytes))
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     store = pyoxigraph.Store.read_only(store_path)
-    prefixes = json.loads(prefixes_json)
+    prefixes = json.loads(sys.stdin.buffer.readline())
     # rdflib's parser takes ~0.5 s to import: load it beside the first queries, not inside one's timeout
     threading.Thread(target=uses_service, args=("ASK { SERVICE <urn:warm-up> {} }",), daemon=True).start()
     replies.write(b'{"ready": true}\n')
@@ -155,6 +157,24 @@ def serve_worker(store_path: str, prefixes_json: str, memory_limit_bytes: str = 
             reply = {"error": {"kind": kind, "message": message}}
         replies.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
         replies.flush()
+
+
+def _cap_memory(limit_bytes: int) -> None:
+    """Cap this process's heap at ``limit_bytes`` (RLIMIT_DATA; 0: no cap)."""
+    if limit_bytes > 0:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, limit_bytes))
+
+
+def _worker_env() -> dict[str, str]:
+    """The environment of a worker process: this one's, with this package importable."""
+    import sparqlab
+
+    env = dict(os.environ)
+    package_root = str(Path(sparqlab.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    return env
 
 
 def _exit_with_parent() -> None:
@@ -181,20 +201,16 @@ class _Worker:
     """One worker process and its line protocol."""
 
     def __init__(self, store_path: Path, prefixes: dict[str, str], memory_limit_bytes: int):
-        import sparqlab
-
-        env = dict(os.environ)
-        package_root = str(Path(sparqlab.__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in kill()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER_CODE, str(store_path), json.dumps(prefixes), str(memory_limit_bytes)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
+            [sys.executable, "-c", _WORKER_CODE, str(store_path), str(memory_limit_bytes)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=_worker_env(),
         )
         self._pending = bytearray()
         try:
+            self.send(prefixes)
             self.receive(_STARTUP_TIMEOUT_S)
-        except (_Expired, _WorkerDied):
+        except (_Expired, _WorkerDied, BrokenPipeError):
             self.kill()
             raise EndpointError(
                 f"could not start a query worker on the store {store_path} (exit code {self.process.returncode}); "
@@ -401,12 +417,70 @@ def load_rdf(store: Any, path: str | Path, rdf_format: Any = None) -> tuple[dict
     """Bulk-load one RDF file into an open pyoxigraph store in lenient mode (real Wikidata dumps do not load
     strictly). Returns the prefixes the file declares and a report of what a strict parser would have refused:
     ``{"file", "nonstandard_language_tags": {tag: literals}}`` (:func:`warn_lenient` says it). Lenient mode also
-    skips IRI validation; the report names the language tags only."""
+    skips IRI validation; the report names the language tags only. RDF/XML declaring entities is refused
+    (:func:`refuse_xml_entities`)."""
     import pyoxigraph
 
+    refuse_xml_entities(path, rdf_format)
     parser = pyoxigraph.parse(path=str(path), format=rdf_format, lenient=True)
     store.bulk_extend(parser)
     return dict(parser.prefixes), {"file": str(path), "nonstandard_language_tags": nonstandard_language_tags(store)}
+
+
+def refuse_xml_entities(path: str | Path, rdf_format: Any = None) -> None:
+    """Raise ValueError if ``path`` is RDF/XML with an ``<!ENTITY`` declaration: the parser expands entities, so
+    a file of a few hundred bytes can stand for gigabytes (a "billion laughs"); RDF data has no need of them."""
+    import pyoxigraph
+
+    rdf_format = rdf_format or pyoxigraph.RdfFormat.from_extension(Path(path).suffix.lstrip(".").lower())
+    if rdf_format != pyoxigraph.RdfFormat.RDF_XML:
+        return
+    mark, tail = b"<!ENTITY", b""
+    with open(path, "rb") as file:
+        while block := file.read(1 << 20):
+            if mark in tail + block:
+                raise ValueError(f"{path} declares XML entities (<!ENTITY); refused: entity expansion can make a "
+                                 "small RDF/XML file huge. Expand them with an XML tool first if the file is trusted")
+            tail = block[-len(mark):]
+
+
+_LOAD_CODE = "import sys; from sparqlab.kg.embedded import load_worker; load_worker(*sys.argv[1:])"
+
+
+def load_worker(store_dir: str, path: str, memory_limit_bytes: str) -> None:
+    """Load process: :func:`load_rdf` of ``path`` into a new store at ``store_dir`` under the heap cap, its
+    prefixes and report (or the error that refused the file) as one JSON line on stdout."""
+    import pyoxigraph
+
+    _cap_memory(int(memory_limit_bytes))
+    try:
+        store = pyoxigraph.Store(store_dir)
+        prefixes, report = load_rdf(store, path)
+        answer: dict[str, Any] = {"triples": len(store), "prefixes": prefixes, "load_report": report}
+        store.flush()
+    except (ValueError, SyntaxError, OSError) as error:
+        answer = {"error": str(error)}
+    sys.stdout.write(json.dumps(answer) + "\n")
+
+
+def load_in_worker(store_dir: Path, path: Path, memory_limit_bytes: int) -> dict[str, Any]:
+    """:func:`load_rdf` of ``path`` into a new store at ``store_dir``, in a process under the same heap cap as
+    query workers (a file that expands beyond it kills only that process): ``{"triples", "prefixes",
+    "load_report"}``, or ValueError naming the file."""
+    with tempfile.TemporaryFile() as stderr:
+        done = subprocess.run([sys.executable, "-c", _LOAD_CODE, str(store_dir), str(path), str(memory_limit_bytes)],
+                              stdout=subprocess.PIPE, stderr=stderr, env=_worker_env(), check=False)
+        stderr.seek(max(0, stderr.seek(0, os.SEEK_END) - 4096))
+        tail = stderr.read().decode("utf-8", "replace")
+    lines = done.stdout.decode("utf-8", "replace").splitlines()
+    answer = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+    if answer is None:
+        cause = ("it ran out of its memory limit (SPARQLAB_WORKER_MEMORY_GB raises it)"
+                 if "memory allocation" in tail or "MemoryError" in tail else f"it exited with code {done.returncode}")
+        raise ValueError(f"cannot load {path} as RDF: the loading process died: {cause}")
+    if "error" in answer:
+        raise ValueError(f"cannot load {path} as RDF: {answer['error']}")
+    return answer
 
 
 def warn_lenient(report: dict[str, Any]) -> None:
@@ -446,25 +520,24 @@ def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: 
 
 
 def file_store(path: Path) -> Path:
-    """The store of the RDF file ``path`` in the cache (built on first use with :func:`load_rdf`, atomically; the
+    """The store of the RDF file ``path`` in the cache (built on first use with :func:`load_rdf` in a capped
+    process, :func:`load_in_worker`, atomically; the
     prefixes the file declares and the load's report are kept in its ``build.json``). ``make clean`` removes stores of older versions of a file."""
     import pyoxigraph
 
     from sparqlab.core.paths import cache_dir
-    from sparqlab.kg.bundled import ensure_built, install_store
+    from sparqlab.kg.bundled import ensure_built, install_built
 
     digest = stable_hash([file_digest(path), pyoxigraph.__version__], 16)
     slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in path.stem)[:40]
 
     def build(target: Path, force: bool) -> dict:
-        def fill(store) -> dict:
-            try:
-                prefixes, report = load_rdf(store, path)
-            except (ValueError, SyntaxError) as error:
-                raise ValueError(f"cannot load {path} as RDF: {error}") from None
-            return {"triples": len(store), "files": [path.name], "prefixes": prefixes, "load_report": report}
+        def make(store_dir: Path) -> dict:
+            loaded = load_in_worker(store_dir, path, int(DEFAULT_MEMORY_LIMIT_GB * 2**30))
+            return {"triples": loaded["triples"], "files": [path.name], "prefixes": loaded["prefixes"],
+                    "load_report": loaded["load_report"]}
 
-        return install_store(target, fill, force)
+        return install_built(target, make, force)
 
     return ensure_built(cache_dir() / "kg" / f"file-{slug}-{digest}", build)
 

@@ -3,9 +3,11 @@
 Requests go through SPARQLWrapper with content negotiation only (SPARQL JSON results for SELECT/ASK, an RDF
 syntax for CONSTRUCT/DESCRIBE). The profile's predefined prefixes that a query does not declare are prepended,
 so a query valid for the profile runs the same on every endpoint (QLever, unlike Wikidata's service, predefines
-none). Limits: the timeout is the HTTP client's (connect and each read), so the server may go on working after
-the client gives up unless it has its own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); the row cap is
-applied to the received result, so the server still sends every row.
+none). Limits (:mod:`sparqlab.kg.transport`): the timeout is a total deadline per attempt (connection, headers and
+body, however slowly they come), but the server may go on working after the client gives up unless it has its
+own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); a SPARQL JSON answer is read only up to one binding
+over the row cap (the rest is never read; a graph answer is read whole, then capped); an answer over a byte cap
+that grows with the row cap is refused while it arrives; a redirect to another origin is refused.
 
 A public service's limits are handled by the KG's :class:`~sparqlab.kg.service.ServiceClient`: at most the
 profile's ``max_in_flight`` queries per endpoint at once (Wikidata: 5), HTTP 429 / 502 / 503 / 504 and refused or
@@ -22,7 +24,6 @@ import ast
 import contextlib
 import http.client
 import json
-import time
 import urllib.error
 from typing import Any
 from urllib.parse import quote
@@ -75,20 +76,23 @@ class EndpointKG(KnowledgeGraph):
         return declare_prefixes(sparql, self.profile.prefixes, declared)
 
     def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
-        from SPARQLWrapper import GET, JSON, POST, TURTLE, SPARQLWrapper
+        from SPARQLWrapper import GET, JSON, POST, TURTLE
+
+        from sparqlab.kg.transport import DeadlineClient, Exchange, result_byte_cap
 
         found = scan(sparql)
         graph = found.keyword in ("CONSTRUCT", "DESCRIBE")
         text = self.with_prefixes(sparql, found.declared_prefixes)
 
         def attempt() -> tuple[bytes, str]:
-            client = SPARQLWrapper(self.url, agent=self.user_agent)
-            client.setOnlyConneg(True)
-            client.setReturnFormat(TURTLE if graph else JSON)
-            client.timeout = timeout_s  # setTimeout() would round it down to whole seconds (0.5 -> no timeout)
-            client.setMethod(GET if len(self.url) + len(quote(text)) < _MAX_GET_URL else POST)
-            client.setQuery(text)
-            return self._fetch(client, time.monotonic() + timeout_s, timeout_s, added_line=text != sparql)
+            with Exchange(self.url, timeout_s, result_byte_cap(max_rows), None if graph else max_rows) as exchange:
+                client = DeadlineClient(self.url, self.user_agent, exchange)
+                client.setOnlyConneg(True)
+                client.setReturnFormat(TURTLE if graph else JSON)
+                client.timeout = timeout_s  # setTimeout() would round it down to whole seconds (0.5 -> no timeout)
+                client.setMethod(GET if len(self.url) + len(quote(text)) < _MAX_GET_URL else POST)
+                client.setQuery(text)
+                return self._fetch(client, exchange, timeout_s, added_line=text != sparql)
 
         limit = self.options.max_in_flight or self.profile.max_in_flight
         raw, content_type = self.service.call(self.url, limit, attempt)
@@ -98,20 +102,15 @@ class EndpointKG(KnowledgeGraph):
             result.truncated = True
         return result
 
-    def _fetch(self, client: Any, deadline: float, timeout_s: float, added_line: bool) -> tuple[bytes, str]:
-        """Run the request and read the answer before ``deadline``; map every failure to a typed error, and the
-        answers worth another try to :class:`~sparqlab.kg.service.Throttled`."""
+    def _fetch(self, client: Any, exchange: Any, timeout_s: float, added_line: bool) -> tuple[bytes, str]:
+        """Run the request and read the answer within the ``exchange`` (a
+        :class:`~sparqlab.kg.transport.Exchange`: its deadline, byte cap and origin); map every failure to a typed
+        error, and the answers worth another try to :class:`~sparqlab.kg.service.Throttled`."""
         from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
         try:
             response = client.query().response
-            chunks = []
-            while chunk := response.read(1 << 16):
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
-                    response.close()
-                    raise TimeoutError
-            return b"".join(chunks), response.headers.get("Content-Type", "")
+            return exchange.read(response), response.headers.get("Content-Type", "")
         except QueryBadFormed as error:
             body = _body(error)
             if any(hint in body.lower() for hint in _SYNTAX_HINTS):

@@ -22,6 +22,7 @@ import openai
 
 from sparqlab.core.environment import api_key as default_api_key
 from sparqlab.core.environment import default_model, default_model_url
+from sparqlab.core.urls import origin
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import (
     ContextOverflow,
@@ -66,6 +67,68 @@ HTTP_TRANSPORTS = {"aiohttp": openai.DefaultAioHttpClient, "httpx": openai.Defau
 aiohttp transport (the default here: at 32 calls in flight the client's CPU per call is about half of that on
 HTTPX2, whose connection pool walks every connection on each request and response; docs/performance.md section 5)
 or HTTPX2's own."""
+
+MAX_REPLY_BYTES = 16 * 2**20
+"""Default cap of one reply's body (16 MiB, far over any completion's ``max_tokens``): a larger one is refused
+while it arrives, so a runaway server cannot fill the memory, the traces and the cache."""
+
+
+class RefusedReply(openai.OpenAIError):
+    """A reply refused by :class:`_BoundedAttempts` (over the byte cap, or from another origin after a redirect);
+    an ``OpenAIError``, so the SDK passes it on without retrying it."""
+
+
+class ForeignRedirect(RefusedReply):
+    """The endpoint redirected to another origin: every later request would be, so the run stops."""
+
+
+class _BoundedAttempts:
+    """Mixin over the SDK's HTTP clients: each attempt (sending, the headers and the whole body) ends within
+    ``attempt_timeout_s`` however slowly the bytes come (the SDK's own timeout bounds each read, so a reply
+    dripping a byte a second never trips it), a body over ``max_reply_bytes`` is refused while it arrives, and so
+    is a reply that a redirect brought from another origin (scheme, host, port) than the one asked: the run
+    records the endpoint it was given. A late attempt is the transport's read timeout, which the SDK retries like
+    any other."""
+
+    def __init__(self, *, attempt_timeout_s: float, max_reply_bytes: int, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.attempt_timeout_s = attempt_timeout_s
+        self.max_reply_bytes = max_reply_bytes
+
+    async def send(self, request: httpx2.Request, *, stream: bool = False, **kwargs: Any) -> httpx2.Response:
+        try:
+            async with asyncio.timeout(self.attempt_timeout_s):
+                response = await super().send(request, stream=True, **kwargs)  # type: ignore[misc]
+                if origin(str(response.url)) != origin(str(request.url)):
+                    await response.aclose()
+                    raise ForeignRedirect(f"{request.url} redirected to another origin ({response.url}); refused: "
+                                       "give that URL as the model endpoint if it is the one meant")
+                return response if stream else await self._read(request, response)
+        except TimeoutError:
+            raise httpx2.ReadTimeout(f"no complete reply within {self.attempt_timeout_s:g} s",
+                                     request=request) from None
+
+    async def _read(self, request: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
+        """``response`` with its whole body read, or :class:`RefusedReply`."""
+        chunks, size = [], 0
+        try:
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > self.max_reply_bytes:
+                    raise RefusedReply(f"{request.url} sent a reply larger than {self.max_reply_bytes:,} bytes "
+                                        "(refused while reading); lower max_tokens, or raise max_reply_bytes")
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        headers = [(name, value) for name, value in response.headers.multi_items()
+                   if name.lower() not in ("content-encoding", "content-length")]  # the body is decoded here
+        return httpx2.Response(response.status_code, headers=headers, content=b"".join(chunks), request=request,
+                               extensions=response.extensions)
+
+
+BOUNDED_TRANSPORTS = {name: type(f"Bounded{client.__name__}", (_BoundedAttempts, client), {})
+                      for name, client in HTTP_TRANSPORTS.items()}
+""":data:`HTTP_TRANSPORTS` with :class:`_BoundedAttempts`: what :class:`OpenAIModel` uses."""
 
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
 """The request header in which the ``openai`` client numbers its attempts at a call (0, 1, ...)."""
@@ -179,13 +242,29 @@ def read_tool_calls(message: dict[str, Any]) -> list[dict[str, Any]] | None:
     return read
 
 
+MAX_TOKEN_COUNT = 10**9
+"""The largest token count a reply's ``usage`` may report: no context holds more, and a larger (or negative)
+number is a broken server whose counts must not reach the metrics."""
+
+
+def _token_count(usage: dict[str, Any], key: str) -> int:
+    """``usage[key]`` (0 when absent) if it is a whole number from 0 to :data:`MAX_TOKEN_COUNT`; else ValueError."""
+    value = _field(usage, key, int, "usage") or 0
+    if not 0 <= value <= MAX_TOKEN_COUNT:
+        shown = str(value) if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+        raise ValueError(f"usage.{key} is {shown}, not a token count (0 to {MAX_TOKEN_COUNT:,})")
+    return value
+
+
 def completion_response(content: bytes, request: ChatRequest, latency_s: float, retries: int,
                         base_url: str) -> ChatResponse:
     """A :class:`ChatResponse` from the JSON of a chat completion (OpenAI's ``chat.completion`` object): the first
     choice's ``message.content`` as text, vLLM's ``reasoning`` (or the older ``reasoning_content``) as reasoning,
     its ``tool_calls`` (:func:`read_tool_calls`), ``finish_reason`` (``stop`` when absent), the served ``model``
-    name and the reported ``usage``, estimated (:meth:`Usage.estimate`) when the server reports none. A body that is not such an object is a
-    :class:`ModelReplyInvalid` (the server is broken: the run stops), quoting the body's own message."""
+    name and the reported ``usage``, estimated (:meth:`Usage.estimate`) when the server reports none. A body that
+    is not such an object (token counts that are not whole numbers from 0 to :data:`MAX_TOKEN_COUNT` included, a
+    body nested too deeply to read) is a :class:`ModelReplyInvalid` (the server is broken: the run stops), quoting
+    the body's own message."""
     try:
         data = json.loads(content)
         if not isinstance(data, dict):
@@ -207,8 +286,11 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
         if reported is None:
             usage = Usage.estimate(request, text)
         else:
-            usage = Usage(_field(reported, "prompt_tokens", int, "usage") or 0,
-                          _field(reported, "completion_tokens", int, "usage") or 0)
+            usage = Usage(_token_count(reported, "prompt_tokens"), _token_count(reported, "completion_tokens"))
+    except RecursionError:
+        raise ModelReplyInvalid(f"the model endpoint {base_url}/chat/completions answered with a body nested too "
+                                "deeply to be a completion; check the server's log and rerun: the same call "
+                                "resumes") from None
     except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors too
         raise ModelReplyInvalid(f"the model endpoint {base_url}/chat/completions answered with a body that is not a "
                                 f"completion ({error}){body_message(content)}; check the server's log and "
@@ -222,7 +304,9 @@ class OpenAIModel(ChatModel):
 
     ``model``, ``base_url`` and ``api_key`` default to ``SPARQLAB_MODEL``, ``SPARQLAB_MODEL_URL`` (no default: without
     either, :func:`model_endpoint` refuses) and ``SPARQLAB_API_KEY`` (else a placeholder, fine for vLLM). ``timeout_s`` bounds
-    one attempt; reasoning models can take minutes for a long answer, hence the generous default.
+    one attempt as a whole (the reply's last byte included: :class:`_BoundedAttempts`), wherever the call is made
+    (a question, a method's ``prepare``); reasoning models can take minutes for a long answer, hence the generous
+    default. ``max_reply_bytes`` caps one reply's body (:data:`MAX_REPLY_BYTES`).
     A served stand-in (name ``standin-*``) stays marked ``is_standin``. ``http_transport`` picks the HTTP client
     under the SDK (:data:`HTTP_TRANSPORTS`).
     """
@@ -237,6 +321,7 @@ class OpenAIModel(ChatModel):
         timeout_s: float = 600.0,
         connect_timeout_s: float = 10.0,
         http_transport: str = "aiohttp",
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ):
         name = model or default_model()
         if not name:
@@ -248,6 +333,7 @@ class OpenAIModel(ChatModel):
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.connect_timeout_s = connect_timeout_s
+        self.max_reply_bytes = max_reply_bytes
         if http_transport not in HTTP_TRANSPORTS:
             raise ValueError(f"http_transport must be one of {', '.join(HTTP_TRANSPORTS)} (got {http_transport!r})")
         self.http_transport = http_transport
@@ -267,7 +353,8 @@ class OpenAIModel(ChatModel):
                 api_key=self._api_key,
                 max_retries=self.max_retries,
                 timeout=openai.Timeout(self.timeout_s, connect=min(self.connect_timeout_s, self.timeout_s)),
-                http_client=HTTP_TRANSPORTS[self.http_transport](),
+                http_client=BOUNDED_TRANSPORTS[self.http_transport](attempt_timeout_s=self.timeout_s,
+                                                                    max_reply_bytes=self.max_reply_bytes),
             )
             closer = _closed_with_loop(client)
             with contextlib.suppress(StopIteration):
@@ -289,6 +376,10 @@ class OpenAIModel(ChatModel):
         start = time.perf_counter()
         try:
             raw = await self._client().post("/chat/completions", body=request_body(request), cast_to=httpx2.Response)
+        except ForeignRedirect as error:
+            raise ModelAccessRefused(str(error)) from None
+        except RefusedReply as error:
+            raise ModelRequestError(str(error)) from None
         except openai.APIError as error:
             raise await self._translate(error, request.model) from error
         latency = time.perf_counter() - start

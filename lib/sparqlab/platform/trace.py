@@ -50,6 +50,11 @@ class TraceEvent:
                    record.get("t", 0.0))
 
 
+REPEATED_TEXT_CHARS = 4096
+"""From this length on, a model reply is stored once per trace: a later event repeating it refers to its
+``model_call`` event instead (a runaway reply of megabytes would otherwise be written twice)."""
+
+
 def _message_key(message: Message) -> str:
     return hashlib.sha1(json.dumps(message, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -66,7 +71,18 @@ class Trace:
 
     def add(self, kind: str, step: int | None = None, role: str | None = None,
             data: dict[str, Any] | None = None) -> TraceEvent:
-        event = TraceEvent(kind, step, role, dict(data or {}))
+        """Append an event; a long ``response`` that repeats a logged model call's (a parse failure quoting the
+        reply) is stored as ``response_event``, that call's index (:data:`REPEATED_TEXT_CHARS`)."""
+        data = dict(data or {})
+        response = data.get("response")
+        if kind != "model_call" and isinstance(response, str) and len(response) >= REPEATED_TEXT_CHARS:
+            logged = next((index for index in range(len(self.events) - 1, -1, -1)
+                           if self.events[index].kind == "model_call"
+                           and self.events[index].data.get("response") == response), None)
+            if logged is not None:
+                del data["response"]
+                data["response_event"] = logged
+        event = TraceEvent(kind, step, role, data)
         self.events.append(event)
         return event
 

@@ -264,9 +264,10 @@ class RunConfig(FlatConfig):
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
 
     def check(self) -> None:
-        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.experiment or ""):
-            raise ValueError(f"experiment name {self.experiment!r} must be non-empty and use only letters, "
-                             "digits, '.', '_' and '-' (it becomes a folder name)")
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.experiment or "") or self.experiment in (".", ".."):
+            raise ValueError(f"experiment name {self.experiment!r} must be non-empty, use only letters, digits, "
+                             "'.', '_' and '-', and be neither '.' nor '..' (it becomes a folder name under the "
+                             "runs folder)")
 
     @classmethod
     def from_saved(cls, document: dict[str, Any], where: str = "config.json") -> RunConfig:

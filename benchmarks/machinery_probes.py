@@ -1,0 +1,549 @@
+"""The probes of issue 40 ("a failure of the machinery is never a score"), rerun: one line each, held or broken.
+
+Every probe runs in a fresh child process (its own interpreter, its memory capped at :data:`MEMORY_CAP_GB` and its
+time at :data:`TIME_CAP_S`, so a probe that blows up cannot take the machine with it), against servers this
+script starts on 127.0.0.1. For each it prints ``held`` / ``broken``, the wall time, the peak memory of the child
+(and of its own children) and the exit code. A probe holds when the workbench does what issue 40 asks: stops
+with a clear, typed error naming the file or URL, within its deadline, in small memory, recording no failure of
+the machinery as a method's answer.
+
+Usage (``benchmarks/adversarial.py --probes`` runs the same)::
+
+    python benchmarks/machinery_probes.py [--only NAME,...] [--json OUT]
+
+Run with another checkout's interpreter (``/path/to/main/.venv/bin/python benchmarks/machinery_probes.py``) to
+probe that checkout's behaviour: the probes use only APIs that both have.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+MEMORY_CAP_GB = 3.0
+TIME_CAP_S = 120.0
+RESULTS_TYPE = "application/sparql-results+json"
+RUN = ["run", "direct", "-d", "metaqa-1hop", "-e", "probe", "--progress", "false"]
+
+
+# -- servers on 127.0.0.1 ------------------------------------------------------------------------------------------
+
+def reply_bytes(body: bytes, content_type: str = "application/json", status: str = "200 OK",
+                headers: dict[str, str] | None = None, length: int | None = None) -> bytes:
+    lines = [f"HTTP/1.1 {status}", f"Content-Type: {content_type}",
+             f"Content-Length: {len(body) if length is None else length}", "Connection: close",
+             *(f"{k}: {v}" for k, v in (headers or {}).items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def _request_path(conn: socket.socket) -> str:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    first = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+    return first[1] if len(first) > 1 else "/"
+
+
+@contextlib.contextmanager
+def server(respond: Callable[[str, socket.socket], None]) -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` of a server calling ``respond(path, connection)`` for every request."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            respond(_request_path(conn), conn)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+
+
+def dripping(reply: bytes, interval_s: float = 1.0) -> Callable[[str, socket.socket], None]:
+    """Headers at once, then the body one byte every ``interval_s``."""
+    split = reply.index(b"\r\n\r\n") + 4
+
+    def respond(path: str, conn: socket.socket) -> None:
+        conn.sendall(reply[:split])
+        for index in range(split, len(reply)):
+            conn.sendall(reply[index:index + 1])
+            time.sleep(interval_s)
+
+    return respond
+
+
+def fixed(reply: bytes) -> Callable[[str, socket.socket], None]:
+    return lambda path, conn: conn.sendall(reply)
+
+
+def model_server(completion: Callable[[], bytes] | bytes) -> Callable[[str, socket.socket], None]:
+    """An OpenAI-compatible server listing model ``m`` whose ``/chat/completions`` answers ``completion``."""
+    models = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+
+    def respond(path: str, conn: socket.socket) -> None:
+        if path.endswith("/models"):
+            conn.sendall(reply_bytes(models))
+        else:
+            conn.sendall(completion() if callable(completion) else completion)
+
+    return respond
+
+
+def completion(text: str = "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1", usage: str | None = None) -> bytes:
+    body = ('{"object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": {"role": '
+            f'"assistant", "content": {json.dumps(text)}}}, "finish_reason": "stop"}}], "usage": '
+            + (usage or '{"prompt_tokens": 5, "completion_tokens": 5}') + "}")
+    return reply_bytes(body.encode())
+
+
+def streamed_results(total_bytes: int) -> Callable[[str, socket.socket], None]:
+    """A SPARQL JSON result of about ``total_bytes``, generated while it is sent."""
+    row = b'{"a": {"type": "literal", "value": "' + b"x" * 200 + b'"}},'
+    rows = total_bytes // len(row)
+    head, tail = b'{"head": {"vars": ["a"]}, "results": {"bindings": [', b'{"a": {"type": "literal", "value": "y"}}]}}'
+    length = len(head) + rows * len(row) + len(tail)
+
+    def respond(path: str, conn: socket.socket) -> None:
+        conn.sendall(reply_bytes(b"", RESULTS_TYPE, length=length) + head)
+        block = row * 4096
+        for _ in range(rows // 4096):
+            conn.sendall(block)
+        conn.sendall(row * (rows % 4096) + tail)
+
+    return respond
+
+
+# -- probes --------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    code: int | None
+    seconds: float
+    peak_mb: float
+    out: str
+    err: str
+
+
+@dataclass
+class Probe:
+    name: str
+    setup: Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]
+    """Returns the child's command (after the interpreter) and environment additions."""
+    held: Callable[[Outcome, Path], tuple[bool, str]]
+    wrap: list[str] | None = None
+    """A command to run the child under (``unshare ... sh -c``), the child's command appended."""
+
+
+def python(code: str) -> list[str]:
+    return ["-c", textwrap.dedent(code)]
+
+
+def cli(*args: str) -> list[str]:
+    return ["-c", "import sys; from sparqlab.cli import main; raise SystemExit(main(sys.argv[1:]))", *args]
+
+
+def predictions(runs: Path) -> list[dict]:
+    records = []
+    for path in runs.rglob("predictions.jsonl"):
+        records += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return records
+
+
+def error_categories(runs: Path) -> set[str]:
+    return {str(r.get("error_category")) for r in predictions(runs) if r.get("error_category")}
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip() and not line.startswith("call_s:")]
+    return lines[-1][:150] if lines else ""
+
+
+def typed(out: Outcome, kind: str, *words: str) -> tuple[bool, str]:
+    """Held when the child printed ``kind: message`` containing every word (the snippets print their error)."""
+    line = next((line for line in out.out.splitlines() if line.startswith(kind)), last_line(out.out + out.err))
+    return line.startswith(kind) and all(word in line for word in words), line[:150]
+
+
+def catching(body: str) -> str:
+    """A snippet running ``body`` (its imports first, untimed) and printing ``ErrorType: message`` of what it
+    raised (or ``ok: ...``), then ``call_s:`` the time the rest took."""
+    lines = textwrap.dedent(body).strip().splitlines()
+    imports = "\n".join(line for line in lines if line.startswith(("from ", "import ")))
+    rest = "\n".join(line for line in lines if not line.startswith(("from ", "import ")))
+    return python("import sys, time\n" + imports + "\nstarted = time.monotonic()\ntry:\n" + textwrap.indent(rest, "    ")
+                  + "\nexcept BaseException as error:\n    print(f'{type(error).__name__}: {error}'[:400])\n"
+                  "print(f'call_s: {time.monotonic() - started:.1f}')\n")
+
+
+def disk_full(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    (scratch / "full").mkdir()
+    return cli(*RUN, "--limit", "300", "-m", "standin-keyword-rules", "--output-root", str(scratch / "runs"),
+               "--cache-path", str(scratch / "full" / "responses.sqlite")), {}
+
+
+def disk_full_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    categories = error_categories(scratch / "runs")
+    ok = out.code not in (0, None) and "method_error" not in categories
+    return ok, f"categories {sorted(categories)}; {last_line(out.err)}"
+
+
+def garbage_model(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    body = reply_bytes(b'{"error": {"message": "CUDA out of memory. Tried to allocate 2.00 GiB"}}')
+    url = stack.enter_context(server(model_server(body)))
+    return cli(*RUN, "--limit", "3", "-m", "m", "--model-url", f"{url}/v1", "--output-root",
+               str(scratch / "runs")), {}
+
+
+def garbage_model_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    categories = error_categories(scratch / "runs")
+    ok = out.code not in (0, None) and "model_request_error" not in categories
+    return ok, f"categories {sorted(categories)}; {last_line(out.err)}"
+
+
+def missing_dependency(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    code = ("import sys; sys.modules['igraph'] = None; from sparqlab.cli import main; "
+            "raise SystemExit(main(sys.argv[1:]))")
+    return ["-c", code, "run", "desq", "-d", "metaqa-1hop", "-e", "probe", "--progress", "false", "--limit", "2",
+            "-m", "standin-desq", "--output-root", str(scratch / "runs")], {}
+
+
+def missing_dependency_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    categories = error_categories(scratch / "runs")
+    ok = out.code not in (0, None) and "igraph" in out.err and not any("score" in c for c in categories)
+    return ok, f"categories {sorted(categories)}; {last_line(out.err)}"
+
+
+def sparql_drip(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    body = b'{"head": {"vars": ["a"]}, "results": {"bindings": [{"a": {"type": "literal", "value": "x"}}]}}'
+    url = stack.enter_context(server(dripping(reply_bytes(body, RESULTS_TYPE))))
+    return catching(f"""
+        from sparqlab.kg import EndpointKG, QueryOptions
+        from sparqlab.kg.profiles import generic_profile
+        kg = EndpointKG("{url}/sparql", generic_profile("probe"), options=QueryOptions(timeout_s=5))
+        print("ok:", len(kg.query("SELECT ?a WHERE {{ ?a ?b ?c }}")))
+    """), {}
+
+
+def model_drip(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    url = stack.enter_context(server(dripping(completion())))
+    return catching(f"""
+        from sparqlab.llm.base import ChatRequest, run_sync
+        from sparqlab.llm.openai_backend import OpenAIModel
+        model = OpenAIModel("m", base_url="{url}/v1", timeout_s=10, max_retries=0)
+        print("ok:", run_sync(model.acomplete(ChatRequest.build("m", "hi"))).text)
+    """), {}
+
+
+def within(seconds: float, kind: str, *words: str) -> Callable[[Outcome, Path], tuple[bool, str]]:
+    """Held when the snippet's call (not the interpreter's start) ended with ``kind`` within ``seconds``."""
+    def held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+        ok, line = typed(out, kind, *words)
+        call_s = next((float(line.split()[1]) for line in out.out.splitlines() if line.startswith("call_s:")),
+                      out.seconds)
+        return ok and call_s < seconds, f"call {call_s:g} s; {line}"
+
+    return held
+
+
+LAUGHS = ('<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n <!ENTITY a "hahahahahahahahahaha">\n'
+          + "".join(f' <!ENTITY {chr(98 + i)} "{f"&{chr(97 + i)};" * 10}">\n' for i in range(9))
+          + ']>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">\n'
+          ' <rdf:Description rdf:about="http://example.org/s"><ex:p>&j;</ex:p></rdf:Description>\n</rdf:RDF>\n')
+BOMB_LEVELS = "\n".join(["  - &a [x, x, x, x, x, x, x, x, x, x]"] + [
+    f"  - &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(9)])
+"""Ten levels of ten YAML aliases: under 500 bytes that stand for 10^10 values, under keys the files accept."""
+SMALL_TTL = '@prefix ex: <http://example.org/> .\nex:a ex:p ex:b .\nex:b ex:p "B" .\n'
+
+
+def laughs(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    (scratch / "laughs.rdf").write_text(LAUGHS, encoding="utf-8")
+    return catching(f"""
+        from sparqlab.kg import open_kg
+        print("ok:", len(open_kg("{scratch / 'laughs.rdf'}", cache=False).query("SELECT * {{ ?s ?p ?o }}")))
+    """), {}
+
+
+def yaml_kg(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    (scratch / "data.ttl").write_text(SMALL_TTL, encoding="utf-8")
+    (scratch / "data.kg.yaml").write_text("notes:\n" + BOMB_LEVELS + "\n", encoding="utf-8")
+    return catching(f"""
+        from sparqlab.kg import open_kg
+        print("ok:", len(open_kg("{scratch / 'data.ttl'}", cache=False).query("SELECT * {{ ?s ?p ?o }}")))
+    """), {}
+
+
+def yaml_grid(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    (scratch / "grid.yaml").write_text("methods: {direct: {method: direct}}\ndatasets: {metaqa-1hop: {}}\n"
+                                       "description:\n" + BOMB_LEVELS + "\n", encoding="utf-8")
+    return cli("sweep", str(scratch / "grid.yaml"), "--dry-run"), {}
+
+
+def yaml_grid_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    return out.code == 1 and "grid.yaml" in out.err and out.seconds < 10, last_line(out.err)
+
+
+def huge_result(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    url = stack.enter_context(server(streamed_results(400 * 2**20)))
+    return catching(f"""
+        from sparqlab.kg import EndpointKG, QueryOptions
+        from sparqlab.kg.profiles import generic_profile
+        kg = EndpointKG("{url}/sparql", generic_profile("probe"), options=QueryOptions(timeout_s=60))
+        print("ok:", len(kg.query("SELECT ?a WHERE {{ ?a ?b ?c }}")), "rows")
+    """), {}
+
+
+def small_memory(limit_mb: float, kind: str, *words: str) -> Callable[[Outcome, Path], tuple[bool, str]]:
+    def held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+        ok, line = typed(out, kind, *words)
+        return ok and out.peak_mb < limit_mb, line
+
+    return held
+
+
+def capped_while_read(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    """Held when the row cap (or the byte cap) stopped the reading: capped rows or a typed error, in small memory
+    and a few seconds, never the 400 MB parsed whole."""
+    line = last_line(out.out)
+    call_s = next((float(x.split()[1]) for x in out.out.splitlines() if x.startswith("call_s:")), out.seconds)
+    stopped = line.startswith(("ok: 10000 rows", "EndpointError"))
+    return stopped and out.peak_mb < 600 and call_s < 10, f"call {call_s:g} s; {line}"
+
+
+def huge_reply(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    big = completion("x" * (50 * 2**20))
+    url = stack.enter_context(server(model_server(big)))
+    return catching(f"""
+        from sparqlab.llm.base import ChatRequest, run_sync
+        from sparqlab.llm.openai_backend import OpenAIModel
+        model = OpenAIModel("m", base_url="{url}/v1", max_retries=0)
+        print("ok:", len(run_sync(model.acomplete(ChatRequest.build("m", "hi"))).text), "characters")
+    """), {}
+
+
+def many_prefixes(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    declarations = "".join(f"@prefix p{i}: <http://example.org/namespace/number/{i}/> .\n" for i in range(5000))
+    (scratch / "prefixes.ttl").write_text(declarations + "p1:a p2:b p4999:c .\n", encoding="utf-8")
+    return catching(f"""
+        from sparqlab.kg import open_kg
+        rows = open_kg("{scratch / 'prefixes.ttl'}", cache=False).query("SELECT ?o WHERE {{ p1:a p2:b ?o }}")
+        print("ok:", len(rows), "row")
+    """), {}
+
+
+def usage(value: str) -> Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]:
+    def setup(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+        url = stack.enter_context(server(model_server(completion(usage=value))))
+        return catching(f"""
+            from sparqlab.llm.base import ChatRequest, run_sync
+            from sparqlab.llm.openai_backend import OpenAIModel
+            model = OpenAIModel("m", base_url="{url}/v1", max_retries=0)
+            print("ok:", run_sync(model.acomplete(ChatRequest.build("m", "hi"))).usage)
+        """), {}
+
+    return setup
+
+
+def dotdot(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    (scratch / "runs").mkdir()
+    return cli("run", "direct", "-d", "metaqa-1hop", "--limit", "1", "-m", "standin-keyword-rules", "-e", "..",
+               "--progress", "false", "--output-root", str(scratch / "runs")), {}
+
+
+def dotdot_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    outside = [p.name for p in scratch.iterdir() if p.name not in ("runs", "runs-default")]
+    return out.code not in (0, None) and not outside, f"outside the runs folder: {outside}; {last_line(out.err)}"
+
+
+def figure_names(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    return python("""
+        from sparqlab.plots import figure_stem
+        pairs = [({"model": "org/model-a"}, {"model": "org_model-a"}),
+                 ({"model": "a" * 50 + "-one"}, {"model": "a" * 50 + "-two"})]
+        same = [a for a, b in pairs if figure_stem("f", a) == figure_stem("f", b)]
+        print(("ok: distinct" if not same else f"collide: {same}")[:150])
+    """), {}
+
+
+def from_folder(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    return python(f"""
+        import json, pathlib, sys
+        from sparqlab.cli import main
+        scratch = pathlib.Path("{scratch}")
+        args = ["run", "direct", "-d", "metaqa-1hop", "--limit", "1", "-m", "standin-keyword-rules", "-e", "e",
+                "--progress", "false"]
+        assert main(args + ["--output-root", str(scratch / "given")]) == 0
+        folder = next((scratch / "given" / "e").iterdir())
+        saved = json.loads((folder / "config.json").read_text())
+        saved["run"]["execution"].update(output_root=str(scratch / "elsewhere"),
+                                         cache_path=str(scratch / "elsewhere.sqlite"))
+        (folder / "config.json").write_text(json.dumps(saved))
+        main(["run", "--from", str(folder), "--progress", "false"])  # no location given: the defaults
+        wrote = [name for name in ("elsewhere", "elsewhere.sqlite") if (scratch / name).exists()]
+        print("ok: stayed" if not wrote else f"wrote: where the folder said ({{', '.join(wrote)}})")
+    """), {}
+
+
+def redirect(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    body = b'{"head": {"vars": ["a"]}, "results": {"bindings": [{"a": {"type": "literal", "value": "x"}}]}}'
+    other = stack.enter_context(server(fixed(reply_bytes(body, RESULTS_TYPE))))
+    url = stack.enter_context(server(fixed(reply_bytes(b"", "text/plain", "302 Found",
+                                                       {"Location": f"{other}/sparql"}))))
+    return catching(f"""
+        from sparqlab.kg import EndpointKG
+        from sparqlab.kg.profiles import generic_profile
+        kg = EndpointKG("{url}/sparql", generic_profile("probe"))
+        print("ok: followed,", len(kg.query("SELECT ?a WHERE {{ ?a ?b ?c }}")), "row; run id keeps", kg.identity)
+    """), {}
+
+
+def killed_build(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    (scratch / "data.ttl").write_text(SMALL_TTL, encoding="utf-8")
+    cache = scratch / "cache"
+    return python(f"""
+        import os, pathlib, signal, subprocess, sys, time
+        data, cache = pathlib.Path("{scratch / 'data.ttl'}"), pathlib.Path("{cache}")
+        env = dict(os.environ, SPARQLAB_CACHE=str(cache))
+        # a build killed while it writes: its scratch folder stays behind
+        child = subprocess.Popen([sys.executable, "-c", "import pathlib, time, tempfile\\n"
+            "from sparqlab.kg import bundled\\n"
+            "def fill(store):\\n    time.sleep(60)\\n"
+            "bundled.install_store(pathlib.Path(r'{cache}') / 'kg' / 'victim', fill)"], env=env)
+        while not list((cache / "kg").glob(".building-*")):
+            time.sleep(0.1)
+        child.send_signal(signal.SIGKILL); child.wait()
+        from sparqlab.kg import open_kg
+        os.environ["SPARQLAB_CACHE"] = str(cache)
+        open_kg(str(data), cache=False).close()
+        left = list((cache / "kg").glob(".building-*"))
+        print("ok: removed" if not left else f"left: {{len(left)}} scratch folder(s)")
+    """), {}
+
+
+def ok_line(kind: str = "ok") -> Callable[[Outcome, Path], tuple[bool, str]]:
+    return lambda out, scratch: typed(out, kind)
+
+
+PROBES = [
+    Probe("disk full on the cache", disk_full, disk_full_held),
+    Probe("model endpoint answering garbage", garbage_model, garbage_model_held),
+    Probe("missing optional dependency (igraph)", missing_dependency, missing_dependency_held),
+    Probe("SPARQL endpoint dripping 1 B/s, timeout 5 s", sparql_drip, within(6.5, "QueryTimeout")),
+    Probe("model reply dripping 1 B/s, timeout_s 10", model_drip, within(11.5, "ModelOverloaded")),
+    Probe("billion-laughs RDF/XML as --kg", laughs, small_memory(400, "ValueError", "laughs.rdf")),
+    Probe("YAML alias bomb as .kg.yaml", yaml_kg, within(5, "ValueError", "data.kg.yaml")),
+    Probe("YAML alias bomb grid, sweep --dry-run", yaml_grid, yaml_grid_held),
+    Probe("400 MB SPARQL result", huge_result, capped_while_read),
+    Probe("50 MB model reply", huge_reply, small_memory(400, "ModelRequestError")),
+    Probe("Turtle with 5,000 prefixes", many_prefixes, ok_line()),
+    Probe("usage with a 400-digit count", usage('{"prompt_tokens": ' + "9" * 400 + ', "completion_tokens": 1}'),
+          ok_line("ModelRequestError")),
+    Probe("usage nested 100,000 deep", usage("[" * 100_000 + "]" * 100_000), ok_line("ModelRequestError")),
+    Probe("negative token counts", usage('{"prompt_tokens": -5, "completion_tokens": -7}'),
+          ok_line("ModelRequestError")),
+    Probe("experiment name ..", dotdot, dotdot_held),
+    Probe("figure names that differ only in / or after 40 characters", figure_names, ok_line()),
+    Probe("run --from a folder naming other output locations", from_folder, ok_line()),
+    Probe("endpoint redirecting to another origin", redirect, ok_line("EndpointError")),
+    Probe("killed KG build leaves .building-*", killed_build, ok_line()),
+]
+
+
+def run_probe(probe: Probe, disk_full_wrap: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix="sparqlab-probe-") as folder, contextlib.ExitStack() as stack:
+        scratch = Path(folder)
+        args, env_extra = probe.setup(scratch, stack)
+        env = {**os.environ, "SPARQLAB_RUNS": str(scratch / "runs-default"), **env_extra}
+        command = [sys.executable, *args]
+        if probe.setup is disk_full and disk_full_wrap:  # a real full filesystem: a 64 KiB tmpfs in a namespace
+            full = scratch / "full"
+            command = ["unshare", "-rm", "sh", "-c", f'mount -t tmpfs -o size=64k tmpfs "{full}" && exec "$@"',
+                       "sh", *command]
+        cap = int(MEMORY_CAP_GB * 2**30)
+        start = time.monotonic()
+        child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 errors="replace", start_new_session=True,
+                                 preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_DATA, (cap, cap)))
+        try:
+            out, err = child.communicate(timeout=TIME_CAP_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, 9)
+            out, err = child.communicate()
+            err += f"\nkilled after {TIME_CAP_S:g} s"
+        seconds = time.monotonic() - start
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        outcome = Outcome(child.returncode, seconds, peak_mb, out, err)
+        ok, detail = probe.held(outcome, scratch)
+        if seconds >= TIME_CAP_S:
+            ok = False
+        return {"probe": probe.name, "held": ok, "seconds": round(seconds, 1), "peak_mb": round(peak_mb),
+                "exit": child.returncode, "detail": detail}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="comma-separated probe numbers (1-based) to run")
+    parser.add_argument("--json", help="write every probe's outcome to this file")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker is not None:  # one probe in its own process, so RUSAGE_CHILDREN is that probe's alone
+        probe = PROBES[int(args.worker)]
+        print(json.dumps(run_probe(probe, shutil.which("unshare") is not None)))
+        return 0
+    chosen = [int(n) - 1 for n in args.only.split(",")] if args.only else range(len(PROBES))
+    print(f"{'#':>2}  {'probe':<58}{'outcome':<9}{'time':>8}{'peak':>9}{'exit':>6}  detail")
+    results = []
+    for index in chosen:
+        done = subprocess.run([sys.executable, __file__, "--worker", str(index)], capture_output=True, text=True)
+        try:
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            result = {"probe": PROBES[index].name, "held": False, "seconds": 0, "peak_mb": 0, "exit": None,
+                      "detail": f"the probe itself failed: {done.stderr.strip()[-200:]}"}
+        results.append(result)
+        print(f"{index + 1:>2}  {result['probe']:<58}{'held' if result['held'] else 'broken':<9}"
+              f"{result['seconds']:>7.1f}s{result['peak_mb']:>6} MB{str(result['exit']):>6}  {result['detail']}",
+              flush=True)
+    print(f"held {sum(r['held'] for r in results)} of {len(results)}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
