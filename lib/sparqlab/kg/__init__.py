@@ -55,7 +55,8 @@ def query_cache() -> JsonCache:
 def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None = None,
             cache: bool | JsonCache = True, timeout_s: float = 30.0, max_rows: int = 10_000,
             workers: int = 2, memory_limit_gb: float | None = None, search: str | None = None,
-            max_in_flight: int | None = None, retry: RetryPolicy | dict | None = None) -> KnowledgeGraph:
+            max_in_flight: int | None = None, retry: RetryPolicy | dict | None = None,
+            graph: str | None = None) -> KnowledgeGraph:
     """Open a KG by profile name (``movies``, ``wikidata``), SPARQL endpoint URL, RDF file or store directory.
 
     ``profile`` overrides the profile (e.g. ``profile="wikidata"`` for a QLever mirror's URL); without it a URL,
@@ -70,6 +71,9 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
     ``max_in_flight`` caps the queries running at once on a remote service (default: the profile's, Wikidata's
     query service allows 5; raise it for a mirror of your own) and ``retry`` is how long a throttling service is
     retried before the run stops (:class:`~sparqlab.kg.service.RetryPolicy` or a dict of its fields).
+    ``graph``: the named graph an endpoint queries as its default graph (sent as ``default-graph-uri``; part of
+    the KG's identity), as for a KG loaded into a named graph of Virtuoso; an endpoint URL may also carry
+    ``?default-graph-uri=...`` and other parameters itself (docs/engines.md).
     """
     if isinstance(profile, str):
         profile = get_profile(profile)
@@ -87,6 +91,7 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
         raise ValueError(f"max_in_flight must be at least 1 (or None for the profile's); got {max_in_flight}")
     options = QueryOptions(timeout_s=timeout_s, max_rows=max_rows, max_in_flight=max_in_flight,
                            retry=RetryPolicy.from_value(retry))
+    endpoint = {"cache": query_cache_, "options": options, "graph": graph}
     embedded = {"cache": query_cache_, "options": options, "workers": workers}
     if memory_limit_gb is not None:
         embedded["memory_limit_gb"] = memory_limit_gb
@@ -95,18 +100,20 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
         named_profile = PROFILES.get(target)
         builder = named_profile.store_builder
         if builder is not None:
+            _no_graph(graph, target)
             store = builder()
             return EmbeddedKG(store, profile or named_profile, identity=f"{named_profile.name}@{store.parent.name}",
                               **embedded)
         if named_profile.endpoint:
-            return EndpointKG(named_profile.endpoint, profile or named_profile, cache=query_cache_, options=options)
+            return EndpointKG(named_profile.endpoint, profile or named_profile, **endpoint)
         raise ValueError(f"KG {target!r} is not bundled and has no default endpoint: give the URL of a SPARQL "
                          f"endpoint serving it (--kg {target} --kg-url URL, or open_kg(URL, profile={target!r}))")
     if target.startswith(("http://", "https://")):
-        kg = EndpointKG(target, profile or generic_profile(target), cache=query_cache_, options=options)
+        kg = EndpointKG(target, profile or generic_profile(target), **endpoint)
         if profile is None:
             kg.profile = derived_profile(kg, target, {}, None)
         return kg
+    _no_graph(graph, target)
     if path.is_dir():
         return EmbeddedKG(path, profile or derived_profile(path, path.name, {}, path), **embedded)
     if path.is_file():
@@ -115,6 +122,12 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
         f"{PROFILES.unknown_message(target).replace('KG profile', 'KG')}; nor is it an http(s) SPARQL endpoint "
         "URL, an RDF file or a pyoxigraph store directory"
     )
+
+
+def _no_graph(graph: str | None, target: str) -> None:
+    if graph:
+        raise ValueError(f"graph={graph} selects a named graph of a SPARQL endpoint; {target} opens an embedded "
+                         "store, whose RDF is queried as one default graph")
 
 
 def _derive(target: str, path: Path, cache, timeout_s: float, max_rows: int) -> KGProfile:
