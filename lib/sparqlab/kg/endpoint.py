@@ -238,9 +238,22 @@ def _json_result(raw: bytes, url: str) -> QueryResult:
             "the server may have stopped the query at its own time limit"
         ) from None
     try:
-        return QueryResult.from_json(data)
+        return QueryResult.from_json(_standard_ask(data))
     except (KeyError, TypeError) as error:
         raise EndpointError(f"malformed SPARQL JSON results from {url}: missing {error}") from None
+
+
+def _standard_ask(data: Any) -> Any:
+    """SPARQL JSON results as the standard writes them: Virtuoso 7 answers an ASK asked for JSON with a one-row
+    SELECT of ``__ASK_RETVAL`` (``1`` or ``0``) instead of ``{"boolean": ...}``."""
+    try:
+        variables, bindings = data["head"]["vars"], data["results"]["bindings"]
+    except (KeyError, TypeError):
+        return data
+    if [name.lower() for name in variables] == ["__ask_retval"] and len(bindings) <= 1:
+        value = bindings[0].get(variables[0], {}).get("value") if bindings else "0"
+        return {"head": {}, "boolean": value not in ("0", "false")}
+    return data
 
 
 def _graph_result(raw: bytes, content_type: str, url: str) -> QueryResult:

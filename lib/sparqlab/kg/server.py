@@ -64,6 +64,32 @@ def serve_store(store: str | Path, timeout_s: float | None = None, startup_timeo
         process.stderr.close()
 
 
+TEST_GRAPH = "urn:sparqlab:kg"
+"""The named graph :func:`serve_on` loads a KG into on Virtuoso."""
+
+
+@contextlib.contextmanager
+def serve_on(engine: str, store: str | Path, *, timeout_s: int | None = None, max_rows: int = 10_000,
+             graph: str = TEST_GRAPH) -> Iterator[str]:
+    """Serve the pyoxigraph store folder ``store`` on 127.0.0.1 with ``engine`` (``oxigraph-server`` or
+    ``virtuoso``, :data:`sparqlab.kg.engines.ENGINES`) while the block runs; yields the URL a client opens — on
+    Virtuoso with ``?default-graph-uri=`` naming the graph the KG was loaded into. ``max_rows`` is Virtuoso's
+    own row cap (oxigraph has none); ``timeout_s`` the server's per-query limit."""
+    from urllib.parse import quote
+
+    if engine == "oxigraph-server":
+        with serve_store(store, timeout_s=timeout_s) as url:
+            yield url
+    elif engine == "virtuoso":
+        from sparqlab.kg.virtuoso import serve_virtuoso
+
+        with serve_virtuoso({graph: [store]}, max_rows=max_rows, timeout_s=timeout_s or 60) as url:
+            yield f"{url}?default-graph-uri={quote(graph, safe='')}"
+    else:
+        raise ValueError(f"engine must be oxigraph-server or virtuoso (the embedded store needs no server); "
+                         f"got {engine!r}")
+
+
 @dataclass
 class ServiceRules:
     """The limits of Wikidata's query service, played by :func:`serve_service_rules` in front of a real server.

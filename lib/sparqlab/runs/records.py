@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_standin", "kg", "dataset",
-                 "split", "shard_index", "num_shards", "answer_match")
-"""Identifying fields shared by ``manifest.json`` and ``metrics.json`` (``answer_match``: the answer comparison
-rule the scores use, :mod:`sparqlab.eval.matching`)."""
+HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_standin", "kg", "engine",
+                 "dataset", "split", "shard_index", "num_shards", "answer_match")
+"""Identifying fields shared by ``manifest.json`` and ``metrics.json`` (``engine``: the SPARQL engine and version
+that answered the KG's queries, :mod:`sparqlab.kg.engines`; ``answer_match``: the answer comparison rule the
+scores use, :mod:`sparqlab.eval.matching`)."""
 
 PREDICTION_FIELDS: dict[str, str] = {
     "id": "question id",

@@ -442,8 +442,10 @@ class Runner:
             "kg_calls": dict(ctx.kg_calls),
             "artifacts": self.method_config["artifacts"],
         }
+        self.engine = self.kg.engine()
         self.identity = identity(self.config, self.method_config, self.fingerprint, self.kg.identity,
-                                 self.kg.profile.digest(), self.gold_snapshot.digest if self.gold_snapshot else None)
+                                 self.kg.profile.digest(), self.gold_snapshot.digest if self.gold_snapshot else None,
+                                 kg_engine=self.engine)
         self.run_id = make_run_id(self.config, self.identity)
         self.run_dir = (self.config.root() / self.config.experiment
                         / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
@@ -480,7 +482,7 @@ class Runner:
         return run_header(
             run_id=self.run_id, experiment=self.config.experiment, folder=self.run_dir.name,
             method=self.method.name, model=self.config.model, model_is_standin=self.model_is_standin,
-            kg=self.config.kg, dataset=self.config.dataset, split=self.config.split,
+            kg=self.config.kg, engine=self.engine.label, dataset=self.config.dataset, split=self.config.split,
             shard_index=self.config.shard_index, num_shards=self.config.num_shards,
             answer_match=self.config.answer_match)
 
