@@ -1,0 +1,122 @@
+"""Engines as people meet them: the engine named from the ``Server`` header and recorded, endpoint URLs with their
+own parameters, a named graph as a KG option, the query cache keyed by the profile's prefixes, an engine's row cap
+reported as truncation, dialect errors typed alike on every engine and relative IRIs on the embedded store."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from sparqlab.core.cache import JsonCache
+from sparqlab.kg import EndpointKG, UnsupportedFunction, open_kg
+from sparqlab.kg.endpoint import split_endpoint_url
+from sparqlab.kg.engines import engine_from_server
+from sparqlab.kg.profiles import MOVIES, generic_profile
+from sparqlab.kg.server import serve_on
+from support.engines import require_engine
+
+EX = "http://example.org/"
+
+
+@pytest.mark.parametrize(("header", "name", "version"), [
+    ("Virtuoso/07.20.3229 (Linux) x86_64-pc-linux-gnu  ", "virtuoso", "07.20.3229"),
+    ("Oxigraph/0.5.13", "oxigraph-server", "0.5.13"),
+    ("QLever", "qlever", None),
+    (None, "unknown", None),
+])
+def test_engine_from_the_server_header(header, name, version):
+    engine = engine_from_server(header)
+    assert (engine.name, engine.version) == (name, version)
+
+
+def test_endpoint_url_parameters_are_sent_with_every_query():
+    assert split_endpoint_url("https://h/sparql?default-graph-uri=urn%3Ax&key=K") == (
+        "https://h/sparql", [("default-graph-uri", "urn:x"), ("key", "K")])
+    with pytest.raises(ValueError, match="carries a query itself"):
+        split_endpoint_url("https://h/sparql?query=ASK%7B%7D")
+
+
+def test_each_engine_names_itself_and_answers_alike(movie_endpoint, endpoint_engine, movies_kg):
+    kg = open_kg(movie_endpoint, profile="movies", cache=False)
+    assert kg.engine().name == endpoint_engine and kg.engine().version
+    described = kg.describe()
+    assert described["engine_name"] == endpoint_engine and described["endpoint"] == movie_endpoint
+    query = 'SELECT ?f WHERE { ?f mrel:directed_by ?d . ?d rdfs:label "Carroll Ballard" }'
+    assert sorted(map(str, kg.query(query).rows)) == sorted(map(str, movies_kg.query(query).rows))
+
+
+def test_a_relative_iri_matches_nothing_on_every_engine(movie_endpoint, movies_kg):
+    query = "SELECT ?s WHERE { ?s ?p <15> }"
+    assert movies_kg.query(query).rows == []
+    assert EndpointKG(movie_endpoint, MOVIES).query(query).rows == []
+
+
+def test_a_missing_cast_is_the_same_error_on_the_oxigraph_server(movie_server):
+    query = 'SELECT (xsd:int("7") AS ?n) WHERE {}'
+    with pytest.raises(UnsupportedFunction, match="rewrite-casts"):
+        EndpointKG(movie_server, MOVIES).query(query)
+
+
+def test_url_parameters_reach_the_server(small_server):
+    everything = open_kg(small_server, cache=False).query("SELECT ?s WHERE { ?s ?p ?o }")
+    assert everything.rows
+    elsewhere = open_kg(small_server + "?default-graph-uri=urn%3Anothing", cache=False)
+    assert elsewhere.identity == f"endpoint:{small_server}?default-graph-uri=urn%3Anothing"
+    assert elsewhere.query("SELECT ?s WHERE { ?s ?p ?o }").rows == []
+
+
+def test_the_query_cache_tells_profiles_apart(small_server, tmp_path):
+    """The same text under two profiles is two queries: ``ex:`` names another namespace in each."""
+    cache = JsonCache(tmp_path / "queries.sqlite")
+    query = "SELECT ?s WHERE { ?s ?p ex:bob }"
+
+    def profile(namespace: str):
+        base = generic_profile("small")
+        return dataclasses.replace(base, prefixes={**base.prefixes, "ex": namespace})
+
+    ours = EndpointKG(small_server, profile(EX), cache=cache).query(query)
+    other = EndpointKG(small_server, profile("http://other.org/"), cache=cache).query(query)
+    assert [str(row["s"]) for row in ours.rows] == [EX + "alice"]
+    assert other.rows == [] and not other.cached
+
+
+@pytest.fixture(scope="module")
+def virtuoso_two_kgs(small_ttl, tmp_path_factory):
+    """One Virtuoso holding two KGs in two named graphs — the small test KG and 150 numbered things — that cuts
+    every result at 100 rows (``ResultSetMaxRows``)."""
+    require_engine("virtuoso")
+    from sparqlab.kg.virtuoso import serve_virtuoso
+
+    things = tmp_path_factory.mktemp("things") / "things.nt"
+    things.write_text("".join(f"<{EX}thing{i}> <{EX}number> \"{i}\" .\n" for i in range(150)), encoding="utf-8")
+    with serve_virtuoso({"urn:small": [small_ttl], "urn:things": [things]}, max_rows=100) as url:
+        yield url
+
+
+def test_a_named_graph_is_an_option_and_part_of_the_identity(virtuoso_two_kgs):
+    small = open_kg(virtuoso_two_kgs, graph="urn:small", cache=False)
+    things = open_kg(virtuoso_two_kgs, graph="urn:things", cache=False)
+    query = f"SELECT ?s WHERE {{ ?s <{EX}knows> ?o }}"
+    assert {str(row["s"]) for row in small.query(query).rows} == {EX + "alice", EX + "bob"}
+    assert things.query(query).rows == []
+    assert small.identity != things.identity and "graph=urn:small" in small.identity
+    assert small.describe()["graph"] == "urn:small"
+
+
+def test_the_engines_row_cap_is_reported_as_truncation(virtuoso_two_kgs):
+    things = open_kg(virtuoso_two_kgs + "?default-graph-uri=urn:things", cache=False)
+    cut = things.query("SELECT ?s WHERE { ?s ?p ?o }")
+    assert len(cut.rows) == 100 and cut.truncated
+    whole = things.query("SELECT ?s WHERE { ?s ?p ?o } LIMIT 60")
+    assert len(whole.rows) == 60 and not whole.truncated
+
+
+def test_a_graph_option_on_an_embedded_store_is_refused(small_store):
+    with pytest.raises(ValueError, match="named graph of a SPARQL endpoint"):
+        open_kg(small_store, graph="urn:x", cache=False)
+
+
+def test_serve_on_refuses_an_unknown_engine(small_store):
+    with pytest.raises(ValueError, match="engine must be"), serve_on("fuseki", small_store):
+        pass
