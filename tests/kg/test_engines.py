@@ -120,3 +120,30 @@ def test_a_graph_option_on_an_embedded_store_is_refused(small_store):
 def test_serve_on_refuses_an_unknown_engine(small_store):
     with pytest.raises(ValueError, match="engine must be"), serve_on("fuseki", small_store):
         pass
+
+
+@pytest.mark.slow
+def test_kg_serve_starts_each_engine_and_stops_it(endpoint_engine, small_ttl, tmp_path):
+    """``sparqlab kg serve FILE --engine E`` prints a URL that answers as the file does, and its server stops with
+    the command (SIGTERM)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    engine = {"oxigraph-server": "oxigraph", "virtuoso": "virtuoso"}[endpoint_engine]
+    env = {**os.environ, "SPARQLAB_CACHE": str(tmp_path / "cache")}
+    command = subprocess.Popen([sys.executable, "-m", "sparqlab", "kg", "serve", str(small_ttl), "--engine", engine],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        url = command.stdout.readline().strip()
+        kg = open_kg(url, cache=False)
+        assert kg.engine().name == endpoint_engine
+        assert len(kg.query(f"SELECT ?s WHERE {{ ?s <{EX}age> ?age }}").rows) == 3
+        command.send_signal(signal.SIGTERM)
+        assert command.wait(timeout=30) == 0
+        with pytest.raises(Exception, match="cannot reach|refused|failed"):
+            open_kg(url, cache=False, retry={"max_connection_attempts": 1}).query("ASK {}")
+    finally:
+        if command.poll() is None:
+            command.kill()
