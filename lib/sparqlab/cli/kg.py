@@ -85,9 +85,7 @@ def register(subparsers) -> None:
     query.add_argument("--kg", required=True,
                        help="KG name (movies, wikidata), endpoint URL, RDF file (its own prefixes predefined) or store "
                             "folder")
-    query.add_argument("--profile", default=None,
-                       help="KG profile of an endpoint URL, e.g. --profile wikidata for a QLever mirror of Wikidata "
-                            "(its prefixes are then predefined and sent with the query)")
+    add_profile_option(query)
     query.add_argument("--format", choices=["table", "json"], default="table",
                        help="table (default) or SPARQL JSON results")
     query.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
@@ -173,6 +171,14 @@ def serve_kg_command(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def add_profile_option(parser: argparse.ArgumentParser) -> None:
+    """``--profile``, beside every ``--kg`` that takes an endpoint URL."""
+    parser.add_argument("--profile", default=None,
+                        help="KG profile of an endpoint URL, e.g. --profile wikidata for a QLever mirror of Wikidata "
+                             "or --profile ck25 for CK25 on Virtuoso (its prefixes are then predefined and sent with "
+                             "each query); without it a URL gets a profile derived from its data")
 
 
 def add_kg_arguments(parser: argparse.ArgumentParser) -> None:
