@@ -68,6 +68,7 @@ def test_direct_on_virtuoso_answers_as_embedded_or_the_cause_is_named(ck25_virtu
     assert "virtuoso 07" in listing and "embedded" in listing
 
 
+@pytest.mark.slow
 def test_every_reference_query_agrees_with_the_embedded_store_or_its_cause_is_named(ck25_virtuoso, ck25_kg,
                                                                                       ck25_questions):
     from sparqlab.kg import open_kg
