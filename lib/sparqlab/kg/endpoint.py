@@ -80,9 +80,11 @@ class EndpointKG(KnowledgeGraph):
     """A KG behind a SPARQL 1.1 endpoint URL."""
 
     def __init__(self, url: str, profile: KGProfile, *, cache: JsonCache | None = None,
-                 options: QueryOptions | None = None, user_agent: str = USER_AGENT, graph: str | None = None):
+                 options: QueryOptions | None = None, user_agent: str = USER_AGENT, graph: str | None = None,
+                 identity: str | None = None):
         super().__init__(profile, cache, options)
         self.url = url
+        self._identity = identity
         self.user_agent = user_agent
         self.graph = graph
         """The named graph queried as the default graph (``default-graph-uri``), or ``None``: the server's own
@@ -94,8 +96,9 @@ class EndpointKG(KnowledgeGraph):
 
     @property
     def identity(self) -> str:
-        """The URL with its parameters, and the graph: each changes the answers."""
-        return f"endpoint:{self.url}" + (f" graph={self.graph}" if self.graph else "")
+        """The URL with its parameters, and the graph: each changes the answers (``identity``, when given: a KG
+        served locally on a port of the moment is named by its content and engine instead)."""
+        return self._identity or f"endpoint:{self.url}" + (f" graph={self.graph}" if self.graph else "")
 
     def engine(self) -> Engine:
         """The engine behind the URL, from the ``Server`` header of its answers (one ``ASK {}`` when no query has

@@ -150,7 +150,11 @@ async def arun(method: Method, questions: Sequence[Question] | None = None, conf
                redo_errors: Iterable[str] = ()) -> RunResult:
     """Async form of :func:`run`."""
     runner = Runner(method, questions, config or RunConfig(), kg=kg, model=model)
-    return await runner.execute(set(redo_errors))
+    try:
+        return await runner.execute(set(redo_errors))
+    finally:
+        if kg is None:  # the run opened it: its query workers, or the server of an engine axis, stop now
+            runner.kg.close()
 
 
 def load_run_questions(questions: Sequence[Question] | None, config: RunConfig) -> tuple[list[Question], str | None]:
