@@ -147,3 +147,25 @@ def test_kg_serve_starts_each_engine_and_stops_it(endpoint_engine, small_ttl, tm
     finally:
         if command.poll() is None:
             command.kill()
+
+
+def test_virtuosos_missing_functions_and_integer_division(virtuoso_two_kgs):
+    """What Virtuoso does otherwise: BNODE() is a missing function (typed as on oxigraph), 7/2 is 3."""
+    kg = open_kg(virtuoso_two_kgs, graph="urn:small", cache=False)
+    with pytest.raises(UnsupportedFunction, match="not implemented"):
+        kg.query("SELECT (BNODE() AS ?b) WHERE {}")
+    assert kg.query("SELECT (7/2 AS ?x) WHERE {}").rows[0]["x"].value == "3"
+    assert kg.query(f"ASK {{ <{EX}alice> <{EX}knows> <{EX}bob> }}").boolean is True
+
+
+def test_two_engines_are_two_runs():
+    from sparqlab.kg.engines import Engine
+    from sparqlab.runs.config import RunConfig, identity, make_run_id
+
+    config = RunConfig(dataset="metaqa-1hop", kg="movies", kg_url="http://127.0.0.1:8890/sparql", model="m")
+    ids = {engine: make_run_id(config, identity(config, {"method": "direct"}, "q", "endpoint:x", "p", None,
+                                                kg_engine=Engine(*engine)))
+           for engine in (("virtuoso", "07.20"), ("oxigraph-server", "0.5.13"), ("unknown", None))}
+    assert len(set(ids.values())) == 3
+    assert make_run_id(config, identity(config, {"method": "direct"}, "q", "endpoint:x", "p", None)) == \
+        ids[("unknown", None)]  # no engine known: the id it always had

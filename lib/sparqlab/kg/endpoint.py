@@ -165,6 +165,8 @@ class EndpointKG(KnowledgeGraph):
             return b"".join(chunks), response.headers
         except QueryBadFormed as error:
             body = _body(error)
+            if classify_engine_message(body) == UnsupportedFunction.kind:
+                raise _engine_error(f"HTTP 400 from {self.url}: {body}") from None
             if any(hint in body.lower() for hint in _SYNTAX_HINTS):
                 note = " (its line numbers count the added line of PREFIX declarations)" if added_line else ""
                 raise SparqlSyntaxError(f"the endpoint rejected the query{note}: {body}") from None
@@ -203,7 +205,7 @@ def _engine_error(message: str) -> EndpointError | UnsupportedFunction:
     """The typed error of an engine's refusal: :class:`UnsupportedFunction` (with the rewrite to try) when it
     lacks a function or cast the query calls, as on the embedded store, else :class:`EndpointError`."""
     if classify_engine_message(message) == UnsupportedFunction.kind:
-        return UnsupportedFunction(f"{message}. {REWRITE_HINT}")
+        return UnsupportedFunction(f"{message}. {REWRITE_HINT}" if "XMLSchema#" in message else message)
     return EndpointError(message)
 
 
