@@ -78,10 +78,13 @@ def test_every_reference_query_agrees_with_the_embedded_store_or_its_cause_is_na
     found = {q.id: store_difference(q.gold_sparql, execution(ck25_kg, q.gold_sparql),
                                     execution(virtuoso, q.gold_sparql)) for q in ck25_questions}
     assert all(row["cause"] != "unexplained" for row in found.values()), found
-    assert {qid: row["cause"] for qid, row in found.items() if row["agreement"] == "different"} == {
+    different = {qid: row["cause"] for qid, row in found.items() if row["agreement"] == "different"}
+    assert {qid: different.get(qid) for qid in ("ck25:25-en", "ck25:37-en", "ck25:42-en")} == {
         "ck25:25-en": "error",  # Virtuoso divides integers as integers: volume 0, then a division by zero
-        "ck25:37-en": "cast", "ck25:42-en": "cast",  # xsd:int: oxigraph refuses it
-        "ck25:29-en": "ordering tie", "ck25:46-en": "ordering tie", "ck25:50-en": "ordering tie"}
+        "ck25:37-en": "cast", "ck25:42-en": "cast"}  # xsd:int: oxigraph refuses it
+    ties = {qid: cause for qid, cause in different.items() if qid not in ("ck25:25-en", "ck25:37-en", "ck25:42-en")}
+    assert set(ties) <= {"ck25:29-en", "ck25:46-en", "ck25:50-en"}  # which tied rows LIMIT keeps varies
+    assert set(ties.values()) <= {"ordering tie"}
     assert sum(row["agreement"] == "identical" for row in found.values()) >= 20
 
 
