@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from sparqlab.core.cache import JsonCache
-from sparqlab.kg import EndpointKG, UnsupportedFunction, open_kg
+from sparqlab.kg import EndpointError, EndpointKG, UnsupportedFunction, open_kg
 from sparqlab.kg.endpoint import split_endpoint_url
 from sparqlab.kg.engines import engine_from_server
 from sparqlab.kg.profiles import MOVIES, generic_profile
@@ -169,3 +169,11 @@ def test_two_engines_are_two_runs():
     assert len(set(ids.values())) == 3
     assert make_run_id(config, identity(config, {"method": "direct"}, "q", "endpoint:x", "p", None)) == \
         ids[("unknown", None)]  # no engine known: the id it always had
+
+
+def test_a_full_read_cut_by_the_engine_is_an_error_naming_the_cap(virtuoso_two_kgs):
+    things = open_kg(virtuoso_two_kgs, graph="urn:things", cache=False)
+    with pytest.raises(EndpointError, match="engine's own row cap"):
+        things.bulk_values("SELECT ?s WHERE { ?s ?p ?o }")
+    assert len(open_kg(virtuoso_two_kgs, graph="urn:small", cache=False).bulk_values(
+        "SELECT ?s WHERE { ?s ?p ?o }")) > 10

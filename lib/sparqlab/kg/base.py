@@ -117,6 +117,10 @@ class KnowledgeGraph:
         Never pass it generated SPARQL: an embedded store answers it in-process, without the worker's timeout.
         """
         result = self.query(sparql, timeout_s=BULK_TIMEOUT_S, max_rows=BULK_MAX_ROWS, use_cache=False)
+        if result.truncated and len(result.rows) < BULK_MAX_ROWS:
+            raise EndpointError(
+                f"{self.identity} cut a full read at {len(result.rows):,} rows, its engine's own row cap (Virtuoso: "
+                "ResultSetMaxRows in virtuoso.ini); raise the cap to build an index or sample from this KG")
         if result.truncated:
             raise EndpointError(
                 f"reading all of {self.identity} gives more than {BULK_MAX_ROWS:,} rows: too large to index or "
