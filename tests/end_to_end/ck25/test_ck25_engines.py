@@ -66,6 +66,8 @@ def test_direct_on_virtuoso_answers_as_embedded_or_the_cause_is_named(ck25_virtu
     assert main(["runs", "list", "--root", str(tmp_path / "runs")]) == 0
     listing = capsys.readouterr().out
     assert "virtuoso 07" in listing and "embedded" in listing
+    assert main(["runs", "show", str(results["graph"].run_dir)]) == 0
+    assert "engine  virtuoso 07" in capsys.readouterr().out
 
 
 @pytest.mark.slow
