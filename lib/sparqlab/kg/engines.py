@@ -2,16 +2,16 @@
 
 Results can depend on the engine even for one query over one KG (docs/engines.md): the order of rows without
 ORDER BY, which tied rows a LIMIT keeps, how numbers are typed (Virtuoso's ``7/2`` is ``3``), what is an error.
-So a run records its engine (``environment.json``, the run id, ``runs list``), and the dialect fixes a method
-may apply (:func:`sparqlab.kg.rewrite.rewrite_casts`) follow the engine's capabilities rather than the backend
-class. An endpoint names its engine in the HTTP ``Server`` header (``Virtuoso/07.20.3229 (Linux) …``,
+So a run records its engine (``environment.json``, the run id, ``runs list``), and an engine's missing function
+is the same typed error whichever backend reaches it (:class:`~sparqlab.kg.errors.UnsupportedFunction`, which
+the cast rewrite :func:`sparqlab.kg.rewrite.rewrite_casts` answers). An endpoint names its engine in the HTTP ``Server`` header (``Virtuoso/07.20.3229 (Linux) …``,
 ``Oxigraph/0.5.13``); :func:`engine_from_server` reads it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 ENGINES = ("embedded", "oxigraph-server", "virtuoso")
 """The engines the workbench can start itself (``sparqlab kg serve --engine``, a grid's ``engines`` axis);
@@ -39,15 +39,6 @@ class Engine:
     def label(self) -> str:
         """``name version`` as a table cell shows it."""
         return f"{self.name} {self.version}" if self.version else self.name
-
-    @property
-    def lacks_derived_casts(self) -> bool:
-        """Whether ``xsd:int(...)`` and the other derived-integer casts fail here (oxigraph, embedded or served),
-        so that :func:`~sparqlab.kg.rewrite.rewrite_casts` is the fix to offer."""
-        return self.name in ("embedded", "oxigraph-server")
-
-    def to_dict(self) -> dict[str, str | None]:
-        return asdict(self)
 
 
 def engine_from_server(header: str | None) -> Engine:

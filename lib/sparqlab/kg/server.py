@@ -165,8 +165,15 @@ def serve_service_rules(upstream: str, rules: ServiceRules | None = None) -> Ite
     running = [0]
 
     class Handler(BaseHTTPRequestHandler):
+        upstream_server: str | None = None
+
         def log_message(self, *args) -> None:  # quiet
             pass
+
+        def version_string(self) -> str:
+            """A forwarded answer names the engine that made it (the ``Server`` header), as a service's front
+            end passes its store's on; the stand-in's own answers name the stand-in."""
+            return self.upstream_server or super().version_string()
 
         def _answer(self, status: int, body: bytes, content_type: str = "text/plain", headers=()) -> None:
             self.send_response(status)
@@ -214,7 +221,8 @@ def serve_service_rules(upstream: str, rules: ServiceRules | None = None) -> Ite
             try:
                 if rules.delay_s:
                     time.sleep(rules.delay_s)
-                status, content_type, answer = _forward(upstream, self.path, body, self.headers)
+                status, content_type, answer, self.upstream_server = _forward(upstream, self.path, body,
+                                                                              self.headers)
             finally:  # the query is done once answered, before the client can read the answer and send the next
                 with lock:
                     running[0] -= 1
@@ -239,8 +247,9 @@ def serve_service_rules(upstream: str, rules: ServiceRules | None = None) -> Ite
         thread.join()
 
 
-def _forward(upstream: str, path: str, body: bytes | None, headers) -> tuple[int, str, bytes]:
-    """Send one request on to ``upstream`` (same query string, body and content headers)."""
+def _forward(upstream: str, path: str, body: bytes | None, headers) -> tuple[int, str, bytes, str | None]:
+    """Send one request on to ``upstream`` (same query string, body and content headers); its status, content
+    type, body and ``Server`` header."""
     from urllib.parse import urlsplit
 
     target = upstream + (("?" + urlsplit(path).query) if urlsplit(path).query else "")
@@ -250,6 +259,7 @@ def _forward(upstream: str, path: str, body: bytes | None, headers) -> tuple[int
             request.add_header(name, headers[name])
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.headers.get("Content-Type", ""), response.read()
+            return (response.status, response.headers.get("Content-Type", ""), response.read(),
+                    response.headers.get("Server"))
     except urllib.error.HTTPError as error:
-        return error.code, error.headers.get("Content-Type", "text/plain"), error.read()
+        return error.code, error.headers.get("Content-Type", "text/plain"), error.read(), error.headers.get("Server")
