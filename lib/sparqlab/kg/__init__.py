@@ -82,8 +82,10 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
     collected) and named by the KG's content and the engine, so its results are cached and its runs resumed.
     """
     if engine not in (None, "embedded"):
+        if graph:
+            raise ValueError(f"graph={graph} names a graph of an endpoint; engine={engine} serves the KG itself")
         return _served(name_or_url_or_path, engine, profile=profile, cache=cache, timeout_s=timeout_s,
-                       max_rows=max_rows, max_in_flight=max_in_flight, retry=retry)
+                       max_rows=max_rows, max_in_flight=max_in_flight, retry=retry, search=search)
     if isinstance(profile, str):
         profile = get_profile(profile)
     target = str(name_or_url_or_path)
