@@ -177,3 +177,20 @@ def test_a_full_read_cut_by_the_engine_is_an_error_naming_the_cap(virtuoso_two_k
         things.bulk_values("SELECT ?s WHERE { ?s ?p ?o }")
     assert len(open_kg(virtuoso_two_kgs, graph="urn:small", cache=False).bulk_values(
         "SELECT ?s WHERE { ?s ?p ?o }")) > 10
+
+
+@pytest.mark.slow
+def test_a_loaded_database_is_kept_and_the_next_start_reuses_it(small_ttl, tmp_path, monkeypatch):
+    require_engine("virtuoso")
+    from sparqlab.kg.virtuoso import database_key, serve_virtuoso, virtuoso_binaries
+
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    graphs = {"urn:small": [small_ttl]}
+    kept = tmp_path / "cache" / "virtuoso" / database_key(graphs, virtuoso_binaries()[0]) / "virtuoso.db"
+    counts, kept_at = [], []
+    for _ in range(2):
+        with serve_virtuoso(graphs) as url:
+            counts.append(len(open_kg(url, graph="urn:small", cache=False).query("SELECT * WHERE { ?s ?p ?o }").rows))
+            kept_at.append(kept.stat().st_mtime_ns)
+    assert counts[0] == counts[1] > 0
+    assert kept_at[0] == kept_at[1]  # the second start loaded nothing: it copied the kept database

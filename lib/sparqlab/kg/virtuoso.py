@@ -1,7 +1,7 @@
 """A real Virtuoso on 127.0.0.1: Debian's ``virtuoso-opensource`` (``virtuoso-t``, ``isql-vt``) over a database of
-its own in a temporary folder, with RDF files bulk-loaded into one named graph — the tests' second SPARQL engine
-beside ``oxigraph serve-read-only`` (:mod:`sparqlab.kg.server`) and what ``sparqlab kg serve --engine virtuoso``
-starts.
+its own in a temporary folder, with RDF bulk-loaded into named graphs (once: the loaded database is kept under the
+cache) — the tests' second SPARQL engine beside ``oxigraph serve-read-only`` (:mod:`sparqlab.kg.server`) and what
+``sparqlab kg serve --engine virtuoso`` starts.
 
 Virtuoso differs from oxigraph where a result can depend on it (docs/engines.md): its default graph is the union
 of every graph it holds (its own system graphs included), so a KG is loaded into a named graph and queried with
@@ -12,6 +12,7 @@ so only in an ``X-SPARQL-MaxRows`` response header (:mod:`sparqlab.kg.endpoint` 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -22,6 +23,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
+from sparqlab.core.hashing import file_digest, stable_hash, store_digest
+from sparqlab.core.paths import cache_dir
 from sparqlab.core.processes import stop_process
 from sparqlab.kg.server import free_port
 
@@ -126,44 +129,87 @@ def _stage(source: str | Path, folder: Path) -> None:
         raise FileNotFoundError(f"no RDF file or pyoxigraph store at {source} to load into Virtuoso")
 
 
+def database_key(graphs: Mapping[str, Sequence[str | Path]], server: str) -> str:
+    """What a loaded database depends on: each graph's IRI and sources (a file's content digest, a store folder's
+    :func:`~sparqlab.core.hashing.store_digest`) and the server program (its size and date)."""
+    sources = {graph: [store_digest(source) if Path(source).is_dir() else file_digest(source)
+                       for source in map(Path, files)] for graph, files in graphs.items()}
+    program = Path(server).stat()
+    return stable_hash([sources, program.st_size, program.st_mtime_ns], 16)
+
+
+@contextlib.contextmanager
+def _running(server: str, folder: Path, ini_text: str, http_port: int, startup_timeout_s: float) -> Iterator[str]:
+    """Virtuoso over the database in ``folder`` (created empty when there is none) while the block runs."""
+    (folder / "virtuoso.ini").write_text(ini_text, encoding="utf-8")
+    process = subprocess.Popen([server, "+foreground", "+configfile", str(folder / "virtuoso.ini")], cwd=folder,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{http_port}/sparql"
+        _wait_for_http(url, process, folder / "virtuoso.log", startup_timeout_s)
+        yield url
+    finally:
+        stop_process(process, timeout_s=30)
+
+
+def _load(client: str, sql_port: int, staged: Mapping[str, Path], load_timeout_s: float) -> None:
+    """Bulk-load each staged folder into its graph and checkpoint; an error names the files Virtuoso refused."""
+    load = " ".join(f"ld_dir('{data}', '*', '{graph.replace(chr(39), chr(39) * 2)}');" for graph, data in staged.items())
+    _isql(client, sql_port, f"{load} rdf_loader_run(); checkpoint;", load_timeout_s)
+    failed = _isql(client, sql_port, "SELECT ll_file, ll_error FROM DB.DBA.LOAD_LIST WHERE ll_error IS NOT NULL;",
+                   load_timeout_s)
+    if "0 Rows." not in failed:
+        raise RuntimeError(f"Virtuoso could not load every file: {' '.join(failed.split())[:800]}")
+
+
 @contextlib.contextmanager
 def serve_virtuoso(graphs: Mapping[str, Sequence[str | Path]], *, max_rows: int = 10_000, timeout_s: int = 60,
                    buffers: int = 2000, startup_timeout_s: float = 60.0,
                    load_timeout_s: float = 600.0) -> Iterator[str]:
-    """Start Virtuoso on free 127.0.0.1 ports with a fresh database in a temporary folder, bulk-load each named
-    graph of ``graphs`` (graph IRI → RDF files — Turtle, N-Triples, RDF/XML, by extension — or pyoxigraph store
-    folders) and yield its SPARQL URL (``http://127.0.0.1:PORT/sparql``) while the block runs; then stop it and
-    delete the folder. Query one KG with ``?default-graph-uri=IRI`` in the URL or ``open_kg(url, graph=IRI)``.
-    ``max_rows``: ``ResultSetMaxRows``, the engine's cap on every SELECT; ``timeout_s``:
+    """Start Virtuoso on free 127.0.0.1 ports over a database in a temporary folder holding each named graph of
+    ``graphs`` (graph IRI → RDF files — Turtle, N-Triples, RDF/XML, by extension — or pyoxigraph store folders),
+    and yield its SPARQL URL (``http://127.0.0.1:PORT/sparql``) while the block runs; then stop it and delete the
+    folder. Query one KG with ``?default-graph-uri=IRI`` in the URL or ``open_kg(url, graph=IRI)``.
+
+    The first start bulk-loads the data and keeps the loaded database under the cache
+    (``cache_dir()/virtuoso/<key>``, :func:`database_key`); a later start with the same data copies it and skips
+    the load. ``max_rows``: ``ResultSetMaxRows``, the engine's cap on every SELECT; ``timeout_s``:
     ``MaxQueryExecutionTime``; ``buffers``: ``NumberOfBuffers`` (8 KiB pages: with the default 2000 the server holds
     about 0.3 GB with CK25 loaded, where Debian's configuration takes ~0.7 GB)."""
     server, client = virtuoso_binaries()
+    cached = cache_dir() / "virtuoso" / database_key(graphs, server) / "virtuoso.db"
     with tempfile.TemporaryDirectory(prefix="sparqlab-virtuoso-") as temp:
         folder = Path(temp) / "db"
         folder.mkdir()
-        staged = {}
-        for number, (graph, sources) in enumerate(graphs.items()):
-            staged[graph] = Path(temp) / f"graph{number}"
-            staged[graph].mkdir()
-            for source in sources:
-                _stage(source, staged[graph])
-        sql_port, http_port = free_port(), free_port()
-        ini = folder / "virtuoso.ini"
-        ini.write_text(_INI.format(folder=folder, data=", ".join(map(str, staged.values())), sql_port=sql_port,
-                                   http_port=http_port, buffers=buffers, dirty=buffers * 3 // 4,
-                                   max_rows=max_rows, timeout_s=timeout_s), encoding="utf-8")
-        process = subprocess.Popen([server, "+foreground", "+configfile", str(ini)], cwd=folder,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{http_port}/sparql"
-        try:
-            _wait_for_http(url, process, folder / "virtuoso.log", startup_timeout_s)
-            load = " ".join(f"ld_dir('{data}', '*', '{graph.replace(chr(39), chr(39) * 2)}');"
-                            for graph, data in staged.items())
-            _isql(client, sql_port, f"{load} rdf_loader_run(); checkpoint;", load_timeout_s)
-            failed = _isql(client, sql_port, "SELECT ll_file, ll_error FROM DB.DBA.LOAD_LIST "
-                           "WHERE ll_error IS NOT NULL;", load_timeout_s)
-            if "0 Rows." not in failed:
-                raise RuntimeError(f"Virtuoso could not load every file: {' '.join(failed.split())[:800]}")
+        staged = {graph: Path(temp) / f"graph{number}" for number, graph in enumerate(graphs)}
+
+        def ini() -> tuple[str, int, int]:
+            """The configuration on two free ports, and the ports (SQL, HTTP)."""
+            sql_port, http_port = free_port(), free_port()
+            return _INI.format(folder=folder, data=", ".join(map(str, staged.values())), sql_port=sql_port,
+                               http_port=http_port, buffers=buffers, dirty=buffers * 3 // 4, max_rows=max_rows,
+                               timeout_s=timeout_s), sql_port, http_port
+
+        if not cached.exists():
+            for graph, sources in graphs.items():
+                staged[graph].mkdir()
+                for source in sources:
+                    _stage(source, staged[graph])
+            text, sql_port, http_port = ini()
+            with _running(server, folder, text, http_port, startup_timeout_s):
+                _load(client, sql_port, staged, load_timeout_s)
+            _keep(folder / "virtuoso.db", cached)  # after a clean stop: the database file is complete
+            for leftover in folder.iterdir():
+                leftover.unlink()
+        shutil.copyfile(cached, folder / "virtuoso.db")
+        text, _, http_port = ini()
+        with _running(server, folder, text, http_port, startup_timeout_s) as url:
             yield url
-        finally:
-            stop_process(process, timeout_s=20)
+
+
+def _keep(database: Path, cached: Path) -> None:
+    """Move a loaded database into the cache, atomically (another process may be keeping the same one)."""
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_name(f".{cached.name}.{os.getpid()}.partial")
+    shutil.copyfile(database, partial)
+    os.replace(partial, cached)
