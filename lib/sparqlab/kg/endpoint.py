@@ -5,7 +5,10 @@ syntax for CONSTRUCT/DESCRIBE). The profile's predefined prefixes that a query d
 so a query valid for the profile runs the same on every endpoint (QLever, unlike Wikidata's service, predefines
 none). Limits: the timeout is the HTTP client's (connect and each read), so the server may go on working after
 the client gives up unless it has its own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); the row cap is
-applied to the received result, so the server still sends every row.
+applied to the received result, so the server still sends every row; an engine's own cut (Virtuoso's
+``X-SPARQL-MaxRows`` header) marks the result truncated too. A URL may carry parameters sent with every query
+(``default-graph-uri``, an API key: :func:`split_endpoint_url`), and ``graph`` names the default graph; the engine
+is read from the ``Server`` header of the answers (:mod:`sparqlab.kg.engines`).
 
 A public service's limits are handled by the KG's :class:`~sparqlab.kg.service.ServiceClient`: at most the
 profile's ``max_in_flight`` queries per endpoint at once (Wikidata: 5), HTTP 429 / 502 / 503 / 504 and refused or
@@ -54,6 +57,7 @@ SERVICE_TIMEOUT_MARK = "java.util.concurrent.TimeoutException"
 
 ENGINE_CUT_HEADER = "X-SPARQL-MaxRows"
 """The response header with which Virtuoso says it cut a result at its ``ResultSetMaxRows``."""
+
 
 def split_endpoint_url(url: str) -> tuple[str, list[tuple[str, str]]]:
     """An endpoint URL as people write it — ``https://host/sparql?default-graph-uri=urn:x&key=K`` — split into
@@ -126,7 +130,7 @@ class EndpointKG(KnowledgeGraph):
         graph = found.keyword in ("CONSTRUCT", "DESCRIBE")
         text = self.with_prefixes(sparql, found.declared_prefixes)
 
-        def attempt() -> tuple[bytes, str]:
+        def attempt() -> tuple[bytes, Any]:
             client = SPARQLWrapper(self.base_url, agent=self.user_agent)
             for name, value in self.parameters:
                 client.addParameter(name, value)
