@@ -1,4 +1,5 @@
-"""The endpoint backend against real ``oxigraph serve-read-only`` servers on 127.0.0.1."""
+"""The endpoint backend against real servers on 127.0.0.1: ``oxigraph serve-read-only`` and, where the answers
+must not depend on the engine, Virtuoso too (``endpoint_engine``)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ def movies_endpoint(movie_server):
 
 
 @pytest.mark.parametrize("query", SAME_ON_BOTH)
-def test_endpoint_and_embedded_agree(query, movies_endpoint, movies_kg):
-    remote, local = movies_endpoint.query(query), movies_kg.query(query)
+def test_endpoint_and_embedded_agree(query, movie_endpoint, movies_kg):
+    remote, local = EndpointKG(movie_endpoint, MOVIES).query(query), movies_kg.query(query)
     assert remote.kind == local.kind
     assert remote.vars == local.vars
     assert sorted(map(str, remote.rows)) == sorted(map(str, local.rows))
@@ -56,9 +57,9 @@ def test_ggc_example_answers(movies_endpoint):
     assert "Bullhead" in labels
 
 
-def test_construct_over_http(movies_endpoint, movies_kg):
+def test_construct_over_http(movie_endpoint, movies_kg):
     query = "CONSTRUCT WHERE { ?f rdfs:label 'Wind' ; mrel:starred_actors ?a }"
-    remote = movies_endpoint.query(query)
+    remote = EndpointKG(movie_endpoint, MOVIES).query(query)
     assert remote.kind == "graph" and len(remote.rows) >= 3
     assert sorted(map(str, remote.rows)) == sorted(map(str, movies_kg.query(query).rows))
 

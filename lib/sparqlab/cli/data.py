@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from sparqlab.cli.kg import add_profile_option
+
 
 def register(subparsers) -> None:
     """Add ``sparqlab data list|show|generate-mcqa|snapshot-gold``."""
@@ -39,6 +41,7 @@ def register(subparsers) -> None:
     generate.add_argument("--dev", type=int, default=500, help="dev size (default: 500)")
     generate.add_argument("--test", type=int, default=1000, help="test size (default: 1000)")
     generate.add_argument("--kg", default="movies", help="KG name, endpoint URL or RDF file (default: movies)")
+    add_profile_option(generate)
     generate.add_argument("--out", type=Path, help="output folder (default: data/mcqa_movies)")
     generate.add_argument("--workers", type=int, default=2, help="parallel gold queries (default: 2)")
     generate.set_defaults(handler=handle_generate)
@@ -90,7 +93,7 @@ def handle_generate(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     sizes = {"train": args.train, "dev": args.dev, "test": args.test}
-    kg = open_kg(args.kg, workers=args.workers)
+    kg = open_kg(args.kg, workers=args.workers, profile=args.profile)
     splits = generate_mcqa(kg, sizes, seed=args.seed, workers=args.workers)
     paths = write_mcqa(splits, args.out or outside_package(data_dir() / "mcqa_movies", "--out"))
     for split, questions in splits.items():

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sparqlab.cli.kg import add_profile_option
 from sparqlab.eval.text2sparql import CONVENTIONS, OFFICIAL_METRIC
 
 MISSING = "(none)"
@@ -46,7 +47,8 @@ def register(subparsers) -> None:
     parser.add_argument("-d", "--dataset", help="with a TEXT2SPARQL metric: the questions (ck25, db25, ck26, db26)")
     parser.add_argument("--language", help="with a TEXT2SPARQL metric: score one language's qnames only")
     parser.add_argument("--kg", help="with a TEXT2SPARQL metric and an answers file or run: the KG the queries "
-                                     "run on (e.g. ck25)")
+                                     "run on (e.g. ck25, or an endpoint URL with --profile ck25)")
+    add_profile_option(parser)
     parser.add_argument("--result-set", metavar="FILE",
                         help="a system result set (the organisers' `*_system_result_set.json` / "
                              "`*_pred_result_set.json`): alone, scored against the dataset's true result set "
@@ -124,7 +126,7 @@ def text2sparql_command(args: argparse.Namespace, convention: str) -> int:
         else:  # a run: its final queries, by question id
             answers = run_answers(read_predictions(_predictions_path(args.predictions)))
         system = read_result_set(args.result_set) if args.result_set else None
-        with open_kg(args.kg) as kg:
+        with open_kg(args.kg, profile=args.profile) as kg:
             table = score_answers(answers, questions, kg, gold=args.gold_source, rewrite=args.rewrite_casts,
                                   convention=convention, system=system)
     table["metric"] = convention

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from sparqlab.cli.kg import add_profile_option
+
 SCRIPTED = "scripted:"
 
 
@@ -23,6 +25,7 @@ def register(subparsers) -> None:
                     "calls; --format json gives exact values.")
     run.add_argument("query_file", type=Path, help="file holding the query ('-' reads stdin)")
     run.add_argument("--kg", required=True, help="KG name (movies), SPARQL endpoint URL or RDF file")
+    add_profile_option(run)
     run.add_argument("--model", required=True,
                      help="the oracle model: a model name (served at --model-url or SPARQLAB_MODEL_URL, or a "
                           "standin-* name), an endpoint URL (the model is then SPARQLAB_MODEL or the first GENOP's "
@@ -89,7 +92,7 @@ def run_command(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if str(args.query_file) == "-" else args.query_file.read_text(encoding="utf-8")
     settings = EvalSettings(semantics=args.semantics, k=args.K, b=args.B, t=args.T, r=args.R,
                             similarity=args.similarity)
-    with open_kg(args.kg, timeout_s=args.timeout) as kg:
+    with open_kg(args.kg, timeout_s=args.timeout, profile=args.profile) as kg:
         query = parse_genop_query(text, kg.profile.prefixes)
         model = _model(args.model, args.model_url, query)
         oracle = Oracle.for_model(model, params={"temperature": args.temperature, "max_tokens": args.max_tokens},

@@ -13,7 +13,8 @@ _MAX_CELL = 70
 
 
 def register(subparsers) -> None:
-    """Add ``kg`` (with ``build``, ``search``, ``lookup``, ``serve-fixture`` and ``prefixes``) and ``query``."""
+    """Add ``kg`` (with ``build``, ``search``, ``lookup``, ``serve``, ``serve-fixture`` and ``prefixes``) and
+    ``query``."""
     kg = subparsers.add_parser("kg", help="build and inspect knowledge graphs")
     kg_commands = kg.add_subparsers(dest="kg_command", metavar="KG_COMMAND", required=True)
 
@@ -56,6 +57,20 @@ def register(subparsers) -> None:
     fixture.add_argument("name", choices=["freebase", "dbpedia"], help="the KG whose fixture to serve")
     fixture.set_defaults(handler=serve_fixture_command)
 
+    serve = kg_commands.add_parser(
+        "serve", help="serve a bundled or file KG over SPARQL on 127.0.0.1 with a real engine until interrupted",
+        description="Start a local SPARQL server of the KG (a bundled name such as movies or ck25, an RDF file or a "
+                    "store folder) and print the URL to give as --kg-url (with --kg naming the profile): oxigraph's "
+                    "server, or Virtuoso (Debian's virtuoso-opensource) with the KG in a named graph, its URL "
+                    "carrying default-graph-uri. For comparing scores across engines (docs/engines.md).")
+    serve.add_argument("kg", help="KG name with a bundled store (movies, ck25), RDF file or store folder")
+    serve.add_argument("--engine", choices=["oxigraph", "virtuoso"], default="oxigraph",
+                       help="the server to start (default oxigraph)")
+    serve.add_argument("--max-rows", type=int, default=10_000,
+                       help="Virtuoso's ResultSetMaxRows, its cap on every result (default 10000)")
+    serve.add_argument("--timeout", type=int, default=None, help="the server's own per-query limit in s")
+    serve.set_defaults(handler=serve_kg_command)
+
     prefixes = kg_commands.add_parser("prefixes", help="the prefixes a KG predefines (usable without PREFIX)")
     prefixes.add_argument("name", nargs="?", default=None,
                           help="KG name, RDF file, store folder or endpoint URL (default: every registered KG); a "
@@ -70,9 +85,7 @@ def register(subparsers) -> None:
     query.add_argument("--kg", required=True,
                        help="KG name (movies, wikidata), endpoint URL, RDF file (its own prefixes predefined) or store "
                             "folder")
-    query.add_argument("--profile", default=None,
-                       help="KG profile of an endpoint URL, e.g. --profile wikidata for a QLever mirror of Wikidata "
-                            "(its prefixes are then predefined and sent with the query)")
+    add_profile_option(query)
     query.add_argument("--format", choices=["table", "json"], default="table",
                        help="table (default) or SPARQL JSON results")
     query.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
@@ -136,6 +149,36 @@ def serve_fixture_command(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def serve_kg_command(args: argparse.Namespace) -> int:
+    """Serve the KG's store until Ctrl-C, SIGTERM or SIGHUP (each stops the server); the URL goes to stdout as the
+    first line."""
+    from sparqlab.kg import EmbeddedKG, open_kg
+    from sparqlab.kg.server import serve_on
+
+    with open_kg(args.kg, cache=False, workers=1) as kg:
+        if not isinstance(kg, EmbeddedKG):
+            raise ValueError(f"{args.kg} is served already: give a bundled KG name, an RDF file or a store folder")
+        store = kg.store_path
+    engine = {"oxigraph": "oxigraph-server", "virtuoso": "virtuoso"}[args.engine]
+    with serve_on(engine, store, timeout_s=args.timeout, max_rows=args.max_rows) as url:
+        print(url, flush=True)
+        print(f"serving {args.kg} with {args.engine}; stop with Ctrl-C", file=sys.stderr, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def add_profile_option(parser: argparse.ArgumentParser) -> None:
+    """``--profile``, beside every ``--kg`` that takes an endpoint URL."""
+    parser.add_argument("--profile", default=None,
+                        help="KG profile of an endpoint URL, e.g. --profile wikidata for a QLever mirror of Wikidata "
+                             "or --profile ck25 for CK25 on Virtuoso (its prefixes are then predefined and sent with "
+                             "each query); without it a URL gets a profile derived from its data")
 
 
 def add_kg_arguments(parser: argparse.ArgumentParser) -> None:

@@ -70,7 +70,7 @@ def _list(args: argparse.Namespace) -> int:
     rows = [{**row, "changed": changed[folder]} for row, folder in zip(list_runs(args.root, args.experiment),
                                                                          folders, strict=True)]
     columns = ["experiment", "run", "date", "status", "done", "f1", "em", "empty_rate", "model", "method",
-               "dataset", "split", "selection", "changed", "errors"]
+               "dataset", "split", "selection", "engine", "changed", "errors"]
     print(format_table(rows, columns))
     return 0
 
@@ -91,6 +91,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"method  {json.dumps(config.get('method'))}")
     print(f"data    {summary.get('dataset')} {summary.get('split') or ''} on KG {summary.get('kg')}  "
           f"({summary['n_done']}/{summary['n_questions']} done, {summary['n_scored']} scored)")
+    print(f"engine  {summary.get('engine') or 'not recorded'}")
     scores = [{"f1": summary.get("f1"), "em": summary.get("em"), "empty_rate": summary.get("empty_rate"),
                "precision": summary.get("precision"), "recall": summary.get("recall"),
                "wall_time_s": summary.get("wall_time_s")}]

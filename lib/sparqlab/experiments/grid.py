@@ -20,12 +20,18 @@ A grid names the table's rows (``methods``: a method with its options and run se
                       options: {ggc: {train_dataset: qald7}}, metrics: [text2sparql]}
     axes:                            # NAME: [values]; NAME is a RunConfig setting or options.FIELD
       seed: [0, 1]
+    engines: [embedded, oxigraph-server, virtuoso]   # the store as an axis (default: the KG as it is given)
     exclude:                         # cells left out: every given label must match
       - {method: genop, dataset: wikidata-test}
     executor:
       local: {workers: 2}
       slurm: {partition: gpu, timeout_min: 120, gpus_per_node: 1, cpus_per_task: 4, mem_gb: 32,
               array_parallelism: 16}
+
+``engines`` multiplies the rows like an axis: each row runs on each SPARQL engine (``engine=virtuoso`` in its
+label), a bundled, file or folder KG served on 127.0.0.1 for the run (``kg_options: {engine: ...}``,
+:func:`sparqlab.kg.open_kg`), and ``sparqlab table`` adds how much each method's score depends on the store
+(:func:`sparqlab.experiments.table.store_dependence`).
 
 ``shards: N`` (a row's or a dataset's; the row's wins) splits each of its cells into N shards of the questions
 (:class:`~sparqlab.runs.config.ExecutionSettings` ``shard_index``/``num_shards``), run as separate tasks by the
@@ -50,10 +56,13 @@ from typing import Any
 
 from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.experiments.serving import ServeSpec
+from sparqlab.kg.engines import ENGINES
 from sparqlab.runs.config import RoleSpec, RunConfig
 
-GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "exclude",
-                       "executor", "serve"})
+GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "engines",
+                       "exclude", "executor", "serve"})
+ENGINE_AXIS = "engine"
+"""The axis name of a grid's ``engines`` (in row labels: ``engine=virtuoso``)."""
 METHOD_KEYS = frozenset({"method", "options", "shards"})
 DATASET_KEYS = frozenset({"options", "methods", "metrics", "shards"})
 EXECUTOR_KEYS = {"local": frozenset({"workers"}),
@@ -198,8 +207,11 @@ def _resolve_paths(run: dict[str, Any], base: Path | None) -> dict[str, Any]:
     return run
 
 
-def _axis_setting(name: str, value: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(run settings, method options) that axis ``name`` at ``value`` sets."""
+def _axis_setting(name: str, value: Any, run: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(run settings, method options) that axis ``name`` at ``value`` sets in ``run``."""
+    if name == ENGINE_AXIS:  # the embedded store is the KG as given: no option, so its runs keep their ids
+        options = {k: v for k, v in (run.get("kg_options") or {}).items() if k != "engine"}
+        return {"kg_options": options if value == "embedded" else {**options, "engine": value}}, {}
     if name.startswith("options."):
         return {}, {name.removeprefix("options."): value}
     return RunConfig.flatten({name: value}), {}
@@ -255,11 +267,18 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
     datasets = _mapping(document.get("datasets"), "datasets")
     if not methods or not datasets:
         raise GridError("a grid needs at least one entry under 'methods' and one under 'datasets'")
-    axes = _mapping(document.get("axes"), "axes")
+    axes = dict(_mapping(document.get("axes"), "axes"))
+    engines = document.get("engines")
+    if engines is not None:
+        if not isinstance(engines, list) or not engines or set(engines) - set(ENGINES):
+            raise GridError(f"engines must be a non-empty list of {', '.join(ENGINES)}; got {engines!r}")
+        if ENGINE_AXIS in axes:
+            raise GridError(f"give the engines once: as 'engines', not also as axis {ENGINE_AXIS!r}")
+        axes[ENGINE_AXIS] = engines
     for axis, values in axes.items():
         if not isinstance(values, list) or not values:
             raise GridError(f"axis {axis!r} must be a non-empty list of values")
-        if not axis.startswith("options."):
+        if not axis.startswith("options.") and axis != ENGINE_AXIS:
             _run_fields({axis: values[0]}, f"axis {axis!r} (a RunConfig setting or options.FIELD)", frozenset())
     excludes = document.get("exclude") or []
     if not isinstance(excludes, list) or not all(isinstance(e, dict) for e in excludes):
@@ -295,7 +314,7 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
                                       f"datasets.{dataset}.methods.{label}", frozenset())
                 run = {**shared, **data_run, **method_run, **row_run}
                 for axis, value in values:
-                    run_part, option_part = _axis_setting(axis, value)
+                    run_part, option_part = _axis_setting(axis, value, run)
                     run.update(run_part)
                     options.update(option_part)
                 if "model" in overrides and "model_roles" not in overrides:

@@ -15,6 +15,9 @@ cannot be read (a damaged line, an F1 outside [0, 1]) is left empty with a note 
 - against a ``baseline`` row, per dataset: the F1 difference with its paired bootstrap interval, McNemar's exact
   p on EM and the number of questions whose EM flipped (:func:`sparqlab.eval.paired.paired_comparison`).
 
+A grid with ``engines`` (the store as an axis) gets, per method row and dataset, how much its F1 depends on the
+store (:func:`store_dependence`: the score on each engine and the spread), as notes under the table.
+
 Rows whose runs used a stand-in model are labelled ``[standin]``. Exports: CSV (long: one line per row, dataset
 and measure, with the interval bounds), Markdown and LaTeX (booktabs, best value per column bold, intervals as
 ± half-widths).
@@ -22,6 +25,7 @@ and measure, with the interval bounds), Markdown and LaTeX (booktabs, best value
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +33,7 @@ import pandas as pd
 
 from sparqlab.eval.metrics import judged_records
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
-from sparqlab.experiments.grid import Cell, Grid
+from sparqlab.experiments.grid import ENGINE_AXIS, Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
 from sparqlab.runs.results import run_records, run_summary
 from sparqlab.runs.store import METRICS, RunUnreadable
@@ -198,9 +202,35 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
                           "value": None if value is None else float(value), "ci_low": low, "ci_high": high,
                           "run": runs[cell.key].name})
     frame = pd.DataFrame(lines, columns=["row", "dataset", "measure", "value", "ci_low", "ci_high", "run"])
-    return ComparisonTable(frame, measures, [labels[r] for r in grid.rows],
-                           [d for d in grid.datasets if any(c.dataset == d for c in cells)],
-                           labels.get(baseline) if baseline else None, notes)
+    table = ComparisonTable(frame, measures, [labels[r] for r in grid.rows],
+                            [d for d in grid.datasets if any(c.dataset == d for c in cells)],
+                            labels.get(baseline) if baseline else None, notes)
+    dependence = store_dependence(table)
+    for (method, dataset), scores in dependence.iterrows():
+        shown = ", ".join(f"{engine} {value:.3f}" for engine, value in scores.drop("spread").dropna().items())
+        notes.append(f"F1 by store: {method} on {dataset}: {shown} (spread {scores['spread']:.3f})")
+    return table
+
+
+_ENGINE_LABEL = re.compile(rf" {ENGINE_AXIS}=(\S+)")
+
+
+def store_dependence(table: ComparisonTable, measure: str = "f1") -> pd.DataFrame:
+    """How much each method's score depends on the SPARQL engine, for a grid with ``engines``: one line per
+    method row (its label without ``engine=...``) and dataset, the ``measure`` on each engine and the ``spread``
+    (highest minus lowest); empty when no row names an engine."""
+    scores: dict[tuple[str, str], dict[str, float]] = {}
+    for line in table.frame[table.frame["measure"] == measure].itertuples():
+        found = _ENGINE_LABEL.search(line.row)
+        if found and line.value is not None and not pd.isna(line.value):
+            method = _ENGINE_LABEL.sub("", line.row)
+            scores.setdefault((method, line.dataset), {})[found.group(1)] = float(line.value)
+    if not scores:
+        return pd.DataFrame(columns=["spread"])
+    frame = pd.DataFrame.from_dict(scores, orient="index")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["method", "dataset"])
+    frame["spread"] = frame.max(axis=1) - frame.min(axis=1)
+    return frame
 
 
 # -- rendering --------------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import weakref
 from pathlib import Path
 
 from sparqlab.core.cache import JsonCache
@@ -16,6 +18,7 @@ from sparqlab.core.plugins import KG_GROUP, load_plugins
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG
+from sparqlab.kg.engines import ENGINES
 from sparqlab.kg.errors import (
     EndpointError,
     EndpointUnavailable,
@@ -55,7 +58,8 @@ def query_cache() -> JsonCache:
 def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None = None,
             cache: bool | JsonCache = True, timeout_s: float = 30.0, max_rows: int = 10_000,
             workers: int = 2, memory_limit_gb: float | None = None, search: str | None = None,
-            max_in_flight: int | None = None, retry: RetryPolicy | dict | None = None) -> KnowledgeGraph:
+            max_in_flight: int | None = None, retry: RetryPolicy | dict | None = None,
+            graph: str | None = None, engine: str | None = None) -> KnowledgeGraph:
     """Open a KG by profile name (``movies``, ``wikidata``), SPARQL endpoint URL, RDF file or store directory.
 
     ``profile`` overrides the profile (e.g. ``profile="wikidata"`` for a QLever mirror's URL); without it a URL,
@@ -70,7 +74,18 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
     ``max_in_flight`` caps the queries running at once on a remote service (default: the profile's, Wikidata's
     query service allows 5; raise it for a mirror of your own) and ``retry`` is how long a throttling service is
     retried before the run stops (:class:`~sparqlab.kg.service.RetryPolicy` or a dict of its fields).
+    ``graph``: the named graph an endpoint queries as its default graph (sent as ``default-graph-uri``; part of
+    the KG's identity), as for a KG loaded into a named graph of Virtuoso; an endpoint URL may also carry
+    ``?default-graph-uri=...`` and other parameters itself (docs/engines.md). ``engine``: answer the queries of a
+    bundled, file or folder KG with another engine than the embedded store — ``oxigraph-server`` or ``virtuoso``
+    (:data:`~sparqlab.kg.engines.ENGINES`), started on 127.0.0.1 for as long as the KG object lives (closed or
+    collected) and named by the KG's content and the engine, so its results are cached and its runs resumed.
     """
+    if engine not in (None, "embedded"):
+        if graph:
+            raise ValueError(f"graph={graph} names a graph of an endpoint; engine={engine} serves the KG itself")
+        return _served(name_or_url_or_path, engine, profile=profile, cache=cache, timeout_s=timeout_s,
+                       max_rows=max_rows, max_in_flight=max_in_flight, retry=retry, search=search)
     if isinstance(profile, str):
         profile = get_profile(profile)
     target = str(name_or_url_or_path)
@@ -87,6 +102,7 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
         raise ValueError(f"max_in_flight must be at least 1 (or None for the profile's); got {max_in_flight}")
     options = QueryOptions(timeout_s=timeout_s, max_rows=max_rows, max_in_flight=max_in_flight,
                            retry=RetryPolicy.from_value(retry))
+    endpoint = {"cache": query_cache_, "options": options, "graph": graph}
     embedded = {"cache": query_cache_, "options": options, "workers": workers}
     if memory_limit_gb is not None:
         embedded["memory_limit_gb"] = memory_limit_gb
@@ -95,18 +111,20 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
         named_profile = PROFILES.get(target)
         builder = named_profile.store_builder
         if builder is not None:
+            _no_graph(graph, target)
             store = builder()
             return EmbeddedKG(store, profile or named_profile, identity=f"{named_profile.name}@{store.parent.name}",
                               **embedded)
         if named_profile.endpoint:
-            return EndpointKG(named_profile.endpoint, profile or named_profile, cache=query_cache_, options=options)
+            return EndpointKG(named_profile.endpoint, profile or named_profile, **endpoint)
         raise ValueError(f"KG {target!r} is not bundled and has no default endpoint: give the URL of a SPARQL "
                          f"endpoint serving it (--kg {target} --kg-url URL, or open_kg(URL, profile={target!r}))")
     if target.startswith(("http://", "https://")):
-        kg = EndpointKG(target, profile or generic_profile(target), cache=query_cache_, options=options)
+        kg = EndpointKG(target, profile or generic_profile(target), **endpoint)
         if profile is None:
             kg.profile = derived_profile(kg, target, {}, None)
         return kg
+    _no_graph(graph, target)
     if path.is_dir():
         return EmbeddedKG(path, profile or derived_profile(path, path.name, {}, path), **embedded)
     if path.is_file():
@@ -115,6 +133,37 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
         f"{PROFILES.unknown_message(target).replace('KG profile', 'KG')}; nor is it an http(s) SPARQL endpoint "
         "URL, an RDF file or a pyoxigraph store directory"
     )
+
+
+def _served(target: str | Path, engine: str, *, profile: KGProfile | str | None, **options) -> EndpointKG:
+    """The KG ``target`` (bundled, file or folder) behind a local server of ``engine`` (:func:`open_kg`)."""
+    from sparqlab.kg.server import serve_on
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    local = open_kg(target, profile=profile, cache=False, workers=1)
+    if not isinstance(local, EmbeddedKG):
+        local.close()
+        raise ValueError(f"engine={engine} serves a bundled, file or folder KG locally; {target} is a SPARQL "
+                         "endpoint already")
+    with local:
+        store, identity = local.store_path, f"{local.identity} on {engine}"
+    servers = contextlib.ExitStack()
+    url = servers.enter_context(serve_on(engine, store))
+    try:
+        opened = open_kg(url, profile=local.profile, **options)
+    except BaseException:
+        servers.close()
+        raise
+    kg = EndpointKG(url, opened.profile, cache=opened.cache, options=opened.options, identity=identity)
+    kg.close = weakref.finalize(kg, servers.close)  # close() stops the server; so does collection or exit
+    return kg
+
+
+def _no_graph(graph: str | None, target: str) -> None:
+    if graph:
+        raise ValueError(f"graph={graph} selects a named graph of a SPARQL endpoint; {target} opens an embedded "
+                         "store, whose RDF is queried as one default graph")
 
 
 def _derive(target: str, path: Path, cache, timeout_s: float, max_rows: int) -> KGProfile:

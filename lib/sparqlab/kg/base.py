@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
+from sparqlab.kg.engines import Engine
 from sparqlab.kg.errors import EndpointError, KGError, QueryTimeout, error_from_kind
 from sparqlab.kg.guard import check_read_only, portable_query
 from sparqlab.kg.results import QueryResult
@@ -67,13 +68,23 @@ class KnowledgeGraph:
     def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
         raise NotImplementedError
 
+    def engine(self) -> Engine:
+        """The SPARQL engine that answers this KG's queries (:mod:`sparqlab.kg.engines`)."""
+        return Engine("unknown")
+
+    def cache_key(self, sparql: str, max_rows: int) -> str:
+        """The query cache's key of one query within this KG's :attr:`identity`: everything else that changes
+        the answer — the row cap and the profile's predefined prefixes (the same text means another query under
+        another profile)."""
+        return stable_hash([sparql, max_rows, sorted(self.profile.prefixes.items())], 32)
+
     def query(self, sparql: str, *, timeout_s: float | None = None, max_rows: int | None = None,
               use_cache: bool = True) -> QueryResult:
         """Run a read-only query. Raises a :class:`~sparqlab.kg.errors.KGError` subclass on failure."""
         check_read_only(sparql, self.profile.prefixes)
         timeout_s = self.options.timeout_s if timeout_s is None else timeout_s
         max_rows = self.options.max_rows if max_rows is None else max_rows
-        key = stable_hash([sparql, max_rows], 32)
+        key = self.cache_key(sparql, max_rows)
         if self.cache is not None and use_cache:
             hit = self.cache.get(self.identity, key)
             if hit is not None and "error" in hit:
@@ -106,6 +117,10 @@ class KnowledgeGraph:
         Never pass it generated SPARQL: an embedded store answers it in-process, without the worker's timeout.
         """
         result = self.query(sparql, timeout_s=BULK_TIMEOUT_S, max_rows=BULK_MAX_ROWS, use_cache=False)
+        if result.truncated and len(result.rows) < BULK_MAX_ROWS:
+            raise EndpointError(
+                f"{self.identity} cut a full read at {len(result.rows):,} rows, its engine's own row cap (Virtuoso: "
+                "ResultSetMaxRows in virtuoso.ini); raise the cap to build an index or sample from this KG")
         if result.truncated:
             raise EndpointError(
                 f"reading all of {self.identity} gives more than {BULK_MAX_ROWS:,} rows: too large to index or "

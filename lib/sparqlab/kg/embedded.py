@@ -44,6 +44,7 @@ from typing import Any
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import file_digest, stable_hash, store_digest
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
+from sparqlab.kg.engines import RELATIVE_BASE, Engine
 from sparqlab.kg.errors import (
     EndpointError,
     QueryTimeout,
@@ -98,7 +99,7 @@ def run_on_store(store: Any, sparql: str, max_rows: int, prefixes: dict[str, str
     """Evaluate one query on an open pyoxigraph store, streaming at most ``max_rows`` rows."""
     import pyoxigraph
 
-    solutions = store.query(sparql, prefixes=prefixes or None)
+    solutions = store.query(sparql, prefixes=prefixes or None, base_iri=RELATIVE_BASE)
     if isinstance(solutions, pyoxigraph.QueryBoolean):
         return QueryResult("ask", boolean=bool(solutions))
     if isinstance(solutions, pyoxigraph.QueryTriples):
@@ -384,13 +385,19 @@ class EmbeddedKG(KnowledgeGraph):
         """Stop the worker processes; also done when the object is collected."""
         self._finalizer()
 
+    def engine(self) -> Engine:
+        import pyoxigraph
+
+        return Engine("embedded", pyoxigraph.__version__)
+
     def describe(self) -> dict:
-        """Adds the store folder, the engine that answers its queries (scores depend on it: docs/ck25.md) and the
-        report of a lenient load."""
+        """Adds the store folder, the engine that answers its queries (scores depend on it: docs/engines.md) and
+        the report of a lenient load."""
         import pyoxigraph
 
         return {**super().describe(), "store": str(self.store_path),
                 "engine": f"oxigraph {pyoxigraph.__version__} (pyoxigraph, embedded on-disk store)",
+                "engine_name": "embedded", "engine_version": pyoxigraph.__version__,
                 **({"load_report": self.load_report} if self.load_report else {})}
 
 

@@ -7,7 +7,10 @@ none). Limits (:mod:`sparqlab.kg.transport`): the timeout is a total deadline pe
 body, however slowly they come), but the server may go on working after the client gives up unless it has its
 own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); a SPARQL JSON answer is read only up to one binding
 over the row cap (the rest is never read; a graph answer is read whole, then capped); an answer over a byte cap
-that grows with the row cap is refused while it arrives; a redirect to another origin is refused.
+that grows with the row cap is refused while it arrives; a redirect to another origin is refused; an engine's own
+cut (Virtuoso's ``X-SPARQL-MaxRows`` header) marks the result truncated too. A URL may carry parameters sent with
+every query (``default-graph-uri``, an API key: :func:`split_endpoint_url`), and ``graph`` names the default graph;
+the engine is read from the ``Server`` header of the answers (:mod:`sparqlab.kg.engines`).
 
 A public service's limits are handled by the KG's :class:`~sparqlab.kg.service.ServiceClient`: at most the
 profile's ``max_in_flight`` queries per endpoint at once (Wikidata: 5), HTTP 429 / 502 / 503 / 504 and refused or
@@ -26,14 +29,23 @@ import http.client
 import json
 import urllib.error
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
-from sparqlab.kg.errors import EndpointError, EndpointUnavailable, QueryTimeout, SparqlSyntaxError
+from sparqlab.kg.engines import Engine, engine_from_server
+from sparqlab.kg.errors import (
+    EndpointError,
+    EndpointUnavailable,
+    QueryTimeout,
+    SparqlSyntaxError,
+    UnsupportedFunction,
+    classify_engine_message,
+)
 from sparqlab.kg.guard import scan
 from sparqlab.kg.profiles import KGProfile
 from sparqlab.kg.results import QueryResult
+from sparqlab.kg.rewrite import REWRITE_HINT
 from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
 from sparqlab.kg.vocab import USER_AGENT
 
@@ -42,6 +54,22 @@ _SYNTAX_HINTS = ("parse", "syntax", "malformed", "lexical", "expected", "error a
 _TIMEOUT_HINTS = ("timeout", "timed out", "time limit", "cancelled")
 SERVICE_TIMEOUT_MARK = "java.util.concurrent.TimeoutException"
 """What the body of Wikidata's query service says when it stopped a query at its 60 s limit (HTTP 500)."""
+
+
+ENGINE_CUT_HEADER = "X-SPARQL-MaxRows"
+"""The response header with which Virtuoso says it cut a result at its ``ResultSetMaxRows``."""
+
+
+def split_endpoint_url(url: str) -> tuple[str, list[tuple[str, str]]]:
+    """An endpoint URL as people write it — ``https://host/sparql?default-graph-uri=urn:x&key=K`` — split into
+    the URL queries are sent to and the parameters sent with every query (in their order, repeats kept).
+    A ``query`` parameter is refused: the query is what each request adds."""
+    parts = urlsplit(url)
+    parameters = parse_qsl(parts.query, keep_blank_values=True)
+    if any(name in ("query", "update") for name, _ in parameters):
+        raise ValueError(f"the endpoint URL {url} carries a query itself; give the URL of the endpoint, with only "
+                         "the parameters every query should be sent with (default-graph-uri, an API key)")
+    return urlunsplit(parts._replace(query="", fragment="")), parameters
 
 
 def declare_prefixes(sparql: str, prefixes: dict[str, str], declared: frozenset[str] | None = None) -> str:
@@ -57,18 +85,39 @@ class EndpointKG(KnowledgeGraph):
     """A KG behind a SPARQL 1.1 endpoint URL."""
 
     def __init__(self, url: str, profile: KGProfile, *, cache: JsonCache | None = None,
-                 options: QueryOptions | None = None, user_agent: str = USER_AGENT):
+                 options: QueryOptions | None = None, user_agent: str = USER_AGENT, graph: str | None = None,
+                 identity: str | None = None):
         super().__init__(profile, cache, options)
         self.url = url
+        self._identity = identity
         self.user_agent = user_agent
+        self.graph = graph
+        """The named graph queried as the default graph (``default-graph-uri``), or ``None``: the server's own
+        default graph (on Virtuoso the union of every graph it holds, its system graphs included)."""
+        self.base_url, self.parameters = split_endpoint_url(url)
+        if graph:
+            self.parameters.append(("default-graph-uri", graph))
+        self._server: str | None = None
 
     @property
     def identity(self) -> str:
-        return f"endpoint:{self.url}"
+        """The URL with its parameters, and the graph: each changes the answers (``identity``, when given: a KG
+        served locally on a port of the moment is named by its content and engine instead)."""
+        return self._identity or f"endpoint:{self.url}" + (f" graph={self.graph}" if self.graph else "")
+
+    def engine(self) -> Engine:
+        """The engine behind the URL, from the ``Server`` header of its answers (one ``ASK {}`` when no query has
+        been answered yet; an endpoint that cannot be reached raises as any query would)."""
+        if self._server is None:
+            self.query("ASK {}", use_cache=False)
+        return engine_from_server(self._server)
 
     def describe(self) -> dict:
-        """Adds the endpoint that answers the queries (which engine serves it is not visible from here)."""
-        return {**super().describe(), "engine": f"SPARQL 1.1 endpoint {self.url}"}
+        """Adds the endpoint that answers the queries, its graph and the engine it names (``Server`` header)."""
+        engine = self.engine()
+        return {**super().describe(), "endpoint": self.url, "graph": self.graph,
+                "engine": f"{engine.label} (SPARQL endpoint {self.url})", "engine_name": engine.name,
+                "engine_version": engine.version, "server": engine.server}
 
     def with_prefixes(self, sparql: str, declared: frozenset[str] | None = None) -> str:
         """``sparql`` after one line declaring the profile's prefixes that it does not declare itself
@@ -84,9 +133,11 @@ class EndpointKG(KnowledgeGraph):
         graph = found.keyword in ("CONSTRUCT", "DESCRIBE")
         text = self.with_prefixes(sparql, found.declared_prefixes)
 
-        def attempt() -> tuple[bytes, str]:
+        def attempt() -> tuple[bytes, Any]:
             with Exchange(self.url, timeout_s, result_byte_cap(max_rows), None if graph else max_rows) as exchange:
-                client = DeadlineClient(self.url, self.user_agent, exchange)
+                client = DeadlineClient(self.base_url, self.user_agent, exchange)
+                for name, value in self.parameters:
+                    client.addParameter(name, value)
                 client.setOnlyConneg(True)
                 client.setReturnFormat(TURTLE if graph else JSON)
                 client.timeout = timeout_s  # setTimeout() would round it down to whole seconds (0.5 -> no timeout)
@@ -95,34 +146,41 @@ class EndpointKG(KnowledgeGraph):
                 return self._fetch(client, exchange, timeout_s, added_line=text != sparql)
 
         limit = self.options.max_in_flight or self.profile.max_in_flight
-        raw, content_type = self.service.call(self.url, limit, attempt)
+        raw, headers = self.service.call(self.url, limit, attempt)
+        self._server = headers.get("Server") or ""
+        content_type = headers.get("Content-Type", "")
         result = _graph_result(raw, content_type, self.url) if graph else _json_result(raw, self.url)
+        if headers.get(ENGINE_CUT_HEADER):
+            result.truncated = True
         if len(result.rows) > max_rows:
             result.rows = result.rows[:max_rows]
             result.truncated = True
         return result
 
-    def _fetch(self, client: Any, exchange: Any, timeout_s: float, added_line: bool) -> tuple[bytes, str]:
+    def _fetch(self, client: Any, exchange: Any, timeout_s: float, added_line: bool) -> tuple[bytes, Any]:
         """Run the request and read the answer within the ``exchange`` (a
         :class:`~sparqlab.kg.transport.Exchange`: its deadline, byte cap and origin); map every failure to a typed
-        error, and the answers worth another try to :class:`~sparqlab.kg.service.Throttled`."""
+        error, and the answers worth another try to :class:`~sparqlab.kg.service.Throttled`. Returns the body and
+        the response's headers (content type, ``Server``, an engine's row cut)."""
         from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
         try:
             response = client.query().response
-            return exchange.read(response), response.headers.get("Content-Type", "")
+            return exchange.read(response), response.headers
         except QueryBadFormed as error:
             body = _body(error)
+            if classify_engine_message(body) == UnsupportedFunction.kind:
+                raise _engine_error(f"HTTP 400 from {self.url}: {body}") from None
             if any(hint in body.lower() for hint in _SYNTAX_HINTS):
                 note = " (its line numbers count the added line of PREFIX declarations)" if added_line else ""
                 raise SparqlSyntaxError(f"the endpoint rejected the query{note}: {body}") from None
-            raise EndpointError(f"HTTP 400 from {self.url}: {body}") from None
+            raise _engine_error(f"HTTP 400 from {self.url}: {body}") from None
         except SPARQLWrapperException as error:
             body = _body(error)
             if SERVICE_TIMEOUT_MARK in body or any(hint in body.lower() for hint in _TIMEOUT_HINTS):
                 self.service.count("server_timeouts")
                 raise QueryTimeout(f"the endpoint {self.url} stopped the query (its own time limit): {body}") from None
-            raise EndpointError(f"{type(error).__name__} from {self.url}: {body}") from None
+            raise _engine_error(f"{type(error).__name__} from {self.url}: {body}") from None
         except urllib.error.HTTPError as error:
             body = _body(error)
             if error.code in RETRYABLE_STATUS:
@@ -145,6 +203,14 @@ class EndpointKG(KnowledgeGraph):
             raise Throttled(None, None, f"connection to {self.url} failed: {error}", connection=True) from None
         except OSError as error:
             raise EndpointError(f"connection to {self.url} failed: {error}") from None
+
+
+def _engine_error(message: str) -> EndpointError | UnsupportedFunction:
+    """The typed error of an engine's refusal: :class:`UnsupportedFunction` (with the rewrite to try) when it
+    lacks a function or cast the query calls, as on the embedded store, else :class:`EndpointError`."""
+    if classify_engine_message(message) == UnsupportedFunction.kind:
+        return UnsupportedFunction(f"{message}. {REWRITE_HINT}" if "XMLSchema#" in message else message)
+    return EndpointError(message)
 
 
 def _timeout(url: str, timeout_s: float) -> QueryTimeout:
@@ -181,9 +247,22 @@ def _json_result(raw: bytes, url: str) -> QueryResult:
             "the server may have stopped the query at its own time limit"
         ) from None
     try:
-        return QueryResult.from_json(data)
+        return QueryResult.from_json(_standard_ask(data))
     except (KeyError, TypeError) as error:
         raise EndpointError(f"malformed SPARQL JSON results from {url}: missing {error}") from None
+
+
+def _standard_ask(data: Any) -> Any:
+    """SPARQL JSON results as the standard writes them: Virtuoso 7 answers an ASK asked for JSON with a one-row
+    SELECT of ``__ASK_RETVAL`` (``1`` or ``0``) instead of ``{"boolean": ...}``."""
+    try:
+        variables, bindings = data["head"]["vars"], data["results"]["bindings"]
+    except (KeyError, TypeError):
+        return data
+    if [name.lower() for name in variables] == ["__ask_retval"] and len(bindings) <= 1:
+        value = bindings[0].get(variables[0], {}).get("value") if bindings else "0"
+        return {"head": {}, "boolean": value not in ("0", "false")}
+    return data
 
 
 def _graph_result(raw: bytes, content_type: str, url: str) -> QueryResult:

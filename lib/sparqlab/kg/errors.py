@@ -42,17 +42,17 @@ class UnsupportedFunction(KGError):
     kind = "unsupported_function"
 
 
-UNSUPPORTED_FUNCTION_MARK = "is not supported"
-"""What oxigraph's message says when a query calls a function it lacks (``The custom function <…> is not
-supported``)."""
+UNSUPPORTED_FUNCTION_MARKS = ("is not supported", "is not implemented")
+"""What an engine's message says when a query calls a function it lacks: oxigraph's ``The custom function <…> is
+not supported``, Virtuoso's ``Built-in function is not implemented`` (``BNODE()``)."""
 
 
 def classify_engine_message(message: str) -> str:
     """The error kind of an engine's failure message: ``unsupported_function`` for a missing function or cast,
     else ``endpoint_error``."""
     lowered = message.lower()
-    return UnsupportedFunction.kind if "function" in lowered and UNSUPPORTED_FUNCTION_MARK in lowered \
-        else EndpointError.kind
+    return UnsupportedFunction.kind if "function" in lowered and any(
+        mark in lowered for mark in UNSUPPORTED_FUNCTION_MARKS) else EndpointError.kind
 
 
 def error_from_kind(kind: str, message: str) -> KGError:

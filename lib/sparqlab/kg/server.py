@@ -64,6 +64,32 @@ def serve_store(store: str | Path, timeout_s: float | None = None, startup_timeo
         process.stderr.close()
 
 
+TEST_GRAPH = "urn:sparqlab:kg"
+"""The named graph :func:`serve_on` loads a KG into on Virtuoso."""
+
+
+@contextlib.contextmanager
+def serve_on(engine: str, store: str | Path, *, timeout_s: int | None = None, max_rows: int = 10_000,
+             graph: str = TEST_GRAPH) -> Iterator[str]:
+    """Serve the pyoxigraph store folder ``store`` on 127.0.0.1 with ``engine`` (``oxigraph-server`` or
+    ``virtuoso``, :data:`sparqlab.kg.engines.ENGINES`) while the block runs; yields the URL a client opens — on
+    Virtuoso with ``?default-graph-uri=`` naming the graph the KG was loaded into. ``max_rows`` is Virtuoso's
+    own row cap (oxigraph has none); ``timeout_s`` the server's per-query limit."""
+    from urllib.parse import quote
+
+    if engine == "oxigraph-server":
+        with serve_store(store, timeout_s=timeout_s) as url:
+            yield url
+    elif engine == "virtuoso":
+        from sparqlab.kg.virtuoso import serve_virtuoso
+
+        with serve_virtuoso({graph: [store]}, max_rows=max_rows, timeout_s=timeout_s or 60) as url:
+            yield f"{url}?default-graph-uri={quote(graph, safe='')}"
+    else:
+        raise ValueError(f"engine must be oxigraph-server or virtuoso (the embedded store needs no server); "
+                         f"got {engine!r}")
+
+
 @dataclass
 class ServiceRules:
     """The limits of Wikidata's query service, played by :func:`serve_service_rules` in front of a real server.
@@ -139,8 +165,15 @@ def serve_service_rules(upstream: str, rules: ServiceRules | None = None) -> Ite
     running = [0]
 
     class Handler(BaseHTTPRequestHandler):
+        upstream_server: str | None = None
+
         def log_message(self, *args) -> None:  # quiet
             pass
+
+        def version_string(self) -> str:
+            """A forwarded answer names the engine that made it (the ``Server`` header), as a service's front
+            end passes its store's on; the stand-in's own answers name the stand-in."""
+            return self.upstream_server or super().version_string()
 
         def _answer(self, status: int, body: bytes, content_type: str = "text/plain", headers=()) -> None:
             self.send_response(status)
@@ -188,7 +221,8 @@ def serve_service_rules(upstream: str, rules: ServiceRules | None = None) -> Ite
             try:
                 if rules.delay_s:
                     time.sleep(rules.delay_s)
-                status, content_type, answer = _forward(upstream, self.path, body, self.headers)
+                status, content_type, answer, self.upstream_server = _forward(upstream, self.path, body,
+                                                                              self.headers)
             finally:  # the query is done once answered, before the client can read the answer and send the next
                 with lock:
                     running[0] -= 1
@@ -213,8 +247,9 @@ def serve_service_rules(upstream: str, rules: ServiceRules | None = None) -> Ite
         thread.join()
 
 
-def _forward(upstream: str, path: str, body: bytes | None, headers) -> tuple[int, str, bytes]:
-    """Send one request on to ``upstream`` (same query string, body and content headers)."""
+def _forward(upstream: str, path: str, body: bytes | None, headers) -> tuple[int, str, bytes, str | None]:
+    """Send one request on to ``upstream`` (same query string, body and content headers); its status, content
+    type, body and ``Server`` header."""
     from urllib.parse import urlsplit
 
     target = upstream + (("?" + urlsplit(path).query) if urlsplit(path).query else "")
@@ -224,6 +259,7 @@ def _forward(upstream: str, path: str, body: bytes | None, headers) -> tuple[int
             request.add_header(name, headers[name])
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.headers.get("Content-Type", ""), response.read()
+            return (response.status, response.headers.get("Content-Type", ""), response.read(),
+                    response.headers.get("Server"))
     except urllib.error.HTTPError as error:
-        return error.code, error.headers.get("Content-Type", "text/plain"), error.read()
+        return error.code, error.headers.get("Content-Type", "text/plain"), error.read(), error.headers.get("Server")

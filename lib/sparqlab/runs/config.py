@@ -36,6 +36,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import runs_dir
 from sparqlab.data.question import Question
 from sparqlab.eval.matching import ANSWER_MATCH_MODES
+from sparqlab.kg.engines import Engine
 from sparqlab.llm.base import SAMPLING_PARAMETERS
 from sparqlab.llm.cache import CACHE_MODES
 from sparqlab.llm.factory import served_over_http
@@ -336,13 +337,18 @@ def questions_fingerprint(questions: list[Question]) -> str:
 
 def identity(config: RunConfig, method_config: dict[str, Any], fingerprint: str,
              kg_content: str | None = None, kg_profile: str | None = None,
-             gold_snapshot: str | None = None) -> dict[str, Any]:
+             gold_snapshot: str | None = None, kg_engine: Engine | None = None) -> dict[str, Any]:
     """What the run id hashes: the result-relevant config settings, the method's config, the KG's content and its
     profile's digest (:meth:`~sparqlab.kg.profiles.KGProfile.digest`), the questions and the digest of the gold
-    snapshot the run scores against (``None``: gold queries run live)."""
-    return {"format": RUN_FORMAT, "run": _without(config.to_dict(), NOT_IN_RUN_ID), "kg": kg_content,
-            "kg_profile": kg_profile, "method": method_config, "questions": fingerprint,
-            "gold_snapshot": gold_snapshot}
+    snapshot the run scores against (``None``: gold queries run live), and the engine behind an endpoint
+    (``kg_engine``: name and version, so one URL served by two engines gives two runs; an embedded store's
+    content identity already names it, and its runs keep their ids, as do a KG's whose engine is unknown)."""
+    run_identity = {"format": RUN_FORMAT, "run": _without(config.to_dict(), NOT_IN_RUN_ID), "kg": kg_content,
+                    "kg_profile": kg_profile, "method": method_config, "questions": fingerprint,
+                    "gold_snapshot": gold_snapshot}
+    if kg_engine is not None and kg_engine.name not in ("embedded", "unknown"):
+        run_identity["kg_engine"] = {"name": kg_engine.name, "version": kg_engine.version}
+    return run_identity
 
 
 def _slug(text: str) -> str:

@@ -15,10 +15,11 @@ from sparqlab.core.errors import InfrastructureError
 from sparqlab.kg import errors as _kg_errors  # noqa: F401 - registers the KG layer's infrastructure errors
 from sparqlab.llm import errors as _llm_errors  # noqa: F401 - and the model layer's
 
-HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_standin", "kg", "dataset",
-                 "split", "shard_index", "num_shards", "answer_match")
-"""Identifying fields shared by ``manifest.json`` and ``metrics.json`` (``answer_match``: the answer comparison
-rule the scores use, :mod:`sparqlab.eval.matching`)."""
+HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_standin", "kg", "engine",
+                 "dataset", "split", "shard_index", "num_shards", "answer_match")
+"""Identifying fields shared by ``manifest.json`` and ``metrics.json`` (``engine``: the SPARQL engine and version
+that answered the KG's queries, :mod:`sparqlab.kg.engines`; ``answer_match``: the answer comparison rule the
+scores use, :mod:`sparqlab.eval.matching`)."""
 
 PREDICTION_FIELDS: dict[str, str] = {
     "id": "question id",

@@ -231,6 +231,7 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
         "model_is_standin": summary.get("model_is_standin"),
         "method": summary.get("method"),
         "kg": summary.get("kg"),
+        "engine": summary.get("engine"),
         "dataset": summary.get("dataset"),
         "split": summary.get("split"),
         "selection": summary.get("selection"),
@@ -275,8 +276,8 @@ def identity_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> lis
     ``kg profile``, ``questions``, ``gold snapshot``, the method's ``config`` / ``prompts`` / ``artifacts``, and run settings by name."""
     from sparqlab.runs.config import RunConfig
 
-    changes = [word for key, word in (("kg", "kg content"), ("kg_profile", "kg profile"), ("questions", "questions"),
-                                      ("gold_snapshot", "gold snapshot"))
+    changes = [word for key, word in (("kg", "kg content"), ("kg_profile", "kg profile"), ("kg_engine", "kg engine"),
+                                      ("questions", "questions"), ("gold_snapshot", "gold snapshot"))
                if before.get(key) != after.get(key)]
     methods = before.get("method") or {}, after.get("method") or {}
     changes += [f"method {key}" for key in ("config", "prompts", "artifacts") if methods[0].get(key) != methods[1].get(key)]

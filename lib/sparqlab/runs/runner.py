@@ -169,7 +169,11 @@ async def arun(method: Method, questions: Sequence[Question] | None = None, conf
                redo_errors: Iterable[str] = ()) -> RunResult:
     """Async form of :func:`run`."""
     runner = Runner(method, questions, config or RunConfig(), kg=kg, model=model)
-    return await runner.execute(set(redo_errors))
+    try:
+        return await runner.execute(set(redo_errors))
+    finally:
+        if kg is None:  # the run opened it: its query workers, or the server of an engine axis, stop now
+            runner.kg.close()
 
 
 def load_run_questions(questions: Sequence[Question] | None, config: RunConfig) -> tuple[list[Question], str | None]:
@@ -463,8 +467,10 @@ class Runner:
             "kg_calls": dict(ctx.kg_calls),
             "artifacts": self.method_config["artifacts"],
         }
+        self.engine = self.kg.engine()
         self.identity = identity(self.config, self.method_config, self.fingerprint, self.kg.identity,
-                                 self.kg.profile.digest(), self.gold_snapshot.digest if self.gold_snapshot else None)
+                                 self.kg.profile.digest(), self.gold_snapshot.digest if self.gold_snapshot else None,
+                                 kg_engine=self.engine)
         self.run_id = make_run_id(self.config, self.identity)
         self.run_dir = (self.config.root() / self.config.experiment
                         / shard_folder_name(self.run_id, self.config.shard_index, self.config.num_shards))
@@ -501,7 +507,7 @@ class Runner:
         return run_header(
             run_id=self.run_id, experiment=self.config.experiment, folder=self.run_dir.name,
             method=self.method.name, model=self.config.model, model_is_standin=self.model_is_standin,
-            kg=self.config.kg, dataset=self.config.dataset, split=self.config.split,
+            kg=self.config.kg, engine=self.engine.label, dataset=self.config.dataset, split=self.config.split,
             shard_index=self.config.shard_index, num_shards=self.config.num_shards,
             answer_match=self.config.answer_match)
 

@@ -1,5 +1,6 @@
 """Shared fixtures of the TEXT2SPARQL dataset tests: the DBpedia-shaped fixture behind a real
-``oxigraph serve-read-only`` on 127.0.0.1, and the agents' stand-in model behind the project's model server."""
+``oxigraph serve-read-only`` on 127.0.0.1 (and behind each engine, Virtuoso too), and the agents' stand-in model
+behind the project's model server."""
 
 from __future__ import annotations
 
@@ -23,6 +24,17 @@ def dbpedia_kg(dbpedia_url):
     from sparqlab.kg import open_kg
 
     return open_kg(dbpedia_url, profile="dbpedia", cache=False)
+
+
+@pytest.fixture(scope="session")
+def dbpedia_each_engine(endpoint_engine):
+    """The DBpedia-shaped fixture behind each server in turn (oxigraph's, Virtuoso), opened with the profile."""
+    from sparqlab.kg import open_kg
+    from sparqlab.kg.dbpedia import fixture_store
+    from sparqlab.kg.server import serve_on
+
+    with serve_on(endpoint_engine, fixture_store()) as url:
+        yield open_kg(url, profile="dbpedia", cache=False)
 
 
 @pytest.fixture(scope="module")

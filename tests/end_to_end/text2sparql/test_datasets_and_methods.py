@@ -45,8 +45,9 @@ def test_ck26_paraphrases_ck25_with_the_same_reference_queries():
     assert sum(q.text != ck25[number[q.id]].text for q in ck26) >= 45  # paraphrased
 
 
-def test_the_fixture_is_dbpedia_shaped(dbpedia_kg):
-    """The reference queries of the modelled questions return the official answers on the fixture."""
+def test_the_fixture_is_dbpedia_shaped(dbpedia_each_engine):
+    """The reference queries of the modelled questions return the official answers on the fixture, on each engine."""
+    dbpedia_kg = dbpedia_each_engine
     for name, numbers in FIXTURE_QUESTIONS.items():
         for question in registry.load(name):
             if question.id.rsplit("-", 1)[0] in numbers:

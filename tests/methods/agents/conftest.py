@@ -1,4 +1,4 @@
-"""Fixtures of the agent tests: the Wikidata-shaped test KGs behind a real ``oxigraph serve-read-only`` server,
+"""Fixtures of the agent tests: the Wikidata-shaped test KGs behind real servers (oxigraph's; Virtuoso too),
 ``standin-agent`` behind the project's OpenAI-compatible server, and per-test runs/response-cache folders.
 
 The movie KG and its label index stay in the project cache (building them per test would take minutes)."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sparqlab.kg.server import serve_store
+from sparqlab.kg.server import serve_on
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +24,15 @@ def wd_store(tmp_path_factory, wikidata_ttl) -> Path:
 @pytest.fixture(scope="session")
 def wd_server(wd_store) -> str:
     """The test KG behind ``oxigraph serve-read-only`` on a free 127.0.0.1 port; yields the query URL."""
-    with serve_store(wd_store) as url:
+    with serve_on("oxigraph-server", wd_store) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def wd_endpoint(wd_store, endpoint_engine) -> str:
+    """The test KG behind each server in turn (oxigraph's, Virtuoso with the KG in a named graph); yields the
+    URL a client opens."""
+    with serve_on(endpoint_engine, wd_store) as url:
         yield url
 
 

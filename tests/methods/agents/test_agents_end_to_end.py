@@ -1,5 +1,6 @@
 """Both agents end to end through the project's OpenAI-compatible server with ``standin-agent``: on the movie KG,
-and on the Wikidata-shaped test KG behind a real oxigraph server (where SAGA's filter decides the outcome)."""
+and on the Wikidata-shaped test KG behind a real server — oxigraph's and Virtuoso (where SAGA's filter decides
+the outcome, alike on both)."""
 
 from __future__ import annotations
 
@@ -39,14 +40,12 @@ def test_both_agents_answer_movie_questions_through_the_model_server(agent_model
     assert frames["saga"]["f1"].mean() >= 0.8
 
 
-@pytest.fixture
-def wd_runs(wd_server, agent_model_url, run_settings, tmp_path, monkeypatch):
-    """Run a configuration of an agent over the Wikidata-shaped questions; rows by question id."""
-    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))  # per-port label indexes stay out of .cache
+def _agent_runs(url: str, agent_model_url: str, run_settings: dict):
+    """Run a configuration of an agent over the Wikidata-shaped questions at ``url``; rows by question id."""
     questions = load(str(WIKIDATA_TEST / "questions.jsonl"))
 
     def run_agent(name: str, **options):
-        config = RunConfig(experiment="e2e-wikidata", kg="wikidata", kg_url=wd_server, kg_options={"search": "local"},
+        config = RunConfig(experiment="e2e-wikidata", kg="wikidata", kg_url=url, kg_options={"search": "local"},
                            model="standin-agent", model_url=agent_model_url, **run_settings)
         result = run(make_method(name, **options), questions, config)
         assert result.metrics["n_done"] == len(questions)
@@ -55,7 +54,22 @@ def wd_runs(wd_server, agent_model_url, run_settings, tmp_path, monkeypatch):
     return run_agent
 
 
-def test_type_blind_grounding_on_the_wikidata_shaped_kg(wd_runs):
+@pytest.fixture
+def wd_runs(wd_server, agent_model_url, run_settings, tmp_path, monkeypatch):
+    """Agent runs on the oxigraph server."""
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))  # per-port label indexes stay out of .cache
+    return _agent_runs(wd_server, agent_model_url, run_settings)
+
+
+@pytest.fixture
+def wd_runs_each_engine(wd_endpoint, agent_model_url, run_settings, tmp_path, monkeypatch):
+    """Agent runs on each server in turn (oxigraph's, Virtuoso)."""
+    monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
+    return _agent_runs(wd_endpoint, agent_model_url, run_settings)
+
+
+def test_type_blind_grounding_on_the_wikidata_shaped_kg(wd_runs_each_engine):
+    wd_runs = wd_runs_each_engine
     spinach = wd_runs("spinach")
     saga = wd_runs("saga")
     # the homonym "Jackson": SPINACH grounds "country" on the human's noisy P17 edge; SAGA's filter removes it

@@ -59,9 +59,12 @@ def type_filter(properties: Iterable[str], entity_types: Iterable[str], schema: 
 
 
 def superclass_query(classes: Iterable[str], subclass_predicate: str) -> str:
-    """SELECT ``?super`` reachable from any of ``classes`` by zero or more subclass-of steps (the closure τ⁺)."""
-    values = " ".join(f"<{c}>" for c in sorted(set(classes)))
-    return f"SELECT DISTINCT ?super WHERE {{ VALUES ?c {{ {values} }} ?c <{subclass_predicate}>* ?super }}"
+    """SELECT ``?super`` reachable from any of ``classes`` by zero or more subclass-of steps (the closure τ⁺).
+
+    One path per class, each from a constant start, joined by UNION: Virtuoso refuses a path whose start comes
+    from VALUES ("transitive start not given"), which every other engine accepts."""
+    paths = " UNION ".join(f"{{ <{c}> <{subclass_predicate}>* ?super }}" for c in sorted(set(classes)))
+    return f"SELECT DISTINCT ?super WHERE {{ {paths or 'VALUES ?super { }'} }}"
 
 
 @dataclass
