@@ -12,16 +12,18 @@ where every notebook stands, whether it ran here or in a scheduled job (:mod:`.j
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sparqlab.core.paths import runs_dir
 from sparqlab.notebooks.generate import NOTEBOOKS_DIR
-from sparqlab.notebooks.parameters import check_parameters
+from sparqlab.notebooks.parameters import check_parameters, notebook_parameters
 from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json
 
 STATE_DIR = ".reproduce"
@@ -86,22 +88,51 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
                      kernel_name: str = "python3", progress: bool = False) -> NotebookOutcome:
     """Run one notebook headless with papermill; the executed copy goes to ``output_dir``.
 
-    ``progress`` shows papermill's per-cell progress bar (on stderr).
+    ``progress`` shows papermill's per-cell progress bar (on stderr). The copy — also of a failed execution —
+    gets static fallbacks for its widget outputs and is signed (:func:`sparqlab.notebooks.static.finish_executed`),
+    so JupyterLab shows finished progress bars and nbconvert or GitHub show what the widgets showed.
     """
     import papermill
+
+    from sparqlab.notebooks.static import finish_executed
 
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / notebook.name
     start = time.perf_counter()
     try:
-        papermill.execute_notebook(
-            str(notebook), str(output), parameters=parameters or {}, kernel_name=kernel_name,
-            cwd=str(notebook.parent), progress_bar=progress, log_output=False,
-        )
+        with overrides_announced(notebook, parameters or {}):
+            papermill.execute_notebook(
+                str(notebook), str(output), parameters=parameters or {}, kernel_name=kernel_name,
+                cwd=str(notebook.parent), progress_bar=progress, log_output=False,
+            )
     except papermill.PapermillExecutionError as error:
+        finish_executed(output)
         return NotebookOutcome(notebook.name, output, time.perf_counter() - start,
                                f"cell {error.exec_count}: {cell_error_line(error, output)}")
+    finish_executed(output)
     return NotebookOutcome(notebook.name, output, time.perf_counter() - start)
+
+
+@contextmanager
+def overrides_announced(notebook: Path, parameters: dict[str, Any]):
+    """Tell the kernel (through its environment, :data:`sparqlab.plots.NOTEBOOK_OVERRIDES`) which parameters
+    differ from the notebook's defaults, so its figures are named after them."""
+    import json
+
+    from sparqlab.plots import NOTEBOOK_OVERRIDES
+
+    declared = notebook_parameters(notebook)
+    changed = {name: value for name, value in parameters.items()
+               if name not in declared or declared[name].default != value}
+    previous = os.environ.get(NOTEBOOK_OVERRIDES)
+    os.environ[NOTEBOOK_OVERRIDES] = json.dumps(changed, sort_keys=True, default=str)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(NOTEBOOK_OVERRIDES, None)
+        else:
+            os.environ[NOTEBOOK_OVERRIDES] = previous
 
 
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Aborted|Failure|Refused|Exit|"

@@ -11,6 +11,7 @@ stand-ins with :func:`sparqlab.runs.model_label`) before :func:`save_figure` wri
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 import warnings
@@ -28,6 +29,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
+from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import figures_dir
 from sparqlab.eval.metrics import ANSWER_METRICS, judged_frame
 from sparqlab.plots.check import FigureLayoutError, check_figure, strict
@@ -73,14 +75,35 @@ def subplots(*args: Any, **kwargs: Any) -> tuple[Figure, Any]:
     return plt.subplots(*args, **kwargs)
 
 
+NOTEBOOK_OVERRIDES = "SPARQLAB_NOTEBOOK_OVERRIDES"
+"""Environment variable through which ``sparqlab reproduce`` tells the kernel the parameters it overrode (JSON);
+:func:`figure_stem` names the figures after them, so a smoke run never writes over a figure of the defaults."""
+
+
 def figure_stem(name: str, params: Mapping[str, Any] | None = None) -> str:
     """``name`` followed by ``--key-value`` for each parameter, e.g. ``f1_by_dataset--limit-10--sample-40``.
 
     Put the parameters a sweep varies here, so the figures of a smoke test (``-p limit 10``) and of the full run
-    get different files. ``None`` values are left out; values are shortened to file-name characters.
+    get different files. ``None`` values are left out; a value that is shortened or changed to file-name
+    characters gets a short digest of itself (``org/model-a`` and ``org_model-a`` stay apart). Notebook
+    parameters overridden by ``sparqlab reproduce`` that ``params`` does not name add ``--p-<digest>``, so the
+    name of a figure drawn with the defaults is never reused by a run with other parameters.
     """
-    parts = [name] + [f"{key}-{_slug(value)}" for key, value in (params or {}).items() if value is not None]
+    params = {key: value for key, value in (params or {}).items() if value is not None}
+    parts = [name] + [f"{key}-{_slug(value)}" for key, value in params.items()]
+    overrides = {key: value for key, value in _notebook_overrides().items() if key not in params}
+    if overrides:
+        parts.append(f"p-{stable_hash(overrides, 8)}")
     return "--".join(parts)
+
+
+def _notebook_overrides() -> dict[str, Any]:
+    text = os.environ.get(NOTEBOOK_OVERRIDES, "")
+    try:
+        found = json.loads(text) if text else {}
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{NOTEBOOK_OVERRIDES} is not JSON ({error}): {text[:80]!r}") from None
+    return found if isinstance(found, dict) else {}
 
 
 def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"), *, experiment: str | None = None,
@@ -127,7 +150,10 @@ def _run_reference(run: Any) -> str:
 
 
 def _slug(value: Any) -> str:
-    return re.sub(r"[^\w.-]+", "_", str(value)).strip("_-")[:40] or "none"
+    """``value`` in file-name characters, at most 40 (plus a digest of the value when that changed it)."""
+    text = str(value)
+    slug = re.sub(r"[^\w.-]+", "_", text).strip("_-")[:40].rstrip("_-") or "none"
+    return slug if slug == text else f"{slug}-{stable_hash(text, 6)}"
 
 
 HORIZONTAL_AFTER = 6
