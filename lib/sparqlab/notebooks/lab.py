@@ -148,14 +148,18 @@ def browser_check(notebook: Path, chromium: str, timeout_s: float = 180.0) -> li
             _wait(deadline, f"the trace browser did not render (controls seen: {labels})")
 
 
-_OUTPUT_TEXT = """(() => [...document.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText).join('\\n'))()"""
+_OUTPUT_TEXT = """(() => [...document.querySelectorAll('.jp-OutputArea-output')]
+  .map(e => { const c = e.cloneNode(true); c.querySelectorAll('style').forEach(s => s.remove());
+              return c.textContent; }).join('\\n'))()"""
+"""The text of every output (``textContent``: also of cells scrolled out of view; styles left out)."""
 
 
 def rendered_outputs(notebook: Path, chromium: str, expect: list[str], timeout_s: float = 120.0,
-                     screenshot: Path | None = None) -> str:
+                     screenshot: Path | None = None, scroll_to: str | None = None) -> str:
     """Open an executed ``notebook`` in JupyterLab in headless Chromium without running anything and return the
-    text its outputs show once every string of ``expect`` is in it (``screenshot``: a PNG of the page then).
-    Raises ``RuntimeError`` naming what is missing on a timeout."""
+    text its outputs show once every string of ``expect`` is in it (``screenshot``: a PNG of the page then, with
+    the first output containing ``scroll_to`` scrolled to the top). Raises ``RuntimeError`` naming what is
+    missing on a timeout."""
     import base64
 
     deadline = time.monotonic() + timeout_s
@@ -167,7 +171,12 @@ def rendered_outputs(notebook: Path, chromium: str, expect: list[str], timeout_s
                 break
             _wait(deadline, f"the executed notebook does not show {missing} (it shows: {text[-1500:]!r})")
         if screenshot is not None:
-            shot = page.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+            if scroll_to:
+                page.evaluate("(() => { const o = [...document.querySelectorAll('.jp-OutputArea-output')]"
+                              f".find(e => e.textContent.includes({json.dumps(scroll_to)})); "
+                              "if (o) o.scrollIntoView(); return true; })()")
+                time.sleep(1.0)  # let the scrolled cells paint
+            shot = page.call("Page.captureScreenshot", format="png")
             screenshot.write_bytes(base64.b64decode(shot["data"]))
         return text
 

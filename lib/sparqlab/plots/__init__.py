@@ -315,6 +315,34 @@ def metric_lines(data: Any, x: str, metric: str = "f1", hue: str | None = None, 
     return ax
 
 
+LINE_STYLES = (("o", "-", 9), ("s", "--", 7.5), ("^", "-.", 6), ("D", ":", 5), ("v", (0, (5, 1)), 4),
+               ("P", (0, (1, 1)), 3))
+"""Marker, dash and marker size per line of :func:`sweep_lines`: lines that coincide stay distinguishable (the
+later, smaller markers sit inside the earlier ones, the dashes interleave)."""
+
+
+def sweep_lines(data: Any, x: str, y: str, hue: str, ax: Axes | None = None) -> Axes:
+    """One line per ``hue`` of ``y`` against ``x`` (a sweep), each with its own marker, dash and marker size so
+    coinciding lines stay visible; a NaN ``y`` (an undefined value) is a gap, not a 0, and the axes say so."""
+    frame = _frame(data, [x, y, hue])
+    ax = _axes(ax)
+    colours = sns.color_palette(PALETTE, frame[hue].nunique())
+    for index, (name, group) in enumerate(frame.groupby(hue, sort=False)):
+        marker, dash, size = LINE_STYLES[index % len(LINE_STYLES)]
+        group = group.sort_values(x)
+        ax.plot(group[x], group[y].astype(float), marker=marker, linestyle=dash, markersize=size,
+                markerfacecolor="none" if index % 2 == 0 else colours[index], color=colours[index], label=name)
+    undefined = frame[frame[y].isna()]
+    if not undefined.empty:
+        names = ", ".join(sorted(undefined[hue].astype(str).unique()))
+        ax.text(0.0, -0.32, f"undefined (0/0), not drawn: {names} at some τ", transform=ax.transAxes,
+                fontsize="x-small", va="top")
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(y)
+    _legend_outside(ax)
+    return ax
+
+
 def category_shares(counts: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Shares of categories per run as horizontal stacked bars (100 % each), counts in the legend order.
 

@@ -59,3 +59,9 @@ def _plain(value: Any) -> str:
 def _clean(record: dict[str, Any]) -> dict[str, Any]:
     """A frame row with NaN read back as missing (pandas fills absent values with NaN)."""
     return {k: (None if isinstance(v, float) and v != v else v) for k, v in record.items()}
+
+
+def labelled(table: pd.DataFrame, label: str, decimals: int = 2) -> Any:
+    """An aggregate table (already in the papers' units) captioned by ``label`` — the model, ``[standin]`` marked
+    (:func:`sparqlab.runs.model_label`) — with ``–`` for missing values and ``decimals`` digits."""
+    return table.style.set_caption(label).format(precision=decimals, na_rep=MISSING)

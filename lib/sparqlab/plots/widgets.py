@@ -258,6 +258,9 @@ def latest_run(runs: list[Path]) -> Path | None:
     return max(runs, key=changed) if runs else None
 
 
+ANY_CATEGORY = "any"
+"""The error filter's first choice: every category (a widget shows no label for a ``None`` value)."""
+
 OUTCOME_FILTERS = ("failures", "all", *OUTCOMES)
 """The outcome filter's choices: ``failures`` is ``wrong`` and ``no query`` together."""
 
@@ -297,7 +300,7 @@ class TraceBrowser:
         self.run_picker = w.Dropdown(description="run", options=[(run_choice_label(p, self.root), p) for p in runs],
                                      value=None, layout=wide)
         self.outcome_picker = w.Dropdown(description="outcome", options=OUTCOME_FILTERS, value="failures")
-        self.category_picker = w.Dropdown(description="error", options=[("any", None)], value=None)
+        self.category_picker = w.Dropdown(description="error", options=[ANY_CATEGORY], value=ANY_CATEGORY)
         self.next_failure_button = w.Button(description="next failure ▶▶")
         self.question_picker = w.Dropdown(description="question", options=[], layout=wide)
         self.step_picker = w.ToggleButtons(description="step", options=[], value=None,
@@ -352,8 +355,8 @@ class TraceBrowser:
                 f"<style>{STYLE}</style><b>{html.escape(self.view.name)}</b> · model {self._model_html()} · "
                 f"{len(self.view.failures())} of {len(self.view.records)} questions not answered exactly")
         categories = sorted({error_label(r) for r in self.run.predictions.values()} - {""}) if self.run else []
-        self.category_picker.options = [("any", None)] + [(c, c) for c in categories]
-        self.category_picker.value = None
+        self.category_picker.options = [ANY_CATEGORY, *categories]
+        self.category_picker.value = ANY_CATEGORY
         if self.run and not any(matches(r, "failures", None) for r in self.run.predictions.values()):
             self.outcome_picker.value = "all"
         self.refilter()
@@ -362,11 +365,16 @@ class TraceBrowser:
         label = html.escape(self.view.model) if self.view else ""
         return label.replace(STANDIN_LABEL, f'<span class="sq-standin">{STANDIN_LABEL}</span>')
 
+    @property
+    def category(self) -> str | None:
+        """The chosen error category, ``None`` for any."""
+        return None if self.category_picker.value == ANY_CATEGORY else self.category_picker.value
+
     def filtered_ids(self) -> list[str]:
         if self.run is None:
             return []
         return [i for i in self.run.question_ids
-                if matches(self.run.predictions.get(i), self.outcome_picker.value, self.category_picker.value)]
+                if matches(self.run.predictions.get(i), self.outcome_picker.value, self.category)]
 
     def refilter(self) -> None:
         ids = self.filtered_ids()
@@ -407,7 +415,7 @@ class TraceBrowser:
         if target is None:
             return
         if target not in self.filtered_ids():
-            self.category_picker.value = None
+            self.category_picker.value = ANY_CATEGORY
             self.outcome_picker.value = "failures"
         self.question_picker.value = target
 
