@@ -48,5 +48,5 @@ def test_undefined_sweep_ratios_are_gaps_and_coinciding_lines_differ():
     assert high["gate recall"] == 0.0 and high["gate FPR"] == 0.0 and high["trigger rate"] == 0.0
     ax = plots.sweep_lines(long, x="threshold", y="percent", hue="measure")
     styles = {(line.get_marker(), str(line.get_linestyle()), line.get_markersize()) for line in ax.lines}
-    assert len(ax.lines) == 6 and len(styles) == 6
+    assert len(ax.lines) == 6 and len(styles) == 6 and len(ax.get_legend().get_texts()) == 6
     assert any("undefined" in text.get_text() for text in ax.texts)

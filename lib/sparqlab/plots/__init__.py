@@ -339,6 +339,7 @@ def sweep_lines(data: Any, x: str, y: str, hue: str, ax: Axes | None = None) -> 
                 fontsize="x-small", va="top")
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel(y)
+    ax.legend(title=hue)
     _legend_outside(ax)
     return ax
 

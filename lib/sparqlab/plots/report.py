@@ -44,7 +44,7 @@ text-align:left}
 .sq-question{border:1px solid #ddd;border-left:5px solid #999;padding:6px 10px;margin:10px 0}
 .sq-wrong{border-left-color:#c00000}.sq-noquery{border-left-color:#de8f05}.sq-correct{border-left-color:#029e73}
 .sq-side{display:flex;gap:10px}.sq-side>div{flex:1;min-width:0}
-.sq-question pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:4px;margin:2px 0}
+.sq-report pre,.sq-question pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:4px;margin:2px 0}
 .sq-del{background:#ffd7d5}.sq-add{background:#d4f8d4}.sq-missing{background:#ffd7d5}.sq-extra{background:#fff0b3}
 .sq-tag{font-size:85%;padding:0 4px;border-radius:3px;background:#eee}
 .sq-standin{color:#a00;font-weight:bold}
@@ -201,14 +201,14 @@ def run_fragment(run_dir: str | Path | RunView, max_failures: int | None = None)
     failures = view.failures()
     shown = failures if max_failures is None else failures[:max_failures]
     correct = [r for r in view.records if outcome(r) == "correct"]
-    parts = [f"<style>{STYLE}</style>", summary_fragment(view), "<h3>Failing questions</h3>"]
+    parts = [f'<style>{STYLE}</style><div class="sq-report">', summary_fragment(view), "<h3>Failing questions</h3>"]
     parts += [view.question(r) for r in shown] or ["<p><i>none</i></p>"]
     if len(shown) < len(failures):
         parts.append(f"<p><i>… {len(failures) - len(shown)} more failing questions: "
                      f"<code>sparqlab runs report {html.escape(view.name)}</code> lists all</i></p>")
     parts.append(f"<details><summary>{len(correct)} questions answered exactly</summary><ul>"
                  + "".join(f"<li>{html.escape(str(r.get('id')))}: {html.escape(str(r.get('question', '')))}</li>"
-                           for r in correct) + "</ul></details>")
+                           for r in correct) + "</ul></details></div>")
     return "\n".join(parts)
 
 
@@ -223,7 +223,7 @@ def comparison_fragment(first: str | Path | RunView, second: str | Path | RunVie
         a.name, b.name = str(a.path), str(b.path)
     result = paired_comparison(a.records, b.records, a.name, b.name)
     by_id = [{str(r["id"]): r for r in view.records} for view in (a, b)]
-    parts = [f"<style>{STYLE}</style>",
+    parts = [f'<style>{STYLE}</style><div class="sq-report">',
              f"<h2>{html.escape(a.name)} vs {html.escape(b.name)}</h2>",
              '<table class="metrics"><tr><th>run</th><th>model</th><th>F1</th><th>EM</th><th>no query</th></tr>'
              + "".join(f"<tr><td>{html.escape(v.name)}</td><td>{html.escape(v.model)}</td>"
@@ -241,7 +241,7 @@ def comparison_fragment(first: str | Path | RunView, second: str | Path | RunVie
             parts.append(flip_fragment(left, right, a, b))
         if len(shown) < len(ids):
             parts.append(f"<p><i>… {len(ids) - len(shown)} more</i></p>")
-    return "\n".join(parts)
+    return "\n".join([*parts, "</div>"])
 
 
 def flip_fragment(left: Mapping[str, Any], right: Mapping[str, Any], a: RunView, b: RunView) -> str:
