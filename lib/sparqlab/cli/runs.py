@@ -157,7 +157,6 @@ def _expand_runs(refs: list[str], root: str | None) -> list:
 def _paired(run_dirs: list, flips: int) -> str:
     """The paired comparison of two runs, with the flipped questions and where to see their traces."""
     from sparqlab.eval.paired import paired_comparison
-    from sparqlab.plots.report import paired_text
     from sparqlab.runs.results import run_records
 
     names = [f"{d.parent.name}/{d.name}" for d in run_dirs]
@@ -165,7 +164,7 @@ def _paired(run_dirs: list, flips: int) -> str:
         names = [str(d) for d in run_dirs]
     records = [run_records(d) for d in run_dirs]
     result = paired_comparison(records[0], records[1], names[0], names[1])
-    lines = [paired_text(result)]
+    lines = [result.summary()]
     by_id = [{str(r["id"]): r for r in run_records} for run_records in records]
     for name, ids in ((names[0], result.a_only), (names[1], result.b_only)):
         if flips and ids:

@@ -254,11 +254,11 @@ def metric_by_field(data: Any, field: str, metric: str = "f1", min_n: int = 1, c
 def paired_flips(comparison: Any, ax: Axes | None = None) -> Axes:
     """The outcome of a :func:`sparqlab.eval.paired.paired_comparison` as four horizontal bars.
 
-    Questions exact in both runs, only in A, only in B, in neither (counts written at the bars); the title holds
+    Questions exact in both runs, only in the one run, only in the other (named by the runs), in neither (counts written at the bars); the title holds
     McNemar's p and the paired-bootstrap interval of the F1 difference, so the figure states its test.
     """
     ax = _axes(ax)
-    labels = ["exact in both", f"only in A ({comparison.a})", f"only in B ({comparison.b})", "in neither"]
+    labels = ["exact in both", f"only in {comparison.a}", f"only in {comparison.b}", "in neither"]
     counts = [comparison.both, len(comparison.a_only), len(comparison.b_only), comparison.neither]
     colours = sns.color_palette(PALETTE)
     ax.barh(range(4), counts, color=[colours[2], colours[0], colours[1], "0.7"])

@@ -230,7 +230,7 @@ def comparison_fragment(first: str | Path | RunView, second: str | Path | RunVie
                        f"<td>{_score(v.summary.get('f1'), 'f1')}</td><td>{_score(v.summary.get('em'), 'em')}</td>"
                        f"<td>{_score(v.summary.get('no_query_rate'), 'no_query_rate')}</td></tr>" for v in (a, b))
              + "</table>",
-             "<h3>Paired test</h3>", _pre(paired_text(result))]
+             "<h3>Paired test</h3>", _pre(result.summary())]
     for winner, ids in ((a, result.a_only), (b, result.b_only)):
         shown = ids if max_flips is None else ids[:max_flips]
         parts.append(f"<h3>Exact only in {html.escape(winner.name)} ({len(ids)})</h3>")
@@ -260,14 +260,6 @@ def flip_fragment(left: Mapping[str, Any], right: Mapping[str, Any], a: RunView,
         _side_by_side((f"{a.name} answers", _answer_list(left)), (f"{b.name} answers", _answer_list(right))),
         f"<div><b>gold answers</b>: {html.escape(', '.join(sorted(map(str, left.get('gold_answers') or []))))}</div>",
         "</div>"])
-
-
-def paired_text(result: Any) -> str:
-    """:meth:`PairedComparison.summary` with the runs' names in place of A and B."""
-    lines = [f"paired comparison on {result.n} questions scored in both runs ({result.b} minus {result.a})",
-             f"  exact in both {result.both}, in neither {result.neither}, only in {result.a} {len(result.a_only)}, "
-             f"only in {result.b} {len(result.b_only)}"]
-    return "\n".join(lines + result.summary().splitlines()[2:])
 
 
 def report_page(runs: Sequence[str | Path], max_failures: int | None = None) -> str:

@@ -31,7 +31,6 @@ from sparqlab.plots.report import (
     comparison_fragment,
     error_label,
     outcome,
-    paired_text,
     question_fragment,
     run_fragment,
 )
@@ -456,7 +455,7 @@ class RunComparison:
         return self.html(max_flips=20)
 
     def __repr__(self) -> str:
-        return paired_text(self.paired)
+        return self.paired.summary()
 
 
 def compare_runs(first: str | Path, second: str | Path, root: str | Path | None = None) -> RunComparison:
