@@ -7,7 +7,7 @@ import pandas as pd
 
 from sparqlab import plots
 from sparqlab.methods.ggc.metrics import sweep_long
-from sparqlab.plots.tables import COMPACT_COLUMNS, labelled, question_table
+from sparqlab.plots.tables import COMPACT_COLUMNS, labelled, question_table, run_table
 
 ROWS = [
     {"model": "standin-x", "model_is_standin": True, "dataset": "d", "id": "q1", "question": "Who?", "f1": 0.400432,
@@ -28,6 +28,15 @@ def test_question_table_is_compact_in_percent_with_one_missing_marker_and_error_
     shown = question_table(pd.DataFrame(ROWS)).data.columns.tolist()
     assert shown == [c for c in COMPACT_COLUMNS if c in shown] and "predicted_sparql" not in shown
     assert "predicted_sparql" in question_table(pd.DataFrame(ROWS), columns=None).data.columns
+
+
+def test_run_table_is_compact_and_in_percent():
+    runs = pd.DataFrame([{"experiment": "e", "run": "r1", "model": "standin-x [standin]", "f1": 0.625, "em": 0.5,
+                          "no_query_rate": None, "tokens_per_q": 731.75}])
+    styled = run_table(runs)
+    assert styled.data.columns.tolist() == ["run", "model", "f1", "em", "no_query_rate"]
+    html = styled.to_html()
+    assert "62.5" in html and "50.0" in html and "–" in html and "None" not in html
 
 
 def test_labelled_tables_carry_the_model_label():

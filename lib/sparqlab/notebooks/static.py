@@ -1,13 +1,13 @@
-"""Executed notebooks that read as run without a kernel: static fallbacks for widget outputs, and a signature.
+"""Executed notebooks that read as run without a kernel: widget outputs frozen into static HTML, and a signature.
 
 A widget output holds only a reference to a model whose state papermill saves in the notebook's metadata; a reader
 without a live widget manager — nbconvert, GitHub, JupyterLab on an untrusted notebook — sees the output's
 ``text/plain`` instead, the repr from the moment it was displayed: a progress bar at "0% 0/5", a trace browser as
 ``VBox(children=(Dropdown(…``. :func:`add_static_fallbacks` renders each widget output from its *saved* state
 (what the widget showed when the notebook finished) into ``text/html`` and ``text/plain``; an output that brought
-its own ``text/html`` (the trace browser's run summary and failing questions) keeps it. :func:`sign` trusts the
-executed copy for the user who ran it, as JupyterLab does when it saves a notebook it executed, so the live
-widgets show there.
+its own ``text/html`` (the trace browser's run summary and failing questions) keeps it. :func:`finish_executed`
+also signs the executed copy for the user who ran it, as JupyterLab does when it saves a notebook it executed, so
+its HTML outputs are trusted there. Re-running a cell in the lab brings the live widget back.
 """
 
 from __future__ import annotations
@@ -83,23 +83,32 @@ def plain_text(fragment: str) -> str:
 
 
 def add_static_fallbacks(notebook: dict[str, Any]) -> int:
-    """Give every widget output whose model state was saved a ``text/html`` and ``text/plain`` rendering of that
-    state (an output's own ``text/html`` is kept, and its ``text/plain`` made from it); returns how many outputs
-    changed. The widget view stays first, so a live widget manager still shows the widget."""
+    """Replace every widget output whose model state was saved by a static rendering of that state — ``text/html``
+    and ``text/plain`` (an output that brought its own ``text/html``, as the trace browser does, keeps it) — and
+    drop the then unused widget state; returns how many outputs changed.
+
+    The kernel that drove the widgets is gone once the notebook is executed, so a restored widget could only show
+    its last state, and a reader without a widget manager (nbconvert picks the widget view over any other format,
+    GitHub) would see nothing or the repr from display time; the static rendering shows the same to everyone.
+    """
     states = widget_states(notebook)
     changed = 0
+    remaining = False
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
             data = output.get("data") or {}
             view = data.get(WIDGET_VIEW)
-            if not view or view.get("model_id") not in states:
+            if not view:
                 continue
-            fallback = _joined(data["text/html"]) if "text/html" in data else render_model(view["model_id"], states)
+            fallback = _joined(data["text/html"]) if "text/html" in data else (
+                render_model(view["model_id"], states) if view.get("model_id") in states else "")
             if not fallback:
+                remaining = True
                 continue
-            data["text/html"] = fallback
-            data["text/plain"] = plain_text(fallback)
+            output["data"] = {"text/html": fallback, "text/plain": plain_text(fallback)}
             changed += 1
+    if changed and not remaining:
+        notebook.get("metadata", {}).pop("widgets", None)
     return changed
 
 

@@ -18,6 +18,9 @@ from sparqlab.runs.results import RATE_FIELDS, model_label
 COMPACT_COLUMNS = ("model", "dataset", "id", "question", "outcome", "f1", "error")
 """What :func:`question_table` shows unless told otherwise (those of them the frame has)."""
 
+RUN_COLUMNS = ("run", "model", "dataset", "selection", "status", "done", "f1", "em", "no_query_rate", "errors")
+"""What :func:`run_table` shows unless told otherwise."""
+
 PERCENT_COLUMNS = frozenset(RATE_FIELDS | {"em"})
 """Columns holding a share in [0, 1], shown in percent with one decimal (``em`` per question: 100.0 or 0.0)."""
 
@@ -36,7 +39,16 @@ def with_analysis_columns(frame: pd.DataFrame) -> pd.DataFrame:
 def question_table(frame: pd.DataFrame, columns: Sequence[str] | None = COMPACT_COLUMNS, width: int = 80) -> Any:
     """A styled per-question table: ``columns`` (default :data:`COMPACT_COLUMNS`; ``None``: all), rates in percent,
     ``–`` for every missing value, text cells wrapped rather than cut at ``width`` characters."""
-    table = with_analysis_columns(frame)
+    return _styled(with_analysis_columns(frame), columns, width)
+
+
+def run_table(runs: pd.DataFrame, columns: Sequence[str] | None = RUN_COLUMNS, width: int = 60) -> Any:
+    """:func:`sparqlab.runs.load_runs` styled like :func:`question_table`: the :data:`RUN_COLUMNS` (``None``:
+    all), rates in percent, ``–`` for missing values; the model column already marks stand-ins."""
+    return _styled(runs, columns, width)
+
+
+def _styled(table: pd.DataFrame, columns: Sequence[str] | None, width: int) -> Any:
     if columns is not None:
         table = table[[c for c in columns if c in table.columns]]
     formats = {c: _percent for c in table.columns if c in PERCENT_COLUMNS}
