@@ -79,7 +79,7 @@ def test_report_lists_every_wrong_question_with_both_queries_and_answer_sets(run
         assert "gold answers" in block and "predicted answers" in block and "<b>error</b>" in block
         if isinstance(record["predicted_sparql"], str):
             assert "<b>diff</b>" in block and 'class="sq-add"' in block
-    assert "F1</th>" in page or "<th>f1</th>" in page
+    assert "<th>f1</th>" in page and "the reply that led to it" in failures, "metrics, and the model reply behind a miss"
 
 
 def test_report_of_two_runs_shows_the_flips_and_the_paired_test(runs_env, tmp_path):

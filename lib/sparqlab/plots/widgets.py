@@ -211,26 +211,29 @@ def first_system_prompt(events: list[TraceEvent]) -> int | None:
                 None)
 
 
-def render_step(events: list[TraceEvent | dict[str, Any]], step: int) -> str:
-    """The timeline plus the event at ``step`` (clamped), or a note when the trace is empty; a system prompt
-    after the trace's first is collapsed, so the reply stays above the fold."""
+def render_step(events: list[TraceEvent | dict[str, Any]], step: int, timeline: bool = True) -> str:
+    """The timeline (``timeline``; the browser's step buttons replace it) plus the event at ``step`` (clamped), or
+    a note when the trace is empty; a system prompt after the trace's first is collapsed, so the reply stays
+    above the fold."""
     if not events:
         return "<i>No trace recorded for this question.</i>"
     events = [as_event(e) for e in events]
     step = clamp_step(step, events)
     times = [e.t for e in events if isinstance(e.t, int | float)]
     first = first_system_prompt(events)
-    return render_timeline(events, step) + render_event(events[step], step, len(events),
+    return (render_timeline(events, step) if timeline else "") + render_event(events[step], step, len(events),
                                                         start_time=min(times) if times else None,
                                                         collapse_system=first is not None and step > first)
 
 
-def render_prediction(record: dict[str, Any] | None, standin: bool = False) -> str:
+def render_prediction(record: dict[str, Any] | None, standin: bool = False,
+                      events: list[TraceEvent] | None = None) -> str:
     """One prediction: outcome, scores, error category, gold and predicted SPARQL side by side with a diff, both
-    answer sets with missing / extra marked (:func:`sparqlab.plots.report.question_fragment`)."""
+    answer sets with missing / extra marked, and (given its trace ``events``) the reply that led to a failure
+    (:func:`sparqlab.plots.report.question_fragment`)."""
     if not record:
         return "<i>No prediction recorded for this question.</i>"
-    return f"<style>{STYLE}</style>" + question_fragment(record, standin=standin)
+    return f"<style>{STYLE}</style>" + question_fragment(record, events or (), standin=standin)
 
 
 def run_choice_label(run_dir: Path, root: Path) -> str:
@@ -388,7 +391,8 @@ class TraceBrowser:
         if record is None and self.run is not None and question_id is None:
             self.prediction_view.value = "<i>No question matches the filters.</i>"
         else:
-            self.prediction_view.value = (render_prediction(record, standin=self.view.standin if self.view else False)
+            self.prediction_view.value = (render_prediction(record, self.view.standin if self.view else False,
+                                                            self.events)
                                           if record is not None or question_id is not None else "<i>Pick a run.</i>")
         self.step_picker.options = [(step_label(i, e), i) for i, e in enumerate(self.events)]
         self.step_picker.value = 0 if self.events else None
@@ -396,7 +400,7 @@ class TraceBrowser:
             self.show_step(0)
 
     def show_step(self, step: int | None) -> None:
-        self.event_view.value = render_step(self.events, step or 0)
+        self.event_view.value = render_step(self.events, step or 0, timeline=False)
 
     def move(self, delta: int) -> None:
         if self.events:
