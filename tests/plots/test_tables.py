@@ -40,8 +40,9 @@ def test_run_table_is_compact_and_in_percent():
 
 
 def test_labelled_tables_carry_the_model_label():
-    html = labelled(pd.DataFrame({"F1": [12.345, float("nan")]}), "standin-agent [standin]").to_html()
-    assert "standin-agent [standin]" in html and "12.35" in html and "–" in html
+    html = labelled(pd.DataFrame({"F1": [12.345, float("nan")], "rate": [0.25, 0.5]}), "standin-agent [standin]",
+                    percent=["rate"]).to_html()
+    assert "standin-agent [standin]" in html and "12.35" in html and "–" in html and "25.0" in html
 
 
 def test_undefined_sweep_ratios_are_gaps_and_coinciding_lines_differ():

@@ -73,7 +73,10 @@ def _clean(record: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and v != v else v) for k, v in record.items()}
 
 
-def labelled(table: pd.DataFrame, label: str, decimals: int = 2) -> Any:
-    """An aggregate table (already in the papers' units) captioned by ``label`` — the model, ``[standin]`` marked
-    (:func:`sparqlab.runs.model_label`) — with ``–`` for missing values and ``decimals`` digits."""
-    return table.style.set_caption(label).format(precision=decimals, na_rep=MISSING)
+def labelled(table: pd.DataFrame, label: str, decimals: int = 2, percent: Sequence[str] = ()) -> Any:
+    """An aggregate table captioned by ``label`` — the model, ``[standin]`` marked
+    (:func:`sparqlab.runs.model_label`) — with ``–`` for missing values, ``decimals`` digits, and the ``percent``
+    columns (shares in [0, 1]) in percent with one decimal."""
+    shown = [c for c in percent if c in table.columns]
+    return (table.style.set_caption(label).format(precision=decimals, na_rep=MISSING)
+            .format(_percent, subset=shown, na_rep=MISSING))
