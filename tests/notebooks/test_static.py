@@ -49,15 +49,15 @@ def test_an_output_with_its_own_html_keeps_it_and_widgets_without_state_are_left
 
 
 def test_figure_names_keep_shortened_values_and_overridden_parameters_apart(monkeypatch):
-    from sparqlab.plots import NOTEBOOK_OVERRIDES, figure_stem
+    from sparqlab.plots import figure_stem
 
     assert figure_stem("f", {"model": "org/model-a"}) != figure_stem("f", {"model": "org_model-a"})
     assert figure_stem("f", {"model": "org_model-a", "limit": None}) == "f--model-org_model-a"
     long = figure_stem("f", {"thresholds": "-".join(["0.1"] * 20)})
     assert long != figure_stem("f", {"thresholds": "-".join(["0.1"] * 21)}) and len(long) < 70 and "--" not in long[3:]
-    monkeypatch.setenv(NOTEBOOK_OVERRIDES, '{"limit": 5, "train_limit": 100}')
+    monkeypatch.setenv("SPARQLAB_NOTEBOOK_OVERRIDES", '{"limit": 5, "train_limit": 100}')
     assert figure_stem("f", {"limit": 5}).startswith("f--limit-5--p-"), "a parameter the name leaves out"
-    monkeypatch.setenv(NOTEBOOK_OVERRIDES, '{"limit": 5}')
+    monkeypatch.setenv("SPARQLAB_NOTEBOOK_OVERRIDES", '{"limit": 5}')
     assert figure_stem("f", {"limit": 5}) == "f--limit-5"
 
 

@@ -12,15 +12,14 @@ where every notebook stands, whether it ran here or in a scheduled job (:mod:`.j
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.environment import overrides_announced
 from sparqlab.core.paths import runs_dir
 from sparqlab.notebooks.generate import NOTEBOOKS_DIR
 from sparqlab.notebooks.parameters import check_parameters, notebook_parameters
@@ -100,7 +99,7 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
     output = output_dir / notebook.name
     start = time.perf_counter()
     try:
-        with overrides_announced(notebook, parameters or {}):
+        with overrides_announced(changed_parameters(notebook, parameters or {})):
             papermill.execute_notebook(
                 str(notebook), str(output), parameters=parameters or {}, kernel_name=kernel_name,
                 cwd=str(notebook.parent), progress_bar=progress, log_output=False,
@@ -113,26 +112,11 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
     return NotebookOutcome(notebook.name, output, time.perf_counter() - start)
 
 
-@contextmanager
-def overrides_announced(notebook: Path, parameters: dict[str, Any]):
-    """Tell the kernel (through its environment, :data:`sparqlab.plots.NOTEBOOK_OVERRIDES`) which parameters
-    differ from the notebook's defaults, so its figures are named after them."""
-    import json
-
-    from sparqlab.plots import NOTEBOOK_OVERRIDES
-
+def changed_parameters(notebook: Path, parameters: dict[str, Any]) -> dict[str, Any]:
+    """The overrides that differ from the notebook's declared defaults (what names its figures apart)."""
     declared = notebook_parameters(notebook)
-    changed = {name: value for name, value in parameters.items()
-               if name not in declared or declared[name].default != value}
-    previous = os.environ.get(NOTEBOOK_OVERRIDES)
-    os.environ[NOTEBOOK_OVERRIDES] = json.dumps(changed, sort_keys=True, default=str)
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(NOTEBOOK_OVERRIDES, None)
-        else:
-            os.environ[NOTEBOOK_OVERRIDES] = previous
+    return {name: value for name, value in parameters.items()
+            if name not in declared or declared[name].default != value}
 
 
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Aborted|Failure|Refused|Exit|"

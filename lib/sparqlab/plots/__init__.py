@@ -11,7 +11,6 @@ stand-ins with :func:`sparqlab.runs.model_label`) before :func:`save_figure` wri
 from __future__ import annotations
 
 import json
-import os
 import re
 import textwrap
 import warnings
@@ -29,6 +28,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
+from sparqlab.core.environment import notebook_overrides
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import figures_dir
 from sparqlab.eval.metrics import ANSWER_METRICS, judged_frame
@@ -75,11 +75,6 @@ def subplots(*args: Any, **kwargs: Any) -> tuple[Figure, Any]:
     return plt.subplots(*args, **kwargs)
 
 
-NOTEBOOK_OVERRIDES = "SPARQLAB_NOTEBOOK_OVERRIDES"
-"""Environment variable through which ``sparqlab reproduce`` tells the kernel the parameters it overrode (JSON);
-:func:`figure_stem` names the figures after them, so a smoke run never writes over a figure of the defaults."""
-
-
 def figure_stem(name: str, params: Mapping[str, Any] | None = None) -> str:
     """``name`` followed by ``--key-value`` for each parameter, e.g. ``f1_by_dataset--limit-10--sample-40``.
 
@@ -91,19 +86,10 @@ def figure_stem(name: str, params: Mapping[str, Any] | None = None) -> str:
     """
     params = {key: value for key, value in (params or {}).items() if value is not None}
     parts = [name] + [f"{key}-{_slug(value)}" for key, value in params.items()]
-    overrides = {key: value for key, value in _notebook_overrides().items() if key not in params}
+    overrides = {key: value for key, value in notebook_overrides().items() if key not in params}
     if overrides:
         parts.append(f"p-{stable_hash(overrides, 8)}")
     return "--".join(parts)
-
-
-def _notebook_overrides() -> dict[str, Any]:
-    text = os.environ.get(NOTEBOOK_OVERRIDES, "")
-    try:
-        found = json.loads(text) if text else {}
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{NOTEBOOK_OVERRIDES} is not JSON ({error}): {text[:80]!r}") from None
-    return found if isinstance(found, dict) else {}
 
 
 def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"), *, experiment: str | None = None,

@@ -109,10 +109,12 @@ def answer_sets(gold: Iterable[Any] | None, predicted: Iterable[Any] | None, has
         more = f"<li>… {len(values) - max_answers} more ({len(values)} in all)</li>" if len(values) > max_answers else ""
         return f"<ul>{''.join(items)}{more}</ul>"
 
-    counts = lambda values: "" if values is None else f" ({len(values)})"  # noqa: E731
+    def count(values: list[str] | None) -> str:
+        return "" if values is None else f" ({len(values)})"
+
     return _side_by_side(
-        (f"gold answers{counts(gold_set)}", listing(gold_set, predicted_set, "missing", "none (gold not executed)")),
-        (f"predicted answers{counts(predicted_set)}",
+        (f"gold answers{count(gold_set)}", listing(gold_set, predicted_set, "missing", "none (gold not executed)")),
+        (f"predicted answers{count(predicted_set)}",
          listing(predicted_set, gold_set, "extra", "none: the query failed" if has_query else "none: no query")))
 
 
