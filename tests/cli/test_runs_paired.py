@@ -105,6 +105,13 @@ def test_compare_runs_in_a_notebook_is_named_by_the_runs(runs_env):
     assert {row["exact in"] for row in comparison.flipped()} == {f"pair/{rules.run_id}"}
     assert comparison.paired.a == f"pair/{rules.run_id}" and "only in A" not in repr(comparison)
     assert f"Exact only in pair/{echo.run_id} (0)" in comparison._repr_html_()
+    widget = comparison.widget
+    picker, view = widget.children[1], widget.children[2]
+    assert [value for _, value in picker.options] == exact and f"exact only in pair/{rules.run_id}" in picker.label
+    picker.value = exact[-1]
+    assert f"<b>{exact[-1]}</b>" in view.value and f"pair/{echo.run_id} SPARQL" in view.value
+    bundle = comparison._repr_mimebundle_()
+    assert "McNemar" in bundle["text/html"] and "application/vnd.jupyter.widget-view+json" in bundle
 
 
 def test_experiment_name_compares_all_its_runs_and_list_is_readable(runs_env, capsys):

@@ -30,6 +30,7 @@ from sparqlab.plots.report import (
     RunView,
     comparison_fragment,
     error_label,
+    flip_fragment,
     outcome,
     question_fragment,
     run_fragment,
@@ -432,7 +433,8 @@ def trace_browser(root: str | Path | None = None, experiment: str | None = None,
 
 class RunComparison:
     """Two runs side by side (:func:`compare_runs`): the paired test and each flipped question, with both
-    queries diffed and both answer sets; displays as HTML (static, so it survives in an executed notebook)."""
+    queries diffed and both answer sets. Displayed, it is a widget (a picker over the flipped questions, named by
+    the run that answers each exactly) carrying the whole comparison as its static fallback."""
 
     def __init__(self, first: str | Path, second: str | Path, root: str | Path | None = None):
         from sparqlab.eval.paired import paired_comparison
@@ -457,6 +459,33 @@ class RunComparison:
 
     def _repr_html_(self) -> str:
         return self.html(max_flips=20)
+
+    def flip_view(self, question_id: str | None) -> str:
+        """One flipped question (both runs' queries diffed, gold, both answer sets), or a note when none flipped."""
+        if question_id is None:
+            return "<i>No question flipped.</i>"
+        left = next(r for r in self.first.records if str(r["id"]) == question_id)
+        right = next(r for r in self.second.records if str(r["id"]) == question_id)
+        return f"<style>{STYLE}</style>" + flip_fragment(left, right, self.first, self.second)
+
+    @property
+    def widget(self) -> Any:
+        """The paired test above a picker of the flipped questions and the picked one's view."""
+        import ipywidgets as w
+
+        rows = self.flipped()
+        picker = w.Dropdown(description="flipped", layout=w.Layout(width="90%"),
+                            options=[(f"{r['id']} — exact only in {r['exact in']} — {r['question']}", r["id"])
+                                     for r in rows])
+        view = w.HTML(self.flip_view(picker.value))
+        picker.observe(lambda change: setattr(view, "value", self.flip_view(change["new"])), names="value")
+        return w.VBox([w.HTML(f"<pre>{html.escape(self.paired.summary())}</pre>"), picker, view])
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/html"] = self.html(max_flips=20)
+        bundle["text/plain"] = self.paired.summary()
+        return bundle
 
     def __repr__(self) -> str:
         return self.paired.summary()
