@@ -41,6 +41,7 @@ def test_quickstart_trace_browser_renders_in_jupyterlab(tmp_path, monkeypatch):
     assert os.environ["SPARQLAB_RUNS"] == str(tmp_path / "runs")
 
 
+@pytest.mark.slow
 def test_an_executed_notebook_shows_finished_bars_and_the_failing_questions(tmp_path, monkeypatch):
     """What `sparqlab reproduce` writes, opened in JupyterLab without running anything: finished progress bars and
     the trace browser's static fallback — the run's summary and its failing questions with gold and predicted SPARQL;
