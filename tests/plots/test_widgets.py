@@ -129,6 +129,7 @@ def test_browser_opens_on_the_latest_run_with_its_failures_and_steps_are_clickab
     assert browser.question_picker.value == "q2"
     browser.question_picker.value = "q3"
     assert "No prediction" in browser.prediction_view.value and "Find the director." in browser.event_view.value
+    assert widgets.trace_browser(run_dir.parents[1], run="exp/older").run_picker.value == older, "or a named run"
     bundle = browser._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "Failing questions" in bundle["text/html"] and "q2" in bundle["text/html"]

@@ -35,7 +35,7 @@ from sparqlab.plots.report import (
     question_fragment,
     run_fragment,
 )
-from sparqlab.runs.results import STANDIN_LABEL, run_dirs
+from sparqlab.runs.results import STANDIN_LABEL, find_run, run_dirs
 from sparqlab.runs.store import PREDICTIONS, TRACES, RunUnreadable
 
 EVENT_COLOURS = {
@@ -298,7 +298,7 @@ class TraceBrowser:
         self.view: RunView | None = None
         self.events: list[TraceEvent] = []
         runs = run_dirs(self.root, experiment)
-        start = Path(run) if run is not None else latest_run(runs)
+        start = find_run(run, self.root) if run is not None else latest_run(runs)
         wide = w.Layout(width="90%")
         self.run_picker = w.Dropdown(description="run", options=[(run_choice_label(p, self.root), p) for p in runs],
                                      value=None, layout=wide)
@@ -328,10 +328,10 @@ class TraceBrowser:
             self.question_picker, self.prediction_view, w.HTML("<hr><b>trace</b>"),
             w.HBox([self.previous_button, self.next_button]), self.step_picker, self.event_view,
         ])
-        if start is not None:
-            self.run_picker.value = start if start in runs else self.run_picker.value
-            if self.run_picker.value is None:
-                self.select_run(start)
+        if start in runs:
+            self.run_picker.value = start
+        elif start is not None:  # a run outside the listed ones (another root or experiment)
+            self.select_run(start)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The widget, plus the static fallback (the run's summary and failing questions) as ``text/html``."""
@@ -438,7 +438,6 @@ class RunComparison:
 
     def __init__(self, first: str | Path, second: str | Path, root: str | Path | None = None):
         from sparqlab.eval.paired import paired_comparison
-        from sparqlab.runs.results import find_run
 
         self.first, self.second = RunView(find_run(first, root)), RunView(find_run(second, root))
         self.paired = paired_comparison(self.first.records, self.second.records, self.first.name, self.second.name)
