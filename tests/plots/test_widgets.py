@@ -142,6 +142,8 @@ def test_system_prompts_after_the_first_are_collapsed():
              for n in range(2)]
     assert "<details><summary><b>message 1 (system)</b>" not in widgets.render_step(calls, 0)
     assert "<details><summary><b>message 1 (system)</b>" in widgets.render_step(calls, 1)
+    whole = widgets.render_trace(calls)
+    assert whole.count("message 1 (system)") == 2 and whole.count("<details><summary><b>message 1 (system)") == 1
 
 
 def test_a_continued_conversation_shows_only_its_new_messages_and_what_it_continues():

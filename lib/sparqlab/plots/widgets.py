@@ -227,6 +227,18 @@ def render_step(events: list[TraceEvent | dict[str, Any]], step: int, timeline: 
                                                         collapse_system=first is not None and step > first)
 
 
+def render_trace(events: list[TraceEvent | dict[str, Any]]) -> str:
+    """A whole trace as HTML, one event after another, system prompts after the first collapsed (a notebook cell's
+    static view of a question; the browser steps through the same events)."""
+    if not events:
+        return "<i>No trace recorded for this question.</i>"
+    events = [as_event(e) for e in events]
+    first = first_system_prompt(events)
+    times = [e.t for e in events if isinstance(e.t, int | float)]
+    return "".join(render_event(e, i, len(events), start_time=min(times) if times else None,
+                                collapse_system=first is not None and i > first) for i, e in enumerate(events))
+
+
 def render_prediction(record: dict[str, Any] | None, standin: bool = False,
                       events: list[TraceEvent] | None = None) -> str:
     """One prediction: outcome, scores, error category, gold and predicted SPARQL side by side with a diff, both
