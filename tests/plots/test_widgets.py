@@ -45,6 +45,8 @@ def test_list_and_load_runs(run_dir):
     assert run.events("q1")[3].data["rows"] == 1 and run.events("q1")[2].role == "generator"
     assert run.events("q2") == []
     assert widgets.question_label(run, "q1").startswith("q1 ✓ — Who directed")
+    assert widgets.question_label(run, "q2").startswith("q2 ✗ — ") and widgets.question_label(run, "q3") == \
+        "q3 — (no prediction)"
     with pytest.raises(FileNotFoundError):
         widgets.load_run(root / "missing")
 

@@ -86,11 +86,15 @@ def load_run(run_dir: str | Path) -> RunTraces:
     return run
 
 
+OUTCOME_MARKS = {"correct": " ✓", "wrong": " ✗", "no query": " ∅", "unscored": ""}
+"""How a question's outcome shows in the question picker: exact, wrong answers, no final query."""
+
+
 def question_label(run: RunTraces, question_id: str, width: int = 70) -> str:
-    """``id — question text`` shortened to ``width`` characters, with a ✓ for an exact match."""
-    record = run.predictions.get(question_id, {})
-    mark = " ✓" if record.get("em") else ""
-    text = f"{question_id}{mark} — {record.get('question', '(no prediction)')}"
+    """``id ✗ — question text`` shortened to ``width`` characters, marked by outcome (:data:`OUTCOME_MARKS`)."""
+    record = run.predictions.get(question_id)
+    mark = OUTCOME_MARKS[outcome(record)] if record else ""
+    text = f"{question_id}{mark} — {(record or {}).get('question', '(no prediction)')}"
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
