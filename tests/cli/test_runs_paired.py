@@ -34,12 +34,84 @@ def test_compare_two_runs_pairs_them_by_question(runs_env, capsys):
     assert main(["runs", "compare", rules.run_id, echo.run_id, "--flips", "2"]) == 0
     out = capsys.readouterr().out
     assert "paired comparison on 12 questions" in out
-    assert f"only in A {len(exact)}, only in B 0" in out
+    names = [f"pair/{rules.run_id}", f"pair/{echo.run_id}"]
+    assert f"only in {names[0]} {len(exact)}, only in {names[1]} 0" in out, "named by the runs, never A/B"
     assert "McNemar exact test" in out and "paired bootstrap CI" in out
-    flipped = [line for line in out.split("exact only in A")[1].splitlines()[1:] if not line.startswith("      ")]
+    flipped = [line for line in out.split(f"exact only in {names[0]}")[1].splitlines()[1:]
+               if not line.startswith("      ")]
     assert [line.split()[0] for line in flipped[:2]] == exact[:2]
-    first = out.split(f"  {exact[0]}  ")[1].splitlines()
-    assert "SELECT" in first[1] and first[1].strip().startswith("A: ") and first[2].strip().startswith("B: ")
+    first = out.split(f"  {exact[0]}  ")[1].splitlines()[1:]
+    assert first[0].strip() == f"{names[0]}:" and "PREFIX" in first[1], "a long query on lines of its own"
+    assert f"      {names[1]}: (no query)" in first, "the echo stand-in writes no query"
+    record = rules.predictions().set_index("id").loc[exact[0]]
+    assert all(f"        {line}" in first for line in record["predicted_sparql"].splitlines()), "the whole query"
+
+
+def test_query_lines_show_long_queries_whole_as_a_diff():
+    from sparqlab.cli.runs import query_lines
+
+    prefixes = "\n".join(f"PREFIX p{i}: <http://example.org/vocabulary/{i}/>" for i in range(4))
+    a, b = prefixes + "\nSELECT ?x WHERE { ?x p1:a p2:b }", prefixes + "\nSELECT ?x WHERE { ?x p1:a p3:c }"
+    lines = query_lines(["exp/one", "exp/two"], [a, b])
+    assert "      --- exp/one" in lines and "      +++ exp/two" in lines
+    assert "      -SELECT ?x WHERE { ?x p1:a p2:b }" in lines and "      +SELECT ?x WHERE { ?x p1:a p3:c }" in lines
+    assert sum("PREFIX p3:" in line for line in lines) == 1, "unchanged lines shown once"
+    alone = query_lines(["exp/one", "exp/two"], [a, None])
+    assert alone[-1] == "      exp/two: (no query)" and "        SELECT ?x WHERE { ?x p1:a p2:b }" in alone
+
+
+def test_report_lists_every_wrong_question_with_both_queries_and_answer_sets(runs_env, tmp_path):
+    import re
+
+    rules, echo = runs_env
+    assert main(["runs", "report", rules.run_id, "-o", str(tmp_path / "one.html")]) == 0
+    page = (tmp_path / "one.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "[standin]" in page
+    assert not re.search(r"<(script|link)\b|src=", page), "self-contained: nothing fetched, no script"
+    failing = [r for r in rules.predictions().to_dict("records") if not r["em"]]
+    assert failing, "the keyword baseline misses some sampled questions"
+    failures = page.split("<h3>Failing questions</h3>")[1].split("questions answered exactly")[0]
+    blocks = failures.split('<div class="sq-question')[1:]
+    assert len(blocks) == len(failing)
+    for block, record in zip(blocks, failing, strict=True):
+        assert f"<b>{record['id']}</b>" in block
+        assert "<b>gold SPARQL</b>" in block and "<b>predicted SPARQL</b>" in block
+        assert "gold answers" in block and "predicted answers" in block and "<b>error</b>" in block
+        if isinstance(record["predicted_sparql"], str):
+            assert "<b>diff</b>" in block and 'class="sq-add"' in block
+    assert "<th>f1</th>" in page and "the reply that led to it" in failures, "metrics, and the model reply behind a miss"
+
+
+def test_report_of_two_runs_shows_the_flips_and_the_paired_test(runs_env, tmp_path):
+    rules, echo = runs_env
+    assert main(["runs", "report", rules.run_id, echo.run_id, "-o", str(tmp_path / "two.html")]) == 0
+    page = (tmp_path / "two.html").read_text(encoding="utf-8")
+    exact = rules.predictions().query("em == True")["id"].tolist()
+    assert f"Exact only in pair/{rules.run_id} ({len(exact)})" in page
+    assert "McNemar exact test" in page and " A " not in page.split("Paired test")[1].split("</pre>")[0]
+    flips = page.split(f"Exact only in pair/{rules.run_id}")[1].split("Exact only in")[0]
+    assert all(f"<b>{qid}</b>" in flips for qid in exact)
+    assert f"pair/{echo.run_id} SPARQL" in flips and "gold SPARQL" in flips
+    assert main(["runs", "report", rules.run_id, echo.run_id, rules.run_id, "-o", str(tmp_path / "x.html")]) == 2
+
+
+def test_compare_runs_in_a_notebook_is_named_by_the_runs(runs_env):
+    from sparqlab.plots.widgets import compare_runs
+
+    rules, echo = runs_env
+    comparison = compare_runs(rules.run_id, echo.run_id)
+    exact = rules.predictions().query("em == True")["id"].tolist()
+    assert [row["id"] for row in comparison.flipped()] == exact
+    assert {row["exact in"] for row in comparison.flipped()} == {f"pair/{rules.run_id}"}
+    assert comparison.paired.a == f"pair/{rules.run_id}" and "only in A" not in repr(comparison)
+    assert f"Exact only in pair/{echo.run_id} (0)" in comparison._repr_html_()
+    widget = comparison.widget
+    picker, view = widget.children[1], widget.children[2]
+    assert [value for _, value in picker.options] == exact and f"exact only in pair/{rules.run_id}" in picker.label
+    picker.value = exact[-1]
+    assert f"<b>{exact[-1]}</b>" in view.value and f"pair/{echo.run_id} SPARQL" in view.value
+    bundle = comparison._repr_mimebundle_()
+    assert "McNemar" in bundle["text/html"] and "application/vnd.jupyter.widget-view+json" in bundle
 
 
 def test_experiment_name_compares_all_its_runs_and_list_is_readable(runs_env, capsys):

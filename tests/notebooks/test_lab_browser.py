@@ -39,3 +39,33 @@ def test_quickstart_trace_browser_renders_in_jupyterlab(tmp_path, monkeypatch):
     assert set(BROWSER_CONTROLS) <= set(labels)
     assert list((tmp_path / "runs" / "quickstart").glob("*/predictions.jsonl")), "the kernel ran the notebook"
     assert os.environ["SPARQLAB_RUNS"] == str(tmp_path / "runs")
+
+
+@pytest.mark.slow
+def test_an_executed_notebook_shows_finished_bars_and_the_failing_questions(tmp_path, monkeypatch):
+    """What `sparqlab reproduce` writes, opened in JupyterLab without running anything: finished progress bars and
+    the trace browser's static fallback — the run's summary and its failing questions with gold and predicted SPARQL;
+    nbconvert's HTML too."""
+    if CHROMIUM is None:
+        if in_ci():
+            pytest.fail(MISSING + " cannot be skipped in CI: .ci/run installs Debian's chromium")
+        pytest.skip(MISSING + " is skipped")
+    from nbconvert import HTMLExporter
+
+    from sparqlab.notebooks import execute_notebook
+    from sparqlab.notebooks.lab import rendered_outputs
+
+    for name, folder in (("SPARQLAB_RUNS", "runs"), ("SPARQLAB_FIGURES", "figures")):
+        monkeypatch.setenv(name, str(tmp_path / folder))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    outcome = execute_notebook(NOTEBOOKS_DIR / "00_quickstart.ipynb", tmp_path / "lab",
+                               {"limit": 2, "datasets": ["metaqa-1hop", "metaqa-2hop"]})
+    assert outcome.ok, outcome.error
+    # the widgets no kernel drives any more are frozen into what they showed: the bars at 2/2, the trace browser's
+    # run summary and failing questions
+    expected = ["Failing questions", "not answered exactly", "gold SPARQL", "predicted SPARQL", "100%", "2/2"]
+    shown = rendered_outputs(outcome.output, CHROMIUM, expected, timeout_s=180)
+    assert "[standin]" in shown and "0/2 [" not in shown
+    # nbconvert (and GitHub) show the same
+    page, _ = HTMLExporter().from_filename(str(outcome.output))
+    assert all(text in page for text in ["Failing questions", "gold SPARQL", "predicted SPARQL", 'max="2'])

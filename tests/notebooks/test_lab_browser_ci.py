@@ -16,4 +16,4 @@ def test_a_missing_chromium_fails_in_ci(tmp_path):
     in_ci = subprocess.run([sys.executable, "-m", "pytest", str(BROWSER_TEST), "-q", "-n", "0", "-p", "no:cacheprovider"],
                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert in_ci.returncode == 1, in_ci.stdout + in_ci.stderr
-    assert "1 failed" in in_ci.stdout and "cannot be skipped in CI" in in_ci.stdout
+    assert "2 failed" in in_ci.stdout and "cannot be skipped in CI" in in_ci.stdout  # both browser checks

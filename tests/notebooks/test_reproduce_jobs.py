@@ -70,7 +70,7 @@ def test_reproduce_as_jobs_runs_the_quickstart_against_the_jobs_own_server(isola
     output = isolated / "runs" / "notebooks"
     executed = nbformat.read(output / "00_quickstart.ipynb", as_version=4)
     assert not [o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-    assert list((isolated / "figures" / "quickstart").glob("f1_by_dataset--*--limit-2.png"))
+    assert list((isolated / "figures" / "quickstart").glob("f1_by_dataset--*--limit-2*.png"))
     configs = [json.loads(p.read_text()) for p in (isolated / "runs" / "quickstart").glob("*/config.json")]
     urls = {c["run"]["models"]["model_url"] for c in configs}
     assert len(configs) == 4 and len(urls) == 1 and urls.pop().startswith("http://127.0.0.1:")

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from sparqlab import plots
+from sparqlab.core.hashing import stable_hash
 
 
 def records(groups: int, per_group: int = 3, field: str = "qtype"):
@@ -54,7 +55,7 @@ def test_save_figure_under_experiment_with_params_and_sidecar(figures, tmp_path)
     run_dir = tmp_path / "runs" / "exp" / "direct-x-abc"
     paths = plots.save_figure(ax.figure, "f1_by_qtype", experiment="exp", params={"limit": 10, "model": "a/b"},
                               runs=[run_dir, "other-run"])
-    stem = "f1_by_qtype--limit-10--model-a_b"
+    stem = f"f1_by_qtype--limit-10--model-a_b-{stable_hash('a/b', 6)}"  # a mapped value keeps a digest of itself
     assert paths == [figures / "exp" / f"{stem}.png", figures / "exp" / f"{stem}.pdf"]
     sidecar = json.loads((figures / "exp" / f"{stem}.json").read_text())
     assert sidecar["runs"] == [str(run_dir), "other-run"]

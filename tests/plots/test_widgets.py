@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from sparqlab.core.jsonl import write_jsonl
@@ -20,7 +22,7 @@ TRACE = [
 ]
 PREDICTION = {"id": "q1", "question": "Who directed <Heat>?", "predicted_sparql": "SELECT ?d WHERE { ?f ?r ?d }",
               "predicted_answers": ["Michael Mann"], "gold_answers": ["Michael Mann"], "f1": 1.0, "em": True,
-              "empty": False}
+              "empty": False, "error_category": None}
 
 
 @pytest.fixture
@@ -43,6 +45,8 @@ def test_list_and_load_runs(run_dir):
     assert run.events("q1")[3].data["rows"] == 1 and run.events("q1")[2].role == "generator"
     assert run.events("q2") == []
     assert widgets.question_label(run, "q1").startswith("q1 ✓ — Who directed")
+    assert widgets.question_label(run, "q2").startswith("q2 ✗ — ") and widgets.question_label(run, "q3") == \
+        "q3 — (no prediction)"
     with pytest.raises(FileNotFoundError):
         widgets.load_run(root / "missing")
 
@@ -81,35 +85,67 @@ def test_render_step_clamps_and_handles_empty_traces():
     assert widgets.clamp_step(5, TRACE) == 3 and widgets.clamp_step(5, []) == 0
 
 
-def test_render_prediction():
-    out = widgets.render_prediction(PREDICTION)
-    assert "Who directed &lt;Heat&gt;?" in out and "Michael Mann" in out and "<b>em</b>: yes" in out
-    assert "<b>f1</b>: 100.0%" in out
-    assert "none (no query" in widgets.render_prediction({**PREDICTION, "predicted_answers": None})
-    many = widgets.render_prediction({**PREDICTION, "predicted_answers": [str(i) for i in range(30)]}, max_answers=5)
-    assert "(30 in all)" in many
+def test_render_prediction_shows_both_queries_a_diff_and_marked_answer_sets():
+    wrong = {**PREDICTION, "id": "q2", "em": False, "f1": 0.5, "gold_sparql": "SELECT ?d WHERE { ?f :directed ?d }",
+             "predicted_answers": ["Michael Mann", "Al Pacino"], "gold_answers": ["Michael Mann", "Ridley Scott"],
+             "error_type": "semantic:wrong_relation"}
+    out = widgets.render_prediction(wrong, standin=True)
+    assert "Who directed &lt;Heat&gt;?" in out and "[standin]" in out
+    assert "gold SPARQL" in out and "predicted SPARQL" in out and "?f :directed ?d" in out
+    assert '<span class="sq-del">-SELECT ?d WHERE { ?f :directed ?d }</span>' in out
+    assert '<span class="sq-add">+SELECT ?d WHERE { ?f ?r ?d }</span>' in out
+    assert 'Ridley Scott <span class="sq-tag">missing</span>' in out
+    assert 'Al Pacino <span class="sq-tag">extra</span>' in out
+    assert "<b>error</b> semantic:wrong_relation" in out and "<b>f1</b> 50.0%" in out
+    no_query = widgets.render_prediction({**wrong, "predicted_sparql": None, "predicted_answers": None,
+                                          "empty": True, "error_type": "no_query"})
+    assert "outcome</b> no query" in no_query and "none: no query" in no_query and "empty" not in no_query
+    many = widgets.render_prediction({**PREDICTION, "predicted_answers": [str(i) for i in range(80)]})
+    assert "(80 in all)" in many
     assert "No prediction" in widgets.render_prediction(None)
 
 
-def test_browser_wiring_steps_through_a_trace(run_dir):
+def test_browser_opens_on_the_latest_run_with_its_failures_and_steps_are_clickable(run_dir):
+    older = run_dir.parent / "older"
+    write_jsonl(older / "predictions.jsonl", [PREDICTION])
+    (older / "manifest.json").write_text("{}")
+    for name in ("predictions.jsonl", "manifest.json"):
+        os.utime(older / name, (1, 1))
     browser = widgets.trace_browser(run_dir.parents[1])
-    assert [value for _, value in browser.run_picker.options] == [run_dir]
-    browser.run_picker.value = run_dir
-    assert browser.question_picker.value == "q1"
+    assert browser.run_picker.value == run_dir, "opens on the run written last"
+    assert browser.outcome_picker.value == "failures"
+    assert [value for _, value in browser.question_picker.options] == ["q2"]
+    assert "No trace" in browser.event_view.value and "Michael Mann" in browser.prediction_view.value
+    browser.outcome_picker.value = "all"
+    browser.question_picker.value = "q1"
     assert "Find the director." in browser.event_view.value
-    assert "Michael Mann" in browser.prediction_view.value
-    browser.next_button.click()
-    browser.next_button.click()
-    assert browser.step_slider.value == 2 and "model_call" in browser.event_view.value
+    assert [label for label, _ in browser.step_picker.options] == ["1 thought", "2 action", "3 model", "4 query"]
+    browser.step_picker.value = 2
+    assert "model_call" in browser.event_view.value
     for _ in range(5):
         browser.next_button.click()
-    assert browser.step_slider.value == 3
+    assert browser.step_picker.value == 3
     browser.previous_button.click()
-    assert browser.step_slider.value == 2
-    browser.question_picker.value = "q2"
-    assert browser.step_slider.value == 0 and "No trace" in browser.event_view.value
+    assert browser.step_picker.value == 2
+    browser.next_failure_button.click()
+    assert browser.question_picker.value == "q2"
     browser.question_picker.value = "q3"
     assert "No prediction" in browser.prediction_view.value and "Find the director." in browser.event_view.value
+    assert widgets.trace_browser(run_dir.parents[1], run="exp/older").run_picker.value == older, "or a named run"
+    bundle = browser._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "Failing questions" in bundle["text/html"] and "q2" in bundle["text/html"]
+
+
+def test_system_prompts_after_the_first_are_collapsed():
+    system = {"role": "system", "content": "You are an agent.\n" * 40}
+    calls = [{"kind": "model_call", "step": n, "role": "controller", "t": float(n),
+              "data": {"messages": [system, {"role": "user", "content": f"step {n}"}], "response": "ok"}}
+             for n in range(2)]
+    assert "<details><summary><b>message 1 (system)</b>" not in widgets.render_step(calls, 0)
+    assert "<details><summary><b>message 1 (system)</b>" in widgets.render_step(calls, 1)
+    whole = widgets.render_trace(calls)
+    assert whole.count("message 1 (system)") == 2 and whole.count("<details><summary><b>message 1 (system)") == 1
 
 
 def test_a_continued_conversation_shows_only_its_new_messages_and_what_it_continues():

@@ -118,6 +118,6 @@ def test_compare_shows_a_missing_query_as_no_query_not_nan(root, capsys):
     echo = run(EchoChatMethod(), tiny_questions(4), config.replace(model="standin-echo"), kg=TinyKG(4))
     code, out, _ = cli(capsys, "runs", "compare", failing.run_id, echo.run_id, "--root", str(root))
     assert code == 0
-    flipped = out.split("exact only in B (1; first 1):\n")[1].splitlines()
-    assert flipped[0].split()[0] == "q0" and flipped[1].strip() == "A: (no query)"
+    flipped = out.split(f"exact only in cli/{echo.run_id} (1; first 1):\n")[1].splitlines()
+    assert flipped[0].split()[0] == "q0" and flipped[1].strip() == f"cli/{failing.run_id}: (no query)"
     assert "nan" not in out.split()

@@ -36,6 +36,15 @@ def register(subparsers) -> None:
     compare.add_argument("--flips", type=int, default=10, metavar="N",
                          help="with two runs: list up to N questions whose exact match flipped (default 10, 0: none)")
 
+    report = action("report", "a static, self-contained HTML page of one run's error analysis (failures first: "
+                              "gold and predicted SPARQL with their diff, both answer sets, error categories; "
+                              "metrics, config, model and engine) or of two runs (also the flipped questions and "
+                              "the paired test)", _report)
+    report.add_argument("runs", nargs="+", metavar="RUN", help="one run, or two runs of one question set")
+    report.add_argument("--output", "-o", required=True, help="the HTML file to write")
+    report.add_argument("--max-failures", type=int, default=None, metavar="N",
+                        help="show at most N failing questions per run in full (default: all)")
+
     score = action("score", "execute and score the final queries of a run (e.g. a --generate-only run) on a KG; "
                             "the scored copy goes to RUN/scored/<kg>/", _score)
     score.add_argument("run", metavar="RUN", help="a run (name, folder) or a predictions.jsonl")
@@ -119,6 +128,18 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from sparqlab.plots.report import write_report
+    from sparqlab.runs.results import find_run
+
+    if len(args.runs) > 2:
+        print(f"sparqlab runs report: one or two runs, got {len(args.runs)}", file=sys.stderr)
+        return 2
+    path = write_report([find_run(ref, args.root) for ref in args.runs], args.output, args.max_failures)
+    print(f"report: {path}")
+    return 0
+
+
 def _expand_runs(refs: list[str], root: str | None) -> list:
     """Run folders for the references; a name that is an experiment folder stands for all of its runs."""
     from pathlib import Path
@@ -137,21 +158,21 @@ def _expand_runs(refs: list[str], root: str | None) -> list:
 def _paired(run_dirs: list, flips: int) -> str:
     """The paired comparison of two runs, with the flipped questions and where to see their traces."""
     from sparqlab.eval.paired import paired_comparison
-    from sparqlab.runs.results import load_predictions
+    from sparqlab.runs.results import run_records
 
-    frames = [load_predictions(d) for d in run_dirs]
     names = [f"{d.parent.name}/{d.name}" for d in run_dirs]
-    records = [frame.to_dict("records") for frame in frames]
+    if names[0] == names[1]:
+        names = [str(d) for d in run_dirs]
+    records = [run_records(d) for d in run_dirs]
     result = paired_comparison(records[0], records[1], names[0], names[1])
     lines = [result.summary()]
     by_id = [{str(r["id"]): r for r in run_records} for run_records in records]
-    for label, ids in (("exact only in A", result.a_only), ("exact only in B", result.b_only)):
+    for name, ids in ((names[0], result.a_only), (names[1], result.b_only)):
         if flips and ids:
-            lines.append(f"{label} ({len(ids)}; first {min(flips, len(ids))}):")
+            lines.append(f"exact only in {name} ({len(ids)}; first {min(flips, len(ids))}):")
             for qid in ids[:flips]:
-                lines.append(f"  {qid}  {str(by_id[0][qid].get('question', ''))[:90]}")
-                lines += [f"      {side}: {_one_line(run[qid].get('predicted_sparql'))}"
-                          for side, run in zip("AB", by_id, strict=True)]
+                lines.append(f"  {qid}  {by_id[0][qid].get('question', '')}")
+                lines += query_lines(names, [run[qid].get("predicted_sparql") for run in by_id])
     if flips and (result.a_only or result.b_only):
         lines.append("traces: open each run in the trace browser (sparqlab.plots.widgets.trace_browser) or "
                      "sparqlab.runs.load_traces(RUN)[QUESTION_ID]")
@@ -174,13 +195,24 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _one_line(sparql: str | None, width: int = 100) -> str:
-    """A final query on one line, cut to ``width`` characters (``(no query)`` when the method gave none: an empty
-    or missing value, which a predictions frame holds as NaN)."""
-    if not isinstance(sparql, str) or not sparql.strip():
-        return "(no query)"
-    text = " ".join(str(sparql).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+def query_lines(names: list[str], queries: list[str | None]) -> list[str]:
+    """Both runs' final queries in full, one line each when they fit in 100 characters, else as a line diff of
+    the first against the second (``(no query)`` when a run gave none: empty, missing, or NaN from a frame)."""
+    import difflib
+
+    texts = [q.strip() if isinstance(q, str) and q.strip() else "" for q in queries]
+    flat = [" ".join(text.split()) or "(no query)" for text in texts]
+    if all(len(line) <= 100 for line in flat):
+        return [f"      {name}: {line}" for name, line in zip(names, flat, strict=True)]
+    if not all(texts):  # one run gave no query: the other's in full
+        lines = []
+        for name, text in zip(names, texts, strict=True):
+            lines.append(f"      {name}:" + ("" if text else " (no query)"))
+            lines += [f"        {part}" for part in text.splitlines()]
+        return lines
+    diff = difflib.unified_diff(texts[0].splitlines(), texts[1].splitlines(), fromfile=names[0], tofile=names[1],
+                                lineterm="", n=1000)
+    return [f"      {line}" for line in diff]
 
 
 def _merge(args: argparse.Namespace) -> int:

@@ -8,7 +8,11 @@ function, so one variable has one meaning everywhere.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 VARIABLES = {
     "SPARQLAB_MODEL": "model name of a run that names none (RunConfig.model) and of get_model()",
@@ -23,6 +27,8 @@ VARIABLES = {
     "SPARQLAB_GOLD_SNAPSHOTS": "where runs find gold snapshots (RunConfig.gold_snapshot=auto; default "
                                "data/gold_snapshots)",
     "SPARQLAB_SERVE_TOKEN": "bearer token `sparqlab serve` requires when --token is not given (ServeSettings.token)",
+    "SPARQLAB_NOTEBOOK_OVERRIDES": "set by `sparqlab reproduce` for a notebook's kernel: the parameters it overrode "
+                                   "(JSON), which figure names then include (sparqlab.plots.figure_stem)",
 }
 """The defaults read from the environment, with what each sets."""
 
@@ -60,3 +66,27 @@ def serve_token() -> str | None:
 def api_key() -> str | None:
     """``SPARQLAB_API_KEY``: the key sent to OpenAI-compatible endpoints."""
     return setting("SPARQLAB_API_KEY")
+
+
+def notebook_overrides() -> dict[str, Any]:
+    """``SPARQLAB_NOTEBOOK_OVERRIDES``: the notebook parameters ``sparqlab reproduce`` overrode ({} outside it)."""
+    text = setting("SPARQLAB_NOTEBOOK_OVERRIDES")
+    try:
+        found = json.loads(text) if text else {}
+    except json.JSONDecodeError as error:
+        raise ValueError(f"SPARQLAB_NOTEBOOK_OVERRIDES is not JSON ({error}): {text[:80]!r}") from None
+    return found if isinstance(found, dict) else {}
+
+
+@contextmanager
+def overrides_announced(overrides: dict[str, Any]) -> Iterator[None]:
+    """Set ``SPARQLAB_NOTEBOOK_OVERRIDES`` for the kernels started inside (they inherit this environment)."""
+    previous = os.environ.get("SPARQLAB_NOTEBOOK_OVERRIDES")
+    os.environ["SPARQLAB_NOTEBOOK_OVERRIDES"] = json.dumps(overrides, sort_keys=True, default=str)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("SPARQLAB_NOTEBOOK_OVERRIDES", None)
+        else:
+            os.environ["SPARQLAB_NOTEBOOK_OVERRIDES"] = previous

@@ -18,7 +18,7 @@ from scipy.stats import binomtest
 from sparqlab.eval.metrics import judged_records
 
 
-@dataclass
+@dataclass(repr=False)
 class PairedComparison:
     """The result of :func:`paired_comparison` (``a`` and ``b`` are the two runs' names).
 
@@ -50,22 +50,26 @@ class PairedComparison:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def __repr__(self) -> str:
+        return self.summary()
+
     def summary(self) -> str:
-        """A few lines for the CLI: counts, the test, the intervals (percentage points, one decimal)."""
+        """A few lines: counts, the test, the intervals (percentage points, one decimal), the runs by name."""
 
         def pp(value: float) -> str:
             return f"{100 * value:+.1f}"
 
-        lines = [f"paired comparison on {self.n} questions scored in both runs (B = {self.b} minus A = {self.a})",
-                 f"  exact in both {self.both}, in neither {self.neither}, only in A {len(self.a_only)}, "
-                 f"only in B {len(self.b_only)}",
+        lines = [f"paired comparison on {self.n} questions scored in both runs ({self.b} minus {self.a})",
+                 f"  exact in both {self.both}, in neither {self.neither}, only in {self.a} {len(self.a_only)}, "
+                 f"only in {self.b} {len(self.b_only)}",
                  f"  McNemar exact test on the {len(self.a_only) + len(self.b_only)} flips: p = {self.mcnemar_p:.3g}",
                  f"  F1 difference {pp(self.f1_diff)} points ({self.ci:g}% paired bootstrap CI "
                  f"{pp(self.f1_diff_ci[0])} to {pp(self.f1_diff_ci[1])})",
                  f"  EM difference {pp(self.em_diff)} points ({self.ci:g}% paired bootstrap CI "
                  f"{pp(self.em_diff_ci[0])} to {pp(self.em_diff_ci[1])})"]
         if self.only_a or self.only_b:
-            lines.append(f"  not paired (scored in one run only): {len(self.only_a)} in A, {len(self.only_b)} in B")
+            lines.append(f"  not paired (scored in one run only): {len(self.only_a)} in {self.a}, "
+                         f"{len(self.only_b)} in {self.b}")
         return "\n".join(lines)
 
 

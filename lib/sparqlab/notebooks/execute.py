@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.environment import overrides_announced
 from sparqlab.core.paths import notebooks_dirs, runs_dir, workspace_root
-from sparqlab.notebooks.parameters import check_parameters
+from sparqlab.notebooks.parameters import check_parameters, notebook_parameters
 from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json
 
 STATE_DIR = ".reproduce"
@@ -98,9 +99,13 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
                      kernel_name: str = "python3", progress: bool = False) -> NotebookOutcome:
     """Run one notebook headless with papermill; the executed copy goes to ``output_dir``.
 
-    ``progress`` shows papermill's per-cell progress bar (on stderr).
+    ``progress`` shows papermill's per-cell progress bar (on stderr). The copy — also of a failed execution —
+    gets static fallbacks for its widget outputs and is signed (:func:`sparqlab.notebooks.static.finish_executed`),
+    so JupyterLab shows finished progress bars and nbconvert or GitHub show what the widgets showed.
     """
     import papermill
+
+    from sparqlab.notebooks.static import finish_executed
 
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / notebook.name
@@ -109,14 +114,24 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
     cwd = notebook.parent if notebook.resolve().is_relative_to(workspace) else workspace
     start = time.perf_counter()
     try:
-        papermill.execute_notebook(
-            str(notebook), str(output), parameters=parameters or {}, kernel_name=kernel_name,
-            cwd=str(cwd), progress_bar=progress, log_output=False,
-        )
+        with overrides_announced(changed_parameters(notebook, parameters or {})):
+            papermill.execute_notebook(
+                str(notebook), str(output), parameters=parameters or {}, kernel_name=kernel_name,
+                cwd=str(cwd), progress_bar=progress, log_output=False,
+            )
     except papermill.PapermillExecutionError as error:
+        finish_executed(output)
         return NotebookOutcome(notebook.name, output, time.perf_counter() - start,
                                f"cell {error.exec_count}: {cell_error_line(error, output)}")
+    finish_executed(output)
     return NotebookOutcome(notebook.name, output, time.perf_counter() - start)
+
+
+def changed_parameters(notebook: Path, parameters: dict[str, Any]) -> dict[str, Any]:
+    """The overrides that differ from the notebook's declared defaults (what names its figures apart)."""
+    declared = notebook_parameters(notebook)
+    return {name: value for name, value in parameters.items()
+            if name not in declared or declared[name].default != value}
 
 
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Aborted|Failure|Refused|Exit|"

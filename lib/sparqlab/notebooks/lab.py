@@ -88,23 +88,22 @@ def find_chromium() -> str | None:
     return next((found for name in candidates if name and (found := shutil.which(name))), None)
 
 
-def browser_check(notebook: Path, chromium: str, timeout_s: float = 180.0) -> list[str]:
-    """Open ``notebook`` in JupyterLab in headless Chromium, run all its cells there, and return the labels of the
-    widget controls that rendered in its outputs (so a caller can assert the trace browser is really drawn).
-
-    The lab serves ``notebook.parent``; the kernel inherits this process's environment (``SPARQLAB_RUNS`` ...).
-    Chromium is driven over the DevTools protocol (``websocket-client``). Raises ``RuntimeError`` on a timeout.
-    """
+@contextlib.contextmanager
+def lab_page(notebook: Path, chromium: str, deadline: float) -> Iterator[tuple[_DevTools, str]]:
+    """``notebook`` open in JupyterLab (serving ``notebook.parent``) in headless Chromium, its kernel idle: the
+    page (DevTools protocol over ``websocket-client``) and a JavaScript expression for the notebook's panel."""
     import websocket
+
+    from sparqlab.core.processes import stop_process
 
     with serve_lab(notebook.parent, token="browsercheck", expose_app=True) as base, \
             tempfile.TemporaryDirectory() as profile:
         browser = subprocess.Popen([chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
                                     "--disable-dev-shm-usage", "--no-first-run", f"--user-data-dir={profile}",
                                     "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-                                    "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    "--window-size=1400,1800", "about:blank"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + timeout_s
             port_file = Path(profile) / "DevToolsActivePort"
             while not port_file.exists() or not port_file.read_text().strip():
                 _wait(deadline, "Chromium did not open its DevTools port")
@@ -122,21 +121,64 @@ def browser_check(notebook: Path, chromium: str, timeout_s: float = 180.0) -> li
                         "p.sessionContext.session.kernel && p.sessionContext.session.kernel.status === 'idle'); })()"
                 while not page.evaluate(ready):
                     _wait(deadline, "JupyterLab did not open the notebook with an idle kernel")
-                # started, not awaited: running every cell takes longer than one DevTools reply may on a busy
-                # machine; the loop below waits for the rendered controls until the deadline
-                page.evaluate(f"(() => {{ jupyterapp.shell.activateById(({panel}).id); "
-                              "jupyterapp.commands.execute('notebook:run-all-cells'); return true; })()")
-                while True:
-                    labels = json.loads(page.evaluate(_RENDERED_CONTROLS) or "[]")
-                    if all(label in labels for label in BROWSER_CONTROLS):
-                        return labels
-                    _wait(deadline, f"the trace browser did not render (controls seen: {labels})")
+                yield page, panel
             finally:
                 connection.close()
         finally:
-            from sparqlab.core.processes import stop_process
-
             stop_process(browser)
+
+
+def browser_check(notebook: Path, chromium: str, timeout_s: float = 180.0) -> list[str]:
+    """Open ``notebook`` in JupyterLab in headless Chromium, run all its cells there, and return the labels of the
+    widget controls that rendered in its outputs (so a caller can assert the trace browser is really drawn).
+
+    The lab serves ``notebook.parent``; the kernel inherits this process's environment (``SPARQLAB_RUNS`` ...).
+    Raises ``RuntimeError`` on a timeout.
+    """
+    deadline = time.monotonic() + timeout_s
+    with lab_page(notebook, chromium, deadline) as (page, panel):
+        # started, not awaited: running every cell takes longer than one DevTools reply may on a busy
+        # machine; the loop below waits for the rendered controls until the deadline
+        page.evaluate(f"(() => {{ jupyterapp.shell.activateById(({panel}).id); "
+                      "jupyterapp.commands.execute('notebook:run-all-cells'); return true; })()")
+        while True:
+            labels = json.loads(page.evaluate(_RENDERED_CONTROLS) or "[]")
+            if all(label in labels for label in BROWSER_CONTROLS):
+                return labels
+            _wait(deadline, f"the trace browser did not render (controls seen: {labels})")
+
+
+_OUTPUT_TEXT = """(() => [...document.querySelectorAll('.jp-OutputArea-output')]
+  .map(e => { const c = e.cloneNode(true); c.querySelectorAll('style').forEach(s => s.remove());
+              return c.textContent; }).join('\\n'))()"""
+"""The text of every output (``textContent``: also of cells scrolled out of view; styles left out)."""
+
+
+def rendered_outputs(notebook: Path, chromium: str, expect: list[str], timeout_s: float = 120.0,
+                     screenshot: Path | None = None, scroll_to: str | None = None) -> str:
+    """Open an executed ``notebook`` in JupyterLab in headless Chromium without running anything and return the
+    text its outputs show once every string of ``expect`` is in it (``screenshot``: a PNG of the page then, with
+    the first output containing ``scroll_to`` scrolled to the top). Raises ``RuntimeError`` naming what is
+    missing on a timeout."""
+    import base64
+
+    deadline = time.monotonic() + timeout_s
+    with lab_page(notebook, chromium, deadline) as (page, _):
+        while True:
+            text = page.evaluate(_OUTPUT_TEXT) or ""
+            missing = [e for e in expect if e not in text]
+            if not missing:
+                break
+            _wait(deadline, f"the executed notebook does not show {missing} (it shows: {text[-1500:]!r})")
+        if screenshot is not None:
+            if scroll_to:
+                page.evaluate("(() => { const o = [...document.querySelectorAll('.jp-OutputArea-output')]"
+                              f".find(e => e.textContent.includes({json.dumps(scroll_to)})); "
+                              "if (o) o.scrollIntoView(); return true; })()")
+                time.sleep(1.0)  # let the scrolled cells paint
+            shot = page.call("Page.captureScreenshot", format="png")
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
+        return text
 
 
 def _wait(deadline: float, message: str) -> None:

@@ -28,6 +28,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
+from sparqlab.core.environment import notebook_overrides
+from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import figures_dir
 from sparqlab.eval.metrics import ANSWER_METRICS, judged_frame
 from sparqlab.plots.check import FigureLayoutError, check_figure, strict
@@ -77,9 +79,16 @@ def figure_stem(name: str, params: Mapping[str, Any] | None = None) -> str:
     """``name`` followed by ``--key-value`` for each parameter, e.g. ``f1_by_dataset--limit-10--sample-40``.
 
     Put the parameters a sweep varies here, so the figures of a smoke test (``-p limit 10``) and of the full run
-    get different files. ``None`` values are left out; values are shortened to file-name characters.
+    get different files. ``None`` values are left out; a value that is shortened or changed to file-name
+    characters gets a short digest of itself (``org/model-a`` and ``org_model-a`` stay apart). Notebook
+    parameters overridden by ``sparqlab reproduce`` that ``params`` does not name add ``--p-<digest>``, so the
+    name of a figure drawn with the defaults is never reused by a run with other parameters.
     """
-    parts = [name] + [f"{key}-{_slug(value)}" for key, value in (params or {}).items() if value is not None]
+    params = {key: value for key, value in (params or {}).items() if value is not None}
+    parts = [name] + [f"{key}-{_slug(value)}" for key, value in params.items()]
+    overrides = {key: value for key, value in notebook_overrides().items() if key not in params}
+    if overrides:
+        parts.append(f"p-{stable_hash(overrides, 8)}")
     return "--".join(parts)
 
 
@@ -127,7 +136,10 @@ def _run_reference(run: Any) -> str:
 
 
 def _slug(value: Any) -> str:
-    return re.sub(r"[^\w.-]+", "_", str(value)).strip("_-")[:40] or "none"
+    """``value`` in file-name characters, at most 40 (plus a digest of the value when that changed it)."""
+    text = str(value)
+    slug = re.sub(r"[^\w.-]+", "_", text).strip("_-")[:40].rstrip("_-") or "none"
+    return slug if slug == text else f"{slug}-{stable_hash(text, 6)}"
 
 
 HORIZONTAL_AFTER = 6
@@ -228,11 +240,11 @@ def metric_by_field(data: Any, field: str, metric: str = "f1", min_n: int = 1, c
 def paired_flips(comparison: Any, ax: Axes | None = None) -> Axes:
     """The outcome of a :func:`sparqlab.eval.paired.paired_comparison` as four horizontal bars.
 
-    Questions exact in both runs, only in A, only in B, in neither (counts written at the bars); the title holds
+    Questions exact in both runs, only in the one run, only in the other (named by the runs), in neither (counts written at the bars); the title holds
     McNemar's p and the paired-bootstrap interval of the F1 difference, so the figure states its test.
     """
     ax = _axes(ax)
-    labels = ["exact in both", f"only in A ({comparison.a})", f"only in B ({comparison.b})", "in neither"]
+    labels = ["exact in both", f"only in {comparison.a}", f"only in {comparison.b}", "in neither"]
     counts = [comparison.both, len(comparison.a_only), len(comparison.b_only), comparison.neither]
     colours = sns.color_palette(PALETTE)
     ax.barh(range(4), counts, color=[colours[2], colours[0], colours[1], "0.7"])
@@ -285,6 +297,35 @@ def metric_lines(data: Any, x: str, metric: str = "f1", hue: str | None = None, 
     ax.set_xlabel(x.replace("_", " "))
     if metric in METRIC_LABELS:
         ax.set_ylim(0, 100)
+    _legend_outside(ax)
+    return ax
+
+
+LINE_STYLES = (("o", "-", 9), ("s", "--", 7.5), ("^", "-.", 6), ("D", ":", 5), ("v", (0, (5, 1)), 4),
+               ("P", (0, (1, 1)), 3))
+"""Marker, dash and marker size per line of :func:`sweep_lines`: lines that coincide stay distinguishable (the
+later, smaller markers sit inside the earlier ones, the dashes interleave)."""
+
+
+def sweep_lines(data: Any, x: str, y: str, hue: str, ax: Axes | None = None) -> Axes:
+    """One line per ``hue`` of ``y`` against ``x`` (a sweep), each with its own marker, dash and marker size so
+    coinciding lines stay visible; a NaN ``y`` (an undefined value) is a gap, not a 0, and the axes say so."""
+    frame = _frame(data, [x, y, hue])
+    ax = _axes(ax)
+    colours = sns.color_palette(PALETTE, frame[hue].nunique())
+    for index, (name, group) in enumerate(frame.groupby(hue, sort=False)):
+        marker, dash, size = LINE_STYLES[index % len(LINE_STYLES)]
+        group = group.sort_values(x)
+        ax.plot(group[x], group[y].astype(float), marker=marker, linestyle=dash, markersize=size,
+                markerfacecolor="none" if index % 2 == 0 else colours[index], color=colours[index], label=name)
+    undefined = frame[frame[y].isna()]
+    if not undefined.empty:
+        names = ", ".join(sorted(undefined[hue].astype(str).unique()))
+        ax.text(0.0, -0.32, f"undefined (0/0), not drawn: {names} at some τ", transform=ax.transAxes,
+                fontsize="x-small", va="top")
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(y)
+    ax.legend(title=hue)
     _legend_outside(ax)
     return ax
 

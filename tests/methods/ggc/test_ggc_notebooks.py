@@ -9,7 +9,7 @@ NOTEBOOKS = ("04_ggc_main", "05_gate_threshold_sweep", "06_error_categorisation"
 def test_ggc_notebooks_run_headless(tmp_path, session_cache):
     done = reproduce(tmp_path, *NOTEBOOKS, cache=session_cache, output_dir=tmp_path / "executed", parameters={
         "train_limit": "60", "test_limit": "12", "memory_start": "4800", "gate_backends": '["tfidf"]',
-        "thresholds": "[0.25, 0.5, 0.75]"})
+        "thresholds": "[0.25, 0.5, 0.75]", "threshold": "0.5"})
     for name in NOTEBOOKS:
         assert all(cell.get("outputs") is not None for cell in done.code_cells(name))
     figures = {p.parent.name: p.name for p in (tmp_path / "figures").rglob("*.png")}

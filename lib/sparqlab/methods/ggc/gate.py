@@ -53,6 +53,16 @@ FORMAT_1_SETTINGS = {"mask_entities": True, "class_weights": "balanced"}
 Formats 1 and 2 kept ``kg_feedback`` among the settings; format 3 beside them (it is the method's setting)."""
 
 
+GATE_LABELS = {"encoder": "fine-tuned encoder gate (the paper's)", "tfidf": "offline tf-idf gate (substitute)",
+               "sbert": "offline MiniLM gate (substitute)"}
+"""How figures and tables name a gate backend, so a substitute is never read as the paper's gate."""
+
+
+def gate_label(backend: str) -> str:
+    """:data:`GATE_LABELS` of a backend (an unknown one by its name)."""
+    return GATE_LABELS.get(backend, f"{backend} gate")
+
+
 def decide(probability: float, threshold: float) -> bool:
     """g = 1[P(g=1 | x_gate) ≥ τ] (paper, section 3.4): ≥, so τ = 0 triggers every query and τ > 1 none."""
     return probability >= threshold

@@ -195,8 +195,19 @@ SWEEP_MEASURES = {"gate_trigger_rate": "trigger rate", "gate_precision": "gate p
 """Columns of a sweep table drawn against τ, with their legend names."""
 
 
+UNDEFINED_WITHOUT = {"gate_precision": ("tp", "fp"), "gate_recall": ("tp", "fn"), "gate_fpr": ("fp", "tn")}
+"""A gate ratio is undefined (0/0) when both of these counts are 0: precision when nothing is triggered."""
+
+
 def sweep_long(table: pd.DataFrame) -> pd.DataFrame:
-    """A sweep table as long rows (``threshold``, ``measure``, ``percent``) for a line plot per measure."""
+    """A sweep table as long rows (``threshold``, ``measure``, ``percent``) for a line plot per measure; a ratio
+    that is undefined at a τ (:data:`UNDEFINED_WITHOUT`; F1 when precision or recall is) is NaN, not the 0 the
+    table holds, so a figure draws it as missing."""
+    table = table.copy()
+    for measure, counts in UNDEFINED_WITHOUT.items():
+        if set(counts) <= set(table.columns):
+            table[measure] = table[measure].where(table[list(counts)].sum(axis=1) > 0)
+    table["gate_f1"] = table["gate_f1"].where(table["gate_precision"].notna() & table["gate_recall"].notna())
     long = table.melt(id_vars=["threshold"], value_vars=list(SWEEP_MEASURES), var_name="measure", value_name="value")
     long["measure"] = long["measure"].map(SWEEP_MEASURES)
     long["percent"] = 100 * long["value"].astype(float)
