@@ -21,7 +21,7 @@ def agent_rows():
 
 
 def agents_figure():
-    """The figure of notebooks/01_agent_runs.ipynb (scripts/make_agent_notebooks.py), drawn the same way."""
+    """The figure of notebooks/01_agent_runs.ipynb, drawn the same way."""
     fig, axes = plots.subplots(1, 2, figsize=(8, 3))
     plots.metric_bars(agent_rows(), metric="f1", x="dataset", hue="variant", ax=axes[0])
     plots.metric_bars(agent_rows(), metric="model_calls_total", x="dataset", hue="variant", ax=axes[1])

@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.paths import runs_dir
-from sparqlab.notebooks.generate import NOTEBOOKS_DIR
+from sparqlab.core.paths import PROJECT_ROOT, runs_dir
 from sparqlab.notebooks.parameters import check_parameters
 from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json
+
+NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
+"""The bundled notebooks: each ``.ipynb``, committed without outputs, is its own source (edited in JupyterLab)."""
 
 STATE_DIR = ".reproduce"
 """Under the output folder: one folder per notebook with ``state.json`` (its last execution), ``job.json`` (the
