@@ -74,6 +74,13 @@ def check_figure(fig: Figure) -> list[LayoutProblem]:
     return problems
 
 
+def figure_texts(fig: Figure) -> list[str]:
+    """Every visible text of ``fig`` (titles, labels, tick labels, legends, annotations), each once in drawing
+    order: what a reader sees, recorded in the figure's sidecar so a test can check it without reading pixels."""
+    fig.draw_without_rendering()
+    return list(dict.fromkeys(text.get_text().strip() for _, text in _texts(fig)))
+
+
 def _overlap(a: Bbox, b: Bbox) -> float:
     """The smaller side of the intersection of two boxes (0 when they do not intersect)."""
     width = min(a.x1, b.x1) - max(a.x0, b.x0)
