@@ -23,7 +23,7 @@ from sparqlab.core.paths import cache_dir
 from sparqlab.methods.ggc.data import gate_from_runs, labelled_queries
 from sparqlab.methods.ggc.gate import Gate, GateSettings, decide
 from sparqlab.methods.ggc.method import GGC
-from sparqlab.methods.ggc.split import GENERATOR_SHARE
+from sparqlab.methods.ggc.split import GENERATOR_SHARE, generator_start
 from sparqlab.runs.config import RunConfig
 
 if TYPE_CHECKING:
@@ -91,9 +91,42 @@ def gate_data_run(config: RunConfig, *, kg: Any = None, **options: Any) -> tuple
     from sparqlab.runs import run
 
     method = GGC(mode="none", **options)
-    chosen, split = gate_questions(load(config.dataset, config.split), config.limit, method.config.generator_share,
+    questions = load(config.dataset, config.split)
+    chosen, split = gate_questions(questions, config.limit, method.config.generator_share,
                                    method.config.generator_data, method.config.allow_overlap)
-    return run(method, chosen, config=generator_config(config), kg=kg), split.record(chosen)
+    memory = {"dataset": str(config.dataset), "split": config.split,
+              "start": generator_start(len(questions), method.config.generator_share)}
+    result = run(method, chosen, config=generator_config(with_standin_memory(config, memory)), kg=kg)
+    failure = every_question_failed(result.run_dir)
+    if failure:
+        raise ValueError(f"the generator answered none of the {len(chosen)} gate questions of {config.split}: "
+                         f"{failure}")
+    return result, split.record(chosen)
+
+
+def with_standin_memory(config: RunConfig, memory: Mapping[str, Any]) -> RunConfig:
+    """``config`` whose GGC stand-in generator remembers ``memory`` (its ``dataset``, ``split``, ``start``) where
+    its options do not say otherwise: the generator's portion of the split the gate questions come from, which
+    a run over that training split cannot find by itself (a run never learns from the split it scores)."""
+    if config.model not in STANDIN_MEMORY_OPTIONS or "dataset" in config.model_options:
+        return config
+    return config.replace(model_options={**memory, **config.model_options})
+
+
+def every_question_failed(run_dir: str | Path) -> str | None:
+    """The error every question of a run stopped with, when none got an answer because the method failed (most
+    common message first, e.g. a stand-in with nothing to remember); ``None`` when any question got further."""
+    from collections import Counter
+
+    from sparqlab.runs import load_traces
+
+    traces = load_traces(run_dir)
+    messages = Counter(str(event.data.get("message", event.data.get("error", "")))
+                       for trace in traces.values() for event in trace if event.kind == "method_error")
+    failed = {qid for qid, trace in traces.items() if any(event.kind == "method_error" for event in trace)}
+    if not traces or failed != set(traces):
+        return None
+    return messages.most_common(1)[0][0]
 
 
 def gate_from_generator_run(settings: GateSettings, config: RunConfig, *, kg_feedback: bool = False,

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.cache import CacheCorrupt
 from sparqlab.core.integrity import DamagedOutput
+from sparqlab.core.names import short_name
 from sparqlab.data.gold_snapshot import GoldSnapshot, find_snapshot
 from sparqlab.data.question import Question
 from sparqlab.data.registry import evaluation_set_note, training_source
@@ -205,7 +206,7 @@ def resolve_run_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list
     opened by :func:`open_run_kg`."""
     if kg is not None:
         name = kg.profile.name
-        if config.kg and config.kg != name:
+        if config.kg and name not in (config.kg, short_name(config.kg)):  # a file or URL names its KG by its stem/host
             raise ValueError(f"config.kg is {config.kg!r} but the KG passed in is {name!r}")
         return kg, name
     name = config.kg
