@@ -97,12 +97,13 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
     row). ``generator_share``: the share of the split that is the generator's (module docstring). ``seed``: composition seed. ``progress``: progress bars.
     """
     from sparqlab.data.registry import load
+    from sparqlab.experiments.ggc import every_question_failed, with_standin_memory
     from sparqlab.kg import open_kg
     from sparqlab.methods.ggc.data import COMPOSITIONS, labelled_queries
     from sparqlab.methods.ggc.gate import GateSettings
     from sparqlab.methods.ggc.gate_training import train_gate
     from sparqlab.methods.ggc.method import GGC
-    from sparqlab.methods.ggc.split import gate_questions
+    from sparqlab.methods.ggc.split import gate_questions, generator_start
     from sparqlab.methods.ggc.training_data import build_corrector_data, check_disjoint
     from sparqlab.runs import RunConfig, run
     from sparqlab.train.data import build_from_dataset
@@ -112,16 +113,22 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     compositions = dict(compositions or COMPOSITIONS)
-    labelled, data_split = gate_questions(load(dataset, split), limit, generator_share)
+    questions = load(dataset, split)
+    labelled, data_split = gate_questions(questions, limit, generator_share)
     if train_generator and not data_split.generator:
         raise ValueError("generator_share=0 leaves no questions to train the generator on; raise it or pass "
                          "train_generator=False")
     model_spec = {"model": generator, **({"model_url": generator_url} if generator_url else {})}
     config = RunConfig(experiment="train-composition-generator", kg=kg_name, dataset=dataset, split=split,
                        model_options=dict(generator_options or {}), progress=progress, **model_spec)
+    config = with_standin_memory(config, {"dataset": str(dataset), "split": split,
+                                          "start": generator_start(len(questions), generator_share)})
     kg = open_kg(kg_name)
     try:
         result = run(GGC(mode="none"), labelled, config=config, kg=kg)
+        failure = every_question_failed(result.run_dir)
+        if failure:
+            raise ValueError(f"the generator answered none of the {len(labelled)} labelled questions: {failure}")
         queries = labelled_queries([result.run_dir], kg)
         feasible, skipped = feasible_compositions(queries, compositions)
         if not feasible:
