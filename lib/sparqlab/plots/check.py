@@ -26,8 +26,8 @@ from matplotlib.transforms import Bbox
 
 MAX_LINES = 5
 """At most this many data lines on one panel: six similar lines are hard to tell apart (facet them or label each
-line at its end instead). A data line has three or more finite points and is neither horizontal nor vertical
-(reference lines, error bars and one-point markers are not counted)."""
+line at its end instead). A data line has three or more finite points (reference lines, error bars and markers
+are not counted)."""
 
 TOLERANCE_PX = 1.0
 """Boxes must overlap (or stick out of the canvas) by more than this, in pixels at the figure's dpi, to count:
@@ -130,12 +130,10 @@ def _covers_data(box: Bbox, ax: Axes, renderer) -> bool:
 
 
 def _is_data_line(line) -> bool:
-    """A line that shows data (:data:`MAX_LINES`): three or more finite points, varying in both x and y."""
+    """A line that shows data (:data:`MAX_LINES`): three or more finite points (a reference line or an error bar
+    has two)."""
     points = np.asarray(line.get_xydata(), dtype=float)
-    if not line.get_visible() or points.ndim != 2 or len(points) < 3:
-        return False
-    points = points[np.isfinite(points).all(axis=1)]
-    return len(points) >= 3 and np.ptp(points[:, 0]) > 0 and np.ptp(points[:, 1]) > 0
+    return bool(line.get_visible() and points.ndim == 2 and np.isfinite(points).all(axis=1).sum() >= 3)
 
 
 def figure_texts(fig: Figure) -> list[str]:

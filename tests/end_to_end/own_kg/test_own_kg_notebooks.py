@@ -29,7 +29,7 @@ GROUPS = {
     "university": (["00_quickstart", "01_agent_runs", "02_schema_coverage", "03_ablations", "07_uri_correction"], {
         **SMALL, "kg": str(UNIVERSITY / "university.ttl"), "dataset": str(UNIVERSITY),
         "datasets": str(UNIVERSITY), "showcase_question": "None", "include_spinach": "false",
-        "coverages": "[0.0, 1.0]", "seeds": "[0]", "embedder": "hashing", "train_limit": "0",
+        "coverages": "[0.0, 1.0]", "seeds": "[0]", "embedder": "hashing", "train_limit": "4",
         "wikidata_sets": "[]", "lcquad2_limit": "0", "freebase_sets": "[]"}),
     "music": (["04_ggc_main", "05_gate_threshold_sweep", "06_error_categorisation", "08_generative_sparql",
                "09_corrector_data_composition", "10_text2sparql_ck25", "11_all_methods"], {
