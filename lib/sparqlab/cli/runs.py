@@ -136,13 +136,23 @@ def _expand_runs(refs: list[str], root: str | None) -> list:
 def _paired(run_dirs: list, flips: int) -> str:
     """The paired comparison of two runs, with the flipped questions and where to see their traces."""
     from sparqlab.eval.paired import paired_comparison
+    from sparqlab.runs.gold_check import gold_agreement, run_identity
     from sparqlab.runs.results import load_predictions
 
     frames = [load_predictions(d) for d in run_dirs]
     names = [f"{d.parent.name}/{d.name}" for d in run_dirs]
     records = [frame.to_dict("records") for frame in frames]
+    identities = (run_identity(run_dirs[0]), run_identity(run_dirs[1]))
+    lines = [f"KG of {side}: {identity['kg']}" for side, identity in zip("AB", identities, strict=True)]
+    agreement = gold_agreement(records[0], records[1], identities)
+    if agreement.differ:
+        lines.append("WARNING: " + agreement.warning())
+        if not agreement.same:
+            return "\n".join(lines + ["no paired comparison: no paired question has the same gold in both runs"])
+        differ = set(agreement.differ)
+        records = [[r for r in run if str(r["id"]) not in differ] for run in records]
     result = paired_comparison(records[0], records[1], names[0], names[1])
-    lines = [result.summary()]
+    lines.append(result.summary())
     by_id = [{str(r["id"]): r for r in run_records} for run_records in records]
     for label, ids in (("exact only in A", result.a_only), ("exact only in B", result.b_only)):
         if flips and ids:
