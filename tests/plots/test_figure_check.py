@@ -152,3 +152,9 @@ def test_more_lines_than_a_reader_can_tell_apart_are_found(figures):
     problems = check_figure(fig)
     assert [p.kind for p in problems] == ["crowded"]
     assert problems[0].detail.startswith(f"panel 1 has {MAX_LINES + 1} lines")
+
+
+def test_bars_with_capped_error_bars_are_not_lines(figures):
+    rows = [{"strategy": s, "measure": m, "value": v} for s in "abcdefg" for m in ("x", "y") for v in (0.0, 1.0)]
+    ax = plots.metric_bars(rows, metric="value", x="strategy", hue="measure")
+    assert len(ax.lines) > 5 and check_figure(ax.figure) == []

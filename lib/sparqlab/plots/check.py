@@ -26,8 +26,8 @@ from matplotlib.transforms import Bbox
 
 MAX_LINES = 5
 """At most this many data lines on one panel: six similar lines are hard to tell apart (facet them or label each
-line at its end instead). A data line has three or more finite points (reference lines, error bars and markers
-are not counted)."""
+line at its end instead). A data line is one polyline of three or more points (reference lines, error bars and
+markers are not counted)."""
 
 TOLERANCE_PX = 1.0
 """Boxes must overlap (or stick out of the canvas) by more than this, in pixels at the figure's dpi, to count:
@@ -130,10 +130,10 @@ def _covers_data(box: Bbox, ax: Axes, renderer) -> bool:
 
 
 def _is_data_line(line) -> bool:
-    """A line that shows data (:data:`MAX_LINES`): three or more finite points (a reference line or an error bar
-    has two)."""
+    """A line that shows data (:data:`MAX_LINES`): one polyline of three or more points (a reference line has two,
+    error bars with caps are segments split by NaN rows)."""
     points = np.asarray(line.get_xydata(), dtype=float)
-    return bool(line.get_visible() and points.ndim == 2 and np.isfinite(points).all(axis=1).sum() >= 3)
+    return bool(line.get_visible() and points.ndim == 2 and len(points) >= 3 and np.isfinite(points).all())
 
 
 def figure_texts(fig: Figure) -> list[str]:

@@ -312,7 +312,7 @@ def _normalised_text(text: str) -> str:
 
 def model_pools(roles: Mapping[str, Any]) -> dict[str, list[Question]]:
     """The question sets the run's models remember (a stand-in's ``memory``: ``{"dataset", "split", "start",
-    "stop"}`` in its description, as GGC's ``standin-knn`` has), by ``dataset:split``."""
+    "stop"}`` in its description, or the ``ids`` it drew, as GGC's ``standin-knn`` has), by ``dataset:split``."""
     from sparqlab.data import load
 
     pools = {}
@@ -321,7 +321,10 @@ def model_pools(roles: Mapping[str, Any]) -> dict[str, list[Question]]:
         if isinstance(memory, Mapping) and memory.get("dataset"):
             name = f"{memory['dataset']}:{memory.get('split')}"
             if name not in pools:
-                pools[name] = load(memory["dataset"], memory.get("split"))[memory.get("start") or 0:memory.get("stop")]
+                questions = load(memory["dataset"], memory.get("split"))
+                ids = set(memory.get("ids") or ())  # a drawn portion's questions, else a slice
+                pools[name] = ([q for q in questions if q.id in ids] if ids
+                               else questions[memory.get("start") or 0:memory.get("stop")])
     return pools
 
 
