@@ -28,11 +28,11 @@ def leaves_named(config_class, names) -> dict:
 
 RUN_SETTINGS = dict(RunConfig.flat_names())
 MIRRORED = {
-    "04_ggc_main": leaves_named(GGCConfig, ["threshold", "kg_feedback", "generator_share"]),
-    "06_error_categorisation": leaves_named(GGCConfig, ["threshold", "generator_share"]),
+    "04_ggc_main": leaves_named(GGCConfig, ["threshold", "kg_feedback", "generator_share", "split_seed"]),
+    "06_error_categorisation": leaves_named(GGCConfig, ["threshold", "generator_share", "split_seed"]),
     "07_uri_correction": leaves_named(DesqConfig, ["jaccard", "train_split", "memory_limit", "memory_dir"]),
     "08_generative_sparql": leaves_named(EvalSettings, ["k", "b", "t", "r", "similarity"]),
-    "09_corrector_data_composition": leaves_named(GGCConfig, ["threshold", "generator_share"]),
+    "09_corrector_data_composition": leaves_named(GGCConfig, ["threshold", "generator_share", "split_seed"]),
 }
 """Per notebook, the method settings its parameters mirror besides the run settings (RunConfig's, in every one)."""
 

@@ -43,10 +43,12 @@ data, one question in flight (the per-stage times are not interleaved) and no re
 models)."""
 
 
-def with_memory_slice(config: RunConfig, start: int | None = None, stop: int | None = None) -> RunConfig:
-    """``config`` with the GGC stand-ins' memory slice (they remember ``train[start:stop]``) as model options of
-    the run's model and of every role whose model is such a stand-in; other models are left as they are."""
-    memory = {k: v for k, v in (("start", start), ("stop", stop)) if v is not None}
+def with_memory_slice(config: RunConfig, start: int | None = None, stop: int | None = None,
+                      **portion: Any) -> RunConfig:
+    """``config`` with the GGC stand-ins' memory as model options of the run's model and of every role whose model
+    is such a stand-in (other models are left as they are): the slice ``train[start:stop]`` when either is given,
+    and ``portion`` (``generator_share``, ``split_seed``: which drawn portion they remember otherwise)."""
+    memory = {k: v for k, v in (("start", start), ("stop", stop), *portion.items()) if v is not None}
     if not memory:
         return config
     roles = {role: spec.replace(options={**spec.options, **memory}) if spec.model in STANDIN_MEMORY_OPTIONS

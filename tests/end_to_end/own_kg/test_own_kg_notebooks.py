@@ -2,8 +2,8 @@
 folder of ``<split>.jsonl``): the university KG of test_own_kg.py and a music catalogue with another vocabulary
 (``music/``: its own ``mo:``/``mr:`` prefixes, a class hierarchy, skos:altLabels, 40 train and 12 test questions).
 
-Each notebook runs headless with its smallest parameters (two groups, one per KG, side by side: ~2 minutes on
-two cores) and must complete; nothing it shows — outputs, figure texts, figure and output file names — may hold
+Each notebook runs headless with its smallest parameters (a group per KG and one for the grid notebook, side by
+side) and must complete; nothing it shows — outputs, figure texts, figure and output file names — may hold
 an absolute path or the name of a bundled KG or dataset, since none was given. Library warnings printed from
 installed packages (``site-packages``) are not the notebooks' text and are left out."""
 
@@ -32,15 +32,16 @@ GROUPS = {
         "coverages": "[0.0, 1.0]", "seeds": "[0]", "embedder": "hashing", "train_limit": "4",
         "wikidata_sets": "[]", "lcquad2_limit": "0", "freebase_sets": "[]"}),
     "music": (["04_ggc_main", "05_gate_threshold_sweep", "06_error_categorisation", "08_generative_sparql",
-               "09_corrector_data_composition", "10_text2sparql_ck25", "11_all_methods"], {
+               "09_corrector_data_composition", "10_text2sparql_ck25"], {
         **SMALL, "kg": str(MUSIC / "music.ttl"), "dataset": str(MUSIC), "datasets": str(MUSIC),
         "gate_backends": "tfidf", "thresholds": "[0.5]", "examples": "example1", "demo_query": "",
         "compositions": "W1.0", "max_steps": "1", "train_generator": "false", "limit": "16",
         "methods": "direct", "standins": "standin-schema-rules", "gold_source": "execute",
         "standin_training": "None"}),
+    "grid": (["11_all_methods"], {"datasets": "None"}),
 }
 """Per KG: its notebooks and their parameters (a name goes only to the notebooks declaring it). 09's ``limit``
-is its training split's questions (half of them the gate's); 11 runs the grid written by :func:`grid_file`."""
+is its training split's questions (half of them the gate's); 11 runs the grid of :func:`grid_file` (music KG)."""
 
 
 def grid_file(folder: Path) -> Path:
@@ -71,8 +72,8 @@ def bundled_names() -> list[str]:
 def executed(tmp_path_factory):
     """Both groups executed side by side; the folder holding their runs, figures and executed notebooks."""
     root = tmp_path_factory.mktemp("own-kg-notebooks")
-    GROUPS["music"][1]["grid"] = str(grid_file(root))
-    with ThreadPoolExecutor(2) as pool:
+    GROUPS["grid"][1]["grid"] = str(grid_file(root))
+    with ThreadPoolExecutor(len(GROUPS)) as pool:
         done = list(pool.map(lambda item: reproduce(root / item[0], *item[1][0], timeout=900,
                                                     parameters=declared(item[1][0], item[1][1])), GROUPS.items()))
     return root, done
