@@ -2,9 +2,9 @@
 and never LLM results (their runs are labelled ``[standin]``).
 
 ``standin-knn`` plays the paper's fine-tuned generator: it remembers part of a training split (by default the
-second half of the run's own training split — the scored dataset's ``train``, else the KG profile's
-``train_dataset``, e.g. mcqa-movies train[2500:] on the movie KG — so that the first half is left for building
-gate and corrector training data, as the paper splits its training set) and answers with the nearest remembered question's gold
+generator's portion of the run's own training split — the scored dataset's ``train``, else the KG profile's
+``train_dataset``, e.g. a seeded half of mcqa-movies train on the movie KG, :mod:`.split` — so that the rest is
+left for building gate and corrector training data, as the paper splits its training set) and answers with the nearest remembered question's gold
 query, re-filled with the new question's bracketed entities (:mod:`sparqlab.methods.ggc.template_memory`). On the MCQA-style test
 split it is right about nine times in ten; its mistakes are other question types' queries (wrong relation,
 constraint or structure) and swapped entity roles.
@@ -110,7 +110,7 @@ class _Remembering(StandinModel):
 class KnnGenerator(_Remembering):
     """Nearest-neighbour template generator (module docstring). Options: ``dataset``, ``split``, ``start``,
     ``stop`` — the remembered slice of questions (with gold SPARQL and bracketed topic entities); by default the
-    second half of the run's training split — and ``allow_other_kg``."""
+    generator's portion of the run's training split (``generator_share``, ``split_seed``) — and ``allow_other_kg``."""
 
     name = "standin-knn"
 
