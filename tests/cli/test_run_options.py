@@ -1,19 +1,15 @@
 """Every door to a run shows the run settings of one declaration: the flags of ``run``, ``serve``, ``sweep``,
-``table``, ``train gate`` and ``ggc sweep`` and the run-setting parameters of the bundled notebooks have the
-setting's name, help and default (or say which default they use instead), all generated from RunConfig."""
+``table``, ``train gate`` and ``ggc sweep`` have the setting's name, help and default (or say which default they
+use instead), all generated from RunConfig (the notebooks' parameters: tests/notebooks/test_notebook_sources.py)."""
 
 from __future__ import annotations
 
 import argparse
-import re
 
-import nbformat
 import pytest
 
 from sparqlab.cli import build_parser, main
 from sparqlab.cli.config_options import dest_of, display
-from sparqlab.notebooks import NOTEBOOKS_DIR
-from sparqlab.notebooks.generate import DECLARED_DEFAULT, annotation, literal, short_help
 from sparqlab.runs import RunConfig
 
 COMMANDS = [("run",), ("serve",), ("sweep",), ("table",), ("train", "gate"), ("ggc", "sweep")]
@@ -49,25 +45,6 @@ def test_each_command_takes_the_run_settings_by_their_declared_name_help_and_def
         else:
             assert action.help.endswith(f"(default: {leaf.default!r})")
     assert shown >= 15, "the command takes the run settings"
-
-
-def parameter_lines(notebook) -> dict[str, str]:
-    cell = next(c for c in nbformat.read(notebook, 4).cells if "parameters" in c.metadata.get("tags", []))
-    return {m.group(1): m.group(0) for m in re.finditer(r"^(\w+):.*$", cell.source, re.M)}
-
-
-@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS_DIR.glob("*.ipynb")), ids=lambda p: p.stem)
-def test_the_notebooks_run_parameters_are_generated_from_the_declaration(notebook):
-    lines = parameter_lines(notebook)
-    run_settings = {name: line for name, line in lines.items() if name in RunConfig.flat_names()}
-    assert run_settings, "every bundled notebook takes run settings"
-    for name, line in run_settings.items():
-        leaf = RunConfig.flat_names()[name]
-        code, _, comment = line.partition("  # ")
-        assert code.startswith(f"{name}: {annotation(leaf.type)} = "), line
-        assert comment.startswith(short_help(leaf.help)), line
-        default = code.split(" = ", 1)[1].strip()
-        assert default == literal(leaf.default) or comment.endswith(DECLARED_DEFAULT.format(literal(leaf.default))), line
 
 
 def test_a_command_with_its_own_defaults_uses_and_shows_them(capsys):

@@ -12,7 +12,6 @@ from sparqlab.notebooks import (
     ParameterError,
     check_parameters,
     notebook_parameters,
-    parameters_cell,
 )
 
 PARAMS = '''\
@@ -96,9 +95,3 @@ def test_all_methods_workers_is_a_typed_override():
     path = NOTEBOOKS_DIR / "11_all_methods.ipynb"
     assert inspect_notebook(str(path))["workers"]["inferred_type_name"] == "int"
     assert check_parameters([path], {"workers": "2"})[path] == {"workers": 2}
-
-
-def test_a_generated_parameters_cell_papermill_cannot_read_is_refused():
-    assert parameters_cell("limit: int = 4  # questions per dataset").metadata["tags"] == ["parameters"]
-    with pytest.raises(ValueError, match="papermill cannot read the parameter line.* workers"):
-        parameters_cell("limit: int = 4\nworkers: int = 0  # 0 = in this kernel")

@@ -326,27 +326,6 @@ def test_embedded_query_workers_follow_the_run_concurrency(monkeypatch):
         "workers": 3, "timeout_s": 5}
 
 
-def test_committed_quickstart_notebook_is_what_its_script_writes(monkeypatch):
-    import runpy
-    from pathlib import Path
-
-    import nbformat
-
-    root = Path(__file__).resolve().parents[2]
-    written = {}
-    monkeypatch.setattr(nbformat, "write", lambda notebook, path: written.update(notebook=notebook, path=path))
-    runpy.run_path(str(root / "scripts" / "make_quickstart.py"), run_name="__main__")
-    committed = nbformat.read(root / "notebooks" / "00_quickstart.ipynb", as_version=4)
-    generated = written["notebook"]
-    assert Path(written["path"]) == root / "notebooks" / "00_quickstart.ipynb"
-    assert generated.metadata == committed.metadata
-
-    def cells(notebook):
-        return [(c.cell_type, c.source, dict(c.metadata)) for c in notebook.cells]
-
-    assert cells(generated) == cells(committed), "regenerate it: python scripts/make_quickstart.py"
-
-
 def test_packages_import_only_the_layers_docs_design_lists_above_them():
     import ast
     import re

@@ -21,7 +21,7 @@ def agent_rows():
 
 
 def agents_figure():
-    """The figure of notebooks/01_agent_runs.ipynb (scripts/make_agent_notebooks.py), drawn the same way."""
+    """The figure of notebooks/01_agent_runs.ipynb, drawn the same way."""
     fig, axes = plots.subplots(1, 2, figsize=(8, 3))
     plots.metric_bars(agent_rows(), metric="f1", x="dataset", hue="variant", ax=axes[0])
     plots.metric_bars(agent_rows(), metric="model_calls_total", x="dataset", hue="variant", ax=axes[1])
@@ -118,3 +118,43 @@ def test_long_group_labels_turn_bars_horizontal_instead_of_overlapping(figures):
                               metric="f1", x="method")
     assert [t.get_text() for t in short.get_xticklabels()][0] == "metaqa-1hop\n(n=1)"  # wrapped to a group's width
     assert check_figure(short.figure) == []
+
+
+def test_a_legend_over_the_next_panel_or_over_its_data_is_found(figures):
+    fig, axes = plots.subplots(1, 2, figsize=(6, 2.5))
+    for ax in axes:
+        ax.plot([0, 1, 2], [0, 1, 2], label="rising")
+        ax.plot([0, 1, 2], [2, 1, 0], label="falling")
+        ax.set_ylim(0, 6)
+    axes[1].set_yticks([])
+    axes[0].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # sticks out over the right panel
+    problems = check_figure(fig)
+    assert [(p.kind, p.detail) for p in problems] == [("legend", "the legend of panel 1 covers panel 2")]
+    axes[0].get_legend().remove()
+    axes[1].legend(loc="lower center")  # where both lines cross
+    assert [(p.kind, p.detail) for p in check_figure(fig)] == [
+        ("legend", "the legend of panel 2 covers its data (place it outside the panel)")]
+    axes[1].get_legend().remove()
+    fig.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the panels
+    assert check_figure(fig) == []
+
+
+def test_more_lines_than_a_reader_can_tell_apart_are_found(figures):
+    from sparqlab.plots.check import MAX_LINES
+
+    fig, ax = plots.subplots(figsize=(4, 3))
+    for slope in range(MAX_LINES):
+        ax.plot([0, 1, 2], [0, slope + 1, 2 * slope + 2])
+    ax.axhline(1.0)  # a reference line is not data
+    ax.errorbar([0.5], [1.0], yerr=0.2)  # nor are error bars
+    assert check_figure(fig) == []
+    ax.plot([0, 1, 2], [3, 1, 2])
+    problems = check_figure(fig)
+    assert [p.kind for p in problems] == ["crowded"]
+    assert problems[0].detail.startswith(f"panel 1 has {MAX_LINES + 1} lines")
+
+
+def test_bars_with_capped_error_bars_are_not_lines(figures):
+    rows = [{"strategy": s, "measure": m, "value": v} for s in "abcdefg" for m in ("x", "y") for v in (0.0, 1.0)]
+    ax = plots.metric_bars(rows, metric="value", x="strategy", hue="measure")
+    assert len(ax.lines) > 5 and check_figure(ax.figure) == []

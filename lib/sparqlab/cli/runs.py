@@ -158,14 +158,24 @@ def _expand_runs(refs: list[str], root: str | None) -> list:
 def _paired(run_dirs: list, flips: int) -> str:
     """The paired comparison of two runs, with the flipped questions and where to see their traces."""
     from sparqlab.eval.paired import paired_comparison
+    from sparqlab.runs.gold_check import gold_agreement, run_identity
     from sparqlab.runs.results import run_records
 
     names = [f"{d.parent.name}/{d.name}" for d in run_dirs]
     if names[0] == names[1]:
         names = [str(d) for d in run_dirs]
     records = [run_records(d) for d in run_dirs]
+    identities = (run_identity(run_dirs[0]), run_identity(run_dirs[1]))
+    lines = [f"KG of {name}: {identity['kg']}" for name, identity in zip(names, identities, strict=True)]
+    agreement = gold_agreement(records[0], records[1], identities)
+    if agreement.differ:
+        lines.append("WARNING: " + agreement.warning())
+        if not agreement.same:
+            return "\n".join(lines + ["no paired comparison: no paired question has the same gold in both runs"])
+        differ = set(agreement.differ)
+        records = [[r for r in run if str(r["id"]) not in differ] for run in records]
     result = paired_comparison(records[0], records[1], names[0], names[1])
-    lines = [result.summary()]
+    lines.append(result.summary())
     by_id = [{str(r["id"]): r for r in run_records} for run_records in records]
     for name, ids in ((names[0], result.a_only), (names[1], result.b_only)):
         if flips and ids:

@@ -157,8 +157,10 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
     parser.add_argument("--allow-test", action="store_true", help="allow building from a test split")
     add_config_arguments(parser, PromptAdditions)  # ggc-generator, ggc-corrector: GGC's prompt additions
     parser.add_argument("--generator-share", type=float, default=None, help="ggc-generator: the share of the "
-                        "split that is the generator's (its last questions; GGC section 4.1, default 0.5); "
-                        "--limit counts within it. GGC's gate (-o generator_share) takes its questions before it")
+                        "split that is the generator's (a seeded draw; GGC section 4.1, default 0.5); "
+                        "--limit counts within it. GGC's gate (-o generator_share) takes its questions from the rest")
+    parser.add_argument("--split-seed", type=int, default=None, help="ggc-generator: the seed of that draw "
+                        "(default 0; GGC's -o split_seed)")
     parser.add_argument("--generator-data", help="ggc-corrector, ggc-gate: the generator's training JSONL; the "
                         "labelled questions must not be in it (GGC section 4.1: the generator is trained on one "
                         "portion of the training split, gate and corrector data come from the rest)")
@@ -166,7 +168,8 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
         parser.set_defaults(builder=builder, kg="movies")  # the old `ggc build-data` read the movie KG by default
 
 
-DATA_OPTIONS = ("variant", "seed", "generator_share", "generator_data", "kg_feedback", "compositions", "basis")
+DATA_OPTIONS = ("variant", "seed", "generator_share", "split_seed", "generator_data", "kg_feedback", "compositions",
+                "basis")
 """``train data`` flags passed on to a builder that takes them (left out when not given)."""
 
 
@@ -257,7 +260,8 @@ def handle_data(args: argparse.Namespace) -> int:
         if "prompt" not in builder.options:
             raise ValueError(f"the {args.builder} builder takes no GGC prompt additions")
         options["prompt"] = config_from_arguments(PromptAdditions, args)
-    given = [f"--{name.replace('_', '-')}" for name in ("generator_share", "kg_feedback", "compositions", "basis")
+    given = [f"--{name.replace('_', '-')}" for name in ("generator_share", "split_seed", "kg_feedback", "compositions",
+                                                        "basis")
              if name not in builder.options and getattr(args, name) not in (None, False)]
     if given:
         raise ValueError(f"the {args.builder} builder takes no {', '.join(given)}")

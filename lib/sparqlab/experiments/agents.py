@@ -9,11 +9,11 @@ by :func:`judged_counts` and left out of every mean; a question without a query 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from sparqlab.core.names import short_name
 from sparqlab.eval import answer_means, judged_frame
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, RunResult, run
@@ -42,16 +42,10 @@ def run_variants(variants: Mapping[str, tuple[str, Mapping[str, Any]]], datasets
             result = run(make_method(method, **dict(options)),
                          config=RunConfig(**dict(settings), dataset=dataset, **selection))
             frame = result.predictions()
-            frame["variant"], frame["dataset"] = label, dataset_label(dataset)
+            frame["variant"], frame["dataset"] = label, short_name(dataset)
             frames.append(frame)
             results.append(result)
     return add_costs(pd.concat(frames, ignore_index=True)), results
-
-
-def dataset_label(dataset: str) -> str:
-    """A dataset's name in tables: registered names as they are, a JSONL path by its file stem."""
-    path = Path(dataset)
-    return path.stem if path.suffix == ".jsonl" else dataset
 
 
 def coverage_sweep(coverages: Iterable[float], seeds: Iterable[int], datasets: Sequence[str],

@@ -23,7 +23,7 @@ from sparqlab.core.paths import cache_dir
 from sparqlab.methods.ggc.data import gate_from_runs, labelled_queries
 from sparqlab.methods.ggc.gate import Gate, GateSettings, decide
 from sparqlab.methods.ggc.method import GGC
-from sparqlab.methods.ggc.split import GENERATOR_SHARE
+from sparqlab.methods.ggc.split import GENERATOR_SHARE, SPLIT_SEED
 from sparqlab.runs.config import RunConfig
 
 if TYPE_CHECKING:
@@ -43,10 +43,12 @@ data, one question in flight (the per-stage times are not interleaved) and no re
 models)."""
 
 
-def with_memory_slice(config: RunConfig, start: int | None = None, stop: int | None = None) -> RunConfig:
-    """``config`` with the GGC stand-ins' memory slice (they remember ``train[start:stop]``) as model options of
-    the run's model and of every role whose model is such a stand-in; other models are left as they are."""
-    memory = {k: v for k, v in (("start", start), ("stop", stop)) if v is not None}
+def with_memory_slice(config: RunConfig, start: int | None = None, stop: int | None = None,
+                      **portion: Any) -> RunConfig:
+    """``config`` with the GGC stand-ins' memory as model options of the run's model and of every role whose model
+    is such a stand-in (other models are left as they are): the slice ``train[start:stop]`` when either is given,
+    and ``portion`` (``generator_share``, ``split_seed``: which drawn portion they remember otherwise)."""
+    memory = {k: v for k, v in (("start", start), ("stop", stop), *portion.items()) if v is not None}
     if not memory:
         return config
     roles = {role: spec.replace(options={**spec.options, **memory}) if spec.model in STANDIN_MEMORY_OPTIONS
@@ -82,7 +84,7 @@ def generator_config(base: RunConfig, **changes: Any) -> RunConfig:
 def gate_data_run(config: RunConfig, *, kg: Any = None, **options: Any) -> tuple[Any, dict[str, Any]]:
     """The generator-only pass over the gate's questions of ``config``'s training split: the first
     ``config.limit`` of its gate portion (:func:`~sparqlab.methods.ggc.split.gate_questions` with the
-    :class:`GGCConfig` ``options`` ``generator_share``, ``generator_data``, ``allow_overlap``; further
+    :class:`GGCConfig` ``options`` ``generator_share``, ``split_seed``, ``generator_data``, ``allow_overlap``; further
     :class:`GGCConfig` options such as ``variant`` apply to the pass). A finished run is reused (the runner resumes
     it). Returns the run and the split's record (parameters, count + digest of the generator's
     portion and of the gate questions) for the gate's training record."""
@@ -91,24 +93,60 @@ def gate_data_run(config: RunConfig, *, kg: Any = None, **options: Any) -> tuple
     from sparqlab.runs import run
 
     method = GGC(mode="none", **options)
-    chosen, split = gate_questions(load(config.dataset, config.split), config.limit, method.config.generator_share,
-                                   method.config.generator_data, method.config.allow_overlap)
-    return run(method, chosen, config=generator_config(config), kg=kg), split.record(chosen)
+    questions = load(config.dataset, config.split)
+    chosen, split = gate_questions(questions, config.limit, method.config.generator_share,
+                                   method.config.generator_data, method.config.allow_overlap, method.config.split_seed)
+    memory = {"dataset": str(config.dataset), "split": config.split,
+              "generator_share": method.config.generator_share, "split_seed": method.config.split_seed}
+    result = run(method, chosen, config=generator_config(with_standin_memory(config, memory)), kg=kg)
+    failure = every_question_failed(result.run_dir)
+    if failure:
+        raise ValueError(f"the generator answered none of the {len(chosen)} gate questions of {config.split}: "
+                         f"{failure}")
+    return result, split.record(chosen)
+
+
+def with_standin_memory(config: RunConfig, memory: Mapping[str, Any]) -> RunConfig:
+    """``config`` whose GGC stand-in generator remembers ``memory`` (its ``dataset``, ``split``, ``generator_share``
+    and ``split_seed``) where
+    its options do not say otherwise: the generator's portion of the split the gate questions come from, which
+    a run over that training split cannot find by itself (a run never learns from the split it scores)."""
+    if config.model not in STANDIN_MEMORY_OPTIONS or "dataset" in config.model_options:
+        return config
+    return config.replace(model_options={**memory, **config.model_options})
+
+
+def every_question_failed(run_dir: str | Path) -> str | None:
+    """The error every question of a run stopped with, when none got an answer because the method failed (most
+    common message first, e.g. a stand-in with nothing to remember); ``None`` when any question got further."""
+    from collections import Counter
+
+    from sparqlab.runs import load_traces
+
+    traces = load_traces(run_dir)
+    messages = Counter(str(event.data.get("message", event.data.get("error", "")))
+                       for trace in traces.values() for event in trace if event.kind == "method_error")
+    failed = {qid for qid, trace in traces.items() if any(event.kind == "method_error" for event in trace)}
+    if not traces or failed != set(traces):
+        return None
+    return messages.most_common(1)[0][0]
 
 
 def gate_from_generator_run(settings: GateSettings, config: RunConfig, *, kg_feedback: bool = False,
                             variant: str | None = None, folder: str | Path | None = None,
-                            kg: Any = None, generator_share: float = GENERATOR_SHARE) -> TrainedGate:
+                            kg: Any = None, generator_share: float = GENERATOR_SHARE,
+                            split_seed: int = SPLIT_SEED) -> TrainedGate:
     """Run the generator over the gate's questions of ``config``'s training split (:func:`gate_data_run`: the
-    first ``limit`` of the gate portion that ``generator_share`` leaves), label the initial queries and train a
+    first ``limit`` of the gate portion that ``generator_share`` and ``split_seed`` leave), label the initial queries and train a
     gate on them (reading KG feedback when ``kg_feedback``); save it to ``folder`` (default: a content-keyed folder
     under ``cache_dir()/artifacts``) with the split in its ``training["data_split"]``. A finished generator run is
     reused (the runner resumes it)."""
-    result, data_split = gate_data_run(config, kg=kg, variant=variant, generator_share=generator_share)
+    result, data_split = gate_data_run(config, kg=kg, variant=variant, generator_share=generator_share,
+                                       split_seed=split_seed)
     graph = kg if kg is not None else _open(result.config.kg)
     gate = gate_from_runs([result.run_dir], graph, settings, kg_feedback=kg_feedback)
     gate.training["data_split"] = data_split
-    key = [settings.to_dict(), kg_feedback, result.run_id]
+    key = [settings.to_dict(), kg_feedback, result.run_id, split_seed]
     folder = Path(folder) if folder else cache_dir() / "artifacts" / f"ggc-gate-{stable_hash(key, 16)}"
     digest = gate.save(folder)
     return TrainedGate(gate, folder, digest, result.run_dir)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from sparqlab.methods.ggc.split import GENERATOR_SHARE
+from sparqlab.methods.ggc.split import GENERATOR_SHARE, SPLIT_SEED
 from sparqlab.train.records import read_records, record_messages
 
 GATE_LABELS = {"encoder": "Gate (encoder, RoBERTa in the paper)", "sbert": "Gate (SBERT)"}
@@ -83,7 +83,8 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
                            compositions: Mapping[str, float] | None = None, base: str | None = None,
                            encoder: str | None = None, sft: Mapping[str, Any] | None = None,
                            gate: Mapping[str, Any] | None = None, gate_backends: Sequence[str] = ("encoder", "sbert"),
-                           train_generator: bool = True, generator_share: float = GENERATOR_SHARE, seed: int = 0,
+                           train_generator: bool = True, generator_share: float = GENERATOR_SHARE,
+                           split_seed: int = SPLIT_SEED, seed: int = 0,
                            progress: bool = True) -> CompositionResult:
     """Label a generator run, build the GGC training files and train every module; see the module docstring.
 
@@ -94,9 +95,10 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
     ``encoder``: gate encoder folder (``None``: tiny random encoder). ``sft``: :class:`~sparqlab.train.sft.SFTConfig`
     fields for every SFT module; ``gate``: :class:`~sparqlab.methods.ggc.gate.GateSettings` fields. ``gate_backends``:
     gates to train (``encoder``, ``sbert``). ``train_generator``: also fine-tune the generator (Table 6's first
-    row). ``generator_share``: the share of the split that is the generator's (module docstring). ``seed``: composition seed. ``progress``: progress bars.
+    row). ``generator_share`` / ``split_seed``: the share of the split that is the generator's and the seed of its draw (module docstring). ``seed``: composition seed. ``progress``: progress bars.
     """
     from sparqlab.data.registry import load
+    from sparqlab.experiments.ggc import every_question_failed, with_standin_memory
     from sparqlab.kg import open_kg
     from sparqlab.methods.ggc.data import COMPOSITIONS, labelled_queries
     from sparqlab.methods.ggc.gate import GateSettings
@@ -112,16 +114,22 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     compositions = dict(compositions or COMPOSITIONS)
-    labelled, data_split = gate_questions(load(dataset, split), limit, generator_share)
+    questions = load(dataset, split)
+    labelled, data_split = gate_questions(questions, limit, generator_share, seed=split_seed)
     if train_generator and not data_split.generator:
         raise ValueError("generator_share=0 leaves no questions to train the generator on; raise it or pass "
                          "train_generator=False")
     model_spec = {"model": generator, **({"model_url": generator_url} if generator_url else {})}
     config = RunConfig(experiment="train-composition-generator", kg=kg_name, dataset=dataset, split=split,
                        model_options=dict(generator_options or {}), progress=progress, **model_spec)
+    config = with_standin_memory(config, {"dataset": str(dataset), "split": split,
+                                          "generator_share": generator_share, "split_seed": split_seed})
     kg = open_kg(kg_name)
     try:
         result = run(GGC(mode="none"), labelled, config=config, kg=kg)
+        failure = every_question_failed(result.run_dir)
+        if failure:
+            raise ValueError(f"the generator answered none of the {len(labelled)} labelled questions: {failure}")
         queries = labelled_queries([result.run_dir], kg)
         feasible, skipped = feasible_compositions(queries, compositions)
         if not feasible:
@@ -133,7 +141,7 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
         files = {f"Corrector {name}": data_dir / f"{name}.jsonl" for name in feasible}
         if train_generator:
             build_from_dataset("ggc-generator", dataset, split, data_dir / "generator.jsonl", limit=limit,
-                               kg=kg, progress=progress, generator_share=generator_share)
+                               kg=kg, progress=progress, generator_share=generator_share, split_seed=split_seed)
             check_disjoint(queries, data_dir / "generator.jsonl")
             files = {"Generator": data_dir / "generator.jsonl", **files}
     finally:

@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.environment import overrides_announced
-from sparqlab.core.paths import notebooks_dirs, runs_dir, workspace_root
+from sparqlab.core.paths import PROJECT_ROOT, notebooks_dirs, runs_dir, workspace_root
 from sparqlab.notebooks.parameters import check_parameters, notebook_parameters
 from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json
+
+NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
+"""The bundled notebooks: each ``.ipynb``, committed without outputs, is its own source (edited in JupyterLab)."""
 
 STATE_DIR = ".reproduce"
 """Under the output folder: one folder per notebook with ``state.json`` (its last execution), ``job.json`` (the

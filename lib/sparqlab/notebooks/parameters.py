@@ -9,14 +9,16 @@ in cell 7.
 from __future__ import annotations
 
 import ast
+import re
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, get_args, get_origin
 
 import nbformat
 
-from sparqlab.core.config import suggestion
-from sparqlab.core.typed import coerce, parse_text, type_name
+from sparqlab.core.config import Leaf, suggestion
+from sparqlab.core.typed import coerce, is_optional, parse_text, plain, type_name
 
 
 def parse_parameter(text: str) -> Any:
@@ -41,6 +43,7 @@ class NotebookParameter:
     type: Any
     default: Any
     help: str = ""
+    annotation: str = ""
 
     @property
     def kind(self) -> str:
@@ -107,7 +110,8 @@ def notebook_parameters(notebook: Path) -> dict[str, NotebookParameter]:
         except (ValueError, SyntaxError):  # an expression (e.g. a computed path): shown as written
             default = ast.unparse(value)
         comment = lines[node.end_lineno - 1].partition("#")[2].strip() if "#" in lines[node.end_lineno - 1] else ""
-        found[name] = NotebookParameter(name, annotation_type(annotation, default), default, comment)
+        found[name] = NotebookParameter(name, annotation_type(annotation, default), default, comment,
+                                        ast.unparse(annotation) if annotation is not None else "")
     return found
 
 
@@ -129,3 +133,67 @@ def check_parameters(notebooks: list[Path], parameters: dict[str, Any]) -> dict[
             for path, params in declared.items()}
 
 
+
+
+DECLARED_DEFAULT = "(declared default: {})"
+"""How a parameter's comment says that the notebook's default differs from the declaration's."""
+
+
+def setting_help(text: str) -> str:
+    """A setting's help as a one-line comment: its first clause (up to ``; ``), without reST and without the
+    parenthesised details."""
+    text = re.sub(r":\w+:`~?([^`]+)`", r"\1", re.sub(r"``([^`]+)``", r"\1", text))
+    while re.search(r"\s\([^()]*\)", text):  # "s(0)" is a name, " (e.g. ...)" a detail
+        text = re.sub(r"\s\([^()]*\)", "", text)
+    return " ".join(text.split("; ")[0].split()).rstrip(".")
+
+
+def setting_annotation(kind: Any) -> str:
+    """The parameter annotation of a setting's type, in the vocabulary :func:`annotation_type` reads (``Literal``
+    choices as ``str``; ``Optional[...]``, the form ``papermill --help-notebook`` shows)."""
+    optional, inner = is_optional(kind)
+    origin = get_origin(inner)
+    if origin is typing.Literal:
+        text = type(get_args(inner)[0]).__name__
+    elif origin in (tuple, list):
+        text = f"list[{setting_annotation(get_args(inner)[0])}]"
+    elif origin is dict or inner is dict:
+        text = "dict"
+    else:
+        text = getattr(inner, "__name__", "str")
+    return f"Optional[{text}]" if optional else text
+
+
+def source_literal(value: Any) -> str:
+    """A default as Python source, strings in double quotes (as a parameter line writes it)."""
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(source_literal(v) for v in value) + "]"
+    return repr(value)
+
+
+def mirror_problems(notebook: Path, settings: dict[str, Leaf]) -> list[str]:
+    """How the parameters of ``notebook`` that mirror a config's settings (``settings``: by parameter name) differ
+    from their declaration, one line each (empty: none).
+
+    A mirroring parameter has the setting's name, the annotation of its type (:func:`setting_annotation`), a
+    comment starting with its help (:func:`setting_help`; the notebook may add words after it) and its declared
+    default, or a default of its own with the comment ending ``(declared default: X)``: a changed declaration
+    is then seen as a difference, never silently kept as a stale copy in the notebook."""
+    problems = []
+    for name, parameter in notebook_parameters(notebook).items():
+        leaf = settings.get(name)
+        if leaf is None:
+            continue
+        wanted = setting_annotation(leaf.type)
+        if parameter.annotation != wanted:
+            problems.append(f"{name}: annotated {parameter.annotation or '(nothing)'}, the setting is {wanted}")
+        if not parameter.help.startswith(setting_help(leaf.help)):
+            problems.append(f"{name}: the comment does not start with the setting's help {setting_help(leaf.help)!r}")
+        declared = plain(leaf.default)
+        if plain(parameter.default) != declared and not parameter.help.endswith(
+                DECLARED_DEFAULT.format(source_literal(declared))):
+            problems.append(f"{name}: default {parameter.default!r} is neither the declared {declared!r} nor says "
+                            f"{DECLARED_DEFAULT.format(source_literal(declared))!r} at the end of its comment")
+    return problems

@@ -32,7 +32,7 @@ from sparqlab.core.environment import notebook_overrides
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import figures_dir
 from sparqlab.eval.metrics import ANSWER_METRICS, judged_frame
-from sparqlab.plots.check import FigureLayoutError, check_figure, strict
+from sparqlab.plots.check import FigureLayoutError, check_figure, figure_texts, strict
 from sparqlab.plots.check import LayoutProblem as LayoutProblem
 
 PALETTE = "colorblind"
@@ -102,7 +102,8 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
     data. ``name`` is a file stem (letters, digits, ``-``, ``_``, ``.``).
 
     Every figure is checked by :func:`sparqlab.plots.check.check_figure` (overlapping text, text cut at the canvas
-    edge, empty panels) and the sidecar's ``layout_problems`` lists what it found; a problem warns, or raises
+    edge, empty panels) and the sidecar's ``layout_problems`` lists what it found (its ``texts``: every text the
+    figure shows, :func:`~sparqlab.plots.check.figure_texts`); a problem warns, or raises
     :class:`FigureLayoutError` after the files are written under ``SPARQLAB_FIGURE_CHECK=strict`` (the tests).
     """
     if not re.fullmatch(r"[\w][\w.-]*", name) or name.endswith((".png", ".pdf")):
@@ -120,7 +121,8 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
         paths.append(path)
     sidecar = {"figure": name, "experiment": experiment, "params": dict(params or {}),
                "runs": [_run_reference(r) for r in runs], "files": [p.name for p in paths],
-               "layout_problems": problems, "created": datetime.now(UTC).isoformat(timespec="seconds")}
+               "layout_problems": problems, "texts": figure_texts(fig),
+               "created": datetime.now(UTC).isoformat(timespec="seconds")}
     (folder / f"{stem}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n", encoding="utf-8")
     if problems:
         message = f"figure {folder / stem} has layout problems: " + "; ".join(problems)

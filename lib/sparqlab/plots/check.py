@@ -1,4 +1,5 @@
-"""Figures checked by machine: text that overlaps other text, text cut at the canvas edge, empty panels.
+"""Figures checked by machine: text that overlaps other text, text cut at the canvas edge, empty panels, legends
+over another panel or over the data, and more lines on one panel than a reader can tell apart.
 
 :func:`check_figure` lays a matplotlib figure out as it will be saved and compares the rendered bounding boxes of
 every piece of text (tick labels, axis labels, titles, legend entries and titles, annotations, figure texts).
@@ -23,6 +24,11 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
+MAX_LINES = 5
+"""At most this many data lines on one panel: six similar lines are hard to tell apart (facet them or label each
+line at its end instead). A data line is one polyline of three or more points (reference lines, error bars and
+markers are not counted)."""
+
 TOLERANCE_PX = 1.0
 """Boxes must overlap (or stick out of the canvas) by more than this, in pixels at the figure's dpi, to count:
 rounding in the text layout must not make a touching pair a problem."""
@@ -33,14 +39,15 @@ files, so they can be looked at); anything else: it warns. The sidecar records t
 
 
 class FigureLayoutError(ValueError):
-    """A figure has overlapping text, text cut at the canvas edge or an empty panel."""
+    """A figure has overlapping text, text cut at the canvas edge, an empty panel, a legend over another panel or
+    the data, or too many lines on one panel."""
 
 
 @dataclass(frozen=True)
 class LayoutProblem:
     """One problem: ``kind`` and a sentence naming the texts or panel involved."""
 
-    kind: Literal["overlap", "cut", "empty"]
+    kind: Literal["overlap", "cut", "empty", "legend", "crowded"]
     detail: str
 
     def __str__(self) -> str:
@@ -71,7 +78,69 @@ def check_figure(fig: Figure) -> list[LayoutProblem]:
     for index, ax in enumerate(fig.axes):
         if ax.get_visible() and not _has_content(ax):
             problems.append(LayoutProblem("empty", f"{_panel(ax, index)} has nothing drawn in it"))
+    problems += _legend_problems(fig, renderer)
+    for index, ax in enumerate(fig.axes):
+        lines = [line for line in ax.lines if _is_data_line(line)]
+        if ax.get_visible() and len(lines) > MAX_LINES:
+            problems.append(LayoutProblem("crowded", f"{_panel(ax, index)} has {len(lines)} lines (at most "
+                                                     f"{MAX_LINES} can be told apart): facet them or label each"))
     return problems
+
+
+def _legend_problems(fig: Figure, renderer) -> list[LayoutProblem]:
+    """Legends drawn over another panel, and a panel's legend covering its own data (line points, markers,
+    bars)."""
+    panels = [(index, ax) for index, ax in enumerate(fig.axes) if ax.get_visible() and ax.axison]
+    legends = [("the figure legend", None, legend) for legend in fig.legends]
+    legends += [(f"the legend of {_panel(ax, index)}", ax, ax.get_legend()) for index, ax in panels
+                if ax.get_legend() is not None]
+    problems = []
+    for name, owner, legend in legends:
+        if not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        for index, ax in panels:
+            if ax is not owner and _overlap(box, ax.get_window_extent(renderer)) > TOLERANCE_PX:
+                problems.append(LayoutProblem("legend", f"{name} covers {_panel(ax, index)}"))
+        if owner is not None and _covers_data(box, owner, renderer):
+            problems.append(LayoutProblem("legend", f"{name} covers its data (place it outside the panel)"))
+    return problems
+
+
+def _covers_data(box: Bbox, ax: Axes, renderer) -> bool:
+    """Whether a data point (of a line or a marker collection) lies inside ``box`` or a bar overlaps it."""
+    inner = box.padded(-TOLERANCE_PX)
+    for line in ax.lines:
+        points = np.asarray(line.get_xydata(), dtype=float)
+        if line.get_visible() and points.size:
+            shown = line.get_transform().transform(points[np.isfinite(points).all(axis=1)])
+            if inner.count_contains(shown):
+                return True
+    for collection in ax.collections:
+        if isinstance(collection, PathCollection) and collection.get_visible() and len(collection.get_offsets()):
+            shown = collection.get_offset_transform().transform(np.asarray(collection.get_offsets(), dtype=float))
+            if inner.count_contains(shown[np.isfinite(shown).all(axis=1)]):
+                return True
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_visible() and patch.get_width() and patch.get_height():
+            extent = patch.get_window_extent(renderer)
+            if np.isfinite(extent.get_points()).all() and _overlap(box, extent) > TOLERANCE_PX:
+                return True
+    return False
+
+
+def _is_data_line(line) -> bool:
+    """A line that shows data (:data:`MAX_LINES`): one polyline of three or more points (a reference line has two,
+    error bars with caps are segments split by NaN rows)."""
+    points = np.asarray(line.get_xydata(), dtype=float)
+    return bool(line.get_visible() and points.ndim == 2 and len(points) >= 3 and np.isfinite(points).all())
+
+
+def figure_texts(fig: Figure) -> list[str]:
+    """Every visible text of ``fig`` (titles, labels, tick labels, legends, annotations), each once in drawing
+    order: what a reader sees, recorded in the figure's sidecar so a test can check it without reading pixels."""
+    fig.draw_without_rendering()
+    return list(dict.fromkeys(text.get_text().strip() for _, text in _texts(fig)))
 
 
 def _overlap(a: Bbox, b: Bbox) -> float:

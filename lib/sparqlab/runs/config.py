@@ -3,8 +3,8 @@
 :class:`RunConfig` is declared once, in groups: the models (with their sampling parameters and roles), the KG,
 the question selection, the evaluation and the execution. Every door to a run is derived from this declaration:
 the flags of ``sparqlab run``, ``serve``, ``sweep``, ``train`` and ``ggc sweep`` (:mod:`sparqlab.cli.run_options`),
-the keys of a grid file (:mod:`sparqlab.experiments.grid`) and the run settings of the notebooks' parameter cells
-(:func:`sparqlab.notebooks.generate.config_parameters`). Every leaf has a unique name, so ``RunConfig(kg="movies",
+the keys of a grid file (:mod:`sparqlab.experiments.grid`); the run settings of the notebooks' parameter cells
+mirror it (:func:`sparqlab.notebooks.mirror_problems`). Every leaf has a unique name, so ``RunConfig(kg="movies",
 dataset="metaqa-1hop", limit=50, model="standin-keyword-rules")`` and ``config.limit`` name them directly
 (:class:`~sparqlab.core.config.FlatConfig`); ``questions.limit`` is the same setting by its path.
 

@@ -23,6 +23,7 @@ from sparqlab.core.cache import JsonCache
 from sparqlab.core.errors import StorageFull
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.jsonl import JsonlScan, scan_jsonl
+from sparqlab.core.names import short_name
 from sparqlab.core.paths import cache_dir, runs_dir
 from sparqlab.platform.trace import TraceEvent
 from sparqlab.runs.merge import MERGING_SUFFIX
@@ -230,9 +231,9 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
         "model": model_label(summary.get("model"), summary.get("model_is_standin")),
         "model_is_standin": summary.get("model_is_standin"),
         "method": summary.get("method"),
-        "kg": summary.get("kg"),
+        "kg": short_name(summary.get("kg")),
         "engine": summary.get("engine"),
-        "dataset": summary.get("dataset"),
+        "dataset": short_name(summary.get("dataset")),
         "split": summary.get("split"),
         "selection": summary.get("selection"),
         "calls_per_q": per_question.get("model_calls"),
@@ -326,7 +327,8 @@ def load_runs(experiment: str | None = None, root: str | Path | None = None) -> 
 
 def load_predictions(run: str | Path, root: str | Path | None = None) -> pd.DataFrame:
     """``predictions.jsonl`` of a run as a DataFrame, one row per question, with ``experiment``, ``run``,
-    ``model``, ``model_is_standin`` and ``dataset`` columns so that several runs concatenate into one table.
+    ``model``, ``model_is_standin`` and ``dataset`` (its short name) columns so that several runs concatenate into one
+    table.
     Scalar entries of ``extra`` and ``scores`` become ``extra.<key>`` / ``scores.<key>`` columns, and the
     questions' metadata (question type, hops ...) columns of their own unless a column has that name already
     (:func:`sparqlab.runs.records.flatten_prediction`; a metadata key named like one of the run columns becomes
@@ -343,7 +345,7 @@ def load_predictions(run: str | Path, root: str | Path | None = None) -> pd.Data
     frame.insert(1, "run", run_dir.name)
     frame.insert(2, "model", manifest.get("model"))
     frame.insert(3, "model_is_standin", manifest.get("model_is_standin"))
-    frame.insert(4, "dataset", manifest.get("dataset"))
+    frame.insert(4, "dataset", short_name(manifest.get("dataset")))
     return frame
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.errors import InfrastructureError, ScorerFailed, as_infrastructure
+from sparqlab.core.names import short_name
 from sparqlab.data.gold_snapshot import GoldSnapshot, find_snapshot
 from sparqlab.data.question import Question, check_id
 from sparqlab.data.registry import evaluation_set_note, training_source
@@ -230,7 +231,7 @@ def resolve_run_kg(config: RunConfig, kg: KnowledgeGraph | None, questions: list
     opened by :func:`open_run_kg`."""
     if kg is not None:
         name = kg.profile.name
-        if config.kg and config.kg != name:
+        if config.kg and name not in (config.kg, short_name(config.kg)):  # a file or URL names its KG by its stem/host
             raise ValueError(f"config.kg is {config.kg!r} but the KG passed in is {name!r}")
         return kg, name
     name = config.kg
@@ -336,7 +337,7 @@ def _normalised_text(text: str) -> str:
 
 def model_pools(roles: Mapping[str, Any]) -> dict[str, list[Question]]:
     """The question sets the run's models remember (a stand-in's ``memory``: ``{"dataset", "split", "start",
-    "stop"}`` in its description, as GGC's ``standin-knn`` has), by ``dataset:split``."""
+    "stop"}`` in its description, or the ``ids`` it drew, as GGC's ``standin-knn`` has), by ``dataset:split``."""
     from sparqlab.data import load
 
     pools = {}
@@ -345,7 +346,10 @@ def model_pools(roles: Mapping[str, Any]) -> dict[str, list[Question]]:
         if isinstance(memory, Mapping) and memory.get("dataset"):
             name = f"{memory['dataset']}:{memory.get('split')}"
             if name not in pools:
-                pools[name] = load(memory["dataset"], memory.get("split"))[memory.get("start") or 0:memory.get("stop")]
+                questions = load(memory["dataset"], memory.get("split"))
+                ids = set(memory.get("ids") or ())  # a drawn portion's questions, else a slice
+                pools[name] = ([q for q in questions if q.id in ids] if ids
+                               else questions[memory.get("start") or 0:memory.get("stop")])
     return pools
 
 

@@ -48,5 +48,3 @@ def test_coverage_table_averages_seeds_and_reports_their_spread():
     assert list(table.index) == ["50%", "100%"]
     assert table.loc["50%", "a"] == 50.0 and table.loc["50%", "Avg"] == 75.0 and table.loc["50%", "seed sd"] == 25.0
     assert table.loc["100%", "Avg"] == 50.0 and table.loc["100%", "seed sd"] == 0.0
-    assert experiments.dataset_label("/x/data/questions.jsonl") == "questions"
-    assert experiments.dataset_label("qald7") == "qald7"

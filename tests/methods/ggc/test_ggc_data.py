@@ -167,32 +167,41 @@ def test_sft_file_layout(tmp_path):
 
 def test_by_default_the_gate_questions_and_the_generator_questions_are_disjoint():
     """GGC §4.1: the generator is fine-tuned on one portion of the training split and the gate is labelled on the
-    remaining questions; the gate's portion comes first, the generator's (what the stand-ins remember) last."""
-    from sparqlab.methods.ggc.split import gate_questions, generator_start, training_split
+    remaining questions; the generator's portion (what the stand-ins remember) is a seeded draw of its share, so a
+    file sorted by kind of question gives both portions every kind."""
+    from sparqlab.methods.ggc.split import gate_questions, generator_size, training_split
 
-    questions = [Question(str(i), f"q{i}?") for i in range(10)]
+    questions = [Question(f"{kind}{i}", f"q{i}?") for kind in "ab" for i in range(5)]  # sorted: five a, five b
     split = training_split(questions)
-    assert [q.id for q in split.gate] == ["0", "1", "2", "3", "4"]
-    assert [q.id for q in split.generator] == ["5", "6", "7", "8", "9"]
+    gate, generator = [q.id for q in split.gate], [q.id for q in split.generator]
+    assert len(gate) == len(generator) == 5 and not set(gate) & set(generator)
+    assert {i[0] for i in gate} == {i[0] for i in generator} == {"a", "b"}, "both portions hold both kinds"
+    assert gate == sorted(gate) and generator == sorted(generator), "each portion keeps the file's order"
+    assert [q.id for q in training_split(questions).generator] == generator, "the draw is seeded"
+    other = [q.id for q in training_split(questions, seed=1).generator]
+    assert other != generator and len(other) == 5
+    assert split.record()["seed"] == 0 and training_split(questions, seed=1).record()["seed"] == 1
     chosen, _ = gate_questions(questions, 3)
-    assert [q.id for q in chosen] == ["0", "1", "2"]
-    assert [q.id for q in training_split(questions, 0.3).generator] == ["7", "8", "9"]
-    assert generator_start(5001) == 5001 // 2  # the stand-ins' default memory start is the generator's portion
+    assert [q.id for q in chosen] == gate[:3]
+    assert len(training_split(questions, 0.3).generator) == 3 == generator_size(10, 0.3)
+    assert generator_size(5001) == 2501  # rounded up, as before
     with pytest.raises(ValueError, match="generator_share must lie in"):
         training_split(questions, 1.0)
 
 
 def test_gate_questions_in_the_generator_s_training_data_are_refused_unless_allowed(tmp_path):
     """A gate question that the generator's training file holds is an error naming the opt-out."""
-    from sparqlab.methods.ggc.split import gate_questions
+    from sparqlab.methods.ggc.split import gate_questions, training_split
 
     questions = [Question(str(i), f"q{i}?") for i in range(10)]
+    portions = training_split(questions)
+    shared = portions.gate[2].id  # a gate question the generator's file holds, beside one of its own
     turns = [{"role": "user", "content": "q?"}, {"role": "assistant", "content": "ASK {}"}]
-    write_jsonl(tmp_path / "generator.jsonl", [{"id": str(i), "messages": turns} for i in (2, 7)])
-    with pytest.raises(ValueError, match=r"1 of the 3 gate questions \(e.g. '2'\).*allow_overlap=true"):
+    write_jsonl(tmp_path / "generator.jsonl", [{"id": i, "messages": turns} for i in (shared, portions.generator[0].id)])
+    with pytest.raises(ValueError, match=rf"1 of the 3 gate questions \(e.g. '{shared}'\).*allow_overlap=true"):
         gate_questions(questions, 3, generator_data=tmp_path / "generator.jsonl")
     chosen, split = gate_questions(questions, 3, generator_data=tmp_path / "generator.jsonl", allow_overlap=True)
-    assert [q.id for q in chosen] == ["0", "1", "2"]
+    assert [q.id for q in chosen] == [q.id for q in portions.gate[:3]]
     assert split.record(chosen)["gate"]["count"] == 3
     with pytest.raises(ValueError, match="no training questions left"):
         gate_questions(questions[:1], 3, generator_share=0.9)

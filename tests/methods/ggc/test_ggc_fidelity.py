@@ -191,15 +191,16 @@ def test_gate_and_corrector_data_must_not_overlap_the_generator_data(trained, mo
     builders refuse labelled questions that the generator was trained on."""
     from sparqlab.core.jsonl import write_jsonl
     from sparqlab.data.registry import load
+    from sparqlab.methods.ggc.split import training_split
     from sparqlab.methods.ggc.training_data import build_corrector_data, build_gate_data, generator_records
 
     def ggc_generator_records(questions, kg):
         return generator_records(questions, kg)[0]
 
-    questions = load("mcqa-movies", "train", 200)
+    portions = training_split(load("mcqa-movies", "train"))
     overlapping, disjoint = tmp_path / "overlap.jsonl", tmp_path / "disjoint.jsonl"
-    write_jsonl(overlapping, ggc_generator_records(questions[:3], movies))  # inside the labelled train[:80]
-    write_jsonl(disjoint, ggc_generator_records(questions[150:153], movies))
+    write_jsonl(overlapping, ggc_generator_records(portions.gate[:3], movies))  # among the labelled gate questions
+    write_jsonl(disjoint, ggc_generator_records(portions.generator[:3], movies))
     with pytest.raises(ValueError, match="3 labelled questions .* generator's training data"):
         build_gate_data([trained.data_run], tmp_path / "gate.jsonl", movies, generator_data=overlapping)
     with pytest.raises(ValueError, match="remaining training questions"):

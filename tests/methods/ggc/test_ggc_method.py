@@ -88,6 +88,14 @@ def test_sweep_from_one_run_equals_the_run_at_that_threshold(test_runs, movies):
     assert sum(corrector_calls(r) for r in records(test_runs["zero"]).values()) == TEST_LIMIT
 
 
+def first_gate_questions(n: int) -> list:
+    """The first ``n`` questions of mcqa-movies train's gate portion (GGC §4.1 split, seeded draw)."""
+    from sparqlab.data import load
+    from sparqlab.methods.ggc.split import training_split
+
+    return training_split(load("mcqa-movies", "train")).gate[:n]
+
+
 def test_gate_trained_in_prepare_is_a_cached_artifact(movies):
     config = base_config(dataset="mcqa-movies", split="test", limit=3)
     method = GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24)
@@ -98,9 +106,9 @@ def test_gate_trained_in_prepare_is_a_cached_artifact(movies):
     assert json.loads((first.run_dir / "metrics.json").read_text())["prepare"]["artifacts"]["gate"] == digest
     again = run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24), config=config, kg=movies)
     assert again.run_id == first.run_id and again.answered == 0
-    with pytest.raises(ValueError, match="another split"):
-        run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24), config=base_config(dataset="mcqa-movies", split="train", limit=3),
-            kg=movies)
+    with pytest.raises(ValueError, match="another split"):  # scoring questions the gate was trained on
+        run(GGC(mode="gated", gate={"backend": "tfidf"}, train_limit=24), first_gate_questions(3),
+            config=base_config(dataset="mcqa-movies", split="train"), kg=movies)
 
 
 def test_prepare_train_data_and_train_gate_read_one_split_and_record_it(movies, tmp_path):
@@ -196,6 +204,6 @@ def test_cli_sweep_in_process(trained, capsys, tmp_path):
 
 
 def test_scoring_the_gate_training_questions_is_refused(trained, movies):
-    config = base_config(dataset="mcqa-movies", split="train", limit=3)
+    config = base_config(dataset="mcqa-movies", split="train")
     with pytest.raises(ValueError, match="training examples"):
-        run(GGC(mode="gated", gate_path=str(trained.folder)), config=config, kg=movies)
+        run(GGC(mode="gated", gate_path=str(trained.folder)), first_gate_questions(3), config=config, kg=movies)

@@ -50,7 +50,7 @@ from sparqlab.methods.ggc.prompts import (
     prompt_prefixes,
     variant_profile,
 )
-from sparqlab.methods.ggc.split import GENERATOR_SHARE, check_generator_share, gate_questions
+from sparqlab.methods.ggc.split import GENERATOR_SHARE, SPLIT_SEED, check_generator_share, gate_questions
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
@@ -86,9 +86,11 @@ class GGCConfig(MethodConfig):
       the run's own training split (the scored dataset's ``train``, else the KG profile's ``train_dataset``; the
       trained gate's digest enters the run id).
     - ``generator_share``: the share of the training split that is the generator's (GGC §4.1,
-      :func:`~sparqlab.methods.ggc.split.training_split`: the last ``generator_share``, the gate's questions come
-      before it); ``train data --builder ggc-generator`` with the same share writes the generator's part. ``0``: a
-      generator not fine-tuned on this split (the whole split is the gate's).
+      :func:`~sparqlab.methods.ggc.split.training_split`: a seeded draw, the rest is the gate's); ``train data
+      --builder ggc-generator`` with the same share and seed writes the generator's part. ``0``: a generator not
+      fine-tuned on this split (the whole split is the gate's).
+    - ``split_seed``: the seed of that draw (a sorted training file still gives both portions every kind of
+      question).
     - ``generator_data``: the generator's actual training file (records with an ``id``); a gate question in it is
       an error (the file's digest enters the gate's key).
     - ``allow_overlap``: label gate questions that are in ``generator_data`` anyway instead of refusing them.
@@ -119,6 +121,7 @@ class GGCConfig(MethodConfig):
     train_split: str = "train"
     train_limit: int = 1000
     generator_share: float = GENERATOR_SHARE
+    split_seed: int = SPLIT_SEED
     generator_data: str | None = None
     allow_overlap: bool = False
     allow_other_kg: bool = False
@@ -279,7 +282,7 @@ class GGC(Method):
         key = {"settings": settings.to_dict(), "kg_feedback": self.config.kg_feedback, "generator": identity, "params": generator.params,
                "prompts": {n: t.digest for n, t in sorted(PROMPTS.items())}, "conventions": self._conventions_digest(),
                "train": [train_dataset, self.config.train_split, self.config.train_limit, self.config.generator_share,
-                         self.config.allow_overlap],
+                         self.config.allow_overlap, self.config.split_seed],
                "kg": ctx.kg.identity}
         if self.config.generator_data:
             key["generator_data"] = file_digest(Path(self.config.generator_data))
@@ -288,7 +291,8 @@ class GGC(Method):
             questions = ctx.train_questions(train_dataset, self.config.train_split,
                                             allow_other_kg=self.config.allow_other_kg)
             questions, split = gate_questions(questions, self.config.train_limit, self.config.generator_share,
-                                              self.config.generator_data, self.config.allow_overlap)
+                                              self.config.generator_data, self.config.allow_overlap,
+                                              self.config.split_seed)
             result = await ctx.sub_run(GGC(mode="none", variant=self.config.variant, prompt=self.config.prompt), questions,
                                        experiment=f"ggc-gate-data-{stable_hash(identity, 8)}", role="generator")
             gate = await asyncio.to_thread(gate_from_runs, [result.run_dir], ctx.kg, settings,

@@ -2,9 +2,9 @@
 and never LLM results (their runs are labelled ``[standin]``).
 
 ``standin-knn`` plays the paper's fine-tuned generator: it remembers part of a training split (by default the
-second half of the run's own training split — the scored dataset's ``train``, else the KG profile's
-``train_dataset``, e.g. mcqa-movies train[2500:] on the movie KG — so that the first half is left for building
-gate and corrector training data, as the paper splits its training set) and answers with the nearest remembered question's gold
+generator's portion of the run's own training split — the scored dataset's ``train``, else the KG profile's
+``train_dataset``, e.g. a seeded half of mcqa-movies train on the movie KG, :mod:`.split` — so that the rest is
+left for building gate and corrector training data, as the paper splits its training set) and answers with the nearest remembered question's gold
 query, re-filled with the new question's bracketed entities (:mod:`sparqlab.methods.ggc.template_memory`). On the MCQA-style test
 split it is right about nine times in ten; its mistakes are other question types' queries (wrong relation,
 constraint or structure) and swapped entity roles.
@@ -29,7 +29,8 @@ from typing import Any
 
 from sparqlab.kg.errors import KGError
 from sparqlab.llm import ChatRequest, RunBinding, StandinModel, register_standin
-from sparqlab.methods.ggc.template_memory import TemplateMemory, memory_for, same_query
+from sparqlab.methods.ggc.split import GENERATOR_SHARE, SPLIT_SEED
+from sparqlab.methods.ggc.template_memory import TemplateMemory, memory_for, portion_memory, same_query
 from sparqlab.platform.parsing import extract_sparql
 
 _QUESTION = re.compile(r"^Question:[ \t]*(.+)$", re.MULTILINE)
@@ -47,27 +48,30 @@ def _fenced(sparql: str) -> str:
 
 
 class _Remembering(StandinModel):
-    """A stand-in remembering questions ``start:stop`` of ``dataset``/``split`` (module docstring): given as
-    options, or the run's training source when the run binds it (``start`` ``None``: the generator's portion of
-    :func:`~sparqlab.methods.ggc.split.training_split`, the second half)."""
+    """A stand-in remembering questions of ``dataset``/``split`` (module docstring): given as options, or the
+    run's training source when the run binds it. Which questions: ``start:stop`` when either is given, else the
+    generator's portion of :func:`~sparqlab.methods.ggc.split.training_split` with ``generator_share`` and
+    ``split_seed`` (a seeded draw; its ids are in :meth:`describe`, so a run can check them against the questions
+    it scores)."""
 
     def __init__(self, dataset: str | None = None, split: str = "train", start: int | None = None,
-                 stop: int | None = None, allow_other_kg: bool = False):
+                 stop: int | None = None, allow_other_kg: bool = False, generator_share: float = GENERATOR_SHARE,
+                 split_seed: int = SPLIT_SEED):
         super().__init__()
         self.allow_other_kg = allow_other_kg
         self._given = dataset is not None
         self.memory_spec = {"dataset": dataset, "split": split, "start": start, "stop": stop}
+        self.portion = {"generator_share": generator_share, "split_seed": split_seed}
         self._memory: TemplateMemory | None = None
 
     def _remember(self, dataset: str, split: str) -> None:
         start, stop = self.memory_spec["start"], self.memory_spec["stop"]
-        if start is None:
-            from sparqlab.data import load
-            from sparqlab.methods.ggc.split import generator_start
-
-            start = generator_start(len(load(dataset, split)))
         self.memory_spec = {"dataset": dataset, "split": split, "start": start, "stop": stop}
-        self._memory = memory_for(dataset, split, start, stop)
+        if start is None and stop is None:
+            self.memory_spec.update(self.portion)
+            self._memory = portion_memory(dataset, split, **self.portion)
+        else:
+            self._memory = memory_for(dataset, split, start or 0, stop)
         self.options = {**self.options, "memory": self.memory_spec}
 
     def bind(self, binding: RunBinding) -> None:
@@ -97,14 +101,16 @@ class _Remembering(StandinModel):
         return self._memory
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "memory": self.memory_spec}
+        remembered = ({"ids": self._memory.question_ids} if self._memory is not None and "split_seed" in self.memory_spec
+                      else {})
+        return {**super().describe(), "memory": {**self.memory_spec, **remembered}}
 
 
 @register_standin("standin-knn")
 class KnnGenerator(_Remembering):
     """Nearest-neighbour template generator (module docstring). Options: ``dataset``, ``split``, ``start``,
     ``stop`` — the remembered slice of questions (with gold SPARQL and bracketed topic entities); by default the
-    second half of the run's training split — and ``allow_other_kg``."""
+    generator's portion of the run's training split (``generator_share``, ``split_seed``) — and ``allow_other_kg``."""
 
     name = "standin-knn"
 
@@ -122,8 +128,9 @@ class NeighbourCorrector(_Remembering):
     name = "standin-corrector"
 
     def __init__(self, dataset: str | None = None, split: str = "train", start: int | None = None,
-                 stop: int | None = None, kg: str | None = None, k: int = 5, allow_other_kg: bool = False):
-        super().__init__(dataset, split, start, stop, allow_other_kg)
+                 stop: int | None = None, kg: str | None = None, k: int = 5, allow_other_kg: bool = False,
+                 generator_share: float = GENERATOR_SHARE, split_seed: int = SPLIT_SEED):
+        super().__init__(dataset, split, start, stop, allow_other_kg, generator_share, split_seed)
         if k < 1:
             raise ValueError(f"k must be at least 1; got {k}")
         self.kg_name = kg

@@ -72,6 +72,7 @@ class TemplateMemory:
     """Remembered (question, gold query) pairs with masked-question embeddings (cached on disk per content)."""
 
     def __init__(self, questions: Sequence[Question]):
+        self.question_ids = [q.id for q in questions]  # all it was given, also those it cannot use as templates
         self.templates = [Template(q.id, q.text, q.gold_sparql, tuple(bracketed(q.text)))
                           for q in questions if q.gold_sparql and bracketed(q.text)]
         if not self.templates:
@@ -133,5 +134,22 @@ def memory_for(dataset: str, split: str, start: int = 0, stop: int | None = None
             questions = load(dataset, split)[start:stop]
             if not questions:
                 raise ValueError(f"no questions in {dataset}/{split}[{start}:{stop}] to remember")
+            _MEMORIES[key] = TemplateMemory(questions)
+        return _MEMORIES[key]
+
+
+def portion_memory(dataset: str, split: str, generator_share: float, split_seed: int) -> TemplateMemory:
+    """The (process-wide, shared) memory of the generator's portion of ``dataset``/``split``
+    (:func:`~sparqlab.methods.ggc.split.generator_questions`)."""
+    key = (dataset, split, "generator portion", generator_share, split_seed)
+    with _LOCK:
+        if key not in _MEMORIES:
+            from sparqlab.data import load
+            from sparqlab.methods.ggc.split import generator_questions
+
+            questions = generator_questions(load(dataset, split), generator_share, split_seed)
+            if not questions:
+                raise ValueError(f"no questions in the generator's portion of {dataset}/{split} to remember "
+                                 f"(generator_share={generator_share})")
             _MEMORIES[key] = TemplateMemory(questions)
         return _MEMORIES[key]
