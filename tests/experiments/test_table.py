@@ -165,3 +165,24 @@ def test_table_and_status_recompute_from_the_predictions(finished):
     assert table.value("echo [standin]", "metaqa-2hop", "f1") is None
     assert any(note.startswith("echo@metaqa-2hop: left out") and f"{edited / 'predictions.jsonl'}:2:" in note
                for note in table.notes)
+
+
+def test_questions_whose_gold_differs_from_the_baseline_s_are_not_paired(finished):
+    """A cell whose gold answers differ from the baseline's for a question (here its record edited as if the KG
+    had changed between the runs) is compared on the other questions, and a note says how many and why."""
+    from sparqlab.experiments.sweep import find_cell_run
+
+    cell = next(c for c in finished.cells if c.row == "echo" and c.dataset == "metaqa-1hop")
+    path = find_cell_run(cell) / "predictions.jsonl"
+    records = _records(path.parent)
+    records[0]["gold_answers"] = ["http://example.org/another-answer"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = build_table(finished, baseline="direct")
+    note = next(n for n in table.notes if n.startswith(f"{cell.key} against direct:"))
+    assert f"gold answers differ for 1 of 5 paired questions (e.g. {str(records[0]['id'])!r})" in note
+    assert "why: no identity field differs" in note
+    flips = table.value("echo [standin]", "metaqa-1hop", "flips")
+    edited = records[0]["id"]
+    base = _records(find_cell_run(next(c for c in finished.cells if c.row == "direct" and c.dataset == "metaqa-1hop")))
+    expected = paired_comparison([r for r in base if r["id"] != edited], [r for r in records if r["id"] != edited])
+    assert flips == len(expected.a_only) + len(expected.b_only)

@@ -35,6 +35,7 @@ from sparqlab.eval.metrics import judged_records
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.experiments.grid import ENGINE_AXIS, Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
+from sparqlab.runs.gold_check import gold_agreement, run_identity
 from sparqlab.runs.results import run_records, run_summary
 from sparqlab.runs.store import METRICS, RunUnreadable
 
@@ -186,8 +187,15 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
         values.update({key: (value, None, None) for key, value in cost_values(metrics).items()})
         base = by_position.get((baseline, cell.dataset)) if baseline else None
         if base is not None and base.key in records_of and base.key != cell.key:
+            agreement = gold_agreement(records_of[base.key], records,
+                                       (run_identity(runs[base.key]), run_identity(runs[cell.key])))
+            if agreement.differ:
+                notes.append(f"{cell.key} against {baseline}: {agreement.warning()}")
+            differ = set(agreement.differ)
             try:
-                paired = paired_comparison(records_of[base.key], records, baseline, cell.row, ci, resamples, seed)
+                paired = paired_comparison([r for r in records_of[base.key] if str(r["id"]) not in differ],
+                                           [r for r in records if str(r["id"]) not in differ],
+                                           baseline, cell.row, ci, resamples, seed)
             except ValueError as error:
                 notes.append(f"{cell.key}: not compared with {baseline}: {error}")
             else:
