@@ -37,12 +37,17 @@ def test_error_is_one_line_and_debug_shows_the_traceback(tmp_path, capsys, monke
 
 def test_unexpected_errors_are_one_line_with_a_debug_hint(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("SPARQLAB_DEBUG", raising=False)
-    bad = tmp_path / "params.yaml"
-    bad.write_text("limit: [unclosed", encoding="utf-8")  # a YAML parse error is not one of the expected types
+    folder = tmp_path / "params.yaml"
+    folder.mkdir()  # a folder where a file is expected: an operating-system error no command expects
+    assert main(["reproduce", "00_quickstart", "-f", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "IsADirectoryError" in err and str(folder) in err
+    assert "--debug" in err and "Traceback" not in err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("limit: [unclosed", encoding="utf-8")  # invalid YAML is expected: the file is named, no hint
     assert main(["reproduce", "00_quickstart", "-f", str(bad)]) == 1
     err = capsys.readouterr().err
-    assert "ScannerError" in err or "ParserError" in err
-    assert "--debug" in err and "Traceback" not in err
+    assert f"{bad}: not valid YAML" in err and "--debug" not in err
 
 
 def test_reading_only_the_head_of_the_output_ends_quietly(movies_store):

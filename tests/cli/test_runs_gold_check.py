@@ -27,8 +27,9 @@ def test_runs_on_an_edited_kg_are_paired_only_where_their_gold_agrees(tmp_path, 
 
     assert main(["runs", "compare", before.run_id, after.run_id]) == 0
     out = capsys.readouterr().out
-    kgs = re.findall(r"^KG of ([AB]): (file:\w+)$", out, re.M)
-    assert [side for side, _ in kgs] == ["A", "B"] and kgs[0][1] != kgs[1][1]
+    kgs = re.findall(r"^KG of (\S+): (file:\w+)$", out, re.M)  # each run named by its folder, never "A"/"B"
+    assert [name for name, _ in kgs] == [f"edited/{before.run_id}", f"edited/{after.run_id}"]
+    assert kgs[0][1] != kgs[1][1]
     assert "WARNING: gold answers differ for 1 of 3 paired questions (e.g. 'music-40')" in out
     assert f"why: KG content ({kgs[0][1]} vs {kgs[1][1]})" in out
     assert "paired comparison on 2 questions" in out

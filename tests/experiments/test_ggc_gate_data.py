@@ -4,6 +4,8 @@ portion."""
 
 import json
 
+import pytest
+
 from sparqlab.experiments.ggc import every_question_failed, with_standin_memory
 from sparqlab.runs import RunConfig
 
@@ -33,3 +35,14 @@ def test_the_stand_in_generator_remembers_the_gate_split_s_generator_portion():
     given = RunConfig(model="standin-knn", model_options={"dataset": "other", "start": 5})
     assert with_standin_memory(given, memory) == given, "a memory the run names is kept"
     assert with_standin_memory(RunConfig(model="gpt-x"), memory).model_options == {}
+
+
+def test_a_threshold_outside_the_sweep_is_refused_naming_both_parameters():
+    import pandas as pd
+
+    from sparqlab.experiments.ggc import sweep_row
+
+    table = pd.DataFrame({"threshold": [0.05, 0.5], "accuracy": [0.9, 0.8]})
+    assert sweep_row(table, 0.5)["accuracy"] == 0.8
+    with pytest.raises(ValueError, match=r"threshold=0.09 is not one of the sweep's thresholds \[0.05, 0.5\]"):
+        sweep_row(table, 0.09)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 
 
@@ -28,3 +29,10 @@ def stop_process(process: subprocess.Popen, timeout_s: float = 10.0, group: bool
         process.wait()
     if group:  # workers of the group that outlived their leader
         send(signal.SIGKILL)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` nothing listens on at the moment (IPv6 when the host is an IPv6 address)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]

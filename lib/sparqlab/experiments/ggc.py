@@ -203,3 +203,13 @@ def threshold_sweep(config: RunConfig, gate_path: str | Path, thresholds: Iterab
     graph = kg if kg is not None else _open(result.config.kg)
     return result, sweep(stage_frame(result.run_dir, graph), thresholds)
 
+
+def sweep_row(table: pd.DataFrame, threshold: float) -> pd.Series:
+    """The row of a :func:`threshold_sweep` table at τ = ``threshold``; a ``ValueError`` naming the notebook
+    parameters when the sweep has no such τ (a τ below the sweep's lowest would need corrector calls never made)."""
+    rows = table.set_index("threshold")
+    if threshold not in rows.index:
+        raise ValueError(f"threshold={threshold} is not one of the sweep's thresholds {sorted(rows.index)}: give one "
+                         "of them (e.g. -p threshold " f"{rows.index[0]}) or add it to thresholds")
+    return rows.loc[threshold]
+

@@ -24,7 +24,6 @@ import contextlib
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.config import CheckedConfig
-from sparqlab.core.processes import stop_process
+from sparqlab.core.processes import free_port, stop_process
 from sparqlab.runs.config import SERVED_PREFIX
 from sparqlab.runs.store import write_json
 
@@ -115,12 +114,6 @@ class ServeSpec(CheckedConfig):
 def served_endpoint(model: str) -> str:
     """The stable endpoint of ``model`` served by the job itself (see the module docstring)."""
     return SERVED_PREFIX + model
-
-
-def free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def log_tail(path: Path, lines: int = 3) -> str:

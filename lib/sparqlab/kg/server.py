@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -16,14 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sparqlab.core.processes import stop_process
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nothing listens on at the moment."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from sparqlab.core.processes import free_port, stop_process
 
 
 def oxigraph_binary() -> str:

@@ -25,8 +25,7 @@ from urllib.parse import quote
 
 from sparqlab.core.hashing import file_digest, stable_hash, store_digest
 from sparqlab.core.paths import cache_dir
-from sparqlab.core.processes import stop_process
-from sparqlab.kg.server import free_port
+from sparqlab.core.processes import free_port, stop_process
 
 INSTALL_HINT = "Virtuoso is not installed (Debian/Ubuntu: apt-get install virtuoso-opensource)"
 

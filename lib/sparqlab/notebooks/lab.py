@@ -45,8 +45,7 @@ def serve_lab(root: Path | None = None, token: str = "sparqlab", expose_app: boo
     Waits until ``/api/status`` answers with the token; raises ``RuntimeError`` with the server's log tail when it
     exits or does not answer within ``timeout_s``.
     """
-    from sparqlab.core.processes import stop_process
-    from sparqlab.kg.server import free_port
+    from sparqlab.core.processes import free_port, stop_process
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"

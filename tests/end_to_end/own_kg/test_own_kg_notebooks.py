@@ -34,7 +34,7 @@ GROUPS = {
     "music": (["04_ggc_main", "05_gate_threshold_sweep", "06_error_categorisation", "08_generative_sparql",
                "09_corrector_data_composition", "10_text2sparql_ck25"], {
         **SMALL, "kg": str(MUSIC / "music.ttl"), "dataset": str(MUSIC), "datasets": str(MUSIC),
-        "gate_backends": "tfidf", "thresholds": "[0.5]", "examples": "example1", "demo_query": "",
+        "gate_backends": "tfidf", "thresholds": "[0.5]", "threshold": "0.5", "examples": "example1", "demo_query": "",
         "compositions": "W1.0", "max_steps": "1", "train_generator": "false", "limit": "16",
         "methods": "direct", "standins": "standin-schema-rules", "gold_source": "execute",
         "standin_training": "None"}),
