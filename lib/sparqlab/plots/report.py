@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.names import short_name
 from sparqlab.platform.trace import TraceEvent
 from sparqlab.runs.results import (
     RATE_FIELDS,
@@ -173,8 +174,9 @@ def summary_fragment(view: RunView) -> str:
                                             f'<span class="sq-standin">{STANDIN_LABEL}</span>')
     rows = [("model", model + (" — a stand-in model, not an LLM result" if view.standin else "")),
             ("method", html.escape(str(summary.get("method") or MISSING))),
-            ("data", html.escape(f"{summary.get('dataset')} {summary.get('split') or ''} · {summary.get('selection')}")),
-            ("KG", html.escape(str(summary.get("kg") or MISSING))),
+            ("data", html.escape(f"{short_name(summary.get('dataset'))} {summary.get('split') or ''} · "
+                                 f"{summary.get('selection')}")),
+            ("KG", html.escape(str(short_name(summary.get("kg")) or MISSING))),
             ("engine", html.escape(_as_text(engine) if engine else MISSING)),
             ("status", html.escape(f"{summary.get('status')} · {summary.get('n_done')}/{summary.get('n_questions')} "
                                    f"done · {summary.get('date')}"))]
@@ -193,8 +195,22 @@ def summary_fragment(view: RunView) -> str:
         f"<p><b>{len(failures)} of {len(view.records)} questions not answered exactly</b>"
         + (": " + ", ".join(f"{html.escape(k)} {n}" for k, n in sorted(categories.items(), key=lambda kv: -kv[1]))
            if categories else "") + "</p>",
-        f"<details><summary>config</summary>{_pre(json.dumps(config, indent=2, default=str))}</details>",
+        f"<details><summary>config</summary>{_pre(json.dumps(without_paths(config), indent=2, default=str))}"
+        "</details>",
     ])
+
+
+def without_paths(value: Any) -> Any:
+    """``value`` (a config document) with every absolute file path shown by its short name
+    (:func:`~sparqlab.core.names.short_name`): a page or notebook that is shared names no folder of one machine; the
+    run folder's ``config.json`` keeps the paths."""
+    if isinstance(value, Mapping):
+        return {key: without_paths(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_paths(item) for item in value]
+    if isinstance(value, str) and "://" not in value and Path(value).is_absolute():
+        return short_name(value)
+    return value
 
 
 def run_fragment(run_dir: str | Path | RunView, max_failures: int | None = None) -> str:
