@@ -19,11 +19,12 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml s
 
 # Three worker processes (pytest-xdist) on the project's 2-core machines: the suite waits on servers, subprocesses
 # and notebook kernels as much as on CPU (two workers kept the cores ~55 % busy). `make test PYTEST_WORKERS=0` runs
-# it in one process.
+# it in one process. `--dist worksteal`: a worker that runs out of tests takes some from a busy one, so the long
+# notebook and install tests do not leave one worker finishing alone.
 PYTEST_WORKERS ?= 3
 
 test: setup
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
 lint: setup
 	$(BIN)/ruff check lib tests benchmarks scripts

@@ -28,11 +28,15 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.hostile_http import dripping as drip  # noqa: E402 - the tests' scripted servers, shared
+from support.hostile_http import http_reply as reply_bytes  # noqa: E402
+from support.hostile_http import scripted_server as server  # noqa: E402
 
 MEMORY_CAP_GB = 3.0
 TIME_CAP_S = 120.0
@@ -42,70 +46,9 @@ RUN = ["run", "direct", "-d", "metaqa-1hop", "-e", "probe", "--progress", "false
 
 # -- servers on 127.0.0.1 ------------------------------------------------------------------------------------------
 
-def reply_bytes(body: bytes, content_type: str = "application/json", status: str = "200 OK",
-                headers: dict[str, str] | None = None, length: int | None = None) -> bytes:
-    lines = [f"HTTP/1.1 {status}", f"Content-Type: {content_type}",
-             f"Content-Length: {len(body) if length is None else length}", "Connection: close",
-             *(f"{k}: {v}" for k, v in (headers or {}).items())]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
-
-
-def _request_path(conn: socket.socket) -> str:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length:")), 0)
-    while len(body) < length:
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        body += chunk
-    first = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
-    return first[1] if len(first) > 1 else "/"
-
-
-@contextlib.contextmanager
-def server(respond: Callable[[str, socket.socket], None]) -> Iterator[str]:
-    """``http://127.0.0.1:PORT`` of a server calling ``respond(path, connection)`` for every request."""
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def answer(conn: socket.socket) -> None:
-        with conn, contextlib.suppress(OSError):
-            respond(_request_path(conn), conn)
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=answer, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        with contextlib.suppress(OSError):
-            listener.shutdown(socket.SHUT_RDWR)
-        listener.close()
-
-
 def dripping(reply: bytes, interval_s: float = 1.0) -> Callable[[str, socket.socket], None]:
     """Headers at once, then the body one byte every ``interval_s``."""
-    split = reply.index(b"\r\n\r\n") + 4
-
-    def respond(path: str, conn: socket.socket) -> None:
-        conn.sendall(reply[:split])
-        for index in range(split, len(reply)):
-            conn.sendall(reply[index:index + 1])
-            time.sleep(interval_s)
-
-    return respond
+    return drip(reply, reply.index(b"\r\n\r\n") + 4, interval_s)
 
 
 def fixed(reply: bytes) -> Callable[[str, socket.socket], None]:
