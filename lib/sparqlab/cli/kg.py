@@ -141,14 +141,7 @@ def serve_fixture_command(args: argparse.Namespace) -> int:
 
     store = {"freebase": freebase.fixture_store, "dbpedia": dbpedia.fixture_store}[args.name]()
     with serve_store(store) as url:
-        print(url, flush=True)
-        print(f"serving the {args.name} fixture; stop with Ctrl-C", file=sys.stderr, flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
-    return 0
+        return _announce_and_wait(url, f"the {args.name} fixture")
 
 
 def serve_kg_command(args: argparse.Namespace) -> int:
@@ -163,13 +156,19 @@ def serve_kg_command(args: argparse.Namespace) -> int:
         store = kg.store_path
     engine = {"oxigraph": "oxigraph-server", "virtuoso": "virtuoso"}[args.engine]
     with serve_on(engine, store, timeout_s=args.timeout, max_rows=args.max_rows) as url:
-        print(url, flush=True)
-        print(f"serving {args.kg} with {args.engine}; stop with Ctrl-C", file=sys.stderr, flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+        return _announce_and_wait(url, f"{args.kg} with {args.engine}")
+
+
+def _announce_and_wait(url: str, what: str) -> int:
+    """Print the served URL as stdout's first line (scripts read it), then wait until Ctrl-C, SIGTERM or SIGHUP;
+    the caller's context manager stops the server."""
+    print(url, flush=True)
+    print(f"serving {what}; stop with Ctrl-C", file=sys.stderr, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
     return 0
 
 
