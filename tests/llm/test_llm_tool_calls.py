@@ -80,6 +80,7 @@ def test_served_tool_calls_reach_the_client_and_replay_exactly_from_the_cache(tm
     ({"tools": [{"type": "function"}]}, "'tools' must be a list"),
     ({"tools": [SEARCH], "tool_choice": {"type": "function", "function": {"name": "lookup"}}}, "tool_choice"),
     ({"tool_choice": "sometimes"}, "tool_choice"),
+    ({"tools": [SEARCH], "tool_choice": {"type": "function", "function": "search"}}, "tool_choice"),
 ])
 def test_the_server_refuses_malformed_tools(body, message):
     with serve_in_background("standin-echo") as url, httpx.Client() as client:

@@ -161,7 +161,8 @@ def _tools(body: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str | dic
     if choice is None or choice in TOOL_CHOICES:
         return tools, choice
     offered = {tool["function"]["name"] for tool in tools or ()}
-    named = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    function = choice.get("function") if isinstance(choice, dict) else None
+    named = function.get("name") if isinstance(function, dict) else None
     if not (isinstance(choice, dict) and choice.get("type") == "function" and named in offered):
         raise InvalidRequest(f"'tool_choice' must be one of {', '.join(TOOL_CHOICES)} or name an offered function "
                              "as {\"type\": \"function\", \"function\": {\"name\": ...}}", "tool_choice")
