@@ -172,8 +172,7 @@ def _paired(run_dirs: list, flips: int) -> str:
         lines.append("WARNING: " + agreement.warning())
         if not agreement.same:
             return "\n".join(lines + ["no paired comparison: no paired question has the same gold in both runs"])
-        differ = set(agreement.differ)
-        records = [[r for r in run if str(r["id"]) not in differ] for run in records]
+        records = [agreement.comparable(run) for run in records]
     result = paired_comparison(records[0], records[1], names[0], names[1])
     lines.append(result.summary())
     by_id = [{str(r["id"]): r for r in run_records} for run_records in records]

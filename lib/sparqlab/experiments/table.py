@@ -191,10 +191,8 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
                                        (run_identity(runs[base.key]), run_identity(runs[cell.key])))
             if agreement.differ:
                 notes.append(f"{cell.key} against {baseline}: {agreement.warning()}")
-            differ = set(agreement.differ)
             try:
-                paired = paired_comparison([r for r in records_of[base.key] if str(r["id"]) not in differ],
-                                           [r for r in records if str(r["id"]) not in differ],
+                paired = paired_comparison(agreement.comparable(records_of[base.key]), agreement.comparable(records),
                                            baseline, cell.row, ci, resamples, seed)
             except ValueError as error:
                 notes.append(f"{cell.key}: not compared with {baseline}: {error}")

@@ -393,11 +393,10 @@ class EmbeddedKG(KnowledgeGraph):
     def describe(self) -> dict:
         """Adds the store folder, the engine that answers its queries (scores depend on it: docs/engines.md) and
         the report of a lenient load."""
-        import pyoxigraph
-
+        engine = self.engine()
         return {**super().describe(), "store": str(self.store_path),
-                "engine": f"oxigraph {pyoxigraph.__version__} (pyoxigraph, embedded on-disk store)",
-                "engine_name": "embedded", "engine_version": pyoxigraph.__version__,
+                "engine": f"oxigraph {engine.version} (pyoxigraph, embedded on-disk store)",
+                "engine_name": engine.name, "engine_version": engine.version,
                 **({"load_report": self.load_report} if self.load_report else {})}
 
 

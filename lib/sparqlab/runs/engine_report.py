@@ -116,7 +116,7 @@ def explain_difference(query: str | None, ours: Mapping[str, int], theirs: Mappi
                                f"({', '.join(repr(v) for v in set(theirs) & set(STATUS_LINES)) or 'nothing'}), "
                                "the other refuses it")
     if errors & set(_SYNTAX_ERRORS):
-        failing, other = (ours, theirs) if error in _SYNTAX_ERRORS else (theirs, ours)
+        other = theirs if error in _SYNTAX_ERRORS else ours
         kind = error if error in _SYNTAX_ERRORS else their_error
         return "syntax", (f"a store refuses the query ({kind}); the other "
                           + ("answered it" if other else "returned nothing either"))

@@ -43,6 +43,11 @@ class GoldAgreement:
         return (f"gold answers differ for {len(self.differ)} of {len(self.same) + len(self.differ)} paired "
                 f"questions (e.g. {self.differ[0]!r}), left out of the paired comparison; why: {why}")
 
+    def comparable(self, records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """``records`` without the questions whose gold differs: what a paired comparison may use."""
+        differ = set(self.differ)
+        return [r for r in records if str(r["id"]) not in differ]
+
 
 def _gold(record: Mapping[str, Any]) -> frozenset[str] | None:
     answers = record.get("gold_answers")
@@ -57,9 +62,10 @@ def gold_agreement(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]
     right = {str(r["id"]): r for r in b}
     common = [key for key in left if key in right]
     differ = [key for key in common if _gold(left[key]) != _gold(right[key])]
+    differing = set(differ)
     causes = [f"{words} ({identities[0].get(key)} vs {identities[1].get(key)})" for key, words in CAUSES.items()
               if identities[0].get(key) != identities[1].get(key)]
     edited = [key for key in differ if left[key].get("gold_sparql") != right[key].get("gold_sparql")]
     if edited:
         causes.append(f"dataset file (the gold query of {len(edited)} of them differs, e.g. {edited[0]!r})")
-    return GoldAgreement([key for key in common if key not in set(differ)], differ, causes if differ else [])
+    return GoldAgreement([key for key in common if key not in differing], differ, causes if differ else [])

@@ -123,13 +123,14 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
     summary = summarise(records)
     latencies = [float(r.get("latency_s") or 0.0) for r in records]
     usage = aggregate_usage(records)
+    n_infrastructure = sum(1 for r in records if infrastructure_failure(r))
     return {
         "n_questions": n_questions,
         "n_done": len(records),
         "n_missing": n_questions - len(records),
         # a recorded failure of the machinery is not an answer: the run is not complete until it is redone
-        "n_infrastructure_errors": sum(1 for r in records if infrastructure_failure(r)),
-        "complete": len(records) == n_questions and not any(infrastructure_failure(r) for r in records),
+        "n_infrastructure_errors": n_infrastructure,
+        "complete": len(records) == n_questions and n_infrastructure == 0,
         "n_scored": summary["n"],
         # questions that cannot be judged (gold query failed or gave nothing); a generation-only line was not
         # judged, and a question without any gold (a served request) has nothing to judge

@@ -663,13 +663,8 @@ class Runner:
                        gold: list[str] | None) -> dict[str, Any]:
         """``method.score`` with the full question; a failing scorer stops the run (:class:`ScorerFailed`): its
         crash says nothing about the answer, and every later question would be scored by the same code."""
-        try:
+        with scoring(question, f"of method {self.method.name!r} ({type(self.method).__name__}.score)"):
             return dict(self.method.score(question, output, predicted, gold))
-        except Exception as error:
-            stop_if_infrastructure(error, f"scoring question {question.id}")
-            raise ScorerFailed(f"the scorer of method {self.method.name!r} ({type(self.method).__name__}.score) "
-                               f"crashed on question {question.id}: {type(error).__name__}: {error}; fix it and "
-                               "rerun") from error
 
     async def answer(self, question: Question,
                      deadline: float | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -740,7 +735,7 @@ class Runner:
         self._kg_stats_start = self.kg.service.stats()
         try:
             await self.prepare()
-        except Exception as error:
+        except BaseException as error:  # an interruption too: the pool and the model are released either way
             self._pool.shutdown(wait=False)
             await self._release_model()
             cause = as_infrastructure(error, f"preparing method {self.method.name!r}")
@@ -748,10 +743,6 @@ class Runner:
                 raise
             raise RunAborted(f"preparing the run stopped: {cause}; nothing was answered or written, the same call "
                              "starts again") from cause
-        except BaseException:
-            self._pool.shutdown(wait=False)
-            await self._release_model()
-            raise
         for model in self.models:  # what each endpoint serves under the name: environment.json and the cache key
             if isinstance(model, CachedModel):
                 await model.check_identity()
