@@ -13,6 +13,7 @@ with the gold answers the prediction misses and the predicted answers the gold l
 from __future__ import annotations
 
 import difflib
+import functools
 import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,7 +30,7 @@ from sparqlab.runs.results import (
     run_records,
     run_summary,
 )
-from sparqlab.runs.store import CONFIG, ENVIRONMENT, read_document
+from sparqlab.runs.store import CONFIG, ENVIRONMENT, TRACES, read_document
 
 MISSING = "–"
 """The one marker of a missing value, in tables, reports and the trace browser."""
@@ -143,15 +144,22 @@ def question_fragment(record: Mapping[str, Any], events: Sequence[TraceEvent] = 
 
 
 class RunView:
-    """A run's records, traces and identity, read once for rendering (``name`` is ``experiment/folder``)."""
+    """A run's records, traces and identity, read once for rendering (``name`` is ``experiment/folder``; the
+    traces, the largest file, only when a question is rendered)."""
 
     def __init__(self, run_dir: str | Path):
         self.path = Path(run_dir)
         self.summary = run_summary(self.path)
         self.records = run_records(self.path)
-        self.traces = load_traces(self.path) if (self.path / "traces.jsonl").exists() else {}
         self.name = f"{self.summary.get('experiment')}/{self.path.name}"
         self.standin = bool(self.summary.get("model_is_standin"))
+
+    @functools.cached_property
+    def traces(self) -> dict[str, list[TraceEvent]]:
+        """Question id (as text) → its trace events."""
+        if not (self.path / TRACES).exists():
+            return {}
+        return {str(qid): events for qid, events in load_traces(self.path).items()}
 
     @property
     def model(self) -> str:
@@ -230,16 +238,23 @@ def run_fragment(run_dir: str | Path | RunView, max_failures: int | None = None)
     return "\n".join(parts)
 
 
-def comparison_fragment(first: str | Path | RunView, second: str | Path | RunView, max_flips: int | None = None) -> str:
-    """Two runs of one question set: both summaries' key numbers, the paired test named by the runs, and every
-    question that flipped (exact in one run only) with both queries diffed against each other and both answer
-    sets."""
-    from sparqlab.eval.paired import paired_comparison
-
+def paired_views(first: str | Path | RunView, second: str | Path | RunView) -> tuple[RunView, RunView]:
+    """Two runs to compare, named apart (two folders of the same name in different places by their paths)."""
     a, b = (v if isinstance(v, RunView) else RunView(v) for v in (first, second))
     if a.name == b.name:
         a.name, b.name = str(a.path), str(b.path)
-    result = paired_comparison(a.records, b.records, a.name, b.name)
+    return a, b
+
+
+def comparison_fragment(first: str | Path | RunView, second: str | Path | RunView, max_flips: int | None = None,
+                        paired: Any = None) -> str:
+    """Two runs of one question set: both summaries' key numbers, the paired test named by the runs (``paired``:
+    one already computed on these views), and every question that flipped (exact in one run only) with both
+    queries diffed against each other and both answer sets."""
+    from sparqlab.eval.paired import paired_comparison
+
+    a, b = paired_views(first, second)
+    result = paired if paired is not None else paired_comparison(a.records, b.records, a.name, b.name)
     by_id = [{str(r["id"]): r for r in view.records} for view in (a, b)]
     parts = [f'<style>{STYLE}</style><div class="sq-report">',
              f"<h2>{html.escape(a.name)} vs {html.escape(b.name)}</h2>",

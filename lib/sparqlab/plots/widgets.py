@@ -32,6 +32,7 @@ from sparqlab.plots.report import (
     error_label,
     flip_fragment,
     outcome,
+    paired_views,
     question_fragment,
     run_fragment,
 )
@@ -366,6 +367,8 @@ class TraceBrowser:
         self.run = load_run(path) if path is not None else None
         try:
             self.view = RunView(path) if path is not None else None
+            if self.view is not None:
+                self.view.traces = self.run.traces  # read once: load_run has them, keyed by the id as text
         except RunUnreadable as error:  # a damaged line: its traces can still be read, the summary cannot
             self.view = None
             self.header_view.value = f"<b>cannot summarise this run</b>: {html.escape(str(error))}"
@@ -455,7 +458,7 @@ class RunComparison:
     def __init__(self, first: str | Path, second: str | Path, root: str | Path | None = None):
         from sparqlab.eval.paired import paired_comparison
 
-        self.first, self.second = RunView(find_run(first, root)), RunView(find_run(second, root))
+        self.first, self.second = paired_views(find_run(first, root), find_run(second, root))
         self.paired = paired_comparison(self.first.records, self.second.records, self.first.name, self.second.name)
 
     def flipped(self) -> list[dict[str, Any]]:
@@ -470,7 +473,7 @@ class RunComparison:
         return rows
 
     def html(self, max_flips: int | None = None) -> str:
-        return comparison_fragment(self.first, self.second, max_flips)
+        return comparison_fragment(self.first, self.second, max_flips, self.paired)
 
     def _repr_html_(self) -> str:
         return self.html(max_flips=20)
