@@ -1,4 +1,5 @@
-"""Stopping child processes (servers started for tests, benchmarks and headless runs) without leaving any."""
+"""Child processes (servers started for tests, benchmarks and headless runs): a free port, waiting until one answers,
+stopping them without leaving any."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import os
 import signal
 import socket
 import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
 
 
 def stop_process(process: subprocess.Popen, timeout_s: float = 10.0, group: bool = False) -> None:
@@ -36,3 +41,20 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
+
+
+def wait_until_answering(url: str, process: subprocess.Popen, name: str, startup_timeout_s: float,
+                         exit_detail: Callable[[], str]) -> None:
+    """Return once ``url`` (a SPARQL endpoint) answers ``ASK {}``; :class:`RuntimeError` naming ``name`` when the
+    process exits first (with ``exit_detail()``: its output) or nothing answers within ``startup_timeout_s``."""
+    deadline = time.monotonic() + startup_timeout_s
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited during start-up: {exit_detail()}")
+        try:
+            urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=2).read()
+            return
+        except (urllib.error.URLError, ConnectionError):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not answer within {startup_timeout_s:g} s") from None
+            time.sleep(0.05)

@@ -194,6 +194,21 @@ class _Expired(Exception):
     """The worker did not answer before the deadline."""
 
 
+OUT_OF_MEMORY = "it ran out of its memory limit"
+"""How :func:`exit_cause` says that a capped worker hit its heap cap."""
+
+
+def exit_cause(code: int, stderr: Any) -> str:
+    """Why a worker process ended, from its exit status and the last 4 KiB of its ``stderr`` (a binary file)."""
+    stderr.seek(max(0, stderr.seek(0, os.SEEK_END) - 4096))
+    tail = stderr.read().decode("utf-8", "replace")
+    if "memory allocation" in tail or "MemoryError" in tail:
+        return OUT_OF_MEMORY
+    if code < 0:
+        return f"it crashed ({signal.Signals(-code).name})"
+    return f"it exited with code {code}"
+
+
 class _WorkerDied(Exception):
     """The worker's pipe closed (crash, out of memory, killed from outside); the message says which."""
 
@@ -248,13 +263,7 @@ class _Worker:
             code = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return "its pipe closed"
-        self.stderr.seek(max(0, self.stderr.seek(0, os.SEEK_END) - 4096))
-        tail = self.stderr.read().decode("utf-8", "replace")
-        if "memory allocation" in tail or "MemoryError" in tail:
-            return "it ran out of its memory limit"
-        if code < 0:
-            return f"it crashed ({signal.Signals(-code).name})"
-        return f"it exited with code {code}"
+        return exit_cause(code, self.stderr)
 
     def kill(self) -> None:
         self.process.kill()
@@ -476,14 +485,13 @@ def load_in_worker(store_dir: Path, path: Path, memory_limit_bytes: int) -> dict
     with tempfile.TemporaryFile() as stderr:
         done = subprocess.run([sys.executable, "-c", _LOAD_CODE, str(store_dir), str(path), str(memory_limit_bytes)],
                               stdout=subprocess.PIPE, stderr=stderr, env=_worker_env(), check=False)
-        stderr.seek(max(0, stderr.seek(0, os.SEEK_END) - 4096))
-        tail = stderr.read().decode("utf-8", "replace")
-    lines = done.stdout.decode("utf-8", "replace").splitlines()
-    answer = json.loads(lines[-1]) if done.returncode == 0 and lines else None
-    if answer is None:
-        cause = ("it ran out of its memory limit (SPARQLAB_WORKER_MEMORY_GB raises it)"
-                 if "memory allocation" in tail or "MemoryError" in tail else f"it exited with code {done.returncode}")
-        raise ValueError(f"cannot load {path} as RDF: the loading process died: {cause}")
+        lines = done.stdout.decode("utf-8", "replace").splitlines()
+        answer = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+        if answer is None:
+            cause = exit_cause(done.returncode, stderr)
+            if cause == OUT_OF_MEMORY:
+                cause += " (SPARQLAB_WORKER_MEMORY_GB raises it)"
+            raise ValueError(f"cannot load {path} as RDF: the loading process died: {cause}")
     if "error" in answer:
         raise ValueError(f"cannot load {path} as RDF: {answer['error']}")
     return answer

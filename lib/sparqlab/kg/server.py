@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sparqlab.core.processes import free_port, stop_process
+from sparqlab.core.processes import free_port, stop_process, wait_until_answering
 
 
 def oxigraph_binary() -> str:
@@ -39,17 +39,8 @@ def serve_store(store: str | Path, timeout_s: float | None = None, startup_timeo
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/query"
     try:
-        deadline = time.monotonic() + startup_timeout_s
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"oxigraph server exited: {process.stderr.read().decode(errors='replace')}")
-            try:
-                urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=2).read()
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"oxigraph server did not start within {startup_timeout_s:g} s") from None
-                time.sleep(0.05)
+        wait_until_answering(url, process, "oxigraph server", startup_timeout_s,
+                             lambda: process.stderr.read().decode(errors="replace"))
         yield url
     finally:
         stop_process(process)

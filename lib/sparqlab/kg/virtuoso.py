@@ -16,16 +16,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from urllib.parse import quote
 
 from sparqlab.core.hashing import file_digest, stable_hash, store_digest
 from sparqlab.core.paths import cache_dir
-from sparqlab.core.processes import free_port, stop_process
+from sparqlab.core.processes import free_port, stop_process, wait_until_answering
 
 INSTALL_HINT = "Virtuoso is not installed (Debian/Ubuntu: apt-get install virtuoso-opensource)"
 
@@ -96,21 +92,6 @@ def _isql(client: str, port: int, sql: str, timeout_s: float) -> str:
     return output
 
 
-def _wait_for_http(url: str, process: subprocess.Popen, log: Path, startup_timeout_s: float) -> None:
-    deadline = time.monotonic() + startup_timeout_s
-    while True:
-        if process.poll() is not None:
-            tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
-            raise RuntimeError(f"Virtuoso exited during start-up: {tail}")
-        try:
-            urllib.request.urlopen(url + "?query=" + quote("ASK {}"), timeout=2).read()
-            return
-        except (urllib.error.URLError, ConnectionError):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Virtuoso did not answer within {startup_timeout_s:g} s (log: {log})") from None
-            time.sleep(0.1)
-
-
 def _stage(source: str | Path, folder: Path) -> None:
     """Put one RDF source into ``folder`` for the bulk loader: a file as a link, a pyoxigraph store folder dumped
     to N-Triples (its default graph)."""
@@ -145,7 +126,9 @@ def _running(server: str, folder: Path, ini_text: str, http_port: int, startup_t
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{http_port}/sparql"
-        _wait_for_http(url, process, folder / "virtuoso.log", startup_timeout_s)
+        log = folder / "virtuoso.log"
+        wait_until_answering(url, process, f"Virtuoso (log: {log})", startup_timeout_s,
+                             lambda: log.read_text(errors="replace")[-1500:] if log.exists() else "")
         yield url
     finally:
         stop_process(process, timeout_s=30)
