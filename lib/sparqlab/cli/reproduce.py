@@ -49,10 +49,9 @@ def register(subparsers) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    import yaml
 
     from sparqlab.core.paths import runs_dir
-    from sparqlab.core.yaml_loader import load_yaml
+    from sparqlab.core.yaml_loader import load_yaml_file
     from sparqlab.notebooks.jobs import JobSettings, collect, load_job_settings, run_notebooks, submit_notebooks
 
     _export_workspace()
@@ -61,10 +60,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         return _status(args.notebooks[1:] or None, output_dir)
     parameters = {}
     if args.parameters_file:
-        try:
-            loaded = load_yaml(args.parameters_file.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as error:
-            raise ValueError(f"{args.parameters_file}: not valid YAML ({error})") from None
+        loaded = load_yaml_file(args.parameters_file) or {}
         if not isinstance(loaded, dict):
             raise ValueError(f"{args.parameters_file} must hold a YAML mapping of parameter: value")
         parameters.update(loaded)

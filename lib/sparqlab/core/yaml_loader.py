@@ -9,6 +9,7 @@ under it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -34,6 +35,15 @@ def load_yaml(text: str) -> Any:
         return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+def load_yaml_file(path: str | Path) -> Any:
+    """:func:`load_yaml` of a UTF-8 file; a document that is not valid YAML (or an alias bomb) is a
+    ``ValueError`` naming the file."""
+    try:
+        return load_yaml(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ValueError(f"{path}: not valid YAML ({error})") from None
 
 
 def _check_expansion(root: yaml.Node) -> None:

@@ -118,9 +118,8 @@ def load_edition(name: str, language: str | None = None, folder: str | Path | No
     """The qnames of edition ``name`` (one ``language``, or all), the official true result set as gold.
 
     ``folder`` replaces the data folder holding the questions and true result set (tests)."""
-    import yaml
 
-    from sparqlab.core.yaml_loader import load_yaml
+    from sparqlab.core.yaml_loader import load_yaml_file
 
     spec_edition = edition(name)
     spec_edition.check_language(language)
@@ -128,10 +127,7 @@ def load_edition(name: str, language: str | None = None, folder: str | Path | No
         data_dir() / spec_edition.questions_file
     true_path = Path(folder) / Path(spec_edition.true_result_set).name if folder else \
         data_dir() / spec_edition.true_result_set
-    try:
-        spec = load_yaml(require_file(questions_path).read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise ValueError(f"{questions_path}: not valid YAML ({error})") from None
+    spec = load_yaml_file(require_file(questions_path))
     official = read_true_result_set(true_path)
     prefix = spec["dataset"]["prefix"]
     if prefix != name:

@@ -68,17 +68,13 @@ def refinement_path(data: str | Path) -> Path:
 
 def read_refinement(path: str | Path) -> dict[str, Any]:
     """The refinement file's keys (none when it does not exist); unknown keys are an error naming them."""
-    import yaml
 
-    from sparqlab.core.yaml_loader import load_yaml
+    from sparqlab.core.yaml_loader import load_yaml_file
 
     path = Path(path)
     if not path.is_file():
         return {}
-    try:
-        data = load_yaml(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as error:
-        raise ValueError(f"{path}: not valid YAML ({error})") from None
+    data = load_yaml_file(path) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of profile keys, got {type(data).__name__}")
     unknown = sorted(set(data) - set(REFINABLE))
