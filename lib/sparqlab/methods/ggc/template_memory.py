@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,32 +124,32 @@ _MEMORIES: dict[tuple, TemplateMemory] = {}
 _LOCK = threading.Lock()
 
 
-def memory_for(dataset: str, split: str, start: int = 0, stop: int | None = None) -> TemplateMemory:
-    """The (process-wide, shared) memory of questions ``start:stop`` of ``dataset``/``split``."""
-    key = (dataset, split, start, stop)
+def _shared(key: tuple, choose: Callable[[], list[Question]], what: str) -> TemplateMemory:
+    """The process-wide memory under ``key``, built once from ``choose()``; ``ValueError`` naming ``what`` when
+    it chooses no question."""
     with _LOCK:
         if key not in _MEMORIES:
-            from sparqlab.data import load
-
-            questions = load(dataset, split)[start:stop]
+            questions = choose()
             if not questions:
-                raise ValueError(f"no questions in {dataset}/{split}[{start}:{stop}] to remember")
+                raise ValueError(f"no questions in {what} to remember")
             _MEMORIES[key] = TemplateMemory(questions)
         return _MEMORIES[key]
+
+
+def memory_for(dataset: str, split: str, start: int = 0, stop: int | None = None) -> TemplateMemory:
+    """The (process-wide, shared) memory of questions ``start:stop`` of ``dataset``/``split``."""
+    from sparqlab.data import load
+
+    return _shared((dataset, split, start, stop), lambda: load(dataset, split)[start:stop],
+                   f"{dataset}/{split}[{start}:{stop}]")
 
 
 def portion_memory(dataset: str, split: str, generator_share: float, split_seed: int) -> TemplateMemory:
     """The (process-wide, shared) memory of the generator's portion of ``dataset``/``split``
     (:func:`~sparqlab.methods.ggc.split.generator_questions`)."""
-    key = (dataset, split, "generator portion", generator_share, split_seed)
-    with _LOCK:
-        if key not in _MEMORIES:
-            from sparqlab.data import load
-            from sparqlab.methods.ggc.split import generator_questions
+    from sparqlab.data import load
+    from sparqlab.methods.ggc.split import generator_questions
 
-            questions = generator_questions(load(dataset, split), generator_share, split_seed)
-            if not questions:
-                raise ValueError(f"no questions in the generator's portion of {dataset}/{split} to remember "
-                                 f"(generator_share={generator_share})")
-            _MEMORIES[key] = TemplateMemory(questions)
-        return _MEMORIES[key]
+    return _shared((dataset, split, "generator portion", generator_share, split_seed),
+                   lambda: generator_questions(load(dataset, split), generator_share, split_seed),
+                   f"the generator's portion of {dataset}/{split} (generator_share={generator_share})")
