@@ -1,18 +1,22 @@
-"""Plug-in discovery: one entry-point list behind the method registry, the stand-in registry and the CLI, so they
-cannot disagree, and a third-party package adds a method the way the README says."""
+"""Plug-in discovery: one list behind the method registry, the stand-in registry and the CLI, so they cannot
+disagree; sparqlab's own modules are found without any installed metadata, and a third-party package adds a method
+through an entry point the way the README says. No test here lists the methods: the method packages on disk are
+the list."""
 
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
 import sparqlab
 from sparqlab.core import plugins
-from sparqlab.core.plugins import PLUGIN_GROUP, PluginError, declared, load_plugins
+from sparqlab.core.plugins import BUILT_IN, COMMAND_GROUP, PLUGIN_GROUP, PluginError, load_plugins
 from sparqlab.llm.standins import standin_names
 from sparqlab.platform import method_names
 from support.plugin_helpers import install_package
@@ -20,6 +24,8 @@ from support.plugin_helpers import install_package
 LIB = Path(sparqlab.__file__).parent
 PROJECT = LIB.parents[1]
 SPARQLAB = Path(sys.executable).with_name("sparqlab")
+METHOD_PACKAGES = {p.name for p in (LIB / "methods").iterdir() if (p / "__init__.py").exists()}
+"""The method packages on disk: each must register its methods (a new one is found, not listed in a test)."""
 
 
 def _dist_info(folder: Path, name: str, entry_points: str) -> None:
@@ -29,8 +35,7 @@ def _dist_info(folder: Path, name: str, entry_points: str) -> None:
     (info / "entry_points.txt").write_text(entry_points)
 
 
-def test_every_method_and_every_standin_of_the_method_packages_is_listed():
-    assert set(method_names()) == {"direct", "spinach", "saga", "ggc", "desq", "genop", "external", "imported"}
+def test_every_standin_of_the_method_packages_is_listed():
     names = set(standin_names())
     assert {"standin-keyword-rules", "standin-schema-rules", "standin-agent", "standin-knn", "standin-corrector",
             "standin-desq", "standin-genop-script", "standin-echo", "standin-latency", "standin-reasoning",
@@ -39,10 +44,34 @@ def test_every_method_and_every_standin_of_the_method_packages_is_listed():
     assert {line.split()[0] for line in listed.splitlines() if line.strip()} == names
 
 
-def test_the_method_packages_are_declared_not_listed_in_code():
-    values = {point.value for point in declared(PLUGIN_GROUP)}
-    packages = {f"sparqlab.methods.{p.name}" for p in (LIB / "methods").iterdir() if (p / "__init__.py").exists()}
+def test_the_method_packages_and_command_modules_are_listed_in_code():
+    """sparqlab's own plug-ins are :data:`BUILT_IN`, not entry points: every method package and every module
+    with a ``register(subparsers)`` on disk is one line of it."""
+    packages = {f"sparqlab.methods.{name}" for name in METHOD_PACKAGES}
+    values = set(BUILT_IN[PLUGIN_GROUP])
     assert packages <= values and values - packages == {"sparqlab.train.tiny"}
+    commands = {f"sparqlab.cli.{p.stem}" for p in (LIB / "cli").glob("*.py") if "\ndef register(" in p.read_text()}
+    assert set(BUILT_IN[COMMAND_GROUP]) == commands
+
+
+def test_built_in_methods_and_commands_are_found_without_any_entry_point_metadata():
+    """In a process where no installed distribution declares an entry point (as after adding a method without
+    reinstalling), every method package on disk registers its methods and ``sparqlab --help`` lists every
+    command module's commands."""
+    code = textwrap.dedent("""
+        import importlib.metadata, json, sys
+        importlib.metadata.entry_points = lambda **_: []   # no installed distribution declares anything
+        from sparqlab.platform import get_method, method_names
+        methods = {name: get_method(name).__module__ for name in method_names()}   # before any command module
+        from sparqlab.cli import build_parser
+        build_parser()
+        print(json.dumps({"methods": methods,
+                          "modules": sorted(m for m in sys.modules if m.startswith("sparqlab.cli."))}))
+    """)
+    found = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                      check=True).stdout)
+    assert {module.split(".")[2] for module in found["methods"].values()} == METHOD_PACKAGES, found["methods"]
+    assert set(BUILT_IN[COMMAND_GROUP]) <= set(found["modules"])
 
 
 def test_a_broken_plugin_is_an_error_naming_it(tmp_path, monkeypatch):

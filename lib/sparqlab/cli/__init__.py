@@ -1,5 +1,6 @@
-"""The ``sparqlab`` command. Each area registers its subcommands from its own module, declared as a
-``sparqlab.commands`` entry point (:mod:`sparqlab.core.plugins`; a third-party package adds commands the same way).
+"""The ``sparqlab`` command. Each area registers its subcommands from its own module, listed in the
+``sparqlab.commands`` group of :data:`sparqlab.core.plugins.BUILT_IN` (a third-party package adds commands through
+an entry point of that group).
 
 A module exposes ``register(subparsers)``, which adds parsers whose ``handler`` default is a function taking the
 parsed arguments and returning an exit code. Handlers import heavy libraries lazily so ``--help`` stays fast.

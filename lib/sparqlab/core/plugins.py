@@ -1,6 +1,7 @@
-"""One discovery mechanism for everything that plugs into sparqlab: Python entry points.
+"""One discovery mechanism for everything that plugs into sparqlab: sparqlab's own modules listed in code
+(:data:`BUILT_IN`), a third party's declared as Python entry points.
 
-A package declares, in its ``pyproject.toml``::
+A third-party package declares, in its ``pyproject.toml``::
 
     [project.entry-points."sparqlab.plugins"]
     mymethod = "mypackage.mymethod"          # importing it registers methods, stand-ins, data builders
@@ -14,11 +15,14 @@ A package declares, in its ``pyproject.toml``::
     [project.entry-points."sparqlab.commands"]
     mymethod = "mypackage.mymethod.cli"      # a module with register(subparsers): `sparqlab mymethod ...`
 
-sparqlab's own packages are declared the same way (its ``pyproject.toml``), so ``sparqlab methods list``,
-``sparqlab models list``, ``serve-model``, the method registry and the training-data builders all read one list
-and cannot disagree. Registries (:class:`sparqlab.core.registry.Registry`) call :func:`load_plugins` for their
-group on a miss, so a name is found without importing every package at start-up: KGs and datasets have groups of
-their own because method packages are slow to import and a KG name is looked up by every command.
+sparqlab's own modules are a table here, not entry points, so a new built-in method or command is found as soon
+as its module is listed, without reinstalling the package (installed metadata is read only for third parties).
+``sparqlab methods list``, ``sparqlab models list``, ``serve-model``, the method registry and the training-data
+builders all read :func:`declared` and cannot disagree. Registries (:class:`sparqlab.core.registry.Registry`) call
+:func:`load_plugins` for their group on a miss, so a name is found without importing every package at start-up:
+KGs and datasets have groups of their own because method packages are slow to import and a KG name is looked up by
+every command. The table names modules of higher layers as text and imports them only on demand, so no layer
+imports one above it.
 """
 
 from __future__ import annotations
@@ -39,6 +43,21 @@ DATASET_GROUP = "sparqlab.datasets"
 COMMAND_GROUP = "sparqlab.commands"
 """Modules with ``register(subparsers)`` adding a ``sparqlab`` subcommand."""
 
+BUILT_IN: dict[str, tuple[str, ...]] = {
+    PLUGIN_GROUP: ("sparqlab.methods.agents", "sparqlab.methods.desq", "sparqlab.methods.direct",
+                   "sparqlab.methods.external", "sparqlab.methods.genop", "sparqlab.methods.ggc",
+                   "sparqlab.train.tiny"),  # standin-tiny-random (a tiny random decoder, for garbage-in tests)
+    KG_GROUP: ("sparqlab.kg.ck25", "sparqlab.kg.dbpedia", "sparqlab.kg.freebase", "sparqlab.kg.movies",
+               "sparqlab.kg.orkg"),
+    DATASET_GROUP: ("sparqlab.data.registry",),
+    COMMAND_GROUP: tuple(f"sparqlab.cli.{name}" for name in (
+        "data", "desq", "evaluate", "genop", "ggc", "peers", "init", "kg", "leaderboard", "leakage", "methods",
+        "models", "reproduce", "run", "runs", "schema", "serve", "sweep", "train")),
+}
+"""sparqlab's own modules of each group, in the order they load (commands: the order ``sparqlab --help`` lists
+them, alphabetical by command; ``peers`` adds ``import``). A new method package, KG module or command module of
+sparqlab is one line here."""
+
 _loaded: set[tuple[str, str]] = set()
 _declared: dict[tuple[str, tuple[str, ...]], list[EntryPoint]] = {}
 
@@ -48,9 +67,11 @@ class PluginError(RuntimeError):
 
 
 def declared(group: str) -> list[EntryPoint]:
-    """The entry points of ``group``, one per module (an editable install seen twice counts once), sparqlab's own
-    first, then other distributions' by name. Read once per ``sys.path``: scanning the installed distributions
-    takes ~20 ms, and every registry miss asks (a KG without a store builder is looked up once per question)."""
+    """The modules of ``group``: sparqlab's own (:data:`BUILT_IN`) first, then the entry points of other
+    distributions by name, one per module (an editable install seen twice, or an older install of sparqlab that
+    still declares its own modules, counts once). The entry points are read once per ``sys.path``: scanning the
+    installed distributions takes ~20 ms, and every registry miss asks (a KG without a store builder is looked up
+    once per question)."""
     key = (group, tuple(sys.path))
     if key not in _declared:
         _declared[key] = _scan(group)
@@ -58,16 +79,11 @@ def declared(group: str) -> list[EntryPoint]:
 
 
 def _scan(group: str) -> list[EntryPoint]:
-    seen: dict[str, EntryPoint] = {}
-    for point in entry_points(group=group):
+    seen = {module: EntryPoint(module.rsplit(".", 1)[-1], module, group) for module in BUILT_IN.get(group, ())}
+    others = sorted(entry_points(group=group), key=lambda point: point.dist.name if point.dist else "")
+    for point in others:
         seen.setdefault(point.value, point)
-    points = list(seen.values())
-    own = [p.dist is not None and p.dist.name == "sparqlab" for p in points]
-    if not any(own):
-        raise PluginError(f"no '{group}' entry points of sparqlab are installed: install the package "
-                          "(`pip install -e .`, or `make setup`), which declares its plug-ins in pyproject.toml")
-    order = sorted(range(len(points)), key=lambda i: (not own[i], points[i].dist.name if points[i].dist else ""))
-    return [points[i] for i in order]
+    return list(seen.values())
 
 
 def load_plugins(group: str = PLUGIN_GROUP) -> None:

@@ -16,8 +16,9 @@ Adding one (e.g. in a method's module, registered when the module is imported)::
             return "SELECT ..."
 
 ``get_model("standin-template", **kwargs)`` then calls ``TemplateStandin(**kwargs)``; any callable returning a
-stand-in works as the factory. Declared as a ``sparqlab.plugins`` entry point of its package
-(:mod:`sparqlab.core.plugins`), the module is imported when the name is first asked for, so
+stand-in works as the factory. Its module in the ``sparqlab.plugins`` group (:mod:`sparqlab.core.plugins`: a
+line of sparqlab's own table, or an entry point of a third party's package) is imported when the name is first
+asked for, so
 ``sparqlab serve-model --model standin-template`` and ``sparqlab models list`` know it.
 """
 

@@ -4,7 +4,7 @@ A method (:class:`Method`) has a typed config (:class:`MethodConfig`), model rol
 (:class:`PromptTemplate`), and answers one question at a time through a :class:`QuestionContext` (model calls per
 role, KG tools, typed traces); once per run it may ``prepare`` through a :class:`PrepareContext` (artifact folders,
 training questions, sub-runs). Method packages live in :mod:`sparqlab.methods` and are found through the plug-in
-registry (:mod:`sparqlab.platform.plugins`); no method package imports another.
+registry (:mod:`sparqlab.core.plugins`); no method package imports another.
 """
 
 from sparqlab.platform.base import Method, MethodOutput

@@ -1,8 +1,9 @@
-"""Methods by name: each method registers itself from its own package, found through the plug-in entry points.
+"""Methods by name: each method registers itself from its own package, found through :mod:`sparqlab.core.plugins`.
 
 ``@register_method("ggc")`` on a :class:`~sparqlab.platform.base.Method` subclass adds it to :data:`METHODS` (a
 :class:`~sparqlab.core.registry.Registry`), which loads the declared plug-ins on a miss, so ``sparqlab run NAME``
-finds sparqlab's own method packages and a third-party package's alike, without the platform importing any of them.
+finds sparqlab's own method packages (listed in code) and a third-party package's (an entry point) alike, without
+the platform importing any of them.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ records (:mod:`sparqlab.train.records`) and a manifest beside them (counts, sour
 
 Builders (``sparqlab train data --builder NAME``) live in a registry: this module registers ``generic`` (any bundled
 dataset split: question → gold SPARQL, this package's prompts); each method package registers its own on import
-(GGC: ``ggc-generator``, ``ggc-corrector``, ``ggc-gate``; DeSQ: ``desq``), declared through the
-``sparqlab.plugins`` entry points, so this layer never imports a method. :func:`builder_names` lists them all.
+(GGC: ``ggc-generator``, ``ggc-corrector``, ``ggc-gate``; DeSQ: ``desq``), found through the
+``sparqlab.plugins`` group (:mod:`sparqlab.core.plugins`), so this layer never imports a method. :func:`builder_names` lists them all.
 
 A builder's ``source`` is ``dataset`` (it turns questions with gold queries into records; :func:`build_from_dataset`
 loads the split and writes the file) or ``runs`` (it reads generator run folders and writes its own files;
