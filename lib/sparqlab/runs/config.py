@@ -40,6 +40,7 @@ from sparqlab.kg.engines import Engine
 from sparqlab.llm.base import SAMPLING_PARAMETERS
 from sparqlab.llm.cache import CACHE_MODES
 from sparqlab.llm.factory import served_over_http
+from sparqlab.runs.resources import ExecutionResources
 
 RUN_FORMAT = 2
 """The layout of a run folder's ``config.json`` and ``manifest.json`` (their ``format`` key). Folders of another
@@ -279,6 +280,11 @@ class RunConfig(FlatConfig):
     @property
     def sharded(self) -> bool:
         return self.num_shards > 1
+
+    @property
+    def resources(self) -> ExecutionResources:
+        """The threads and workers of this run's ``concurrency`` (the one sizing policy)."""
+        return ExecutionResources.from_concurrency(self.concurrency)
 
     def root(self) -> Path:
         return Path(self.output_root) if self.output_root else runs_dir()

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import os
 import sys
 import time
 import traceback
@@ -156,10 +155,10 @@ def run(method: Method, questions: Sequence[Question] | None = None, config: Run
     config = config or RunConfig()
 
     async def in_own_loop() -> RunResult:
-        # Methods reach the KG through asyncio.to_thread; size the loop's thread pool for the concurrency
-        # (the default has min(32, cores + 4) threads). asyncio.run shuts it down afterwards.
-        workers = max(32, 2 * config.concurrency)
-        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, "sparqlab-kg"))
+        # methods reach the KG through asyncio.to_thread: the loop's pool is sized for the concurrency (asyncio.run
+        # shuts it down afterwards)
+        threads = config.resources.kg_threads
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(threads, "sparqlab-kg"))
         return await arun(method, questions, config, kg=kg, model=model, redo_errors=redo_errors)
 
     return run_sync(in_own_loop())
@@ -212,7 +211,7 @@ def answerable(question: Question, kg: KnowledgeGraph) -> bool:
 def _select_questions(questions: list[Question], config: RunConfig, kg: KnowledgeGraph) -> list[Question]:
     """``select`` (a rule-defined subset, checked in parallel on the KG), then ``limit``, then ``sample``."""
     if config.select == "answerable":
-        with ThreadPoolExecutor(max(2, min(8, config.concurrency)), "sparqlab-select") as pool:
+        with ThreadPoolExecutor(config.resources.select_threads, "sparqlab-select") as pool:
             keep = list(pool.map(lambda q: answerable(q, kg), questions))
         questions = [q for q, ok in zip(questions, keep, strict=True) if ok]
     questions = apply_limit(questions, config.limit)
@@ -257,10 +256,9 @@ def open_run_kg(config: RunConfig, name: str) -> KnowledgeGraph:
 
 def kg_open_options(config: RunConfig) -> dict[str, Any]:
     """``open_kg`` options of a run: ``config.kg_options`` over an embedded store's query-worker count sized
-    from the run's concurrency (one per question in flight, at most one per core: queries are CPU-bound; at least
-    two), so an agent running many queries per question is not held to two workers."""
-    workers = max(2, min(config.concurrency, os.cpu_count() or 2))
-    return {"workers": workers, **config.kg_options}
+    from the run's concurrency (:class:`~sparqlab.runs.resources.ExecutionResources`), so an agent running many
+    queries per question is not held to two workers."""
+    return {"workers": config.resources.kg_query_workers, **config.kg_options}
 
 
 def _cached_model(config: RunConfig, name: str, url: str | None, options: dict[str, Any]) -> ChatModel:
@@ -394,7 +392,7 @@ class Runner:
         self.models = list({id(m): m for m in models if m is not None}.values())
         training = training_source(self.config.dataset, self.config.split, self.kg.profile.train_dataset)
         bind_standins(self.models, RunBinding(self.kg, training))
-        self._pool = ThreadPoolExecutor(max_workers=max(8, 2 * self.config.concurrency),
+        self._pool = ThreadPoolExecutor(max_workers=self.config.resources.runner_threads,
                                         thread_name_prefix="sparqlab-run")
         self._gold: dict[str, asyncio.Future] = {}
         self.gold_snapshot, self.gold_snapshot_note = self._gold_snapshot()
@@ -795,7 +793,7 @@ class Runner:
 
         try:
             async with asyncio.TaskGroup() as group:
-                for _ in range(min(self.config.concurrency, len(todo))):
+                for _ in range(min(self.config.resources.question_workers, len(todo))):
                     group.create_task(worker())
         except BaseExceptionGroup as failures:
             first = failures.exceptions[0]
