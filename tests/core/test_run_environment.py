@@ -1,5 +1,6 @@
 """The run defaults taken from the environment are read in one place, :mod:`sparqlab.core.environment`; every
-other module asks it (a grep over the library's syntax trees finds no other read)."""
+other module asks it (a grep over the library's syntax trees finds no other read), and the default model and
+endpoint are applied by one function there, :func:`~sparqlab.core.environment.model_defaults`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sparqlab.core.environment import VARIABLES
 
 LIB = Path(sparqlab.__file__).parent
 RESOLVER = LIB / "core" / "environment.py"
+MODEL_VARIABLES = ("SPARQLAB_MODEL", "SPARQLAB_MODEL_URL")
 
 
 def environment_reads(tree: ast.Module) -> list[tuple[int, str]]:
@@ -44,15 +46,41 @@ def test_no_module_but_the_resolver_reads_a_run_default_from_the_environment():
     assert environment_reads(ast.parse("import os\nos.environ.get('SPARQLAB_MODEL')")), "the grep finds a read"
 
 
+def served(name: str) -> bool:
+    return not name.startswith("standin-")
+
+
 def test_the_resolver_reads_the_environment_at_each_call_and_refuses_unknown_names(monkeypatch):
     monkeypatch.setenv("SPARQLAB_MODEL", " my-llama ")
     monkeypatch.setenv("SPARQLAB_MODEL_URL", "")
-    assert environment.default_model() == "my-llama" and environment.default_model_url() is None
+    assert environment.model_defaults(None, None, served_over_http=served) == ("my-llama", None)
     monkeypatch.setenv("SPARQLAB_MODEL_URL", "http://gpu:8000/v1")
-    assert environment.default_model_url() == "http://gpu:8000/v1"
+    assert environment.model_defaults(None, None, served_over_http=served) == ("my-llama", "http://gpu:8000/v1")
     try:
         environment.setting("SPARQLAB_MODLE")
     except KeyError as error:
         assert "not a sparqlab run default" in str(error)
     else:
         raise AssertionError("an unknown variable name must be refused")
+
+
+def test_the_model_defaults_fill_only_what_is_not_given(monkeypatch):
+    monkeypatch.setenv("SPARQLAB_MODEL", "my-llama")
+    monkeypatch.setenv("SPARQLAB_MODEL_URL", "http://gpu:8000/v1")
+    defaults = environment.model_defaults
+    assert defaults("other", "http://b/v1", served_over_http=served) == ("other", "http://b/v1")
+    assert defaults("other", None, served_over_http=served) == ("other", "http://gpu:8000/v1")
+    assert defaults("standin-echo", None, served_over_http=served) == ("standin-echo", None)  # runs in process
+
+
+def test_no_module_but_the_resolver_applies_the_model_defaults():
+    """``SPARQLAB_MODEL`` / ``SPARQLAB_MODEL_URL`` are read by name only inside :mod:`sparqlab.core.environment`
+    (everyone else calls :func:`~sparqlab.core.environment.model_defaults`)."""
+    offenders = []
+    for path in sorted(LIB.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("setting") and node.args
+                    and isinstance(node.args[0], ast.Constant) and node.args[0].value in MODEL_VARIABLES
+                    and path != RESOLVER):
+                offenders.append(f"{path.relative_to(LIB)}:{node.lineno}")
+    assert offenders == []

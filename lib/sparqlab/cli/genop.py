@@ -66,14 +66,15 @@ def examples_command(args) -> int:
 
 
 def _model(spec: str, url: str | None, query):
-    from sparqlab.core.environment import default_model
-    from sparqlab.llm.factory import make_model
+    from sparqlab.core.environment import model_defaults
+    from sparqlab.llm.factory import make_model, served_over_http
     from sparqlab.methods.genop import ScriptedModel
 
     if spec.startswith(SCRIPTED):
         return ScriptedModel(Path(spec[len(SCRIPTED):]))
     if spec.startswith(("http://", "https://")):
-        name = default_model() or next((g.model for g in query.genops if g.model), "")
+        name = (model_defaults(None, spec, served_over_http=served_over_http).name
+                or next((g.model for g in query.genops if g.model), ""))
         if not name:
             raise ValueError("--model URL needs a model name: set SPARQLAB_MODEL or give the GENOP a model specifier")
         return make_model({"model": name, "base_url": spec})

@@ -1,18 +1,19 @@
 """The defaults a run takes from the environment, read in this one place.
 
-Every other module asks here (:func:`setting`) instead of reading ``os.environ``: the run configuration resolves
-its model and endpoint defaults once (:meth:`sparqlab.runs.config.RunConfig.resolved`), and the llm layer's
-Python API (``get_model("name")`` without a URL) and the locations of :mod:`sparqlab.core.paths` ask the same
-function, so one variable has one meaning everywhere.
+Every other module asks here (:func:`setting`) instead of reading ``os.environ``, so one variable has one meaning
+everywhere. The default model and endpoint are also *applied* in one place, :func:`model_defaults`: the run
+configuration calls it once (:meth:`sparqlab.runs.config.RunConfig.resolved`), and so do the llm layer's Python
+entry points (``get_model()``/``make_model()`` without a name, ``get_model("name")`` without a URL,
+``OpenAIModel()``); the code below them receives explicit values.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 VARIABLES = {
     "SPARQLAB_MODEL": "model name of a run that names none (RunConfig.model) and of get_model()",
@@ -48,14 +49,22 @@ def pass_on(variable: str, value: str) -> None:
     os.environ[variable] = value
 
 
-def default_model() -> str | None:
-    """``SPARQLAB_MODEL``: the model of a run or ``get_model()`` call that names none."""
-    return setting("SPARQLAB_MODEL")
+class ModelChoice(NamedTuple):
+    """A model name and its endpoint (``None``: not given, or in process)."""
+
+    name: str | None
+    url: str | None
 
 
-def default_model_url() -> str | None:
-    """``SPARQLAB_MODEL_URL``: the endpoint of a served model given without one."""
-    return setting("SPARQLAB_MODEL_URL")
+def model_defaults(name: str | None, url: str | None, *,
+                   served_over_http: Callable[[str], bool]) -> ModelChoice:
+    """``name`` and ``url`` with the environment's defaults where they are not given: ``SPARQLAB_MODEL`` for the
+    name, ``SPARQLAB_MODEL_URL`` for the endpoint of a model ``served_over_http`` (the llm layer's rule,
+    :func:`sparqlab.llm.factory.served_over_http`: a stand-in or a local model runs in process and takes none)."""
+    name = name or setting("SPARQLAB_MODEL")
+    if not url and name and served_over_http(name):
+        url = setting("SPARQLAB_MODEL_URL")
+    return ModelChoice(name, url)
 
 
 def serve_token() -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sparqlab.core.environment import default_model, default_model_url
+from sparqlab.core.environment import model_defaults
 from sparqlab.llm.base import ChatModel
 from sparqlab.llm.cache import CachedModel
 from sparqlab.llm.local_transformers import LOCAL_PREFIX, local_model
@@ -42,7 +42,9 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
         kwargs = {**spec, **kwargs}
     else:
         name = name_or_spec
-    name = name or default_model()
+    name, url = model_defaults(name, kwargs.get("base_url"), served_over_http=served_over_http)
+    if url:
+        kwargs["base_url"] = url
     if not name:
         raise ValueError("no model given: pass a name (a stand-in such as 'standin-echo', or a served model such "
                          "as 'openai/gpt-oss-120b') or set SPARQLAB_MODEL")
@@ -56,7 +58,7 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
         return local_model(name, **kwargs)
     from sparqlab.llm.openai_backend import OpenAIModel, model_endpoint
 
-    urls = replica_urls(kwargs.get("base_url") or default_model_url())
+    urls = replica_urls(kwargs.get("base_url"))
     if len(urls) > 1:  # several servers of one model: a replica set; a failing one's calls go to the others
         kwargs.pop("base_url", None)
         kwargs.setdefault("max_retries", 0)
@@ -87,7 +89,7 @@ def make_model(config: str | Mapping[str, Any] | ChatModel | None = None) -> Cac
     config = dict(config)
     mode = config.pop("cache_mode", "read_write")
     path = config.pop("cache_path", None)
-    name = config.get("model") or default_model() or ""
+    name = model_defaults(config.get("model"), None, served_over_http=served_over_http).name or ""
     if name.startswith(NOISY_PREFIX):  # the base's replies are cached; the deterministic wrapping is not
         noise, rest = _noise_options(config)
         base = make_model({**rest, "model": name.removeprefix(NOISY_PREFIX), "cache_mode": mode, "cache_path": path})

@@ -21,7 +21,7 @@ import httpx2
 import openai
 
 from sparqlab.core.environment import api_key as default_api_key
-from sparqlab.core.environment import default_model, default_model_url
+from sparqlab.core.environment import model_defaults
 from sparqlab.core.urls import origin
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import (
@@ -50,16 +50,16 @@ def normalise_base_url(url: str) -> str:
     return url + "/v1" if urlsplit(url).path in ("", "/") else url
 
 
-def model_endpoint(name: str, base_url: str | None = None) -> str:
-    """The /v1 URL serving model ``name``: ``base_url``, else ``SPARQLAB_MODEL_URL``. Neither is an error, never a
-    silent guess at a local default port; the one rule and message of the Python API and the CLI."""
-    url = base_url or default_model_url()
-    if not url:
+def model_endpoint(name: str, base_url: str | None) -> str:
+    """The /v1 URL serving model ``name``: ``base_url`` (``SPARQLAB_MODEL_URL`` already applied by the caller's
+    :func:`~sparqlab.core.environment.model_defaults`). None is an error, never a silent guess at a local default
+    port; the one rule and message of the Python API and the CLI."""
+    if not base_url:
         raise ValueError(
             f"model {name!r} is served by an OpenAI-compatible server, but no endpoint is given: pass its URL "
             "(--model-url http://HOST:PORT/v1 on the command line, base_url= or model_url= in Python) or set "
             f"SPARQLAB_MODEL_URL; offline, use a stand-in ({', '.join(standin_names())})")
-    return normalise_base_url(url)
+    return normalise_base_url(base_url)
 
 
 HTTP_TRANSPORTS = {"aiohttp": openai.DefaultAioHttpClient, "httpx": openai.DefaultAsyncHttpxClient}
@@ -323,7 +323,8 @@ class OpenAIModel(ChatModel):
         http_transport: str = "aiohttp",
         max_reply_bytes: int = MAX_REPLY_BYTES,
     ):
-        name = model or default_model()
+        # every model of this backend is served over HTTP, a served stand-in too
+        name, base_url = model_defaults(model, base_url, served_over_http=lambda _name: True)
         if not name:
             raise ValueError("no model name: pass model=... or set SPARQLAB_MODEL")
         self.name = name

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sparqlab.core.config import CheckedConfig, FlatConfig
-from sparqlab.core.environment import default_model, default_model_url
+from sparqlab.core.environment import model_defaults
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import runs_dir
 from sparqlab.data.question import Question
@@ -298,15 +298,11 @@ class RunConfig(FlatConfig):
         model from ``SPARQLAB_MODEL`` when the method needs a model and none is named, and the endpoint of every
         served model (the run's, each role's) from ``SPARQLAB_MODEL_URL`` when it has none. A method that needs
         no model keeps none. The resolved values are saved in ``config.json`` and enter the run id."""
-        model = self.model or (default_model() if needs_model else None)
-        roles = {role: spec.replace(url=_endpoint(spec.model, spec.url)) for role, spec in self.model_roles.items()}
-        return self.replace(model=model, model_url=_endpoint(model, self.model_url) if model else None,
-                            model_roles=roles)
-
-
-def _endpoint(model: str | None, url: str | None) -> str | None:
-    """``url``, else ``SPARQLAB_MODEL_URL`` for a model served over HTTP (a stand-in runs in process)."""
-    return url or (default_model_url() if model and served_over_http(model) else None)
+        model, url = model_defaults(self.model, self.model_url, served_over_http=served_over_http) \
+            if self.model or needs_model else (None, None)
+        roles = {role: spec.replace(url=model_defaults(spec.model, spec.url, served_over_http=served_over_http).url)
+                 for role, spec in self.model_roles.items()}
+        return self.replace(model=model, model_url=url if model else None, model_roles=roles)
 
 
 if set(SamplingParams.field_names()) != set(SAMPLING_PARAMETERS):
