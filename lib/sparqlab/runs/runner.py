@@ -150,15 +150,14 @@ def run(method: Method, questions: Sequence[Question] | None = None, config: Run
     names error categories whose finished questions are answered again (e.g. ``["endpoint_error"]`` after an
     outage). Works in scripts and inside Jupyter's running event loop (on a fresh loop in a worker thread).
     ``await arun(...)`` is the async form; it uses the caller's loop as it is, so with a slow remote KG and high
-    concurrency give that loop a default executor with enough threads for the methods' KG calls.
+    concurrency give that loop a default executor of ``config.resources.kg_threads`` threads for the methods' KG
+    calls (:class:`~sparqlab.runs.resources.ExecutionResources`).
     """
     config = config or RunConfig()
 
     async def in_own_loop() -> RunResult:
-        # methods reach the KG through asyncio.to_thread: the loop's pool is sized for the concurrency (asyncio.run
-        # shuts it down afterwards)
-        threads = config.resources.kg_threads
-        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(threads, "sparqlab-kg"))
+        # methods reach the KG through asyncio.to_thread; asyncio.run shuts this pool down afterwards
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(config.resources.kg_threads, "sparqlab-kg"))
         return await arun(method, questions, config, kg=kg, model=model, redo_errors=redo_errors)
 
     return run_sync(in_own_loop())
