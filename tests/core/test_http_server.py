@@ -59,7 +59,7 @@ def test_a_burst_is_accepted_only_up_to_max_open_and_the_rest_when_connections_c
 
 
 def test_the_library_imports_uvicorn_s_public_package_only():
-    """``uvicorn.Config`` and ``uvicorn.Server``, not its protocol modules (``uvicorn.protocols``: internals any
+    """``uvicorn.Config`` and ``uvicorn.Server``, never a submodule such as its HTTP protocols (internals any
     release may change)."""
     imported = {}
     for path in Path(sparqlab.__file__).parent.rglob("*.py"):
