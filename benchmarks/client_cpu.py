@@ -5,7 +5,7 @@ The server is ``sparqlab serve-model --model standin-latency`` in a separate pro
 this process's CPU time is the client's: ``time.process_time()`` over the calls, divided by the number of calls.
 Two measurements per path (below), alternated over ``--repeats`` so that a change of machine load hits both paths alike:
 
-- ``runner``: the ``sparqlab runs bench`` workload (N questions x S sequential calls, final query on a one-triple
+- ``runner``: the ``benchmarks/concurrency.py`` workload (N questions x S sequential calls, final query on a one-triple
   store, scoring, fsynced writes) through ``sparqlab.runs.runner.run`` at concurrency C: everything a runner core
   spends per model call;
 - ``client``: the model alone, ``acomplete`` for N x S requests with at most C in flight on one event loop.
@@ -37,7 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sparqlab.experiments.runner_bench import MultiCallMethod, _bench_kg, _timed_run, bench_questions
+from concurrency import MultiCallMethod, _bench_kg, _timed_run, bench_questions  # benchmarks/concurrency.py
+
 from sparqlab.llm import ChatRequest, LatencyStandin, OpenAIModel
 from sparqlab.llm.server import serve_in_background
 

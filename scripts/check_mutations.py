@@ -2,9 +2,10 @@
 tests that guard against it, and report whether they fail (caught) as they must.
 
 The working tree is never touched: every mutation runs in a temporary project root holding copies of ``lib/``
-(found first on ``PYTHONPATH``), ``tests/``, ``scripts/`` and the mutated data folder, with the rest of ``data/``,
-the built movie-KG store and the other top-level files linked, and an empty cache for everything else. The unmutated copy is run first, so a test that fails
-without any mutation is reported as such and not counted as a catch.
+(found first on ``PYTHONPATH``), ``tests/``, ``scripts/``, ``benchmarks/`` and the mutated data folder, with the
+rest of ``data/``, the built movie-KG store and the other top-level files linked, and an empty cache for
+everything else. The unmutated copy is run first, so a test that fails without any mutation is reported as such
+and not counted as a catch.
 
     .venv/bin/python scripts/check_mutations.py [--only NAME ...] [--list]
 """
@@ -416,16 +417,16 @@ MUTATIONS = [
     Mutation("tautology: kg build reports one triple fewer than it stored", "lib/sparqlab/kg/movies.py",
              '"triples": len(lines),', '"triples": len(lines) - 1,',
              ("tests/kg/test_kg_cli.py::test_kg_build_prints_counts",)),
-    Mutation("tautology: bench speedup of each level against itself", "lib/sparqlab/experiments/runner_bench.py",
+    Mutation("tautology: bench speedup of each level against itself", "benchmarks/concurrency.py",
              'row["speedup"] = base["wall_s"] / row["wall_s"]', 'row["speedup"] = row["wall_s"] / row["wall_s"]',
-             ("tests/runs/test_runs_bench.py",)),
+             ("tests/benchmarks/test_concurrency_benchmark.py",)),
     Mutation("tautology: notebooks prepared but not executed", "lib/sparqlab/notebooks/execute.py::execute_notebook",
              "progress_bar=progress, log_output=False,", "progress_bar=progress, log_output=False, prepare_only=True,",
              ("tests/notebooks/test_notebooks.py::test_quickstart_reproduces_headless_then_replays_from_cache",)),
 ]
 
 
-COPIED = {"lib", "tests", "scripts"}
+COPIED = {"lib", "tests", "scripts", "benchmarks"}
 """Copied into the private root (small, and the mutated code or tests import each other); the rest is linked."""
 PRIVATE = {".git", ".venv", ".cache", "data", "runs", "figures", ".pytest_cache", ".ruff_cache"}
 

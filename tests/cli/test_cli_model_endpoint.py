@@ -46,15 +46,3 @@ def test_a_url_from_the_argument_or_the_environment_is_used_as_given(no_model_en
     monkeypatch.setenv("SPARQLAB_MODEL_URL", "http://gpu2:9000/v1")
     assert get_model("my-llama").base_url == "http://gpu2:9000/v1"
     assert get_model("standin-echo").is_standin  # a stand-in without URL runs in process, no endpoint needed
-
-
-def test_the_noisy_wrapper_of_a_standin_runs_from_the_cli_and_of_a_served_model_is_refused(no_model_env, capsys,
-                                                                                            movies_store):
-    """``noisy:BASE`` asks the endpoint rule of its base: a stand-in base runs in process, a served one needs a URL."""
-    code = main(["run", "direct", "-d", "metaqa-1hop", "--limit", "2", "-e", "noisy", "-m", "noisy:standin-keyword-rules",
-                 "--model-options", "rate=1.0", "--model-options", "seed=1"])
-    out = capsys.readouterr().out
-    assert code == 0 and "noisy:standin-keyword-rules [standin]" in out and "(2/2 done" in out
-    expected = _message(lambda: OpenAIModel("my-llama"))
-    assert main(["run", "direct", "-d", "metaqa-1hop", "--limit", "2", "-e", "noisy", "-m", "noisy:my-llama"]) == 1
-    assert capsys.readouterr().err.strip() == f"sparqlab run: ValueError: {expected}"

@@ -1,12 +1,16 @@
 """The connection layer's accept path (:class:`sparqlab.core.http_server.Acceptor`): connections count from the
 moment they are accepted, so a burst never takes more than ``max_open`` descriptors; the rest wait in the
-kernel's listen queue and are accepted as open ones close."""
+kernel's listen queue and are accepted as open ones close. The library reaches uvicorn through its public
+interfaces only."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import socket
+from pathlib import Path
 
+import sparqlab
 from sparqlab.core.http_server import Acceptor, listen_socket
 
 
@@ -52,3 +56,17 @@ def test_a_burst_is_accepted_only_up_to_max_open_and_the_rest_when_connections_c
                 conn.close()
 
     asyncio.run(scenario())
+
+
+def test_the_library_imports_uvicorn_s_public_package_only():
+    """``uvicorn.Config`` and ``uvicorn.Server``, never a submodule such as its HTTP protocols (internals any
+    release may change)."""
+    imported = {}
+    for path in Path(sparqlab.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                if name.split(".")[0] == "uvicorn":
+                    imported.setdefault(name, []).append(path.name)
+    assert set(imported) == {"uvicorn"}, imported

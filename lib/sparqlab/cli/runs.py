@@ -1,4 +1,4 @@
-"""`sparqlab runs list|show|compare|merge|bench`: browse, combine and benchmark run results."""
+"""`sparqlab runs list|show|compare|merge`: browse and combine run results."""
 
 from __future__ import annotations
 
@@ -14,10 +14,9 @@ def register(subparsers) -> None:
                                              "path, experiment/folder, or a unique folder name (prefix).")
     actions = runs.add_subparsers(dest="runs_command", metavar="ACTION")
 
-    def action(name: str, help_text: str, handler, root: bool = True) -> argparse.ArgumentParser:
+    def action(name: str, help_text: str, handler) -> argparse.ArgumentParser:
         parser = actions.add_parser(name, help=help_text, description=help_text)
-        if root:
-            parser.add_argument("--root", default=None, help="runs root (default: SPARQLAB_RUNS or runs/)")
+        parser.add_argument("--root", default=None, help="runs root (default: SPARQLAB_RUNS or runs/)")
         parser.set_defaults(handler=handler)
         return parser
 
@@ -60,14 +59,6 @@ def register(subparsers) -> None:
                        help="merge even if shards or questions are missing (the merge reports them)")
     merge.add_argument("--overwrite", action="store_true", help="replace an earlier merge")
 
-    bench = action("bench", "runner concurrency benchmark: N questions x S calls to standin-latency served "
-                            "over HTTP, at concurrency 1 and C (same as benchmarks/concurrency.py)", _bench, root=False)
-    bench.add_argument("--questions", "-n", type=int, default=96, help="questions per run (default 96)")
-    bench.add_argument("--calls", "-s", type=int, default=2, help="sequential model calls per question (default 2)")
-    bench.add_argument("--delay-ms", type=float, default=200.0, help="server delay per call (default 200 ms)")
-    bench.add_argument("--concurrency", "-c", type=int, nargs="+", default=[8, 16, 32],
-                       help="concurrency levels compared with 1 (default 8 16 32)")
-    bench.add_argument("--json", action="store_true", help="print the results as JSON")
     runs.set_defaults(handler=lambda args: (runs.print_help(), 2)[1])
 
 
@@ -235,12 +226,3 @@ def _merge(args: argparse.Namespace) -> int:
         return 1
     print(report.summary())
     return 0 if report.complete else 1
-
-
-def _bench(args: argparse.Namespace) -> int:
-    from sparqlab.experiments.runner_bench import format_report, run_benchmark
-
-    report = run_benchmark(questions=args.questions, calls=args.calls, delay_ms=args.delay_ms,
-                           levels=args.concurrency, progress=sys.stderr.isatty())
-    print(json.dumps(report, indent=2) if args.json else format_report(report))
-    return 0

@@ -1,25 +1,41 @@
 """Serving an ASGI application on uvicorn with the limits an endpoint reachable by others needs: used by
 ``sparqlab serve`` (the TEXT2SPARQL endpoint) and ``sparqlab serve-model``.
 
-uvicorn's own settings are used where it has them: ``timeout_keep_alive`` closes a connection idle after a
-response, ``h11_max_incomplete_event_size`` bounds what the HTTP parser buffers. What uvicorn lacks is added by
-:class:`GuardedProtocol` (its HTTP/1.1 protocol, extended) and :class:`Acceptor` (which accepts the connections):
+uvicorn's own settings are used where they hold: ``timeout_keep_alive`` closes a connection idle after a response,
+``h11_max_incomplete_event_size`` bounds what the HTTP parser buffers (a backstop: it answers 400), ``ws="none"``
+keeps every connection on HTTP. They do not suffice on their own: uvicorn arms no timer before a connection's
+first request and each byte received disarms its keep-alive timer (an idle connect or a slowloris holds a socket
+for ever), and ``limit_concurrency`` counts idle connections too (a few hundred idle sockets would turn every real
+request into a 503). What they lack is added here through public interfaces only — ``uvicorn.Config`` and
+``uvicorn.Server``, the protocol class uvicorn resolves for the config (``config.http_protocol_class``, wrapped,
+never subclassed), ASGI and asyncio — so a uvicorn release that reshapes its protocol internals does not break
+the guards:
 
 - a **read deadline**: a connection must deliver each whole request within ``read_timeout_s`` of opening or of
-  its previous response, so a client that connects and sends nothing, or trickles its headers (slowloris), is
-  closed; a request being answered is never cut off;
+  its previous response, so a client that connects and sends nothing, or trickles its headers or body
+  (slowloris), is closed; a request being answered is never cut off;
 - a **bound on open connections**: beyond ``max_connections`` a new connection closes the one that has waited
   longest without a request in progress, if it has waited at least :data:`EVICT_AFTER_S` (so idle and half-sent
   connections make room, but a burst of real requests whose bytes have not been read yet is not cut off);
-  otherwise the new connection is answered 503 with ``Retry-After`` and closed. uvicorn's ``limit_concurrency``
-  is not used for this: it counts idle connections too, so a few hundred idle sockets would turn every real
-  request into a 503;
+  otherwise the new connection is answered 503 with ``Retry-After`` and closed;
 - a **request-size limit**: a request line and headers over ``max_head_bytes`` are answered 413 and closed
   before they are parsed;
 - a **bound on open sockets**, below the process's open-file limit (:func:`connection_budget`): every accepted
   connection not closed yet counts, from the moment it is accepted, so a burst of connections can never exhaust
   the descriptors the server needs for everything else (:class:`Acceptor` says why asyncio's own accept path
   cannot hold this bound).
+
+How: each connection's protocol is a :class:`GuardedConnection`, which owns the guards and hands every event on
+to the protocol uvicorn made for the connection. It sees the bytes coming in (the size of a request's head, where
+the head ends) but not where uvicorn's parser is in a request, so the application is wrapped too
+(:meth:`Guard.watch`, plain ASGI): it tells the connection when a request is being answered, when the application
+waits for body bytes and when the response is complete. The wrapped application finds its connection in
+:data:`CONNECTION`, set while the connection hands bytes to uvicorn: asyncio copies the current context into
+every task created meanwhile, the request's ASGI task among them (uvicorn's ``reset_contextvars`` stays off, its
+default).
+
+A reverse proxy in front can provide these limits instead (docs/security.md); with this module
+``sparqlab serve`` needs none.
 """
 
 from __future__ import annotations
@@ -28,15 +44,16 @@ import asyncio
 import errno
 import json
 import logging
+import re
 import resource
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
-import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 FD_RESERVE = 128
 """Descriptors kept free of connections for everything else the process opens (files, caches, KG workers)."""
@@ -136,7 +153,7 @@ class Acceptor:
     the kernel's listen queue (:data:`LISTEN_BACKLOG`, which costs no descriptor), and watching resumes when a
     connection closes. Stopping rather than accepting and closing at once keeps them for when there is room: a
     connection over ``max_connections`` then makes an idle one give way, or is answered 503, as usual
-    (:class:`GuardedProtocol`). Only public asyncio calls are used (``add_reader``, ``remove_reader``,
+    (:class:`GuardedConnection`). Only public asyncio calls are used (``add_reader``, ``remove_reader``,
     ``connect_accepted_socket``)."""
 
     def __init__(self, max_open: int) -> None:
@@ -207,89 +224,156 @@ class Acceptor:
             self.release()
 
 
-class GuardedServer(uvicorn.Server):
-    """uvicorn's server with its connections accepted by an :class:`Acceptor` instead of asyncio's accept path;
-    it serves the listening sockets given to ``run(sockets=...)`` (:func:`listen_socket`)."""
+HEAD_END = re.compile(rb"\n\r?\n")
+"""Where a request's head ends: an empty line (h11's rule: CRLF or a bare LF)."""
 
-    def __init__(self, config: uvicorn.Config, acceptor: Acceptor) -> None:
-        super().__init__(config)
-        self.acceptor = acceptor
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[[Message, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+                   Awaitable[None]]
 
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        if not sockets:
-            raise ValueError("a guarded server serves listening sockets: run(sockets=[listen_socket(host, port)])")
-        await super().startup(sockets=[])  # the lifespan and the server's state, and no asyncio server
-        config = self.config
-
-        def protocol() -> asyncio.Protocol:
-            return config.http_protocol_class(config=config, server_state=self.server_state,
-                                              app_state=self.lifespan.state)
-
-        self.acceptor.start(asyncio.get_running_loop(), sockets, protocol)
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self.acceptor.stop()  # before uvicorn closes the sockets
-        await super().shutdown(sockets=sockets)
+CONNECTION: ContextVar[GuardedConnection | None] = ContextVar("sparqlab_http_connection", default=None)
+"""The connection whose bytes uvicorn's protocol is handling now (see the module docstring)."""
 
 
-class GuardedProtocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a read deadline, a connection bound and a request-size limit (module
-    docstring). Subclassed per server by :func:`guarded_server` with its limits as class attributes."""
+class Guard:
+    """One server's limits, its open connections and its refused connections lingering now; watches the
+    application's request cycles for the connections."""
 
-    limits = ConnectionLimits()
-    max_connections = limits.max_connections
-    acceptor: Acceptor
-    """The server's :class:`Acceptor`, told when a connection closes."""
-    error_body: Callable[[int, str], bytes] = staticmethod(detail_body)
-    retry_after_s = 1
-    lingering = [0]
-    """Refused connections of this server lingering now (one shared counter)."""
+    def __init__(self, limits: ConnectionLimits, max_connections: int, acceptor: Acceptor,
+                 error_body: Callable[[int, str], bytes] = detail_body, retry_after_s: int = 1) -> None:
+        self.limits, self.max_connections, self.acceptor = limits, max_connections, acceptor
+        self.error_body, self.retry_after_s = error_body, retry_after_s
+        self.open: set[GuardedConnection] = set()
+        self.lingering = 0
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    def make_room(self, new: GuardedConnection) -> bool:
+        """Close the connection that has waited longest without a request in progress, if it has waited at least
+        :data:`EVICT_AFTER_S`; whether one was closed."""
+        patience = new.idle_since - EVICT_AFTER_S
+        waiting = [c for c in self.open if c is not new and c.awaiting_request() and c.idle_since <= patience]
+        if not waiting:
+            return False
+        min(waiting, key=lambda c: c.idle_since).transport.close()
+        return True
+
+    def watch(self, app: ASGIApp) -> ASGIApp:
+        """``app`` telling each request's connection when its request is being answered, when the application
+        waits for body bytes and when the response is complete (outside a connection, e.g. lifespan: ``app`` as
+        it is)."""
+
+        async def watched(scope: Message, receive: Callable[[], Awaitable[Message]],
+                          send: Callable[[Message], Awaitable[None]]) -> None:
+            connection = CONNECTION.get()
+            if connection is None or scope["type"] != "http":
+                return await app(scope, receive, send)
+            cycle = connection.answering()
+            body_read = False
+
+            async def receive_watched() -> Message:
+                nonlocal body_read
+                if body_read:  # e.g. waiting for the client to disconnect: no request bytes are awaited
+                    return await receive()
+                connection.awaiting_body = True
+                try:
+                    message = await receive()
+                finally:
+                    connection.awaiting_body = False
+                body_read = message["type"] != "http.request" or not message.get("more_body", False)
+                return message
+
+            async def send_watched(message: Message) -> None:
+                await send(message)
+                if message["type"] == "http.response.body" and not message.get("more_body", False):
+                    connection.answered(cycle)
+
+            try:
+                await app(scope, receive_watched, send_watched)
+            finally:  # an application that failed before its response is answered by uvicorn (500)
+                connection.answered(cycle)
+
+        return watched
+
+
+class GuardedConnection(asyncio.Protocol):
+    """One connection's protocol: the guards of the module docstring, every event handed on to ``inner``, the
+    protocol uvicorn made for the connection."""
+
+    def __init__(self, guard: Guard, inner: asyncio.Protocol) -> None:
+        self.guard, self.inner = guard, inner
+        self.transport: asyncio.Transport
+        self.idle_since = 0.0
+        """When the connection was opened or its last response completed."""
+        self.awaiting_body = False
+        """The application waits for body bytes of the request it answers."""
+        self._loop: asyncio.AbstractEventLoop
         self._deadline: asyncio.TimerHandle | None = None
         self._refused = self._lingers = False
-        self._idle_since = self.loop.time()
-        self._arm()
-        if len(self.connections) > self.max_connections:
-            patience = self._idle_since - EVICT_AFTER_S
-            waiting = [c for c in self.connections if c is not self and isinstance(c, GuardedProtocol)
-                       and c.awaiting_request() and c._idle_since <= patience]
-            if waiting:
-                min(waiting, key=lambda c: c._idle_since).transport.close()
-            else:
-                self.refuse(503, f"the server has {self.max_connections} open connections, its limit, and none "
-                                 f"has been idle for {EVICT_AFTER_S:g} s; retry after {self.retry_after_s} s")
+        self._busy = False  # a request's head has arrived and its response is not complete
+        self._answering = False  # the application answers request number ``_cycle``
+        self._cycle = 0
+        self._head_bytes, self._tail = 0, b""
 
-    def awaiting_request(self) -> bool:
-        """No request of this connection is being answered (it is idle, or still sending one)."""
-        return (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing()
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self._loop = asyncio.get_running_loop()
+        self.idle_since = self._loop.time()
+        self._arm()
+        self.guard.open.add(self)
+        self.inner.connection_made(transport)
+        if len(self.guard.open) > self.guard.max_connections and not self.guard.make_room(self):
+            self.refuse(503, f"the server has {self.guard.max_connections} open connections, its limit, and none "
+                             f"has been idle for {EVICT_AFTER_S:g} s; retry after {self.guard.retry_after_s} s")
 
     def data_received(self, data: bytes) -> None:
         if self._refused:  # answered already: what the client still sends is dropped
             return
-        if self.conn.their_state is h11.IDLE:  # still reading a request line and headers
-            pending = self.conn.trailing_data[0] + data
-            end = pending.find(b"\r\n\r\n")
-            head = len(pending) if end < 0 else end + 4
-            if head > self.limits.max_head_bytes:
-                self.refuse(413, f"the request line and headers are over {self.limits.max_head_bytes:,} bytes, "
-                                 "the limit")
-                return
-        super().data_received(data)
+        if not self._busy and self._head_over_limit(data):
+            self.refuse(413, f"the request line and headers are over {self.guard.limits.max_head_bytes:,} bytes, "
+                             "the limit")
+            return
+        token = CONNECTION.set(self)  # the request task uvicorn starts now finds its connection
+        try:
+            self.inner.data_received(data)
+        finally:
+            CONNECTION.reset(token)
 
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._idle_since = self.loop.time()
-        self._arm()
+    def eof_received(self) -> bool | None:
+        return None if self._refused else self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
+        self.guard.open.discard(self)
         if self._lingers:
-            self.lingering[0] -= 1
-        super().connection_lost(exc)
-        self.acceptor.release()
+            self.guard.lingering -= 1
+        self.inner.connection_lost(exc)
+        self.guard.acceptor.release()
+
+    def awaiting_request(self) -> bool:
+        """No request of this connection is in progress (it is idle, or still sending a request's head)."""
+        return not (self._busy or self._answering or self.transport.is_closing())
+
+    def answering(self) -> int:
+        """The application starts answering a request: its number on this connection."""
+        self._cycle += 1
+        self._busy = self._answering = True
+        return self._cycle
+
+    def answered(self, cycle: int) -> None:
+        """The response to request number ``cycle`` is complete (a second call, or one for an earlier request,
+        changes nothing): the connection waits for its next request, within the read deadline again."""
+        if cycle != self._cycle or not self._answering:
+            return
+        self._busy = self._answering = self.awaiting_body = False
+        self._head_bytes, self._tail = 0, b""
+        self.idle_since = self._loop.time()
+        self._arm()
 
     def refuse(self, status: int, message: str) -> None:
         """Answer ``status`` with ``message`` outside any request cycle, and close the connection: at once, or
@@ -297,42 +381,79 @@ class GuardedProtocol(H11Protocol):
         reset while :data:`MAX_LINGERING` allows."""
         if self.transport.is_closing() or self._refused:
             return
-        body = self.error_body(status, message)
-        extra = f"retry-after: {self.retry_after_s}\r\n" if status == 503 else ""
+        body = self.guard.error_body(status, message)
+        extra = f"retry-after: {self.guard.retry_after_s}\r\n" if status == 503 else ""
         self.transport.write(f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\ncontent-type: application/json\r\n"
                              f"content-length: {len(body)}\r\n{extra}connection: close\r\n\r\n".encode() + body)
         self._refused = True
-        if self.lingering[0] < MAX_LINGERING and self.transport.can_write_eof():
+        if self.guard.lingering < MAX_LINGERING and self.transport.can_write_eof():
             self._lingers = True
-            self.lingering[0] += 1
+            self.guard.lingering += 1
             self.transport.write_eof()
-            self.loop.call_later(REFUSAL_LINGER_S, self.transport.close)
+            self._loop.call_later(REFUSAL_LINGER_S, self.transport.close)
         else:
             self.transport.close()
+
+    def _head_over_limit(self, data: bytes) -> bool:
+        """Count ``data`` into the head of the request being received; whether the head is over
+        ``max_head_bytes``. Once the head has ended, a request is in progress until its response is complete."""
+        seen = self._tail + data
+        end = HEAD_END.search(seen)
+        if end is None:
+            self._head_bytes += len(data)
+            self._tail = seen[-2:]
+        else:
+            self._head_bytes += end.end() - len(self._tail)
+            self._busy = True
+        return self._head_bytes > self.guard.limits.max_head_bytes
 
     def _arm(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
-        self._deadline = self.loop.call_later(self.limits.read_timeout_s, self._expire)
+        self._deadline = self._loop.call_later(self.guard.limits.read_timeout_s, self._expire)
 
     def _expire(self) -> None:
-        # IDLE: not even the headers yet; SEND_BODY: part of the body. A request being answered is left alone.
-        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+        # closed unless the application is answering a request and not waiting for its body
+        if not self.transport.is_closing() and (not self._answering or self.awaiting_body):
             self.transport.close()
 
 
-def guarded_server(app, limits: ConnectionLimits, log_level: str = "warning",
+class GuardedServer(uvicorn.Server):
+    """uvicorn's server with its connections accepted by the guard's :class:`Acceptor` instead of asyncio's
+    accept path, each served by a :class:`GuardedConnection`; it serves the listening sockets given to
+    ``run(sockets=...)`` (:func:`listen_socket`)."""
+
+    def __init__(self, config: uvicorn.Config, guard: Guard) -> None:
+        super().__init__(config)
+        self.guard = guard
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        if not sockets:
+            raise ValueError("a guarded server serves listening sockets: run(sockets=[listen_socket(host, port)])")
+        await super().startup(sockets=[])  # the lifespan and the server's state, and no asyncio server
+        config = self.config
+
+        def protocol() -> asyncio.Protocol:  # as uvicorn makes its own (Server.startup), wrapped
+            inner = config.http_protocol_class(config=config, server_state=self.server_state,  # type: ignore[call-arg]
+                                               app_state=self.lifespan.state)
+            return GuardedConnection(self.guard, inner)
+
+        self.guard.acceptor.start(asyncio.get_running_loop(), sockets, protocol)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.guard.acceptor.stop()  # before uvicorn closes the sockets
+        await super().shutdown(sockets=sockets)
+
+
+def guarded_server(app: ASGIApp, limits: ConnectionLimits, log_level: str = "warning",
                    error_body: Callable[[int, str], bytes] = detail_body,
                    retry_after_s: int = 1) -> GuardedServer:
     """A uvicorn server for ``app`` within ``limits``, its connection bound and open sockets fitted to the
-    open-file limit by :func:`connection_budget`; ``error_body`` shapes the protocol's own 413 and 503 answers.
+    open-file limit by :func:`connection_budget`; ``error_body`` shapes the guard's own 413 and 503 answers.
     Run it with ``run(sockets=[listen_socket(host, port)])``."""
     connections, max_open = connection_budget(limits.max_connections)
-    acceptor = Acceptor(max_open)
-    protocol = type("Guarded", (GuardedProtocol,), {
-        "limits": limits, "max_connections": connections, "acceptor": acceptor,
-        "error_body": staticmethod(error_body), "retry_after_s": retry_after_s, "lingering": [0]})
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, http=protocol,
+    guard = Guard(limits, connections, Acceptor(max_open), error_body, retry_after_s)
+    config = uvicorn.Config(guard.watch(app), log_level=log_level, access_log=False, http="h11", ws="none",
                             timeout_keep_alive=limits.keep_alive_s,
                             h11_max_incomplete_event_size=limits.max_head_bytes + 64 * 1024)
-    return GuardedServer(config, acceptor)
+    return GuardedServer(config, guard)

@@ -11,12 +11,8 @@ from sparqlab.core.environment import model_defaults
 from sparqlab.llm.base import ChatModel
 from sparqlab.llm.cache import CachedModel
 from sparqlab.llm.local_transformers import LOCAL_PREFIX, local_model
-from sparqlab.llm.noise import NOISY_PREFIX, NoisyModel
 from sparqlab.llm.replicas import ReplicaModel, replica_urls
 from sparqlab.llm.standins import STANDIN_PREFIX, create_standin
-
-NOISE_OPTIONS = ("rate", "seed", "shapes")
-"""Options of a ``noisy:BASE`` model (:class:`sparqlab.llm.noise.NoisyModel`)."""
 
 
 def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, **kwargs: Any) -> ChatModel:
@@ -29,8 +25,7 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
     (:class:`~sparqlab.llm.replicas.ReplicaModel`; each replica's client does not retry by default: the other
     replicas do).
     A stand-in name with a ``base_url`` means that stand-in served over HTTP (``sparqlab serve-model``): the
-    OpenAI-compatible backend, still marked ``is_standin``. ``noisy:BASE`` wraps BASE's replies in realistic
-    shapes (:mod:`sparqlab.llm.noise`; options ``rate``, ``seed``, ``shapes``).
+    OpenAI-compatible backend, still marked ``is_standin``.
     """
     if isinstance(name_or_spec, ChatModel):
         if kwargs:
@@ -48,9 +43,6 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
     if not name:
         raise ValueError("no model given: pass a name (a stand-in such as 'standin-echo', or a served model such "
                          "as 'openai/gpt-oss-120b') or set SPARQLAB_MODEL")
-    if name.startswith(NOISY_PREFIX):  # options rate / seed / shapes; the rest go to the base model
-        noise, rest = _noise_options(kwargs)
-        return NoisyModel(get_model(name.removeprefix(NOISY_PREFIX), **rest), **noise)
     if name.startswith(STANDIN_PREFIX) and kwargs.get("base_url") is None:
         kwargs.pop("base_url", None)  # e.g. a notebook's ``model_url = None``: the in-process stand-in
         return create_standin(name, **kwargs)
@@ -69,9 +61,8 @@ def get_model(name_or_spec: str | Mapping[str, Any] | ChatModel | None = None, *
 
 def served_over_http(name: str) -> bool:
     """Whether :func:`get_model` reaches model ``name`` over HTTP when no ``base_url`` is given (then it needs
-    an endpoint): not a stand-in, not a local transformers folder; a ``noisy:`` wrapper asks of its base."""
-    base = name.removeprefix(NOISY_PREFIX)
-    return not base.startswith((STANDIN_PREFIX, LOCAL_PREFIX))
+    an endpoint): not a stand-in, not a local transformers folder."""
+    return not name.startswith((STANDIN_PREFIX, LOCAL_PREFIX))
 
 
 def make_model(config: str | Mapping[str, Any] | ChatModel | None = None) -> CachedModel:
@@ -89,15 +80,5 @@ def make_model(config: str | Mapping[str, Any] | ChatModel | None = None) -> Cac
     config = dict(config)
     mode = config.pop("cache_mode", "read_write")
     path = config.pop("cache_path", None)
-    name = model_defaults(config.get("model"), None, served_over_http=served_over_http).name or ""
-    if name.startswith(NOISY_PREFIX):  # the base's replies are cached; the deterministic wrapping is not
-        noise, rest = _noise_options(config)
-        base = make_model({**rest, "model": name.removeprefix(NOISY_PREFIX), "cache_mode": mode, "cache_path": path})
-        return CachedModel(NoisyModel(base, **noise), mode="off")
     return CachedModel(get_model(config), path=path, mode=mode)
 
-
-def _noise_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``noisy:`` options (rate, seed, shapes) apart from the base model's."""
-    noise = {k: v for k, v in options.items() if k in NOISE_OPTIONS}
-    return noise, {k: v for k, v in options.items() if k not in NOISE_OPTIONS}

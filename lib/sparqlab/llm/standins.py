@@ -352,7 +352,7 @@ class ReasoningStandin(StandinModel):
 
 def bind_standins(models: Iterable[ChatModel], binding: RunBinding) -> None:
     """:meth:`StandinModel.bind` every stand-in among ``models`` (also behind a wrapper: the response cache's
-    ``inner``, the noise wrapper's ``base``)."""
+    ``inner``, any other wrapper's ``base``)."""
     for model in models:
         while not isinstance(model, StandinModel):
             wrapped = getattr(model, "inner", None) or getattr(model, "base", None)

@@ -121,8 +121,7 @@ class ModelSettings(CheckedConfig):
     - ``model_url``: that server's OpenAI-compatible endpoint, e.g. http://gpu:8000/v1 (``None``: in process for a
       stand-in, else ``SPARQLAB_MODEL_URL``); several replicas of one model as URL,URL,... (calls spread over
       them, least in flight first; docs/runs.md); part of the run id.
-    - ``model_options``: options of the llm factory as NAME=VALUE (e.g. ``rate=0.3`` of a ``noisy:`` model, a
-      stand-in's ``delay_ms``).
+    - ``model_options``: options of the llm factory as NAME=VALUE (e.g. a stand-in's ``delay_ms``).
     - ``model_params``: the request parameters of every call (:class:`SamplingParams`: temperature, max_tokens,
       seed ...).
     - ``model_roles``: models by role for methods that call several, as ROLE=NAME[@URL] (e.g.

@@ -1,7 +1,7 @@
 """Soak: `sparqlab serve` under a 1,024 open-file limit keeps answering normal requests while 1,100 idle sockets
 and a few slow clients (a header byte at a time) hold connections to it; every idle socket and slow client is
 cut off, and the session killed afterwards lists as ``killed`` with every answered request. Bounded and local
-(127.0.0.1); the clients are the reliability probe's (:mod:`sparqlab.experiments.serve_probe`). Every wait is on
+(127.0.0.1); the clients are the reliability probe's (benchmarks/serve_probe.py). Every wait is on
 the server (an answer, a closed socket) and bounded per phase, far beyond what it takes on a loaded machine (a
 few seconds in all alone), so a server that stops answering fails the phase with what it did, not the test run's
 time limit."""
@@ -16,7 +16,9 @@ import time
 
 import pytest
 
-from sparqlab.experiments import serve_probe as probe
+from support.benchmarks import load_benchmark
+
+probe = load_benchmark("serve_probe")
 
 IDLE_SOCKETS = 1100
 SLOW_CLIENTS = 10

@@ -1,6 +1,10 @@
-"""The concurrency benchmark runs end to end (tiny sizes; speed itself is measured by benchmarks/, not here)."""
+"""The concurrency benchmark (benchmarks/concurrency.py) runs end to end (tiny sizes; speed itself is measured by
+the benchmark, not here)."""
 
-from sparqlab.experiments.runner_bench import format_report, run_benchmark
+from support.benchmarks import load_benchmark
+
+bench = load_benchmark("concurrency")
+format_report, run_benchmark = bench.format_report, bench.run_benchmark
 
 
 def test_benchmark_reports_every_level_against_a_served_standin():
