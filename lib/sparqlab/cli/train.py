@@ -89,7 +89,7 @@ def register(subparsers) -> None:
         "serve", help="serve a local model (with an optional LoRA adapter) as an OpenAI-compatible endpoint (CPU)",
         description="Serve a transformers model folder, with a fine-tuned adapter, through the project's model "
                     "server, e.g. to use it as a role: `sparqlab run ggc --model-roles corrector=NAME@URL`. For "
-                    "real models use vLLM (README).")
+                    "real models use vLLM (docs/methods.md).")
     serve.add_argument("--base", required=True, help="base model folder")
     serve.add_argument("--adapter", default=None, help="LoRA adapter folder (OUT/adapter of `train sft`)")
     serve.add_argument("--name", default=None, help="served model name (default: the adapter folder's name)")
