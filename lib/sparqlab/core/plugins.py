@@ -28,6 +28,8 @@ imports one above it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import pkgutil
 import sys
 from importlib.metadata import EntryPoint, entry_points
 
@@ -44,9 +46,7 @@ COMMAND_GROUP = "sparqlab.commands"
 """Modules with ``register(subparsers)`` adding a ``sparqlab`` subcommand."""
 
 BUILT_IN: dict[str, tuple[str, ...]] = {
-    PLUGIN_GROUP: ("sparqlab.methods.agents", "sparqlab.methods.desq", "sparqlab.methods.direct",
-                   "sparqlab.methods.external", "sparqlab.methods.genop", "sparqlab.methods.ggc",
-                   "sparqlab.train.tiny"),  # standin-tiny-random (a tiny random decoder, for garbage-in tests)
+    PLUGIN_GROUP: ("sparqlab.train.tiny",),  # standin-tiny-random (a tiny random decoder, for garbage-in tests)
     KG_GROUP: ("sparqlab.kg.ck25", "sparqlab.kg.dbpedia", "sparqlab.kg.freebase", "sparqlab.kg.movies",
                "sparqlab.kg.orkg"),
     DATASET_GROUP: ("sparqlab.data.registry",),
@@ -55,8 +55,17 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "models", "reproduce", "run", "runs", "schema", "serve", "sweep", "train")),
 }
 """sparqlab's own modules of each group, in the order they load (commands: the order ``sparqlab --help`` lists
-them, alphabetical by command; ``peers`` adds ``import``). A new method package, KG module or command module of
-sparqlab is one line here."""
+them, alphabetical by command; ``peers`` adds ``import``). A new KG module or command module of sparqlab is one
+line here; a new method package needs none (:func:`method_packages`)."""
+
+
+def method_packages() -> tuple[str, ...]:
+    """Every package under ``sparqlab/methods/``, found on disk without importing it: a method added to the
+    repository is registered as it is, with no table to edit and no reinstall."""
+    spec = importlib.util.find_spec("sparqlab.methods")
+    locations = spec.submodule_search_locations if spec else None
+    return tuple(f"sparqlab.methods.{info.name}" for info in sorted(pkgutil.iter_modules(locations or []),
+                                                                   key=lambda info: info.name) if info.ispkg)
 
 _loaded: set[tuple[str, str]] = set()
 _declared: dict[tuple[str, tuple[str, ...]], list[EntryPoint]] = {}
@@ -79,7 +88,8 @@ def declared(group: str) -> list[EntryPoint]:
 
 
 def _scan(group: str) -> list[EntryPoint]:
-    seen = {module: EntryPoint(module.rsplit(".", 1)[-1], module, group) for module in BUILT_IN.get(group, ())}
+    own = (*method_packages(), *BUILT_IN[group]) if group == PLUGIN_GROUP else BUILT_IN.get(group, ())
+    seen = {module: EntryPoint(module.rsplit(".", 1)[-1], module, group) for module in own}
     others = sorted(entry_points(group=group), key=lambda point: point.dist.name if point.dist else "")
     for point in others:
         seen.setdefault(point.value, point)

@@ -6,8 +6,8 @@
 - :mod:`sparqlab.methods.desq` — DeSQ (decomposition, assembler, KB memory, URI correction);
 - :mod:`sparqlab.methods.genop` — generative SPARQL (typed algebra, dependency analysis, fixpoint semantics).
 
-Each package is one line of the ``sparqlab.plugins`` group of :data:`sparqlab.core.plugins.BUILT_IN` (a third-party
-method package is an entry point of that group); no method package imports another. The baseline is importable from here for the quick start.
+Each package is found on disk as it is (:func:`sparqlab.core.plugins.method_packages`; a third-party method
+package is an entry point of the ``sparqlab.plugins`` group); no method package imports another. The baseline is importable from here for the quick start.
 """
 
 from sparqlab.methods.direct import DirectConfig, DirectSparql
