@@ -15,7 +15,7 @@ from pathlib import Path
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.plugins import KG_GROUP, load_plugins
-from sparqlab.kg.base import KnowledgeGraph, QueryOptions
+from sparqlab.kg.base import KnowledgeGraph, QueryOptions, check_read_only
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG
 from sparqlab.kg.engines import ENGINES
@@ -28,7 +28,6 @@ from sparqlab.kg.errors import (
     UnsupportedFunction,
     UpdateRefused,
 )
-from sparqlab.kg.guard import check_read_only
 from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile
 from sparqlab.kg.results import QueryResult, Term
 from sparqlab.kg.search import SearchHit
