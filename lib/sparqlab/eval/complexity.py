@@ -2,17 +2,17 @@
 
 Features are read from the query's parse tree (:func:`sparqlab.eval.analysis.analysed_query`; not from its text,
 so a ``FILTER`` in a string literal or comment does not count): the number of triple patterns (in every group,
-optional, union, subquery and FILTER EXISTS pattern), and whether the query filters (``FILTER`` or ``HAVING``),
-aggregates (``GROUP BY`` / ``COUNT`` ...), orders (``ORDER BY``), has an ``OPTIONAL`` or a ``UNION`` — anywhere,
-subqueries included. Prefixes need not be declared.
+optional, union and subquery; not in SERVICE or EXISTS patterns: :mod:`sparqlab.eval.analysis`), and whether the
+query filters (``FILTER`` or ``HAVING``), aggregates (``GROUP BY`` / ``COUNT`` ...), orders (``ORDER BY``), has an
+``OPTIONAL`` or a ``UNION`` — anywhere, subqueries included. Prefixes need not be declared.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sparqlab.eval.analysis import analysed_query
-from sparqlab.sparql.tree import Filter, Group, Optional, Query, Triple, UnionOf, aggregates, parts_of
+from sparqlab.eval.analysis import analysed_parts, analysed_query
+from sparqlab.sparql.tree import Filter, Optional, Triple, UnionOf, aggregates
 
 TRIPLE_BUCKETS = ((1, "1"), (2, "2"), (4, "3-4"), (None, "5+"))
 """Upper bounds (inclusive) and names of the ``triples_bucket`` feature; 0 triples is ``"0"``."""
@@ -33,9 +33,8 @@ def query_complexity(sparql: str | None) -> dict[str, Any]:
     tree = analysed_query(sparql) if sparql else None  # parses each distinct query once (cached there)
     if tree is None:
         return dict.fromkeys(FEATURES)
-    parts = list(parts_of(tree))
-    queries = [part for part in parts if isinstance(part, Query)]
-    elements = [e for part in parts if isinstance(part, Group) for e in part.elements]
+    queries, groups = analysed_parts(tree)
+    elements = [e for group in groups for e in group.elements]
     triples = sum(isinstance(e, Triple) for e in elements)
     return {  # in the order of FEATURES
         "triples": triples,

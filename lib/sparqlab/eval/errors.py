@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.eval.analysis import analysed_query
+from sparqlab.eval.analysis import analysed_parts, analysed_query
 from sparqlab.eval.metrics import (
     check_answers,
     gold_failed,
@@ -35,7 +35,7 @@ from sparqlab.eval.metrics import (
     normalised_set_scores,
 )
 from sparqlab.eval.normalise import answer_set
-from sparqlab.sparql.tree import Filter, Group, Query, Term, Triple, aggregates, parts_of
+from sparqlab.sparql.tree import Filter, Term, Triple, aggregates
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -157,16 +157,17 @@ class QueryShape:
 @lru_cache(maxsize=4096)
 def query_shape(sparql: str) -> QueryShape | None:
     """The :class:`QueryShape` of a query, or ``None`` when it has no tree (:func:`analysed_query`). Triple
-    patterns count in every group (OPTIONAL, UNION, sub-SELECT, FILTER EXISTS ...); each FILTER and each HAVING
-    is one constraint, and its constants (IRIs and literals) are entities."""
+    patterns count in every group (OPTIONAL, UNION, sub-SELECT ...; not in SERVICE or EXISTS patterns:
+    :mod:`sparqlab.eval.analysis`); each FILTER and each HAVING is one constraint, and its constants (IRIs and
+    literals) are entities."""
     tree = analysed_query(sparql)
     if tree is None:
         return None
-    parts = list(parts_of(tree))
-    elements = [e for part in parts if isinstance(part, Group) for e in part.elements]
+    queries, groups = analysed_parts(tree)
+    elements = [e for group in groups for e in group.elements]
     triples = [e for e in elements if isinstance(e, Triple)]
     filters = [e.expression for e in elements if isinstance(e, Filter)]
-    filters += [q.having for q in parts if isinstance(q, Query) and q.having is not None]
+    filters += [q.having for q in queries if q.having is not None]
     predicate_vars = {t.predicate[0] for t in triples if len(t.predicate) == 1 and t.predicate[0].is_variable}
     relations: set[str] = set()
     entities: set[str] = set()
@@ -183,7 +184,7 @@ def query_shape(sparql: str) -> QueryShape | None:
             (relations if names_a_relation else entities).add(triple.object.value)
     entities.update(t.value for tokens in filters for t in tokens if isinstance(t, Term) and _is_constant(t))
     form = {"ASK": "ask", "CONSTRUCT": "graph", "DESCRIBE": "graph"}.get(tree.form, "select")
-    if any(aggregates(q) for q in parts if isinstance(q, Query)):
+    if any(aggregates(q) for q in queries):
         form = "count"
     return QueryShape(form, frozenset(entities), frozenset(relations), len(triples) + len(filters))
 

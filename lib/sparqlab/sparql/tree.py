@@ -649,10 +649,11 @@ def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> Query:
     return _Parser(_lex(text), prefixes).parse_query()
 
 
-def parts_of(query: Query) -> Iterator[Query | Group]:
+def parts_of(query: Query, *, services: bool = True, exists: bool = True) -> Iterator[Query | Group]:
     """The query, every group in it and every query in it, outermost first: the WHERE clause and, inside it, every
     nested, OPTIONAL, MINUS, UNION, GRAPH and SERVICE group, FILTER EXISTS pattern, sub-SELECT and named
-    subquery (iterative: the parse bounds the nesting, not the stack)."""
+    subquery (iterative: the parse bounds the nesting, not the stack). ``services=False`` leaves SERVICE groups
+    out, ``exists=False`` the EXISTS patterns."""
     stack: list[Query | Group] = [query]
     while stack:
         item = stack.pop()
@@ -663,19 +664,19 @@ def parts_of(query: Query) -> Iterator[Query | Group]:
         for element in reversed(item.elements):
             if isinstance(element, Group):
                 stack.append(element)
-            elif isinstance(element, Optional | Minus | GraphOf | Service):
+            elif isinstance(element, Optional | Minus | GraphOf) or (services and isinstance(element, Service)):
                 stack.append(element.group)
             elif isinstance(element, UnionOf):
                 stack += reversed(element.groups)
-            elif isinstance(element, Filter):
+            elif isinstance(element, Filter) and exists:
                 stack += reversed(element.exists)
             elif isinstance(element, SubSelect):
                 stack.append(element.query)
 
 
-def elements_of(query: Query) -> Iterator[Element]:
-    """Every element of every group of the query (:func:`parts_of`)."""
-    for part in parts_of(query):
+def elements_of(query: Query, *, services: bool = True, exists: bool = True) -> Iterator[Element]:
+    """Every element of every group of the query (:func:`parts_of`, with the same choices)."""
+    for part in parts_of(query, services=services, exists=exists):
         if isinstance(part, Group):
             yield from part.elements
 
