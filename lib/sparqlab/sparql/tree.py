@@ -674,13 +674,6 @@ def parts_of(query: Query, *, services: bool = True, exists: bool = True) -> Ite
                 stack.append(element.query)
 
 
-def elements_of(query: Query, *, services: bool = True, exists: bool = True) -> Iterator[Element]:
-    """Every element of every group of the query (:func:`parts_of`, with the same choices)."""
-    for part in parts_of(query, services=services, exists=exists):
-        if isinstance(part, Group):
-            yield from part.elements
-
-
 AGGREGATES = frozenset({"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"})
 """The aggregate function keywords of SPARQL 1.1 (section 18.5)."""
 
@@ -710,7 +703,8 @@ def uses_service(sparql: str, prefixes: Mapping[str, str] | None = None) -> bool
         tree = parse_query(text, prefixes)
     except SparqlParseError:
         return scan(sparql).mentions_service
-    return any(isinstance(element, Service) for element in elements_of(tree))
+    return any(isinstance(element, Service) for part in parts_of(tree) if isinstance(part, Group)
+               for element in part.elements)
 
 
 # ---------------------------------------------------------------------------------------------- printer
