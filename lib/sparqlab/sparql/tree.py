@@ -224,8 +224,8 @@ _QUERY_END = {"GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "VALUES"}
 
 
 class _Parser:
-    def __init__(self, lexemes: list[_Lexeme], prefixes: Mapping[str, str] | None):
-        self.lexemes = lexemes
+    def __init__(self, text: str, prefixes: Mapping[str, str] | None):
+        self.lexemes = _lex(text)
         self.index = 0
         self.prefixes = dict(prefixes or {})
         self.base = ""
@@ -646,7 +646,7 @@ def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> Query:
     depth = scan(text).max_depth
     if depth > MAX_NESTING:
         raise SparqlParseError(f"brackets nested {depth} deep, more than the limit of {MAX_NESTING}")
-    return _Parser(_lex(text), prefixes).parse_query()
+    return _Parser(text, prefixes).parse_query()
 
 
 def parts_of(query: Query, *, services: bool = True, exists: bool = True) -> Iterator[Query | Group]:
