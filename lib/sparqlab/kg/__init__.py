@@ -28,7 +28,7 @@ from sparqlab.kg.errors import (
     UnsupportedFunction,
     UpdateRefused,
 )
-from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile
+from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile, known_prefixes
 from sparqlab.kg.results import QueryResult, Term
 from sparqlab.kg.search import SearchHit
 from sparqlab.kg.service import RetryPolicy
@@ -43,6 +43,7 @@ __all__ = [
 
 load_plugins(KG_GROUP)  # the KG modules (sparqlab's Freebase, DBpedia, movie, CK25; plug-ins'): their profiles
 # and prefixes are known to every layer above, as answers are normalised with every profile's namespaces
+known_prefixes()  # the prefixes queries are read with: fixed now, once every KG module has registered its profile
 
 SEARCH_BACKENDS = {"local": "local", "api": "wikidata_api"}
 """``open_kg(search=...)`` values and the profile search backends they select."""

@@ -549,9 +549,9 @@ WDQS_PREFIXES = {
 @cache
 def known_prefixes() -> Mapping[str, str]:
     """Prefixes a query may use without declaring them when it is read for its structure (structural EM, error
-    categories, complexity, DeSQ fragments): every profile's predefined ones and the WDQS ones. Read once, on
-    first use, from the profiles registered by then (the bundled KG modules and the plug-ins, which
-    :mod:`sparqlab.kg` loads on import), so a query reads the same all run long."""
+    categories, complexity, DeSQ fragments): every profile's predefined ones and the WDQS ones. Read once, when
+    :mod:`sparqlab.kg` has loaded the bundled KG modules and the plug-ins (a file KG registered later adds
+    nothing), so a query reads the same in every process."""
     return MappingProxyType({**WDQS_PREFIXES, **{p: ns for profile in PROFILES.loaded().values()
                                                   for p, ns in profile.prefixes.items()}})
 
