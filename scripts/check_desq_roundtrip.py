@@ -16,9 +16,9 @@ from collections import Counter, defaultdict
 
 from sparqlab.data.freebase import load_webqsp
 from sparqlab.data.registry import DATASETS
-from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.eval.structural import structural_em
 from sparqlab.methods.desq.fragments import AssemblyError, assemble, decompose, scheme_for
+from sparqlab.sparql.tree import SparqlParseError
 
 EXAMPLES = 3
 """Question ids printed per dataset and failure class."""

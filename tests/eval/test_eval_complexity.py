@@ -31,3 +31,13 @@ def test_no_or_broken_query_gives_none_features(sparql):
                                            (40, "5+")])
 def test_triple_buckets(count, bucket):
     assert triples_bucket(count) == bucket
+
+
+def test_service_and_exists_patterns_add_no_triples_and_a_filter_inside_optional_counts():
+    """What the query asks of the KG: the label service's pattern and a NOT EXISTS test are no triple patterns of
+    it (the NOT EXISTS is its FILTER); the FILTER of an OPTIONAL group is a filter."""
+    sparql = """SELECT ?x WHERE { ?x wdt:P31 wd:Q5 OPTIONAL { ?x wdt:P569 ?d FILTER(?d > 3) }
+                FILTER NOT EXISTS { ?x wdt:P570 ?e } SERVICE wikibase:label { bd:serviceParam wikibase:language "en" } }"""
+    assert query_complexity(sparql) == {"triples": 2, "triples_bucket": "2", "filter": True, "aggregate": False,
+                                        "order_by": False, "optional": True, "union": False}
+    assert query_complexity("SELECT ?x WHERE { ?x :a ?y OPTIONAL { ?x :b ?z FILTER(?z > 1) } }")["filter"] is True

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from sparqlab.kg import SparqlSyntaxError, UpdateRefused, check_read_only, open_kg
-from sparqlab.kg.guard import scan
 from sparqlab.kg.profiles import generic_profile
+from sparqlab.sparql.screen import scan
 
 UPDATES = [
     "INSERT DATA { <http://example.org/x> <http://example.org/p> 1 }",
@@ -140,7 +140,7 @@ def test_screen_passes_names_strings_and_prefixes_that_look_odd():
 
 def test_a_query_too_long_is_refused_before_any_scan():
     from sparqlab.kg import EndpointError
-    from sparqlab.kg.guard import MAX_QUERY_CHARS
+    from sparqlab.sparql.screen import MAX_QUERY_CHARS
 
     with pytest.raises(EndpointError, match="more than the limit"):
         check_read_only("SELECT * { ?s ?p ?o } #" + "x" * MAX_QUERY_CHARS)

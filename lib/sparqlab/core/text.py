@@ -1,7 +1,10 @@
 """Text from outside the workbench (model output, input files) may hold lone UTF-16 surrogates (``"\\ud800"`` in
 JSON), which Python strings allow but UTF-8 cannot encode: one such character used to abort a run at its first
 write. Model text is scrubbed where it enters (:class:`sparqlab.llm.base.ChatResponse`); input files are refused
-with the place of the character (:func:`lone_surrogate`)."""
+with the place of the character (:func:`lone_surrogate`).
+
+Also the plain-text pieces that readers of model replies share (SPARQL extraction, lenient JSON, agent actions):
+Markdown code fences (:func:`code_blocks`) and the bracket that closes an opened one (:func:`closing_bracket`)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes: U+FFFD, the Unicode replacement character."""
@@ -34,3 +38,50 @@ def lone_surrogate(value: Any, path: str = "") -> str | None:
         elif isinstance(item, list | tuple):
             stack.extend((f"{where}[{index}]", inner) for index, inner in enumerate(item))
     return None
+
+
+def closing_bracket(text: str, start: int, opening: str, closing: str, *, comments: bool = False,
+                    fences: bool = False) -> int | None:
+    """Index of the ``closing`` bracket that closes the one opened just before ``start``, or ``None`` when it
+    never closes. Brackets nest; those inside quoted strings (either quote, backslash escapes; an apostrophe
+    inside a word such as ``Ridley's`` opens nothing) do not count, nor, on request, those in ``#`` comments
+    (SPARQL) or Markdown code fences."""
+    depth, index, quote = 1, start, None
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = None
+        elif fences and text.startswith("```", index):
+            end = text.find("```", index + 3)
+            if end == -1:
+                return None
+            index = end + 3
+            continue
+        elif comments and char == "#" and (index == 0 or text[index - 1] in " \t\n"):
+            newline = text.find("\n", index)
+            index = len(text) if newline == -1 else newline
+            continue
+        elif char in "\"'" and not _inside_word(text, index):
+            quote = char
+        elif char == opening:
+            depth += 1
+        elif char == closing:
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return None
+
+
+def _inside_word(text: str, index: int) -> bool:
+    """An apostrophe between two letters or digits (``Ridley's``), which opens no string."""
+    return (text[index] == "'" and 0 < index < len(text) - 1 and text[index - 1].isalnum()
+            and text[index + 1].isalnum())
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    """``(language tag, body)`` of every closed Markdown code fence, in order."""
+    return [(tag.lower(), body.strip()) for tag, body in _FENCE.findall(text)]

@@ -24,8 +24,8 @@ DATASET_IRI = EDITIONS["ck25"].iri
 DIFFERING_REFERENCE = {
     "ck25:25-en": "the official set is empty; the reference query returns rows here",
     "ck25:41-en": "the official set is empty; the reference query returns rows here",
-    "ck25:37-en": "uses an xsd:int(...) cast, which oxigraph does not support (sparqlab.kg.rewrite)",
-    "ck25:42-en": "uses an xsd:int(...) cast, which oxigraph does not support (sparqlab.kg.rewrite)",
+    "ck25:37-en": "uses an xsd:int(...) cast, which oxigraph does not support (sparqlab.sparql.rewrite)",
+    "ck25:42-en": "uses an xsd:int(...) cast, which oxigraph does not support (sparqlab.sparql.rewrite)",
     "ck25:50-en": "ORDER BY ... LIMIT 1 over tied counts: which tied row is kept is engine-dependent",
 }
 """The 5 questions whose reference query, executed with pyoxigraph, does not reproduce the official true result

@@ -32,7 +32,7 @@ from sparqlab.core.paths import data_dir
 from sparqlab.data.files import require_file, write_questions
 from sparqlab.data.movieqa import PREFIXES, ROLE_RELATION, run_label_queries, select_labels
 from sparqlab.data.question import Question
-from sparqlab.kg.results import quote_literal
+from sparqlab.sparql.tree import quote_literal
 
 if TYPE_CHECKING:
     from sparqlab.kg.base import KnowledgeGraph

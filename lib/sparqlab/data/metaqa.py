@@ -20,7 +20,7 @@ from sparqlab.data.files import require_file
 from sparqlab.data.movieqa import ROLE_CLASS, hop_relations, select_labels
 from sparqlab.data.question import Question
 from sparqlab.kg.movies import class_iri
-from sparqlab.kg.results import quote_literal
+from sparqlab.sparql.tree import quote_literal
 
 _TOPIC = re.compile(r"\[([^\]]+)\]")
 

@@ -1,17 +1,18 @@
 """How complex a SPARQL query is, in a few bucketed features, so results can be broken down by query complexity.
 
-Features are read from rdflib's SPARQL algebra of the query (not from its text, so a ``FILTER`` in a string
-literal or comment does not count): the number of triple patterns (basic graph patterns and property paths, in
-every group, optional and subquery), and whether the query filters, aggregates (``GROUP BY`` / ``COUNT`` ...),
-orders (``ORDER BY``), has an ``OPTIONAL`` or a ``UNION``. Prefixes need not be declared: an undeclared prefix is
-given a placeholder namespace, which changes no feature.
+Features are read from the query's parse tree (:func:`sparqlab.eval.analysis.analysed_query`; not from its text,
+so a ``FILTER`` in a string literal or comment does not count): the number of triple patterns (in every group,
+optional, union and subquery; not in SERVICE or EXISTS patterns: :mod:`sparqlab.eval.analysis`), and whether the
+query filters (``FILTER`` or ``HAVING``), aggregates (``GROUP BY`` / ``COUNT`` ...), orders (``ORDER BY``), has an
+``OPTIONAL`` or a ``UNION`` — anywhere, subqueries included. Prefixes need not be declared.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sparqlab.eval.algebra import parse_algebra
+from sparqlab.eval.analysis import analysed_parts, analysed_query
+from sparqlab.sparql.tree import Filter, Optional, Triple, UnionOf, aggregates
 
 TRIPLE_BUCKETS = ((1, "1"), (2, "2"), (4, "3-4"), (None, "5+"))
 """Upper bounds (inclusive) and names of the ``triples_bucket`` feature; 0 triples is ``"0"``."""
@@ -29,35 +30,18 @@ def triples_bucket(count: int) -> str:
 
 def query_complexity(sparql: str | None) -> dict[str, Any]:
     """The features of :data:`FEATURES` for one query; all ``None`` for no query or one that does not parse."""
-    algebra = parse_algebra(sparql) if sparql else None  # parses each distinct query once (cached there)
-    if algebra is None:
+    tree = analysed_query(sparql) if sparql else None  # parses each distinct query once (cached there)
+    if tree is None:
         return dict.fromkeys(FEATURES)
-    found = {"triples": 0, "filter": False, "aggregate": False, "order_by": False, "optional": False,
-             "union": False}
-    _walk(algebra, found, set())
-    found["triples_bucket"] = triples_bucket(found["triples"])
-    return {key: found[key] for key in FEATURES}
-
-
-def _walk(node: Any, found: dict[str, Any], seen: set[int]) -> None:
-    """Visit every algebra node once, counting triples and noting the operators of interest."""
-    if id(node) in seen:
-        return
-    seen.add(id(node))
-    name = getattr(node, "name", None)
-    if name == "BGP":
-        found["triples"] += len(node.get("triples") or [])
-    elif name == "Filter" and getattr(node.get("expr"), "name", "") != "TrueFilter":
-        found["filter"] = True
-    elif name in ("AggregateJoin", "Group"):
-        found["aggregate"] = True
-    elif name == "OrderBy":
-        found["order_by"] = True
-    elif name == "LeftJoin":
-        found["optional"] = True
-    elif name == "Union":
-        found["union"] = True
-    children = node.values() if isinstance(node, dict) else node if isinstance(node, list | tuple) else ()
-    for child in children:
-        if isinstance(child, dict | list | tuple):
-            _walk(child, found, seen)
+    queries, groups = analysed_parts(tree)
+    elements = [e for group in groups for e in group.elements]
+    triples = sum(isinstance(e, Triple) for e in elements)
+    return {  # in the order of FEATURES
+        "triples": triples,
+        "triples_bucket": triples_bucket(triples),
+        "filter": any(isinstance(e, Filter) for e in elements) or any(q.having is not None for q in queries),
+        "aggregate": any(aggregates(q) for q in queries),
+        "order_by": any(q.order_by is not None for q in queries),
+        "optional": any(isinstance(e, Optional) for e in elements),
+        "union": any(isinstance(e, UnionOf) for e in elements),
+    }

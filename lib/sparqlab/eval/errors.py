@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.eval.algebra import parse_algebra
+from sparqlab.eval.analysis import analysed_parts, analysed_query
 from sparqlab.eval.metrics import (
     check_answers,
     gold_failed,
@@ -35,6 +35,7 @@ from sparqlab.eval.metrics import (
     normalised_set_scores,
 )
 from sparqlab.eval.normalise import answer_set
+from sparqlab.sparql.tree import Filter, Term, Triple, aggregates
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -155,78 +156,43 @@ class QueryShape:
 
 @lru_cache(maxsize=4096)
 def query_shape(sparql: str) -> QueryShape | None:
-    """The :class:`QueryShape` of a query, or ``None`` when it has no algebra (:func:`parse_algebra`)."""
-    from rdflib import Literal, URIRef, Variable
-    from rdflib.paths import Path as PropertyPath
-    from rdflib.plugins.sparql.parserutils import CompValue
-
-    algebra = parse_algebra(sparql)
-    if algebra is None:
+    """The :class:`QueryShape` of a query, or ``None`` when it has no tree (:func:`analysed_query`). Triple
+    patterns count in every group (OPTIONAL, UNION, sub-SELECT ...; not in SERVICE or EXISTS patterns:
+    :mod:`sparqlab.eval.analysis`); each FILTER and each HAVING is one constraint, and its constants (IRIs and
+    literals) are entities."""
+    tree = analysed_query(sparql)
+    if tree is None:
         return None
-    triples: list[tuple[Any, Any, Any]] = []
-    filters: list[Any] = []
-    aggregate = False
-
-    def walk(node: Any) -> None:
-        nonlocal aggregate
-        if isinstance(node, CompValue):
-            if node.name == "BGP":
-                triples.extend(node.get("triples") or [])
-            elif node.name == "Filter":
-                filters.append(node.get("expr"))
-            elif node.name == "AggregateJoin":
-                aggregate = True
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list | tuple):
-            for value in node:
-                walk(value)
-
-    walk(algebra)
-    predicate_vars = {p for _, p, _ in triples if isinstance(p, Variable)}
+    queries, groups = analysed_parts(tree)
+    elements = [e for group in groups for e in group.elements]
+    triples = [e for e in elements if isinstance(e, Triple)]
+    filters = [e.expression for e in elements if isinstance(e, Filter)]
+    filters += [q.having for q in queries if q.having is not None]
+    predicate_vars = {t.predicate[0] for t in triples if len(t.predicate) == 1 and t.predicate[0].is_variable}
     relations: set[str] = set()
     entities: set[str] = set()
-    for s, p, o in triples:
-        if isinstance(p, PropertyPath):
-            relations.update(str(t) for t in _path_iris(p))
-        elif isinstance(p, URIRef) and str(p) not in LABEL_PREDICATES:
-            relations.add(str(p))
-        is_name_of_relation = isinstance(p, URIRef) and str(p) in LABEL_PREDICATES and s in predicate_vars
-        for term in (s, o):
-            if isinstance(term, URIRef | Literal):
-                (relations if is_name_of_relation and term is o else entities).add(str(term))
-    for expr in filters:
-        entities.update(str(t) for t in _constants(expr))
-    form = {"AskQuery": "ask", "ConstructQuery": "graph", "DescribeQuery": "graph"}.get(algebra.name, "select")
-    if aggregate:
+    for triple in triples:
+        single = triple.predicate[0] if len(triple.predicate) == 1 else None
+        if single is None:  # a property path: every IRI in it is a relation
+            relations.update(t.value for t in triple.predicate if isinstance(t, Term) and _is_constant(t))
+        elif _is_constant(single) and single.value not in LABEL_PREDICATES:
+            relations.add(single.value)
+        names_a_relation = single is not None and single.value in LABEL_PREDICATES and triple.subject in predicate_vars
+        if _is_constant(triple.subject):
+            entities.add(triple.subject.value)
+        if _is_constant(triple.object):
+            (relations if names_a_relation else entities).add(triple.object.value)
+    entities.update(t.value for tokens in filters for t in tokens if isinstance(t, Term) and _is_constant(t))
+    form = {"ASK": "ask", "CONSTRUCT": "graph", "DESCRIBE": "graph"}.get(tree.form, "select")
+    if any(aggregates(q) for q in queries):
         form = "count"
     return QueryShape(form, frozenset(entities), frozenset(relations), len(triples) + len(filters))
 
 
-def _path_iris(path: Any) -> list[Any]:
-    from rdflib import URIRef
-
-    found = []
-    for part in getattr(path, "args", None) or [getattr(path, "path", None)]:
-        if isinstance(part, URIRef):
-            found.append(part)
-        elif part is not None:
-            found.extend(_path_iris(part))
-    return found
-
-
-def _constants(expr: Any) -> list[Any]:
-    """IRIs and literals inside a filter expression."""
-    from rdflib import Literal, URIRef
-    from rdflib.plugins.sparql.parserutils import CompValue
-
-    if isinstance(expr, URIRef | Literal):
-        return [expr]
-    if isinstance(expr, CompValue):
-        return [c for value in expr.values() for c in _constants(value)]
-    if isinstance(expr, list | tuple):
-        return [c for value in expr for c in _constants(value)]
-    return []
+def _is_constant(term: Term) -> bool:
+    """IRIs (also under an unknown prefix) and literals (strings, numbers, booleans); not variables or blank
+    nodes."""
+    return not term.is_variable
 
 
 def semantic_subtype(predicted_sparql: str, gold_sparql: str | None, predicted: set[str], gold: set[str]) -> str:

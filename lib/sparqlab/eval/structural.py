@@ -33,7 +33,8 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
-from sparqlab.eval.sparql_tree import (
+from sparqlab.kg.profiles import known_prefixes
+from sparqlab.sparql.tree import (
     Bind,
     Filter,
     GraphOf,
@@ -189,10 +190,10 @@ def _canonical_order(colours: list[int], edges: list[tuple[int, int]]) -> list[i
 def canonical_form(query: str | Query) -> str:
     """The canonical text of a query under structural EM (equal texts ⇔ structurally equal queries).
 
-    Raises :class:`~sparqlab.eval.sparql_tree.SparqlParseError` when ``query`` is text that does not parse, and
+    Raises :class:`~sparqlab.sparql.tree.SparqlParseError` when ``query`` is text that does not parse, and
     :class:`StructureLimitError` when a connected part of its graph has more than :data:`MAX_VERTICES` vertices.
     """
-    tree = parse_query(query) if isinstance(query, str) else query
+    tree = parse_query(query, known_prefixes()) if isinstance(query, str) else query
     colours, edges, variables = query_graph(tree)
     rank = {colour: number for number, colour in enumerate(sorted(set(colours)))}
     order = [vertex for vertex in _canonical_order([rank[c] for c in colours], edges) if vertex < len(variables)]
@@ -229,9 +230,9 @@ def structural_em(predicted: str | None, gold: str) -> int:
 
 def first_appearance_form(query: str | Query) -> str:
     """The text :func:`query_em` compares: variables (and blank nodes) named in order of first appearance, each
-    group's triple patterns and filters sorted. Raises :class:`~sparqlab.eval.sparql_tree.SparqlParseError` for
+    group's triple patterns and filters sorted. Raises :class:`~sparqlab.sparql.tree.SparqlParseError` for
     text that does not parse."""
-    tree = parse_query(query) if isinstance(query, str) else query
+    tree = parse_query(query, known_prefixes()) if isinstance(query, str) else query
     number: dict[Term, int] = {}
     for term in iter_terms(tree):
         if term.is_variable and term not in number:

@@ -15,7 +15,7 @@ from pathlib import Path
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.plugins import KG_GROUP, load_plugins
-from sparqlab.kg.base import KnowledgeGraph, QueryOptions
+from sparqlab.kg.base import KnowledgeGraph, QueryOptions, check_read_only
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG
 from sparqlab.kg.engines import ENGINES
@@ -28,8 +28,7 @@ from sparqlab.kg.errors import (
     UnsupportedFunction,
     UpdateRefused,
 )
-from sparqlab.kg.guard import check_read_only
-from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile
+from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile, known_prefixes
 from sparqlab.kg.results import QueryResult, Term
 from sparqlab.kg.search import SearchHit
 from sparqlab.kg.service import RetryPolicy
@@ -44,6 +43,7 @@ __all__ = [
 
 load_plugins(KG_GROUP)  # the KG modules (sparqlab's Freebase, DBpedia, movie, CK25; plug-ins'): their profiles
 # and prefixes are known to every layer above, as answers are normalised with every profile's namespaces
+known_prefixes()  # the prefixes queries are read with: fixed now, once every KG module has registered its profile
 
 SEARCH_BACKENDS = {"local": "local", "api": "wikidata_api"}
 """``open_kg(search=...)`` values and the profile search backends they select."""

@@ -16,13 +16,24 @@ from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
 from sparqlab.kg.engines import Engine
 from sparqlab.kg.errors import EndpointError, KGError, QueryTimeout, error_from_kind
-from sparqlab.kg.guard import check_read_only, portable_query
 from sparqlab.kg.results import QueryResult
 from sparqlab.kg.service import RetryPolicy, ServiceClient
+from sparqlab.sparql.screen import QUERY_FORMS, QueryForm, Refused, portable_query, screen
 
 if TYPE_CHECKING:
     from sparqlab.kg.profiles import KGProfile
     from sparqlab.kg.search import SearchHit
+
+def check_read_only(sparql: str, prefixes: dict[str, str] | None = None) -> QueryForm:
+    """Stage 1 of the read-only screen (:func:`sparqlab.sparql.screen.screen`) as the KG layer's yes/no: raises
+    :class:`~sparqlab.kg.errors.UpdateRefused`, :class:`~sparqlab.kg.errors.SparqlSyntaxError` or (too long)
+    :class:`~sparqlab.kg.errors.EndpointError`, returns the query's form (``select``, ``ask`` or ``graph``). The
+    full grammar check is the parser's, in the worker or at the endpoint."""
+    try:
+        return QUERY_FORMS[screen(sparql, prefixes).keyword]  # type: ignore[index, return-value]
+    except Refused as refusal:
+        raise error_from_kind(refusal.kind, str(refusal)) from None
+
 
 BULK_TIMEOUT_S = 900.0
 BULK_MAX_ROWS = 50_000_000

@@ -17,7 +17,7 @@ An RDF file given as a KG is loaded the same way, in a process under the same he
 with RDF/XML entity declarations refused (:func:`refuse_xml_entities`); the prefix map reaches the query workers
 on their input, not their command line (a file may declare thousands).
 
-The worker is also where the untrusted text is parsed (see :mod:`sparqlab.kg.guard`): a parse that crashes
+The worker is also where the untrusted text is parsed (see :mod:`sparqlab.sparql.screen`): a parse that crashes
 (stack overflow), takes long or takes memory does so under the query's timeout and memory cap, and kills only
 the worker. ``SERVICE`` is refused there, decided from the parsed algebra: pyoxigraph would make live HTTP calls,
 which an offline, cached and reproducible run must not do.
@@ -52,10 +52,11 @@ from sparqlab.kg.errors import (
     classify_engine_message,
     error_from_kind,
 )
-from sparqlab.kg.guard import syntax_message, uses_service
 from sparqlab.kg.profiles import RDF, XSD, KGProfile, generic_profile
 from sparqlab.kg.results import QueryResult, Term
-from sparqlab.kg.rewrite import REWRITE_HINT
+from sparqlab.sparql.rewrite import REWRITE_HINT
+from sparqlab.sparql.screen import syntax_message
+from sparqlab.sparql.tree import uses_service
 
 _WORKER_CODE = "import sys; from sparqlab.kg.embedded import serve_worker; serve_worker(*sys.argv[1:])"
 _STARTUP_TIMEOUT_S = 120.0
@@ -135,8 +136,6 @@ def serve_worker(store_path: str, memory_limit_bytes: str = "0") -> None:
     os.dup2(2, 1)
     store = pyoxigraph.Store.read_only(store_path)
     prefixes = json.loads(sys.stdin.buffer.readline())
-    # rdflib's parser takes ~0.5 s to import: load it beside the first queries, not inside one's timeout
-    threading.Thread(target=uses_service, args=("ASK { SERVICE <urn:warm-up> {} }",), daemon=True).start()
     replies.write(b'{"ready": true}\n')
     replies.flush()
     for line in sys.stdin.buffer:

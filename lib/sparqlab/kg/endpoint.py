@@ -42,12 +42,12 @@ from sparqlab.kg.errors import (
     UnsupportedFunction,
     classify_engine_message,
 )
-from sparqlab.kg.guard import scan
 from sparqlab.kg.profiles import KGProfile
 from sparqlab.kg.results import QueryResult
-from sparqlab.kg.rewrite import REWRITE_HINT
 from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
 from sparqlab.kg.vocab import USER_AGENT
+from sparqlab.sparql.rewrite import REWRITE_HINT
+from sparqlab.sparql.screen import scan
 
 _MAX_GET_URL = 2000
 _SYNTAX_HINTS = ("parse", "syntax", "malformed", "lexical", "expected", "error at", "unexpected")

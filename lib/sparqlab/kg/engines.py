@@ -4,7 +4,7 @@ Results can depend on the engine even for one query over one KG (docs/engines.md
 ORDER BY, which tied rows a LIMIT keeps, how numbers are typed (Virtuoso's ``7/2`` is ``3``), what is an error.
 So a run records its engine (``environment.json``, the run id, ``runs list``), and an engine's missing function
 is the same typed error whichever backend reaches it (:class:`~sparqlab.kg.errors.UnsupportedFunction`, which
-the cast rewrite :func:`sparqlab.kg.rewrite.rewrite_casts` answers). An endpoint names its engine in the HTTP ``Server`` header (``Virtuoso/07.20.3229 (Linux) …``,
+the cast rewrite :func:`sparqlab.sparql.rewrite.rewrite_casts` answers). An endpoint names its engine in the HTTP ``Server`` header (``Virtuoso/07.20.3229 (Linux) …``,
 ``Oxigraph/0.5.13``); :func:`engine_from_server` reads it.
 """
 

@@ -37,7 +37,7 @@ class UpdateRefused(KGError):
 
 class UnsupportedFunction(KGError):
     """The engine does not implement a function or cast the query calls (oxigraph: ``xsd:int(...)`` and the other
-    derived-integer casts); :func:`sparqlab.kg.rewrite.rewrite_casts` is the documented workaround."""
+    derived-integer casts); :func:`sparqlab.sparql.rewrite.rewrite_casts` is the documented workaround."""
 
     kind = "unsupported_function"
 

@@ -25,8 +25,8 @@ from urllib.parse import quote
 from sparqlab.core.paths import cache_dir, data_dir
 from sparqlab.kg.bundled import builder_hash, ensure_built, install_store
 from sparqlab.kg.profiles import register_store_builder
-from sparqlab.kg.results import quote_literal
 from sparqlab.kg.vocab import MOVIES_NS, RDF, RDFS
+from sparqlab.sparql.tree import quote_literal
 
 FILM = "Film"
 RELATION_RANGES = {

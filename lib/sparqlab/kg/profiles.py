@@ -13,9 +13,11 @@ its data (:mod:`sparqlab.kg.derive`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
+from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 from urllib.parse import quote, unquote
 
@@ -28,7 +30,7 @@ from sparqlab.kg.vocab import CK25_INSTANCES, CK25_VOCAB, MOVIES_NS, OWL, RDF, R
 __all__ = ["CK25", "DECLARED_SCHEMAS", "MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
            "STANDARD_PREFIXES", "STORE_BUILDERS", "WIKIDATA", "XSD", "CatalogueEntry", "ConstraintScheme",
            "DeclaredSchema", "IdForm", "KGProfile", "PromptConventions", "StatementScheme", "generic_profile",
-           "get_profile", "register_declared_schema", "register_profile", "register_store_builder"]
+           "get_profile", "known_prefixes", "register_declared_schema", "register_profile", "register_store_builder"]
 
 STORE_BUILDERS: Registry[Callable[..., Path]] = Registry("store builder", group=KG_GROUP)
 """Profile name → ``builder(force=False)`` returning the directory of a pyoxigraph store with a ``build.json``
@@ -534,6 +536,24 @@ def generic_profile(name: str) -> KGProfile:
         property_id_pattern=r"^\S+$",
         constraints=ConstraintScheme("rdfs", domain_predicate=RDFS + "domain", range_predicate=RDFS + "range"),
     )
+
+
+WDQS_PREFIXES = {
+    "psn": WD + "prop/statement/value-normalized/", "pqn": WD + "prop/qualifier/value-normalized/",
+    "pr": WD + "prop/reference/", "prv": WD + "prop/reference/value/", "wdno": WD + "prop/novalue/",
+    "wdref": WD + "reference/", "hint": "http://www.bigdata.com/queryHints#",
+}
+"""Prefixes the Wikidata Query Service predefines beyond the wikidata profile's (benchmark queries rely on them)."""
+
+
+@cache
+def known_prefixes() -> Mapping[str, str]:
+    """Prefixes a query may use without declaring them when it is read for its structure (structural EM, error
+    categories, complexity, DeSQ fragments): every profile's predefined ones and the WDQS ones. Read once, when
+    :mod:`sparqlab.kg` has loaded the bundled KG modules and the plug-ins (a file KG registered later adds
+    nothing), so a query reads the same in every process."""
+    return MappingProxyType({**WDQS_PREFIXES, **{p: ns for profile in PROFILES.loaded().values()
+                                                  for p, ns in profile.prefixes.items()}})
 
 
 def get_profile(name: str) -> KGProfile:

@@ -14,12 +14,6 @@ from sparqlab.kg.errors import EndpointError
 from sparqlab.kg.vocab import XSD as XSD  # re-exported: the eval layer reads datatypes against it
 
 
-def quote_literal(text: str) -> str:
-    """``text`` as a double-quoted string literal, escaped alike for SPARQL and N-Triples."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-    return f'"{escaped}"'
-
-
 @dataclass(frozen=True)
 class Term:
     """One RDF term as in SPARQL JSON results: ``type`` is ``uri``, ``literal`` or ``bnode``."""

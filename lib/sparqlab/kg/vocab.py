@@ -1,14 +1,14 @@
 """Constants shared by the KG modules: standard RDF vocabularies, the bundled movie KG's namespace, the HTTP user
-agent. A leaf module (it imports nothing from ``sparqlab.kg``), so profiles, results, the movie builder, search
+agent (``rdf:`` and ``xsd:``, which the SPARQL language fixes, come from :mod:`sparqlab.sparql.tree`). A leaf module
+(it imports nothing from ``sparqlab.kg``), so profiles, results, the movie builder, search
 and endpoints can all use these without importing each other."""
 
 from __future__ import annotations
 
 from sparqlab import __version__
+from sparqlab.sparql.tree import RDF, XSD
 
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 OWL = "http://www.w3.org/2002/07/owl#"
 SCHEMA = "http://schema.org/"
 

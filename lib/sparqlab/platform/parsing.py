@@ -6,9 +6,10 @@ reasoning parser, a bare ``</think>`` when the chat template opened the block, g
 models use Markdown fences with or without a language tag, several code blocks, prose before and after; JSON
 comes with trailing commas, single quotes or comments. Every reader here first drops the reasoning
 (:func:`sparqlab.llm.replies.visible_text`) and then finds the carried content, or returns ``None`` so that the caller
-records a typed failure (:func:`sparqlab.llm.replies.reply_error`) instead of guessing. The reply shapes and what each
-reader makes of them are in
-``tests/data/replies/corpus.json`` and ``docs/replies.md``.
+records a typed failure (:func:`sparqlab.llm.replies.reply_error`) instead of guessing. Where a query sits in the
+visible text is SPARQL knowledge, so it lives with the rest of SPARQL text (:mod:`sparqlab.sparql.extract`); the
+fences and bracket matching both readers share are plain text (:mod:`sparqlab.core.text`). The reply shapes and
+what each reader makes of them are in ``tests/data/replies/corpus.json`` and ``docs/replies.md``.
 """
 
 from __future__ import annotations
@@ -19,102 +20,15 @@ from collections.abc import Iterator
 
 import json5
 
+from sparqlab.core.text import closing_bracket, code_blocks
 from sparqlab.llm.replies import visible_text
+from sparqlab.sparql.extract import find_query
 
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
-_QUERY_START = re.compile(r"^[ \t>*-]*(?:[A-Za-z][\w ]{0,24}:[ \t]*)?((?:PREFIX|BASE|SELECT|ASK|CONSTRUCT|DESCRIBE)\b)",
-                          re.IGNORECASE | re.MULTILINE)
-_PAREN = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
-_ORDER_KEY = rf"(?:(?:ASC|DESC)\s*{_PAREN}|\?\w+|{_PAREN})"
-_MODIFIER = re.compile(rf"\s*(?:(?:ORDER|GROUP)\s+BY(?:\s*{_ORDER_KEY})+|HAVING(?:\s*{_PAREN})+|LIMIT\s+\d+|OFFSET\s+\d+"
-                       rf"|VALUES\s*(?:\?\w+|{_PAREN})\s*\{{[^{{}}]*\}})", re.IGNORECASE)
-
-def code_blocks(text: str) -> list[tuple[str, str]]:
-    """``(language tag, body)`` of every closed Markdown code fence, in order."""
-    return [(tag.lower(), body.strip()) for tag, body in _FENCE.findall(text)]
-
-
-# -- SPARQL ----------------------------------------------------------------------------------------------------
 
 def extract_sparql(text: str | None) -> str | None:
-    """The SPARQL query in a model reply, or ``None`` if there is none.
-
-    The last fenced block holding a query wins (models show a draft, then the answer); without fences, the text
-    from the first line that starts a query. The query ends where its braces balance, followed only by solution
-    modifiers (``LIMIT``, ``ORDER BY`` …); prose, a trailing period or an explanation line after it are cut. A
-    query whose braces never balance (a reply cut by ``max_tokens``) is no query.
-    """
-    text = visible_text(text)
-    for _, body in reversed(code_blocks(text)):
-        query = _query_in(body)
-        if query is not None:
-            return query
-    return _query_in(text)
-
-
-def _query_in(text: str) -> str | None:
-    for match in _QUERY_START.finditer(text):
-        query = _balanced_query(text[match.start(1):])
-        if query is not None:
-            return query
-    return None
-
-
-def _balanced_query(text: str) -> str | None:
-    """The query at the start of ``text`` up to its balanced closing brace and modifiers; ``None`` when it has no
-    group graph pattern or the braces never balance."""
-    opening = text.find("{")
-    if opening == -1 or "}" in text[:opening]:
-        return None
-    end = closing_bracket(text, opening + 1, "{", "}", comments=True)
-    if end is None:
-        return None
-    end += 1
-    while modifier := _MODIFIER.match(text, end):  # solution modifiers after the closing brace
-        end = modifier.end()
-    return text[:end].strip()
-
-
-def closing_bracket(text: str, start: int, opening: str, closing: str, *, comments: bool = False,
-                    fences: bool = False) -> int | None:
-    """Index of the ``closing`` bracket that closes the one opened just before ``start``, or ``None`` when it
-    never closes. Brackets nest; those inside quoted strings (either quote, backslash escapes; an apostrophe
-    inside a word such as ``Ridley's`` opens nothing) do not count, nor, on request, those in ``#`` comments
-    (SPARQL) or Markdown code fences."""
-    depth, index, quote = 1, start, None
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = None
-        elif fences and text.startswith("```", index):
-            end = text.find("```", index + 3)
-            if end == -1:
-                return None
-            index = end + 3
-            continue
-        elif comments and char == "#" and (index == 0 or text[index - 1] in " \t\n"):
-            newline = text.find("\n", index)
-            index = len(text) if newline == -1 else newline
-            continue
-        elif char in "\"'" and not _inside_word(text, index):
-            quote = char
-        elif char == opening:
-            depth += 1
-        elif char == closing:
-            depth -= 1
-            if depth == 0:
-                return index
-        index += 1
-    return None
-
-
-def _inside_word(text: str, index: int) -> bool:
-    """An apostrophe between two letters or digits (``Ridley's``), which opens no string."""
-    return (text[index] == "'" and 0 < index < len(text) - 1 and text[index - 1].isalnum()
-            and text[index + 1].isalnum())
+    """The SPARQL query in a model reply (:func:`sparqlab.sparql.extract.find_query` in its visible text), or
+    ``None`` if there is none."""
+    return find_query(visible_text(text))
 
 
 # -- JSON ------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ against the gold judgements:
   the endpoint it is given (so its per-question numbers equal ours, checked in tests/end_to_end/ck25).
 
 A question with no answer in the file scores as an empty result, as in the client. ``rewrite`` applies the
-documented ``xsd:int(...)`` rewrite (:mod:`sparqlab.kg.rewrite`) to a query the engine refuses for it, and
+documented ``xsd:int(...)`` rewrite (:mod:`sparqlab.sparql.rewrite`) to a query the engine refuses for it, and
 records the rewritten query in that question's row. Given the organisers' system result set of the same answers,
 the table also holds the engine report (:mod:`sparqlab.runs.engine_report`). Result-set files without a KG are
 scored by :mod:`sparqlab.runs.result_sets`.
@@ -31,9 +31,9 @@ from sparqlab.eval.metrics import cost_amount
 from sparqlab.eval.text2sparql import OFFICIAL_METRIC, flatten_result
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.errors import KGError, UnsupportedFunction
-from sparqlab.kg.rewrite import rewrite_casts
 from sparqlab.runs.engine_report import engine_report
 from sparqlab.runs.result_sets import ResultSet, score_runs
+from sparqlab.sparql.rewrite import rewrite_casts
 
 GoldSource = Literal["official", "execute"]
 ANSWER_KEYS = ("qname", "query")

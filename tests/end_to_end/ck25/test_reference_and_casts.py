@@ -8,8 +8,8 @@ import json
 import pytest
 
 from sparqlab.kg.errors import UnsupportedFunction
-from sparqlab.kg.rewrite import rewrite_casts
 from sparqlab.kg.vocab import XSD
+from sparqlab.sparql.rewrite import rewrite_casts
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import pytest
 
 from sparqlab.kg import open_kg
 from sparqlab.kg.freebase import FB, FREEBASE, iri_to_mid, mid_to_iri
-from sparqlab.kg.guard import portable_query
 from sparqlab.kg.neighbourhood import lookup
+from sparqlab.sparql.screen import portable_query
 
 
 def test_mids_and_iris_round_trip():

@@ -8,7 +8,8 @@ import tracemalloc
 import pytest
 
 from sparqlab.kg import EndpointError, KGError, QueryTimeout, SparqlSyntaxError, check_read_only
-from sparqlab.kg.guard import MAX_NESTING, scan, uses_service
+from sparqlab.sparql.screen import MAX_NESTING, scan
+from sparqlab.sparql.tree import uses_service
 
 SERVICE_SPELLINGS = [
     "ASK {{ {{}} .SERVICE <{url}> {{?a ?b ?c}} }}",  # the reported bypass: '.' glued to the keyword

@@ -6,7 +6,6 @@ from collections import defaultdict
 import pytest
 
 from sparqlab.data.registry import DATASETS
-from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.eval.structural import structural_em
 from sparqlab.methods.desq.fragments import (
     AssemblyError,
@@ -16,6 +15,7 @@ from sparqlab.methods.desq.fragments import (
     decompose,
     scheme_for,
 )
+from sparqlab.sparql.tree import SparqlParseError
 
 WIKIDATA_SCHEME, MOVIES_SCHEME = scheme_for("wikidata"), scheme_for("movies")
 

@@ -6,7 +6,6 @@ import re
 import pytest
 
 from sparqlab.eval import structural
-from sparqlab.eval.sparql_tree import SparqlParseError, parse_query
 from sparqlab.eval.structural import (
     StructureLimitError,
     StructureLimitWarning,
@@ -18,6 +17,7 @@ from sparqlab.eval.structural import (
     structural_em,
     uri_em,
 )
+from sparqlab.sparql.tree import SparqlParseError, parse_query
 
 GOLD = "SELECT ?a ?b WHERE { ?c wdt:P36 ?a . ?c wdt:P1082 ?b . FILTER(?b < 10000) }"
 

@@ -60,6 +60,16 @@ def test_query_shape_reads_undeclared_prefixes_paths_and_aggregates():
     assert query_shape("SELEC ?x") is None
 
 
+def test_query_shape_counts_each_filter_and_every_iri_of_a_path():
+    """Each FILTER is one constraint (also two in one group, and one inside an OPTIONAL) and every IRI of a
+    property path is a relation (also under ``^``)."""
+    shape = query_shape("SELECT ?x WHERE { ?x ^wdt:P40/wdt:P26 ?y . FILTER(?y != wd:Q1) FILTER(?x != wd:Q2) "
+                        "OPTIONAL { ?x wdt:P1 ?z FILTER(?z > 3) } }")
+    assert shape.constraints == 2 + 3
+    assert {r.rsplit("/", 1)[1] for r in shape.relations} == {"P40", "P26", "P1"}
+    assert {e.rsplit("/", 1)[-1] for e in shape.entities} == {"Q1", "Q2", "3"}
+
+
 def test_record_categorisation_and_coarse_groups():
     record = {"predicted_sparql": GOLD, "predicted_answers": [], "error_category": None,
               "gold_answers": GOLD_ANSWERS, "gold_sparql": GOLD, "gold_source": "given"}

@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sparqlab.core.text import closing_bracket
 from sparqlab.llm.replies import visible_text
-from sparqlab.platform.parsing import closing_bracket, first_json_object
+from sparqlab.platform.parsing import first_json_object
 
 ACTION_NAMES = ("search", "lookup", "examples", "execute", "stop")
 """The five actions of the agentic loop (method section, "Problem Setup")."""

@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from sparqlab.eval.sparql_tree import (
-    KNOWN_PREFIXES,
+from sparqlab.kg.profiles import OWL, RDF, RDFS, XSD, IdForm, KGProfile, get_profile, known_prefixes
+from sparqlab.sparql.tree import (
     Filter,
     Query,
     Term,
@@ -33,7 +33,6 @@ from sparqlab.eval.sparql_tree import (
     modifier_texts,
     parse_query,
 )
-from sparqlab.kg.profiles import OWL, RDF, RDFS, XSD, IdForm, KGProfile, get_profile
 
 PLACEHOLDER = re.compile(r"^uri(\d+)$")
 
@@ -170,7 +169,7 @@ _SIMPLE_LOCAL = re.compile(r"^[A-Za-z_][\w\-]*$")
 
 def compact_iri(iri: str) -> str:
     """``prefix:local`` for a vocabulary IRI under a known prefix, else ``<iri>``."""
-    for prefix, namespace in KNOWN_PREFIXES.items():
+    for prefix, namespace in known_prefixes().items():
         if iri.startswith(namespace) and _SIMPLE_LOCAL.match(iri[len(namespace):]):
             return f"{prefix}:{iri[len(namespace):]}"
     return f"<{iri}>"
@@ -182,8 +181,8 @@ def decompose(query: str | Query, scheme: IdScheme,
     placeholders, and a grounding slot per distinct id. ``describe(kind, prefix-or-"", id) -> (label,
     description)`` fills the grounding (KB memory or KG labels); it returns ``None`` for an id it does not know,
     whose placeholder is then listed in ``unknown``. Without ``describe`` labels stay empty.
-    Raises :class:`~sparqlab.eval.sparql_tree.SparqlParseError` for a query that does not parse."""
-    tree = parse_query(query) if isinstance(query, str) else query
+    Raises :class:`~sparqlab.sparql.tree.SparqlParseError` for a query that does not parse."""
+    tree = parse_query(query, known_prefixes()) if isinstance(query, str) else query
     names: dict[Term, str] = {}
     placeholders: dict[str, str] = {}
     kinds: dict[str, str] = {}
@@ -325,7 +324,7 @@ def _is_triple(text: str) -> bool:
 
 
 def _prefix_lines(text: str, scheme: IdScheme) -> str:
-    table = {**KNOWN_PREFIXES, **{prefix: namespace for prefix, namespace, _, _ in scheme.prefixed}}
+    table = {**known_prefixes(), **{prefix: namespace for prefix, namespace, _, _ in scheme.prefixed}}
     used = []
     for number, part in enumerate(LITERAL_PATTERN.split(text)):
         if number % 2 == 0:

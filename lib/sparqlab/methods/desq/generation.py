@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.data.question import Question
-from sparqlab.kg.results import quote_literal
 from sparqlab.llm.base import ChatRequest, Message
 from sparqlab.llm.replies import visible_text
 from sparqlab.llm.standins import RunBinding, StandinModel, register_standin
@@ -33,6 +32,7 @@ from sparqlab.methods.desq.fragments import Decomposition, IdScheme, decompose, 
 from sparqlab.methods.desq.prompts import PROMPTS
 from sparqlab.methods.desq.structured import FORMAT_EXAMPLE, output_json, parse_output
 from sparqlab.methods.desq.verbalise import verbalise_with_templates
+from sparqlab.sparql.tree import quote_literal
 
 _MENTION = re.compile(r"\[([^\]]+)\]")
 

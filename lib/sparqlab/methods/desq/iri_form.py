@@ -16,9 +16,9 @@ import threading
 from collections.abc import Sequence
 
 from sparqlab.eval.metrics import set_f1
-from sparqlab.eval.sparql_tree import Group, Query, Term, Triple, parse_query, query_text
 from sparqlab.kg.base import KnowledgeGraph
-from sparqlab.kg.profiles import RDFS
+from sparqlab.kg.profiles import RDFS, known_prefixes
+from sparqlab.sparql.tree import Group, Query, Term, Triple, parse_query, query_text
 
 MAX_COMBINATIONS = 16
 """IRI combinations executed per query at most (a query with several homonymous names)."""
@@ -76,7 +76,7 @@ def iri_form(gold_sparql: str, gold_answers: Sequence[str] | None, kg: Knowledge
     back reprinted unchanged. Raises ``ValueError`` when a label names nothing in the KG."""
     from sparqlab.data.movieqa import result_labels
 
-    tree = parse_query(gold_sparql)
+    tree = parse_query(gold_sparql, known_prefixes())
     constraints = _label_constraints(tree)
     if not constraints:
         return query_text(tree)

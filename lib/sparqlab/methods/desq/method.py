@@ -11,7 +11,6 @@ from typing import Any, ClassVar, Literal
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
-from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.eval.structural import query_em, structural_em
 from sparqlab.llm.replies import reply_error
 from sparqlab.methods.desq.correction import (
@@ -59,6 +58,7 @@ from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.registry import register_method
+from sparqlab.sparql.tree import SparqlParseError
 
 MEMORY_FORMAT = 4
 """Bumped when the memory's entries, their text or its files change, so cached memories are rebuilt (4: an

@@ -256,7 +256,7 @@ def query_em_table(predictions: pd.DataFrame) -> pd.DataFrame:
     :func:`~sparqlab.runs.results.load_predictions` frames."""
     import pandas as pd
 
-    from sparqlab.eval.sparql_tree import SparqlParseError
+    from sparqlab.sparql.tree import SparqlParseError
 
     rows = []
     execution_f1 = answer_means(predictions, "run", ("f1",))["f1"] if "f1" in predictions else {}

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from sparqlab.data.question import Question
-from sparqlab.eval.sparql_tree import SparqlParseError
 from sparqlab.methods.desq.fragments import scheme_for
 from sparqlab.methods.desq.generation import finetune_records, gold_example
 from sparqlab.methods.desq.kb_memory import catalogue_entries, describer
 from sparqlab.methods.desq.metrics import gold_sparql_for
+from sparqlab.sparql.tree import SparqlParseError
 from sparqlab.train.data import register_builder
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from sparqlab.kg.results import quote_literal
 from sparqlab.llm import ChatRequest, StandinModel, register_standin
+from sparqlab.sparql.tree import quote_literal
 
 _RELATION_LINE = re.compile(r"^\s*-\s*(\w+):\s*(\w+)\s*->\s*(\w+)\b.*$", re.MULTILINE)
 _CLASS_LINE = re.compile(r"^\s*-\s*class (\w+):(.*)$", re.MULTILINE)

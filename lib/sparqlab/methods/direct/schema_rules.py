@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 
-from sparqlab.kg.results import quote_literal
 from sparqlab.llm import register_standin
 from sparqlab.methods.direct.keyword_rules import PromptRulesStandin, relation_score
+from sparqlab.sparql.tree import quote_literal
 
 _IRI = r"(?:[A-Za-z][\w.-]*:[\w-]+|<[^<>\s]+>)"
 _RELATION = re.compile(rf"^- (.+?) \(({_IRI})\): (.+?) -> (.+?)(?: \((.*)\))?$", re.MULTILINE)

@@ -21,8 +21,8 @@ import numpy as np
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.data.question import Question
-from sparqlab.kg.results import quote_literal
 from sparqlab.llm.embeddings import embed
+from sparqlab.sparql.tree import quote_literal
 
 BRACKET = re.compile(r"\[([^\[\]]+)\]")
 MASK = "[X]"

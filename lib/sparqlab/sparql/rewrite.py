@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 
-from sparqlab.kg.vocab import XSD
+from sparqlab.sparql.tree import XSD
 
 DERIVED_INTEGER_CASTS = ("int", "long", "short", "byte")
 """Local names of the XSD types whose casts oxigraph does not implement and :func:`rewrite_casts` replaces."""
 
 REWRITE_HINT = ("Casts to xsd:int/long/short/byte are not supported by this engine: use xsd:integer(...) "
-                "(sparqlab.kg.rewrite.rewrite_casts, `--rewrite-casts`)")
+                "(sparqlab.sparql.rewrite.rewrite_casts, `--rewrite-casts`)")
 
 _OPAQUE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
                      r'|<[^<>"{}|^`\\\s]*>|#[^\n]*')

@@ -1,38 +1,40 @@
-"""A small SPARQL 1.1 query parser into a tree of graph-pattern elements, and its printer.
+"""The one SPARQL parser for structure: a query as a tree of graph-pattern elements, and its printer.
 
-Structural exact match (:mod:`sparqlab.eval.structural`) and DeSQ's fragment extraction both need a query's triple
-patterns, filters and modifiers as separate pieces, which neither pyoxigraph nor rdflib's algebra gives back in
-source form. The tree keeps what the query says, not its algebra: a group is a list of elements (triple patterns,
-FILTER, BIND, VALUES, OPTIONAL, MINUS, UNION, GRAPH, SERVICE, sub-SELECT, nested group); expressions are token
-lists in which every variable, IRI and literal is a :class:`Term`, so a printer can rename variables or replace
-IRIs anywhere in the query. Prefixed names are expanded (with the query's own PREFIX declarations and the
-predefined prefixes of every KG profile); ``a`` becomes ``rdf:type``; ``[ ... ]`` and ``_:x`` blank nodes are
+Structural exact match (:mod:`sparqlab.eval.structural`), error categories (:mod:`sparqlab.eval.errors`),
+complexity features (:mod:`sparqlab.eval.complexity`), the worker's ``SERVICE`` check (:func:`uses_service`) and
+DeSQ's fragment extraction all read this tree; nothing else in the library parses SPARQL for its structure (GenOp
+alone translates queries to SPARQL algebra with rdflib, because the paper defines its operators over that algebra).
+Neither pyoxigraph nor rdflib's algebra gives a query back in source form, which the printers need. The tree keeps
+what the query says, not its algebra: a group is a list of elements (triple patterns, FILTER, BIND, VALUES,
+OPTIONAL, MINUS, UNION, GRAPH, SERVICE, sub-SELECT, nested group); expressions are token lists in which every
+variable, IRI and literal is a :class:`Term`, so a printer can rename variables or replace IRIs anywhere in the
+query (a FILTER's ``EXISTS { ... }`` patterns are parsed too, beside its tokens). Prefixed names are expanded with
+the query's own PREFIX declarations and the predefined prefixes the caller passes (the KG layer's table:
+:func:`sparqlab.kg.profiles.known_prefixes`); ``a`` becomes ``rdf:type``; ``[ ... ]`` and ``_:x`` blank nodes are
 terms of kind ``bnode`` (they behave as variables); ``;`` and ``,`` abbreviations are expanded into one triple
 pattern per subject-predicate-object.
+
+Parsing is bounded: brackets nested deeper than the screen's :data:`~sparqlab.sparql.screen.MAX_NESTING` are
+refused before the (recursive) parser runs, and the lexer is one linear regular-expression pass.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sparqlab.kg.guard import MAX_NESTING, scan
-from sparqlab.kg.profiles import PROFILES, RDF
-from sparqlab.kg.results import quote_literal
+from sparqlab.sparql.screen import MAX_NESTING, expand_escapes, scan
 
-_WD = "http://www.wikidata.org/"
-WDQS_PREFIXES = {
-    "psn": _WD + "prop/statement/value-normalized/", "pqn": _WD + "prop/qualifier/value-normalized/",
-    "pr": _WD + "prop/reference/", "prv": _WD + "prop/reference/value/", "wdno": _WD + "prop/novalue/",
-    "wdref": _WD + "reference/", "hint": "http://www.bigdata.com/queryHints#",
-}
-"""Prefixes the Wikidata Query Service predefines beyond the wikidata profile's (benchmark queries rely on them)."""
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+"""The two namespaces the SPARQL language itself fixes: ``a`` is ``rdf:type``, casts are XSD's."""
 
-KNOWN_PREFIXES: dict[str, str] = {
-    **WDQS_PREFIXES,
-    **{p: ns for profile in PROFILES.loaded().values() for p, ns in profile.prefixes.items()}}
-"""Prefixes a query may use without declaring them (every profile's predefined ones, and the WDQS ones)."""
+
+def quote_literal(text: str) -> str:
+    """``text`` as a double-quoted string literal, escaped alike for SPARQL and N-Triples."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
 
 
 class SparqlParseError(ValueError):
@@ -70,6 +72,7 @@ class Triple:
 @dataclass
 class Filter:
     expression: list[Token]  # the constraint, e.g. ["(", ?x, "<", 3, ")"] or ["NOT", "EXISTS", "{", ...]
+    exists: list[Group] = field(default_factory=list, compare=False)  # its EXISTS / NOT EXISTS patterns, parsed
 
 
 @dataclass
@@ -221,10 +224,10 @@ _QUERY_END = {"GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "VALUES"}
 
 
 class _Parser:
-    def __init__(self, text: str, prefixes: dict[str, str] | None):
+    def __init__(self, text: str, prefixes: Mapping[str, str] | None):
         self.lexemes = _lex(text)
         self.index = 0
-        self.prefixes = dict(KNOWN_PREFIXES if prefixes is None else prefixes)
+        self.prefixes = dict(prefixes or {})
         self.base = ""
         self.blank_count = 0
 
@@ -470,7 +473,9 @@ class _Parser:
         word = self.keyword()
         if word == "FILTER":
             self.take()
-            return [Filter(self.call_or_bracketed())]
+            start = self.index
+            expression = self.call_or_bracketed()
+            return [Filter(expression, self.exists_groups(start, self.index))]
         if word in ("OPTIONAL", "MINUS"):
             self.take()
             return [(Optional if word == "OPTIONAL" else Minus)(self.group())]
@@ -506,6 +511,20 @@ class _Parser:
             inner = groups[0]
             return [SubSelect(inner.elements[0].query)] if _is_subselect(inner) else [inner]
         return self.triples_same_subject()
+
+    def exists_groups(self, start: int, end: int) -> list[Group]:
+        """The ``EXISTS { ... }`` groups among the lexemes ``start:end`` (read again as groups; the cursor is
+        restored). Nested ones belong to the group they are in."""
+        groups, resume = [], self.index
+        self.index = start
+        while self.index < end:
+            if self.keyword() == "EXISTS" and self.is_punct("{", 1):
+                self.take()
+                groups.append(self.group())
+            else:
+                self.take()
+        self.index = resume
+        return groups
 
     def triples_until_close(self) -> list[Triple]:
         triples: list[Triple] = []
@@ -614,12 +633,13 @@ def _is_subselect(group: Group) -> bool:
     return len(group.elements) == 1 and isinstance(group.elements[0], SubSelect)
 
 
-def parse_query(text: str, prefixes: dict[str, str] | None = None) -> Query:
-    """Parse a SPARQL query; ``prefixes`` replaces the predefined prefix table (default :data:`KNOWN_PREFIXES`).
+def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> Query:
+    """Parse a SPARQL query. ``prefixes`` are those a query may use without declaring them (the KG's predefined
+    ones, :func:`sparqlab.kg.profiles.known_prefixes`); a prefixed name under no known prefix stays a ``pname``.
 
     Raises :class:`SparqlParseError` (a ``ValueError``) saying where the query stops making sense, and for
-    brackets nested deeper than the KG guard's :data:`~sparqlab.kg.guard.MAX_NESTING` (the parser and the printers
-    recurse per level, and predicted queries are untrusted).
+    brackets nested deeper than the screen's :data:`~sparqlab.sparql.screen.MAX_NESTING` (the parser and the
+    printers recurse per level, and predicted queries are untrusted).
     """
     if not isinstance(text, str) or not text.strip():
         raise SparqlParseError("empty query")
@@ -627,6 +647,64 @@ def parse_query(text: str, prefixes: dict[str, str] | None = None) -> Query:
     if depth > MAX_NESTING:
         raise SparqlParseError(f"brackets nested {depth} deep, more than the limit of {MAX_NESTING}")
     return _Parser(text, prefixes).parse_query()
+
+
+def parts_of(query: Query, *, services: bool = True, exists: bool = True) -> Iterator[Query | Group]:
+    """The query, every group in it and every query in it, outermost first: the WHERE clause and, inside it, every
+    nested, OPTIONAL, MINUS, UNION, GRAPH and SERVICE group, FILTER EXISTS pattern, sub-SELECT and named
+    subquery (iterative: the parse bounds the nesting, not the stack). ``services=False`` leaves SERVICE groups
+    out, ``exists=False`` the EXISTS patterns."""
+    stack: list[Query | Group] = [query]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, Query):
+            stack += [named for _, named in reversed(item.named)] + [item.where]
+            continue
+        for element in reversed(item.elements):
+            if isinstance(element, Group):
+                stack.append(element)
+            elif isinstance(element, Optional | Minus | GraphOf) or (services and isinstance(element, Service)):
+                stack.append(element.group)
+            elif isinstance(element, UnionOf):
+                stack += reversed(element.groups)
+            elif isinstance(element, Filter) and exists:
+                stack += reversed(element.exists)
+            elif isinstance(element, SubSelect):
+                stack.append(element.query)
+
+
+AGGREGATES = frozenset({"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"})
+"""The aggregate function keywords of SPARQL 1.1 (section 18.5)."""
+
+
+def aggregates(query: Query) -> bool:
+    """Whether the query's solutions are groups: a ``GROUP BY``, or an aggregate function in its projection,
+    ``HAVING`` or ``ORDER BY`` (sub-SELECTs not included)."""
+    expressions = [item.expression or [] for item in query.projection or []] + [query.having or [],
+                                                                                  query.order_by or []]
+    return query.group_by is not None or any(token in AGGREGATES for tokens in expressions for token in tokens
+                                             if isinstance(token, str))
+
+
+def uses_service(sparql: str, prefixes: Mapping[str, str] | None = None) -> bool:
+    """Whether the query holds a ``SERVICE`` pattern anywhere (subqueries, EXISTS, OPTIONAL ...): stage 2 of the
+    screen (:mod:`sparqlab.sparql.screen`), run where parsing is bounded (the store's worker).
+
+    Decided from the parsed query, after SPARQL's ``\\u`` escapes are applied as the grammar says. Text in which
+    the letters ``service`` occur nowhere, in any case or escape, cannot hold the keyword, so it skips the parse. A
+    query the parser cannot read falls back to the conservative answer: any ``SERVICE`` keyword outside strings,
+    IRIs and comments counts.
+    """
+    text = expand_escapes(sparql)
+    if "SERVICE" not in text.upper() and "service" not in text.casefold():
+        return False
+    try:
+        tree = parse_query(text, prefixes)
+    except SparqlParseError:
+        return scan(sparql).mentions_service
+    return any(isinstance(element, Service) for part in parts_of(tree) if isinstance(part, Group)
+               for element in part.elements)
 
 
 # ---------------------------------------------------------------------------------------------- printer

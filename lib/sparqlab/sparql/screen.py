@@ -1,4 +1,4 @@
-"""The read-only guard: every untrusted query is screened here before it reaches a store or an endpoint.
+"""The read-only screen: every untrusted query is screened here before it reaches a store or an endpoint.
 
 Two stages, split by where a hostile query can do harm.
 
@@ -9,10 +9,12 @@ Two stages, split by where a hostile query can do harm.
    malformed, whatever its case, comments, literals or ``\\u`` escapes. Nesting deeper than :data:`MAX_NESTING`
    (pyoxigraph's recursive parser overflows its stack near 3,000 levels and takes its process down with SIGSEGV),
    unbalanced brackets, undeclared prefixes and queries longer than :data:`MAX_QUERY_CHARS` are refused here too.
+   A refusal is a :class:`Refused` naming the kind of error it is (the KG layer raises its typed error of that
+   kind: :func:`sparqlab.kg.base.check_read_only`).
 2. Parsing happens only where a crash, a slow parse or a huge intermediate result cannot hurt the caller: in the
    embedded store's worker process (under the query's timeout and the worker's memory cap), which also decides
-   with :func:`uses_service` — from rdflib's algebra of the query, not from tokens — whether the query calls
-   ``SERVICE``; or at a remote endpoint, which parses what it is sent.
+   with :func:`sparqlab.sparql.tree.uses_service` — from the parsed query, not from tokens — whether the query
+   calls ``SERVICE``; or at a remote endpoint, which parses what it is sent.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sparqlab.core.text import lone_surrogate
-from sparqlab.kg.errors import EndpointError, SparqlSyntaxError, UpdateRefused
 
 UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"})
 """The keywords an update operation (``Update1`` in the grammar) can start with."""
@@ -38,6 +39,15 @@ MAX_QUERY_CHARS = 1_000_000
 """Longest query accepted (long VALUES lists stay far below)."""
 
 QueryForm = Literal["select", "ask", "graph"]
+
+
+class Refused(ValueError):
+    """A query the screen refuses. ``kind`` is the error kind it stands for (``update_refused``, ``syntax_error``,
+    or ``endpoint_error`` for a query too long to send), the ``kind`` of the KG layer's typed error."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
 
 _NOT_WORD = r"\s<>\"'{}()\[\];,.\#?$=!&|*/+^"
 # Possessive quantifiers and unrolled loops: no backtracking state per character, so a 5 MB literal costs O(1)
@@ -143,89 +153,46 @@ def scan(sparql: str) -> Scan:
 def screen(sparql: str, prefixes: dict[str, str] | None = None) -> Scan:
     """Stage 1 of the guard (see the module docstring): refuse updates and what no parser should be given.
 
-    ``prefixes`` are those the KG predefines (its profile's). Raises :class:`UpdateRefused`,
-    :class:`SparqlSyntaxError` or (too long) :class:`EndpointError`; returns the :class:`Scan`.
+    ``prefixes`` are those the KG predefines (its profile's). Raises :class:`Refused` (of kind
+    ``update_refused``, ``syntax_error`` or, too long, ``endpoint_error``); returns the :class:`Scan`, whose
+    ``keyword`` is one of :data:`QUERY_FORMS`.
     """
     if not isinstance(sparql, str):
-        raise SparqlSyntaxError(f"SPARQL syntax error: a query is text, not {type(sparql).__name__}")
+        raise _syntax_error(f"a query is text, not {type(sparql).__name__}")
     if len(sparql) > MAX_QUERY_CHARS:
-        raise EndpointError(f"query refused: {len(sparql):,} characters, more than the limit of "
-                            f"{MAX_QUERY_CHARS:,}; move long VALUES lists into several queries")
+        raise Refused("endpoint_error", f"query refused: {len(sparql):,} characters, more than the limit of "
+                      f"{MAX_QUERY_CHARS:,}; move long VALUES lists into several queries")
     surrogate = lone_surrogate(sparql)
     if surrogate:
-        raise SparqlSyntaxError("SPARQL syntax error: the query holds a lone UTF-16 surrogate, which is not text "
-                                + surrogate.removeprefix("value "))
+        raise _syntax_error("the query holds a lone UTF-16 surrogate, which is not text "
+                            + surrogate.removeprefix("value "))
     found = scan(sparql)
     if found.keyword in UPDATE_KEYWORDS:
-        raise UpdateRefused(
-            f"SPARQL Update ({found.keyword}) refused: knowledge graphs are read-only here. "
-            "Only SELECT, ASK, CONSTRUCT and DESCRIBE queries are run."
-        )
+        raise Refused("update_refused",
+                      f"SPARQL Update ({found.keyword}) refused: knowledge graphs are read-only here. "
+                      "Only SELECT, ASK, CONSTRUCT and DESCRIBE queries are run.")
     if found.keyword not in QUERY_FORMS:
         seen = f"found {found.keyword!r}" if found.keyword else "the query is empty"
-        raise SparqlSyntaxError(f"SPARQL syntax error: expected SELECT, ASK, CONSTRUCT or DESCRIBE ({seen})")
+        raise _syntax_error(f"expected SELECT, ASK, CONSTRUCT or DESCRIBE ({seen})")
     if found.max_depth > MAX_NESTING:
-        raise SparqlSyntaxError(
-            f"SPARQL syntax error: brackets nested {found.max_depth} deep, more than the limit of {MAX_NESTING}; "
-            "flatten the query (nested groups can be written as one group)"
-        )
+        raise _syntax_error(f"brackets nested {found.max_depth} deep, more than the limit of {MAX_NESTING}; "
+                            "flatten the query (nested groups can be written as one group)")
     if found.unterminated:
-        raise SparqlSyntaxError("SPARQL syntax error: a string literal is not closed (a quote is missing)")
+        raise _syntax_error("a string literal is not closed (a quote is missing)")
     if not found.balanced:
-        raise SparqlSyntaxError("SPARQL syntax error: unbalanced brackets ({ } ( ) [ ] do not pair up)")
+        raise _syntax_error("unbalanced brackets ({ } ( ) [ ] do not pair up)")
     if found.top_level_semicolon:
-        raise SparqlSyntaxError("SPARQL syntax error: ';' after the query (one query per request)")
+        raise _syntax_error("';' after the query (one query per request)")
     undeclared = sorted(found.used_prefixes - found.declared_prefixes - set(prefixes or ()))
     if undeclared:
         predefined = f"; predefined here: {', '.join(p + ':' for p in sorted(prefixes))}" if prefixes else ""
-        raise SparqlSyntaxError(f"SPARQL syntax error: undeclared prefix {', '.join(p + ':' for p in undeclared)}"
-                                f" (declare it with PREFIX{predefined})")
+        raise _syntax_error(f"undeclared prefix {', '.join(p + ':' for p in undeclared)}"
+                            f" (declare it with PREFIX{predefined})")
     return found
 
 
-def check_read_only(sparql: str, prefixes: dict[str, str] | None = None) -> QueryForm:
-    """Stage 1 of the guard as a yes/no: raises like :func:`screen`, returns the query's form (``select``,
-    ``ask`` or ``graph``). The full grammar check is the parser's, in the worker or at the endpoint."""
-    return QUERY_FORMS[screen(sparql, prefixes).keyword]  # type: ignore[index, return-value]
-
-
-def uses_service(sparql: str, prefixes: dict[str, str] | None = None) -> bool:
-    """Whether the query's algebra holds a ``SERVICE`` pattern anywhere (subqueries, EXISTS, OPTIONAL ...).
-
-    Decided from rdflib's parsed algebra, which applies ``\\u`` escapes as the grammar says. Text in which the
-    letters ``service`` occur nowhere, in any case or escape, cannot hold the keyword, so it skips the parse (which
-    is slow on very long queries). A query rdflib cannot parse (a grammar corner it misses, recursion too deep)
-    falls back to the conservative answer: any ``SERVICE`` keyword outside strings, IRIs and comments counts. Run
-    it only where a slow parse is bounded (the worker).
-    """
-    from pyparsing import ParseResults
-    from rdflib.plugins.sparql.algebra import translateQuery
-    from rdflib.plugins.sparql.parser import parseQuery
-    from rdflib.plugins.sparql.parserutils import CompValue
-
-    text = expand_escapes(sparql)
-    if "SERVICE" not in text.upper() and "service" not in text.casefold():
-        return False
-    try:
-        algebra = translateQuery(parseQuery(sparql), initNs=prefixes or {}).algebra
-    except Exception:  # noqa: BLE001 - any parse failure takes the conservative path below
-        return scan(sparql).mentions_service
-    stack: list[object] = [algebra]
-    seen: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, CompValue):
-            if node.name == "ServiceGraphPattern":
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, list | tuple | set | ParseResults):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            stack.extend(node.values())
-    return False
+def _syntax_error(message: str) -> Refused:
+    return Refused("syntax_error", f"SPARQL syntax error: {message}")
 
 
 _VIRTUOSO_OPERATORS = {"OR": "||", "AND": "&&"}
