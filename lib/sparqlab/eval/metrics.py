@@ -421,12 +421,13 @@ class Metric:
 
 
 def field_value(record: Mapping[str, Any], field: str) -> Any:
-    """A prediction line's ``field``: a flat column (``scores.x`` of a frame row) or the nested path it names
-    (``scores`` → ``x`` of a line); ``None`` when absent or NaN."""
-    value: Any = record
-    for part in [field] if field in record else field.split("."):
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return _given(value)
+    """A prediction line's ``field``: a flat column (``scores.none.id_em`` of a frame row) or the nested path it
+    names (``scores`` → ``none.id_em`` of a line: a key may hold dots); ``None`` when absent or NaN."""
+    if field in record:
+        return _given(record[field])
+    head, dot, rest = field.partition(".")
+    inner = record.get(head) if dot else None
+    return field_value(inner, rest) if isinstance(inner, Mapping) else None
 
 
 METRICS: Registry[Metric] = Registry("metric")
