@@ -277,7 +277,7 @@ def summarise(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> di
             raise ValueError(
                 f"record {number} (id {record.get('id')!r}) lacks {missing}; score it with score_prediction first"
             )
-        judged.append({**record, "f1": score[0], "em": score[1]})
+        judged.append({**record, "f1": score[0], "em": score[1]})  # as judged_records gives them
     summary: dict[str, Any] = {"n": len(judged)}
     for metric in metric_list():
         if not judged and metric.judged:
