@@ -310,10 +310,14 @@ MUTATIONS = [
              "return SetScore(1.0, 1.0, 1.0)", "return SetScore(0.0, 0.0, 0.0)", (SET_METRICS_TESTS,)),
     Mutation("eval: EM is 'every gold answer found' (a superset matches)", f"{SET_METRICS}::SetScore.em",
              "return self.f1 == 1.0", "return self.recall == 1.0", (SET_METRICS_TESTS,)),
-    Mutation("eval: F1 micro-averaged (pooled counts) instead of per question", f"{SET_METRICS}::summarise",
-             '"f1": statistics.fmean(f1 for _, (f1, _) in judged),',
-             '"f1": 2 * sum(r["precision"] * r["recall"] for r in kept) / max(1e-9, sum(r["precision"] + '
-             'r["recall"] for r in kept)),', (SET_METRICS_TESTS,)),
+    Mutation("eval: F1 micro-averaged (pooled counts) instead of per question", SET_METRICS,
+             'register_metric("f1", "F1", field="f1",',
+             'register_metric("f1", "F1", lambda kept: 2 * sum(r["precision"] * r["recall"] for r in kept) / '
+             'max(1e-9, sum(r["precision"] + r["recall"] for r in kept)), field="f1",', (SET_METRICS_TESTS,)),
+    Mutation("desq: metrics.json's id EM averaged over questions, not over URI slots",
+             f"{DESQ_METRICS}::slot_averaged", "matched += rate * slots\n            total += slots",
+             "matched += rate\n            total += 1",
+             (f"{DESQ_FIDELITY_TESTS}::test_metrics_json_carries_the_papers_slot_averaged_id_em_and_corpus_bleu",)),
     # issue 29: DeSQ and GenOp fidelity, each restoring the earlier behaviour
     Mutation("desq: final-query EM by graph isomorphism again (not first-appearance names)",
              f"{DESQ_METRICS}::score_output", 'scores[f"{strategy}.final_em"] = query_em(assembled, gold_sparql)',

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import matplotlib
 import pytest
 
 from sparqlab import plots
@@ -57,12 +58,12 @@ def test_overlapping_tick_labels_legend_and_title_are_found(figures):
 
 def test_text_cut_at_the_canvas_edge_is_found(figures, monkeypatch):
     fig, ax = plots.subplots(figsize=(3, 2))
-    monkeypatch.setitem(plots.mpl.rcParams, "savefig.bbox", None)  # the canvas is the figure, not the tight box
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", None)  # the canvas is the figure, not the tight box
     ax.plot([0, 1], [0, 1])
     fig.text(0.9, 0.5, "this sentence runs off the right edge")
     problems = check_figure(fig)
     assert [p.kind for p in problems] == ["cut"] and "runs off" in problems[0].detail
-    monkeypatch.setitem(plots.mpl.rcParams, "savefig.bbox", "tight")
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")
     assert check_figure(fig) == []  # the tight box grows to hold it
 
 

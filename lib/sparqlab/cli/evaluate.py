@@ -289,13 +289,24 @@ def evaluate_records(records: Iterable[Mapping[str, Any]], by: str | None = None
 
 
 def format_table(table: Mapping[str, Mapping[str, Any]], by: str | None = None) -> str:
-    """A plain-text table, one row per group; rates in percent with one decimal (as papers print them), costs as
-    means per scored question."""
-    columns = ["n", "unscored", "f1", "em", "empty_rate", "precision", "recall", "model_calls", "tokens",
-               "latency_s"]
+    """A plain-text table, one row per group: the metrics of the ``eval`` view (:data:`sparqlab.eval.metrics.METRICS`)
+    as each prints itself (rates in percent with one decimal, as papers print them), costs as means per scored
+    question."""
+    from sparqlab.eval.metrics import COST_FIELDS, metric_list
+
+    shown = {metric.key: metric for metric in metric_list("eval")}
+    columns = ["n", "unscored", *shown, *COST_FIELDS]
     columns = [c for c in columns if any(c in row for row in table.values())]
     header = [by or "group", *columns]
-    lines = [[str(key), *(_cell(c, row.get(c, 0 if c == "unscored" else None)) for c in columns)]
+
+    def cell(column: str, value: Any) -> str:
+        if column in shown:
+            return shown[column].format(value)
+        if value is None:
+            return "-"
+        return str(value) if column in ("n", "unscored") else f"{value:.2f}"
+
+    lines = [[str(key), *(cell(c, row.get(c, 0 if c == "unscored" else None)) for c in columns)]
              for key, row in table.items()]
     widths = [max(len(r[i]) for r in [header, *lines]) for i in range(len(header))]
 
@@ -304,16 +315,6 @@ def format_table(table: Mapping[str, Mapping[str, Any]], by: str | None = None) 
         return "  ".join(padded)
 
     return "\n".join([render(header), render(["-" * w for w in widths]), *map(render, lines)])
-
-
-def _cell(column: str, value: Any) -> str:
-    if value is None:
-        return "-"
-    if column in ("n", "unscored"):
-        return str(value)
-    if column in ("f1", "em", "empty_rate", "precision", "recall"):
-        return f"{100 * value:.1f}"
-    return f"{value:.2f}"
 
 
 def _field(record: Mapping[str, Any], path: str) -> str:

@@ -100,6 +100,7 @@ def _method_and_config(args: argparse.Namespace):
 
 
 def _run(args: argparse.Namespace) -> int:
+    from sparqlab.eval.metrics import metric_list
     from sparqlab.runs import RunAborted, model_label, run
 
     method, config = _method_and_config(args)
@@ -111,9 +112,8 @@ def _run(args: argparse.Namespace) -> int:
             raise
         raise RunAborted(f"{error}\nwhat to do: {hint}") from error.__cause__
     metrics = result.metrics
-    scores = (f"F1 {_percent(metrics['f1'])}  EM {_percent(metrics['em'])}  empty {_percent(metrics['empty_rate'])}"
-              f"  no query {_percent(metrics.get('no_query_rate'))}" if metrics.get("n_scored") != 0
-              else "unscored (no question has gold answers or a gold query)")
+    scores = ("  ".join(f"{m.label} {_percent(metrics.get(m.key))}" for m in metric_list("compare"))
+              if metrics.get("n_scored") != 0 else "unscored (no question has gold answers or a gold query)")
     print(f"{result.run_dir}\n{model_label(metrics.get('model'), metrics.get('model_is_standin'))}: {scores}  "
           f"({metrics['n_done']}/{metrics['n_questions']} done, {result.answered} answered now)")
     note = (metrics.get("model_cache_last_session") or {}).get("endpoint_note")

@@ -63,19 +63,21 @@ def register(subparsers) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from sparqlab.eval.metrics import metric_list
     from sparqlab.runs.results import format_table, list_runs, run_dirs, what_changed
 
     folders = run_dirs(args.root, args.experiment)
     changed = what_changed(folders)
     rows = [{**row, "changed": changed[folder]} for row, folder in zip(list_runs(args.root, args.experiment),
                                                                          folders, strict=True)]
-    columns = ["experiment", "run", "date", "status", "done", "f1", "em", "empty_rate", "model", "method",
-               "dataset", "split", "selection", "engine", "changed", "errors"]
+    columns = ["experiment", "run", "date", "status", "done", *(metric.key for metric in metric_list("list")), "model",
+               "method", "dataset", "split", "selection", "engine", "changed", "errors"]
     print(format_table(rows, columns))
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
+    from sparqlab.eval.metrics import metric_list
     from sparqlab.runs.results import find_run, format_table, load_config, model_label, run_summary
 
     run_dir = find_run(args.run, args.root)
@@ -92,8 +94,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"data    {summary.get('dataset')} {summary.get('split') or ''} on KG {summary.get('kg')}  "
           f"({summary['n_done']}/{summary['n_questions']} done, {summary['n_scored']} scored)")
     print(f"engine  {summary.get('engine') or 'not recorded'}")
-    scores = [{"f1": summary.get("f1"), "em": summary.get("em"), "empty_rate": summary.get("empty_rate"),
-               "precision": summary.get("precision"), "recall": summary.get("recall"),
+    scores = [{**{metric.key: summary.get(metric.key) for metric in metric_list("show")},
                "wall_time_s": summary.get("wall_time_s")}]
     print(format_table(scores))
     usage = summary.get("usage") or {}
@@ -182,6 +183,7 @@ def _paired(run_dirs: list, flips: int) -> str:
 def _score(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from sparqlab.eval.metrics import metric_list
     from sparqlab.kg import open_kg
     from sparqlab.runs.results import find_run, format_table
     from sparqlab.runs.scoring import score_generated
@@ -190,7 +192,7 @@ def _score(args: argparse.Namespace) -> int:
     with open_kg(args.kg, profile=args.profile) as kg:
         folder, metrics = score_generated(source, kg, args.output, progress=sys.stderr.isatty(),
                                           answer_match=args.answer_match)
-    print(format_table([{key: metrics.get(key) for key in ("n_done", "n_scored", "f1", "em", "empty_rate")}]))
+    print(format_table([{key: metrics.get(key) for key in ("n_done", "n_scored", *(m.key for m in metric_list("list")))}]))
     print(f"scored copy: {folder}")
     return 0
 

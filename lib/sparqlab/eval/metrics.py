@@ -33,17 +33,24 @@ files) can only give the rate over all questions.
 
 Every method is scored by :func:`score_prediction` and runs are summarised by :func:`summarise`, so all numbers
 in a comparison come from the same code.
+
+Each metric is declared once, in :data:`METRICS` (:func:`register_metric`: key, per-question value, aggregation,
+direction, unit, label and where it is shown); the prediction lines' score fields, ``metrics.json``,
+``runs list/show/compare``, ``sparqlab table``, ``sparqlab eval`` and the figures' axis labels all read it
+(docs/adding-a-metric.md). The workbench's own are registered at the end of this module; a method package
+registers its own (DeSQ's slot-averaged id EM and corpus BLEU), and so can any plug-in package.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from sparqlab.core.registry import Registry
 from sparqlab.eval.normalise import answer_set
 from sparqlab.kg.results import Term
 
@@ -139,10 +146,11 @@ def normalised_scores(predicted: AbstractSet[str] | None, gold: AbstractSet[str]
     was obtained); the question is judged by :func:`judge`."""
     empty = not predicted
     score = judge(predicted, gold, rule=rule)
+    scored = [metric for metric in metric_list() if metric.score is not None]
     if score is None:
-        return {**NOT_JUDGED, "empty": empty}
+        return {**NOT_JUDGED, "empty": empty, **{metric.key: None for metric in scored}}
     return {"f1": score.f1, "em": score.em, "empty": empty, "precision": score.precision,
-            "recall": score.recall}
+            "recall": score.recall, **{metric.key: metric.score(predicted, gold) for metric in scored}}
 
 
 SCORING_RULES = ("exclude", "count", "spinach")
@@ -248,15 +256,18 @@ def binary_decisions(labels: Iterable[Any], decisions: Iterable[Any]) -> dict[st
 
 
 def summarise(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> dict[str, Any]:
-    """Macro averages over the judged per-question records (as written to ``predictions.jsonl``).
+    """Each registered metric (:data:`METRICS`) aggregated over the per-question records (as written to
+    ``predictions.jsonl``), plus ``n`` and the mean per question of each cost field.
 
     Every record is judged by :func:`judged_scores` under ``rule``; the others (gold errors under ``exclude``,
-    questions without gold) are left out of every number. Returns ``n`` (judged questions), ``f1``, ``em``, the
+    questions without gold) are left out of every answer metric (a metric declared ``judged=False``, such as a
+    method's execution-free scores, reads every record). Returns ``n`` (judged questions), ``f1``, ``em``, the
     rates of :func:`empty_rates` (``empty_rate`` over generated queries, ``no_query_rate``, ``empty_rate_all``),
-    plus ``precision``/``recall`` and the mean per question of each cost field in :data:`COST_FIELDS` when every
-    judged record has it. A cost given as a dict (e.g. model calls by kind) counts its ``total`` entry, else the
-    sum of its counts.
+    ``precision``/``recall`` when every judged record has them, any other registered metric that has a value, and
+    the mean per question of each cost field in :data:`COST_FIELDS` when every judged record has it. A cost given as
+    a dict (e.g. model calls by kind) counts its ``total`` entry, else the sum of its counts.
     """
+    records = list(records)
     judged = []
     for number, record in enumerate(records):
         if (score := judged_scores(record, rule)) is None:
@@ -266,19 +277,17 @@ def summarise(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> di
             raise ValueError(
                 f"record {number} (id {record.get('id')!r}) lacks {missing}; score it with score_prediction first"
             )
-        judged.append((record, score))
-    if not judged:
-        return {"n": 0}
-    kept = [record for record, _ in judged]
-    summary: dict[str, Any] = {
-        "n": len(judged),
-        "f1": statistics.fmean(f1 for _, (f1, _) in judged),
-        "em": statistics.fmean(float(em) for _, (_, em) in judged),
-        **empty_rates(kept),
-    }
-    for key in ("precision", "recall", *COST_FIELDS):
-        if all(r.get(key) is not None for r in kept):
-            summary[key] = statistics.fmean(cost_amount(r[key]) for r in kept)
+        judged.append({**record, "f1": score[0], "em": score[1]})  # as judged_records gives them
+    summary: dict[str, Any] = {"n": len(judged)}
+    for metric in metric_list():
+        if not judged and metric.judged:
+            continue
+        value = metric.aggregate(judged if metric.judged else records)
+        if value is not None or not metric.optional:
+            summary[metric.key] = value
+    for key in COST_FIELDS:
+        if judged and all(r.get(key) is not None for r in judged):
+            summary[key] = statistics.fmean(cost_amount(r[key]) for r in judged)
     return summary
 
 
@@ -339,3 +348,148 @@ def cost_amount(value: Any) -> float:
     if "total" in value:
         return float(value["total"])
     return float(sum(v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)))
+
+
+# -- the metric registry ----------------------------------------------------------------------------------------
+
+RATE, COUNT, SECONDS = "rate", "count", "seconds"
+"""Units: a share in [0, 1] (printed in percent with one decimal, as the papers print them), a count, seconds."""
+
+VIEWS = frozenset({"list", "show", "compare", "eval", "report", "table"})
+"""Where a metric can be a column: ``sparqlab runs list`` (and a run's closing line in ``runs score``),
+``runs show``, ``runs compare``, ``sparqlab eval``, the HTML run report, ``sparqlab table``."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric, declared once (lm-evaluation-harness's ``register_metric(metric, aggregation,
+    higher_is_better)``, with the display every listing needs).
+
+    - ``key``: its name in ``metrics.json`` and in every table; also the prediction line's field of a metric
+      scored per question by ``score``.
+    - ``label``: the column header of ``sparqlab table`` and, with `` (%)`` for a rate, a figure's axis label.
+    - ``aggregate``: the run's value from the records (``None``: no value), e.g. :func:`mean_of` a field, or a
+      corpus-level function (a slot-weighted mean, corpus BLEU).
+    - ``field``: the prediction line field holding the per-question value (for bootstrap intervals and per-question
+      figures); a dotted ``scores.<key>`` reads a method's own scores. ``None``: corpus-level only.
+    - ``score``: ``(predicted, gold) -> value`` of a judged question from its normalised answer sets
+      (``predicted`` ``None``: no answer), written to the prediction line under ``key``; ``None`` for a value
+      something else records (the answer-set scores, a method's ``Method.score``).
+    - ``higher_is_better``: the direction (``None``: not ranked); ``unit``: :data:`RATE`, :data:`COUNT` or
+      :data:`SECONDS`; ``views``: where it is a column by default (:data:`VIEWS`: all of them).
+    - ``judged``: aggregated over the judged questions only (answer metrics) or over every record (a method's
+      execution-free scores); ``optional``: left out of a summary that has no value for it (a method's metrics
+      on other methods' runs) rather than reported as ``None``; ``description``: one line for the predictions
+      schema and docs.
+    """
+
+    key: str
+    label: str
+    aggregate: Callable[[Sequence[Mapping[str, Any]]], float | None]
+    field: str | None = None
+    score: Callable[[AbstractSet[str] | None, AbstractSet[str]], Any] | None = None
+    higher_is_better: bool | None = True
+    unit: str = RATE
+    views: frozenset[str] = VIEWS
+    judged: bool = True
+    optional: bool = False
+    description: str = ""
+
+    @property
+    def axis_label(self) -> str:
+        """The label of a figure's axis: rates are drawn in percent."""
+        return f"{self.label} (%)" if self.unit == RATE else self.label
+
+    def scale(self, value: float) -> float:
+        """``value`` as drawn and printed: a rate in percent."""
+        return 100 * value if self.unit == RATE else value
+
+    def format(self, value: Any) -> str:
+        """``value`` as the tables print it: a rate in percent with one decimal, a count whole, seconds to two
+        decimals, ``None`` as ``-``."""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "-"
+        if self.unit == RATE:
+            return f"{100 * value:.1f}"
+        if self.unit == COUNT:
+            return f"{value:.0f}"
+        return f"{value:.2f}"
+
+    def per_question(self, record: Mapping[str, Any]) -> Any:
+        """The per-question value in a prediction line, ``None`` without one."""
+        return None if self.field is None else field_value(record, self.field)
+
+
+def field_value(record: Mapping[str, Any], field: str) -> Any:
+    """A prediction line's ``field``: a flat column (``scores.none.id_em`` of a frame row) or the nested path it
+    names (``scores`` → ``none.id_em`` of a line: a key may hold dots); ``None`` when absent or NaN."""
+    if field in record:
+        return _given(record[field])
+    head, dot, rest = field.partition(".")
+    inner = record.get(head) if dot else None
+    return field_value(inner, rest) if isinstance(inner, Mapping) else None
+
+
+METRICS: Registry[Metric] = Registry("metric")
+"""Every metric by key, in registration order (:func:`metrics`); a plug-in package registers its own on import."""
+
+
+def register_metric(key: str, label: str, aggregate: Callable[[Sequence[Mapping[str, Any]]], float | None] | None
+                    = None, *, replace: bool = False, **declared: Any) -> Metric:
+    """Declare a metric once (the fields of :class:`Metric`); ``aggregate`` defaults to :func:`mean_of` its
+    ``field`` (``key`` when it is scored per question by ``score``)."""
+    if declared.get("score") is not None:
+        declared.setdefault("field", key)
+    if aggregate is None:
+        if declared.get("field") is None:
+            raise ValueError(f"metric {key!r}: give an aggregate or the per-question field it averages")
+        aggregate = mean_of(declared["field"])
+    unknown = set(declared.get("views", ())) - VIEWS
+    if unknown:
+        raise ValueError(f"metric {key!r}: unknown views {sorted(unknown)}; known: {', '.join(sorted(VIEWS))}")
+    return METRICS.register(key, Metric(key, label, aggregate, **declared), replace=replace)
+
+
+def metric_list(view: str | None = None) -> list[Metric]:
+    """The registered metrics in registration order (plug-ins loaded first), those shown in ``view`` when given."""
+    METRICS.names()
+    return [metric for metric in METRICS.loaded().values() if view is None or view in metric.views]
+
+
+def find_metric(name: str) -> Metric | None:
+    """The metric named ``name``, or the first whose per-question field it is (``empty`` -> ``empty_rate``), for
+    figures of per-question columns; ``None`` for any other column."""
+    found = METRICS.find(name)
+    return found or next((metric for metric in metric_list() if metric.field == name), None)
+
+
+def mean_of(field: str) -> Callable[[Sequence[Mapping[str, Any]]], float | None]:
+    """The mean of a per-question field (dotted ``scores.<key>`` followed) over the records, ``None`` unless every
+    record has a value (a score some questions lack is not averaged over the others)."""
+    def aggregate(records: Sequence[Mapping[str, Any]]) -> float | None:
+        values = [field_value(r, field) for r in records]
+        if not values or any(v is None for v in values):
+            return None
+        return statistics.fmean(cost_amount(v) for v in values)
+
+    aggregate.__qualname__ = f"mean_of({field!r})"
+    return aggregate
+
+
+def _empty_rate(name: str) -> Callable[[Sequence[Mapping[str, Any]]], float | None]:
+    return lambda records: empty_rates(list(records))[name] if records else None
+
+
+register_metric("f1", "F1", field="f1", description="answer-set F1 (null when unscored)")
+register_metric("em", "EM", field="em", description="answer-set exact match")
+register_metric("empty_rate", "Empty results", _empty_rate("empty_rate"), field="empty", higher_is_better=False,
+                views=frozenset({"list", "show", "compare", "eval", "report"}),
+                description="the final query returned no answers")
+register_metric("no_query_rate", "No query", _empty_rate("no_query_rate"), higher_is_better=False,
+                views=frozenset({"compare", "report"}))
+register_metric("empty_rate_all", "Empty (all questions)", _empty_rate("empty_rate_all"), field="empty",
+                higher_is_better=False, views=frozenset())
+register_metric("precision", "Precision", field="precision", optional=True,
+                views=frozenset({"show", "eval", "report"}), description="answer-set precision")
+register_metric("recall", "Recall", field="recall", optional=True, views=frozenset({"show", "eval", "report"}),
+                description="answer-set recall")

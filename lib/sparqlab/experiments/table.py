@@ -5,7 +5,8 @@ Every number is recomputed from the cell's ``predictions.jsonl`` as ``sparqlab r
 file cut or edited after the run), and so are the intervals and the significance tests; a cell whose run folder
 cannot be read (a damaged line, an F1 outside [0, 1]) is left empty with a note naming the file and line:
 
-- scores: F1, EM, then each metric a dataset declares in the grid (``metrics: [text2sparql]``, a key of
+- scores: the metrics of the ``table`` view (:data:`sparqlab.eval.metrics.METRICS`: F1, EM, any registered metric
+  shown there), then each metric a dataset declares in the grid (``metrics: [text2sparql]``, a key of
   ``metrics.json``, dotted for nested ones such as ``method_scores.x``), each with a 95 % percentile bootstrap
   interval over the questions (:func:`sparqlab.eval.paired.bootstrap_ci`; the declared metrics when their
   per-question value is in the records' ``scores``);
@@ -31,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from sparqlab.eval.metrics import judged_records
+from sparqlab.eval.metrics import RATE, Metric, judged_records, metric_list
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.experiments.grid import ENGINE_AXIS, Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
@@ -53,7 +54,14 @@ class Measure:
     digits: int = 1
 
 
-SCORES = (Measure("f1", "F1", "high", True), Measure("em", "EM", "high", True))
+
+
+def score_measure(metric: Metric) -> Measure:
+    """The column of a registered metric: its label, direction and unit as declared."""
+    better = {True: "high", False: "low", None: None}[metric.higher_is_better]
+    return Measure(metric.key, metric.label, better, metric.unit == RATE)
+
+
 RATES = (Measure("empty", "empty", "low", True), Measure("no_query", "no query", "low", True))
 COSTS = (Measure("model_calls", "calls/q", "low", digits=2), Measure("prompt_tokens", "prompt tok/q", "low", digits=0),
          Measure("completion_tokens", "compl. tok/q", "low", digits=0), Measure("kg_calls", "KG calls/q", "low",
@@ -150,9 +158,10 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
     cells = grid.cells if cells is None else cells
     if baseline is not None and baseline not in grid.rows:
         raise ValueError(f"baseline {baseline!r} is not a row of grid {grid.name!r}; rows: {', '.join(grid.rows)}")
-    extra = list(dict.fromkeys(m for c in cells for m in c.metrics))
-    measures = [*SCORES, *(Measure(m, m, "high", True) for m in extra), *RATES, *COSTS,
-                *(SIGNIFICANCE if baseline else ())]
+    scores = {metric.key: metric for metric in metric_list("table")}
+    extra = [m for m in dict.fromkeys(m for c in cells for m in c.metrics) if m not in scores]
+    measures = [*(score_measure(metric) for metric in scores.values()), *(Measure(m, m, "high", True) for m in extra),
+                *RATES, *COSTS, *(SIGNIFICANCE if baseline else ())]
     notes: list[str] = []
     runs, metrics_of, records_of = {}, {}, {}
     for cell in cells:
@@ -177,9 +186,9 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
             continue
         metrics, records = metrics_of[cell.key], records_of[cell.key]
         values: dict[str, tuple[Any, Any, Any]] = {}
-        for key in ("f1", "em", *extra):
+        for key in (*scores, *extra):
             value = _dig(metrics, key)
-            per_question = [r[key] for r in records] if key in ("f1", "em") else \
+            per_question = [scores[key].per_question(r) for r in records] if key in scores else \
                 [(r.get("scores") or {}).get(key) for r in records]
             interval = bootstrap_ci(per_question, ci, resamples, seed) \
                 if per_question and all(isinstance(v, int | float) for v in per_question) else (None, None)

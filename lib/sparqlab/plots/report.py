@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.names import short_name
+from sparqlab.eval.metrics import RATE, find_metric, metric_list
 from sparqlab.platform.trace import TraceEvent
 from sparqlab.runs.results import (
-    RATE_FIELDS,
     STANDIN_LABEL,
     load_traces,
     model_label,
@@ -188,8 +188,7 @@ def summary_fragment(view: RunView) -> str:
             ("engine", html.escape(_as_text(engine) if engine else MISSING)),
             ("status", html.escape(f"{summary.get('status')} · {summary.get('n_done')}/{summary.get('n_questions')} "
                                    f"done · {summary.get('date')}"))]
-    metrics = [(k, _score(summary.get(k), k)) for k in ("f1", "em", "precision", "recall", "empty_rate",
-                                                         "no_query_rate") if k in summary]
+    metrics = [(m.key, _score(summary.get(m.key), m.key)) for m in metric_list("report") if m.key in summary]
     failures = view.failures()
     categories: dict[str, int] = {}
     for record in failures:
@@ -256,12 +255,14 @@ def comparison_fragment(first: str | Path | RunView, second: str | Path | RunVie
     a, b = paired_views(first, second)
     result = paired if paired is not None else paired_comparison(a.records, b.records, a.name, b.name)
     by_id = [{str(r["id"]): r for r in view.records} for view in (a, b)]
+    compared = metric_list("compare")
     parts = [f'<style>{STYLE}</style><div class="sq-report">',
              f"<h2>{html.escape(a.name)} vs {html.escape(b.name)}</h2>",
-             '<table class="metrics"><tr><th>run</th><th>model</th><th>F1</th><th>EM</th><th>no query</th></tr>'
+             '<table class="metrics"><tr><th>run</th><th>model</th>'
+             + "".join(f"<th>{html.escape(m.label)}</th>" for m in compared) + "</tr>"
              + "".join(f"<tr><td>{html.escape(v.name)}</td><td>{html.escape(v.model)}</td>"
-                       f"<td>{_score(v.summary.get('f1'), 'f1')}</td><td>{_score(v.summary.get('em'), 'em')}</td>"
-                       f"<td>{_score(v.summary.get('no_query_rate'), 'no_query_rate')}</td></tr>" for v in (a, b))
+                       + "".join(f"<td>{_score(v.summary.get(m.key), m.key)}</td>" for m in compared) + "</tr>"
+                       for v in (a, b))
              + "</table>",
              "<h3>Paired test</h3>", _pre(result.summary())]
     for winner, ids in ((a, result.a_only), (b, result.b_only)):
@@ -361,6 +362,6 @@ def _score(value: Any, key: str) -> str:
         return MISSING
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if key in RATE_FIELDS and isinstance(value, int | float):
+    if (metric := find_metric(key)) is not None and metric.unit == RATE and isinstance(value, int | float):
         return f"{100 * value:.1f}%"
     return html.escape(str(value))

@@ -12,18 +12,15 @@ from typing import Any
 
 import pandas as pd
 
+from sparqlab.eval.metrics import RATE, metric_list
 from sparqlab.plots.report import MISSING, error_label, outcome
-from sparqlab.runs.results import RATE_FIELDS, model_label
+from sparqlab.runs.results import model_label
 
 COMPACT_COLUMNS = ("model", "dataset", "id", "question", "outcome", "f1", "error")
 """What :func:`question_table` shows unless told otherwise (those of them the frame has)."""
 
 RUN_COLUMNS = ("run", "model", "dataset", "selection", "status", "done", "f1", "em", "no_query_rate", "errors")
 """What :func:`run_table` shows unless told otherwise."""
-
-PERCENT_COLUMNS = frozenset(RATE_FIELDS | {"em"})
-"""Columns holding a share in [0, 1], shown in percent with one decimal (``em`` per question: 100.0 or 0.0)."""
-
 
 def with_analysis_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` plus ``outcome`` and ``error`` (:func:`sparqlab.plots.report.error_label`: set on every question
@@ -51,7 +48,8 @@ def run_table(runs: pd.DataFrame, columns: Sequence[str] | None = RUN_COLUMNS, w
 def _styled(table: pd.DataFrame, columns: Sequence[str] | None, width: int) -> Any:
     if columns is not None:
         table = table[[c for c in columns if c in table.columns]]
-    formats = {c: _percent for c in table.columns if c in PERCENT_COLUMNS}
+    rates = {metric.key for metric in metric_list() if metric.unit == RATE}  # em per question: 100.0 or 0.0
+    formats = {c: _percent for c in table.columns if c in rates}
     return (table.style.format(formats, na_rep=MISSING).format(_plain, na_rep=MISSING,
                                                                subset=[c for c in table.columns if c not in formats])
             .set_properties(**{"white-space": "pre-wrap", "text-align": "left", "max-width": f"{width}ch"})

@@ -1,7 +1,9 @@
 """``metrics.json``: one run's (or one shard's, or a merge's) numbers, recomputed from its predictions.
 
-Scores come from :func:`sparqlab.eval.summarise` over the judged questions (a gold error is counted, not
-averaged: :func:`sparqlab.eval.metrics.judged_scores`); cost totals from
+Scores are the registered metrics (:data:`sparqlab.eval.metrics.METRICS`) as :func:`sparqlab.eval.summarise`
+aggregates them over the judged questions (a gold error is counted, not averaged:
+:func:`sparqlab.eval.metrics.judged_scores`): every answer metric is a key, ``null`` without a value, and a metric
+over all records (a method's own) is a key where it has a value; cost totals from
 :func:`sparqlab.llm.aggregate_usage`; plus counts by error category and how many questions are still missing.
 Everything is a pure function of the prediction records, so a merge recomputes exactly what a single run reports.
 """
@@ -15,13 +17,11 @@ from typing import Any
 
 from sparqlab.eval import summarise
 from sparqlab.eval.errors import is_no_gold_record
-from sparqlab.eval.metrics import NOT_EXECUTED, binary_decisions, is_gold_error_record
+from sparqlab.eval.metrics import NOT_EXECUTED, binary_decisions, is_gold_error_record, metric_list
 from sparqlab.llm import aggregate_usage
 from sparqlab.llm.prefix_cache import BLOCK_TOKENS
 from sparqlab.runs.manifest import now_iso
 from sparqlab.runs.records import infrastructure_failure
-
-SCORE_KEYS = ("f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall")
 
 GENERATED_ONLY = NOT_EXECUTED
 """``gold_source`` of a generation-only run's records: nothing was executed, nothing scored."""
@@ -136,7 +136,7 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
         # judged, and a question without any gold (a served request) has nothing to judge
         "n_gold_errors": sum(1 for r in records if r.get("gold_source") != GENERATED_ONLY
                              and not is_no_gold_record(r) and is_gold_error_record(r)),
-        **{key: summary.get(key) for key in SCORE_KEYS},
+        **{metric.key: summary.get(metric.key) for metric in metric_list() if metric.judged or metric.key in summary},
         "error_categories": dict(sorted(Counter(r.get("error_category") or "none" for r in records).items())),
         "error_types": dict(sorted(Counter(r.get("error_type") or "unknown" for r in records).items())),
         "usage": usage,

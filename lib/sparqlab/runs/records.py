@@ -2,7 +2,9 @@
 
 The runner builds records with :func:`prediction_record` and :func:`run_header`; the results loader and the shard
 merge read headers with :func:`header_from`; :func:`flatten_prediction` turns a prediction line into the columns
-of :func:`sparqlab.runs.load_predictions`. A key added here is added everywhere.
+of :func:`sparqlab.runs.load_predictions`. A key added here is added everywhere; the per-question score fields come
+from the metric registry (:data:`sparqlab.eval.metrics.METRICS`), so a registered metric scored per question is a
+field of every line.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sparqlab.core.errors import InfrastructureError
+from sparqlab.eval.metrics import RATE, metric_list
 from sparqlab.kg import errors as _kg_errors  # noqa: F401 - registers the KG layer's infrastructure errors
 from sparqlab.llm import errors as _llm_errors  # noqa: F401 - and the model layer's
 
@@ -21,7 +24,7 @@ HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_
 that answered the KG's queries, :mod:`sparqlab.kg.engines`; ``answer_match``: the answer comparison rule the
 scores use, :mod:`sparqlab.eval.matching`)."""
 
-PREDICTION_FIELDS: dict[str, str] = {
+QUESTION_FIELDS: dict[str, str] = {
     "id": "question id",
     "question": "question text",
     "answer_form": "select / ask / count",
@@ -30,11 +33,10 @@ PREDICTION_FIELDS: dict[str, str] = {
     "gold_sparql": "the benchmark's gold query",
     "gold_answers": "normalised gold answers",
     "gold_source": "given / gold_sparql / error: <kind>: <message>",
-    "f1": "answer-set F1 (null when unscored)",
-    "em": "answer-set exact match",
-    "empty": "the final query returned no answers",
-    "precision": "answer-set precision",
-    "recall": "answer-set recall",
+}
+"""The keys of a ``predictions.jsonl`` line before its scores (:func:`prediction_fields`)."""
+
+RUN_FIELDS: dict[str, str] = {
     "error_category": "why the question has no (good) answer: method's own category, question_timeout, "
                       "method_error, a model error kind, final_query_timeout or the final query's KGError kind "
                       "(never a failure of the machinery: sparqlab.core.errors stops the run instead)",
@@ -58,7 +60,29 @@ PREDICTION_FIELDS: dict[str, str] = {
                        "aggregate, order_by ...; columns gold_complexity.<key>)",
     "predicted_complexity": "the same features of the final query (columns predicted_complexity.<key>)",
 }
-"""Every key of a ``predictions.jsonl`` line, with its meaning."""
+"""The keys of a ``predictions.jsonl`` line after its scores (:func:`prediction_fields`)."""
+
+
+def score_fields() -> dict[str, str]:
+    """The per-question score fields of a prediction line, with their meaning: each registered metric's own
+    top-level field (``f1``, ``em``, ``empty``, ``precision``, ``recall``, a plug-in's), in registration order."""
+    fields: dict[str, str] = {}
+    for metric in metric_list():
+        if metric.field and "." not in metric.field:
+            fields.setdefault(metric.field, metric.description or metric.label)
+    return fields
+
+
+def prediction_fields() -> dict[str, str]:
+    """Every key of a ``predictions.jsonl`` line, with its meaning, in line order."""
+    return {**QUESTION_FIELDS, **score_fields(), **RUN_FIELDS}
+
+
+def score_values(scores: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A prediction line's score fields from ``scores`` (:func:`sparqlab.eval.score_prediction`); every one null
+    for a question that was not scored (``None``: a generation-only run)."""
+    return {key: (scores or {}).get(key) for key in score_fields()}
+
 
 REQUIRED_PREDICTION_FIELDS = ("id", "question", "predicted_sparql", "predicted_answers", "gold_answers", "f1", "em",
                               "error_category")
@@ -66,8 +90,10 @@ REQUIRED_PREDICTION_FIELDS = ("id", "question", "predicted_sparql", "predicted_a
 damaged (resume answers its question again; a listing names it), while a field added later may be absent from an
 older run's lines."""
 
-SCORE_FIELDS = ("f1", "em", "precision", "recall")
-"""Per-question scores, each ``null`` (unscored), a boolean or a number in [0, 1]."""
+
+def rate_fields() -> list[str]:
+    """The per-question fields of rate metrics: each ``null`` (unscored), a boolean or a number in [0, 1]."""
+    return [metric.field for metric in metric_list() if metric.unit == RATE and metric.field and "." not in metric.field]
 
 
 def prediction_problem(record: Mapping[str, Any]) -> str | None:
@@ -78,7 +104,7 @@ def prediction_problem(record: Mapping[str, Any]) -> str | None:
         return f"missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
     if not isinstance(record["id"], str) or not record["id"]:
         return f"the id is {record['id']!r}, not a question id"
-    for key in SCORE_FIELDS:
+    for key in dict.fromkeys(rate_fields()):
         value = record.get(key)
         if value is None or isinstance(value, bool):
             continue
@@ -112,9 +138,10 @@ def header_from(document: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def prediction_record(**values: Any) -> dict[str, Any]:
-    """A prediction line with exactly :data:`PREDICTION_FIELDS`, in that order."""
-    _check(values, tuple(PREDICTION_FIELDS), "prediction record")
-    return {key: values[key] for key in PREDICTION_FIELDS}
+    """A prediction line with exactly :func:`prediction_fields`, in that order."""
+    fields = prediction_fields()
+    _check(values, tuple(fields), "prediction record")
+    return {key: values[key] for key in fields}
 
 
 def _check(values: Mapping[str, Any], expected: tuple[str, ...], what: str) -> None:

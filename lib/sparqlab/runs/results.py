@@ -25,6 +25,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.jsonl import JsonlScan, scan_jsonl
 from sparqlab.core.names import short_name
 from sparqlab.core.paths import cache_dir, runs_dir
+from sparqlab.eval.metrics import Metric, find_metric, metric_list
 from sparqlab.platform.trace import TraceEvent
 from sparqlab.runs.merge import MERGING_SUFFIX
 from sparqlab.runs.metrics import compute_metrics
@@ -172,7 +173,7 @@ def recomputed_metrics(run_dir: Path, manifest: Mapping[str, Any]) -> dict[str, 
     modification time of ``predictions.jsonl`` and ``manifest.json``."""
     cache = _listing_cache(cache_dir() / LISTING_CACHE)
     key = stable_hash([str(run_dir.resolve()), _file_key(run_dir / PREDICTIONS), _file_key(run_dir / MANIFEST),
-                       _code_version()], 32)
+                       _code_version(), [metric.key for metric in metric_list()]], 32)  # a plug-in metric: recompute
     if cache is not None and (hit := cache.get("run-metrics", key)) is not None:
         return hit
     records = run_records(run_dir, manifest)
@@ -224,10 +225,7 @@ def _table_row(summary: Mapping[str, Any]) -> dict[str, Any]:
         "date": summary.get("date"),
         "status": summary.get("status"),
         "done": f"{summary['n_done']}/{summary.get('n_questions')}" if "n_done" in summary else None,
-        "f1": summary.get("f1"),
-        "em": summary.get("em"),
-        "empty_rate": summary.get("empty_rate"),
-        "no_query_rate": summary.get("no_query_rate"),
+        **{metric.key: summary.get(metric.key) for metric in metric_list()},
         "model": model_label(summary.get("model"), summary.get("model_is_standin")),
         "model_is_standin": summary.get("model_is_standin"),
         "method": summary.get("method"),
@@ -361,27 +359,27 @@ def load_config(run: str | Path, root: str | Path | None = None) -> dict[str, An
     return read_document(find_run(run, root) / CONFIG)
 
 
-COMPARE_FIELDS = ("model", "method", "kg", "dataset", "split", "selection", "date", "status", "done", "f1", "em", "empty_rate",
-                  "no_query_rate", "calls_per_q", "tokens_per_q", "latency_s", "wall_time_s", "errors")
+def compare_fields() -> list[str]:
+    """The fields ``runs compare`` shows, one row each: what the run is, the metrics of the ``compare`` view
+    (:data:`sparqlab.eval.metrics.METRICS`), then its costs."""
+    return ["model", "method", "kg", "dataset", "split", "selection", "date", "status", "done",
+            *(metric.key for metric in metric_list("compare")), "calls_per_q", "tokens_per_q", "latency_s",
+            "wall_time_s", "errors"]
 
 
 def compare_rows(runs: Sequence[str | Path], root: str | Path | None = None) -> list[dict[str, Any]]:
-    """Side-by-side comparison: one row per field of :data:`COMPARE_FIELDS`, one column per run."""
+    """Side-by-side comparison: one row per field of :func:`compare_fields`, one column per run."""
     rows = [summary_row(find_run(ref, root)) for ref in runs]
     names = [f"{r['experiment']}/{r['run']}" for r in rows]
-    return [{"field": field, **{name: row[field] for name, row in zip(names, rows, strict=True)}}
-            for field in COMPARE_FIELDS]
+    return [{"field": field, **{name: row.get(field) for name, row in zip(names, rows, strict=True)}}
+            for field in compare_fields()]
 
 
-RATE_FIELDS = frozenset({"f1", "em", "empty_rate", "no_query_rate", "empty_rate_all", "precision", "recall"})
-"""Fields printed in percent with one decimal, as the papers print them."""
-
-
-def _cell(value: Any, rate: bool = False) -> str:
+def _cell(value: Any, metric: Metric | None = None) -> str:
     if value is None:
         return "-"
-    if rate and isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{100 * value:.1f}"
+    if metric is not None and isinstance(value, int | float) and not isinstance(value, bool):
+        return metric.format(value)
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, Mapping | list):
@@ -390,14 +388,15 @@ def _cell(value: Any, rate: bool = False) -> str:
 
 
 def format_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
-    """A plain-text table with a header line; rates (:data:`RATE_FIELDS` columns, or rows of a comparison) in
-    percent with one decimal, other floats to three decimals, ``None`` as ``-``."""
+    """A plain-text table with a header line; metrics (columns, or rows of a comparison, named by a registered
+    metric) as the metric prints them (rates in percent with one decimal), other floats to three decimals, ``None``
+    as ``-``."""
     rows = list(rows)
     if not rows:
         return "(no runs)"
     columns = list(columns or rows[0].keys())
-    cells = [[_cell(row.get(c), c in RATE_FIELDS or row.get("field") in RATE_FIELDS) for c in columns]
-             for row in rows]
+    metric_of = {name: find_metric(name) for name in {*columns, *(str(row.get("field")) for row in rows)}}
+    cells = [[_cell(row.get(c), metric_of[c] or metric_of[str(row.get("field"))]) for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]

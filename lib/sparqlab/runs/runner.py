@@ -80,15 +80,13 @@ from sparqlab.runs.metrics import (
     kg_client_totals,
     metrics_document,
 )
-from sparqlab.runs.records import prediction_record, run_header
+from sparqlab.runs.records import prediction_record, run_header, score_values
 from sparqlab.runs.store import CONFIG, ENVIRONMENT, MANIFEST, METRICS, RunStore, read_json, write_json
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from sparqlab.kg.base import KnowledgeGraph
-
-UNSCORED = {"f1": None, "em": None, "empty": None, "precision": None, "recall": None}
 
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
@@ -691,7 +689,6 @@ class Runner:
             with scoring(question, "sparqlab.eval.score_and_categorise"):
                 scores, error_type = score_and_categorise(output.sparql, predicted, error_category, gold,
                                                           question.gold_sparql, gold_source)
-        scores = scores or UNSCORED
         usage = ctx.usage
         with scoring(question, "sparqlab.eval.text2sparql.official_question_scores"):
             official = {} if self.config.generate_only else official_question_scores(question, result, gold)
@@ -704,7 +701,7 @@ class Runner:
             gold_sparql=question.gold_sparql,
             gold_answers=gold,
             gold_source=gold_source,
-            **{key: scores.get(key) for key in UNSCORED},
+            **score_values(scores),
             error_category=error_category,
             error_type=error_type,
             model_calls=dict(sorted(usage.calls.items())),

@@ -20,7 +20,7 @@ from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.kg.errors import KGError
 from sparqlab.runs.metrics import compute_metrics
-from sparqlab.runs.runner import UNSCORED
+from sparqlab.runs.records import score_values
 from sparqlab.runs.store import PREDICTIONS, write_json
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def score_generated(source: str | Path, kg: KnowledgeGraph, output_dir: str | Pa
         scores, error_type = score_and_categorise(record.get("predicted_sparql"), predicted, error_category, gold,
                                                   record.get("gold_sparql"), gold_source)
         scored.append({**record, "predicted_answers": predicted, "gold_answers": gold, "gold_source": gold_source,
-                       **{key: (scores or UNSCORED).get(key) for key in UNSCORED}, "error_category": error_category,
+                       **score_values(scores), "error_category": error_category,
                        "error_type": error_type})
     folder.mkdir(parents=True, exist_ok=True)
     write_jsonl(folder / PREDICTIONS, scored)

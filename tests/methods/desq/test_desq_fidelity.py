@@ -8,9 +8,10 @@ from desq_helpers import MOVIE_ENTRIES, small_memory
 
 from sparqlab.methods.desq.correction import correct_slots
 from sparqlab.methods.desq.fragments import Decomposition, Fragment, Slot, scheme_for
-from sparqlab.methods.desq.metrics import micro_scores, score_output, strategy_table
+from sparqlab.methods.desq.metrics import micro_scores, output_bleu, score_output, strategy_table
 from sparqlab.methods.desq.structured import ParsedOutput
 from sparqlab.runs.metrics import compute_metrics
+from sparqlab.runs.records import flatten_prediction
 
 GOLD = Decomposition(
     [Fragment("skeleton", "SELECT DISTINCT ?var1 WHERE {}", "We need ?var1"),
@@ -39,6 +40,21 @@ def test_fragment_and_uri_em_are_micro_averaged_over_the_test_set():
     scores = compute_metrics(records, 2)["method_scores"]
     assert scores["uri_id_em_micro"] == pytest.approx(0.75) and scores["uri_id_em"] == pytest.approx(0.5)
     assert list(scores)[0] == "uri_id_em_micro"  # the paper's average first
+
+
+def test_metrics_json_carries_the_papers_slot_averaged_id_em_and_corpus_bleu():
+    """§3.5: id EM is averaged over all URI slots (1 wrong slot, 3 right: 3/4), not over questions (1/2), and the
+    structured outputs are scored by corpus BLEU; a run's metrics.json reports both, other methods' runs neither."""
+    records = [{"scores": {"uri_slots": 1, "none.id_em": 0.0, "oracle.id_em": 1.0, "gold_output": "a b c d e"},
+                "extra": {"structured_output": "a b c d e"}},
+               {"scores": {"uri_slots": 3, "none.id_em": 1.0, "oracle.id_em": 1.0, "gold_output": "f g h i j"},
+                "extra": {"structured_output": "f g h x y"}}]
+    metrics = compute_metrics(records, 2)
+    assert metrics["desq_id_em_none"] == pytest.approx(0.75) and metrics["desq_id_em_oracle"] == 1.0
+    assert metrics["method_scores"]["none.id_em"] == pytest.approx(0.5)  # the per-question mean stays beside it
+    assert metrics["desq_bleu"] == pytest.approx(output_bleu(pd.DataFrame([flatten_prediction(r) for r in records])))
+    assert 0 < metrics["desq_bleu"] < 1
+    assert not any(key.startswith("desq_") for key in compute_metrics([{"scores": {"x": 1}}], 1))
 
 
 def paraphrased() -> ParsedOutput:

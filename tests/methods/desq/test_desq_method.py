@@ -54,6 +54,10 @@ def test_run_answers_with_one_strategy_and_scores_all_seven(isolated, movies_kg)
     assert (answered["scores.query_em"] == answered["scores.roundtrip-exact.final_em"]).all()
     assert predictions["scores.uri_label_em"].mean() > 0.5  # labels come from the question's mentions
     assert 0 < output_bleu(predictions) <= 1
+    assert result.metrics["desq_bleu"] == pytest.approx(output_bleu(predictions))  # the paper's numbers, stored
+    slots = predictions["scores.uri_slots"].where(predictions["scores.roundtrip-exact.id_em"].notna())
+    assert result.metrics["desq_id_em_roundtrip_exact"] == pytest.approx(
+        (predictions["scores.roundtrip-exact.id_em"] * slots).sum() / slots.sum())
     record = json.loads((result.run_dir / "predictions.jsonl").read_text().splitlines()[0])
     assert parse_output(record["extra"]["structured_output"]).usable
     # a second run reuses the memory and the gold decompositions (content-keyed artifacts), same run id

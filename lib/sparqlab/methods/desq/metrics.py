@@ -13,14 +13,19 @@ URI EM is "the average across all URIs slots in the test set" — micro averages
 its matched and total counts (``<name>_matched``, ``<name>_total``), from which :func:`micro_scores` (and a
 run's ``metrics.json``, ``method_scores.<name>_micro``) pool them; the per-question rates (``<name>``) stay, and
 their mean over questions is our earlier per-question reading.
+
+A run's ``metrics.json`` carries the paper's aggregates, registered here as metrics
+(:func:`sparqlab.eval.metrics.register_metric`): the id EM of each strategy averaged over all URI slots
+(``desq_id_em_<strategy>``, :func:`slot_averaged`; ``desq_id_em_none`` is the raw id EM) and the corpus BLEU of
+the structured outputs (``desq_bleu``, :func:`corpus_output_bleu`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.eval.metrics import answer_means
+from sparqlab.eval.metrics import answer_means, field_value, register_metric
 from sparqlab.eval.structural import fragment_em, query_em, structural_em, uri_em
 from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, correct_slots, roundtrip_flag
 from sparqlab.methods.desq.fragments import AssemblyError, Decomposition, IdScheme, assemble, placeholders_in
@@ -171,29 +176,30 @@ def _optional(predictions: pd.DataFrame, name: str) -> pd.Series:
 
 
 def strategy_table(predictions: pd.DataFrame, strategies: Sequence[str] = STRATEGIES,
-                   average: str = "micro") -> pd.DataFrame:
+                   average: str = "micro", metrics: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """One row per strategy from per-question scores (``scores.<strategy>.id_em`` ... columns of
     ``load_predictions``, or the same keys without ``scores.``): id EM raw and corrected — ``average="micro"``
     over all URI slots of the test set (the paper, section 3.5), ``"question"`` the mean over questions with
     slots — final-query EM (per question; ``final_em`` the paper's first-appearance EM, ``final_structural_em``
-    the isomorphism-based one), and the wrong ids fixed / correct ids broken in total."""
+    the isomorphism-based one), and the wrong ids fixed / correct ids broken in total. ``metrics``: the run's
+    ``metrics.json``, whose slot-averaged id EM (``desq_id_em_<strategy>``) is read instead of recomputed."""
     import pandas as pd
 
     if average not in ("micro", "question"):
         raise ValueError(f"average must be 'micro' or 'question'; got {average!r}")
     column = lambda name: _column(predictions, name)  # noqa: E731
-    slots = column("uri_slots")
+    records = predictions.to_dict("records")
 
-    def mean(rate: pd.Series) -> float:
+    def mean(strategy: str) -> float:
         if average == "question":
-            return rate.mean()
-        known = rate.notna()
-        return float((rate[known] * slots[known]).sum() / slots[known].sum()) if slots[known].sum() else float("nan")
+            return column(f"{strategy}.id_em").mean()
+        value = metrics.get(id_em_key(strategy)) if metrics is not None else slot_averaged(records, strategy)
+        return float("nan") if value is None else value
 
     raw = column("none.id_em")
     rows = []
     for strategy in strategies:
-        rows.append({"strategy": strategy, "id_em_raw": mean(raw), "id_em_corrected": mean(column(f"{strategy}.id_em")),
+        rows.append({"strategy": strategy, "id_em_raw": mean("none"), "id_em_corrected": mean(strategy),
                      "final_em": column(f"{strategy}.final_em").mean(),
                      "final_structural_em": _optional(predictions, f"{strategy}.final_structural_em").mean(),
                      "fixed": int(column(f"{strategy}.fixed").sum()),
@@ -236,16 +242,53 @@ def threshold_sweep(predictions: pd.DataFrame, thresholds: Sequence[float]) -> p
     return pd.DataFrame(out).set_index("threshold")
 
 
-def output_bleu(predictions: pd.DataFrame) -> float:
+def slot_averaged(records: Sequence[Mapping[str, Any]], strategy: str) -> float | None:
+    """Id EM after ``strategy`` (``"none"``: raw) averaged over all URI slots of the records (section 3.5: "the
+    average across all URIs slots in the test set"): each question's rate weighted by its gold slots; ``None``
+    without a slot. ``records``: prediction lines (``scores`` nested) or flat rows (``scores.<key>`` columns)."""
+    matched = total = 0.0
+    for record in records:
+        rate, slots = field_value(record, f"scores.{strategy}.id_em"), field_value(record, "scores.uri_slots")
+        if rate is None and slots is None:  # offline records name the scores without the prefix
+            rate, slots = field_value(record, f"{strategy}.id_em"), field_value(record, "uri_slots")
+        if rate is not None and slots:
+            matched += rate * slots
+            total += slots
+    return matched / total if total else None
+
+
+def corpus_output_bleu(records: Sequence[Mapping[str, Any]]) -> float | None:
     """Corpus BLEU (sacreBLEU, in [0, 1]) of the predicted structured outputs against the gold ones over the full
-    output sequences (section 3.5), from a run's ``extra.structured_output`` and ``scores.gold_output`` columns (a
-    missing output counts as empty)."""
+    output sequences (section 3.5), from the records' ``extra.structured_output`` and ``scores.gold_output`` (a
+    missing output counts as empty); ``None`` when no record has a gold output."""
     from sparqlab.eval.structural import corpus_bleu
 
-    scored = predictions[predictions["scores.gold_output"].notna()]
-    predicted = scored["extra.structured_output"].fillna("") if "extra.structured_output" in scored else \
-        [""] * len(scored)
-    return corpus_bleu([str(p) for p in predicted], [str(g) for g in scored["scores.gold_output"]])
+    pairs = [(field_value(record, "extra.structured_output"), gold) for record in records
+             if (gold := field_value(record, "scores.gold_output")) is not None]
+    if not pairs:
+        return None
+    return corpus_bleu([str(p or "") for p, _ in pairs], [str(g) for _, g in pairs])
+
+
+def output_bleu(predictions: pd.DataFrame) -> float:
+    """:func:`corpus_output_bleu` of a predictions frame (``load_predictions`` or offline records); NaN without a
+    gold output."""
+    value = corpus_output_bleu(predictions.to_dict("records"))
+    return float("nan") if value is None else value
+
+
+def id_em_key(strategy: str) -> str:
+    """The ``metrics.json`` key of ``strategy``'s slot-averaged id EM (``none``: raw)."""
+    return "desq_id_em_" + strategy.replace("-", "_")
+
+
+for _strategy in STRATEGIES:
+    register_metric(id_em_key(_strategy), f"DeSQ id EM ({_strategy})",
+                    lambda records, strategy=_strategy: slot_averaged(records, strategy),
+                    field=f"scores.{_strategy}.id_em", judged=False, optional=True,
+                    views=frozenset({"show"}) if _strategy == "none" else frozenset())
+register_metric("desq_bleu", "DeSQ output BLEU", corpus_output_bleu, judged=False, optional=True,
+                views=frozenset({"show"}))
 
 
 def query_em_table(predictions: pd.DataFrame) -> pd.DataFrame:
