@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.cli.kg import add_profile_option
+from sparqlab.core.text import text_table
 from sparqlab.eval.text2sparql import CONVENTIONS, OFFICIAL_METRIC
 
 MISSING = "(none)"
@@ -306,15 +307,9 @@ def format_table(table: Mapping[str, Mapping[str, Any]], by: str | None = None) 
             return "-"
         return str(value) if column in ("n", "unscored") else f"{value:.2f}"
 
-    lines = [[str(key), *(cell(c, row.get(c, 0 if c == "unscored" else None)) for c in columns)]
-             for key, row in table.items()]
-    widths = [max(len(r[i]) for r in [header, *lines]) for i in range(len(header))]
-
-    def render(cells: list[str]) -> str:
-        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-        return "  ".join(padded)
-
-    return "\n".join([render(header), render(["-" * w for w in widths]), *map(render, lines)])
+    rows = [[str(key), *(cell(c, row.get(c, 0 if c == "unscored" else None)) for c in columns)]
+            for key, row in table.items()]
+    return text_table(header, rows, right=range(1, len(header)))
 
 
 def _field(record: Mapping[str, Any], path: str) -> str:

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from sparqlab.core.text import text_table
+
 _MAX_CELL = 70
 
 
@@ -308,9 +310,4 @@ def format_table(result, shorten, labels: dict[str, str] | None = None) -> str:
         return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 1] + "…"
 
     header = list(result.vars)
-    body = [[cell(row.get(var)) for var in header] for row in result.rows]
-    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join(lines)
+    return text_table(header, [[cell(row.get(var)) for var in header] for row in result.rows])

@@ -4,12 +4,13 @@ write. Model text is scrubbed where it enters (:class:`sparqlab.llm.base.ChatRes
 with the place of the character (:func:`lone_surrogate`).
 
 Also the plain-text pieces that readers of model replies share (SPARQL extraction, lenient JSON, agent actions):
-Markdown code fences (:func:`code_blocks`) and the bracket that closes an opened one (:func:`closing_bracket`)."""
+Markdown code fences (:func:`code_blocks`) and the bracket that closes an opened one (:func:`closing_bracket`); and
+the one layout of the plain-text tables commands print (:func:`text_table`)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
@@ -85,3 +86,19 @@ def _inside_word(text: str, index: int) -> bool:
 def code_blocks(text: str) -> list[tuple[str, str]]:
     """``(language tag, body)`` of every closed Markdown code fence, in order."""
     return [(tag.lower(), body.strip()) for tag, body in _FENCE.findall(text)]
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, rule: bool = True,
+               right: Collection[int] = ()) -> str:
+    """Cells already formatted, laid out in columns two spaces apart, left-aligned unless their index is in
+    ``right`` (numbers), with a dashed rule under the header when ``rule``. The terminal tables of ``kg query``,
+    ``runs list/show/compare`` and ``eval`` are all this layout; pandas' ``to_string`` cannot give it (one space
+    between columns, right-aligned text), and the tests and docs read these tables by column."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(cell.rjust(width) if i in right else cell.ljust(width)
+                         for i, (cell, width) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    ruled = [["-" * width for width in widths]] if rule else []
+    return "\n".join(line(cells) for cells in [header, *ruled, *rows])

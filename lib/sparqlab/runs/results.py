@@ -25,6 +25,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.jsonl import JsonlScan, scan_jsonl
 from sparqlab.core.names import short_name
 from sparqlab.core.paths import cache_dir, runs_dir
+from sparqlab.core.text import text_table
 from sparqlab.eval.metrics import Metric, find_metric, metric_list
 from sparqlab.platform.trace import TraceEvent
 from sparqlab.runs.merge import MERGING_SUFFIX
@@ -397,7 +398,4 @@ def format_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | Non
     columns = list(columns or rows[0].keys())
     metric_of = {name: find_metric(name) for name in {*columns, *(str(row.get("field")) for row in rows)}}
     cells = [[_cell(row.get(c), metric_of[c] or metric_of[str(row.get("field"))]) for c in columns] for row in rows]
-    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
-    return "\n".join(line.rstrip() for line in lines)
+    return text_table(columns, cells, rule=False)
