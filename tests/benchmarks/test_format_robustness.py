@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sparqlab.llm import ChatRequest, get_model, make_model
+from sparqlab.llm.standins import STANDINS, standin_names
 from support.benchmarks import load_benchmark
 
 bench = load_benchmark("format_robustness")
@@ -29,6 +30,16 @@ PLAIN = [e for e in corpus.ENTRIES if e["shape"] in ("plain", "plain_yes", "plai
 def test_every_shape_keeps_the_content_every_reader_extracts(entry, shape):
     text, _ = apply_shape(shape, entry["content"])
     assert corpus.READERS[entry["kind"]](text) == entry["carries"]
+
+
+
+@pytest.fixture(autouse=True)
+def _standins_restored():
+    """The noisy stand-ins a test registers are gone after it: other tests list every registered stand-in. The
+    plug-ins are loaded before the table is saved, so their stand-ins stay (they register only once a process)."""
+    standin_names()
+    with STANDINS.restored():
+        yield
 
 
 def test_the_corpus_plain_replies_cover_every_call_kind():

@@ -96,7 +96,7 @@ def lab_page(notebook: Path, chromium: str, deadline: float) -> Iterator[tuple[_
     from sparqlab.core.processes import stop_process
 
     with serve_lab(notebook.parent, token="browsercheck", expose_app=True) as base, \
-            tempfile.TemporaryDirectory() as profile:
+            tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:  # Chromium's helpers may write late
         browser = subprocess.Popen([chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
                                     "--disable-dev-shm-usage", "--no-first-run", f"--user-data-dir={profile}",
                                     "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
