@@ -197,7 +197,7 @@ def dos_cases(scratch: Path) -> list[Case]:
 def server_cases(scratch: Path) -> list[Case]:
     import httpx
 
-    from sparqlab.llm.server import MAX_BODY_BYTES, serve_in_background
+    from sparqlab.serving.model_server import MAX_BODY_BYTES, serve_in_background
 
     context = serve_in_background("standin-echo", read_timeout_s=1.0)
     url = context.__enter__()

@@ -40,7 +40,7 @@ from typing import Any
 from concurrency import MultiCallMethod, _bench_kg, _timed_run, bench_questions  # benchmarks/concurrency.py
 
 from sparqlab.llm import ChatRequest, LatencyStandin, OpenAIModel
-from sparqlab.llm.server import serve_in_background
+from sparqlab.serving.model_server import serve_in_background
 
 BASELINE_REV = "134316ad301ca8d88687d560395ed813bfca4db9"
 """The last revision whose ``OpenAIModel`` called ``chat.completions.create`` (typed SDK path)."""

@@ -99,7 +99,7 @@ def run_benchmark(questions: int = 96, calls: int = 2, delay_ms: float = 200.0,
                   levels: list[int] | tuple[int, ...] = (8, 16, 32), progress: bool = False) -> dict[str, Any]:
     """Measure wall time at concurrency 1 and each of ``levels``; returns a JSON-serialisable report."""
     from sparqlab.llm import LatencyStandin
-    from sparqlab.llm.server import serve_in_background
+    from sparqlab.serving.model_server import serve_in_background
 
     method, qs = MultiCallMethod(calls), bench_questions(questions)
     rows = []

@@ -19,7 +19,7 @@ import time
 
 from sparqlab.llm import get_model
 from sparqlab.llm.base import ChatRequest
-from sparqlab.llm.server import serve_in_background
+from sparqlab.serving.model_server import serve_in_background
 
 MODEL = "standin-keyword-rules"
 

@@ -139,7 +139,7 @@ def test_environment_records_what_the_endpoint_serves(tmp_path, movies_store):
     import json
 
     from sparqlab.data import load
-    from sparqlab.llm.server import serve_in_background
+    from sparqlab.serving.model_server import serve_in_background
 
     questions = load("metaqa-1hop", limit=2)
     with serve_in_background("standin-keyword-rules") as url:

@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from sparqlab.llm.server import serve_in_background
+from sparqlab.serving.model_server import serve_in_background
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from sparqlab.llm import (
     make_model,
     request_key,
 )
-from sparqlab.llm.server import serve_in_background
+from sparqlab.serving.model_server import serve_in_background
 
 QUESTIONS = [f"Who directed film number {i}?" for i in range(6)]
 

@@ -19,7 +19,7 @@ from sparqlab.llm import (
     get_model,
 )
 from sparqlab.llm.errors import ModelRequestError
-from sparqlab.llm.server import serve_in_background
+from sparqlab.serving.model_server import serve_in_background
 
 
 def test_chat_over_http_returns_text_usage_and_finish_reason(echo_server):

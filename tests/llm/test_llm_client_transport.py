@@ -17,8 +17,8 @@ from sparqlab.core.errors import InfrastructureError
 from sparqlab.llm import ChatRequest, ModelUnavailable, OpenAIModel, Usage, estimate_tokens, get_model
 from sparqlab.llm.errors import ModelReplyInvalid, ModelRequestError
 from sparqlab.llm.openai_backend import HTTP_TRANSPORTS, completion_response, request_body
-from sparqlab.llm.server import serve_in_background
 from sparqlab.llm.standins import LatencyStandin, ReasoningStandin
+from sparqlab.serving.model_server import serve_in_background
 
 TRANSPORTS = sorted(HTTP_TRANSPORTS)
 

@@ -143,7 +143,7 @@ KEPT_LOOP_CLIENT = """
 import asyncio, sys
 from sparqlab.llm.base import run_sync
 from sparqlab.llm.openai_backend import OpenAIModel
-from sparqlab.llm.server import serve_in_background
+from sparqlab.serving.model_server import serve_in_background
 
 with serve_in_background("standin-echo", process=True) as url:
     model = OpenAIModel("standin-echo", base_url=url)

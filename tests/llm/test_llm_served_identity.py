@@ -2,7 +2,7 @@
 the same name does not get old responses, and a rerun that never reached the endpoint says so."""
 
 from sparqlab.llm import CachedModel, ChatModel, ChatResponse, OpenAIModel
-from sparqlab.llm.server import serve_in_background
+from sparqlab.serving.model_server import serve_in_background
 
 
 class Weights(ChatModel):

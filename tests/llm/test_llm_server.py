@@ -7,7 +7,7 @@ import openai
 
 from sparqlab.llm import OpenAIModel
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
-from sparqlab.llm.server import serve_in_background
+from sparqlab.serving.model_server import serve_in_background
 
 
 def test_models_endpoint_lists_the_served_model(echo_server):

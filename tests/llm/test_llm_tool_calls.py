@@ -13,8 +13,8 @@ from sparqlab.llm import ChatRequest, make_model, request_key
 from sparqlab.llm.cache import CachedModel
 from sparqlab.llm.errors import ModelReplyInvalid
 from sparqlab.llm.openai_backend import completion_response
-from sparqlab.llm.server import serve_in_background
 from sparqlab.llm.standins import create_standin
+from sparqlab.serving.model_server import serve_in_background
 
 SEARCH = {"type": "function", "function": {"name": "search", "description": "find entities by name",
                                            "parameters": {"type": "object",

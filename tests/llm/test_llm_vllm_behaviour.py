@@ -11,8 +11,8 @@ import pytest
 
 from sparqlab.llm import ContextOverflow, ModelUnavailable, OpenAIModel
 from sparqlab.llm.replies import reply_outcome
-from sparqlab.llm.server import Limits, serve_in_background
 from sparqlab.llm.standins import LatencyStandin, ReasoningStandin
+from sparqlab.serving.model_server import Limits, serve_in_background
 
 LONG = " ".join(f"word{i}" for i in range(80))
 

@@ -21,9 +21,9 @@ from runs_helpers import EchoChatMethod, LookupMethod, TinyKG, tiny_questions
 from sparqlab.cli import main
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.errors import InfrastructureError, MissingDependency, StorageFull, as_infrastructure
-from sparqlab.llm.server import serve_in_background
 from sparqlab.runs import RunAborted, RunConfig, run, run_summary
 from sparqlab.runs.store import METRICS, PREDICTIONS, RunStore, read_json
+from sparqlab.serving.model_server import serve_in_background
 
 DIRECT = ["run", "direct", "-d", "metaqa-1hop", "--limit", "6", "-m", "standin-keyword-rules", "--concurrency", "2",
           "--progress", "false"]

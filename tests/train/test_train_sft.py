@@ -95,7 +95,7 @@ def test_the_saved_adapter_reloads_to_the_trained_model(trained, tiny_decoder):
 
 def test_the_adapter_is_served_and_answers_through_the_openai_client(trained, tiny_decoder):
     from sparqlab.llm.factory import get_model
-    from sparqlab.llm.server import serve_in_background
+    from sparqlab.serving.model_server import serve_in_background
 
     model = get_model(f"local:{tiny_decoder}", adapter=str(trained.adapter), served_name="corrector")
     messages = [{"role": "system", "content": "You translate questions into SPARQL."},
@@ -149,7 +149,7 @@ def test_a_served_tiny_random_decoder_is_marked_a_standin_by_its_client(trained,
     from sparqlab.llm.cache import CachedModel
     from sparqlab.llm.local_transformers import LocalTransformersModel
     from sparqlab.llm.openai_backend import OpenAIModel
-    from sparqlab.llm.server import serve_in_background
+    from sparqlab.serving.model_server import serve_in_background
 
     served = LocalTransformersModel(tiny_decoder, trained.adapter, name="my-sft")
     assert served.is_standin

@@ -41,7 +41,7 @@ def register(subparsers) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from sparqlab.llm.server import Limits, model_for_serving, serve
+    from sparqlab.serving.model_server import Limits, model_for_serving, serve
 
     options = {}
     for option in args.option:

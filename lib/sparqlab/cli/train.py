@@ -283,7 +283,7 @@ def handle_data(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from sparqlab.llm.local_transformers import LocalTransformersModel
-    from sparqlab.llm.server import serve
+    from sparqlab.serving.model_server import serve
 
     serve(LocalTransformersModel(args.base, args.adapter, args.name), host=args.host, port=args.port)
     return 0

@@ -1,5 +1,5 @@
 """A real SPARQL 1.1 endpoint on 127.0.0.1: ``oxigraph serve-read-only`` over a store folder, for the tests and
-checks of the endpoint backend (the KG counterpart of :func:`sparqlab.llm.server.serve_in_background`); and a
+checks of the endpoint backend (the KG counterpart of :func:`sparqlab.serving.model_server.serve_in_background`); and a
 local stand-in for a public query service's limits in front of it (:func:`serve_service_rules`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Chat models behind one interface: any OpenAI-compatible endpoint, deterministic stand-ins, the response
-cache with replay, accounting, and an OpenAI-compatible server.
+cache with replay, accounting (the OpenAI-compatible server that serves them is :mod:`sparqlab.serving`).
 
 Typical use::
 
@@ -7,8 +7,7 @@ Typical use::
     model = make_model({"model": "standin-echo", "cache_path": run_dir / "responses.sqlite"})
     response = model.chat_sync("Who directed Alien?", temperature=0, max_tokens=64)
 
-The server and the embeddings are imported from their modules (``sparqlab.llm.server``,
-``sparqlab.llm.embeddings``), which load heavier libraries; :class:`OpenAIModel` is imported on first use.
+The embeddings are imported from their module (``sparqlab.llm.embeddings``), which loads heavier libraries; :class:`OpenAIModel` is imported on first use.
 """
 
 from sparqlab.llm.accounting import UsageTotals, aggregate_usage

@@ -1,6 +1,6 @@
 """A chat model run in this process with transformers, optionally with a LoRA adapter (peft): the backend behind
 ``local:`` model names (:func:`sparqlab.llm.factory.get_model`), so ``sparqlab train serve`` and
-:func:`sparqlab.llm.server.serve_in_background` can serve a fine-tuned adapter on CPU for tests and small checks.
+:func:`sparqlab.serving.model_server.serve_in_background` can serve a fine-tuned adapter on CPU for tests and small checks.
 For real models, serve the adapter with vLLM (``--enable-lora --lora-modules NAME=DIR``; docs/methods.md, "Fine-tuning").
 
 The prompt is the tokenizer's chat template with the generation prompt, exactly as training formatted it

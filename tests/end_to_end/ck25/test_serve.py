@@ -35,7 +35,7 @@ def client(tmp_path, monkeypatch):
     from fastapi.testclient import TestClient
 
     from sparqlab.runs import RunConfig
-    from sparqlab.runs.serve import ServedRun, create_app
+    from sparqlab.serving.text2sparql_endpoint import ServedRun, create_app
 
     config = RunConfig(experiment="serve", kg="ck25", model="standin-echo", output_root=tmp_path, cache="off",
                        progress=False, concurrency=3)

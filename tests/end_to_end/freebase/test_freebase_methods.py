@@ -17,7 +17,7 @@ CRASHES = {"method_error", "question_timeout"}
 @pytest.fixture(scope="module")
 def agent_url():
     import sparqlab.methods.agents  # noqa: F401  (registers standin-agent)
-    from sparqlab.llm.server import serve_in_background
+    from sparqlab.serving.model_server import serve_in_background
 
     with serve_in_background("standin-agent") as url:
         yield url

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
-from sparqlab.llm.server import MAX_BODY_BYTES, serve_in_background
+from sparqlab.serving.model_server import MAX_BODY_BYTES, serve_in_background
 
 SURROGATE_JSON = b'{"model": "standin-echo", "messages": [{"role": "user", "content": "a\\ud800b"}]}'
 

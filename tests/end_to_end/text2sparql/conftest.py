@@ -40,7 +40,7 @@ def dbpedia_each_engine(endpoint_engine):
 @pytest.fixture(scope="module")
 def agent_url():
     import sparqlab.methods.agents  # noqa: F401  (registers standin-agent)
-    from sparqlab.llm.server import serve_in_background
+    from sparqlab.serving.model_server import serve_in_background
 
     with serve_in_background("standin-agent") as url:
         yield url

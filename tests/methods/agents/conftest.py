@@ -38,9 +38,9 @@ def wd_endpoint(wd_store, endpoint_engine) -> str:
 
 @pytest.fixture(scope="session")
 def agent_model_url() -> str:
-    """``standin-agent`` served by ``sparqlab.llm.server`` (OpenAI-compatible HTTP) on 127.0.0.1."""
+    """``standin-agent`` served by ``sparqlab.serving.model_server`` (OpenAI-compatible HTTP) on 127.0.0.1."""
     import sparqlab.methods.agents  # noqa: F401  (registers standin-agent)
-    from sparqlab.llm.server import serve_in_background
+    from sparqlab.serving.model_server import serve_in_background
 
     with serve_in_background("standin-agent") as url:
         yield url

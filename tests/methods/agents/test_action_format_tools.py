@@ -9,11 +9,11 @@ import json
 import pytest
 
 from sparqlab.llm.cache import CachedModel
-from sparqlab.llm.server import serve_in_background
 from sparqlab.llm.standins import create_standin
 from sparqlab.methods import make_method
 from sparqlab.methods.agents.actions import read_tool_actions
 from sparqlab.runs import RunConfig, load_traces, run
+from sparqlab.serving.model_server import serve_in_background
 from support.movie_questions import movie_questions
 
 PARAMETERS = {"search": "text", "lookup": "entity", "examples": "property", "execute": "sparql", "stop": None}

@@ -11,10 +11,10 @@ import pytest
 from test_controller import QUESTION, Scripted
 
 from sparqlab.llm import ChatRequest, ContextOverflow, OpenAIModel
-from sparqlab.llm.server import Limits, serve_in_background
 from sparqlab.llm.standins import ReasoningStandin
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, load_traces, run
+from sparqlab.serving.model_server import Limits, serve_in_background
 from support.wikidata_fixtures import open_wikidata
 
 QUERY = "SELECT ?c WHERE { wd:Q28218 wdt:P17 ?c }"

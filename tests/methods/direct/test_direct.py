@@ -6,10 +6,10 @@ from sparqlab.data import Question
 from sparqlab.kg import open_kg
 from sparqlab.kg.describe import kg_notes
 from sparqlab.llm import StandinModel
-from sparqlab.llm.server import serve_in_background
 from sparqlab.methods import DirectSparql, make_method
 from sparqlab.methods.direct.method import build_messages
 from sparqlab.runs import RunConfig, run
+from sparqlab.serving.model_server import serve_in_background
 
 
 @pytest.fixture(scope="module")

@@ -45,8 +45,8 @@ def test_errors_are_one_line_messages(tmp_path, capsys):
 
 def test_a_served_model_over_http_gives_the_same_answer(tmp_path, capsys, monkeypatch):
     """The oracle through the OpenAI-compatible HTTP path: the scripted model served on 127.0.0.1."""
-    from sparqlab.llm.server import serve_in_background
     from sparqlab.methods.genop import ScriptedModel
+    from sparqlab.serving.model_server import serve_in_background
 
     model = ScriptedModel(EXAMPLE1_SCRIPT)
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))

@@ -21,7 +21,7 @@ are answered at once and up to ``queue_size`` wait, beyond that a 503 with ``Ret
 ``question_timeout_s`` counts from its arrival, the wait in the queue included; a request over
 ``max_request_bytes`` is a 413; an optional bearer token (``token`` or the ``SPARQLAB_SERVE_TOKEN`` variable)
 turns every request without it into a 401; ``/docs`` and ``/openapi.json`` exist only when asked for. The
-connection layer (:mod:`sparqlab.core.http_server`) closes connections that do not deliver a request within
+connection layer (:mod:`sparqlab.serving.guard`) closes connections that do not deliver a request within
 ``read_timeout_s`` and bounds how many are open. The server binds 127.0.0.1 unless told otherwise, and warns
 when it binds another address without a token.
 """
@@ -45,7 +45,6 @@ from typing import Any
 from sparqlab.core.config import CheckedConfig
 from sparqlab.core.environment import serve_token
 from sparqlab.core.errors import InfrastructureError
-from sparqlab.core.http_server import ConnectionLimits, guarded_server, listen_socket
 from sparqlab.data.question import Question
 from sparqlab.data.text2sparql import DATASET_IRIS, EDITIONS, question_language
 from sparqlab.kg.endpoint import declare_prefixes
@@ -55,6 +54,7 @@ from sparqlab.runs.manifest import manifest_document
 from sparqlab.runs.metrics import metrics_document
 from sparqlab.runs.runner import Runner
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunStore, write_json
+from sparqlab.serving.guard import ConnectionLimits, guarded_server, listen_socket
 
 DEFAULT_DATASETS = {edition.iri: edition.kg for edition in EDITIONS.values()}
 """Dataset IRI -> KG name served without configuration: CK25's and CK26's IRIs on the ``ck25`` KG, DB25's and

@@ -14,7 +14,7 @@ JSON or UTF-8, JSON nested too deeply, a lone surrogate in a string), 413 for a 
 :data:`MAX_BODY_BYTES` or a request line and headers over :data:`MAX_HEAD_BYTES`; ``max_tokens`` over
 :data:`MAX_TOKENS_LIMIT` or a ``seed`` outside a signed 64-bit integer are malformed. A connection must deliver each
 request within ``read_timeout_s`` (default :data:`READ_TIMEOUT_S`) of opening or of its previous response, so
-half-open connections are closed, and open connections are bounded (:mod:`sparqlab.core.http_server`). Requests are
+half-open connections are closed, and open connections are bounded (:mod:`sparqlab.serving.guard`). Requests are
 handled on one event loop, so a model that awaits (e.g. ``standin-latency``'s sleep) serves many requests at once.
 """
 
@@ -41,13 +41,13 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
-from sparqlab.core.http_server import ConnectionLimits, guarded_server, listen_socket
 from sparqlab.core.processes import stop_process
 from sparqlab.core.text import lone_surrogate
 from sparqlab.llm.base import ChatModel, ChatRequest, estimate_tokens
 from sparqlab.llm.errors import ModelError
 from sparqlab.llm.factory import get_model
 from sparqlab.llm.standins import LatencyStandin
+from sparqlab.serving.guard import ConnectionLimits, guarded_server, listen_socket
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 REASONING_EFFORTS = ("low", "medium", "high")

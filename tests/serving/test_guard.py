@@ -1,4 +1,4 @@
-"""The connection layer's accept path (:class:`sparqlab.core.http_server.Acceptor`): connections count from the
+"""The connection layer's accept path (:class:`sparqlab.serving.guard.Acceptor`): connections count from the
 moment they are accepted, so a burst never takes more than ``max_open`` descriptors; the rest wait in the
 kernel's listen queue and are accepted as open ones close. The library reaches uvicorn through its public
 interfaces only."""
@@ -11,7 +11,7 @@ import socket
 from pathlib import Path
 
 import sparqlab
-from sparqlab.core.http_server import Acceptor, listen_socket
+from sparqlab.serving.guard import Acceptor, listen_socket
 
 
 async def _turns(n: int = 20) -> None:
