@@ -15,6 +15,7 @@ from pathlib import Path
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.plugins import KG_GROUP, load_plugins
+from sparqlab.kg import search as _search_backends  # noqa: F401  registers "local" and "wikidata_api"
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG
@@ -30,8 +31,7 @@ from sparqlab.kg.errors import (
 )
 from sparqlab.kg.guard import check_read_only
 from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile
-from sparqlab.kg.results import QueryResult, Term
-from sparqlab.kg.search import SearchHit
+from sparqlab.kg.results import QueryResult, SearchHit, Term
 from sparqlab.kg.service import RetryPolicy
 
 __all__ = [
