@@ -170,7 +170,8 @@ class EndpointKG(KnowledgeGraph):
         except QueryBadFormed as error:
             body = _body(error)
             refusal = _engine_error(f"HTTP 400 from {self.url}: {body}")
-            if not isinstance(refusal, UnsupportedFunction) and any(hint in body.lower() for hint in _SYNTAX_HINTS):
+            syntax = any(hint in body.lower() for hint in _SYNTAX_HINTS)
+            if syntax and not isinstance(refusal, UnsupportedFunction):
                 note = " (its line numbers count the added line of PREFIX declarations)" if added_line else ""
                 raise SparqlSyntaxError(f"the endpoint rejected the query{note}: {body}") from None
             raise refusal from None

@@ -3,7 +3,7 @@
 Freebase is not bundled (its dump is ~2 billion triples); a researcher points the workbench at a Virtuoso or QLever
 server holding it (``--kg freebase --kg-url URL``), and the tests at a small hand-written Freebase-shaped Turtle
 file (``data/freebase/fixture/``) served by ``oxigraph serve-read-only``. Everything KG-specific lives here and
-registers itself with :mod:`sparqlab.kg.profiles` and :mod:`sparqlab.kg.search` on import:
+registers itself with :mod:`sparqlab.kg.profiles` and :mod:`sparqlab.kg.base` (its search) on import:
 
 - the profile: ``ns:`` = ``http://rdf.freebase.com/ns/``, names from ``type.object.name`` (English), types from
   ``type.object.type``, descriptions from ``common.topic.description``, answers compared by IRI (gold answers are

@@ -279,7 +279,8 @@ class AgentMethod(Method):
             properties = {}
             if argument:
                 spec = tool.parameters[argument]
-                properties[argument] = {"type": spec.get("type", "string"), "description": spec.get("description", "")}
+                properties[argument] = {"type": spec.get("type", "string"),
+                                        "description": spec.get("description", "")}
             description = " ".join(ACTION_HELP[name][1].split()) if name in ACTION_HELP else tool.description
             functions.append({"type": "function", "function": {
                 "name": name, "description": description,
