@@ -22,6 +22,7 @@ from sparqlab.platform import (
     Trace,
     conversation,
     get_tools,
+    method_from_config,
     register_method,
 )
 from support.platform_helpers import EX, FilmKG, films_by
@@ -133,7 +134,7 @@ def _register_and_rebuild():
     method = Registered(threshold=0.25, few_shot_ids=("a",))
     saved = method.describe()
     assert saved["method"] == "test-registered" and saved["config"]["few_shot_ids"] == ["a"]
-    rebuilt = Method.from_config(saved)
+    rebuilt = method_from_config(saved)
     assert type(rebuilt) is Registered and rebuilt.config == method.config
     with pytest.raises(ValueError, match="unknown method 'nope'.*; known: .*direct"):
         get_method("nope")
@@ -145,7 +146,7 @@ def test_from_config_refuses_a_run_made_with_other_prompts():
     saved = DirectSparql().describe()
     saved["prompts"]["system"] = "0" * 16
     with pytest.raises(ValueError, match="other versions of the prompts system"):
-        Method.from_config(saved)
+        method_from_config(saved)
 
 
 # -- KG observations and neighbourhoods ---------------------------------------------------------------------------

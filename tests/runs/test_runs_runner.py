@@ -25,6 +25,23 @@ def predictions(run_dir):
     return {r["id"]: r for r in read_jsonl(run_dir / "predictions.jsonl")}
 
 
+def test_environment_records_the_ids_a_stand_in_drew_as_count_and_digest_beside_their_parameters():
+    from sparqlab.core.hashing import id_set_record
+    from sparqlab.runs.manifest import describe_model
+
+    class Drawn:  # remembers a seeded share of a split, as GGC's standin-knn does by default
+        name = "standin-drawn"
+
+        def describe(self):
+            return {"name": self.name, "memory": {"dataset": "d", "split": "train", "generator_share": 0.5,
+                                                  "split_seed": 3, "ids": ["q2", "q1", "q5"]}}
+
+    memory = describe_model(Drawn())["memory"]
+    assert memory == {"dataset": "d", "split": "train", "generator_share": 0.5, "split_seed": 3,
+                      "ids": {"count": 3, "digest": id_set_record(["q1", "q2", "q5"])["digest"]}}
+    assert memory["ids"]["digest"] != id_set_record(["q1", "q2"])["digest"]
+
+
 def test_run_writes_every_file_and_scores_by_executing_the_final_query(root):
     behaviour = {"q1": "wrong", "q2": "malformed", "q3": "update", "q4": "raise"}
     method = LookupMethod(behaviour)

@@ -149,15 +149,12 @@ def serve_fixture_command(args: argparse.Namespace) -> int:
 def serve_kg_command(args: argparse.Namespace) -> int:
     """Serve the KG's store until Ctrl-C, SIGTERM or SIGHUP (each stops the server); the URL goes to stdout as the
     first line."""
-    from sparqlab.kg import EmbeddedKG, open_kg
+    from sparqlab.kg import local_store
+    from sparqlab.kg.engines import PRODUCTS
     from sparqlab.kg.server import serve_on
 
-    with open_kg(args.kg, cache=False, workers=1) as kg:
-        if not isinstance(kg, EmbeddedKG):
-            raise ValueError(f"{args.kg} is served already: give a bundled KG name, an RDF file or a store folder")
-        store = kg.store_path
-    engine = {"oxigraph": "oxigraph-server", "virtuoso": "virtuoso"}[args.engine]
-    with serve_on(engine, store, timeout_s=args.timeout, max_rows=args.max_rows) as url:
+    store, _, _ = local_store(args.kg)
+    with serve_on(PRODUCTS[args.engine], store, timeout_s=args.timeout, max_rows=args.max_rows) as url:
         return _announce_and_wait(url, f"{args.kg} with {args.engine}")
 
 

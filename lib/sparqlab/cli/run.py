@@ -82,7 +82,7 @@ def _method_and_config(args: argparse.Namespace):
         if not config.dataset:
             raise ValueError("give the questions with --dataset NAME (`sparqlab data list`) or a JSONL path")
         return method_from_options(args.method, args.option), config
-    from sparqlab.platform.base import Method
+    from sparqlab.platform.registry import method_from_config
     from sparqlab.runs.config import RunConfig
     from sparqlab.runs.results import find_run
     from sparqlab.runs.store import CONFIG, read_json
@@ -91,7 +91,7 @@ def _method_and_config(args: argparse.Namespace):
     saved = read_json(path)
     saved_config = RunConfig.from_saved(saved, str(path)).replace(**dict.fromkeys(OUTPUT_LOCATIONS))
     config = run_config(args, base=saved_config)
-    method = Method.from_config(saved["method"])
+    method = method_from_config(saved["method"])
     if args.method and args.method != method.name:
         raise ValueError(f"{path} is a run of method {method.name!r}, not {args.method!r}")
     if args.option:

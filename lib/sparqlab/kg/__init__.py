@@ -15,6 +15,7 @@ from pathlib import Path
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.plugins import KG_GROUP, load_plugins
+from sparqlab.kg import search as _search_backends  # noqa: F401  registers "local" and "wikidata_api"
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions, check_read_only
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG
@@ -29,8 +30,7 @@ from sparqlab.kg.errors import (
     UpdateRefused,
 )
 from sparqlab.kg.profiles import PROFILES, KGProfile, generic_profile, get_profile, known_prefixes
-from sparqlab.kg.results import QueryResult, Term
-from sparqlab.kg.search import SearchHit
+from sparqlab.kg.results import QueryResult, SearchHit, Term
 from sparqlab.kg.service import RetryPolicy
 
 __all__ = [
@@ -141,23 +141,28 @@ def _served(target: str | Path, engine: str, *, profile: KGProfile | str | None,
 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
-    local = open_kg(target, profile=profile, cache=False, workers=1)
-    if not isinstance(local, EmbeddedKG):
-        local.close()
-        raise ValueError(f"engine={engine} serves a bundled, file or folder KG locally; {target} is a SPARQL "
-                         "endpoint already")
-    with local:
-        store, identity = local.store_path, f"{local.identity} on {engine}"
+    store, identity, local_profile = local_store(target, profile)
+    identity = f"{identity} on {engine}"
     servers = contextlib.ExitStack()
     url = servers.enter_context(serve_on(engine, store))
     try:
-        opened = open_kg(url, profile=local.profile, **options)
+        opened = open_kg(url, profile=local_profile, **options)
     except BaseException:
         servers.close()
         raise
     kg = EndpointKG(url, opened.profile, cache=opened.cache, options=opened.options, identity=identity)
     kg.close = weakref.finalize(kg, servers.close)  # close() stops the server; so does collection or exit
     return kg
+
+
+def local_store(target: str | Path, profile: KGProfile | str | None = None) -> tuple[Path, str, KGProfile]:
+    """The store folder, identity and profile of the bundled, file or folder KG ``target``: what a local server of
+    another engine serves (``open_kg(engine=...)``, ``sparqlab kg serve``); ``ValueError`` for an endpoint."""
+    with open_kg(target, profile=profile, cache=False, workers=1) as local:
+        if not isinstance(local, EmbeddedKG):
+            raise ValueError(f"{target} is a SPARQL endpoint already: another engine serves a bundled, file or "
+                             "folder KG locally")
+        return local.store_path, local.identity, local.profile
 
 
 def _no_graph(graph: str | None, target: str) -> None:

@@ -9,20 +9,21 @@ workbench writes itself to read a whole KG (label index, question-set generation
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
+from sparqlab.core.registry import Registry
 from sparqlab.kg.engines import Engine
 from sparqlab.kg.errors import EndpointError, KGError, QueryTimeout, error_from_kind
-from sparqlab.kg.results import QueryResult
+from sparqlab.kg.results import QueryResult, SearchHit
 from sparqlab.kg.service import RetryPolicy, ServiceClient
 from sparqlab.sparql.screen import QUERY_FORMS, QueryForm, Refused, portable_query, screen
 
 if TYPE_CHECKING:
-    from sparqlab.kg.profiles import KGProfile
-    from sparqlab.kg.search import SearchHit
+    from sparqlab.kg.profiles import IdKind, KGProfile
 
 def check_read_only(sparql: str, prefixes: dict[str, str] | None = None) -> QueryForm:
     """Stage 1 of the read-only screen (:func:`sparqlab.sparql.screen.screen`) as the KG layer's yes/no: raises
@@ -142,9 +143,8 @@ class KnowledgeGraph:
     def search(self, text: str, *, kind: str = "entity", limit: int = 10,
                types: list[str] | None = None) -> list[SearchHit]:
         """Entities (or ``kind="property"``/``"class"``) whose label matches ``text``, best first, as
-        :class:`~sparqlab.kg.search.SearchHit` (id, label, description, types); backend chosen by the profile."""
-        from sparqlab.kg.search import searcher_for
-
+        :class:`~sparqlab.kg.results.SearchHit` (id, label, description, types); backend chosen by the profile
+        (:data:`SEARCHERS`)."""
         return searcher_for(self).search(text, kind=kind, limit=limit, types=types)
 
     def close(self) -> None:
@@ -159,3 +159,31 @@ class KnowledgeGraph:
     def describe(self) -> dict:
         """What a manifest records about this KG."""
         return {"profile": self.profile.name, "identity": self.identity, "backend": type(self).__name__}
+
+
+SEARCHERS: Registry[Callable[[KnowledgeGraph], Searcher]] = Registry("search backend")
+"""Search backends by the profile ``search`` value they serve -> ``factory(kg)``: ``local`` (the label index) and
+``wikidata_api`` (both in :mod:`sparqlab.kg.search`, which the package imports), and those KG modules register
+(Freebase's ``freebase_labels``). The table lives here, beside the interface whose :meth:`KnowledgeGraph.search`
+reads it, so that the backends build on the interface and not the other way round."""
+
+
+class Searcher(Protocol):
+    """A search backend: what :meth:`KnowledgeGraph.search` delegates to."""
+
+    def search(self, text: str, *, kind: IdKind = "entity", limit: int = 10,
+               types: list[str] | None = None) -> list[SearchHit]: ...
+
+
+def register_searcher(name: str, factory: Callable[[KnowledgeGraph], Searcher]) -> None:
+    """Make ``factory(kg)`` the search backend of profiles whose ``search`` is ``name``."""
+    SEARCHERS.register(name, factory)
+
+
+def searcher_for(kg: KnowledgeGraph) -> Searcher:
+    """The search backend the KG's profile asks for, created once per KG object."""
+    existing = kg.__dict__.get("_searcher")
+    if existing is None:
+        existing = SEARCHERS.get(kg.profile.search)(kg)
+        kg.__dict__["_searcher"] = existing
+    return existing

@@ -38,7 +38,7 @@ from sparqlab.kg.vocab import OWL, RDF, RDFS
 
 if TYPE_CHECKING:
     from sparqlab.kg.base import KnowledgeGraph
-    from sparqlab.kg.search import SearchHit
+    from sparqlab.kg.results import SearchHit
 
 DBO = "http://dbpedia.org/ontology/"
 DBR = "http://dbpedia.org/resource/"
@@ -133,7 +133,8 @@ class DbpediaSearch:
 
     def search(self, text: str, *, kind: str = "entity", limit: int = 10,
                types: list[str] | None = None) -> list[SearchHit]:
-        from sparqlab.kg.search import SearchHit, add_types, rank
+        from sparqlab.kg.results import SearchHit
+        from sparqlab.kg.search import add_types, rank
 
         text = text.strip()
         if not text:
@@ -165,7 +166,7 @@ def schema_rows(kg: KnowledgeGraph) -> list[tuple]:
 
 
 def _register_search() -> None:
-    from sparqlab.kg.search import register_searcher
+    from sparqlab.kg.base import register_searcher
 
     register_searcher("dbpedia", DbpediaSearch)
 

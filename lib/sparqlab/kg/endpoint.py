@@ -169,12 +169,12 @@ class EndpointKG(KnowledgeGraph):
             return exchange.read(response), response.headers
         except QueryBadFormed as error:
             body = _body(error)
-            if classify_engine_message(body) == UnsupportedFunction.kind:
-                raise _engine_error(f"HTTP 400 from {self.url}: {body}") from None
-            if any(hint in body.lower() for hint in _SYNTAX_HINTS):
+            refusal = _engine_error(f"HTTP 400 from {self.url}: {body}")
+            syntax = any(hint in body.lower() for hint in _SYNTAX_HINTS)
+            if syntax and not isinstance(refusal, UnsupportedFunction):
                 note = " (its line numbers count the added line of PREFIX declarations)" if added_line else ""
                 raise SparqlSyntaxError(f"the endpoint rejected the query{note}: {body}") from None
-            raise _engine_error(f"HTTP 400 from {self.url}: {body}") from None
+            raise refusal from None
         except SPARQLWrapperException as error:
             body = _body(error)
             if SERVICE_TIMEOUT_MARK in body or any(hint in body.lower() for hint in _TIMEOUT_HINTS):

@@ -22,8 +22,9 @@ RELATIVE_BASE = "http://sparqlab.invalid/"
 it against their own URL: it names nothing in any KG, so such a query parses on every engine and matches
 nothing, instead of being a syntax error on one store only."""
 
-_PRODUCTS = {"oxigraph": "oxigraph-server", "virtuoso": "virtuoso"}
-"""``Server`` header products by the engine name they stand for (an oxigraph behind HTTP is the server)."""
+PRODUCTS = {"oxigraph": "oxigraph-server", "virtuoso": "virtuoso"}
+"""Server products by the engine name they stand for (an oxigraph behind HTTP is the server): how a ``Server``
+header and ``sparqlab kg serve --engine`` name them."""
 
 
 @dataclass(frozen=True)
@@ -50,4 +51,4 @@ def engine_from_server(header: str | None) -> Engine:
     if not match:
         return Engine("unknown", None, header or None)
     product = match.group(1).lower()
-    return Engine(_PRODUCTS.get(product, product), match.group(2), header)
+    return Engine(PRODUCTS.get(product, product), match.group(2), header)

@@ -3,7 +3,7 @@
 Freebase is not bundled (its dump is ~2 billion triples); a researcher points the workbench at a Virtuoso or QLever
 server holding it (``--kg freebase --kg-url URL``), and the tests at a small hand-written Freebase-shaped Turtle
 file (``data/freebase/fixture/``) served by ``oxigraph serve-read-only``. Everything KG-specific lives here and
-registers itself with :mod:`sparqlab.kg.profiles` and :mod:`sparqlab.kg.search` on import:
+registers itself with :mod:`sparqlab.kg.profiles` and :mod:`sparqlab.kg.base` (its search) on import:
 
 - the profile: ``ns:`` = ``http://rdf.freebase.com/ns/``, names from ``type.object.name`` (English), types from
   ``type.object.type``, descriptions from ``common.topic.description``, answers compared by IRI (gold answers are
@@ -45,7 +45,7 @@ from sparqlab.kg.profiles import (
 
 if TYPE_CHECKING:
     from sparqlab.kg.base import KnowledgeGraph
-    from sparqlab.kg.search import SearchHit
+    from sparqlab.kg.results import SearchHit
 
 FB = "http://rdf.freebase.com/ns/"
 """The Freebase namespace (``ns:`` in WebQSP / CWQ queries, the empty prefix ``:`` in GrailQA's)."""
@@ -346,7 +346,8 @@ class FreebaseSearch:
 
     def search(self, text: str, *, kind: str = "entity", limit: int = 10,
                types: list[str] | None = None) -> list[SearchHit]:
-        from sparqlab.kg.search import SearchHit, add_types, rank
+        from sparqlab.kg.results import SearchHit
+        from sparqlab.kg.search import add_types, rank
 
         hits: list[tuple[SearchHit, int]] = []
         if kind == "entity" and text.strip():
@@ -361,7 +362,7 @@ class FreebaseSearch:
 
 
 def _register_search() -> None:
-    from sparqlab.kg.search import register_searcher
+    from sparqlab.kg.base import register_searcher
 
     register_searcher("freebase_labels", FreebaseSearch)
 

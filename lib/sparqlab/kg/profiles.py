@@ -240,7 +240,7 @@ class KGProfile:
     service
     otherwise. ``search`` picks the entity search backend: ``"local"`` (SQLite FTS5 label index built from the
     KG), ``"wikidata_api"`` (``search_api_url``, a MediaWiki ``wbsearchentities`` API) or the name of a backend a
-    KG module registered (:func:`sparqlab.kg.search.register_searcher`; Freebase's ``"freebase_labels"``).
+    KG module registered (:func:`sparqlab.kg.base.register_searcher`; Freebase's ``"freebase_labels"``).
     ``expand_unnamed`` shows the outgoing edges of unnamed IRI values one level deep in lookups (Freebase's CVT
     mediator nodes, which carry no name). ``statements`` (:class:`StatementScheme`) describes reified statements
     beside truthy edges (Wikidata); ``alias_predicates`` hold an entity's other names (``skos:altLabel``), which

@@ -1,4 +1,4 @@
-"""Backend-independent query results: RDF terms and SELECT/ASK/graph results.
+"""Backend-independent query results: RDF terms, SELECT/ASK/graph results and search hits.
 
 Both backends produce the same objects, so metrics, caches and tools never see pyoxigraph or SPARQLWrapper
 types. Rows follow the SPARQL 1.1 JSON results format, which is also what gets cached and written to disk.
@@ -7,7 +7,7 @@ types. Rows follow the SPARQL 1.1 JSON results format, which is also what gets c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from sparqlab.kg.errors import EndpointError
@@ -135,6 +135,24 @@ class QueryResult:
             rows=rows,
             truncated=bool(data.get("truncated", False)),
         )
+
+
+@dataclass
+class SearchHit:
+    """One match: the KG id (IRI), its label and description, its types (labels, and IRIs in ``type_ids``)."""
+
+    id: str
+    label: str
+    description: str = ""
+    types: list[str] = field(default_factory=list)
+    type_ids: list[str] = field(default_factory=list)
+    kind: str = "entity"
+    score: float = 0.0
+    matched: str = ""
+    """The name the query matched when it is not ``label`` (an alias, a label in another language)."""
+
+    def to_json(self) -> dict:
+        return asdict(self)
 
 
 def check_bound(source: str, row: Mapping[str, Any], required: tuple[str, ...]) -> None:

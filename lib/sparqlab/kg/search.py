@@ -22,44 +22,19 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.integrity import RebuiltOutputWarning, sidecar_problem, write_sidecar
 from sparqlab.core.paths import cache_dir
-from sparqlab.core.registry import Registry
+from sparqlab.kg.base import KnowledgeGraph, register_searcher
 from sparqlab.kg.errors import EndpointError, EndpointUnavailable
-from sparqlab.kg.profiles import KGProfile
-from sparqlab.kg.results import check_bound
+from sparqlab.kg.profiles import IdKind, KGProfile
+from sparqlab.kg.results import SearchHit, check_bound
 from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
 from sparqlab.kg.vocab import USER_AGENT
 
-if TYPE_CHECKING:
-    from sparqlab.kg.base import KnowledgeGraph
-
-Kind = Literal["entity", "property", "class"]
-
 _CANDIDATES = 400
-
-
-@dataclass
-class SearchHit:
-    """One match: the KG id (IRI), its label and description, its types (labels, and IRIs in ``type_ids``)."""
-
-    id: str
-    label: str
-    description: str = ""
-    types: list[str] = field(default_factory=list)
-    type_ids: list[str] = field(default_factory=list)
-    kind: str = "entity"
-    score: float = 0.0
-    matched: str = ""
-    """The name the query matched when it is not ``label`` (an alias, a label in another language)."""
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def normalise(text: str) -> str:
@@ -131,7 +106,7 @@ class LabelIndex:
             self._local.conn = conn
         return conn
 
-    def search(self, text: str, *, kind: Kind = "entity", limit: int = 10,
+    def search(self, text: str, *, kind: IdKind = "entity", limit: int = 10,
                types: list[str] | None = None) -> list[SearchHit]:
         """Best matches for ``text`` among ``kind`` items, optionally only those with one of ``types``."""
         norm = normalise(text)
@@ -227,7 +202,7 @@ def build_index(kg: KnowledgeGraph, path: Path) -> None:
                        for iri, entry in entries.items() for name in sorted(entry["names"])])
 
 
-def index_row(iri: str, label: str, description: str, kind: Kind, types: dict[str, str] | None = None,
+def index_row(iri: str, label: str, description: str, kind: IdKind, types: dict[str, str] | None = None,
               popularity: int = 0, name: str | None = None) -> tuple:
     """One row of a label index: one ``name`` a search matches (default: the display ``label``; an item has a
     row per name); ``types`` maps type IRIs to their labels."""
@@ -274,7 +249,7 @@ def _write_index(path: str, rows: list[tuple]) -> None:
         conn.close()
 
 
-def _kind(iri: str, types: dict[str, str], predicates: set[str], profile: KGProfile) -> Kind:
+def _kind(iri: str, types: dict[str, str], predicates: set[str], profile: KGProfile) -> IdKind:
     """``property`` for IRIs used as predicates or typed as properties, ``class`` for classes, else ``entity``."""
     if iri in predicates or any(t in profile.property_types for t in types):
         return "property"
@@ -340,7 +315,7 @@ class WikidataApiSearch:
             raise EndpointError(f"entity search at {self.api_url} failed: {error}")
         return data
 
-    def search(self, text: str, *, kind: Kind = "entity", limit: int = 10,
+    def search(self, text: str, *, kind: IdKind = "entity", limit: int = 10,
                types: list[str] | None = None) -> list[SearchHit]:
         if kind == "class":
             kind = "entity"  # Wikidata classes are items
@@ -354,7 +329,7 @@ class WikidataApiSearch:
         return [h for h in hits if _matches_types(h, types)][:limit]
 
 
-def api_hit(match: dict, kind: Kind, query: str) -> SearchHit:
+def api_hit(match: dict, kind: IdKind, query: str) -> SearchHit:
     """One ``wbsearchentities`` result as a hit: its label (the id when it has none), the alias or other-language
     label the API matched (``match.text``) when that is not the label, and the similarity of the query to the
     matched name as ``score`` (informative: the API's order is kept)."""
@@ -380,30 +355,6 @@ def add_types(kg: KnowledgeGraph, hits: list[SearchHit], language: str) -> None:
             if hit.id == row["e"].value and row["type"].value not in hit.type_ids:
                 hit.type_ids.append(row["type"].value)
                 hit.types.append(row["typeLabel"].value if "typeLabel" in row else row["type"].value)
-
-
-SEARCHERS: Registry[Callable[[KnowledgeGraph], Searcher]] = Registry("search backend")
-"""Search backends by the profile ``search`` value they serve -> ``factory(kg)``: ``local`` (the label index),
-``wikidata_api``, and those KG modules register (Freebase's ``freebase_labels``)."""
-
-
-class Searcher(Protocol):
-    def search(self, text: str, *, kind: Kind = "entity", limit: int = 10,
-               types: list[str] | None = None) -> list[SearchHit]: ...
-
-
-def register_searcher(name: str, factory: Callable[[KnowledgeGraph], Searcher]) -> None:
-    """Make ``factory(kg)`` the search backend of profiles whose ``search`` is ``name``."""
-    SEARCHERS.register(name, factory)
-
-
-def searcher_for(kg: KnowledgeGraph) -> Searcher:
-    """The search backend the KG's profile asks for, created once per KG object."""
-    existing = kg.__dict__.get("_searcher")
-    if existing is None:
-        existing = SEARCHERS.get(kg.profile.search)(kg)
-        kg.__dict__["_searcher"] = existing
-    return existing
 
 
 register_searcher("local", LabelIndex)

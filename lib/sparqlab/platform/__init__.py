@@ -12,12 +12,12 @@ from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext, RoleModel
 from sparqlab.platform.parsing import extract_sparql
 from sparqlab.platform.prompts import PromptTemplate, prompt_table
-from sparqlab.platform.registry import get_method, make_method, method_names, register_method
+from sparqlab.platform.registry import get_method, make_method, method_from_config, method_names, register_method
 from sparqlab.platform.tools import Observation, Tool, get_tools, register_tool
 from sparqlab.platform.trace import Trace, TraceEvent, conversation
 
 __all__ = [
     "Method", "MethodConfig", "MethodOutput", "Observation", "PrepareContext", "PromptTemplate", "QuestionContext",
     "RoleModel", "Tool", "Trace", "TraceEvent", "conversation", "extract_sparql", "get_method", "get_tools",
-    "make_method", "method_names", "prompt_table", "register_method", "register_tool",
+    "make_method", "method_from_config", "method_names", "prompt_table", "register_method", "register_tool",
 ]

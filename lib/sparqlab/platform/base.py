@@ -89,15 +89,12 @@ class Method:
 
     @classmethod
     def from_config(cls, saved: dict[str, Any]) -> Method:
-        """Rebuild a method from a saved :meth:`describe` dict (``config.json``'s ``method``); called on the base
-        class it looks the method up by name. Prompt digests that differ from the current code are an error:
-        the saved run used other prompts."""
-        from sparqlab.platform.registry import get_method
-
-        target = get_method(saved["method"]) if cls is Method else cls
-        if target.name != saved["method"]:
-            raise ValueError(f"saved config is for method {saved['method']!r}, not {target.name!r}")
-        method = target(target.config_class.from_dict(saved.get("config", {})))
+        """Rebuild this method from a saved :meth:`describe` dict (``config.json``'s ``method``;
+        :func:`~sparqlab.platform.registry.method_from_config` finds the class by the saved name). Prompt digests
+        that differ from the current code are an error: the saved run used other prompts."""
+        if cls.name != saved["method"]:
+            raise ValueError(f"saved config is for method {saved['method']!r}, not {cls.name!r}")
+        method = cls(cls.config_class.from_dict(saved.get("config", {})))
         changed = sorted(name for name, digest in saved.get("prompts", {}).items()
                          if digests(method.prompts).get(name) != digest)
         if changed:

@@ -30,7 +30,7 @@ from sparqlab.platform.trace import Trace
 if TYPE_CHECKING:
     from sparqlab.data.question import Question
     from sparqlab.kg.base import KnowledgeGraph
-    from sparqlab.kg.search import SearchHit
+    from sparqlab.kg.results import SearchHit
 
 KG_TOOLS = ("query", "search", "lookup", "examples")
 """The KG calls a context counts (``kg_calls`` keys)."""

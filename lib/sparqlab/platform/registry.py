@@ -43,3 +43,9 @@ def method_names() -> list[str]:
 def make_method(name: str, **options: Any) -> Method:
     """A method by its registered name, with config ``options`` (validated; errors list the valid names)."""
     return get_method(name)(**options)
+
+
+def method_from_config(saved: dict[str, Any]) -> Method:
+    """The method of a saved :meth:`~sparqlab.platform.base.Method.describe` dict (``config.json``'s ``method``),
+    its class looked up by the saved name (what ``sparqlab run --from RUN`` reruns)."""
+    return get_method(saved["method"]).from_config(saved)

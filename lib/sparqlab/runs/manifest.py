@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.hashing import id_set_record
 from sparqlab.core.paths import CHECKOUT, PACKAGE_DIR
 from sparqlab.runs.config import RUN_FORMAT
 
@@ -76,10 +77,17 @@ def is_standin(model: Any) -> bool:
 
 
 def describe_model(model: Any) -> dict[str, Any] | None:
-    """The model's own description plus the runner's ``is_standin`` verdict; ``None`` without a model."""
+    """The model's own description plus the runner's ``is_standin`` verdict; ``None`` without a model. The question
+    ids a stand-in's ``memory`` drew (GGC's ``standin-knn``: a seeded share of a split, whose dataset, split, share
+    and seed are recorded beside them) are kept as their count and digest
+    (:func:`~sparqlab.core.hashing.id_set_record`), not listed: the parameters determine them."""
     if model is None:
         return None
-    return {**model.describe(), "is_standin": is_standin(model)}
+    description = {**model.describe(), "is_standin": is_standin(model)}
+    memory = description.get("memory")
+    if isinstance(memory, dict) and isinstance(memory.get("ids"), list):
+        description["memory"] = {**memory, "ids": id_set_record(memory["ids"])}
+    return description
 
 
 def environment(model: Any, kg: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import weakref
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 from sparqlab.data.question import Question
@@ -258,8 +259,13 @@ class AgentMethod(Method):
         if self.config.action_format == "tools":
             self.prompts = {**self.prompts, **ACTION_TOOLS_PROMPTS}
 
-    def tools(self) -> dict[str, Tool]:
-        return dict(zip(self.action_tools, get_tools(list(self.action_tools.values())).values(), strict=True))
+    @cached_property
+    def actions(self) -> dict[str, tuple[Tool, str | None]]:
+        """Action name -> its tool and the name of the tool's one argument (``None``: it takes none), resolved once
+        per method: what :meth:`functions`, :meth:`read_reply` and each step's tool call read."""
+        tools = get_tools(list(self.action_tools.values())).values()
+        return {name: (tool, next(iter(tool.parameters), None))
+                for name, tool in zip(self.action_tools, tools, strict=True)}
 
     def prompt_name(self, name: str) -> str:
         """The table name of a controller system prompt in this config's action format."""
@@ -269,9 +275,12 @@ class AgentMethod(Method):
         """The actions as OpenAI function definitions (``action_format=tools``): the action's name, the prompt's
         description of it and its tool's argument as a required string parameter."""
         functions = []
-        for name, tool in self.tools().items():
-            properties = {arg: {"type": spec.get("type", "string"), "description": spec.get("description", "")}
-                          for arg, spec in list(tool.parameters.items())[:1]}
+        for name, (tool, argument) in self.actions.items():
+            properties = {}
+            if argument:
+                spec = tool.parameters[argument]
+                properties[argument] = {"type": spec.get("type", "string"),
+                                        "description": spec.get("description", "")}
             description = " ".join(ACTION_HELP[name][1].split()) if name in ACTION_HELP else tool.description
             functions.append({"type": "function", "function": {
                 "name": name, "description": description,
@@ -283,8 +292,8 @@ class AgentMethod(Method):
         """The action of a controller reply: its first function call when it made any (``action_format=tools``),
         else its first ``Action:`` line."""
         if self.config.action_format == "tools" and reply.tool_calls:
-            parameters = {name: next(iter(tool.parameters), None) for name, tool in self.tools().items()}
-            return read_tool_actions(reply.text, reply.tool_calls, parameters)
+            arguments = {name: argument for name, (_, argument) in self.actions.items()}
+            return read_tool_actions(reply.text, reply.tool_calls, arguments)
         return read_actions(reply.text)
 
     # -- hooks ----------------------------------------------------------------------------------------------
@@ -304,7 +313,6 @@ class AgentMethod(Method):
         session = AgentSession(config, question)
         bind_session(ctx, session)
         await self.start(session, ctx)
-        tools = self.tools()
         stopped_by, failures_in_row, repeats_in_row, last_failure = "budget", 0, 0, "parse_failure"
         for step in range(1, config.max_actions + 1):
             ctx.step = step
@@ -333,7 +341,7 @@ class AgentMethod(Method):
                 ctx.log("repeated_action", name=action.name, argument=action.argument)
             else:
                 repeats_in_row = 0
-                observation = await self._run(tools, action, ctx)
+                observation = await self._run(action, ctx)
                 session.done[action.key()] = observation.text
             session.steps.append(Step(action.thought, action.render(), observation.text))
             if observation.final:
@@ -398,11 +406,8 @@ class AgentMethod(Method):
         session = AgentSession(self.config, ctx.question)
         bind_session(ctx, session)
         await self.start(session, ctx)
-        return await self._run(self.tools(), Action("", action, argument), ctx)
+        return await self._run(Action("", action, argument), ctx)
 
-    @staticmethod
-    async def _run(tools: dict[str, Tool], action: Action, ctx: QuestionContext) -> Observation:
-        tool = tools[action.name]
-        names = list(tool.parameters)
-        args = {names[0]: action.argument} if names and action.argument else {}
-        return await tool(ctx, args)
+    async def _run(self, action: Action, ctx: QuestionContext) -> Observation:
+        tool, argument = self.actions[action.name]
+        return await tool(ctx, {argument: action.argument} if argument and action.argument else {})

@@ -73,8 +73,6 @@ exactly one of the functions below (the "Action") and wait for its result (the "
 Call one function per reply, with its arguments as the function's schema says."""
 """The actions part of the controller prompt with ``action_format=tools``: the same actions, offered as functions."""
 
-CONTROLLER = PromptTemplate("controller", _STEPS + "\n\n" + _ACTIONS)
-
 _SAGA_SCHEMA = """\
 ## Choosing properties with the schema
 - Lookups and property search show each property as "label (ID): description domain: … range: …" where the
@@ -98,13 +96,30 @@ Known types (most recent last):
 ([ok] = the query found results; [fail] = empty or blocked; [info] = a type was learnt. Do not retry what
 failed.)"""
 
-SAGA_CONTROLLER = PromptTemplate("saga_controller",
-                                 _STEPS + "\n\n" + _SAGA_SCHEMA + "\n\n" + _SAGA_STATE + "\n\n" + _ACTIONS)
+_CONTROLLER_BLOCKS = {
+    "controller": (_STEPS,),
+    "saga_controller": (_STEPS, _SAGA_SCHEMA, _SAGA_STATE),
+    "saga_controller_state_last": (_STEPS, _SAGA_SCHEMA),
+}
+"""The blocks of each controller system prompt before its actions part, which are the same in both action
+formats."""
+
+
+def _controller(name: str, action_format: str = "text") -> PromptTemplate:
+    """The controller system prompt ``name``: its blocks, then the actions part of ``action_format`` (``tools``:
+    the prompt ``<name>_tools``)."""
+    actions = _ACTIONS_TOOLS if action_format == "tools" else _ACTIONS
+    suffix = "_tools" if action_format == "tools" else ""
+    return PromptTemplate(name + suffix, "\n\n".join((*_CONTROLLER_BLOCKS[name], actions)))
+
+
+CONTROLLER = _controller("controller")
+
+SAGA_CONTROLLER = _controller("saga_controller")
 """SAGA's controller system prompt in the paper's layout: the type context and knowledge log, which change at
 every step, in the middle."""
 
-SAGA_CONTROLLER_STATE_LAST = PromptTemplate("saga_controller_state_last",
-                                            _STEPS + "\n\n" + _SAGA_SCHEMA + "\n\n" + _ACTIONS)
+SAGA_CONTROLLER_STATE_LAST = _controller("saga_controller_state_last")
 """The same system prompt without the changing blocks (``prompt_layout=state_last``): identical for every step of
 every question on one KG, so a server's prefix cache keeps all of it."""
 
@@ -180,9 +195,6 @@ PROMPTS = prompt_table(CONTROLLER, SAGA_CONTROLLER, CONTROLLER_INPUT, REPARSE, P
 SAGA_STATE_LAST_PROMPTS = prompt_table(SAGA_CONTROLLER_STATE_LAST, SAGA_CONTROLLER_INPUT_STATE_LAST)
 """SAGA's controller prompts of ``prompt_layout=state_last`` (in its prompt table only with that layout)."""
 
-ACTION_TOOLS_PROMPTS = prompt_table(
-    PromptTemplate("controller_tools", _STEPS + "\n\n" + _ACTIONS_TOOLS),
-    PromptTemplate("saga_controller_tools", _STEPS + "\n\n" + _SAGA_SCHEMA + "\n\n" + _SAGA_STATE + "\n\n" + _ACTIONS_TOOLS),
-    PromptTemplate("saga_controller_state_last_tools", _STEPS + "\n\n" + _SAGA_SCHEMA + "\n\n" + _ACTIONS_TOOLS))
+ACTION_TOOLS_PROMPTS = prompt_table(*(_controller(name, "tools") for name in _CONTROLLER_BLOCKS))
 """The controller system prompts of ``action_format=tools`` (``<name>_tools`` beside each text-format one, in a
 method's prompt table only with that format): the actions are described as functions to call."""

@@ -26,6 +26,7 @@ from typing import Any
 
 from sparqlab.core.hashing import id_set_record
 from sparqlab.data.question import Question
+from sparqlab.train.records import read_records
 
 GENERATOR_SHARE = 0.5
 """The default share of the training split kept for the generator (the paper does not give its portion)."""
@@ -94,8 +95,6 @@ def gate_questions(questions: Sequence[Question], limit: int | None, generator_s
         raise ValueError(f"no training questions left for the gate: generator_share={generator_share} leaves "
                          f"{len(split.gate)} of {len(questions)}")
     if generator_data and not allow_overlap:
-        from sparqlab.methods.ggc.training_data import trained_ids
-
         trained_on = trained_ids(generator_data)
         shared = [q.id for q in chosen if str(q.id) in trained_on]
         if shared:
@@ -105,3 +104,12 @@ def gate_questions(questions: Sequence[Question], limit: int | None, generator_s
                              "and split_seed (`sparqlab train data --builder ggc-generator`), or set "
                              "allow_overlap=true to label them anyway")
     return chosen, split
+
+
+def trained_ids(generator_data: str | Path) -> set[str]:
+    """The question ids of the generator's training file; ``ValueError`` when it has none (disjointness from it
+    could not be checked)."""
+    trained_on = {str(r.get("id")) for r in read_records(generator_data) if r.get("id") is not None}
+    if not trained_on:
+        raise ValueError(f"{generator_data} has no record ids, so disjointness from it cannot be checked")
+    return trained_on

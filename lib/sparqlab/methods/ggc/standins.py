@@ -52,7 +52,7 @@ class _Remembering(StandinModel):
     run's training source when the run binds it. Which questions: ``start:stop`` when either is given, else the
     generator's portion of :func:`~sparqlab.methods.ggc.split.training_split` with ``generator_share`` and
     ``split_seed`` (a seeded draw; its ids are in :meth:`describe`, so a run can check them against the questions
-    it scores)."""
+    it scores; ``environment.json`` keeps their count and digest beside the parameters that determine them)."""
 
     def __init__(self, dataset: str | None = None, split: str = "train", start: int | None = None,
                  stop: int | None = None, allow_other_kg: bool = False, generator_share: float = GENERATOR_SHARE,

@@ -22,6 +22,7 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.data.question import Question
 from sparqlab.llm.embeddings import embed
+from sparqlab.methods.ggc.split import generator_questions
 from sparqlab.sparql.tree import quote_literal
 
 BRACKET = re.compile(r"\[([^\[\]]+)\]")
@@ -148,7 +149,6 @@ def portion_memory(dataset: str, split: str, generator_share: float, split_seed:
     """The (process-wide, shared) memory of the generator's portion of ``dataset``/``split``
     (:func:`~sparqlab.methods.ggc.split.generator_questions`)."""
     from sparqlab.data import load
-    from sparqlab.methods.ggc.split import generator_questions
 
     return _shared((dataset, split, "generator portion", generator_share, split_seed),
                    lambda: generator_questions(load(dataset, split), generator_share, split_seed),

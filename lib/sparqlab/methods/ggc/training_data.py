@@ -26,9 +26,8 @@ from sparqlab.methods.ggc.prompts import (
     sparql_target,
     variant_profile,
 )
-from sparqlab.methods.ggc.split import generator_questions
+from sparqlab.methods.ggc.split import generator_questions, trained_ids
 from sparqlab.train.data import register_builder, write_dataset
-from sparqlab.train.records import read_records
 
 
 @register_builder("ggc-generator", "dataset", needs_kg=True, portion=generator_questions,
@@ -48,15 +47,6 @@ def generator_records(questions: Sequence[Question], kg: Any, progress: bool = T
                                          {"role": "assistant", "content": sparql_target(q.gold_sparql, prompt)}]}
                for q in questions if q.gold_sparql]
     return records, {}
-
-
-def trained_ids(generator_data: str | Path) -> set[str]:
-    """The question ids of the generator's training file; ``ValueError`` when it has none (disjointness from it
-    could not be checked)."""
-    trained_on = {str(r.get("id")) for r in read_records(generator_data) if r.get("id") is not None}
-    if not trained_on:
-        raise ValueError(f"{generator_data} has no record ids, so disjointness from it cannot be checked")
-    return trained_on
 
 
 def check_disjoint(queries: Sequence[Any], generator_data: str | Path | None) -> None:

@@ -16,6 +16,7 @@ from sparqlab.methods.agents.schema.index import (
     load_or_build,
     sample_queries,
     sample_types,
+    superclass_query,
     superclasses,
 )
 from sparqlab.methods.agents.schema.patterns import Triple, triple_patterns, type_patterns
@@ -24,7 +25,6 @@ from sparqlab.methods.agents.schema.types import (
     FilterResult,
     TypeState,
     domain_conflicts,
-    superclass_query,
     type_filter,
 )
 

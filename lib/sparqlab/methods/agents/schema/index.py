@@ -449,11 +449,18 @@ def class_superclasses(kg: KnowledgeGraph, entity: str) -> set[str]:
     return {entity} | direct if direct else set()
 
 
+def superclass_query(classes: Iterable[str], subclass_predicate: str) -> str:
+    """SELECT ``?super`` reachable from any of ``classes`` by zero or more subclass-of steps (the closure τ⁺).
+
+    One path per class, each from a constant start, joined by UNION: Virtuoso refuses a path whose start comes
+    from VALUES ("transitive start not given"), which every other engine accepts."""
+    paths = " UNION ".join(f"{{ <{c}> <{subclass_predicate}>* ?super }}" for c in sorted(set(classes)))
+    return f"SELECT DISTINCT ?super WHERE {{ {paths or 'VALUES ?super { }'} }}"
+
+
 def superclasses(kg: KnowledgeGraph, classes: Iterable[str]) -> set[str]:
     """The classes and everything above them by subclass-of (τ⁺ for the subclass-closure option); from the KG's
     declared schema when it has one (Freebase: ``fb_types``, already transitive), else by a subclass-path query."""
-    from sparqlab.methods.agents.schema.types import superclass_query
-
     classes = set(classes)
     if not classes:
         return set()

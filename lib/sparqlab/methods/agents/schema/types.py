@@ -58,15 +58,6 @@ def type_filter(properties: Iterable[str], entity_types: Iterable[str], schema: 
     return FilterResult(kept, removed)
 
 
-def superclass_query(classes: Iterable[str], subclass_predicate: str) -> str:
-    """SELECT ``?super`` reachable from any of ``classes`` by zero or more subclass-of steps (the closure τ⁺).
-
-    One path per class, each from a constant start, joined by UNION: Virtuoso refuses a path whose start comes
-    from VALUES ("transitive start not given"), which every other engine accepts."""
-    paths = " UNION ".join(f"{{ <{c}> <{subclass_predicate}>* ?super }}" for c in sorted(set(classes)))
-    return f"SELECT DISTINCT ?super WHERE {{ {paths or 'VALUES ?super { }'} }}"
-
-
 @dataclass
 class TypeState:
     """Θ: term (entity IRI or ``?var``) -> known classes, most recently updated last.
