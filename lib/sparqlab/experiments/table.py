@@ -32,7 +32,15 @@ from typing import Any
 
 import pandas as pd
 
-from sparqlab.eval.metrics import EMPTY_RATE_KEY, PRIMARY_METRIC, RATE, Metric, judged_records, metric_list
+from sparqlab.eval.metrics import (
+    EMPTY_RATE_KEY,
+    PRIMARY_METRIC,
+    RATE,
+    Metric,
+    find_metric,
+    judged_records,
+    metric_list,
+)
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.experiments.grid import ENGINE_AXIS, Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
@@ -220,10 +228,10 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
     table = ComparisonTable(frame, measures, [labels[r] for r in grid.rows],
                             [d for d in grid.datasets if any(c.dataset == d for c in cells)],
                             labels.get(baseline) if baseline else None, notes)
-    dependence = store_dependence(table)
-    for (method, dataset), scores in dependence.iterrows():
+    label = find_metric(PRIMARY_METRIC).label
+    for (method, dataset), scores in store_dependence(table, PRIMARY_METRIC).iterrows():
         shown = ", ".join(f"{engine} {value:.3f}" for engine, value in scores.drop("spread").dropna().items())
-        notes.append(f"F1 by store: {method} on {dataset}: {shown} (spread {scores['spread']:.3f})")
+        notes.append(f"{label} by store: {method} on {dataset}: {shown} (spread {scores['spread']:.3f})")
     return table
 
 
