@@ -311,9 +311,9 @@ MUTATIONS = [
     Mutation("eval: EM is 'every gold answer found' (a superset matches)", f"{SET_METRICS}::SetScore.em",
              "return self.f1 == 1.0", "return self.recall == 1.0", (SET_METRICS_TESTS,)),
     Mutation("eval: F1 micro-averaged (pooled counts) instead of per question", SET_METRICS,
-             'register_metric("f1", "F1", field="f1",',
-             'register_metric("f1", "F1", lambda kept: 2 * sum(r["precision"] * r["recall"] for r in kept) / '
-             'max(1e-9, sum(r["precision"] + r["recall"] for r in kept)), field="f1",', (SET_METRICS_TESTS,)),
+             'register_metric(F1_KEY, "F1", field=F1_KEY,',
+             'register_metric(F1_KEY, "F1", lambda kept: 2 * sum(r["precision"] * r["recall"] for r in kept) / '
+             'max(1e-9, sum(r["precision"] + r["recall"] for r in kept)), field=F1_KEY,', (SET_METRICS_TESTS,)),
     Mutation("desq: metrics.json's id EM averaged over questions, not over URI slots",
              f"{DESQ_METRICS}::slot_averaged", "matched += rate * slots\n            total += slots",
              "matched += rate\n            total += 1",

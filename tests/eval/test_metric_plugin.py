@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+import sparqlab
+import sparqlab.methods.desq.metrics  # noqa: F401 - registers DeSQ's metrics
+from sparqlab.eval.metrics import metric_list
 from sparqlab.eval.normalise import answer_set
 from support.plugin_helpers import install_package
 
@@ -72,3 +75,14 @@ def test_a_metric_registered_by_a_third_party_package_reaches_every_listing(tmp_
         "ax = plots.metric_bars(pd.DataFrame({'answer_jaccard': [0.5, 1.0], 'method': ['a', 'b']}), "
         "metric='answer_jaccard'); print(ax.get_ylabel())")], capture_output=True, text=True, env=env, check=True)
     assert label.stdout.strip() == "Jaccard (%)"
+
+
+def test_no_metric_key_is_spelled_in_more_than_two_library_files():
+    """Issue 45's rule: a key is spelled where it is registered and in at most one more file (a documentation
+    table); every other reader names it through sparqlab.eval.metrics (F1_KEY, ANSWER_METRICS, PRIMARY_METRIC ...)
+    or the registry, so renaming a metric is one edit."""
+    lib = Path(sparqlab.__file__).parent
+    sources = {path.relative_to(lib).as_posix(): path.read_text(encoding="utf-8") for path in lib.rglob("*.py")}
+    for metric in metric_list():
+        spelled = sorted(path for path, text in sources.items() if f'"{metric.key}"' in text or f"'{metric.key}'" in text)
+        assert len(spelled) <= 2, f"metric key {metric.key!r} is spelled in {spelled}"

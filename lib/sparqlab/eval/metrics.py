@@ -57,6 +57,20 @@ from sparqlab.kg.results import Term
 COST_FIELDS = ("model_calls", "tokens", "latency_s")
 """Per-question cost fields a run record may carry; :func:`summarise` reports their mean per question."""
 
+F1_KEY, EM_KEY, PRECISION_KEY, RECALL_KEY = "f1", "em", "precision", "recall"
+"""The keys of the answer-set scores (registered at the end of this module), which are also the prediction line's
+fields holding a question's scores. Every reader of those fields outside this module names them through these
+names (or :data:`ANSWER_METRICS`, :data:`PRIMARY_METRIC`), so a rename is one edit and a grep finds every reader."""
+
+EMPTY_RATE_KEY, NO_QUERY_RATE_KEY, EMPTY_RATE_ALL_KEY = "empty_rate", "no_query_rate", "empty_rate_all"
+"""The keys of the three empty-result rates (:func:`empty_rates`)."""
+
+ANSWER_METRICS = (F1_KEY, EM_KEY)
+"""The per-question answer scores, in the order tables show them, whose means go through :func:`judged_frame`."""
+
+PRIMARY_METRIC = F1_KEY
+"""The metric a figure or table shows unless told otherwise: SAGA's answer-set F1, the score the papers lead with."""
+
 
 @dataclass(frozen=True)
 class SetScore:
@@ -136,7 +150,7 @@ def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[
     return normalised_scores(None if predicted is None else answer_set(predicted), gold, rule)
 
 
-NOT_JUDGED = {"f1": None, "em": None, "precision": None, "recall": None}
+NOT_JUDGED = dict.fromkeys((F1_KEY, EM_KEY, PRECISION_KEY, RECALL_KEY))
 """The scores of a question that is not judged (a gold error under the ``exclude`` rule, no gold at all)."""
 
 
@@ -149,8 +163,8 @@ def normalised_scores(predicted: AbstractSet[str] | None, gold: AbstractSet[str]
     scored = [metric for metric in metric_list() if metric.score is not None]
     if score is None:
         return {**NOT_JUDGED, "empty": empty, **{metric.key: None for metric in scored}}
-    return {"f1": score.f1, "em": score.em, "empty": empty, "precision": score.precision,
-            "recall": score.recall, **{metric.key: metric.score(predicted, gold) for metric in scored}}
+    return {F1_KEY: score.f1, EM_KEY: score.em, "empty": empty, PRECISION_KEY: score.precision,
+            RECALL_KEY: score.recall, **{metric.key: metric.score(predicted, gold) for metric in scored}}
 
 
 SCORING_RULES = ("exclude", "count", "spinach")
@@ -220,8 +234,8 @@ def judged_scores(record: Mapping[str, Any], rule: str = "exclude") -> tuple[flo
     """
     check_rule(rule)
     if "gold_answers" not in record:
-        f1 = _given(record.get("f1"))
-        return None if f1 is None else (float(f1), bool(record.get("em")))
+        f1 = _given(record.get(F1_KEY))
+        return None if f1 is None else (float(f1), bool(record.get(EM_KEY)))
     gold, source = _given(record.get("gold_answers")), _given(record.get("gold_source"))
     if source == NOT_EXECUTED or (gold is None and not gold_failed(source)):
         return None
@@ -232,8 +246,8 @@ def judged_scores(record: Mapping[str, Any], rule: str = "exclude") -> tuple[flo
         return None if score is None else (score.f1, score.em)
     if predicted is None:
         return 0.0, False
-    f1 = _given(record.get("f1"))
-    return None if f1 is None else (float(f1), bool(record.get("em")))
+    f1 = _given(record.get(F1_KEY))
+    return None if f1 is None else (float(f1), bool(record.get(EM_KEY)))
 
 
 def binary_decisions(labels: Iterable[Any], decisions: Iterable[Any]) -> dict[str, float]:
@@ -272,12 +286,12 @@ def summarise(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> di
     for number, record in enumerate(records):
         if (score := judged_scores(record, rule)) is None:
             continue
-        missing = [k for k in ("f1", "em", "empty") if k not in record]
+        missing = [k for k in (*ANSWER_METRICS, "empty") if k not in record]
         if missing:
             raise ValueError(
                 f"record {number} (id {record.get('id')!r}) lacks {missing}; score it with score_prediction first"
             )
-        judged.append({**record, "f1": score[0], "em": score[1]})  # as judged_records gives them
+        judged.append({**record, F1_KEY: score[0], EM_KEY: score[1]})  # as judged_records gives them
     summary: dict[str, Any] = {"n": len(judged)}
     for metric in metric_list():
         if not judged and metric.judged:
@@ -294,7 +308,7 @@ def summarise(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> di
 def judged_records(records: Iterable[Mapping[str, Any]], rule: str = "exclude") -> list[dict[str, Any]]:
     """The records whose question is judged under ``rule``, each with ``f1`` / ``em`` replaced by
     :func:`judged_scores` (for per-question statistics: bootstrap intervals, paired tests)."""
-    return [{**record, "f1": score[0], "em": score[1]} for record in records
+    return [{**record, F1_KEY: score[0], EM_KEY: score[1]} for record in records
             if (score := judged_scores(record, rule)) is not None]
 
 
@@ -307,17 +321,13 @@ def judged_frame(frame: Any, rule: str = "exclude") -> Any:
     scores = [judged_scores(row, rule) for row in rows]
     keep = [score is not None for score in scores]
     judged = frame.loc[keep].copy()
-    judged["f1"] = [score[0] for score in scores if score is not None]
-    judged["em"] = [bool(score[1]) for score in scores if score is not None]
+    judged[F1_KEY] = [score[0] for score in scores if score is not None]
+    judged[EM_KEY] = [bool(score[1]) for score in scores if score is not None]
     judged.attrs = {**frame.attrs, "not_judged": len(rows) - len(judged), "rule": rule}
     return judged
 
 
-ANSWER_METRICS = frozenset({"f1", "em"})
-"""The per-question answer scores whose means go through :func:`judged_frame`."""
-
-
-def answer_means(frame: Any, by: str | list[str], metrics: Iterable[str] = ("f1", "em"),
+def answer_means(frame: Any, by: str | list[str], metrics: Iterable[str] = ANSWER_METRICS,
                  rule: str = "exclude") -> Any:
     """Mean of ``metrics`` per ``by`` group over the judged rows (:func:`judged_frame`), in group order of first
     appearance; a group with no judged row is absent. Every table that averages F1 / EM calls this."""
@@ -334,10 +344,10 @@ def empty_rates(records: list[Mapping[str, Any]]) -> dict[str, float | None]:
     ``predicted_sparql`` keys only the last is known, and ``empty_rate`` falls back to it."""
     every = statistics.fmean(float(r["empty"]) for r in records)
     if not all("predicted_sparql" in r for r in records):
-        return {"empty_rate": every, "no_query_rate": None, "empty_rate_all": every}
+        return {EMPTY_RATE_KEY: every, NO_QUERY_RATE_KEY: None, EMPTY_RATE_ALL_KEY: every}
     generated = [r for r in records if r["predicted_sparql"]]
-    return {"empty_rate": statistics.fmean(float(r["empty"]) for r in generated) if generated else None,
-            "no_query_rate": 1.0 - len(generated) / len(records), "empty_rate_all": every}
+    return {EMPTY_RATE_KEY: statistics.fmean(float(r["empty"]) for r in generated) if generated else None,
+            NO_QUERY_RATE_KEY: 1.0 - len(generated) / len(records), EMPTY_RATE_ALL_KEY: every}
 
 
 def cost_amount(value: Any) -> float:
@@ -480,16 +490,16 @@ def _empty_rate(name: str) -> Callable[[Sequence[Mapping[str, Any]]], float | No
     return lambda records: empty_rates(list(records))[name] if records else None
 
 
-register_metric("f1", "F1", field="f1", description="answer-set F1 (null when unscored)")
-register_metric("em", "EM", field="em", description="answer-set exact match")
-register_metric("empty_rate", "Empty results", _empty_rate("empty_rate"), field="empty", higher_is_better=False,
+register_metric(F1_KEY, "F1", field=F1_KEY, description="answer-set F1 (null when unscored)")
+register_metric(EM_KEY, "EM", field=EM_KEY, description="answer-set exact match")
+register_metric(EMPTY_RATE_KEY, "Empty results", _empty_rate(EMPTY_RATE_KEY), field="empty", higher_is_better=False,
                 views=frozenset({"list", "show", "compare", "eval", "report"}),
                 description="the final query returned no answers")
-register_metric("no_query_rate", "No query", _empty_rate("no_query_rate"), higher_is_better=False,
+register_metric(NO_QUERY_RATE_KEY, "No query", _empty_rate(NO_QUERY_RATE_KEY), higher_is_better=False,
                 views=frozenset({"compare", "report"}))
-register_metric("empty_rate_all", "Empty (all questions)", _empty_rate("empty_rate_all"), field="empty",
+register_metric(EMPTY_RATE_ALL_KEY, "Empty (all questions)", _empty_rate(EMPTY_RATE_ALL_KEY), field="empty",
                 higher_is_better=False, views=frozenset())
-register_metric("precision", "Precision", field="precision", optional=True,
+register_metric(PRECISION_KEY, "Precision", field=PRECISION_KEY, optional=True,
                 views=frozenset({"show", "eval", "report"}), description="answer-set precision")
-register_metric("recall", "Recall", field="recall", optional=True, views=frozenset({"show", "eval", "report"}),
+register_metric(RECALL_KEY, "Recall", field=RECALL_KEY, optional=True, views=frozenset({"show", "eval", "report"}),
                 description="answer-set recall")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
-from sparqlab.eval.metrics import judged_records
+from sparqlab.eval.metrics import judged_scores
 
 
 @dataclass(repr=False)
@@ -73,15 +73,17 @@ class PairedComparison:
         return "\n".join(lines)
 
 
-def _scored(records: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """The judged records (:func:`sparqlab.eval.metrics.judged_records`: gold errors left out, a missing
-    prediction wrong), by question id; duplicate ids are an error."""
-    found: dict[str, Mapping[str, Any]] = {}
-    for record in judged_records(records):
+def _scored(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[float, bool]]:
+    """Each judged question's ``(F1, EM)`` (:func:`sparqlab.eval.metrics.judged_scores`: gold errors left out, a
+    missing prediction wrong), by question id; duplicate ids are an error."""
+    found: dict[str, tuple[float, bool]] = {}
+    for record in records:
+        if (score := judged_scores(record)) is None:
+            continue
         key = str(record["id"])
         if key in found:
             raise ValueError(f"question id {key!r} appears twice in one run")
-        found[key] = record
+        found[key] = score
     return found
 
 
@@ -92,8 +94,8 @@ def paired_comparison(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, A
     common = [key for key in left if key in right]
     if not common:
         raise ValueError(f"runs {a_name} and {b_name} share no scored question (compare runs of one question set)")
-    f1 = np.array([[float(left[k]["f1"]), float(right[k]["f1"])] for k in common])
-    em = np.array([[bool(left[k]["em"]), bool(right[k]["em"])] for k in common])
+    f1 = np.array([[left[k][0], right[k][0]] for k in common])
+    em = np.array([[left[k][1], right[k][1]] for k in common])
     a_only = [k for k, (x, y) in zip(common, em, strict=True) if x and not y]
     b_only = [k for k, (x, y) in zip(common, em, strict=True) if y and not x]
     flips = len(a_only) + len(b_only)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from sparqlab.core.names import short_name
 from sparqlab.eval import answer_means, judged_frame
+from sparqlab.eval.metrics import ANSWER_METRICS, F1_KEY
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, RunResult, run
 
@@ -93,13 +94,13 @@ def _percent(frame: pd.DataFrame, index: str, columns: str, metrics: Sequence[st
 
 def score_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
     """Table 1 layout: one row per ``by`` value, F1 and EM (%) per dataset, over the judged questions."""
-    return _percent(frame, by, "dataset", ("f1", "em"))
+    return _percent(frame, by, "dataset", ANSWER_METRICS)
 
 
 def ablation_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
     """Table 5 layout: F1 (%) per dataset and the unweighted macro average across the datasets (``Avg``), one row
     per ``by`` value in order of appearance."""
-    table = _percent(frame, by, "dataset", ("f1",)).droplevel(1, axis=1)
+    table = _percent(frame, by, "dataset", (F1_KEY,)).droplevel(1, axis=1)
     table["Avg"] = table.mean(axis=1, skipna=False)
     return table.round(2)
 
@@ -159,7 +160,7 @@ def boolean_factoid_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFr
     """Table 3 layout: F1 and EM (%) on Boolean, Factoid and all questions."""
     both = pd.concat([frame.assign(kind=question_kind(frame)), frame.assign(kind="Overall")], ignore_index=True)
     kinds = [k for k in ("Boolean", "Factoid", "Overall") if k in set(both["kind"])]
-    return _percent(both, by, "kind", ("f1", "em"), order=kinds)
+    return _percent(both, by, "kind", ANSWER_METRICS, order=kinds)
 
 
 def cost_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
@@ -182,7 +183,7 @@ def cost_table(frame: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
 def coverage_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Table 6 layout: F1 (%) per coverage level and dataset, averaged over seeds, with an ``Avg`` column and the
     standard deviation across seeds of that average (``seed sd``)."""
-    means = answer_means(frame, ["coverage", "coverage_seed", "dataset"], ("f1",))["f1"]
+    means = answer_means(frame, ["coverage", "coverage_seed", "dataset"], (F1_KEY,))[F1_KEY]
     per_seed = means.sort_index().mul(100).unstack()
     per_seed["Avg"] = per_seed.mean(axis=1)
     table = per_seed.groupby(level="coverage").mean()
@@ -218,7 +219,7 @@ def type_blindness_table(frame: pd.DataFrame, kg: Any, by: str = "variant") -> p
 
     schema = load_or_build(kg, default_schema_folder(kg))
     failed = judged_frame(frame)
-    failed = failed[failed["f1"] < 1]
+    failed = failed[failed[F1_KEY] < 1]
     blind = failed.assign(_blind=[type_blind(s, kg, schema) for s in failed["predicted_sparql"]])
     groups = blind.groupby(by, sort=False)
     table = pd.DataFrame({"failures": groups.size(), "type-blind": groups["_blind"].sum()})

@@ -37,6 +37,7 @@ import pandas as pd
 
 from sparqlab.core.paths import data_dir
 from sparqlab.data.question import Question
+from sparqlab.eval.metrics import EM_KEY, F1_KEY
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.eval.text2sparql import (
     COMBINED,
@@ -300,7 +301,7 @@ def _paired_lines(base: str, base_scores: Mapping[str, OfficialScore], name: str
                   notes: list[str]) -> list[dict[str, Any]]:
     """Δ set_F (paired bootstrap), McNemar on set_F = 1 and the flips against the baseline, in one group."""
     def records(values: Mapping[str, OfficialScore]) -> list[dict[str, Any]]:
-        return [{"id": q, "f1": s.set_F, "em": s.set_F == 1.0} for q, s in values.items()]
+        return [{"id": q, F1_KEY: s.set_F, EM_KEY: s.set_F == 1.0} for q, s in values.items()]
 
     try:
         paired = paired_comparison(records(base_scores), records(scores), base, name, ci, resamples, seed)

@@ -32,7 +32,15 @@ from typing import Any
 
 import pandas as pd
 
-from sparqlab.eval.metrics import RATE, Metric, judged_records, metric_list
+from sparqlab.eval.metrics import (
+    EMPTY_RATE_KEY,
+    PRIMARY_METRIC,
+    RATE,
+    Metric,
+    find_metric,
+    judged_records,
+    metric_list,
+)
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.experiments.grid import ENGINE_AXIS, Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
@@ -94,7 +102,7 @@ def cost_values(metrics: dict[str, Any]) -> dict[str, float | None]:
     tokens = usage.get("tokens") or {}
     prepare = metrics.get("prepare") or {}
     return {
-        "empty": metrics.get("empty_rate"),
+        "empty": metrics.get(EMPTY_RATE_KEY),
         "no_query": _per_question((metrics.get("error_types") or {}).get("no_query", 0), n),
         "model_calls": (usage.get("per_question") or {}).get("model_calls"),
         "prompt_tokens": _per_question(tokens.get("prompt"), n),
@@ -220,17 +228,17 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
     table = ComparisonTable(frame, measures, [labels[r] for r in grid.rows],
                             [d for d in grid.datasets if any(c.dataset == d for c in cells)],
                             labels.get(baseline) if baseline else None, notes)
-    dependence = store_dependence(table)
-    for (method, dataset), scores in dependence.iterrows():
+    label = find_metric(PRIMARY_METRIC).label
+    for (method, dataset), scores in store_dependence(table, PRIMARY_METRIC).iterrows():
         shown = ", ".join(f"{engine} {value:.3f}" for engine, value in scores.drop("spread").dropna().items())
-        notes.append(f"F1 by store: {method} on {dataset}: {shown} (spread {scores['spread']:.3f})")
+        notes.append(f"{label} by store: {method} on {dataset}: {shown} (spread {scores['spread']:.3f})")
     return table
 
 
 _ENGINE_LABEL = re.compile(rf" {ENGINE_AXIS}=(\S+)")
 
 
-def store_dependence(table: ComparisonTable, measure: str = "f1") -> pd.DataFrame:
+def store_dependence(table: ComparisonTable, measure: str = PRIMARY_METRIC) -> pd.DataFrame:
     """How much each method's score depends on the SPARQL engine, for a grid with ``engines``: one line per
     method row (its label without ``engine=...``) and dataset, the ``measure`` on each engine and the ``spread``
     (highest minus lowest); empty when no row names an engine."""

@@ -31,7 +31,7 @@ from matplotlib.font_manager import FontProperties
 from sparqlab.core.environment import notebook_overrides
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import figures_dir
-from sparqlab.eval.metrics import ANSWER_METRICS, RATE, find_metric, judged_frame
+from sparqlab.eval.metrics import ANSWER_METRICS, PRIMARY_METRIC, RATE, find_metric, judged_frame
 from sparqlab.plots.check import FigureLayoutError, check_figure, figure_texts, strict
 
 PALETTE = "colorblind"
@@ -163,7 +163,7 @@ HORIZONTAL_AFTER = 6
 
 
 
-def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | None = None,
+def metric_bars(data: Any, metric: str = PRIMARY_METRIC, x: str = "method", hue: str | None = None,
                 ax: Axes | None = None, ci: float = 95, seed: int = 0, horizontal: bool | None = None) -> Axes:
     """Mean of a per-question metric per ``x`` (and ``hue``) with bootstrap confidence intervals.
 
@@ -212,7 +212,7 @@ def metric_bars(data: Any, metric: str = "f1", x: str = "method", hue: str | Non
     return ax
 
 
-def metric_by_field(data: Any, field: str, metric: str = "f1", min_n: int = 1, ci: float = 95, seed: int = 0,
+def metric_by_field(data: Any, field: str, metric: str = PRIMARY_METRIC, min_n: int = 1, ci: float = 95, seed: int = 0,
                     ax: Axes | None = None) -> Axes:
     """Mean metric per value of ``field`` as a sorted dot plot with bootstrap intervals, readable with 50+ groups.
 
@@ -299,7 +299,7 @@ def _mark_zero_bars(ax: Axes, horizontal: bool) -> None:
             ax.plot([x0, x1], [0, 0], color=patch.get_facecolor(), linewidth=3, solid_capstyle="butt", zorder=3)
 
 
-def metric_lines(data: Any, x: str, metric: str = "f1", hue: str | None = None, units: str | None = None,
+def metric_lines(data: Any, x: str, metric: str = PRIMARY_METRIC, hue: str | None = None, units: str | None = None,
                  ax: Axes | None = None) -> Axes:
     """Mean of a per-question metric against a numeric ``x`` (a sweep), one line per ``hue``; with ``units``
     (e.g. seeds) the band is the standard deviation of the per-unit means, i.e. the spread across seeds."""
@@ -371,7 +371,7 @@ def category_shares(counts: pd.DataFrame, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def score_distribution(data: Any, metric: str = "f1", hue: str | None = "method", bins: int = 10,
+def score_distribution(data: Any, metric: str = PRIMARY_METRIC, hue: str | None = "method", bins: int = 10,
                        ax: Axes | None = None) -> Axes:
     """Share of questions per bin of a per-question score in [0, 1] (one bar group per ``hue`` value).
 
@@ -485,7 +485,7 @@ def pareto_front(costs: Iterable[float], scores: Iterable[float]) -> list[bool]:
     return [c == c and s == s and not dominated(c, s) for c, s in points]
 
 
-def cost_quality(points: Any, cost: str = "model_calls", metric: str = "f1", hue: str = "row",
+def cost_quality(points: Any, cost: str = "model_calls", metric: str = PRIMARY_METRIC, hue: str = "row",
                  group: str = "dataset", ax: Axes | None = None) -> Axes:
     """Quality against cost, one marker per method configuration (``hue``) and dataset (marker style), with
     each dataset's Pareto front (:func:`pareto_front`) as a dashed step line through its points.
@@ -552,7 +552,7 @@ def _frame(data: Any, columns: list[str]) -> pd.DataFrame:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"records lack column(s) {missing}; available: {sorted(map(str, frame.columns))}")
-    if ANSWER_METRICS & set(columns):
+    if set(ANSWER_METRICS) & set(columns):
         frame = judged_frame(frame)
     if frame.empty:
         raise ValueError("no records to plot")

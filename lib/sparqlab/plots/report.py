@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.names import short_name
-from sparqlab.eval.metrics import RATE, find_metric, metric_list
+from sparqlab.eval.metrics import ANSWER_METRICS, EM_KEY, F1_KEY, RATE, find_metric, metric_list
 from sparqlab.platform.trace import TraceEvent
 from sparqlab.runs.results import (
     STANDIN_LABEL,
@@ -58,9 +58,9 @@ def outcome(record: Mapping[str, Any]) -> str:
     """``correct``, ``wrong``, ``no query`` or ``unscored`` (no score: no gold, or the gold failed)."""
     if not _text(record.get("predicted_sparql")):
         return "no query"
-    if record.get("em") is None and record.get("f1") is None:
+    if record.get(EM_KEY) is None and record.get(F1_KEY) is None:
         return "unscored"
-    return "correct" if record.get("em") else "wrong"
+    return "correct" if record.get(EM_KEY) else "wrong"
 
 
 def error_label(record: Mapping[str, Any]) -> str:
@@ -125,7 +125,7 @@ def question_fragment(record: Mapping[str, Any], events: Sequence[TraceEvent] = 
     result = outcome(record)
     css = {"correct": "sq-correct", "no query": "sq-noquery"}.get(result, "sq-wrong")
     error = error_label(record)
-    scores = " · ".join(f"<b>{k}</b> {_score(record.get(k), k)}" for k in ("f1", "em") if k in record)
+    scores = " · ".join(f"<b>{k}</b> {_score(record.get(k), k)}" for k in ANSWER_METRICS if k in record)
     tag = f' <span class="sq-standin">{STANDIN_LABEL}</span>' if standin else ""
     parts = [f'<div class="sq-question {css}">',
              f"<div><b>{html.escape(str(record.get('id', '')))}</b>{tag}: "

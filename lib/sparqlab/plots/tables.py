@@ -12,15 +12,20 @@ from typing import Any
 
 import pandas as pd
 
-from sparqlab.eval.metrics import RATE, metric_list
+from sparqlab.eval.metrics import PRIMARY_METRIC, RATE, metric_list
 from sparqlab.plots.report import MISSING, error_label, outcome
 from sparqlab.runs.results import model_label
 
-COMPACT_COLUMNS = ("model", "dataset", "id", "question", "outcome", "f1", "error")
+COMPACT_COLUMNS = ("model", "dataset", "id", "question", "outcome", PRIMARY_METRIC, "error")
 """What :func:`question_table` shows unless told otherwise (those of them the frame has)."""
 
-RUN_COLUMNS = ("run", "model", "dataset", "selection", "status", "done", "f1", "em", "no_query_rate", "errors")
-"""What :func:`run_table` shows unless told otherwise."""
+
+def run_columns() -> list[str]:
+    """What :func:`run_table` shows unless told otherwise: the run, its model and selection, how far it got, the
+    metrics ``sparqlab runs compare`` shows (the registry's ``compare`` view) and its errors."""
+    return ["run", "model", "dataset", "selection", "status", "done", *(m.key for m in metric_list("compare")),
+            "errors"]
+
 
 def with_analysis_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` plus ``outcome`` and ``error`` (:func:`sparqlab.plots.report.error_label`: set on every question
@@ -39,10 +44,11 @@ def question_table(frame: pd.DataFrame, columns: Sequence[str] | None = COMPACT_
     return _styled(with_analysis_columns(frame), columns, width)
 
 
-def run_table(runs: pd.DataFrame, columns: Sequence[str] | None = RUN_COLUMNS, width: int = 60) -> Any:
-    """:func:`sparqlab.runs.load_runs` styled like :func:`question_table`: the :data:`RUN_COLUMNS` (``None``:
-    all), rates in percent, ``–`` for missing values; the model column already marks stand-ins."""
-    return _styled(runs, columns, width)
+def run_table(runs: pd.DataFrame, columns: Sequence[str] | None = None, width: int = 60) -> Any:
+    """:func:`sparqlab.runs.load_runs` styled like :func:`question_table`: ``columns`` (default
+    :func:`run_columns`; all: ``runs.columns``), rates in percent, ``–`` for missing values; the model column
+    already marks stand-ins."""
+    return _styled(runs, run_columns() if columns is None else columns, width)
 
 
 def _styled(table: pd.DataFrame, columns: Sequence[str] | None, width: int) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.core.paths import runs_dir
+from sparqlab.eval.metrics import METRICS, PRIMARY_METRIC
 from sparqlab.platform.trace import TraceEvent
 from sparqlab.plots.report import (
     OUTCOMES,
@@ -263,9 +264,9 @@ def run_choice_label(run_dir: Path, root: Path) -> str:
         summary = run_summary(run_dir)
     except (KeyError, ValueError, OSError):  # a folder without a readable manifest yet: its name only
         return name
-    f1 = summary.get("f1")
-    parts = [name, summary.get("date") or "",
-             summary.get("selection") or "", f"F1 {100 * f1:.1f}" if f1 is not None else "unscored"]
+    primary, score = METRICS[PRIMARY_METRIC], summary.get(PRIMARY_METRIC)
+    parts = [name, summary.get("date") or "", summary.get("selection") or "",
+             f"{primary.label} {primary.format(score)}" if score is not None else "unscored"]
     return " · ".join(part for part in parts if part)
 
 

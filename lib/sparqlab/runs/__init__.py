@@ -5,7 +5,7 @@ Quick start::
 
     from sparqlab.runs import RunConfig, run
     result = run(method, questions, RunConfig(experiment="quickstart", kg="movies", model="standin-echo"))
-    result.metrics["f1"], result.run_dir
+    result.metrics, result.run_dir  # metrics.json (F1, EM, empty rate ...) and the results folder
     result.predictions()            # DataFrame
 
 A results folder ``runs/<experiment>/<run_id>/`` holds ``config.json``, ``environment.json``, ``manifest.json``,

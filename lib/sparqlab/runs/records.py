@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sparqlab.core.errors import InfrastructureError
-from sparqlab.eval.metrics import RATE, metric_list
+from sparqlab.eval.metrics import EM_KEY, F1_KEY, RATE, metric_list
 from sparqlab.kg import errors as _kg_errors  # noqa: F401 - registers the KG layer's infrastructure errors
 from sparqlab.llm import errors as _llm_errors  # noqa: F401 - and the model layer's
 
@@ -84,8 +84,8 @@ def score_values(scores: Mapping[str, Any] | None) -> dict[str, Any]:
     return {key: (scores or {}).get(key) for key in score_fields()}
 
 
-REQUIRED_PREDICTION_FIELDS = ("id", "question", "predicted_sparql", "predicted_answers", "gold_answers", "f1", "em",
-                              "error_category")
+REQUIRED_PREDICTION_FIELDS = ("id", "question", "predicted_sparql", "predicted_answers", "gold_answers",
+                              F1_KEY, EM_KEY, "error_category")
 """Fields every prediction line has had since the first version of the schema: a line without one of them is
 damaged (resume answers its question again; a listing names it), while a field added later may be absent from an
 older run's lines."""

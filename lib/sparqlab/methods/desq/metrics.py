@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sparqlab.eval.metrics import answer_means, field_value, register_metric
+from sparqlab.eval.metrics import F1_KEY, answer_means, field_value, register_metric
 from sparqlab.eval.structural import fragment_em, query_em, structural_em, uri_em
 from sparqlab.methods.desq.correction import STRATEGIES, Retriever, apply, correct_slots, roundtrip_flag
 from sparqlab.methods.desq.fragments import AssemblyError, Decomposition, IdScheme, assemble, placeholders_in
@@ -302,7 +302,7 @@ def query_em_table(predictions: pd.DataFrame) -> pd.DataFrame:
     from sparqlab.sparql.tree import SparqlParseError
 
     rows = []
-    execution_f1 = answer_means(predictions, "run", ("f1",))["f1"] if "f1" in predictions else {}
+    execution_f1 = answer_means(predictions, "run", (F1_KEY,))[F1_KEY] if F1_KEY in predictions else {}
     for run, frame in predictions.groupby("run", sort=False):
         em, structural, unscored = [], [], 0
         for predicted, gold in zip(frame["predicted_sparql"], frame["gold_sparql"], strict=True):

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
-from sparqlab.eval.metrics import is_gold_error_record
+from sparqlab.eval.metrics import EM_KEY, is_gold_error_record
 from sparqlab.methods.ggc.feedback import KGFeedback, feedback_for
 from sparqlab.methods.ggc.gate import Gate, GateExample, GateSettings
 from sparqlab.methods.ggc.prompts import (
@@ -102,12 +102,12 @@ def labelled_queries(run_dirs: Iterable[str | Path], kg: Any = None, kg_feedback
             gold_error = is_gold_error_record(record)
             if record["id"] in found or extra.get("triggered") or (gold_error and not gold_errors):
                 continue
-            if record.get("em") is None and not gold_error:  # not judged (no gold at all)
+            if record.get(EM_KEY) is None and not gold_error:  # not judged (no gold at all)
                 continue
             sparql = record.get("predicted_sparql") or ""
             feedback = feedback_for(kg, sparql) if kg_feedback else None
             found[record["id"]] = LabelledQuery(record["id"], record["question"], sparql,
-                                                not gold_error and bool(record["em"]),
+                                                not gold_error and bool(record[EM_KEY]),
                                                 record.get("gold_sparql"), feedback)
     if not found:
         raise ValueError("no judgeable initial queries in the given run folders")
