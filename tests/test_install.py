@@ -1,5 +1,6 @@
 """sparqlab as a library (issue 39): the wheel built from this checkout, pip-installed with its dependencies into a
-fresh virtual environment, used from an empty folder as a researcher would — the README's first session writes
+fresh virtual environment, used from an empty folder as a researcher would — the README's first session (its
+commands read from README.md, so this is where that block runs) writes
 everything there and nothing into the environment, ``environment.json`` names the commit the wheel was built
 from, and a command whose extra is not installed stops with one line naming it.
 
@@ -9,10 +10,13 @@ configured package index; torch is not pulled (it is only in extras)."""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -20,12 +24,10 @@ from pathlib import Path
 import pytest
 
 from sparqlab.core.paths import CHECKOUT, WORKSPACE_MARKER
+from support.docs import first_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900),
               pytest.mark.skipif(CHECKOUT is None, reason="builds the wheel from the checkout")]
-
-QUERY = 'SELECT ?film WHERE { ?film mrel:directed_by ?d . ?d rdfs:label "Ridley Scott" }'
-
 
 def timed(argv: list[str], **options) -> tuple[subprocess.CompletedProcess, float]:
     start = time.perf_counter()
@@ -38,8 +40,11 @@ def installed(tmp_path_factory) -> dict:
     """The wheel built from the checkout, installed into a fresh venv: its ``bin`` folder, the wheel and the
     seconds each step took (printed for the notes)."""
     root = tmp_path_factory.mktemp("install")
-    built, build_s = timed([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root / "dist"),
-                            str(CHECKOUT)])
+    lock = Path(tempfile.gettempdir()) / f"sparqlab-wheel-{hashlib.sha256(bytes(CHECKOUT)).hexdigest()[:12]}.lock"
+    with lock.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # setuptools builds in the checkout's build/: one build at a time
+        built, build_s = timed([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w",
+                                str(root / "dist"), str(CHECKOUT)])
     assert built.returncode == 0, built.stderr[-3000:]
     wheel = next((root / "dist").glob("sparqlab-*.whl"))
     made, _ = timed([sys.executable, "-m", "venv", str(root / "venv")])
@@ -73,24 +78,16 @@ def test_the_first_session_runs_from_an_empty_folder_and_writes_only_there(insta
     folder.mkdir()
     env = session_env(installed, tmp_path / "home")
     before = venv_files(installed["venv"])
-    session = [
-        ["kg", "build", "movies"],
-        ["query", "--kg", "movies", QUERY],
-        ["data", "show", "metaqa-2hop", "--limit", "2"],
-        ["reproduce", "00_quickstart", "-p", "limit", "2", "--no-progress"],
-        ["run", "direct", "-d", "metaqa-1hop", "--sample", "50", "--sample-seed", "0", "-m",
-         "standin-keyword-rules", "-e", "try"],
-        ["runs", "list"],
-    ]
-    outputs = []
+    session = [*first_session(), ["sparqlab", "data", "show", "metaqa-2hop", "--limit", "2"]]
+    outputs = {}
     for argv in session:
-        done, seconds = timed([str(installed["bin"] / "sparqlab"), *argv], cwd=folder, env=env, timeout=600)
-        assert done.returncode == 0, f"sparqlab {' '.join(argv)}:\n{done.stderr[-3000:]}"
-        print(f"sparqlab {' '.join(argv[:2])}: {seconds:.1f} s")
-        outputs.append(done.stdout)
-    assert "Blade Runner" in outputs[1]
-    assert [json.loads(line)["id"] for line in outputs[2].splitlines()] == ["test_0", "test_1"]
-    assert "try" in outputs[5] and "quickstart" in outputs[5]
+        done, seconds = timed([str(installed["bin"] / "sparqlab"), *argv[1:]], cwd=folder, env=env, timeout=600)
+        assert done.returncode == 0, f"{' '.join(argv)}:\n{done.stderr[-3000:]}"
+        print(f"{' '.join(argv[:3])}: {seconds:.1f} s")
+        outputs[argv[1]] = done.stdout
+    assert "Blade Runner" in outputs["query"]
+    assert [json.loads(line)["id"] for line in outputs["data"].splitlines()] == ["test_0", "test_1"]
+    assert "try" in outputs["runs"]  # the README lists runs before it reproduces the quickstart (checked below)
 
     assert (folder / ".cache" / "kg").is_dir() and (folder / "runs" / "notebooks" / "00_quickstart.ipynb").is_file()
     assert list((folder / "figures" / "quickstart").glob("*.png"))
@@ -144,11 +141,9 @@ def test_a_clean_clone_stays_clean_after_the_first_session(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPARQLAB_")}
     env.update(PYTHONPATH=str(clone / "lib"), SPARQLAB_CACHE=str(cache_dir()), HF_HUB_OFFLINE="1")
     run = [sys.executable, "-c", "import sys; from sparqlab.cli import main; sys.exit(main())"]
-    for argv in (["kg", "build", "movies"], ["query", "--kg", "movies", QUERY],
-                 ["reproduce", "00_quickstart", "-p", "limit", "2", "--no-progress"],
-                 ["run", "direct", "-d", "metaqa-1hop", "--sample", "50", "-m", "standin-echo", "-e", "try"]):
-        done = subprocess.run([*run, *argv], cwd=clone, env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, f"sparqlab {' '.join(argv)}:\n{done.stderr[-3000:]}"
+    for argv in first_session():
+        done = subprocess.run([*run, *argv[1:]], cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"{' '.join(argv)}:\n{done.stderr[-3000:]}"
     assert list((clone / "figures").rglob("*.png")) and (clone / "runs" / "try").is_dir()
     status = subprocess.run(["git", "-C", str(clone), "status", "--porcelain", "--untracked-files=all"],
                             capture_output=True, text=True)

@@ -7,6 +7,8 @@ second block (the numbers a doc quotes are the ones the code produces). A block 
 ``# needs: ...`` comment says what it needs (a GPU endpoint, a cluster, a live
 Wikidata) and is only parsed: each ``sparqlab`` command goes through the real argument parser (an unknown flag or
 subcommand fails), ``python FILE`` / ``make TARGET`` must name an existing file / target, and Python compiles.
+A section another test executes from the doc itself is parsed the same way here (``support.docs.RUN_ELSEWHERE``:
+the README's first session runs from the installed wheel, in an empty folder, in tests/test_install.py).
 The fenced blocks are collected by pytest-codeblocks' Markdown reader; one test per ``## `` section keeps its blocks
 in order (sections do not depend on each other, so xdist spreads them over the workers).
 """
@@ -25,12 +27,13 @@ import pytest
 from pytest_codeblocks import extract_from_file
 
 from sparqlab.core.paths import PROJECT_ROOT
+from support.docs import RUN_ELSEWHERE, commands
 
 DOCS = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
 SHELL = {"bash", "sh"}
 RUNNABLE = SHELL | {"python"}
 NEEDS = re.compile(r"#\s*needs:\s*(?P<what>.+)")
-SHARED_CACHE = ("kg", "search", "artifacts")
+SHARED_CACHE = ("kg", "search", "artifacts", "leakage")
 """Cache folders of content-addressed, lock-protected builds the doc runs share with the rest of the suite."""
 BLOCK_TIMEOUT_S = 240
 
@@ -44,26 +47,6 @@ def needs(block) -> str | None:
     first = next((line for line in block.code.splitlines() if line.strip()), "")
     match = NEEDS.match(first.strip())
     return match["what"] if match else None
-
-
-def commands(code: str) -> list[list[str]]:
-    """The shell commands of a block as argument lists: continuations joined, comments dropped, ``&&``/``;``/``|``
-    split, leading ``VAR=value`` assignments removed."""
-    joined = re.sub(r"\\\n", " ", code)
-    out = []
-    for line in joined.splitlines():
-        words = shlex.split(line, comments=True)
-        current: list[str] = []
-        for word in [*words, ";"]:
-            if word in {"&&", ";", "|", "||"}:
-                while current and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", current[0]):
-                    current.pop(0)
-                if current:
-                    out.append(current)
-                current = []
-            else:
-                current.append(word)
-    return out
 
 
 def parse_only(block) -> None:
@@ -142,7 +125,7 @@ def run_document(path: Path, tmp_path: Path, section: str | None = None) -> tupl
     for block in blocks(path):
         if block.syntax not in RUNNABLE or (section is not None and section_of(path, block) != section):
             continue
-        if needs(block):
+        if needs(block) or (path, section_of(path, block)) in RUN_ELSEWHERE:
             parse_only(block)
             parsed += 1
         else:

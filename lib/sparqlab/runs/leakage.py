@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -77,7 +79,7 @@ def _embeddings(texts: list[str]) -> np.ndarray:
         return np.load(path, allow_pickle=False)
     vectors = embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial.npy")
+    partial = path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.partial.npy")  # writers never share one
     np.save(partial, vectors, allow_pickle=False)
     partial.replace(path)
     return vectors
