@@ -8,27 +8,27 @@ import papermill
 import pytest
 
 from sparqlab.notebooks import BROWSER_CONTROLS, NOTEBOOKS_DIR, browser_check, find_chromium
+from support.ci import require_program
 
 CHROMIUM = find_chromium()
 
 
-MISSING = ("Chromium not installed (apt-get install chromium, or set SPARQLAB_CHROMIUM); the headless-browser "
-           "check of the lab")
+def require_chromium() -> None:
+    """Skip the test where Chromium is absent (fail it in CI): called by the test, so CI reports it as failed."""
+    require_program(CHROMIUM is not None, "Chromium not installed (apt-get install chromium, or set SPARQLAB_CHROMIUM)",
+                    "the headless-browser check of the lab")
 
 
-def in_ci() -> bool:
-    """Whether this is a CI run (``CI`` set to anything but empty/false/0), where the check must not be skipped."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def test_quickstart_trace_browser_renders_in_jupyterlab(tmp_path, monkeypatch):
-    if CHROMIUM is None:
-        if in_ci():
-            pytest.fail(MISSING + " cannot be skipped in CI: .ci/run installs Debian's chromium")
-        pytest.skip(MISSING + " is skipped")
+@pytest.fixture
+def lab_env(tmp_path, monkeypatch):
+    """The notebook's runs, figures and model offline in ``tmp_path``."""
     for name, folder in (("SPARQLAB_RUNS", "runs"), ("SPARQLAB_FIGURES", "figures")):
         monkeypatch.setenv(name, str(tmp_path / folder))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def test_quickstart_trace_browser_renders_in_jupyterlab(tmp_path, lab_env):
+    require_chromium()
     lab_root = tmp_path / "lab"
     lab_root.mkdir()
     notebook = lab_root / "00_quickstart.ipynb"
@@ -42,22 +42,16 @@ def test_quickstart_trace_browser_renders_in_jupyterlab(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_an_executed_notebook_shows_finished_bars_and_the_failing_questions(tmp_path, monkeypatch):
+def test_an_executed_notebook_shows_finished_bars_and_the_failing_questions(tmp_path, lab_env):
     """What `sparqlab reproduce` writes, opened in JupyterLab without running anything: finished progress bars and
     the trace browser's static fallback — the run's summary and its failing questions with gold and predicted SPARQL;
     nbconvert's HTML too."""
-    if CHROMIUM is None:
-        if in_ci():
-            pytest.fail(MISSING + " cannot be skipped in CI: .ci/run installs Debian's chromium")
-        pytest.skip(MISSING + " is skipped")
+    require_chromium()
     from nbconvert import HTMLExporter
 
     from sparqlab.notebooks import execute_notebook
     from sparqlab.notebooks.lab import rendered_outputs
 
-    for name, folder in (("SPARQLAB_RUNS", "runs"), ("SPARQLAB_FIGURES", "figures")):
-        monkeypatch.setenv(name, str(tmp_path / folder))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     outcome = execute_notebook(NOTEBOOKS_DIR / "00_quickstart.ipynb", tmp_path / "lab",
                                {"limit": 2, "datasets": ["metaqa-1hop", "metaqa-2hop"]})
     assert outcome.ok, outcome.error
