@@ -160,9 +160,9 @@ def test_a_section_run_elsewhere_is_read_from_the_doc_by_that_test():
     """A section the docs runner only parses must be executed by the test it names, from the doc's own text: that
     test calls the reader of the section (``support.docs.first_session``), so the block cannot drift from what
     runs."""
-    for (path, section), test_file in RUN_ELSEWHERE.items():
+    for (path, section), (test_file, reader) in RUN_ELSEWHERE.items():
         assert section in sections(path), f"{path.name} has no section '## {section}' with a runnable block"
-        assert "first_session()" in (PROJECT_ROOT / test_file).read_text(encoding="utf-8"), test_file
+        assert f"{reader}()" in (PROJECT_ROOT / test_file).read_text(encoding="utf-8"), (test_file, reader)
 
 
 def test_a_broken_example_fails(tmp_path):

@@ -14,8 +14,9 @@ from sparqlab.core.paths import PROJECT_ROOT
 FIRST_SESSION = (PROJECT_ROOT / "README.md", "A first session")
 """The README section whose block is the researcher's first session."""
 
-RUN_ELSEWHERE = {FIRST_SESSION: "tests/test_install.py"}
-"""Doc sections executed by another test (which reads them from the doc): the docs runner parses them only."""
+RUN_ELSEWHERE = {FIRST_SESSION: ("tests/test_install.py", "first_session")}
+"""Doc sections executed by another test, with the reader of this module it takes the section's commands from:
+the docs runner parses them only."""
 
 
 def commands(code: str) -> list[list[str]]:
