@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
@@ -441,21 +442,31 @@ def load_rdf(store: Any, path: str | Path, rdf_format: Any = None) -> tuple[dict
     return dict(parser.prefixes), {"file": str(path), "nonstandard_language_tags": nonstandard_language_tags(store)}
 
 
-def refuse_xml_entities(path: str | Path, rdf_format: Any = None) -> None:
-    """Raise ValueError if ``path`` is RDF/XML with an ``<!ENTITY`` declaration: the parser expands entities, so
-    a file of a few hundred bytes can stand for gigabytes (a "billion laughs"); RDF data has no need of them."""
+def refuse_xml_entities(source: str | Path | bytes, rdf_format: Any = None, name: str | None = None) -> None:
+    """Raise ValueError if ``source`` (a file, or the bytes of an endpoint's answer called ``name``) is RDF/XML
+    with an ``<!ENTITY`` declaration: the parser expands entities, so a few hundred bytes can stand for gigabytes
+    (a "billion laughs"); RDF data has no need of them."""
     import pyoxigraph
 
-    rdf_format = rdf_format or pyoxigraph.RdfFormat.from_extension(Path(path).suffix.lstrip(".").lower())
+    if isinstance(source, bytes):
+        blocks: Iterator[bytes] = iter([source])
+    else:
+        rdf_format = rdf_format or pyoxigraph.RdfFormat.from_extension(Path(source).suffix.lstrip(".").lower())
+        blocks = _blocks(Path(source))
     if rdf_format != pyoxigraph.RdfFormat.RDF_XML:
         return
     mark, tail = b"<!ENTITY", b""
+    for block in blocks:
+        if mark in tail + block:
+            raise ValueError(f"{name or source} declares XML entities (<!ENTITY); refused: entity expansion can make "
+                             "a small RDF/XML document huge. Expand them with an XML tool first if it is trusted")
+        tail = block[-len(mark):]
+
+
+def _blocks(path: Path) -> Iterator[bytes]:
     with open(path, "rb") as file:
         while block := file.read(1 << 20):
-            if mark in tail + block:
-                raise ValueError(f"{path} declares XML entities (<!ENTITY); refused: entity expansion can make a "
-                                 "small RDF/XML file huge. Expand them with an XML tool first if the file is trusted")
-            tail = block[-len(mark):]
+            yield block
 
 
 _LOAD_CODE = "import sys; from sparqlab.kg.embedded import load_worker; load_worker(*sys.argv[1:])"

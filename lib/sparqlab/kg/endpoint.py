@@ -6,9 +6,13 @@ so a query valid for the profile runs the same on every endpoint (QLever, unlike
 none). Limits (:mod:`sparqlab.kg.transport`): the timeout is a total deadline per attempt (connection, headers and
 body, however slowly they come), but the server may go on working after the client gives up unless it has its
 own limit (``oxigraph serve --timeout-s``, Wikidata's 60 s); a SPARQL JSON answer is read only up to one binding
-over the row cap (the rest is never read; a graph answer is read whole, then capped); an answer over a byte cap
-that grows with the row cap is refused while it arrives; a redirect to another origin is refused; an engine's own
-cut (Virtuoso's ``X-SPARQL-MaxRows`` header) marks the result truncated too. A URL may carry parameters sent with
+over the row cap, whatever its ``Content-Type`` says (the rest is never read; a graph answer is parsed up to one
+triple over the cap, RDF/XML declaring entities refused); an answer over a byte cap that grows with the row cap is
+refused while it arrives; a redirect to another origin is refused; an engine's own cut (Virtuoso's
+``X-SPARQL-MaxRows`` header) marks the result truncated too. A malformed result (rows that are not bindings, JSON
+nested too deeply, an ASK whose boolean is a string) is an :class:`~sparqlab.kg.errors.EndpointError` of that
+query; an answer that is no SPARQL result at all (an HTML page) is a failure of the endpoint, not of the query:
+:class:`~sparqlab.kg.errors.EndpointUnavailable` stops the run. A URL may carry parameters sent with
 every query (``default-graph-uri``, an API key: :func:`split_endpoint_url`), and ``graph`` names the default graph;
 the engine is read from the ``Server`` header of the answers (:mod:`sparqlab.kg.engines`).
 
@@ -28,6 +32,7 @@ import contextlib
 import http.client
 import json
 import urllib.error
+from itertools import islice
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -149,7 +154,8 @@ class EndpointKG(KnowledgeGraph):
         raw, headers = self.service.call(self.url, limit, attempt)
         self._server = headers.get("Server") or ""
         content_type = headers.get("Content-Type", "")
-        result = _graph_result(raw, content_type, self.url) if graph else _json_result(raw, self.url)
+        result = (_graph_result(raw, content_type, self.url, max_rows) if graph
+                  else _json_result(raw, self.url, content_type))
         if headers.get(ENGINE_CUT_HEADER):
             result.truncated = True
         if len(result.rows) > max_rows:
@@ -235,21 +241,36 @@ def _body(error: Exception) -> str:
     return text[:500] + (" …" if len(text) > 500 else "")
 
 
-def _json_result(raw: bytes, url: str) -> QueryResult:
+def _json_result(raw: bytes, url: str, content_type: str) -> QueryResult:
     try:
         data = json.loads(raw)
+    except RecursionError:
+        raise EndpointError(f"malformed SPARQL JSON results from {url}: nested too deeply") from None
     except ValueError:
         text = raw[-2000:].decode("utf-8", "replace")
         if any(hint in text.lower() for hint in _TIMEOUT_HINTS):
             raise QueryTimeout(f"the endpoint {url} stopped the query mid-answer (its own time limit)") from None
+        if not raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+            raise _not_a_result(url, content_type, raw) from None
         raise EndpointError(
             f"incomplete or invalid SPARQL JSON results from {url} ({len(raw)} bytes, ending {text[-120:]!r}); "
             "the server may have stopped the query at its own time limit"
         ) from None
     try:
         return QueryResult.from_json(_standard_ask(data))
-    except (KeyError, TypeError) as error:
-        raise EndpointError(f"malformed SPARQL JSON results from {url}: missing {error}") from None
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise EndpointError(f"malformed SPARQL JSON results from {url}: {type(error).__name__}: "
+                            f"{error}"[:500]) from None
+
+
+def _not_a_result(url: str, content_type: str, raw: bytes) -> EndpointUnavailable:
+    """A 200 answer that is no SPARQL result at all (an HTML error page, a proxy's login form): the endpoint is
+    broken for every query, so the run stops and its rerun asks these questions again — never a method's empty
+    answer."""
+    start = " ".join(raw[:160].decode("utf-8", "replace").split())
+    return EndpointUnavailable(
+        f"{url} answered a query with something that is not a SPARQL result ({content_type or 'no Content-Type'}, "
+        f"{len(raw):,} bytes: {start!r}); the run stops rather than score it: check the endpoint and rerun")
 
 
 def _standard_ask(data: Any) -> Any:
@@ -265,18 +286,22 @@ def _standard_ask(data: Any) -> Any:
     return data
 
 
-def _graph_result(raw: bytes, content_type: str, url: str) -> QueryResult:
+def _graph_result(raw: bytes, content_type: str, url: str, max_rows: int) -> QueryResult:
+    """A CONSTRUCT/DESCRIBE answer parsed as it is read, up to one triple over ``max_rows``. Parsers of RDF
+    syntaxes run in linear time and memory except RDF/XML's entity expansion, refused
+    (:func:`~sparqlab.kg.embedded.refuse_xml_entities`)."""
     import pyoxigraph
 
-    from sparqlab.kg.embedded import GRAPH_VARS, triple_row
+    from sparqlab.kg.embedded import GRAPH_VARS, refuse_xml_entities, triple_row
 
-    media_type = content_type.split(";")[0].strip() or "text/turtle"
+    media_type = content_type.split(";")[0].strip().lower() or "text/turtle"
     rdf_format = pyoxigraph.RdfFormat.from_media_type(media_type)
     if rdf_format is None:
-        raise EndpointError(f"the endpoint {url} answered a graph query with unsupported {media_type!r}")
+        raise _not_a_result(url, content_type, raw)
     try:
-        triples = list(pyoxigraph.parse(raw, format=rdf_format))
-    except SyntaxError as error:
+        refuse_xml_entities(raw, rdf_format, f"the graph returned by {url}")
+        triples = list(islice(pyoxigraph.parse(raw, format=rdf_format), max_rows + 1))
+    except (SyntaxError, ValueError) as error:
         raise EndpointError(f"cannot parse the graph returned by {url}: {error}") from None
-    return QueryResult("graph", vars=list(GRAPH_VARS), rows=[triple_row(t) for t in triples])
-
+    rows = [triple_row(t) for t in triples]
+    return QueryResult("graph", vars=list(GRAPH_VARS), rows=rows[:max_rows], truncated=len(rows) > max_rows)

@@ -29,6 +29,8 @@ class Term:
         kind = binding["type"]
         if kind == "typed-literal":
             kind = "literal"
+        if kind not in ("uri", "literal", "bnode") or not isinstance(binding["value"], str):
+            raise ValueError(f"not an RDF term: {binding!r:.200}")
         return cls(kind, binding["value"], binding.get("datatype"), binding.get("xml:lang"))
 
     def to_json(self) -> dict[str, str]:
@@ -125,9 +127,13 @@ class QueryResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> QueryResult:
-        """Inverse of :meth:`to_json`; also reads plain SPARQL-JSON results from any endpoint."""
+        """Inverse of :meth:`to_json`; also reads plain SPARQL-JSON results from any endpoint. A document of
+        another shape raises KeyError, TypeError, AttributeError or ValueError (an ASK's ``"false"``, a string,
+        is refused: it is not read as true)."""
         if "boolean" in data:
-            return cls("ask", boolean=bool(data["boolean"]))
+            if not isinstance(data["boolean"], bool):
+                raise ValueError(f"an ASK result's boolean must be true or false, not {data['boolean']!r:.50}")
+            return cls("ask", boolean=data["boolean"])
         rows = [{k: Term.from_json(v) for k, v in b.items()} for b in data["results"]["bindings"]]
         return cls(
             data.get("kind", "select"),

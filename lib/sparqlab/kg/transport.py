@@ -98,9 +98,10 @@ class Exchange:
     def read(self, response: Any) -> bytes:
         """The body of ``response``, read as it arrives; over ``max_bytes`` is an :class:`EndpointError`. With
         ``max_rows``, a SPARQL JSON answer is read only until it holds ``max_rows + 1`` bindings (one more than the
-        cap, so the caller sees it was cut): the rest is never read, and the document is closed after them."""
-        rows = (_RowCap(self.max_rows) if self.max_rows is not None
-                and "json" in response.headers.get("Content-Type", "") else None)
+        cap, so the caller sees it was cut): the rest is never read, and the document is closed after them. The
+        cap applies whatever the ``Content-Type`` says (``text/plain``, ``…+JSON``): only the parse decides what
+        the bytes are."""
+        rows = _RowCap(self.max_rows) if self.max_rows is not None else None
         chunks, size = [], 0
         while chunk := response.read1(1 << 16):
             size += len(chunk)
@@ -126,7 +127,8 @@ _BINDINGS = re.compile(r'(?<!\\)"bindings"\s*:\s*\[')
 class _RowCap:
     """Counts the bindings of a SPARQL JSON answer as its bytes arrive (each object decoded once it is whole), and
     says when there is one more than ``limit``. Text is kept only up to the bindings counted (``head``, the text
-    before the array; ``items``, the counted ones; ``pending``, what follows them)."""
+    before the array; ``items``, the counted ones; ``pending``, what follows them). Arriving text is joined to
+    ``pending`` and looked at again only once it has doubled, so a 40 MB literal costs linear time."""
 
     def __init__(self, limit: int):
         self.limit = limit
@@ -134,7 +136,9 @@ class _RowCap:
         self.head: str | None = None
         self.items: list[str] = []
         self.pending = ""
-        self._retry_at = 0  # a partial object is decoded again once ``pending`` has grown this long
+        self._arrived: list[str] = []  # text not joined to ``pending`` yet
+        self._arrived_chars = 0
+        self._retry_at = 0  # ``pending`` is looked at again once it (with what arrived) is this long
         self._rows = 0
         self._done = False
 
@@ -142,14 +146,19 @@ class _RowCap:
         """Add ``chunk``; true once ``limit + 1`` whole bindings have been counted."""
         if self._done:
             return False
-        self.pending += self._decoder.decode(chunk)
+        text = self._decoder.decode(chunk)
+        self._arrived.append(text)
+        self._arrived_chars += len(text)
+        if len(self.pending) + self._arrived_chars < self._retry_at:
+            return False
+        self.pending += "".join(self._arrived)
+        self._arrived, self._arrived_chars = [], 0
         if self.head is None:
             found = _BINDINGS.search(self.pending)
             if found is None:
+                self._retry_at = 2 * len(self.pending)
                 return False
             self.head, self.pending = self.pending[:found.end()], self.pending[found.end():]
-        if len(self.pending) < self._retry_at:
-            return False
         decoder, position, cut, partial = json.JSONDecoder(), 0, False, False
         while not cut:
             while position < len(self.pending) and self.pending[position] in " \t\r\n,":
