@@ -57,6 +57,6 @@ def test_a_graph_answer_is_capped_and_cannot_expand_entities():
     with hostile_server(http_reply(turtle, "Text/Turtle; charset=utf-8")) as url:
         result = endpoint(url).query("CONSTRUCT { ?a ?b ?c } WHERE { ?a ?b ?c }", max_rows=7)
     assert len(result.rows) == 7 and result.truncated and result.rows[0]["subject"].value == "urn:s0"
-    with hostile_server(http_reply(LAUGHS, "application/rdf+xml")) as url:
-        with pytest.raises(EndpointError, match="declares XML entities"):
-            endpoint(url).query("DESCRIBE <urn:s>")
+    laughs = http_reply(LAUGHS, "application/rdf+xml")
+    with hostile_server(laughs) as url, pytest.raises(EndpointError, match="declares XML entities"):
+        endpoint(url).query("DESCRIBE <urn:s>")

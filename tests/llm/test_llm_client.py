@@ -160,7 +160,7 @@ def test_gives_up_after_max_retries_with_the_status(fast_backoff):
     with serve_in_background(flaky) as url, pytest.raises(ModelUnavailable) as caught:
         OpenAIModel("standin-flaky", base_url=url, max_retries=1).chat_sync("persist")
     assert flaky.calls == 2
-    assert "HTTP 502" in str(caught.value) and "after 1 retries" in str(caught.value)
+    assert "HTTP 502" in str(caught.value) and "after 2 attempts" in str(caught.value)
 
 
 def test_bad_request_is_not_retried():

@@ -53,3 +53,12 @@ def test_a_redirect_to_another_origin_is_refused(transport):
                            {"Location": f"{elsewhere}/v1/chat/completions"})
         with hostile_server(moved) as url, pytest.raises(ModelAccessRefused, match="redirected to another origin"):
             ask(url, transport)
+
+
+def test_a_retry_after_longer_than_the_client_waits_is_said_truthfully():
+    throttled = http_reply(b'{"error": {"message": "slow down"}}', status="429 Too Many Requests",
+                           headers={"Retry-After": "999999"})
+    with hostile_server(throttled) as url, pytest.raises(ModelOverloaded) as caught:
+        model = OpenAIModel("m", base_url=f"{url}/v1", max_retries=4)
+        run_sync(model.acomplete(ChatRequest.build("m", "hi")))
+    assert "after 1 attempt;" in str(caught.value) and "Retry-After 999999" in str(caught.value)

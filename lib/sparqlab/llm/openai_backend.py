@@ -22,7 +22,7 @@ import openai
 
 from sparqlab.core.environment import api_key as default_api_key
 from sparqlab.core.environment import model_defaults
-from sparqlab.core.urls import origin
+from sparqlab.core.http import ReplyRefused, check_origin, read_capped
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import (
     ContextOverflow,
@@ -99,30 +99,26 @@ class _BoundedAttempts:
         try:
             async with asyncio.timeout(self.attempt_timeout_s):
                 response = await super().send(request, stream=True, **kwargs)  # type: ignore[misc]
-                if origin(str(response.url)) != origin(str(request.url)):
+                try:
+                    check_origin(request.url, response.url)
+                except ReplyRefused as refused:
                     await response.aclose()
-                    raise ForeignRedirect(f"{request.url} redirected to another origin ({response.url}); refused: "
-                                       "give that URL as the model endpoint if it is the one meant")
+                    raise ForeignRedirect(str(refused)) from None
                 return response if stream else await self._read(request, response)
         except TimeoutError:
             raise httpx2.ReadTimeout(f"no complete reply within {self.attempt_timeout_s:g} s",
                                      request=request) from None
 
     async def _read(self, request: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
-        """``response`` with its whole body read, or :class:`RefusedReply`."""
-        chunks, size = [], 0
+        """``response`` with its whole body read (:func:`~sparqlab.core.http.read_capped`), or
+        :class:`RefusedReply`."""
         try:
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > self.max_reply_bytes:
-                    raise RefusedReply(f"{request.url} sent a reply larger than {self.max_reply_bytes:,} bytes "
-                                        "(refused while reading); lower max_tokens, or raise max_reply_bytes")
-                chunks.append(chunk)
-        finally:
-            await response.aclose()
+            content = await read_capped(response, self.max_reply_bytes, "lower max_tokens, or raise max_reply_bytes")
+        except ReplyRefused as refused:
+            raise RefusedReply(str(refused)) from None
         headers = [(name, value) for name, value in response.headers.multi_items()
                    if name.lower() not in ("content-encoding", "content-length")]  # the body is decoded here
-        return httpx2.Response(response.status_code, headers=headers, content=b"".join(chunks), request=request,
+        return httpx2.Response(response.status_code, headers=headers, content=content, request=request,
                                extensions=response.extensions)
 
 
@@ -443,8 +439,14 @@ class OpenAIModel(ChatModel):
         )
 
     async def _translate(self, error: openai.APIError, name: str, diagnose: bool = True) -> ModelError:
-        """The typed error for a failed call, after the client's retries are spent."""
-        attempts = f"after {self.max_retries} retries"
+        """The typed error for a failed call, after the client's retries are spent (or refused: a ``Retry-After``
+        longer than the client waits is not retried; the message counts the attempts really made)."""
+        made = int(error.request.headers.get(RETRY_COUNT_HEADER, "0")) + 1 if error.request is not None else 1
+        attempts = f"after {made} attempt{'s' if made != 1 else ''}"
+        response = getattr(error, "response", None)
+        asked = response.headers.get("Retry-After") if response is not None else None
+        if asked and made <= self.max_retries:
+            attempts += f"; the server asked to wait Retry-After {asked[:40]}, more than the client waits"
         if isinstance(error, openai.APITimeoutError) and not connection_failure(error):
             return ModelOverloaded(
                 f"the model endpoint {self.base_url} did not answer within {self.timeout_s:g} s ({attempts}); "

@@ -1,0 +1,58 @@
+"""One bounded HTTP exchange for the async clients (httpx, and HTTPX2 under the model SDK): the model client and
+``external`` read every reply through it.
+
+A client's own timeout bounds each read, not the exchange: a server dripping a byte every half second never trips
+it. Here an attempt (sending, the headers, the whole body) ends at its deadline however the bytes come; the body is
+counted after decoding, so a gzip bomb is refused once its output passes the cap (httpx decodes one network chunk,
+at most 64 KiB, at a time: a chunk's output, at most ~66 MiB for deflate's ratio, is the most held beyond the cap);
+a reply that a redirect brought from another origin (scheme, host, port) is refused, since a run records the
+endpoint it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sparqlab.core.urls import origin
+
+
+class ReplyRefused(Exception):
+    """A reply not read: its body is larger than the cap (``too_large``) or it came from another origin."""
+
+    def __init__(self, message: str, too_large: bool):
+        super().__init__(message)
+        self.too_large = too_large
+
+
+def check_origin(asked: Any, answered: Any) -> None:
+    """Raise :class:`ReplyRefused` when ``answered`` (the URL of the reply) is of another origin than ``asked``."""
+    if origin(str(answered)) != origin(str(asked)):
+        raise ReplyRefused(f"{asked} redirected to another origin ({answered}); refused: give that URL as the "
+                           "endpoint if it is the one meant", too_large=False)
+
+
+async def read_capped(response: Any, max_bytes: int, hint: str) -> bytes:
+    """The decoded body of a streamed ``response`` (httpx or HTTPX2), read as it arrives and closed after;
+    :class:`ReplyRefused` once it passes ``max_bytes`` (``hint`` says what to change)."""
+    chunks, size = [], 0
+    try:
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > max_bytes:
+                raise ReplyRefused(f"{response.request.url} sent a reply larger than {max_bytes:,} bytes (refused "
+                                   f"while reading); {hint}", too_large=True)
+            chunks.append(chunk)
+    finally:
+        await response.aclose()
+    return b"".join(chunks)
+
+
+async def bounded_get(client: Any, url: str, *, timeout_s: float, max_bytes: int, hint: str,
+                      params: dict[str, str] | None = None) -> tuple[Any, bytes]:
+    """One GET through ``client`` (an ``httpx.AsyncClient``) within ``timeout_s`` as a whole (``TimeoutError``
+    after it): the response and its body, read by :func:`read_capped`."""
+    async with asyncio.timeout(timeout_s):
+        response = await client.send(client.build_request("GET", url, params=params), stream=True)
+        check_origin(url, response.url)
+        return response, await read_capped(response, max_bytes, hint)
