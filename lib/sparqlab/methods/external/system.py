@@ -4,7 +4,10 @@ A TEXT2SPARQL system is an HTTP endpoint answering ``GET /?question=...&dataset=
 ``{"dataset", "question", "query"}`` (SPARQL-LLM's challenge API, ``sparqlab serve``, a challenge entry). The method
 sends the question's text and its edition's dataset IRI (the question's ``dataset`` metadata, or ``dataset_iri``),
 under the request policy of the 2026 challenge's official client (``text2sparql ask``): a per-request timeout, and
-a retry after a pause for a refused connection, an HTTP error or a timeout. Each attempt is a trace event
+a retry after a pause for a refused connection, an HTTP error or a timeout. Each request is one bounded exchange
+(:mod:`sparqlab.core.http`, as the model client's): ``timeout_s`` from sending to the reply's last byte however
+slowly it comes, and at most :data:`MAX_REPLY_BYTES` of decompressed reply (a larger one, a gzip bomb, is refused
+while it arrives: ``external_bad_reply``). Each attempt is a trace event
 (``external_request``: outcome, HTTP status, seconds); the record's ``extra`` holds the last HTTP status, the
 outcome and the retries. The system's query is the method's final query, executed on the run's KG and scored by
 the runner like every method's.
@@ -19,8 +22,8 @@ What ends a question, after the retries:
   ``on_http_error=record``, which records it as ``external_http_error`` as the challenge's client did.
 
 Before the first question the method reads the system's self-description where it offers one (a FastAPI app's
-``/openapi.json`` ``info``: title, version, description); it is saved in ``config.json`` and its digest enters
-the run id, so another version of the system is another run. ``example_pool`` declares the questions the system
+``/openapi.json`` ``info``: title, version, description; at most :data:`MAX_SELF_DESCRIPTION_BYTES` read, each
+text cut at :data:`SELF_DESCRIPTION_CHARS`); it is saved in ``config.json`` and its digest enters the run id, so another version of the system is another run. ``example_pool`` declares the questions the system
 retrieves examples from (``dataset[:split]``, a dataset name or a question file): the runner then records their
 near-duplicates of the scored questions in ``metrics.json`` (``leakage``), as for our own methods' pools — recorded,
 not refused, even when the pool holds the scored questions themselves (a peer's index is its authors' choice).
@@ -29,6 +32,7 @@ not refused, even when the pool holds the scored questions themselves (a peer's 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -36,6 +40,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 
 from sparqlab.core.hashing import stable_hash
+from sparqlab.core.http import ReplyRefused, bounded_get
 from sparqlab.data.question import Question
 from sparqlab.data.text2sparql import edition
 from sparqlab.llm.errors import ExternalUnavailable
@@ -46,6 +51,19 @@ from sparqlab.platform.registry import register_method
 
 SELF_DESCRIPTION_PATH = "openapi.json"
 """Where a FastAPI system (SPARQL-LLM's challenge API, ``sparqlab serve --docs``) describes itself."""
+
+MAX_REPLY_BYTES = 2**20
+"""The most a system's reply may hold once decompressed (it is one query); a larger one is refused while it arrives
+and recorded as ``external_bad_reply``."""
+
+MAX_SELF_DESCRIPTION_BYTES = 2**20
+"""The most of ``/openapi.json`` read (a FastAPI app's is tens of KB); a larger one is not used."""
+
+SELF_DESCRIPTION_CHARS = 2000
+"""Each text of the self-description kept in ``config.json`` is cut at this length (its digest covers it all)."""
+
+MAX_SELF_DESCRIPTION_PATHS = 200
+"""The most paths of the self-description kept in ``config.json``."""
 
 
 @dataclass(frozen=True)
@@ -120,22 +138,29 @@ class ExternalSystem(Method):
             ctx.log("example_pool", pool=self.config.example_pool, n=len(pool))
 
     async def _self_description(self) -> dict[str, Any] | None:
-        """The system's ``/openapi.json`` ``info`` and paths, or ``None`` when it offers none. An endpoint that
-        cannot be reached at all stops the run here, before any question."""
-        url = httpx.URL(self.config.endpoint).join(SELF_DESCRIPTION_PATH)
+        """The system's ``/openapi.json`` ``info`` and paths (each text cut at :data:`SELF_DESCRIPTION_CHARS`),
+        or ``None`` when it offers none or one over
+        :data:`MAX_SELF_DESCRIPTION_BYTES`. An endpoint that cannot be reached at all stops the run here, before
+        any question."""
+        url = str(httpx.URL(self.config.endpoint).join(SELF_DESCRIPTION_PATH))
         try:
             async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
-                response = await client.get(url)
+                response, body = await bounded_get(client, url, timeout_s=self.config.timeout_s,
+                                                   max_bytes=MAX_SELF_DESCRIPTION_BYTES, hint="not used")
         except httpx.TransportError as error:
             raise ExternalUnavailable(f"TEXT2SPARQL system {self.config.endpoint} cannot be reached: "
                                       f"{type(error).__name__}: {error}") from error
+        except (ReplyRefused, TimeoutError):
+            return None
         try:
-            document = response.json() if response.is_success else None
-        except ValueError:
+            document = json.loads(body) if response.is_success else None
+        except (ValueError, RecursionError):
             return None
         if not isinstance(document, dict) or not isinstance(document.get("info"), dict):
             return None
-        return {"info": document["info"], "paths": sorted(document.get("paths") or {})}
+        info = {str(key)[:100]: _cut(value) for key, value in list(document["info"].items())[:20]}
+        paths = sorted(str(path)[:200] for path in document.get("paths") or {})[:MAX_SELF_DESCRIPTION_PATHS]
+        return {"info": info, "paths": paths}
 
     def dataset_iri(self, question: Question) -> str:
         """The ``dataset`` sent: ``dataset_iri``, else the question's (its edition's IRI)."""
@@ -146,22 +171,29 @@ class ExternalSystem(Method):
         return str(iri)
 
     async def _attempt(self, client: httpx.AsyncClient, params: dict[str, str]) -> Attempt:
+        """One request, bounded as a whole (:func:`~sparqlab.core.http.bounded_get`): ``timeout_s`` from sending
+        to the reply's last byte, :data:`MAX_REPLY_BYTES` of decoded body."""
         started = time.perf_counter()
         try:
-            response = await client.get(self.config.endpoint, params=params)
-        except httpx.TimeoutException:
+            response, body = await bounded_get(client, self.config.endpoint, params=params,
+                                               timeout_s=self.config.timeout_s, max_bytes=MAX_REPLY_BYTES,
+                                               hint="a TEXT2SPARQL reply is one query")
+        except (TimeoutError, httpx.TimeoutException):
             return Attempt("timeout", None, time.perf_counter() - started,
-                           f"no reply within {self.config.timeout_s} s")
+                           f"no complete reply within {self.config.timeout_s:g} s")
         except httpx.TransportError as error:
             return Attempt("connection_error", None, time.perf_counter() - started,
                            f"{type(error).__name__}: {error}")
+        except ReplyRefused as refused:
+            return Attempt("ok", None, time.perf_counter() - started, body=str(refused))
         seconds = time.perf_counter() - started
+        text = body.decode(response.encoding or "utf-8", "replace")
         if not response.is_success:
-            return Attempt("http_error", response.status_code, seconds, response.text[:300])
+            return Attempt("http_error", response.status_code, seconds, text[:300])
         try:
-            return Attempt("ok", response.status_code, seconds, body=response.json())
-        except ValueError:
-            return Attempt("ok", response.status_code, seconds, body=response.text[:300])
+            return Attempt("ok", response.status_code, seconds, body=json.loads(text))
+        except (ValueError, RecursionError):
+            return Attempt("ok", response.status_code, seconds, body=text[:300])
 
     async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
         config = self.config
@@ -203,3 +235,11 @@ class ExternalSystem(Method):
         if not query:
             return MethodOutput(None, error_category="external_no_query", extra=extra)
         return MethodOutput(query, extra=extra)
+
+
+def _cut(value: Any) -> Any:
+    """A self-description's value as kept: a number as it is, a text (or anything else, as JSON text) cut at
+    :data:`SELF_DESCRIPTION_CHARS`."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))[:SELF_DESCRIPTION_CHARS]
