@@ -134,7 +134,7 @@ def listen_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-REASONS = {413: "Content Too Large", 503: "Service Unavailable"}
+REASONS = {400: "Bad Request", 413: "Content Too Large", 503: "Service Unavailable"}
 
 log = logging.getLogger("uvicorn.error")
 
@@ -227,6 +227,19 @@ class Acceptor:
 HEAD_END = re.compile(rb"\n\r?\n")
 """Where a request's head ends: an empty line (h11's rule: CRLF or a bare LF)."""
 
+
+def framing_conflict(head: bytes) -> str | None:
+    """What makes a request's ``head`` ambiguous to frame, or ``None``: both ``Content-Length`` and
+    ``Transfer-Encoding`` (two parsers may disagree where the body ends, and the rest be read as a hidden second
+    request), or a header line folded onto the next (obs-fold, which h11 unfolds and others do not)."""
+    lines = head.split(b"\n")[1:]
+    if any(line[:1] in (b" ", b"\t") for line in lines):
+        return "a header line is folded onto the next (obs-fold)"
+    names = {line.split(b":", 1)[0].strip().lower() for line in lines if b":" in line}
+    if {b"content-length", b"transfer-encoding"} <= names:
+        return "the request has both Content-Length and Transfer-Encoding"
+    return None
+
 Message = MutableMapping[str, Any]
 ASGIApp = Callable[[Message, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
                    Awaitable[None]]
@@ -312,6 +325,8 @@ class GuardedConnection(asyncio.Protocol):
         self._answering = False  # the application answers request number ``_cycle``
         self._cycle = 0
         self._head_bytes, self._tail = 0, b""
+        self._received = bytearray()  # the head of the request being received, so far
+        self._head: bytes | None = None  # a head received whole and not checked yet
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -331,6 +346,12 @@ class GuardedConnection(asyncio.Protocol):
             self.refuse(413, f"the request line and headers are over {self.guard.limits.max_head_bytes:,} bytes, "
                              "the limit")
             return
+        if self._busy and self._head is not None:
+            head, self._head = self._head, None
+            conflict = framing_conflict(head)
+            if conflict:
+                self.refuse(400, f"{conflict}; refused (RFC 9112 section 6.1: such a request may hide another)")
+                return
         token = CONNECTION.set(self)  # the request task uvicorn starts now finds its connection
         try:
             self.inner.data_received(data)
@@ -395,16 +416,19 @@ class GuardedConnection(asyncio.Protocol):
             self.transport.close()
 
     def _head_over_limit(self, data: bytes) -> bool:
-        """Count ``data`` into the head of the request being received; whether the head is over
-        ``max_head_bytes``. Once the head has ended, a request is in progress until its response is complete."""
+        """Count ``data`` into the head of the request being received (kept in ``_head``, at most
+        ``max_head_bytes``, until it is checked); whether the head is over ``max_head_bytes``. Once the head has
+        ended, a request is in progress until its response is complete."""
         seen = self._tail + data
         end = HEAD_END.search(seen)
         if end is None:
             self._head_bytes += len(data)
             self._tail = seen[-2:]
+            self._received += data
         else:
             self._head_bytes += end.end() - len(self._tail)
             self._busy = True
+            self._head, self._received = bytes(self._received + data[:end.end() - len(self._tail)]), bytearray()
         return self._head_bytes > self.guard.limits.max_head_bytes
 
     def _arm(self) -> None:
