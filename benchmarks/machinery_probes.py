@@ -75,15 +75,15 @@ def completion(text: str = "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1", usage: str | 
     return reply_bytes(body.encode())
 
 
-def streamed_results(total_bytes: int) -> Callable[[str, socket.socket], None]:
-    """A SPARQL JSON result of about ``total_bytes``, generated while it is sent."""
+def streamed_results(total_bytes: int, content_type: str = RESULTS_TYPE) -> Callable[[str, socket.socket], None]:
+    """A SPARQL JSON result of about ``total_bytes`` labelled ``content_type``, generated while it is sent."""
     row = b'{"a": {"type": "literal", "value": "' + b"x" * 200 + b'"}},'
     rows = total_bytes // len(row)
     head, tail = b'{"head": {"vars": ["a"]}, "results": {"bindings": [', b'{"a": {"type": "literal", "value": "y"}}]}}'
     length = len(head) + rows * len(row) + len(tail)
 
     def respond(path: str, conn: socket.socket) -> None:
-        conn.sendall(reply_bytes(b"", RESULTS_TYPE, length=length) + head)
+        conn.sendall(reply_bytes(b"", content_type, length=length) + head)
         block = row * 4096
         for _ in range(rows // 4096):
             conn.sendall(block)
@@ -424,6 +424,228 @@ PROBES = [
     Probe("run --from a folder naming other output locations", from_folder, ok_line()),
     Probe("endpoint redirecting to another origin", redirect, ok_line("EndpointError")),
     Probe("killed KG build leaves .building-*", killed_build, ok_line()),
+]
+
+
+# -- issue 51: untrusted bytes from endpoints and systems, endpoint failures, request framing --------------------
+
+GRAPH_LAUGHS = (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "' + b"a" * 40 + b'">'
+                + b"".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">'.encode() for i in range(8))
+                + b']><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description '
+                  b'rdf:about="urn:s"><p xmlns="urn:">&i;</p></rdf:Description></rdf:RDF>')
+"""593 bytes of RDF/XML that stand for 4 GB of text (ten to the eighth copies of 40 characters)."""
+TEXT2SPARQL_REPLY = json.dumps({"dataset": "urn:d", "question": "q",
+                                "query": "SELECT ?film WHERE { ?film ?p ?o } " + "#" * 240}).encode()
+
+
+def endpoint_answering(body: bytes, content_type: str = RESULTS_TYPE, query: str = "SELECT ?a WHERE {{ ?a ?b ?c }}",
+                       ) -> Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]:
+    """A probe asking one query of an endpoint that answers ``body`` labelled ``content_type``."""
+    def setup(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+        url = stack.enter_context(server(fixed(reply_bytes(body, content_type))))
+        return catching(f"""
+            from sparqlab.kg import EndpointKG, QueryOptions
+            from sparqlab.kg.profiles import generic_profile
+            kg = EndpointKG("{url}/sparql", generic_profile("probe"), options=QueryOptions(timeout_s=30))
+            result = kg.query("{query}")
+            print("ok:", result.boolean if result.kind == "ask" else f"{{len(result)}} rows")
+        """), {}
+
+    return setup
+
+
+def labelled_results(content_type: str) -> Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]:
+    """The 400 MB SPARQL JSON result of :func:`huge_result`, labelled ``content_type``."""
+    def setup(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+        url = stack.enter_context(server(streamed_results(400 * 2**20, content_type)))
+        return catching(f"""
+            from sparqlab.kg import EndpointKG, QueryOptions
+            from sparqlab.kg.profiles import generic_profile
+            kg = EndpointKG("{url}/sparql", generic_profile("probe"), options=QueryOptions(timeout_s=60))
+            print("ok:", len(kg.query("SELECT ?a WHERE {{ ?a ?b ?c }}")), "rows")
+        """), {}
+
+    return setup
+
+
+def long_literal() -> bytes:
+    """One SPARQL JSON binding whose literal is 40 MB."""
+    return (b'{"head": {"vars": ["a"]}, "results": {"bindings": [{"a": {"type": "literal", "value": "'
+            + b"x" * 40_000_000 + b'"}}]}}')
+
+
+def external_asking(respond: Callable[[str, socket.socket], None], timeout_s: float = 30.0, prepare: bool = False,
+                    ) -> Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]:
+    """A probe asking ``external`` one question of a system answering with ``respond`` (``prepare``: only read
+    its self-description, and print the size of what ``config.json`` would keep of the method)."""
+    def setup(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+        url = stack.enter_context(server(respond))
+        action = ('run_sync(system.prepare(PrepareContext(kg)))\n'
+                  'print("ok: describe() holds", len(json.dumps(system.describe())), "bytes")' if prepare else
+                  'ctx = QuestionContext(Question("q1", "Who directed Alien?"), kg)\n'
+                  'print("ok:", run_sync(system.answer(ctx.question, ctx)).error_category)')
+        return catching(textwrap.dedent(f"""
+            import json
+            from sparqlab.data.question import Question
+            from sparqlab.kg import EndpointKG
+            from sparqlab.kg.profiles import generic_profile
+            from sparqlab.llm.base import run_sync
+            from sparqlab.methods.external import ExternalSystem
+            from sparqlab.platform.context import PrepareContext, QuestionContext
+            kg = EndpointKG("http://127.0.0.1:9/sparql", generic_profile("unused"))
+            system = ExternalSystem(endpoint="{url}/", timeout_s={timeout_s}, retries=0, dataset_iri="urn:d")
+        """) + action), {}
+
+    return setup
+
+
+def gzip_bomb(mebibytes: int) -> bytes:
+    """A gzip stream of ``mebibytes`` MiB of spaces (6,144: about 6 MiB), made quickly: after a full flush every
+    MiB of spaces compresses to the same bytes, so one is repeated, and the trailer's CRC-32 is computed apart."""
+    import struct
+    import zlib
+
+    packer, block = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16), b" " * 2**20
+    first = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    steady = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    end = packer.flush()[:-8]  # the final block, without the trailer of the two MiB compressed here
+    crc = 0
+    for _ in range(mebibytes):
+        crc = zlib.crc32(block, crc)
+    trailer = struct.pack("<II", crc, (mebibytes * 2**20) & 0xFFFFFFFF)
+    return first + steady * (mebibytes - 1) + end + trailer
+
+
+def external_bomb(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    bomb = reply_bytes(gzip_bomb(6 * 1024), headers={"Content-Encoding": "gzip"})
+    return external_asking(fixed(bomb))(scratch, stack)
+
+
+def self_description(path: str, conn: socket.socket) -> None:
+    """A system whose ``/openapi.json`` is 40 MB (its description)."""
+    if path.endswith("openapi.json"):
+        document = json.dumps({"info": {"title": "t", "version": "1", "description": "x" * 40_000_000}})
+        conn.sendall(reply_bytes(document.encode()))
+    else:
+        conn.sendall(reply_bytes(TEXT2SPARQL_REPLY))
+
+
+def model_throttled(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    throttled = reply_bytes(b'{"error": {"message": "slow down"}}', status="429 Too Many Requests",
+                            headers={"Retry-After": "999999"})
+    url = stack.enter_context(server(model_server(throttled)))
+    return catching(f"""
+        from sparqlab.llm.base import ChatRequest, run_sync
+        from sparqlab.llm.openai_backend import OpenAIModel
+        model = OpenAIModel("m", base_url="{url}/v1", max_retries=4)
+        print("ok:", run_sync(model.acomplete(ChatRequest.build("m", "hi"))).text)
+    """), {}
+
+
+def endpoint_turning_html(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    """A run on the movie KG through an endpoint that answers HTML from its 8th request until the file
+    ``recovered`` exists; the child runs, recovers it and reruns."""
+    import urllib.request
+
+    from sparqlab.kg.movies import ensure_store
+    from sparqlab.kg.server import serve_store
+
+    oxigraph = stack.enter_context(serve_store(ensure_store()))
+    seen = [0]
+
+    def respond(path: str, conn: socket.socket) -> None:
+        seen[0] += 1
+        if seen[0] > 8 and not (scratch / "recovered").exists():
+            conn.sendall(reply_bytes(b"<html><body>502 Bad Gateway (maintenance)</body></html>", "text/html"))
+            return
+        with urllib.request.urlopen(oxigraph + path[path.index("?"):] if "?" in path else oxigraph) as answer:
+            conn.sendall(reply_bytes(answer.read(), answer.headers.get("Content-Type", RESULTS_TYPE)))
+
+    url = stack.enter_context(server(respond))
+    return python(f"""
+        import json, pathlib, subprocess, sys
+        scratch = pathlib.Path("{scratch}")
+        def run():
+            done = subprocess.run([sys.executable, "-c", "import sys; from sparqlab.cli import main; "
+                                   "raise SystemExit(main(sys.argv[1:]))", "run", "direct", "-d", "metaqa-1hop",
+                                   "-e", "probe", "--progress", "false", "--limit", "20", "-m",
+                                   "standin-keyword-rules", "--kg", "movies", "--kg-url", "{url}/query",
+                                   "--output-root", str(scratch / "runs"), "--cache-path",
+                                   str(scratch / "responses.sqlite"), "--kg-options", "cache=false"],
+                                  capture_output=True, text=True)
+            lines = [json.loads(line) for path in (scratch / "runs").rglob("predictions.jsonl")
+                     for line in path.read_text().splitlines() if line.strip()]
+            f1 = sum(line.get("f1") or 0 for line in lines) / max(1, len(lines))
+            return done.returncode, len(lines), f1, (done.stderr.strip().splitlines() or [""])[-1][:90]
+        first = run()
+        (scratch / "recovered").touch()
+        again = run()
+        print(f"ok: first exit {{first[0]}}, {{first[1]}} records, F1 {{first[2]:.2f}}; rerun exit {{again[0]}}, "
+              f"{{again[1]}} records, F1 {{again[2]:.2f}}; first said: {{first[3]}}")
+    """), {}
+
+
+def endpoint_turning_html_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    line = last_line(out.out + out.err)
+    fields = line.split()
+    held = line.startswith("ok: first exit") and fields[3] != "0," and "rerun exit 0, 20 records" in line
+    return held, line
+
+
+def framing(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    hidden = "GET /v1/models HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n"
+    return python(f"""
+        import socket
+        from urllib.parse import urlsplit
+        from sparqlab.serving.model_server import serve_in_background
+        both = (b"POST /v1/chat/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 5\\r\\n"
+                b"Transfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\n{hidden}")
+        folded = (b"POST /v1/chat/completions HTTP/1.1\\r\\nHost: x\\r\\nTransfer-Encoding:\\r\\n chunked"
+                  b"\\r\\nContent-Length: 5\\r\\n\\r\\n0\\r\\n\\r\\n{hidden}")
+        outcomes = []
+        with serve_in_background("standin-echo") as url:
+            for name, request in (("CL+TE", both), ("folded TE", folded)):
+                with socket.create_connection(("127.0.0.1", urlsplit(url).port), timeout=5) as conn:
+                    conn.sendall(request)
+                    got = b""
+                    try:
+                        while chunk := conn.recv(65536):
+                            got += chunk
+                        closed = "closed"
+                    except TimeoutError:
+                        closed = "kept open"
+                statuses = [part.split(b" ")[0].decode() for part in got.split(b"HTTP/1.1 ")[1:]]
+                hidden = "hidden request answered" if b"standin-echo" in got else "hidden request not answered"
+                outcomes.append(f"{{name}}: {{'/'.join(statuses)}}, {{hidden}}, {{closed}}")
+        print(("ok: " if all("not answered, closed" in o and o.split(": ")[1].startswith("400,") for o in outcomes)
+               else "smuggled: ") + "; ".join(outcomes))
+    """), {}
+
+
+PROBES += [
+    Probe("graph answer: 593-byte RDF/XML entity expansion", endpoint_answering(
+        GRAPH_LAUGHS, "application/rdf+xml", "DESCRIBE <urn:s>"), small_memory(300, "EndpointError", "entities")),
+    Probe("400 MB SPARQL result labelled text/plain", labelled_results("text/plain"), capped_while_read),
+    Probe("400 MB SPARQL result labelled APPLICATION/SPARQL-RESULTS+JSON",
+          labelled_results("APPLICATION/SPARQL-RESULTS+JSON"), capped_while_read),
+    Probe("one 40 MB literal", endpoint_answering(long_literal()), within(3, "ok: 1 rows")),
+    Probe("SPARQL JSON bindings of strings", endpoint_answering(
+        b'{"head": {"vars": ["a"]}, "results": {"bindings": ["x", "y"]}}'), ok_line("EndpointError")),
+    Probe("SPARQL JSON nested 100,000 deep", endpoint_answering(b"[" * 100_000 + b"]" * 100_000),
+          ok_line("EndpointError")),
+    Probe('ASK {"boolean": "false"}', endpoint_answering(b'{"head": {}, "boolean": "false"}', query="ASK {{}}"),
+          ok_line("EndpointError")),
+    Probe("external reply: 6 MiB gzip bomb (6 GiB decoded)", external_bomb,
+          small_memory(300, "ok: external_bad_reply")),
+    Probe("external reply dripping 1 B / 0.5 s, timeout_s 3", external_asking(
+        dripping(reply_bytes(TEXT2SPARQL_REPLY), 0.5), timeout_s=3), within(6, "ok: external_timeout")),
+    Probe("external /openapi.json of 40 MB", external_asking(self_description, prepare=True),
+          lambda out, scratch: (out.peak_mb < 300 and typed(out, "ok")[0]
+                                and int(typed(out, "ok")[1].split()[3]) < 100_000, typed(out, "ok")[1])),
+    Probe("model 429 with Retry-After 999999", model_throttled, ok_line("ModelOverloaded: ")),
+    Probe("SPARQL endpoint answering 200 text/html mid-run, then rerun", endpoint_turning_html,
+          endpoint_turning_html_held),
+    Probe("serve-model: Content-Length + Transfer-Encoding, folded TE", framing, ok_line()),
 ]
 
 
