@@ -299,7 +299,7 @@ def _graph_result(raw: bytes, content_type: str, url: str, max_rows: int) -> Que
     if rdf_format is None:
         raise _not_a_result(url, content_type, raw)
     try:
-        refuse_xml_entities(raw, rdf_format, f"the graph returned by {url}")
+        refuse_xml_entities(raw, rdf_format, "it")
         triples = list(islice(pyoxigraph.parse(raw, format=rdf_format), max_rows + 1))
     except (SyntaxError, ValueError) as error:
         raise EndpointError(f"cannot parse the graph returned by {url}: {error}") from None
