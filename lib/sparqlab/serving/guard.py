@@ -20,6 +20,9 @@ the guards:
   otherwise the new connection is answered 503 with ``Retry-After`` and closed;
 - a **request-size limit**: a request line and headers over ``max_head_bytes`` are answered 413 and closed
   before they are parsed;
+- **one framing only**: a request whose head has both ``Content-Length`` and ``Transfer-Encoding``, or a header
+  line folded onto the next (obs-fold), is answered 400 and closed before it is parsed (RFC 9112 section 6.1), so a
+  request hidden in its body is never answered (:func:`framing_conflict`);
 - a **bound on open sockets**, below the process's open-file limit (:func:`connection_budget`): every accepted
   connection not closed yet counts, from the moment it is accepted, so a burst of connections can never exhaust
   the descriptors the server needs for everything else (:class:`Acceptor` says why asyncio's own accept path
@@ -239,6 +242,7 @@ def framing_conflict(head: bytes) -> str | None:
     if {b"content-length", b"transfer-encoding"} <= names:
         return "the request has both Content-Length and Transfer-Encoding"
     return None
+
 
 Message = MutableMapping[str, Any]
 ASGIApp = Callable[[Message, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
