@@ -18,21 +18,19 @@ from sparqlab.core.urls import origin
 
 
 class ReplyRefused(Exception):
-    """A reply not read: its body is larger than the cap (``too_large``) or it came from another origin."""
-
-    def __init__(self, message: str, too_large: bool):
-        super().__init__(message)
-        self.too_large = too_large
+    """A reply not read: its body is larger than the cap, or it came from another origin."""
 
 
-def check_origin(asked: Any, answered: Any) -> None:
-    """Raise :class:`ReplyRefused` when ``answered`` (the URL of the reply) is of another origin than ``asked``."""
-    if origin(str(answered)) != origin(str(asked)):
-        raise ReplyRefused(f"{asked} redirected to another origin ({answered}); refused: give that URL as the "
-                           "endpoint if it is the one meant", too_large=False)
+async def check_origin(asked: Any, response: Any) -> None:
+    """Raise :class:`ReplyRefused` (``response`` closed) when ``response`` (streamed, httpx or HTTPX2) came from
+    another origin than the URL ``asked``."""
+    if origin(str(response.url)) != origin(str(asked)):
+        await response.aclose()
+        raise ReplyRefused(f"{asked} redirected to another origin ({response.url}); refused: give that URL as the "
+                           "endpoint if it is the one meant")
 
 
-async def read_capped(response: Any, max_bytes: int, hint: str) -> bytes:
+async def read_capped(response: Any, max_bytes: int, hint: str = "") -> bytes:
     """The decoded body of a streamed ``response`` (httpx or HTTPX2), read as it arrives and closed after;
     :class:`ReplyRefused` once it passes ``max_bytes`` (``hint`` says what to change)."""
     chunks, size = [], 0
@@ -41,18 +39,18 @@ async def read_capped(response: Any, max_bytes: int, hint: str) -> bytes:
             size += len(chunk)
             if size > max_bytes:
                 raise ReplyRefused(f"{response.request.url} sent a reply larger than {max_bytes:,} bytes (refused "
-                                   f"while reading); {hint}", too_large=True)
+                                   f"while reading){'; ' + hint if hint else ''}")
             chunks.append(chunk)
     finally:
         await response.aclose()
     return b"".join(chunks)
 
 
-async def bounded_get(client: Any, url: str, *, timeout_s: float, max_bytes: int, hint: str,
+async def bounded_get(client: Any, url: str, *, timeout_s: float, max_bytes: int, hint: str = "",
                       params: dict[str, str] | None = None) -> tuple[Any, bytes]:
     """One GET through ``client`` (an ``httpx.AsyncClient``) within ``timeout_s`` as a whole (``TimeoutError``
     after it): the response and its body, read by :func:`read_capped`."""
     async with asyncio.timeout(timeout_s):
         response = await client.send(client.build_request("GET", url, params=params), stream=True)
-        check_origin(url, response.url)
+        await check_origin(url, response)
         return response, await read_capped(response, max_bytes, hint)

@@ -100,9 +100,8 @@ class _BoundedAttempts:
             async with asyncio.timeout(self.attempt_timeout_s):
                 response = await super().send(request, stream=True, **kwargs)  # type: ignore[misc]
                 try:
-                    check_origin(request.url, response.url)
+                    await check_origin(request.url, response)
                 except ReplyRefused as refused:
-                    await response.aclose()
                     raise ForeignRedirect(str(refused)) from None
                 return response if stream else await self._read(request, response)
         except TimeoutError:

@@ -23,8 +23,9 @@ What ends a question, after the retries:
 
 Before the first question the method reads the system's self-description where it offers one (a FastAPI app's
 ``/openapi.json`` ``info``: title, version, description; at most :data:`MAX_SELF_DESCRIPTION_BYTES` read, each
-text cut at :data:`SELF_DESCRIPTION_CHARS`); it is saved in ``config.json`` and its digest enters the run id, so another version of the system is another run. ``example_pool`` declares the questions the system
-retrieves examples from (``dataset[:split]``, a dataset name or a question file): the runner then records their
+text cut at :data:`SELF_DESCRIPTION_CHARS`); it is saved in ``config.json`` and its digest enters the run id, so
+another version of the system is another run. ``example_pool`` declares the questions the system retrieves
+examples from (``dataset[:split]``, a dataset name or a question file): the runner then records their
 near-duplicates of the scored questions in ``metrics.json`` (``leakage``), as for our own methods' pools — recorded,
 not refused, even when the pool holds the scored questions themselves (a peer's index is its authors' choice).
 """
@@ -60,7 +61,7 @@ MAX_SELF_DESCRIPTION_BYTES = 2**20
 """The most of ``/openapi.json`` read (a FastAPI app's is tens of KB); a larger one is not used."""
 
 SELF_DESCRIPTION_CHARS = 2000
-"""Each text of the self-description kept in ``config.json`` is cut at this length (its digest covers it all)."""
+"""Each text of the self-description kept in ``config.json`` is cut at this length."""
 
 MAX_SELF_DESCRIPTION_PATHS = 200
 """The most paths of the self-description kept in ``config.json``."""
@@ -139,14 +140,13 @@ class ExternalSystem(Method):
 
     async def _self_description(self) -> dict[str, Any] | None:
         """The system's ``/openapi.json`` ``info`` and paths (each text cut at :data:`SELF_DESCRIPTION_CHARS`),
-        or ``None`` when it offers none or one over
-        :data:`MAX_SELF_DESCRIPTION_BYTES`. An endpoint that cannot be reached at all stops the run here, before
-        any question."""
+        or ``None`` when it offers none or one over :data:`MAX_SELF_DESCRIPTION_BYTES`. An endpoint that cannot
+        be reached at all stops the run here, before any question."""
         url = str(httpx.URL(self.config.endpoint).join(SELF_DESCRIPTION_PATH))
         try:
             async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
                 response, body = await bounded_get(client, url, timeout_s=self.config.timeout_s,
-                                                   max_bytes=MAX_SELF_DESCRIPTION_BYTES, hint="not used")
+                                                   max_bytes=MAX_SELF_DESCRIPTION_BYTES)
         except httpx.TransportError as error:
             raise ExternalUnavailable(f"TEXT2SPARQL system {self.config.endpoint} cannot be reached: "
                                       f"{type(error).__name__}: {error}") from error
@@ -238,8 +238,7 @@ class ExternalSystem(Method):
 
 
 def _cut(value: Any) -> Any:
-    """A self-description's value as kept: a number as it is, a text (or anything else, as JSON text) cut at
-    :data:`SELF_DESCRIPTION_CHARS`."""
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))[:SELF_DESCRIPTION_CHARS]
+    """A self-description's value as kept: as it is, unless its text (a string, or anything else as JSON) is
+    longer than :data:`SELF_DESCRIPTION_CHARS`: then that text, cut."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if len(text) <= SELF_DESCRIPTION_CHARS else text[:SELF_DESCRIPTION_CHARS]
