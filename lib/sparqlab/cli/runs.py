@@ -22,7 +22,8 @@ def register(subparsers) -> None:
 
     listing = action("list", "list runs: date, status, progress, F1/EM/empty in percent, model ([standin] marks "
                              "stand-ins), question selection (sample / limit) and what changed since the previous "
-                             "run of the same method, dataset, model and KG (kg content, questions, a setting)", _list)
+                             "run of the same method, dataset, model and KG (kg content, questions, a setting); a "
+                             "run group (--repeats) is one row, its scores mean ± sd between its runs", _list)
     listing.add_argument("--experiment", "-e", default=None, help="only this experiment")
 
     show = action("show", "a run's metrics and configuration", _show)
@@ -64,15 +65,12 @@ def register(subparsers) -> None:
 
 def _list(args: argparse.Namespace) -> int:
     from sparqlab.eval.metrics import metric_list
-    from sparqlab.runs.results import format_table, list_runs, run_dirs, what_changed
+    from sparqlab.runs.groups import listing
+    from sparqlab.runs.results import format_table
 
-    folders = run_dirs(args.root, args.experiment)
-    changed = what_changed(folders)
-    rows = [{**row, "changed": changed[folder]} for row, folder in zip(list_runs(args.root, args.experiment),
-                                                                         folders, strict=True)]
     columns = ["experiment", "run", "date", "status", "done", *(metric.key for metric in metric_list("list")), "model",
                "method", "dataset", "split", "selection", "engine", "changed", "errors"]
-    print(format_table(rows, columns))
+    print(format_table(listing(args.root, args.experiment), columns))
     return 0
 
 

@@ -30,9 +30,11 @@ import functools
 import hashlib
 import inspect
 import json
+import math
+import random
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +188,18 @@ class StandinModel(ChatModel):
             return ChatResponse(text, usage, time.perf_counter() - start, "tool_calls", self.name, tool_calls=calls)
         return ChatResponse(text, Usage.estimate(request, text), time.perf_counter() - start, finish_reason,
                             self.name)
+
+
+def sampled(candidates: Sequence[str], request: ChatRequest) -> str:
+    """A stand-in's reply among its ``candidates`` (best first): the first at temperature 0; above, candidate
+    ``i`` with probability proportional to exp(−i / temperature), drawn by a generator seeded with the request's
+    seed and messages, so the same request always gets the same reply and another seed may get another. This
+    is how a stand-in varies between the repeats of a run: a seeded draw, never a model's variance."""
+    if request.temperature <= 0 or len(candidates) == 1:
+        return candidates[0]
+    draw = random.Random(stable_hash([request.seed, request.messages], 16))
+    weights = [math.exp(-index / request.temperature) for index in range(len(candidates))]
+    return draw.choices(list(candidates), weights)[0]
 
 
 def tool_call(name: str, arguments: dict[str, Any] | str, number: int = 0) -> dict[str, Any]:
