@@ -23,7 +23,15 @@ from sparqlab.eval.repeats import summarise_repeats
 from sparqlab.runs.config import RunConfig
 from sparqlab.runs.manifest import now_iso
 from sparqlab.runs.records import header_from
-from sparqlab.runs.results import list_runs, model_label, run_dirs, run_records, run_status, selection_label, what_changed
+from sparqlab.runs.results import (
+    list_runs,
+    model_label,
+    run_dirs,
+    run_records,
+    run_status,
+    selection_label,
+    what_changed,
+)
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, read_document, write_json
 
 if TYPE_CHECKING:
