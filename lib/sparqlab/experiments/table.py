@@ -318,7 +318,7 @@ def _half_width(measure: Measure, low: Any, high: Any) -> str | None:
 def _spread(measure: Measure, entry: Any) -> str | None:
     """A repeated cell's score as ``mean ± sd [low, high]`` (sd between runs, the two-level interval), ``None``
     for a cell of one run."""
-    if pd.isna(entry["sd"]):
+    if pd.isna(entry.get("sd")):
         return None
     return (f"{_number(measure, entry['value'])} ± {_number(measure, entry['sd'])} "
             f"[{_number(measure, entry['ci_low'])}, {_number(measure, entry['ci_high'])}]")
@@ -420,8 +420,11 @@ def to_latex(table: ComparisonTable, columns: list[str] | None = None, caption: 
 
 
 def to_csv(table: ComparisonTable, columns: list[str] | None = None) -> str:
-    """Long CSV: one line per row, dataset and measure, with the interval bounds and the run folder."""
+    """Long CSV: one line per row, dataset and measure, with the interval bounds, the sd between runs (a table
+    with repeated cells) and the run folder."""
     frame = table.frame if columns is None else table.frame[table.frame["measure"].isin(columns)]
+    if "sd" in frame and frame["sd"].isna().all():
+        frame = frame.drop(columns="sd")
     return frame.to_csv(index=False)
 
 
