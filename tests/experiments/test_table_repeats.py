@@ -91,3 +91,34 @@ def test_repeats_and_shards_do_not_combine(write_grid):
         load_grid(write_grid(GRID.replace("rules: {{method: direct}}", "rules: {{method: direct, shards: 2}}")))
     with pytest.raises(GridError, match="repeats must be at least 1"):
         load_grid(write_grid(GRID.replace("repeats: 3", "repeats: 0")))
+
+
+def test_leaderboard_row_of_a_run_group(tmp_path):
+    """A group of three (hand-made) runs over two db26 questions is one row: the mean over repeats of set_F, the
+    sd between runs and the two-level interval; against a single run its ΔF uses the paired two-level bootstrap."""
+    from sparqlab.data.text2sparql import load_edition
+    from sparqlab.eval.repeats import two_level_interval
+    from sparqlab.eval.text2sparql import OfficialScore, record_scores
+    from sparqlab.experiments.leaderboard import build_leaderboard
+
+    questions = load_edition("db26")[:2]
+    set_f = [[1.0, 0.5], [0.0, 0.5], [1.0, 1.0]]  # per repeat, per question
+    group = tmp_path / "exp" / "direct-db26-x3"
+    group.mkdir(parents=True)
+    for index, values in enumerate([*set_f, [0.5, 0.5]]):
+        member = tmp_path / "exp" / f"direct-db26-seed{index}"
+        member.mkdir()
+        lines = [{"id": q.id, "scores": record_scores(OfficialScore(v, v, v))} for q, v in zip(questions, values, strict=True)]
+        (member / "predictions.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        (member / "manifest.json").write_text("{}")
+    (group / "group.json").write_text(json.dumps({"name": group.name, "experiment": "exp", "seeds": [0, 1, 2],
+                                                   "members": [f"direct-db26-seed{i}" for i in range(3)]}))
+    table = build_leaderboard(["db26"], runs={"single": tmp_path / "exp" / "direct-db26-seed3", "rep": group},
+                              baseline="single [sparqlab]")
+    line = table.frame[(table.frame["row"] == "rep [sparqlab]") & (table.frame["dataset"] == "db26")
+                       & (table.frame["measure"] == "set_F")].iloc[0]
+    means = [statistics.fmean(values) for values in set_f]
+    assert line["value"] == pytest.approx(statistics.fmean(means)) and line["sd"] == pytest.approx(statistics.stdev(means))
+    assert [line["ci_low"], line["ci_high"]] == pytest.approx(list(two_level_interval(np.array(set_f).T)))
+    assert "±" in render(table).split("rep [sparqlab]")[1].splitlines()[0]
+    assert table.value("rep [sparqlab]", "db26", "f1_diff") == pytest.approx(statistics.fmean(means) - 0.5)
