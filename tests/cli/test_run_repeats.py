@@ -136,3 +136,19 @@ def test_the_stochastic_standin_is_a_seeded_draw():
                      for seed in range(20)}, "deterministic given the seed"
     assert len(set(draws.values())) > 1, "seeds draw different candidates"
     assert sampled(candidates, ChatRequest.build("standin-x", "q", temperature=0.0, seed=3)) == "a"
+
+
+def test_show_and_report_of_the_group_name_the_questions_that_flip(runs_env, capsys, tmp_path):
+    _, group, _ = runs_env
+    by_id = [{r["id"]: r for r in run} for run in member_predictions(group)]
+    flipping = [q for q in by_id[0] if len({json.dumps(sorted(run[q]["predicted_answers"] or []))
+                                            if run[q]["predicted_answers"] is not None else None for run in by_id}) > 1]
+    assert flipping, "some questions get other answers from other seeds"
+    capsys.readouterr()
+    assert main(["runs", "show", group.name]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(flipping)} questions flip between repeats" in out and "pass@5" in out and "not an LLM result" in out
+    assert main(["runs", "report", group.name, "-o", str(tmp_path / "group.html")]) == 0
+    page = (tmp_path / "group.html").read_text()
+    assert f"Questions that flip between repeats ({len(flipping)})" in page
+    assert all(f"<b>{q}</b>" in page for q in flipping) and "[standin]" in page

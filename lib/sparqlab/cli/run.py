@@ -133,14 +133,13 @@ def group_lines(group) -> str:
     mean ± sd with the two-level interval, then the metrics over repeats."""
     from sparqlab.eval.metrics import metric_list
     from sparqlab.runs import model_label
-    from sparqlab.runs.groups import interval_text, spread
+    from sparqlab.runs.groups import interval_text, over_repeats, spread
 
     metrics = group.metrics
     lines = [f"{result.run_dir}  (seed {result.config.seed}, {result.answered} answered now)" for result in group.runs]
     scores = "  ".join(f"{m.label} {spread(m, metrics['scores'].get(m.key))} {interval_text(m, metrics['scores'].get(m.key))}"
                        for m in metric_list("compare") if metrics["scores"].get(m.key, {}).get("interval"))
-    over = "  ".join(f"{key} {_percent(metrics[key]['value'])}" for key in metrics
-                     if "@" in key and isinstance(metrics[key], dict))
+    over = "  ".join(f"{key} {_percent(value['value'])}" for _, key, value in over_repeats(metrics))
     model = model_label(metrics.get("model"), metrics.get("model_is_standin"))
     lines += [f"group {group.group_dir}", f"{model}: {scores} (mean ± sd between runs [{metrics['ci']:g}% two-level "
               f"interval], {metrics['n_repeats']} repeats)", f"  {over}"]

@@ -43,8 +43,10 @@ def register(subparsers) -> None:
     report = action("report", "a static, self-contained HTML page of one run's error analysis (failures first: "
                               "gold and predicted SPARQL with their diff, both answer sets, error categories; "
                               "metrics, config, model and engine) or of two runs (also the flipped questions and "
-                              "the paired test)", _report)
-    report.add_argument("runs", nargs="+", metavar="RUN", help="one run, or two runs of one question set")
+                              "the paired test), or of a run group (per-question agreement between its repeats, "
+                              "the questions that flip)", _report)
+    report.add_argument("runs", nargs="+", metavar="RUN",
+                        help="one run, two runs of one question set, or one run group")
     report.add_argument("--output", "-o", required=True, help="the HTML file to write")
     report.add_argument("--max-failures", type=int, default=None, metavar="N",
                         help="show at most N failing questions per run in full (default: all)")
@@ -116,8 +118,8 @@ def _show(args: argparse.Namespace) -> int:
 def group_text(metrics: dict) -> str:
     """``runs show GROUP``: the group, its model (stand-ins labelled), its members, each metric's mean ± sd with
     its two-level interval and per-run values, the metrics over repeats, and the questions that flip."""
-    from sparqlab.eval.metrics import METRICS, metric_list
-    from sparqlab.runs.groups import interval_text, spread
+    from sparqlab.eval.metrics import metric_list
+    from sparqlab.runs.groups import interval_text, over_repeats, spread
     from sparqlab.runs.results import model_label
 
     lines = [f"run group {metrics['experiment']}/{metrics['group']}  ({'complete' if metrics['complete'] else 'incomplete'}, "
@@ -135,11 +137,9 @@ def group_text(metrics: dict) -> str:
         if score is not None:
             runs = " ".join(metric.format(value) for value in score["runs"])
             lines.append(f"  {metric.key:<12} {spread(metric, score)}  {interval_text(metric, score)}  {runs}")
-    for key, value in metrics.items():
-        if "@" in key and isinstance(value, dict):
-            metric = METRICS[key.split("@")[0] + "@k"]
-            lines.append(f"  {key:<12} {metric.format(value['value'])}  {interval_text(metric, {'interval': value['interval']})}"
-                         f"  ({metric.description})")
+    for metric, key, value in over_repeats(metrics):
+        lines.append(f"  {key:<12} {metric.format(value['value'])}  {interval_text(metric, value)}  "
+                     f"({metric.description})")
     flipping = metrics["flipping"]
     lines.append(f"stability {metrics['stability']:.3f} (mean share of repeats returning the majority answer set); "
                  f"{len(flipping)} questions flip between repeats" + (f": {', '.join(flipping[:20])}" if flipping else ""))
@@ -184,12 +184,14 @@ def _paired_groups(groups: list) -> str:
 
 def _report(args: argparse.Namespace) -> int:
     from sparqlab.plots.report import write_report
+    from sparqlab.runs.groups import find_group
     from sparqlab.runs.results import find_run
 
     if len(args.runs) > 2:
         print(f"sparqlab runs report: one or two runs, got {len(args.runs)}", file=sys.stderr)
         return 2
-    path = write_report([find_run(ref, args.root) for ref in args.runs], args.output, args.max_failures)
+    path = write_report([find_group(ref, args.root) or find_run(ref, args.root) for ref in args.runs], args.output,
+                        args.max_failures)
     print(f"report: {path}")
     return 0
 

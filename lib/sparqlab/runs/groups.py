@@ -142,6 +142,13 @@ def group_records(group_dir: Path) -> list[list[dict[str, Any]]]:
     return [run_records(member) for member in group_members(group_dir)]
 
 
+def over_repeats(metrics: dict[str, Any]) -> list[tuple[Metric, str, dict[str, Any]]]:
+    """The metrics over repeats in a group's metrics: each metric, its key with the group's k (``pass@5``) and
+    its ``{"value", "interval"}``."""
+    keys = [(metric, metric.key.replace("@k", f"@{metrics['k']}")) for metric in metric_list(over_repeats=True)]
+    return [(metric, key, metrics[key]) for metric, key in keys if key in metrics]
+
+
 def spread(metric: Metric, score: dict[str, Any] | None) -> str:
     """A group's score as the tables print it: ``mean ± sd`` in the metric's unit (``-`` without a value)."""
     if not score or score.get("mean") is None:
