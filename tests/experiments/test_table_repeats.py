@@ -9,6 +9,7 @@ import statistics
 
 import numpy as np
 import pytest
+from matplotlib.container import ErrorbarContainer
 
 from sparqlab.cli import main
 from sparqlab.experiments.executors import run_local
@@ -57,6 +58,15 @@ def test_repeated_cells_are_groups_shown_with_their_spread(finished, isolated_ru
     diff = table.frame[(table.frame["row"] == "hot [standin]") & (table.frame["measure"] == "f1_diff")].iloc[0]
     excludes_zero = diff["ci_low"] > 0 or diff["ci_high"] < 0
     assert table.value("hot [standin]", "metaqa-1hop", "significant") == float(excludes_zero)
+
+    from sparqlab.plots import repeat_bars, subplots
+
+    ax = repeat_bars({f"group {index}": group for index, group in enumerate(groups)}, "f1", ax=subplots()[1])
+    bars = next(container for container in ax.containers if isinstance(container, ErrorbarContainer))
+    segments = bars.lines[2][0].get_segments()
+    assert [bound for seg in segments for bound in (seg[0][1], seg[1][1])] == pytest.approx(
+        [100 * bound for group in groups for bound in group["scores"]["f1"]["interval"]])
+    assert "two-level bootstrap CI over questions and repeats" in ax.get_xlabel().replace("\n", " ")
 
     assert main(["runs", "compare", *(group["group"] for group in groups)]) == 0
     out = capsys.readouterr().out
