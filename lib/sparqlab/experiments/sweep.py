@@ -210,14 +210,23 @@ def run_cell(cell: Cell, grid_state: str | Path) -> dict[str, Any]:
 def group_when_complete(cell: Cell) -> str | None:
     """Write the run group of ``cell``'s repeats once every repeat's run is complete (each repeat that finishes
     rewrites it, so it reflects the latest runs); returns the group folder, or None (not all done yet)."""
-    from sparqlab.runs.groups import group_name, write_group
+    from sparqlab.runs.groups import write_group
 
     members = [find_cell_run(repeat) for repeat in cell.repeat_cells()]
     if any(member is None or run_summary(member)["status"] != "complete" for member in members):
         return None
-    group_dir = members[0].parent / group_name(members[0].name, len(members))
+    group_dir = cell_group(cell)
     write_group(group_dir, members)
     return str(group_dir)
+
+
+def cell_group(cell: Cell) -> Path | None:
+    """The run group folder of a repeated cell (named after its first repeat's run), ``None`` while that repeat
+    has no run; the folder holds ``group.json`` once every repeat is complete."""
+    from sparqlab.runs.groups import group_name
+
+    first = find_cell_run(cell.repeat_cells()[0])
+    return None if first is None else first.parent / group_name(first.name, cell.repeats)
 
 
 def merge_when_complete(cell: Cell, grid_state: Path) -> str | None:
