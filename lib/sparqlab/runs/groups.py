@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.paths import runs_dir
 from sparqlab.eval.metrics import Metric, metric_list
-from sparqlab.eval.repeats import summarise_repeats
 from sparqlab.runs.config import RunConfig
 from sparqlab.runs.manifest import now_iso
 from sparqlab.runs.records import header_from
@@ -107,6 +106,8 @@ def group_metrics(group_dir: Path, k: int | None = None) -> dict[str, Any]:
     header (method, model, ``model_is_standin``, KG, dataset …), the group's name, seeds, members and their
     statuses, then :func:`~sparqlab.eval.repeats.summarise_repeats` (``k``: of the metrics @k, default all
     repeats)."""
+    from sparqlab.eval.repeats import summarise_repeats  # numpy and scipy: only when a group is summarised
+
     document = read_document(group_dir / GROUP)
     members = group_members(group_dir)
     statuses = [run_status(member) for member in members]
