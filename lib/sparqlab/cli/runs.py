@@ -155,6 +155,10 @@ def _compare(args: argparse.Namespace) -> int:
     if len(groups) == 2 and all(groups):
         print(_paired_groups(groups))
         return 0
+    if any(groups):
+        print("sparqlab runs compare: a run group is compared with another run group (GROUP_A GROUP_B)",
+              file=sys.stderr)
+        return 2
     run_dirs = _expand_runs(args.runs, args.root)
     print(format_table(compare_rows(run_dirs, args.root)))
     if len(run_dirs) == 2:
