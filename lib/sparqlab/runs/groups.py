@@ -128,16 +128,16 @@ def group_dirs(root: str | Path | None = None, experiment: str | None = None) ->
 
 
 def find_group(ref: str | Path, root: str | Path | None = None) -> Path | None:
-    """The group folder ``ref`` names: a path, or under the runs root ``experiment/group``, a group name, or a
-    prefix of one (``experiment/prefix`` too) that one group alone has; ``None`` when it names no group (it may
-    name a run)."""
+    """The group folder ``ref`` names: a path, or under the runs root ``experiment/group``, a group name, or
+    ``experiment/prefix`` of a group name that one group of the experiment alone has; ``None`` when it names no
+    group (it may name a run or an experiment)."""
     root = Path(root) if root else runs_dir()
     for candidate in (Path(ref), root / ref):
         if (candidate / GROUP).exists():
             return candidate
     experiment, _, name = str(ref).rpartition("/")
     groups = group_dirs(root, experiment or None)
-    matches = [d for d in groups if d.name == name] or [d for d in groups if d.name.startswith(name)]
+    matches = [d for d in groups if d.name == name] or [d for d in groups if experiment and d.name.startswith(name)]
     return matches[0] if len(matches) == 1 else None
 
 
