@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from sparqlab.eval.metrics import (
-    EM_KEY,
+    ANSWER_METRICS,
     Metric,
     RepeatedQuestion,
     check_k,
@@ -167,7 +167,7 @@ class RepeatedComparison:
 
 
 def paired_repeats(a: Sequence[Sequence[Mapping[str, Any]]], b: Sequence[Sequence[Mapping[str, Any]]],
-                   a_name: str = "A", b_name: str = "B", metrics: Sequence[str] = ("f1", EM_KEY), ci: float = CI,
+                   a_name: str = "A", b_name: str = "B", metrics: Sequence[str] = ANSWER_METRICS, ci: float = CI,
                    resamples: int = RESAMPLES, seed: int = SEED) -> RepeatedComparison:
     """Compare two repeated runs (each a list of prediction records per repeat) paired by question: per metric
     the mean of ``b`` minus that of ``a`` over the questions judged in every repeat of both, with a paired

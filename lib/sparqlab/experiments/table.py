@@ -34,6 +34,7 @@ import pandas as pd
 
 from sparqlab.eval.metrics import (
     EMPTY_RATE_KEY,
+    F1_KEY,
     PRIMARY_METRIC,
     RATE,
     Metric,
@@ -261,10 +262,10 @@ def _against_baseline(base: Cell, cell: Cell, runs: dict[str, Any], records_of: 
     sides = [[agreement.comparable(records) for records in side] for side in sides]
     try:
         if base.repeats > 1 or cell.repeats > 1:
-            compared = paired_repeats(sides[0], sides[1], base.row, cell.row, ("f1",), ci, resamples, seed)
-            low, high = compared.differences["f1"]["interval"]
-            return {"f1_diff": (compared.differences["f1"]["mean"], low, high),
-                    "significant": (float(compared.significant("f1")), None, None)}
+            compared = paired_repeats(sides[0], sides[1], base.row, cell.row, (F1_KEY,), ci, resamples, seed)
+            low, high = compared.differences[F1_KEY]["interval"]
+            return {"f1_diff": (compared.differences[F1_KEY]["mean"], low, high),
+                    "significant": (float(compared.significant(F1_KEY)), None, None)}
         paired = paired_comparison(sides[0][0], sides[1][0], base.row, cell.row, ci, resamples, seed)
     except ValueError as error:
         notes.append(f"{cell.key}: not compared with {base.row}: {error}")

@@ -135,6 +135,8 @@ def find_group(ref: str | Path, root: str | Path | None = None) -> Path | None:
     for candidate in (Path(ref), root / ref):
         if (candidate / GROUP).exists():
             return candidate
+    if Path(ref).is_absolute():
+        return None
     experiment, _, name = str(ref).rpartition("/")
     groups = group_dirs(root, experiment or None)
     matches = [d for d in groups if d.name == name] or [d for d in groups if experiment and d.name.startswith(name)]
