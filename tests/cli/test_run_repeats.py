@@ -152,3 +152,14 @@ def test_show_and_report_of_the_group_name_the_questions_that_flip(runs_env, cap
     page = (tmp_path / "group.html").read_text()
     assert f"Questions that flip between repeats ({len(flipping)})" in page
     assert all(f"<b>{q}</b>" in page for q in flipping) and "[standin]" in page
+
+
+def test_a_group_that_lost_a_member_is_listed_unreadable(tmp_path, capsys):
+    group = tmp_path / "exp" / "g-x2"
+    group.mkdir(parents=True)
+    (group / "group.json").write_text(json.dumps({"name": "g-x2", "experiment": "exp", "seeds": [0, 1],
+                                                  "members": ["gone-0", "gone-1"]}))
+    with pytest.warns(UserWarning, match="lacks its members"):
+        assert main(["runs", "list", "--root", str(tmp_path)]) == 0
+    row = capsys.readouterr().out.splitlines()[1]
+    assert "g-x2" in row and "unreadable" in row

@@ -432,6 +432,10 @@ class Metric:
             return f"{value:.0f}"
         return f"{value:.2f}"
 
+    def at(self, k: int) -> str:
+        """The key of a metric over repeats with its k: ``pass@k`` at 5 is ``pass@5``."""
+        return self.key.replace("@k", f"@{k}")
+
     def per_question(self, record: Mapping[str, Any]) -> Any:
         """The per-question value in a prediction line, ``None`` without one."""
         return None if self.field is None else field_value(record, self.field)

@@ -124,7 +124,7 @@ def summarise_repeats(runs: Sequence[Sequence[Mapping[str, Any]]], k: int | None
     over_repeats = {}
     for metric in metric_list(over_repeats=True):
         per_question = metric.over_repeats(questions, k)
-        over_repeats[metric.key.replace("@k", f"@{k}")] = {
+        over_repeats[metric.at(k)] = {
             "value": statistics.fmean(per_question) if per_question else None,
             "interval": list(bootstrap_ci(per_question, ci, resamples, seed)) if per_question else None}
     stability = {q.id: q.stability() for q in questions}

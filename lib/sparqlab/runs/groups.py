@@ -12,6 +12,7 @@ finds the same group. Listings show a group as one row, its scores ``mean ± sd`
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from sparqlab.runs.config import RunConfig
 from sparqlab.runs.manifest import now_iso
 from sparqlab.runs.records import header_from
 from sparqlab.runs.results import (
+    UnreadableRunWarning,
     list_runs,
     model_label,
     run_dirs,
@@ -31,7 +33,7 @@ from sparqlab.runs.results import (
     selection_label,
     what_changed,
 )
-from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, read_document, write_json
+from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunUnreadable, read_document, write_json
 
 if TYPE_CHECKING:
     from sparqlab.runs.runner import RunResult
@@ -151,8 +153,8 @@ def group_records(group_dir: Path) -> list[list[dict[str, Any]]]:
 def over_repeats(metrics: dict[str, Any]) -> list[tuple[Metric, str, dict[str, Any]]]:
     """The metrics over repeats in a group's metrics: each metric, its key with the group's k (``pass@5``) and
     its ``{"value", "interval"}``."""
-    keys = [(metric, metric.key.replace("@k", f"@{metrics['k']}")) for metric in metric_list(over_repeats=True)]
-    return [(metric, key, metrics[key]) for metric, key in keys if key in metrics]
+    return [(metric, metric.at(metrics["k"]), metrics[metric.at(metrics["k"])])
+            for metric in metric_list(over_repeats=True) if metric.at(metrics["k"]) in metrics]
 
 
 def spread(metric: Metric, score: dict[str, Any] | None) -> str:
@@ -195,4 +197,16 @@ def listing(root: str | Path | None = None, experiment: str | None = None) -> li
     members = {group.parent / name for group in groups for name in read_document(group / GROUP)["members"]}
     rows = [{**row, "changed": changed[folder]} for row, folder in zip(list_runs(root, experiment), folders,
                                                                          strict=True) if folder not in members]
-    return rows + [group_row(group) for group in groups]
+    return rows + [listed_group(group) for group in groups]
+
+
+def listed_group(group_dir: Path) -> dict[str, Any]:
+    """:func:`group_row`, or for a group whose members cannot be read (a member folder deleted, a damaged line) a
+    row ``unreadable`` naming the problem, with an :class:`UnreadableRunWarning`: one broken group never hides
+    the other rows."""
+    try:
+        return group_row(group_dir)
+    except (FileNotFoundError, RunUnreadable) as error:
+        warnings.warn(f"{error} (the run group is listed as unreadable)", UnreadableRunWarning, stacklevel=3)
+        return {"experiment": group_dir.parent.name, "run": group_dir.name, "status": "unreadable",
+                "errors": str(error)}
