@@ -16,6 +16,12 @@ cannot be read (a damaged line, an F1 outside [0, 1]) is left empty with a note 
 - against a ``baseline`` row, per dataset: the F1 difference with its paired bootstrap interval, McNemar's exact
   p on EM and the number of questions whose EM flipped (:func:`sparqlab.eval.paired.paired_comparison`).
 
+A cell of a grid with ``repeats`` (its row and dataset run with seeds seed, seed+1, …) shows each score as the
+mean over its repeats ± the sd between runs with the 95 % two-level bootstrap interval over questions and repeats
+(:func:`sparqlab.eval.repeats.summarise_repeats`) and its number of repeats; against the baseline its ΔF1 interval
+is the paired two-level one (:func:`sparqlab.eval.repeats.paired_repeats`), and ``significant`` is 1 only when the
+ΔF1 interval excludes 0.
+
 A grid with ``engines`` (the store as an axis) gets, per method row and dataset, how much its F1 depends on the
 store (:func:`store_dependence`: the score on each engine and the spread), as notes under the table.
 
@@ -120,8 +126,9 @@ def cost_values(metrics: dict[str, Any]) -> dict[str, float | None]:
 
 @dataclass
 class ComparisonTable:
-    """The table in long form (``frame``: row, dataset, measure, value, ci_low, ci_high), its measures in
-    column order, the row and dataset order, and notes (missing cells, unpaired questions)."""
+    """The table in long form (``frame``: row, dataset, measure, value, ci_low, ci_high, sd — the sd between the
+    runs of a repeated cell — and run), its measures in column order, the row and dataset order, and notes
+    (missing cells, unpaired questions)."""
 
     frame: pd.DataFrame
     measures: list[Measure]
