@@ -15,6 +15,10 @@ Adding one (e.g. in a method's module, registered when the module is imported)::
         def respond(self, request):          # deterministic: same request, same text
             return "SELECT ..."
 
+A stand-in with several candidate replies may draw among them at a temperature above 0 with the request's seed
+(:func:`sampled`): the same request still gets the same reply, and the repeats of a run (seeds seed, seed+1, …)
+differ reproducibly, a seeded draw that is never a model's variance.
+
 ``get_model("standin-template", **kwargs)`` then calls ``TemplateStandin(**kwargs)``; any callable returning a
 stand-in works as the factory. Its module in the ``sparqlab.plugins`` group (:mod:`sparqlab.core.plugins`: a
 line of sparqlab's own table, or an entry point of a third party's package) is imported when the name is first
