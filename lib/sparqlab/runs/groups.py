@@ -55,6 +55,9 @@ def repeat_configs(config: RunConfig) -> list[RunConfig]:
         return [config]
     if config.seed is None:
         raise ValueError("repeats need a sampling seed to count from: give seed (the repeats use seed, seed+1, ...)")
+    if config.sharded:
+        raise ValueError("repeats and shards do not combine: run the repeats unsharded, or each seed's shards as "
+                         "runs of their own")
     return [config.replace(seed=config.seed + index, repeats=1) for index in range(config.repeats)]
 
 
