@@ -20,7 +20,8 @@ def register(subparsers) -> None:
                         help="a folder of team folders for DATASET instead of data/text2sparql/published/DATASET "
                              "(repeatable)")
     parser.add_argument("--run", action="append", default=[], metavar="RUN",
-                        help="a sparqlab run (folder or name) over these datasets as an extra row (repeatable)")
+                        help="a sparqlab run or run group (folder or name) over these datasets as an extra row, a "
+                             "group as mean ± sd between its runs with the two-level interval (repeatable)")
     parser.add_argument("--answers", action="append", default=[], metavar="NAME=FILE",
                         help="a system's answers as an extra row NAME, executed on the dataset's KG and scored: the "
                              "official answers file, or a peer's output (GRASP's .jsonl; docs/peers.md) (repeatable)")

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
                     "language of the questions the files answer (default en).")
     parser.add_argument("format", choices=sorted(CONVERTERS), help="the files' format")
     parser.add_argument("files", nargs="+", metavar="FILE", help="the peer's output files")
-    add_run_options(parser, skip=("models",),
+    add_run_options(parser, skip=("models", "repeats"),
                     defaults={"experiment": "peers"})
     parser.set_defaults(handler=handle)
 

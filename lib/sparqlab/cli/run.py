@@ -102,10 +102,16 @@ def _method_and_config(args: argparse.Namespace):
 def _run(args: argparse.Namespace) -> int:
     from sparqlab.eval.metrics import metric_list
     from sparqlab.runs import RunAborted, model_label, run
+    from sparqlab.runs.groups import run_repeats
 
     method, config = _method_and_config(args)
+    redo = redo_categories(args.redo)
     try:
-        result = run(method, config=config, redo_errors=redo_categories(args.redo))
+        if config.repeats > 1:
+            group = run_repeats(lambda repeat: run(method, config=repeat, redo_errors=redo), config)
+            print(group_lines(group))
+            return 0
+        result = run(method, config=config, redo_errors=redo)
     except RunAborted as error:  # say what to do in terms of this command's flags
         hint = next((text for kind, text in CLI_HINTS if isinstance(error.__cause__, kind)), None)
         if hint is None:
@@ -120,6 +126,26 @@ def _run(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     return 0
+
+
+def group_lines(group) -> str:
+    """What ``run --repeats`` prints: each repeat's folder and answers, the group folder, and its scores as
+    mean ± sd with the two-level interval, then the metrics over repeats."""
+    from sparqlab.eval.metrics import metric_list
+    from sparqlab.runs import model_label
+    from sparqlab.runs.groups import interval_text, over_repeats, spread
+
+    metrics = group.metrics
+    lines = [f"{result.run_dir}  (seed {result.config.seed}, {result.answered} answered now)" for result in group.runs]
+    scores = "  ".join(f"{m.label} {spread(m, metrics['scores'].get(m.key))} {interval_text(m, metrics['scores'].get(m.key))}"
+                       for m in metric_list("compare") if metrics["scores"].get(m.key, {}).get("interval"))
+    over = "  ".join(f"{key} {_percent(value['value'])}" for _, key, value in over_repeats(metrics))
+    model = model_label(metrics.get("model"), metrics.get("model_is_standin"))
+    lines += [f"group {group.group_dir}", f"{model}: {scores} (mean ± sd between runs [{metrics['ci']:g}% two-level "
+              f"interval], {metrics['n_repeats']} repeats)", f"  {over}"]
+    if metrics.get("model_is_standin"):
+        lines.append("  the spread of a stand-in's seeded draws, not a model's variance")
+    return "\n".join(lines)
 
 
 def redo_categories(text: str | None) -> list[str]:

@@ -84,7 +84,7 @@ def add_ggc_run_options(parser: argparse.ArgumentParser, split: str, limit: int 
     not take (``train gate``'s ``--seed`` is the gate's)."""
     from sparqlab.experiments.ggc import GGC_RUN_DEFAULTS
 
-    add_run_options(parser, skip=("shard_index", "num_shards", *skip),
+    add_run_options(parser, skip=("shard_index", "num_shards", "repeats", *skip),
                     defaults={**GGC_RUN_DEFAULTS, "split": split, "limit": limit})
     parser.add_argument("--memory-start", type=int, help="GGC stand-ins: first remembered training question")
     parser.add_argument("--memory-stop", type=int, help="GGC stand-ins: end of the remembered slice")

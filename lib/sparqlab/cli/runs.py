@@ -22,24 +22,31 @@ def register(subparsers) -> None:
 
     listing = action("list", "list runs: date, status, progress, F1/EM/empty in percent, model ([standin] marks "
                              "stand-ins), question selection (sample / limit) and what changed since the previous "
-                             "run of the same method, dataset, model and KG (kg content, questions, a setting)", _list)
+                             "run of the same method, dataset, model and KG (kg content, questions, a setting); a "
+                             "run group (--repeats) is one row, its scores mean ± sd between its runs", _list)
     listing.add_argument("--experiment", "-e", default=None, help="only this experiment")
 
-    show = action("show", "a run's metrics and configuration", _show)
-    show.add_argument("run", metavar="RUN")
+    show = action("show", "a run's metrics and configuration; of a run group (run --repeats) each metric's mean ± sd "
+                          "between runs with its two-level interval, the metrics over repeats and the questions "
+                          "that flip", _show)
+    show.add_argument("run", metavar="RUN", help="a run, or a run group (folder, experiment/group or group name)")
     show.add_argument("--json", action="store_true", help="print metrics and config as one JSON object")
 
-    compare = action("compare", "runs side by side; for two runs also a paired per-question comparison", _compare)
+    compare = action("compare", "runs side by side; for two runs also a paired per-question comparison; for two run "
+                                "groups the paired two-level bootstrap over questions and repeats", _compare)
     compare.add_argument("runs", nargs="+", metavar="RUN",
-                         help="runs (folder, experiment/folder, name or prefix), or an experiment name for all its runs")
+                         help="runs (folder, experiment/folder, name or prefix), or an experiment name for all its runs, "
+                              "or two run groups")
     compare.add_argument("--flips", type=int, default=10, metavar="N",
                          help="with two runs: list up to N questions whose exact match flipped (default 10, 0: none)")
 
     report = action("report", "a static, self-contained HTML page of one run's error analysis (failures first: "
                               "gold and predicted SPARQL with their diff, both answer sets, error categories; "
                               "metrics, config, model and engine) or of two runs (also the flipped questions and "
-                              "the paired test)", _report)
-    report.add_argument("runs", nargs="+", metavar="RUN", help="one run, or two runs of one question set")
+                              "the paired test), or of a run group (per-question agreement between its repeats, "
+                              "the questions that flip)", _report)
+    report.add_argument("runs", nargs="+", metavar="RUN",
+                        help="one run, two runs of one question set, or one run group")
     report.add_argument("--output", "-o", required=True, help="the HTML file to write")
     report.add_argument("--max-failures", type=int, default=None, metavar="N",
                         help="show at most N failing questions per run in full (default: all)")
@@ -64,22 +71,25 @@ def register(subparsers) -> None:
 
 def _list(args: argparse.Namespace) -> int:
     from sparqlab.eval.metrics import metric_list
-    from sparqlab.runs.results import format_table, list_runs, run_dirs, what_changed
+    from sparqlab.runs.groups import listing
+    from sparqlab.runs.results import format_table
 
-    folders = run_dirs(args.root, args.experiment)
-    changed = what_changed(folders)
-    rows = [{**row, "changed": changed[folder]} for row, folder in zip(list_runs(args.root, args.experiment),
-                                                                         folders, strict=True)]
     columns = ["experiment", "run", "date", "status", "done", *(metric.key for metric in metric_list("list")), "model",
                "method", "dataset", "split", "selection", "engine", "changed", "errors"]
-    print(format_table(rows, columns))
+    print(format_table(listing(args.root, args.experiment), columns))
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
     from sparqlab.eval.metrics import metric_list
+    from sparqlab.runs.groups import find_group, group_metrics
     from sparqlab.runs.results import find_run, format_table, load_config, model_label, run_summary
 
+    group = find_group(args.run, args.root)
+    if group is not None:
+        metrics = group_metrics(group)
+        print(json.dumps(metrics, indent=2) if args.json else group_text(metrics))
+        return 0
     run_dir = find_run(args.run, args.root)
     summary, config = run_summary(run_dir), load_config(run_dir)
     if args.json:
@@ -105,10 +115,50 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def group_text(metrics: dict) -> str:
+    """``runs show GROUP``: the group, its model (stand-ins labelled), its members, each metric's mean ± sd with
+    its two-level interval and per-run values, the metrics over repeats, and the questions that flip."""
+    from sparqlab.eval.metrics import metric_list
+    from sparqlab.runs.groups import interval_text, over_repeats, spread
+    from sparqlab.runs.results import model_label
+
+    lines = [f"run group {metrics['experiment']}/{metrics['group']}  ({'complete' if metrics['complete'] else 'incomplete'}, "
+             f"{metrics['n_repeats']} repeats, seeds {', '.join(map(str, metrics['seeds']))})",
+             f"model   {model_label(metrics.get('model'), metrics.get('model_is_standin'))}"]
+    if metrics.get("model_is_standin"):
+        lines.append("        a stand-in model: not an LLM result; its spread is a seeded draw, not a model's variance")
+    lines.append(f"data    {metrics.get('dataset')} {metrics.get('split') or ''} on KG {metrics.get('kg')}  "
+                 f"({metrics['n_paired']} questions judged in every repeat)")
+    lines += [f"member  {name}  ({status})" for name, status in zip(metrics["members"], metrics["member_status"],
+                                                                     strict=True)]
+    lines.append(f"mean ± sd between runs  [{metrics['ci']:g}% {metrics['interval_method']}]  per run")
+    for metric in metric_list("show"):
+        score = metrics["scores"].get(metric.key)
+        if score is not None:
+            runs = " ".join(metric.format(value) for value in score["runs"])
+            lines.append(f"  {metric.key:<12} {spread(metric, score)}  {interval_text(metric, score)}  {runs}")
+    for metric, key, value in over_repeats(metrics):
+        lines.append(f"  {key:<12} {metric.format(value['value'])}  {interval_text(metric, value)}  "
+                     f"({metric.description})")
+    flipping = metrics["flipping"]
+    lines.append(f"stability {metrics['stability']:.3f} (mean share of repeats returning the majority answer set); "
+                 f"{len(flipping)} questions flip between repeats" + (f": {', '.join(flipping[:20])}" if flipping else ""))
+    return "\n".join(lines)
+
+
 def _compare(args: argparse.Namespace) -> int:
+    from sparqlab.runs.groups import find_group
     from sparqlab.runs.results import compare_rows, format_table
     from sparqlab.runs.store import RunUnreadable
 
+    groups = [find_group(ref, args.root) for ref in args.runs]
+    if len(groups) == 2 and all(groups):
+        print(_paired_groups(groups))
+        return 0
+    if any(groups):
+        print("sparqlab runs compare: a run group is compared with another run group (GROUP_A GROUP_B)",
+              file=sys.stderr)
+        return 2
     run_dirs = _expand_runs(args.runs, args.root)
     print(format_table(compare_rows(run_dirs, args.root)))
     if len(run_dirs) == 2:
@@ -120,14 +170,32 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _paired_groups(groups: list) -> str:
+    """Two run groups side by side (each listed metric as mean ± sd) and their paired two-level comparison."""
+    from sparqlab.eval.metrics import metric_list
+    from sparqlab.eval.repeats import paired_repeats
+    from sparqlab.runs.groups import group_metrics, group_records, group_row
+    from sparqlab.runs.results import format_table
+
+    names = [f"{group.parent.name}/{group.name}" for group in groups]
+    rows = [group_row(group, group_metrics(group)) for group in groups]
+    fields = ["model", "method", "dataset", "selection", "status", "done", *(m.key for m in metric_list("compare"))]
+    table = format_table([{"field": field, **{name: row.get(field) for name, row in zip(names, rows, strict=True)}}
+                          for field in fields])
+    compared = paired_repeats(group_records(groups[0]), group_records(groups[1]), names[0], names[1])
+    return f"{table}\n\n{compared.summary()}"
+
+
 def _report(args: argparse.Namespace) -> int:
     from sparqlab.plots.report import write_report
+    from sparqlab.runs.groups import find_group
     from sparqlab.runs.results import find_run
 
     if len(args.runs) > 2:
         print(f"sparqlab runs report: one or two runs, got {len(args.runs)}", file=sys.stderr)
         return 2
-    path = write_report([find_run(ref, args.root) for ref in args.runs], args.output, args.max_failures)
+    path = write_report([find_group(ref, args.root) or find_run(ref, args.root) for ref in args.runs], args.output,
+                        args.max_failures)
     print(f"report: {path}")
     return 0
 

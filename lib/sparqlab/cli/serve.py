@@ -8,8 +8,9 @@ SERVE_DEFAULTS = {"experiment": "serve", "concurrency": 4, "temperature": 0.0}
 """Run settings ``serve`` defaults otherwise than the declaration: its own experiment folder, four requests
 answered at once, deterministic sampling."""
 
-SERVE_SKIPS = ("questions", "generate_only", "answer_match", "shard_index", "num_shards", "progress")
-"""Run settings a served method does not take: the questions come from the requests, nothing is scored."""
+SERVE_SKIPS = ("questions", "generate_only", "answer_match", "shard_index", "num_shards", "progress", "repeats")
+"""Run settings a served method does not take: the questions come from the requests, nothing is scored, one
+session answers them."""
 
 
 def register(subparsers) -> None:

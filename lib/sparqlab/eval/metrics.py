@@ -391,6 +391,11 @@ class Metric:
       execution-free scores); ``optional``: left out of a summary that has no value for it (a method's metrics
       on other methods' runs) rather than reported as ``None``; ``description``: one line for the predictions
       schema and docs.
+    - ``averages_field``: the run's value is the mean of ``field`` over the questions (set when ``aggregate`` is
+      the default), so repeats of a run get a two-level interval of it (:mod:`sparqlab.eval.repeats`).
+    - ``over_repeats``: ``(questions, k) -> per-question values`` of a metric defined over the repeats of a run
+      (``pass@k``, ``majority@k``; :class:`sparqlab.eval.repeats.RepeatedQuestion`), ``None`` for a metric of one
+      run; a metric over repeats is absent from one run's summary and listed by ``metric_list(over_repeats=True)``.
     """
 
     key: str
@@ -404,6 +409,8 @@ class Metric:
     judged: bool = True
     optional: bool = False
     description: str = ""
+    averages_field: bool = False
+    over_repeats: Callable[[Sequence[Any], int], list[float]] | None = None
 
     @property
     def axis_label(self) -> str:
@@ -424,6 +431,10 @@ class Metric:
         if self.unit == COUNT:
             return f"{value:.0f}"
         return f"{value:.2f}"
+
+    def at(self, k: int) -> str:
+        """The key of a metric over repeats with its k: ``pass@k`` at 5 is ``pass@5``."""
+        return self.key.replace("@k", f"@{k}")
 
     def per_question(self, record: Mapping[str, Any]) -> Any:
         """The per-question value in a prediction line, ``None`` without one."""
@@ -450,20 +461,33 @@ def register_metric(key: str, label: str, aggregate: Callable[[Sequence[Mapping[
     ``field`` (``key`` when it is scored per question by ``score``)."""
     if declared.get("score") is not None:
         declared.setdefault("field", key)
-    if aggregate is None:
+    if aggregate is None and declared.get("over_repeats") is None:
         if declared.get("field") is None:
             raise ValueError(f"metric {key!r}: give an aggregate or the per-question field it averages")
         aggregate = mean_of(declared["field"])
+        declared.setdefault("averages_field", True)
+    if declared.get("over_repeats") is not None:
+        aggregate = aggregate or _needs_repeats(key)
     unknown = set(declared.get("views", ())) - VIEWS
     if unknown:
         raise ValueError(f"metric {key!r}: unknown views {sorted(unknown)}; known: {', '.join(sorted(VIEWS))}")
     return METRICS.register(key, Metric(key, label, aggregate, **declared), replace=replace)
 
 
-def metric_list(view: str | None = None) -> list[Metric]:
-    """The registered metrics in registration order (plug-ins loaded first), those shown in ``view`` when given."""
+def metric_list(view: str | None = None, over_repeats: bool = False) -> list[Metric]:
+    """The registered metrics in registration order (plug-ins loaded first), those shown in ``view`` when given:
+    the metrics of one run, or with ``over_repeats`` those defined over the repeats of a run (``pass@k`` ...)."""
     METRICS.names()
-    return [metric for metric in METRICS.loaded().values() if view is None or view in metric.views]
+    return [metric for metric in METRICS.loaded().values() if (view is None or view in metric.views)
+            and (metric.over_repeats is not None) == over_repeats]
+
+
+def _needs_repeats(key: str) -> Callable[[Sequence[Mapping[str, Any]]], float | None]:
+    """The ``aggregate`` of a metric over repeats: one run has no value for it."""
+    def aggregate(records: Sequence[Mapping[str, Any]]) -> float | None:
+        raise ValueError(f"metric {key!r} is defined over the repeats of a run (sparqlab.eval.repeats), not one run")
+
+    return aggregate
 
 
 def find_metric(name: str) -> Metric | None:
@@ -503,3 +527,69 @@ register_metric(PRECISION_KEY, "Precision", field=PRECISION_KEY, optional=True,
                 views=frozenset({"show", "eval", "report"}), description="answer-set precision")
 register_metric(RECALL_KEY, "Recall", field=RECALL_KEY, optional=True, views=frozenset({"show", "eval", "report"}),
                 description="answer-set recall")
+
+
+# -- metrics over the repeats of a run ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepeatedQuestion:
+    """One judged question across the repeats of a run (one run per sampling seed), in seed order: each repeat's
+    judged record (:func:`judged_records`) and normalised answer set (``None``: no answer obtained)."""
+
+    id: str
+    records: tuple[Mapping[str, Any], ...]
+    answers: tuple[frozenset[str] | None, ...]
+
+    def correct(self, k: int | None = None) -> int:
+        """How many of the first ``k`` repeats (all by default) answer exactly (EM)."""
+        return sum(bool(record[EM_KEY]) for record in self.records[:k])
+
+    def majority(self, k: int | None = None) -> int:
+        """The repeat whose answer set most of the first ``k`` repeats return; a tie goes to the set returned
+        first in seed order (deterministic, and the lowest seed is what a single run would have reported)."""
+        answers = self.answers[:k]
+        counts = {answer: answers.count(answer) for answer in answers}
+        return next(index for index, answer in enumerate(answers) if counts[answer] == max(counts.values()))
+
+    def stability(self) -> float:
+        """The share of repeats whose answer set is the majority's."""
+        return self.answers.count(self.answers[self.majority()]) / len(self.answers)
+
+
+def check_k(k: int, n: int) -> int:
+    """``k`` if 1 <= k <= n (the repeats a metric @k reads), else ``ValueError`` naming both."""
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be between 1 and the number of repeats n={n} for a metric @k; got k={k}")
+    return k
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimator of pass@k from ``n`` repeats of which ``c`` are correct: 1 − C(n−c, k) / C(n, k),
+    the chance that k repeats drawn without replacement hold at least one correct (Chen et al. 2021)."""
+    check_k(k, n)
+    if not 0 <= c <= n:
+        raise ValueError(f"the correct repeats c must be between 0 and n={n}; got c={c}")
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def _pass_at_k(questions: Sequence[RepeatedQuestion], k: int) -> list[float]:
+    return [pass_at_k(len(q.records), q.correct(), k) for q in questions]
+
+
+def _majority_at_k(questions: Sequence[RepeatedQuestion], k: int) -> list[float]:
+    return [float(q.records[q.majority(k)][EM_KEY]) for q in questions]
+
+
+def _mean_at_k(questions: Sequence[RepeatedQuestion], k: int) -> list[float]:
+    return [q.correct() / len(q.records) for q in questions]
+
+
+register_metric("pass@k", "pass@k", over_repeats=_pass_at_k, views=frozenset({"show", "table", "report"}),
+                description="share of questions at least one of k repeats answers exactly (unbiased estimator "
+                            "1 - C(n-c,k)/C(n,k) over all n repeats)")
+register_metric("majority@k", "majority@k", over_repeats=_majority_at_k, views=frozenset({"show", "table", "report"}),
+                description="exact match of the answer set most of the first k repeats return (self-consistency; "
+                            "a tie goes to the set returned first in seed order)")
+register_metric("mean@k", "mean@k", over_repeats=_mean_at_k, views=frozenset({"show", "report"}),
+                description="expected exact match of k repeats, c/n per question (unbiased for every k)")

@@ -121,8 +121,13 @@ def _resample(n: int, resamples: int, seed: int) -> np.ndarray:
 
 def _percentile_interval(values: np.ndarray, picks: np.ndarray, ci: float) -> tuple[float, float]:
     """Percentile bootstrap interval (``ci``%) of the mean of ``values`` over the resamples ``picks``."""
+    return percentile_interval(values[picks].mean(axis=1), ci)
+
+
+def percentile_interval(estimates: np.ndarray, ci: float) -> tuple[float, float]:
+    """The central ``ci``% of the bootstrap estimates (numpy's linear percentiles): the percentile interval."""
     tail = (100 - ci) / 2
-    low, high = np.percentile(values[picks].mean(axis=1), [tail, 100 - tail])
+    low, high = np.percentile(estimates, [tail, 100 - tail])
     return float(low), float(high)
 
 

@@ -33,6 +33,11 @@ label), a bundled, file or folder KG served on 127.0.0.1 for the run (``kg_optio
 :func:`sparqlab.kg.open_kg`), and ``sparqlab table`` adds how much each method's score depends on the store
 (:func:`sparqlab.experiments.table.store_dependence`).
 
+``repeats: N`` (the grid's, or the run setting ``repeats`` of a row or dataset) runs each cell N times with
+sampling seeds seed, seed+1, ...: N cells of one row and dataset (:attr:`Cell.repeat`), each an ordinary run; the
+last to finish writes the cell's run group (:mod:`sparqlab.runs.groups`), and ``sparqlab table`` shows the cell
+as mean ± sd with the interval over questions and repeats. Repeats and shards do not combine.
+
 ``shards: N`` (a row's or a dataset's; the row's wins) splits each of its cells into N shards of the questions
 (:class:`~sparqlab.runs.config.ExecutionSettings` ``shard_index``/``num_shards``), run as separate tasks by the
 executor and merged into the cell's run (:func:`sparqlab.runs.merge_shards`) when the last one finishes.
@@ -58,9 +63,10 @@ from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.experiments.serving import ServeSpec
 from sparqlab.kg.engines import ENGINES
 from sparqlab.runs.config import RoleSpec, RunConfig
+from sparqlab.runs.groups import repeat_configs
 
 GRID_KEYS = frozenset({"name", "experiment", "description", "run", "methods", "datasets", "axes", "engines",
-                       "exclude", "executor", "serve"})
+                       "exclude", "executor", "serve", "repeats"})
 ENGINE_AXIS = "engine"
 """The axis name of a grid's ``engines`` (in row labels: ``engine=virtuoso``)."""
 METHOD_KEYS = frozenset({"method", "options", "shards"})
@@ -84,7 +90,8 @@ class Cell:
     ``run`` holds the :class:`RunConfig` fields (with the grid's experiment), ``options`` the method's config
     fields; ``axes`` the row's axis values in grid order. Plain data, so a cell pickles into a Slurm job.
     A cell of ``shards`` > 1 runs as its :meth:`units`, one per shard (``shard_index`` set): each an ordinary
-    sharded run, the last to finish merging them into the cell's run.
+    sharded run, the last to finish merging them into the cell's run. A cell of ``repeats`` > 1 is one
+    ``repeat`` (0, 1, ...) of its row and dataset, run with its own seed (:meth:`repeat_cells`: all of them).
     """
 
     grid: str
@@ -97,18 +104,26 @@ class Cell:
     metrics: tuple[str, ...] = ()
     shards: int = 1
     shard_index: int | None = None
+    repeats: int = 1
+    repeat: int = 0
 
     @property
     def key(self) -> str:
-        """A file-name-safe id of the cell (or of one shard of it) within its grid."""
+        """A file-name-safe id of the cell (or of one shard or repeat of it) within its grid."""
         shard = f".shard{self.shard_index}of{self.shards}" if self.shard_index is not None else ""
-        return re.sub(r"[^A-Za-z0-9._=@-]+", "_", f"{self.row}@{self.dataset}{shard}")
+        repeat = f".repeat{self.repeat}of{self.repeats}" if self.repeats > 1 else ""
+        return re.sub(r"[^A-Za-z0-9._=@-]+", "_", f"{self.row}@{self.dataset}{shard}{repeat}")
 
     def units(self) -> list[Cell]:
         """What an executor runs for this cell: the cell itself, or each of its shards (a shard: itself)."""
         if self.shards == 1 or self.shard_index is not None:
             return [self]
         return [replace(self, shard_index=index) for index in range(self.shards)]
+
+    def repeat_cells(self) -> list[Cell]:
+        """Every repeat of this cell's row and dataset (the cell itself for one run), in seed order."""
+        first = (self.run_config().seed or 0) - self.repeat
+        return [replace(self, run={**self.run, "seed": first + index}, repeat=index) for index in range(self.repeats)]
 
     @property
     def whole(self) -> Cell:
@@ -261,7 +276,8 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
     _check_keys(document, GRID_KEYS, "grid")
     name = str(document.get("name") or name)
     experiment = str(document.get("experiment") or name)
-    shared = _run_fields(_mapping(document.get("run"), "run"), "run", frozenset())
+    repeats = {"repeats": document["repeats"]} if "repeats" in document else {}
+    shared = _run_fields({**repeats, **_mapping(document.get("run"), "run")}, "run", frozenset())
     overrides = _run_fields(dict(overrides or {}), "overrides", frozenset())
     methods = _mapping(document.get("methods"), "methods")
     datasets = _mapping(document.get("datasets"), "datasets")
@@ -335,14 +351,24 @@ def expand_grid(document: dict[str, Any], name: str = "grid", base: Path | None 
                 cell = Cell(grid=name, row=row, dataset=str(dataset), method=str(entry["method"]), options=options,
                             run=run, axes=values, metrics=tuple(map(str, metrics)), shards=shards)
                 try:
-                    cell.run_config()
+                    cells += _repeats(cell, cell.run_config())
                 except (TypeError, ValueError) as error:
                     raise GridError(f"cell {cell.key}: {error}") from None
-                cells.append(cell)
     if not cells:
         raise GridError("the grid has no cells left after 'exclude'")
     return Grid(name=name, experiment=experiment, path=path, rows=rows, datasets=[str(d) for d in datasets],
                 cells=cells, executor=executor, description=str(document.get("description") or ""), serve=serve)
+
+
+def _repeats(cell: Cell, config: RunConfig) -> list[Cell]:
+    """The cells of each repeat of ``cell`` (:func:`sparqlab.runs.groups.repeat_configs`): the cell itself for
+    one run."""
+    if config.repeats == 1:
+        return [cell]
+    if cell.shards > 1:
+        raise ValueError("repeats and shards do not combine: give one of them")
+    return [replace(cell, run={**cell.run, "seed": repeat.seed, "repeats": 1}, repeats=config.repeats, repeat=index)
+            for index, repeat in enumerate(repeat_configs(config))]
 
 
 def executor_settings(document: dict[str, Any]) -> dict[str, dict[str, Any]]:

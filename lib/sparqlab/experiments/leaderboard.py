@@ -28,17 +28,20 @@ all their questions (the 2026 overall ranking, by set_F). The table renders as t
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from sparqlab.core.paths import data_dir
 from sparqlab.data.question import Question
 from sparqlab.eval.metrics import EM_KEY, F1_KEY
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
+from sparqlab.eval.repeats import paired_repeats, two_level_interval
 from sparqlab.eval.text2sparql import (
     COMBINED,
     OFFICIAL_METRIC,
@@ -86,6 +89,9 @@ class Entry:
     source: str
     scores: dict[str, OfficialScore]
     notes: list[str] = field(default_factory=list)
+    repeats: list[dict[str, OfficialScore]] = field(default_factory=list)
+    """A run group's row: each repeat's scores (``scores`` are the first's), for mean ± sd between runs and
+    intervals over questions and repeats."""
 
 
 def _first(folder: Path, patterns: Iterable[str], dataset: str) -> Path | None:
@@ -148,10 +154,17 @@ def _scores_of(table: Mapping[str, Any]) -> dict[str, OfficialScore]:
 
 def run_entry(run: str | Path, questions: Sequence[Question], label: str | None = None) -> Entry:
     """A sparqlab run's row from its records' official scores (records of other questions are ignored), named
-    ``label`` (default: the run folder's name) with `` [sparqlab]``."""
+    ``label`` (default: the run folder's name) with `` [sparqlab]``; a run group's row (``sparqlab run
+    --repeats``, named by the group) holds each repeat's scores."""
+    from sparqlab.runs.groups import find_group, group_members
     from sparqlab.runs.results import find_run
     from sparqlab.runs.store import PREDICTIONS, read_json, read_records
 
+    group = find_group(run)
+    if group is not None:
+        members = [run_entry(member, questions, label or group.name) for member in group_members(group)]
+        return Entry(members[0].name, "sparqlab run group", members[0].scores, members[0].notes,
+                     [member.scores for member in members])
     folder = Path(run) if Path(run).is_dir() else find_run(str(run))
     known = {q.id for q in questions}
     scores = {}
@@ -269,17 +282,23 @@ def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Pa
     summaries = {name: group_summaries(entry.scores, datasets, convention, years) for name, entry in entries.items()}
     for name, entry in entries.items():
         for group, (scores, summary) in summaries[name].items():
+            repeated = [group_summaries(repeat, datasets, convention, years).get(group) for repeat in entry.repeats]
             for measure in (*SET_MEASURES, ORDER_METRIC, COMBINED):
                 if measure not in summary:
+                    continue
+                if repeated and None not in repeated:
+                    lines.append({"row": name, "dataset": group, "measure": measure, "run": entry.source,
+                                  **_repeated_values(repeated, measure, ci, resamples, seed)})
                     continue
                 per_question = _per_question(scores, measure)
                 low, high = bootstrap_ci(per_question, ci, resamples, seed) if per_question else (None, None)
                 lines.append({"row": name, "dataset": group, "measure": measure, "value": summary[measure],
                               "ci_low": low, "ci_high": high, "run": entry.source})
             if baseline is not None and name != baseline and group in summaries[baseline]:
-                lines += _paired_lines(baseline, summaries[baseline][group][0], entry.name, scores, group, ci,
-                                       resamples, seed, notes)
-    frame = pd.DataFrame(lines, columns=["row", "dataset", "measure", "value", "ci_low", "ci_high", "run"])
+                lines += _paired_lines(baseline, _repeat_scores(entries[baseline], group, datasets, convention, years),
+                                       entry.name, _repeat_scores(entry, group, datasets, convention, years), group,
+                                       ci, resamples, seed, notes)
+    frame = pd.DataFrame(lines, columns=["row", "dataset", "measure", "value", "ci_low", "ci_high", "sd", "run"])
     present = set(frame["dataset"])
     order = [g for g in [OVERALL, *(f"{d}{suffix}" for d in datasets
                                    for suffix in ["", *(f"-{lang}" for lang in editions[d].languages)])]
@@ -290,26 +309,58 @@ def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Pa
 
 
 def _per_question(scores: Mapping[str, OfficialScore], measure: str) -> list[float]:
-    if measure == COMBINED:
-        return [s.ndcg if s.ndcg is not None else s.set_F for s in scores.values()]
-    values = [getattr(s, measure) for s in scores.values()]
+    values = [_question_value(s, measure) for s in scores.values()]
     return [v for v in values if v is not None]
 
 
-def _paired_lines(base: str, base_scores: Mapping[str, OfficialScore], name: str,
-                  scores: Mapping[str, OfficialScore], group: str, ci: float, resamples: int, seed: int,
+def _question_value(score: OfficialScore, measure: str) -> float | None:
+    """One question's ``measure`` (set_F_ndcg falls back to set_F where the question has no order)."""
+    if measure == COMBINED:
+        return score.ndcg if score.ndcg is not None else score.set_F
+    return getattr(score, measure)
+
+
+def _repeated_values(repeated: Sequence[tuple[dict[str, OfficialScore], dict[str, Any]]], measure: str, ci: float,
+                     resamples: int, seed: int) -> dict[str, Any]:
+    """A run group's cell: the mean over repeats of their published means, the sd between runs and the two-level
+    interval over the questions every repeat scored (:func:`sparqlab.eval.repeats.two_level_interval`)."""
+    means = [summary[measure] for _, summary in repeated]
+    common = [q for q in repeated[0][0] if all(q in scores for scores, _ in repeated)]
+    values = np.array([[_question_value(scores[q], measure) for scores, _ in repeated] for q in common], dtype=float)
+    values = values[~np.isnan(values).any(axis=1)] if values.size else values
+    low, high = two_level_interval(values, ci, resamples, seed) if values.size else (None, None)
+    return {"value": statistics.fmean(means), "ci_low": low, "ci_high": high,
+            "sd": statistics.stdev(means) if len(means) > 1 else 0.0}
+
+
+def _repeat_scores(entry: Entry, group: str, datasets: Sequence[str], convention: str,
+                   years: Mapping[str, int]) -> list[dict[str, OfficialScore]]:
+    """The row's scores in column group ``group``, one dict per repeat (one for a single run)."""
+    return [group_summaries(scores, datasets, convention, years).get(group, ({}, {}))[0]
+            for scores in (entry.repeats or [entry.scores])]
+
+
+def _paired_lines(base: str, base_scores: Sequence[Mapping[str, OfficialScore]], name: str,
+                  scores: Sequence[Mapping[str, OfficialScore]], group: str, ci: float, resamples: int, seed: int,
                   notes: list[str]) -> list[dict[str, Any]]:
-    """Δ set_F (paired bootstrap), McNemar on set_F = 1 and the flips against the baseline, in one group."""
+    """Δ set_F against the baseline in one group: for two single runs the paired bootstrap with McNemar on
+    set_F = 1 and the flips; when either row is a run group the paired two-level bootstrap over questions and
+    repeats (:func:`sparqlab.eval.repeats.paired_repeats`)."""
     def records(values: Mapping[str, OfficialScore]) -> list[dict[str, Any]]:
         return [{"id": q, F1_KEY: s.set_F, EM_KEY: s.set_F == 1.0} for q, s in values.items()]
 
     try:
-        paired = paired_comparison(records(base_scores), records(scores), base, name, ci, resamples, seed)
+        if len(base_scores) > 1 or len(scores) > 1:
+            compared = paired_repeats([records(r) for r in base_scores], [records(r) for r in scores], base, name,
+                                      (F1_KEY,), ci, resamples, seed)
+            values = {"f1_diff": (compared.differences[F1_KEY]["mean"], *compared.differences[F1_KEY]["interval"])}
+        else:
+            paired = paired_comparison(records(base_scores[0]), records(scores[0]), base, name, ci, resamples, seed)
+            values = {"f1_diff": (paired.f1_diff, *paired.f1_diff_ci), "p_mcnemar": (paired.mcnemar_p, None, None),
+                      "flips": (len(paired.a_only) + len(paired.b_only), None, None)}
     except ValueError as error:
         notes.append(f"{name} ({group}): not compared with {base}: {error}")
         return []
-    values = {"f1_diff": (paired.f1_diff, *paired.f1_diff_ci), "p_mcnemar": (paired.mcnemar_p, None, None),
-              "flips": (len(paired.a_only) + len(paired.b_only), None, None)}
     return [{"row": name, "dataset": group, "measure": key, "value": float(value), "ci_low": low,
              "ci_high": high, "run": "paired"} for key, (value, low, high) in values.items()]
 

@@ -188,6 +188,7 @@ def run_cell(cell: Cell, grid_state: str | Path) -> dict[str, Any]:
     """Run (or resume) one cell, or one shard of it: an ordinary :func:`sparqlab.runs.run` of its configuration;
     a shard then merges the cell's shards if it was the last to finish. A failure is recorded for ``sweep
     status`` and raised. Returns the run's folder, id and progress (and ``merged``: the cell's run, for a shard).
+    A repeat writes the cell's run group when it completes the last of them (``group``).
     Top-level and given plain data, so executors can pickle it into another process or a Slurm job."""
     from sparqlab.runs import run
 
@@ -196,12 +197,36 @@ def run_cell(cell: Cell, grid_state: str | Path) -> dict[str, Any]:
     try:
         result = run(cell.build_method(), config=cell.run_config())
         merged = merge_when_complete(cell.whole, grid_state) if cell.shard_index is not None else None
+        grouped = group_when_complete(cell) if cell.repeats > 1 else None
     except BaseException as error:
         record_failure(grid_state, cell, one_line(error))
         raise
     return {"cell": cell.key, "run_dir": str(result.run_dir), "run_id": result.run_id,
             "answered": result.answered, "n_done": result.metrics["n_done"],
-            "complete": bool(result.metrics["complete"]), **({"merged": merged} if merged else {})}
+            "complete": bool(result.metrics["complete"]), **({"merged": merged} if merged else {}),
+            **({"group": grouped} if grouped else {})}
+
+
+def group_when_complete(cell: Cell) -> str | None:
+    """Write the run group of ``cell``'s repeats once every repeat's run is complete (each repeat that finishes
+    rewrites it, so it reflects the latest runs); returns the group folder, or None (not all done yet)."""
+    from sparqlab.runs.groups import write_group
+
+    members = [find_cell_run(repeat) for repeat in cell.repeat_cells()]
+    if any(member is None or run_summary(member)["status"] != "complete" for member in members):
+        return None
+    group_dir = cell_group(cell)
+    write_group(group_dir, members)
+    return str(group_dir)
+
+
+def cell_group(cell: Cell) -> Path | None:
+    """The run group folder of a repeated cell (named after its first repeat's run), ``None`` while that repeat
+    has no run; the folder holds ``group.json`` once every repeat is complete."""
+    from sparqlab.runs.groups import group_name
+
+    first = find_cell_run(cell.repeat_cells()[0])
+    return None if first is None else first.parent / group_name(first.name, cell.repeats)
 
 
 def merge_when_complete(cell: Cell, grid_state: Path) -> str | None:

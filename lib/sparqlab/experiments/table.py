@@ -16,6 +16,12 @@ cannot be read (a damaged line, an F1 outside [0, 1]) is left empty with a note 
 - against a ``baseline`` row, per dataset: the F1 difference with its paired bootstrap interval, McNemar's exact
   p on EM and the number of questions whose EM flipped (:func:`sparqlab.eval.paired.paired_comparison`).
 
+A cell of a grid with ``repeats`` (its row and dataset run with seeds seed, seed+1, …) shows each score as the
+mean over its repeats ± the sd between runs with the 95 % two-level bootstrap interval over questions and repeats
+(:func:`sparqlab.eval.repeats.summarise_repeats`) and its number of repeats; against the baseline its ΔF1 interval
+is the paired two-level one (:func:`sparqlab.eval.repeats.paired_repeats`), and ``significant`` is 1 only when the
+ΔF1 interval excludes 0.
+
 A grid with ``engines`` (the store as an axis) gets, per method row and dataset, how much its F1 depends on the
 store (:func:`store_dependence`: the score on each engine and the spread), as notes under the table.
 
@@ -34,6 +40,7 @@ import pandas as pd
 
 from sparqlab.eval.metrics import (
     EMPTY_RATE_KEY,
+    F1_KEY,
     PRIMARY_METRIC,
     RATE,
     Metric,
@@ -42,6 +49,7 @@ from sparqlab.eval.metrics import (
     metric_list,
 )
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
+from sparqlab.eval.repeats import paired_repeats, summarise_repeats
 from sparqlab.experiments.grid import ENGINE_AXIS, Cell, Grid
 from sparqlab.experiments.sweep import find_cell_run
 from sparqlab.runs.gold_check import gold_agreement, run_identity
@@ -77,7 +85,9 @@ COSTS = (Measure("model_calls", "calls/q", "low", digits=2), Measure("prompt_tok
          Measure("seconds", "s/q", "low", digits=2), Measure("prepare_s", "prepare s", "low", digits=1),
          Measure("prepare_calls", "prepare calls", "low", digits=0))
 SIGNIFICANCE = (Measure("f1_diff", "ΔF1", None, True), Measure("p_mcnemar", "p (EM)", None, digits=3),
-                Measure("flips", "flips", None, digits=0))
+                Measure("flips", "flips", None, digits=0), Measure("significant", "sig.", None, digits=0))
+REPEATS = Measure("repeats", "repeats", None, digits=0)
+"""The number of repeats of a cell, a column when a cell of the table has several."""
 
 
 def _dig(document: dict[str, Any], dotted: str) -> Any:
@@ -116,8 +126,9 @@ def cost_values(metrics: dict[str, Any]) -> dict[str, float | None]:
 
 @dataclass
 class ComparisonTable:
-    """The table in long form (``frame``: row, dataset, measure, value, ci_low, ci_high), its measures in
-    column order, the row and dataset order, and notes (missing cells, unpaired questions)."""
+    """The table in long form (``frame``: row, dataset, measure, value, ci_low, ci_high, sd — the sd between the
+    runs of a repeated cell — and run), its measures in column order, the row and dataset order, and notes
+    (missing cells, unpaired questions)."""
 
     frame: pd.DataFrame
     measures: list[Measure]
@@ -187,44 +198,46 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
             notes.append(f"{cell.key}: incomplete run ({summary['n_done']}/{summary['n_questions']} questions)")
         records_of[cell.key] = judged_records(records)
     labels = _row_labels(grid, metrics_of, cells)
-    by_position = {(c.row, c.dataset): c for c in cells}
+    by_position = {(c.row, c.dataset): c for c in cells if c.repeat == 0}
     lines = []
     for cell in cells:
-        if cell.key not in metrics_of:
+        if cell.repeat or cell.key not in metrics_of:
+            continue
+        repeats = [repeat.key for repeat in cell.repeat_cells()]
+        missing = [key for key in repeats if key not in metrics_of]
+        if missing:
+            notes.append(f"{cell.key}: {len(repeats) - len(missing)} of {len(repeats)} repeats finished; the cell "
+                         "is shown once all are")
             continue
         metrics, records = metrics_of[cell.key], records_of[cell.key]
-        values: dict[str, tuple[Any, Any, Any]] = {}
-        for key in (*scores, *extra):
-            value = _dig(metrics, key)
-            per_question = [scores[key].per_question(r) for r in records] if key in scores else \
-                [(r.get("scores") or {}).get(key) for r in records]
-            interval = bootstrap_ci(per_question, ci, resamples, seed) \
-                if per_question and all(isinstance(v, int | float) for v in per_question) else (None, None)
-            values[key] = (value, *interval)
-        values.update({key: (value, None, None) for key, value in cost_values(metrics).items()})
+        values: dict[str, tuple[Any, ...]] = {}
+        if cell.repeats > 1:
+            summary = summarise_repeats([records_of[key] for key in repeats], ci=ci, resamples=resamples, seed=seed)
+            for key in scores:
+                score = summary["scores"].get(key) or {}
+                values[key] = (score.get("mean"), *(score.get("interval") or (None, None)), score.get("sd"))
+            costs = [cost_values(metrics_of[key]) for key in repeats]
+            values.update({key: (_mean([c[key] for c in costs]), None, None) for key in costs[0]})
+            values["repeats"] = (cell.repeats, None, None)
+        else:
+            for key in (*scores, *extra):
+                value = _dig(metrics, key)
+                per_question = [scores[key].per_question(r) for r in records] if key in scores else \
+                    [(r.get("scores") or {}).get(key) for r in records]
+                interval = bootstrap_ci(per_question, ci, resamples, seed) \
+                    if per_question and all(isinstance(v, int | float) for v in per_question) else (None, None)
+                values[key] = (value, *interval)
+            values.update({key: (value, None, None) for key, value in cost_values(metrics).items()})
         base = by_position.get((baseline, cell.dataset)) if baseline else None
         if base is not None and base.key in records_of and base.key != cell.key:
-            agreement = gold_agreement(records_of[base.key], records,
-                                       (run_identity(runs[base.key]), run_identity(runs[cell.key])))
-            if agreement.differ:
-                notes.append(f"{cell.key} against {baseline}: {agreement.warning()}")
-            try:
-                paired = paired_comparison(agreement.comparable(records_of[base.key]), agreement.comparable(records),
-                                           baseline, cell.row, ci, resamples, seed)
-            except ValueError as error:
-                notes.append(f"{cell.key}: not compared with {baseline}: {error}")
-            else:
-                values["f1_diff"] = (paired.f1_diff, *paired.f1_diff_ci)
-                values["p_mcnemar"] = (paired.mcnemar_p, None, None)
-                values["flips"] = (len(paired.a_only) + len(paired.b_only), None, None)
-                if paired.only_a or paired.only_b:
-                    notes.append(f"{cell.key}: {len(paired.only_a) + len(paired.only_b)} questions scored in one "
-                                 f"of the two runs only (not paired)")
-        for key, (value, low, high) in values.items():
+            values.update(_against_baseline(base, cell, runs, records_of, notes, ci, resamples, seed))
+        for key, (value, low, high, *sd) in values.items():
             lines.append({"row": labels[cell.row], "dataset": cell.dataset, "measure": key,
                           "value": None if value is None else float(value), "ci_low": low, "ci_high": high,
-                          "run": runs[cell.key].name})
-    frame = pd.DataFrame(lines, columns=["row", "dataset", "measure", "value", "ci_low", "ci_high", "run"])
+                          "sd": sd[0] if sd else None, "run": runs[cell.key].name})
+    if any(cell.repeats > 1 for cell in cells):
+        measures.insert(len(scores), REPEATS)
+    frame = pd.DataFrame(lines, columns=["row", "dataset", "measure", "value", "ci_low", "ci_high", "sd", "run"])
     table = ComparisonTable(frame, measures, [labels[r] for r in grid.rows],
                             [d for d in grid.datasets if any(c.dataset == d for c in cells)],
                             labels.get(baseline) if baseline else None, notes)
@@ -233,6 +246,44 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
         shown = ", ".join(f"{engine} {value:.3f}" for engine, value in scores.drop("spread").dropna().items())
         notes.append(f"{label} by store: {method} on {dataset}: {shown} (spread {scores['spread']:.3f})")
     return table
+
+
+def _mean(values: list[Any]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _against_baseline(base: Cell, cell: Cell, runs: dict[str, Any], records_of: dict[str, list[dict[str, Any]]],
+                      notes: list[str], ci: float, resamples: int, seed: int) -> dict[str, tuple[Any, ...]]:
+    """The significance measures of ``cell`` against the baseline row's cell on its dataset: for two single runs
+    the paired bootstrap of ΔF1 over questions, McNemar's p and the flips; when either has repeats the paired
+    two-level bootstrap over questions and repeats (:func:`sparqlab.eval.repeats.paired_repeats`). ``significant``
+    is 1 only when the ΔF1 interval excludes 0."""
+    if any(repeat.key not in records_of for repeat in base.repeat_cells()):
+        notes.append(f"{cell.key}: not compared with {base.row}: its repeats are not all finished")
+        return {}
+    sides = [[records_of[repeat.key] for repeat in side.repeat_cells()] for side in (base, cell)]
+    agreement = gold_agreement(sides[0][0], sides[1][0], (run_identity(runs[base.key]), run_identity(runs[cell.key])))
+    if agreement.differ:
+        notes.append(f"{cell.key} against {base.row}: {agreement.warning()}")
+    sides = [[agreement.comparable(records) for records in side] for side in sides]
+    try:
+        if base.repeats > 1 or cell.repeats > 1:
+            compared = paired_repeats(sides[0], sides[1], base.row, cell.row, (F1_KEY,), ci, resamples, seed)
+            low, high = compared.differences[F1_KEY]["interval"]
+            return {"f1_diff": (compared.differences[F1_KEY]["mean"], low, high),
+                    "significant": (float(compared.significant(F1_KEY)), None, None)}
+        paired = paired_comparison(sides[0][0], sides[1][0], base.row, cell.row, ci, resamples, seed)
+    except ValueError as error:
+        notes.append(f"{cell.key}: not compared with {base.row}: {error}")
+        return {}
+    if paired.only_a or paired.only_b:
+        notes.append(f"{cell.key}: {len(paired.only_a) + len(paired.only_b)} questions scored in one of the two "
+                     "runs only (not paired)")
+    low, high = paired.f1_diff_ci
+    return {"f1_diff": (paired.f1_diff, low, high), "p_mcnemar": (paired.mcnemar_p, None, None),
+            "flips": (len(paired.a_only) + len(paired.b_only), None, None),
+            "significant": (float(low > 0 or high < 0), None, None)}
 
 
 _ENGINE_LABEL = re.compile(rf" {ENGINE_AXIS}=(\S+)")
@@ -272,6 +323,21 @@ def _half_width(measure: Measure, low: Any, high: Any) -> str | None:
     return _number(measure, (high - low) / 2)
 
 
+def _spread(measure: Measure, entry: Any) -> str | None:
+    """A repeated cell's score as ``mean ± sd [low, high]`` (sd between runs, the two-level interval), ``None``
+    for a cell of one run."""
+    if pd.isna(entry.get("sd")):
+        return None
+    return (f"{_number(measure, entry['value'])} ± {_number(measure, entry['sd'])} "
+            f"[{_number(measure, entry['ci_low'])}, {_number(measure, entry['ci_high'])}]")
+
+
+def _text_cell(indexed: pd.DataFrame, measure: Measure, key: tuple[str, str, str], value: Any) -> str:
+    """A cell of the text table: a repeated cell's spread (:func:`_spread`), else its value."""
+    spread = _spread(measure, indexed.loc[key]) if key in indexed.index else None
+    return spread or _number(measure, value)
+
+
 def _best(table: ComparisonTable, measure: Measure, dataset: str) -> float | None:
     """The best value of a column (ties all bold); None for unranked measures and empty or constant columns."""
     if measure.better is None:
@@ -306,7 +372,9 @@ def _cells(table: ComparisonTable, columns: list[str] | None, bold, plus_minus) 
             entry = indexed.loc[key]
             text = _number(measure, entry["value"])
             half = _half_width(measure, entry["ci_low"], entry["ci_high"])
-            if half is not None:
+            if (spread := _spread(measure, entry)) is not None:
+                text = spread
+            elif half is not None:
                 text = plus_minus(text, half)
             best = _best(table, measure, dataset)
             if best is not None and entry["value"] is not None and not pd.isna(entry["value"]) \
@@ -360,8 +428,11 @@ def to_latex(table: ComparisonTable, columns: list[str] | None = None, caption: 
 
 
 def to_csv(table: ComparisonTable, columns: list[str] | None = None) -> str:
-    """Long CSV: one line per row, dataset and measure, with the interval bounds and the run folder."""
+    """Long CSV: one line per row, dataset and measure, with the interval bounds, the sd between runs (a table
+    with repeated cells) and the run folder."""
     frame = table.frame if columns is None else table.frame[table.frame["measure"].isin(columns)]
+    if "sd" in frame and frame["sd"].isna().all():
+        frame = frame.drop(columns="sd")
     return frame.to_csv(index=False)
 
 
@@ -376,10 +447,12 @@ def render(table: ComparisonTable, fmt: str = "text", columns: list[str] | None 
         return to_latex(table, columns)
     if fmt == "text":
         wide = table.wide(columns)
-        shown = wide.copy()
+        shown = wide.copy().astype(object)
         measures = {m.key: m for m in table.measures}
+        indexed = table.frame.set_index(["row", "dataset", "measure"])
         for column in wide.columns:
-            shown[column] = [_number(measures[column[1]], v) for v in wide[column]]
+            measure = measures[column[1]]
+            shown[column] = [_text_cell(indexed, measure, (row, *column), value) for row, value in wide[column].items()]
         return shown.to_string()
     raise ValueError(f"unknown table format {fmt!r}; use text, csv, md or latex")
 

@@ -15,6 +15,10 @@ Adding one (e.g. in a method's module, registered when the module is imported)::
         def respond(self, request):          # deterministic: same request, same text
             return "SELECT ..."
 
+A stand-in with several candidate replies may draw among them at a temperature above 0 with the request's seed
+(:func:`sampled`): the same request still gets the same reply, and the repeats of a run (seeds seed, seed+1, …)
+differ reproducibly, a seeded draw that is never a model's variance.
+
 ``get_model("standin-template", **kwargs)`` then calls ``TemplateStandin(**kwargs)``; any callable returning a
 stand-in works as the factory. Its module in the ``sparqlab.plugins`` group (:mod:`sparqlab.core.plugins`: a
 line of sparqlab's own table, or an entry point of a third party's package) is imported when the name is first
@@ -30,9 +34,11 @@ import functools
 import hashlib
 import inspect
 import json
+import math
+import random
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +192,18 @@ class StandinModel(ChatModel):
             return ChatResponse(text, usage, time.perf_counter() - start, "tool_calls", self.name, tool_calls=calls)
         return ChatResponse(text, Usage.estimate(request, text), time.perf_counter() - start, finish_reason,
                             self.name)
+
+
+def sampled(candidates: Sequence[str], request: ChatRequest) -> str:
+    """A stand-in's reply among its ``candidates`` (best first): the first at temperature 0; above, candidate
+    ``i`` with probability proportional to exp(−i / temperature), drawn by a generator seeded with the request's
+    seed and messages, so the same request always gets the same reply and another seed may get another. This
+    is how a stand-in varies between the repeats of a run: a seeded draw, never a model's variance."""
+    if request.temperature <= 0 or len(candidates) == 1:
+        return candidates[0]
+    draw = random.Random(stable_hash([request.seed, request.messages], 16))
+    weights = [math.exp(-index / request.temperature) for index in range(len(candidates))]
+    return draw.choices(list(candidates), weights)[0]
 
 
 def tool_call(name: str, arguments: dict[str, Any] | str, number: int = 0) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from sparqlab.plots.figures import (
     metric_lines,
     paired_flips,
     pareto_front,
+    repeat_bars,
     save_figure,
     score_distribution,
     subplots,
@@ -35,5 +36,5 @@ __all__ = [
     "CHAR_WIDTH_EM", "HORIZONTAL_AFTER", "LINE_STYLES", "MIN_LABEL_CHARS", "PALETTE", "SINGLE_COLUMN",
     "FigureLayoutError", "LayoutProblem", "category_shares", "cost_quality", "dependency_graph", "figure_stem",
     "in_percent", "leakage_pairs", "loss_curves", "metric_bars", "metric_by_field", "metric_label", "metric_lines",
-    "paired_flips", "pareto_front", "save_figure", "score_distribution", "subplots", "sweep_lines", "use_style",
+    "paired_flips", "pareto_front", "repeat_bars", "save_figure", "score_distribution", "subplots", "sweep_lines", "use_style",
 ]

@@ -212,6 +212,35 @@ def metric_bars(data: Any, metric: str = PRIMARY_METRIC, x: str = "method", hue:
     return ax
 
 
+def repeat_bars(groups: Mapping[str, Mapping[str, Any]], metric: str = PRIMARY_METRIC,
+                ax: Axes | None = None) -> Axes:
+    """The mean over repeats of ``metric`` per run group (``{label: the group's metrics.json}``,
+    :func:`sparqlab.runs.groups.group_metrics`) with error bars from the two-level bootstrap interval over questions
+    and repeats (:mod:`sparqlab.eval.repeats`), which the group axis label names; each label carries the questions
+    and repeats (``n=40×5``) and ``[standin]`` for a stand-in's group, whose spread is a seeded draw."""
+    labels, means, lows, highs = [], [], [], []
+    for label, group in groups.items():
+        score = group["scores"][metric]
+        standin = " [standin]" if group.get("model_is_standin") and "[standin]" not in label else ""
+        labels.append(f"{label}{standin} (n={group['n_paired']}×{group['n_repeats']})")
+        means.append(score["mean"] * _scale(metric))
+        low, high = score["interval"]
+        lows.append(score["mean"] * _scale(metric) - low * _scale(metric))
+        highs.append(high * _scale(metric) - score["mean"] * _scale(metric))
+    ax = _axes(ax)
+    per_group = _chars_across(_axes_inches(ax)[0], "xtick.labelsize") // max(1, len(labels))
+    ax.bar(range(len(labels)), means, color=sns.color_palette(PALETTE)[0], yerr=[lows, highs], capsize=4,
+           error_kw={"linewidth": 1})
+    ax.set_xticks(range(len(labels)), [_wrap(label, per_group) for label in labels])
+    ax.set_ylabel(metric_label(metric))
+    ci = next(iter(groups.values()))["ci"]
+    ax.set_xlabel(_fit_label(ax, f"run group\n[error bars: {ci:g}% two-level bootstrap CI over questions and repeats]"))
+    _mark_zero_bars(ax, horizontal=False)
+    if in_percent(metric):
+        ax.set_ylim(0, 100)
+    return ax
+
+
 def metric_by_field(data: Any, field: str, metric: str = PRIMARY_METRIC, min_n: int = 1, ci: float = 95, seed: int = 0,
                     ax: Axes | None = None) -> Axes:
     """Mean metric per value of ``field`` as a sorted dot plot with bootstrap intervals, readable with 50+ groups.

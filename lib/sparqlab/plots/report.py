@@ -178,8 +178,7 @@ def summary_fragment(view: RunView) -> str:
     summary = view.summary
     environment = read_document(view.path / ENVIRONMENT) if (view.path / ENVIRONMENT).exists() else {}
     engine = summary.get("engine") or environment.get("kg_engine")
-    model = html.escape(view.model).replace(html.escape(STANDIN_LABEL),
-                                            f'<span class="sq-standin">{STANDIN_LABEL}</span>')
+    model = model_html(view.model)
     rows = [("model", model + (" — a stand-in model, not an LLM result" if view.standin else "")),
             ("method", html.escape(str(summary.get("method") or MISSING))),
             ("data", html.escape(f"{short_name(summary.get('dataset'))} {summary.get('split') or ''} · "
@@ -205,6 +204,11 @@ def summary_fragment(view: RunView) -> str:
         f"<details><summary>config</summary>{_pre(json.dumps(without_paths(config), indent=2, default=str))}"
         "</details>",
     ])
+
+
+def model_html(label: str) -> str:
+    """A model label (:func:`~sparqlab.runs.results.model_label`) as HTML, its ``[standin]`` marked."""
+    return html.escape(label).replace(html.escape(STANDIN_LABEL), f'<span class="sq-standin">{STANDIN_LABEL}</span>')
 
 
 def without_paths(value: Any) -> Any:
@@ -296,8 +300,64 @@ def flip_fragment(left: Mapping[str, Any], right: Mapping[str, Any], a: RunView,
         "</div>"])
 
 
+def group_fragment(group_dir: str | Path) -> str:
+    """A run group (``run --repeats``): its model (``[standin]`` marked), each metric's mean ± sd between runs with
+    its two-level interval and per-run values, the metrics over repeats, the agreement of every question (the
+    share of repeats returning the majority answer set, each repeat's outcome), then each question that flips
+    between repeats with every repeat's query and answers."""
+    from sparqlab.runs.groups import group_metrics, group_records, interval_text, over_repeats, spread
+
+    group_dir = Path(group_dir)
+    metrics, runs = group_metrics(group_dir), group_records(group_dir)
+    by_id = [{str(r["id"]): r for r in run} for run in runs]
+    model = model_html(model_label(metrics.get("model"), metrics.get("model_is_standin")))
+    scores = "".join(
+        f"<tr><th>{html.escape(m.label)}</th><td>{spread(m, metrics['scores'][m.key])}</td>"
+        f"<td>{interval_text(m, metrics['scores'][m.key])}</td>"
+        f"<td>{' '.join(m.format(v) for v in metrics['scores'][m.key]['runs'])}</td></tr>"
+        for m in metric_list("report") if m.key in metrics["scores"])
+    scores += "".join(f"<tr><th>{html.escape(key)}</th><td>{m.format(value['value'])}</td>"
+                      f"<td>{interval_text(m, value)}</td><td></td></tr>" for m, key, value in over_repeats(metrics))
+    stability = metrics["stability_by_question"]
+    agreement = "".join(
+        f"<tr><td>{html.escape(qid)}</td><td>{html.escape(str(by_id[0][qid].get('question', '')))}</td>"
+        f"<td>{share:.2f}</td><td>{' '.join(html.escape(outcome(run[qid])) for run in by_id)}</td></tr>"
+        for qid, share in sorted(stability.items(), key=lambda item: item[1]))
+    flips = []
+    for qid in metrics["flipping"]:
+        columns = [(f"seed {seed}", _pre(_text(run[qid].get("predicted_sparql")) or "(no query)") + _answer_list(run[qid]))
+                   for seed, run in zip(metrics["seeds"], by_id, strict=True)]
+        flips.append(f'<div class="sq-question"><div><b>{html.escape(qid)}</b>: '
+                     f"{html.escape(str(by_id[0][qid].get('question', '')))} · agreement {stability[qid]:.2f}</div>"
+                     + _side_by_side(*columns) + "</div>")
+    return "\n".join([
+        f'<style>{STYLE}</style><div class="sq-report">',
+        f"<h2>run group {html.escape(metrics['group'])}</h2>",
+        f"<p>model {model}" + (" — a stand-in model: its spread is a seeded draw, not a model's variance" if metrics.get("model_is_standin")
+           else "") + f" · {metrics['n_repeats']} repeats, seeds {', '.join(map(str, metrics['seeds']))} · "
+        f"{metrics['n_paired']} questions judged in every repeat</p>",
+        f'<table class="metrics"><tr><th>metric</th><th>mean ± sd between runs</th><th>{metrics["ci"]:g}% '
+        f"interval ({html.escape(metrics['interval_method'])})</th><th>per run</th></tr>{scores}</table>",
+        f"<h3>Agreement per question (share of repeats returning the majority answer set; mean "
+        f"{metrics['stability']:.3f})</h3>",
+        f'<table class="metrics"><tr><th>id</th><th>question</th><th>agreement</th><th>outcome per repeat</th></tr>'
+        f"{agreement}</table>",
+        f"<h3>Questions that flip between repeats ({len(flips)})</h3>", *(flips or ["<p><i>none</i></p>"]), "</div>"])
+
+
 def report_page(runs: Sequence[str | Path], max_failures: int | None = None) -> str:
-    """A self-contained HTML page: one run's analysis, or for two runs their comparison then each run's analysis."""
+    """A self-contained HTML page: one run's analysis, or for two runs their comparison then each run's analysis,
+    or a run group's agreement (:func:`group_fragment`)."""
+    from sparqlab.runs.groups import GROUP
+
+    if len(runs) == 1 and (Path(runs[0]) / GROUP).exists():
+        metrics = read_document(Path(runs[0]) / "metrics.json")
+        return "\n".join([
+            "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>sparqlab report: {html.escape(Path(runs[0]).name)}</title></head><body>",
+            f"<h1>sparqlab report: {html.escape(Path(runs[0]).name)}</h1>",
+            f'<p class="sq-standin">{STANDIN_LABEL}: answered by a deterministic stand-in model, not an LLM.</p>'
+            if metrics.get("model_is_standin") else "", group_fragment(runs[0]), "</body></html>"])
     views = [RunView(r) for r in runs]
     if not 1 <= len(views) <= 2:
         raise ValueError(f"a report covers one or two runs, got {len(views)}")

@@ -10,10 +10,12 @@ Quick start::
 
 A results folder ``runs/<experiment>/<run_id>/`` holds ``config.json``, ``environment.json``, ``manifest.json``,
 ``predictions.jsonl``, ``traces.jsonl`` and ``metrics.json``. Calling ``run`` again with the same configuration
-resumes it.
+resumes it. ``run_repeats(lambda config: run(method, config=config), RunConfig(..., repeats=5))`` runs a
+configuration with seeds seed … seed+4 as one run group (:mod:`sparqlab.runs.groups`).
 """
 
 from sparqlab.runs.config import RunConfig, select_shard
+from sparqlab.runs.groups import GroupResult, run_repeats
 from sparqlab.runs.merge import MergeError, MergeReport, merge_shards
 from sparqlab.runs.results import (
     find_run,
@@ -29,6 +31,7 @@ from sparqlab.runs.runner import RunAborted, RunResult, arun, run
 from sparqlab.runs.store import RunInProgressError
 
 __all__ = [
+    "GroupResult",
     "MergeError",
     "MergeReport",
     "RunAborted",
@@ -45,6 +48,7 @@ __all__ = [
     "merge_shards",
     "model_label",
     "run",
+    "run_repeats",
     "run_summary",
     "select_shard",
 ]

@@ -226,6 +226,9 @@ class ExecutionSettings(CheckedConfig):
     - ``served_urls``: where the models served by the job itself are reached, as MODEL=URL: the URL called for
       the endpoint ``serve:MODEL`` (the server a job with a ``serve:`` block started, on the port it got;
       docs/sweeps.md).
+    - ``repeats``: run the configuration this many times, with sampling seeds seed, seed+1, ... (each an
+      ordinary run, its seed in its id) as one run group with mean, sd and intervals over questions and repeats
+      (docs/runs.md); 1: one run.
     """
 
     concurrency: int = 8
@@ -236,8 +239,11 @@ class ExecutionSettings(CheckedConfig):
     progress: bool = True
     output_root: str | None = None
     served_urls: dict[str, str] = field(default_factory=dict)
+    repeats: int = 1
 
     def check(self) -> None:
+        if self.repeats < 1:
+            raise ValueError(f"repeats must be at least 1; got {self.repeats}")
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be at least 1; got {self.concurrency}")
         if self.num_shards < 1 or not 0 <= self.shard_index < self.num_shards:

@@ -165,6 +165,9 @@ async def arun(method: Method, questions: Sequence[Question] | None = None, conf
                kg: KnowledgeGraph | None = None, model: ChatModel | None = None,
                redo_errors: Iterable[str] = ()) -> RunResult:
     """Async form of :func:`run`."""
+    if config is not None and config.repeats > 1:
+        raise ValueError(f"repeats={config.repeats}: run() makes one run; sparqlab.runs.run_repeats (or `sparqlab run "
+                         "--repeats`) runs the repeats as one group")
     runner = Runner(method, questions, config or RunConfig(), kg=kg, model=model)
     try:
         return await runner.execute(set(redo_errors))

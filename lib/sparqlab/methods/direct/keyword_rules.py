@@ -8,7 +8,10 @@ direction chosen from the classes of the relation's two ends that the words befo
 class named right before the entity ("the film [Alien]") is the entity's own, else the first one named ("which
 movies did [Ridley Scott] direct") is the answer's; both directions when neither is named.
 Multi-hop questions are beyond it by design. Replies without a usable entity or relation contain no query, which
-exercises the re-parse path. It is a stand-in: never report its scores as an LLM result.
+exercises the re-parse path. At a temperature above 0 it draws among its candidate queries (the next relations
+by score, the other directions) with the request's seed, so the repeats of a run differ, reproducibly
+(:meth:`PromptRulesStandin.respond`). It is a stand-in: never report its scores, or their spread, as an LLM
+result.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import re
 
 from sparqlab.llm import ChatRequest, StandinModel, register_standin
+from sparqlab.llm.standins import sampled
 from sparqlab.sparql.tree import quote_literal
 
 _RELATION_LINE = re.compile(r"^\s*-\s*(\w+):\s*(\w+)\s*->\s*(\w+)\b.*$", re.MULTILINE)
@@ -86,22 +90,40 @@ def answer_side(domain: list[str], range_: list[str], words_before_topic: list[s
 
 def keyword_query(system_prompt: str, question: str) -> str | None:
     """The one-hop label-based query for ``question``, or ``None`` when the rules find no entity or relation."""
+    return next(iter(keyword_queries(system_prompt, question)), None)
+
+
+SIDES = ("subject", "object", None)
+"""Where the answers sit in a relation's triples (``None``: either)."""
+
+
+def keyword_queries(system_prompt: str, question: str) -> list[str]:
+    """The candidate queries for ``question``, best first (empty when the rules find no entity or relation): the
+    relations sharing words with the question by score (ties: first listed), each in the direction the rules
+    choose, the best relation's two other directions right after its own."""
     relations = _RELATION_LINE.findall(system_prompt)
     classes = class_words(system_prompt)
     topic = _TOPIC.search(question)
     if not relations or not topic:
-        return None
+        return []
     words = _WORD.findall(question.lower())
     scores = [relation_score(label, words) for label, _, _ in relations]
-    best = max(range(len(relations)), key=lambda index: (scores[index], -index))  # ties: first listed
-    if scores[best] == 0:
-        return None
-    label, domain, range_ = relations[best]
-    side = answer_side(
-        classes.get(domain, [domain.lower()]),
-        classes.get(range_, [range_.lower()]),
-        _WORD.findall(question[: topic.start()].lower()),
-    )
+    ranked = sorted((index for index in range(len(relations)) if scores[index] > 0),
+                    key=lambda index: (-scores[index], index))
+    candidates = []
+    for rank, index in enumerate(ranked):
+        label, domain, range_ = relations[index]
+        side = answer_side(
+            classes.get(domain, [domain.lower()]),
+            classes.get(range_, [range_.lower()]),
+            _WORD.findall(question[: topic.start()].lower()),
+        )
+        sides = [side, *(other for other in SIDES if other != side)] if rank == 0 else [side]
+        candidates += [_one_hop(topic.group(1), label, chosen) for chosen in sides]
+    return candidates
+
+
+def _one_hop(topic: str, label: str, side: str | None) -> str:
     pattern = {
         "subject": "?uri ?rel ?topic .",  # "which films ... [person]": the answers are subjects
         "object": "?topic ?rel ?uri .",  # "which person ... [film]": the answers are objects
@@ -110,7 +132,7 @@ def keyword_query(system_prompt: str, question: str) -> str | None:
     return (
         "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
         "SELECT DISTINCT ?label ?uri WHERE {\n"
-        f"  ?topic rdfs:label {quote_literal(topic.group(1))} .\n"
+        f"  ?topic rdfs:label {quote_literal(topic)} .\n"
         f'  ?rel rdfs:label "{label}" .\n'
         f"  {pattern}\n"
         "  ?uri rdfs:label ?label .\n"
@@ -120,17 +142,24 @@ def keyword_query(system_prompt: str, question: str) -> str | None:
 
 class PromptRulesStandin(StandinModel):
     """A rule-based stand-in for the one-shot prompt: :meth:`rules` maps the system prompt and the question (the
-    text after ``Question:``) to a query, answered in a ```sparql block; ``None`` gives :attr:`no_query`."""
+    text after ``Question:``) to a query, answered in a ```sparql block; ``None`` gives :attr:`no_query`. At a
+    temperature above 0 it draws among :meth:`candidates` with the request's seed
+    (:func:`sparqlab.llm.standins.sampled`): deterministic given the seed, a stand-in's draw, not an LLM's."""
 
     no_query = "I could not find a query for this question."
 
     def rules(self, system_prompt: str, question: str) -> str | None:
         raise NotImplementedError
 
+    def candidates(self, system_prompt: str, question: str) -> list[str]:
+        """The queries the rules consider, best first (by default the one :meth:`rules` gives)."""
+        query = self.rules(system_prompt, question)
+        return [] if query is None else [query]
+
     def respond(self, request: ChatRequest) -> str:
         system = next((content for role, content in request.messages if role == "system"), "")
-        query = self.rules(system, request.last_user_message.removeprefix("Question:").strip())
-        return self.no_query if query is None else f"```sparql\n{query}\n```"
+        queries = self.candidates(system, request.last_user_message.removeprefix("Question:").strip())
+        return f"```sparql\n{sampled(queries, request)}\n```" if queries else self.no_query
 
 
 @register_standin("standin-keyword-rules")
@@ -142,3 +171,6 @@ class KeywordRulesStandin(PromptRulesStandin):
 
     def rules(self, system_prompt: str, question: str) -> str | None:
         return keyword_query(system_prompt, question)
+
+    def candidates(self, system_prompt: str, question: str) -> list[str]:
+        return keyword_queries(system_prompt, question)
