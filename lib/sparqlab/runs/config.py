@@ -34,8 +34,10 @@ from sparqlab.core.config import CheckedConfig, FlatConfig
 from sparqlab.core.environment import model_defaults
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import runs_dir
+from sparqlab.core.typed import bounded
 from sparqlab.data.question import Question
 from sparqlab.eval.matching import ANSWER_MATCH_MODES
+from sparqlab.kg import check_kg_options
 from sparqlab.kg.engines import Engine
 from sparqlab.llm.base import SAMPLING_PARAMETERS
 from sparqlab.llm.cache import CACHE_MODES
@@ -73,9 +75,9 @@ class SamplingParams(CheckedConfig):
     - ``extra``: server-specific request fields, sent as they are.
     """
 
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
+    temperature: float | None = bounded(None, ge=0)
+    top_p: float | None = bounded(None, gt=0, le=1)
+    max_tokens: int | None = bounded(None, ge=1)
     stop: tuple[str, ...] | None = None
     reasoning_effort: str | None = None
     seed: int | None = None
@@ -155,6 +157,9 @@ class KGSettings(CheckedConfig):
     kg_url: str | None = None
     kg_options: dict[str, Any] = field(default_factory=dict)
 
+    def check(self) -> None:
+        check_kg_options(self.kg_options, "kg_options")
+
 
 @dataclass(frozen=True)
 class QuestionSelection(CheckedConfig):
@@ -174,15 +179,10 @@ class QuestionSelection(CheckedConfig):
     dataset: str | None = None
     split: str | None = None
     language: str | None = None
-    limit: int | None = None
-    sample: int | None = None
+    limit: int | None = bounded(None, ge=0)
+    sample: int | None = bounded(None, ge=0)
     sample_seed: int = 0
     select: Selection | None = None
-
-    def check(self) -> None:
-        for name in ("limit", "sample"):
-            if (getattr(self, name) or 0) < 0:
-                raise ValueError(f"{name} must be >= 0 or None; got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ class EvaluationSettings(CheckedConfig):
       metrics.json and its digest enters the run id.
     """
 
-    question_timeout_s: float | None = 300.0
+    question_timeout_s: float | None = bounded(300.0, gt=0)
     answer_match: AnswerMatch | None = None
     generate_only: bool = False
     gold_snapshot: str = "auto"
@@ -228,9 +228,9 @@ class ExecutionSettings(CheckedConfig):
       docs/sweeps.md).
     """
 
-    concurrency: int = 8
-    shard_index: int = 0
-    num_shards: int = 1
+    concurrency: int = bounded(8, ge=1)
+    shard_index: int = bounded(0, ge=0)
+    num_shards: int = bounded(1, ge=1)
     cache: CacheMode = "read_write"
     cache_path: str | None = None
     progress: bool = True
@@ -238,9 +238,7 @@ class ExecutionSettings(CheckedConfig):
     served_urls: dict[str, str] = field(default_factory=dict)
 
     def check(self) -> None:
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1; got {self.concurrency}")
-        if self.num_shards < 1 or not 0 <= self.shard_index < self.num_shards:
+        if self.shard_index >= self.num_shards:
             raise ValueError(f"shard_index must be in 0..num_shards-1; got shard_index={self.shard_index}, "
                              f"num_shards={self.num_shards}")
 
