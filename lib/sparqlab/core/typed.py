@@ -87,13 +87,13 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
         raise ValueError(f"{where} must be a {kind.__name__} or a mapping of its fields; got {value!r}")
     if origin in (tuple, list) or kind in (tuple, list):
         if not isinstance(value, list | tuple):
-            raise ValueError(f"{where} must be a list; got {type(value).__name__} {value!r}")
+            raise ValueError(f"{where} must be a list; got {type(value).__name__} {shown(value)}")
         item = args[0] if args else Any
         items = [coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if (origin or kind) is tuple else items
     if origin is dict or kind is dict:
         if not isinstance(value, dict):
-            raise ValueError(f"{where} must be a mapping; got {type(value).__name__} {value!r}")
+            raise ValueError(f"{where} must be a mapping; got {type(value).__name__} {shown(value)}")
         item = args[1] if len(args) == 2 else Any
         return {k: coerce(v, item, f"{where}[{k!r}]") for k, v in value.items()}
     if kind is float:
@@ -108,7 +108,13 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
         return str(value)
     elif isinstance(kind, type) and isinstance(value, kind):
         return value
-    raise ValueError(f"{where} must be {type_name(kind)}; got {type(value).__name__} {value!r}")
+    raise ValueError(f"{where} must be {type_name(kind)}; got {type(value).__name__} {shown(value)}")
+
+
+def shown(value: Any, width: int = 80) -> str:
+    """``repr(value)`` cut to ``width`` characters, for a message about a value that may be a whole document."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 @dataclass(frozen=True)

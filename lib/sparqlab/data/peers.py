@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.typed import Range, check_range, coerce
 from sparqlab.data.files import read_records, require_file
 from sparqlab.data.text2sparql import qname, read_answers
 
@@ -54,17 +55,29 @@ Converter = Callable[[Path, str, str], list[PeerAnswer]]
 """``converter(path, prefix, language) -> answers``."""
 
 
+GRASP_FIELDS = {"sparql": str | None, "elapsed": float | None, "error": str | None,
+                "questions": list[str] | None, "messages": list[dict[str, Any]]}
+"""The fields of a GRASP output line that become a :class:`PeerAnswer`, with their types."""
+
+ELAPSED_RANGE = Range(ge=0, le=365 * 86400)
+"""Seconds a peer took for one question (at most a year): a negative time, or one that overflows when a listing
+averages it (``1e308``), is a damaged file."""
+
+
 def grasp_output(path: Path, prefix: str, language: str) -> list[PeerAnswer]:
-    """GRASP's output JSONL (see the module docstring); a line without ``id`` or ``messages`` is an error naming
-    the file and line."""
+    """GRASP's output JSONL (see the module docstring); a line without ``id``, with a field of another type
+    (:data:`GRASP_FIELDS`: ``messages`` a list of chat-message objects) or an ``elapsed`` that is not a finite
+    number of seconds >= 0 is an error naming the file and line, before any question is answered."""
     answers = []
     for line, record in read_records(path):
-        if "id" not in record or not isinstance(record.get("messages"), list):
-            raise ValueError(f"{path}, line {line}: not a GRASP output (needs 'id' and a 'messages' list)")
-        questions = record.get("questions") or [None]
-        answers.append(PeerAnswer(qname(prefix, record["id"], language), record.get("sparql") or None,
-                                  questions[-1], record.get("elapsed"), record.get("error") or None,
-                                  record["messages"]))
+        where = f"{path}, line {line}: not a GRASP output:"
+        if not isinstance(record.get("id"), str | int) or isinstance(record.get("id"), bool):
+            raise ValueError(f"{where} it needs an 'id', the question number")
+        values = {name: coerce(record.get(name), kind, f"{where} {name}") for name, kind in GRASP_FIELDS.items()}
+        check_range(values["elapsed"], ELAPSED_RANGE, f"{where} elapsed")
+        questions = values["questions"] or [None]
+        answers.append(PeerAnswer(qname(prefix, record["id"], language), values["sparql"] or None,
+                                  questions[-1], values["elapsed"], values["error"] or None, values["messages"]))
     return answers
 
 
