@@ -17,10 +17,10 @@ content, and the digest of the gold snapshot the run scores against (:mod:`sparq
 when its gold queries run live). An edited KG, refinement, dataset or snapshot file is therefore a new run, never
 a silent resume. The execution group (concurrency, progress bar, output folder, cache mode, shard fields), the KG
 options that only change how queries reach the KG (``workers``, ``max_in_flight``, ``retry``), the
-``gold_snapshot`` setting itself (its digest stands for it) and the experiment name are left out
-(:data:`NOT_IN_RUN_ID`), so a rerun with more concurrency resumes the same folder, and one configuration has one
-id in every experiment. Shard fields go into
-the shard folder's name, so every shard of one configuration shares the id of the unsharded run.
+``gold_snapshot`` setting itself (its digest stands for it), ``allow_gold_errors`` and the experiment name are
+left out (:data:`NOT_IN_RUN_ID`), so a rerun with more concurrency resumes the same folder, and one configuration
+has one id in every experiment. Shard fields go into the shard folder's name, so every shard of one configuration
+shares the id of the unsharded run.
 """
 
 from __future__ import annotations
@@ -200,12 +200,15 @@ class EvaluationSettings(CheckedConfig):
       snapshot in data/gold_snapshots when there is one (``sparqlab data snapshot-gold``; else the gold queries run
       live), off = run the gold queries live, or the path of a snapshot file. The snapshot used is named in
       metrics.json and its digest enters the run id.
+    - ``allow_gold_errors``: run although gold queries fail or return nothing on the run's KG (listed before
+      any question is answered; without it the run stops there); their questions count as gold errors.
     """
 
     question_timeout_s: float | None = bounded(300.0, gt=0)
     answer_match: AnswerMatch | None = None
     generate_only: bool = False
     gold_snapshot: str = "auto"
+    allow_gold_errors: bool = False
 
     def check(self) -> None:
         if not self.gold_snapshot:
@@ -315,10 +318,12 @@ def check_format(document: dict[str, Any], where: str) -> None:
                          "rerun — run the same settings again for a new folder")
 
 
-NOT_IN_RUN_ID = frozenset({"experiment", "execution", "evaluation.gold_snapshot", "graph.kg_options.workers",
+NOT_IN_RUN_ID = frozenset({"experiment", "execution", "evaluation.gold_snapshot", "evaluation.allow_gold_errors",
+                           "graph.kg_options.workers",
                            "graph.kg_options.max_in_flight", "graph.kg_options.retry"})
 """What of a RunConfig does not enter the run id, by path: the experiment (where the folder lives), the execution
-group, the gold snapshot setting (the digest of the snapshot used enters instead) and the KG options that only
+group, the gold snapshot setting (the digest of the snapshot used enters instead), ``allow_gold_errors`` (it
+decides whether a run starts, not its answers) and the KG options that only
 change how queries reach the KG (see the module docstring)."""
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -37,7 +38,7 @@ import httpx
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.data.question import Question
-from sparqlab.data.text2sparql import edition
+from sparqlab.data.text2sparql import EDITIONS, edition
 from sparqlab.llm.errors import ExternalUnavailable
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
@@ -136,6 +137,17 @@ class ExternalSystem(Method):
         if not isinstance(document, dict) or not isinstance(document.get("info"), dict):
             return None
         return {"info": document["info"], "paths": sorted(document.get("paths") or {})}
+
+    def cannot_answer(self, questions: Sequence[Question]) -> str | None:
+        if self.config.dataset_iri:
+            return None
+        unknown = [q.id for q in questions
+                   if not q.metadata.get("dataset") and q.id.partition(":")[0] not in EDITIONS]
+        if not unknown:
+            return None
+        return (f"{len(unknown)} of {len(questions)} questions (e.g. {unknown[0]!r}) name no TEXT2SPARQL dataset "
+                "IRI (no 'dataset' metadata, no edition's qname prefix): give the dataset the system answers "
+                "with -o dataset_iri=IRI")
 
     def dataset_iri(self, question: Question) -> str:
         """The ``dataset`` sent: ``dataset_iri``, else the question's (its edition's IRI)."""
