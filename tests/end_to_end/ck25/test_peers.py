@@ -72,6 +72,24 @@ def test_a_grasp_line_of_another_shape_is_refused_naming_file_and_line(tmp_path,
     assert not (tmp_path / "runs").exists(), "nothing is written before the file is read"
 
 
+def test_answers_of_a_dataset_that_is_no_edition_import_by_question_id_or_through_an_id_map(tmp_path, capsys):
+    ids = [q.id for q in registry.load("metaqa-1hop")[:2]]
+    query = "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1"
+    keyed = tmp_path / "keyed.json"
+    keyed.write_text(json.dumps([{"qname": "a", "query": query}, {"qname": "b", "query": None}]), encoding="utf-8")
+    common = ["-d", "metaqa-1hop", "--limit", "2", "--output-root", str(tmp_path / "runs"), "--progress", "false"]
+    assert main(["import", "answers", str(keyed), *common]) == 1
+    assert (f"keyed.json answers none of the run's questions: its keys (e.g. 'a') are not question ids (e.g. "
+            f"{ids[0]!r}); map them with --id-map FILE") in capsys.readouterr().err
+    id_map = tmp_path / "ids.json"
+    id_map.write_text(json.dumps({"a": ids[0], "b": ids[1]}), encoding="utf-8")
+    assert main(["import", "answers", str(keyed), "--id-map", str(id_map), *common]) == 0
+    folder, = (tmp_path / "runs" / "peers").iterdir()
+    records = {r["id"]: r for r in map(json.loads, (folder / "predictions.jsonl").read_text().splitlines())}
+    assert records[ids[0]]["predicted_sparql"] == query
+    assert records[ids[1]]["error_category"] == "external_no_query"
+
+
 def test_the_leaderboard_refuses_a_run_record_whose_score_is_not_a_fraction(tmp_path):
     questions = registry.load("ck25")[:2]
     good = record_scores(OfficialScore(1.0, 1.0, 1.0))
