@@ -110,6 +110,39 @@ def test_a_method_missing_its_extra_stops_the_run_before_it_starts(tmp_path, mon
         "pip install 'sparqlab[desq]'"]
 
 
+def test_training_without_the_train_extra_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    """``sparqlab train`` and notebook 09's experiment stop before any work, naming the extra, not with a bare
+    ``ModuleNotFoundError`` from deep inside (the module list is the extra's, one entry missing here)."""
+    from sparqlab.experiments.train import composition_experiment
+
+    monkeypatch.setitem(extras.EXTRAS, "train", ("torch", "no_such_module_for_this_test"))
+    code = main(["train", "sft", "--base", str(tmp_path), "--data", str(tmp_path / "d.jsonl"), "--out",
+                 str(tmp_path / "out")])
+    assert code == 1 and not (tmp_path / "out").exists()
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "sparqlab train: MissingExtra: sparqlab train sft needs no_such_module_for_this_test, not installed: "
+        "pip install 'sparqlab[train]'"]
+    with pytest.raises(extras.MissingExtra, match=r"notebook 09\) needs no_such_module_for_this_test"):
+        composition_experiment(tmp_path / "composition")
+    assert not (tmp_path / "composition").exists()
+
+
+def test_a_grid_a_notebook_names_is_the_workspace_copy_before_the_bundled_one(tmp_path, monkeypatch):
+    """Notebook 11 runs in the workspace's notebooks/ and names experiments/all_methods.yaml: the workspace's
+    copy (perhaps edited) is read, not the bundled one."""
+    from sparqlab.experiments.grid import load_grid
+
+    init_workspace(tmp_path)
+    grid = tmp_path / "experiments" / "all_methods.yaml"
+    grid.write_text(grid.read_text(encoding="utf-8").replace("metaqa-1hop", "metaqa-2hop"), encoding="utf-8")
+    monkeypatch.setenv("SPARQLAB_WORKSPACE", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "notebooks")
+    loaded = load_grid("experiments/all_methods.yaml")
+    assert loaded.path == grid
+    assert "metaqa-2hop" in {cell.dataset for cell in loaded.cells}
+    assert str(paths.find_input("experiments/none.yaml")) == "experiments/none.yaml", "a miss is named as given"
+
+
 def _declared() -> tuple[set[str], dict[str, set[str]]]:
     """pyproject.toml's base dependencies and each extra's packages (normalised names, extras expanded)."""
     project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["project"]

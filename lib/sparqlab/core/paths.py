@@ -56,6 +56,16 @@ def workspace_root() -> Path:
     return CHECKOUT or find_workspace(Path.cwd())
 
 
+def find_input(path: str | Path) -> Path:
+    """Where a file a parameter names is read from: ``path`` itself when it exists (or is absolute), else the
+    workspace's copy (``experiments/all_methods.yaml`` from a workspace's ``notebooks/``: the copy ``sparqlab
+    init`` made, perhaps edited), else the bundled one; ``path`` when none exists (its reader names it)."""
+    path = Path(path)
+    if path.is_absolute() or path.exists():
+        return path
+    return next((root / path for root in (workspace_root(), PROJECT_ROOT) if (root / path).exists()), path)
+
+
 def data_dir() -> Path:
     """Bundled, licensed data (``data/`` in the checkout or the package, or ``SPARQLAB_DATA``)."""
     return Path(setting("SPARQLAB_DATA") or PROJECT_ROOT / "data")
