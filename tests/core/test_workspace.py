@@ -57,16 +57,22 @@ def test_outside_a_checkout_the_current_folder_is_the_workspace(tmp_path, monkey
     assert paths.runs_dir() == tmp_path / "runs" and paths.cache_dir() == tmp_path / ".cache"
 
 
-def test_init_copies_notebooks_and_grids_and_keeps_what_is_there(tmp_path):
+def test_init_copies_notebooks_and_grids_keeps_readable_files_and_sets_truncated_ones_aside(tmp_path):
     edited = tmp_path / "notebooks" / "00_quickstart.ipynb"
     edited.parent.mkdir(parents=True)
-    edited.write_text("my edits")
-    copied, kept = init_workspace(tmp_path)
-    assert kept == [edited] and edited.read_text() == "my edits"
+    edited.write_text('{"cells": [], "metadata": {"mine": "my edits"}}')
+    bundled_09 = (PROJECT_ROOT / "notebooks" / "09_corrector_data_composition.ipynb").read_bytes()
+    truncated = tmp_path / "notebooks" / "09_corrector_data_composition.ipynb"
+    truncated.write_bytes(bundled_09[:1000])  # what an init cut by a full disk left
+    files = init_workspace(tmp_path)
+    assert files.kept == [edited] and "my edits" in edited.read_text()
+    assert files.replaced == [truncated] and truncated.read_bytes() == bundled_09
+    assert truncated.with_name(truncated.name + ".damaged").read_bytes() == bundled_09[:1000], "nothing is lost"
     assert (tmp_path / WORKSPACE_MARKER).is_file()
     bundled = {p.name for p in (PROJECT_ROOT / "notebooks").glob("*.ipynb")} | \
         {p.name for p in (PROJECT_ROOT / "experiments").glob("*.yaml")}
-    assert {p.name for p in copied} == bundled - {"00_quickstart.ipynb"}
+    assert {p.name for p in files.copied} == bundled - {edited.name, truncated.name}
+    assert not [p for p in tmp_path.rglob("*.tmp")], "no scratch file is left"
 
 
 def test_a_workspace_notebook_hides_the_bundled_one_and_misses_say_where_they_looked(tmp_path):
