@@ -545,14 +545,15 @@ def external_own(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str],
             s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
         server = subprocess.Popen([sys.executable, "-c", "import sys; from sparqlab.cli import main; "
                                    "sys.exit(main(sys.argv[1:]))", "serve", "direct", "-m", "standin-keyword-rules",
-                                   "--kg", "movies", "--port", str(port)], stderr=subprocess.DEVNULL,
+                                   "--kg", "movies", "--dataset-iri", "http://example.org/movies", "--port",
+                                   str(port)], stderr=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL)
         for _ in range(300):
             with socket.socket() as s:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.1)
-        argv = ["run", "external", "-o", f"endpoint=http://127.0.0.1:{port}/", "-o", "retries=0",
+        argv = ["run", "external", "-o", f"endpoint=http://127.0.0.1:{port}/text2sparql", "-o", "retries=0",
                 "-d", "metaqa-1hop", "--limit", "3", "--kg", "movies", "--progress", "false",
                 "--output-root", str(scratch / "runs")]
     """, """
