@@ -105,6 +105,14 @@ class MethodCannotAnswer(ValueError):
     any work instead of a run whose every question fails."""
 
 
+def gold_problem(answers: list[str] | None, source: str | None) -> str | None:
+    """What is wrong with a gold query's outcome (:meth:`Runner._gold_answers`): the engine's error, or ``no
+    answer`` for an empty result; ``None`` when it answered."""
+    if source and source.startswith("error: "):
+        return source.removeprefix("error: ")
+    return "no answer" if source in ("gold_sparql", SNAPSHOT_SOURCE) and not answers else None
+
+
 class GoldQueriesFailed(ValueError):
     """Gold queries of the run's questions fail or return nothing on the run's KG: found before any question is
     answered, so a researcher's own dataset or KG is fixed before a run scores against nothing."""
@@ -739,16 +747,15 @@ class Runner:
     # -- the run --------------------------------------------------------------------------------------------
 
     async def check_gold(self) -> None:
-        """Run the gold queries of this shard's questions (their answers are kept for scoring) and list those that
-        fail or return nothing on the run's KG, before any question is answered: a :class:`GoldQueriesFailed`
-        unless ``allow_gold_errors``, then a note. Errors a gold snapshot recorded were listed when it was taken."""
+        """Run the gold queries of this shard's questions (their answers are kept for scoring; a gold snapshot's
+        entries are read instead) and list those that fail or return nothing on the run's KG, before any question
+        is answered: a :class:`GoldQueriesFailed` unless ``allow_gold_errors``, then a note."""
         if self.config.generate_only:
             return
         asked = [q for q in self.questions if q.gold_answers is None and q.gold_sparql]
         found = await asyncio.gather(*(self._gold_answers(q) for q in asked))
-        problems = [f"{q.id}: {source.removeprefix('error: ')}" if answers is None else f"{q.id}: no answer"
-                    for q, (answers, source) in zip(asked, found, strict=True)
-                    if source == "gold_sparql" and not answers or (source or "").startswith("error: ")]
+        problems = [f"{q.id}: {problem}" for q, (answers, source) in zip(asked, found, strict=True)
+                    if (problem := gold_problem(answers, source))]
         if not problems:
             return
         listed = "\n".join(f"  {line}" for line in problems[:SHOWN_GOLD_PROBLEMS])
