@@ -658,6 +658,374 @@ PROBES += [
 ]
 
 
+# -- issue 51: a researcher's mistakes named before work, values in range, no link followed, no half file ---------
+
+MOVIES_RUN = ["run", "direct", "-d", "metaqa-1hop", "--limit", "2", "-m", "standin-keyword-rules", "-e", "m51",
+              "--progress", "false"]
+GRASP = "data/peers/grasp/ck25/gpt-41.search_extended_with_feedback.jsonl"
+
+
+def cli_outcome(setup: str = "", after: str = "") -> list[str]:
+    """A snippet: ``setup`` (Python, with ``scratch``, ``main`` and ``data_dir`` in scope; it sets ``argv``), then
+    ``main(argv)`` with its stdout kept in ``out``, then ``after``; prints ``exit N: <stderr lines>`` and what
+    ``after`` prints."""
+    return python("import contextlib, io, json, os, pathlib, sys\nfrom sparqlab.cli import main\n"
+                  "from sparqlab.core.paths import data_dir\n"
+                  "scratch = pathlib.Path(sys.argv[1])\n" + textwrap.dedent(setup) + "\n"
+                  "err, out = io.StringIO(), io.StringIO()\n"
+                  "with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):\n    code = main(argv)\n"
+                  "lines = [x.strip() for x in err.getvalue().splitlines() if x.strip() and not x.startswith('(run')]\n"
+                  "print(f'exit {code}:', ' | '.join(lines)[:400])\n" + textwrap.dedent(after))
+
+
+def exit_line(out: Outcome) -> str:
+    return next((line for line in out.out.splitlines() if line.startswith("exit ")), last_line(out.out + out.err))
+
+
+def refused(*words: str) -> Callable[[Outcome, Path], tuple[bool, str]]:
+    """Held when the command exited 1 with a message holding every word (the setting, file or option named)."""
+    def held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+        line = exit_line(out)
+        facts = [line for line in out.out.splitlines() if line.startswith("fact:")]
+        ok = line.startswith("exit 1:") and all(word in line for word in words) \
+            and not any("outside changed" in f for f in facts)
+        return ok, "; ".join([line[:200], *facts])
+
+    return held
+
+
+def setting_probe(*flags: str) -> Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]:
+    def setup(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+        return [*cli_outcome(f"argv = {MOVIES_RUN + list(flags)!r} + ['--output-root', str(scratch / 'runs')]",
+                             "print('fact: answered', sum(1 for _ in scratch.rglob('predictions.jsonl')), 'runs')"),
+                str(scratch)], {}
+    return setup
+
+
+def grasp_line(change: str) -> Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]:
+    """``sparqlab import grasp`` of GRASP's released file with ``change`` applied to every line, then ``runs
+    list`` (the folder must not be poisoned)."""
+    def setup(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+        return [*cli_outcome(f"""
+            lines = [json.loads(x) for x in (data_dir().parent / {GRASP!r}).read_text().splitlines()]
+            for r in lines:
+                {change}
+            (scratch / "peer.jsonl").write_text("".join(json.dumps(r) + "\\n" for r in lines))
+            argv = ["import", "grasp", str(scratch / "peer.jsonl"), "-d", "ck25", "--kg", "ck25", "--output-root",
+                    str(scratch / "runs"), "--progress", "false"]
+        """, """
+            cats = [json.loads(x).get("error_category") for p in scratch.rglob("predictions.jsonl")
+                    for x in p.read_text().splitlines()]
+            print("fact: records", len(cats), "method_error", cats.count("method_error"))
+            listing = io.StringIO()
+            with contextlib.redirect_stderr(listing), contextlib.redirect_stdout(io.StringIO()):
+                listed = main(["runs", "list", "--root", str(scratch / "runs")])
+            print("fact: runs list exit", listed, listing.getvalue().strip().splitlines()[-1:][0][:120]
+                  if listing.getvalue().strip() else "")
+        """), str(scratch)], {}
+    return setup
+
+
+def grasp_held(*words: str) -> Callable[[Outcome, Path], tuple[bool, str]]:
+    def held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+        ok, detail = refused(*words)(out, scratch)
+        return ok and "fact: records 0" in out.out and "runs list exit 0" in out.out, detail
+    return held
+
+
+def edited_score(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    return [*cli_outcome(f"""
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(["import", "grasp", str(data_dir().parent / {GRASP!r}), "-d", "ck25", "--kg", "ck25", "--limit", "5",
+                  "--output-root", str(scratch / "runs"), "--progress", "false"])
+        preds = next(scratch.rglob("predictions.jsonl"))
+        lines = preds.read_text().splitlines()
+        first = json.loads(lines[0]); first["scores"]["text2sparql"] = 50; lines[0] = json.dumps(first)
+        preds.write_text("\\n".join(lines) + "\\n")
+        argv = ["leaderboard", "ck25", "--run", str(preds.parent)]
+    """, """
+        row = [x for x in out.getvalue().splitlines() if "[sparqlab]" in x]
+        print("fact: row", row[0].split()[1:4] if row else "none")
+    """), str(scratch)], {}
+
+
+def own_questions(scratch: Path, rows: list[dict]) -> Path:
+    path = scratch / "own.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def failing_gold(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    own = own_questions(scratch, [
+        {"id": "q1", "text": "who directed Alien", "kg": "movies",
+         "gold_sparql": 'SELECT ?d WHERE { ?f rdfs:label "Alien" ; mrel:directed_by ?d }'},
+        {"id": "q2", "text": "who directed Nothing", "kg": "movies",
+         "gold_sparql": 'SELECT ?d WHERE { ?f rdfs:label "No such film" ; mrel:directed_by ?d }'},
+        {"id": "q3", "text": "broken gold", "kg": "movies", "gold_sparql": "SELECT ?d WHERE { ?f"}])
+    return [*cli_outcome(f"argv = ['run', 'direct', '-d', {str(own)!r}, '-m', 'standin-keyword-rules', '--kg', "
+                         "'movies', '--progress', 'false', '--output-root', str(scratch / 'runs')]"), str(scratch)], {}
+
+
+def external_own(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    """A TEXT2SPARQL system (``sparqlab serve`` over a stand-in) asked the movie questions without a dataset
+    IRI."""
+    return [*cli_outcome("""
+        import socket, subprocess, time
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+        server = subprocess.Popen([sys.executable, "-c", "import sys; from sparqlab.cli import main; "
+                                   "sys.exit(main(sys.argv[1:]))", "serve", "direct", "-m", "standin-keyword-rules",
+                                   "--kg", "movies", "--dataset-iri", "http://example.org/movies", "--port",
+                                   str(port)], stderr=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL)
+        for _ in range(300):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        argv = ["run", "external", "-o", f"endpoint=http://127.0.0.1:{port}/text2sparql", "-o", "retries=0",
+                "-d", "metaqa-1hop", "--limit", "3", "--kg", "movies", "--progress", "false",
+                "--output-root", str(scratch / "runs")]
+    """, """
+        server.kill()
+        cats = [json.loads(x).get("error_category") for p in scratch.rglob("predictions.jsonl")
+                for x in p.read_text().splitlines()]
+        print("fact: records", len(cats), sorted(set(map(str, cats))))
+    """), str(scratch)], {}
+
+
+def genop_own(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    return [*cli_outcome("argv = ['run', 'genop', '-d', 'metaqa-1hop', '--limit', '3', '-m', "
+                         "'standin-keyword-rules', '--progress', 'false', '--output-root', str(scratch / 'runs')]",
+                         "print('fact: records', sum(len(p.read_text().splitlines()) for p in "
+                         "scratch.rglob('predictions.jsonl')))"), str(scratch)], {}
+
+
+def import_own(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    answers = scratch / "answers.json"
+    answers.write_text(json.dumps([{"qname": "test_0", "query": "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1"},
+                                   {"qname": "test_1", "query": None}]), encoding="utf-8")
+    return [*cli_outcome(f"argv = ['import', 'answers', {str(answers)!r}, '-d', 'metaqa-1hop', '--limit', '2', "
+                         "'--progress', 'false', '--output-root', str(scratch / 'runs')]"), str(scratch)], {}
+
+
+def imported_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    line = exit_line(out)
+    return line.startswith("exit 0"), line[:200]
+
+
+def workspace_grid(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    return python(f"""
+        import os, pathlib
+        from sparqlab.core.paths import init_workspace
+        ws = pathlib.Path("{scratch}") / "ws"
+        init_workspace(ws)
+        grid = ws / "experiments" / "all_methods.yaml"
+        os.environ["SPARQLAB_WORKSPACE"] = str(ws)
+        os.chdir(ws / "notebooks")  # where papermill runs notebook 11
+        from sparqlab.experiments.grid import load_grid
+        loaded = load_grid("experiments/all_methods.yaml")
+        print(("ok: " if loaded.path == grid else "ignored the workspace's copy: ") + f"read {{loaded.path}}")
+    """), {}
+
+
+def no_train_extra(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    """``sparqlab train sft`` where peft is not installed: the environment's packages but peft, linked into a
+    folder the child reads instead of its site-packages (``-S``)."""
+    import sysconfig
+
+    site = scratch / "site"
+    site.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.lower().startswith("peft"):
+            (site / entry.name).symlink_to(entry)
+    (scratch / "d.jsonl").write_text('{"messages": [{"role": "user", "content": "q"}, '
+                                     '{"role": "assistant", "content": "a"}]}\n', encoding="utf-8")
+    lib = str(Path(__file__).resolve().parents[1] / "lib")
+    path = os.pathsep.join([p for p in os.environ.get("PYTHONPATH", lib).split(os.pathsep) if p] + [str(site)])
+    return ["-S", *cli_outcome(f"argv = ['train', 'sft', '--base', str(scratch), '--data', {str(scratch / 'd.jsonl')!r}, "
+                               "'--out', str(scratch / 'out')]"), str(scratch)], {"PYTHONPATH": path}
+
+
+def linked(name: str) -> Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]:
+    """Resume a finished run folder in which ``name`` is a link to a file outside (holding sound lines)."""
+    def setup(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+        return [*cli_outcome(f"""
+            argv = {MOVIES_RUN!r} + ["--output-root", str(scratch / "runs")]
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                main(argv)
+            folder = next((scratch / "runs" / "m51").iterdir())
+            outside = scratch / "outside.txt"
+            outside.write_text((folder / "predictions.jsonl").read_text().splitlines(keepends=True)[0])
+            before = outside.read_bytes()
+            (folder / {name!r}).unlink()
+            (folder / {name!r}).symlink_to(outside)
+        """, """
+            after = outside.read_bytes()
+            print("fact: the file outside", "unchanged" if after == before else "changed:",
+                  "" if after == before else f"{len(before)} -> {len(after)} bytes, now starting {after[:12]!r}")
+        """), str(scratch)], {}
+    return setup
+
+
+def full_report(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    """``runs report -o`` over an earlier report, with every file capped at 16 KiB (RLIMIT_FSIZE: EFBIG, as a
+    full disk)."""
+    return [*cli_outcome("""
+        import resource
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            main(["run", "direct", "-d", "metaqa-1hop", "--limit", "30", "-m", "standin-keyword-rules", "-e", "m51",
+                  "--progress", "false", "--output-root", str(scratch / "runs")])
+        folder = next((scratch / "runs" / "m51").iterdir())
+        report = scratch / "report.html"
+        report.write_text("<html>the report of yesterday</html>")
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+        argv = ["runs", "report", str(folder), "-o", str(report)]
+    """, """
+        text = report.read_text()
+        print("fact: report now", len(text), "bytes", "(the old one)" if "yesterday" in text else
+              ("(whole)" if text.rstrip().endswith("</html>") else "(truncated)"))
+    """), str(scratch)], {}
+
+
+def full_report_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    line = exit_line(out)
+    fact = next((x for x in out.out.splitlines() if x.startswith("fact:")), "")
+    return line.startswith("exit 1") and "report.html" in line and "(the old one)" in fact, f"{line[:160]}; {fact}"
+
+
+def cut_init(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    """``sparqlab init`` cut by a full disk (RLIMIT_FSIZE below one notebook), then run again without it."""
+    return python(f"""
+        import pathlib, subprocess, sys
+        ws = pathlib.Path("{scratch}") / "ws"
+        code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (8000, 8000)); "
+                "from sparqlab.cli import main; sys.exit(main(sys.argv[1:]))")
+        cut = subprocess.run([sys.executable, "-c", code, "init", str(ws)], capture_output=True, text=True)
+        again = subprocess.run([sys.executable, "-c", code.split("; ", 2)[2], "init", str(ws)], capture_output=True,
+                               text=True)
+        import json
+        bad = []
+        for nb in sorted((ws / "notebooks").glob("*.ipynb")):
+            try:
+                json.loads(nb.read_text())
+            except ValueError:
+                bad.append(nb.name)
+        line = (cut.stderr.strip().splitlines() or [""])[-1][:120]
+        print(("ok: " if not bad else f"kept truncated: {{bad[:2]}} ") + f"first init exit {{cut.returncode}} "
+              f"({{line}}); rerun: {{again.stdout.strip()[:120]}}")
+    """), {}
+
+
+def damaged_shard(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    return [*cli_outcome("""
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            for index in (0, 1):
+                main(["run", "direct", "-d", "metaqa-1hop", "--limit", "6", "-m", "standin-keyword-rules", "-e",
+                      "m51", "--progress", "false", "--output-root", str(scratch / "runs"), "--shard-index",
+                      str(index), "--num-shards", "2"])
+        shard = sorted((scratch / "runs" / "m51").iterdir())[1]
+        lines = (shard / "predictions.jsonl").read_text().splitlines()
+        record = json.loads(lines[0]); record["f1"] = 50; lines[0] = json.dumps(record)
+        (shard / "predictions.jsonl").write_text("\\n".join(lines) + "\\n")
+        argv = ["runs", "merge", str(shard)]
+    """, """
+        merged = [p for p in (scratch / "runs" / "m51").iterdir() if "shard" not in p.name]
+        print("fact: merged folders", len(merged))
+    """), str(scratch)], {}
+
+
+def read_only_cache(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    """A response cache on a folder mounted read-only: a tmpfs remounted ro in a mount namespace of the probe's own
+    (``unshare -rm``; gone with it), since chmod does not stop root."""
+    folder = scratch / "ro"
+    folder.mkdir()
+    (scratch / "fill.py").write_text("import sys\nfrom sparqlab.core.cache import JsonCache\n"
+                                     "JsonCache(sys.argv[1] + '/r.sqlite').put('n', 'k', 1)\n")
+    (scratch / "open.py").write_text("import sys\nfrom sparqlab.core.cache import JsonCache\ntry:\n"
+                                     "    JsonCache(sys.argv[1] + '/r.sqlite')\n    print('ok: opened')\n"
+                                     "except Exception as error:\n"
+                                     "    print(f'{type(error).__name__}: {error}'[:300])\n")
+    script = ('mount -t tmpfs -o size=4m tmpfs "$1" && "$0" "$2/fill.py" "$1" && mount -o remount,ro "$1" '
+              '&& "$0" "$2/open.py" "$1"')
+    return python(f"""
+        import subprocess, sys
+        done = subprocess.run(["unshare", "-rm", "sh", "-c", {script!r}, sys.executable, "{folder}", "{scratch}"],
+                              capture_output=True, text=True)
+        print(done.stdout.strip() or done.stderr.strip()[-200:])
+    """), {}
+
+
+def read_only_held(out: Outcome, scratch: Path) -> tuple[bool, str]:
+    line = last_line(out.out + out.err)
+    return line.startswith("StorageFull") and "rm -f" not in line, line[:200]
+
+
+def install_line(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+    """The README's install line, as written, with the pip of a fresh ``python3.11 -m venv`` (``--dry-run
+    --no-deps``: only whether pip reads the line and builds the package's metadata)."""
+    return python(f"""
+        import os, pathlib, shutil, subprocess, sys
+        sys.path.insert(0, "{Path(__file__).resolve().parents[1] / 'tests'}")
+        from sparqlab.core.paths import PROJECT_ROOT
+        from support.docs import install_command
+        scratch = pathlib.Path("{scratch}")
+        (scratch / "home" / "src").mkdir(parents=True)
+        (scratch / "home" / "src" / "sparqlab").symlink_to(PROJECT_ROOT)
+        subprocess.run([shutil.which("python3.11") or sys.executable, "-m", "venv", str(scratch / "venv")], check=True)
+        pip = str(scratch / "venv" / "bin" / "pip")
+        version = subprocess.run([pip, "--version"], capture_output=True, text=True).stdout.split()[1]
+        line = [w.replace("$HOME", str(scratch / "home")) for w in install_command()]
+        done = subprocess.run([pip, *line[1:], "--dry-run", "--no-deps"], capture_output=True, text=True)
+        said = (done.stdout + done.stderr).strip().splitlines()
+        print(("ok: " if done.returncode == 0 else "failed: ") + f"pip {{version}}: " + (said[-1] if said else "")[:150])
+    """), {}
+
+
+PROBE_CACHE = Path(tempfile.gettempdir()) / f"sparqlab-probes-cache-{os.getuid()}"
+"""The KG store and caches of these probes (built once, kept between sessions): a probe that fills a disk or
+edits a folder never touches a checkout's own ``.cache``."""
+
+
+def isolated(setup: Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]
+             ) -> Callable[[Path, contextlib.ExitStack], tuple[list[str], dict[str, str]]]:
+    def with_cache(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
+        args, env = setup(scratch, stack)
+        return args, {"SPARQLAB_CACHE": str(PROBE_CACHE), **env}
+    return with_cache
+
+
+MISTAKE_PROBES = [
+    Probe("--question-timeout-s 0", setting_probe("--question-timeout-s", "0"), refused("question_timeout_s")),
+    Probe("--question-timeout-s nan", setting_probe("--question-timeout-s", "nan"), refused("question_timeout_s")),
+    Probe("--question-timeout-s -5", setting_probe("--question-timeout-s", "-5"), refused("question_timeout_s")),
+    Probe("--kg-options max_rows=0", setting_probe("--kg-options", "max_rows=0"), refused("max_rows")),
+    Probe("--kg-options max_rows=-1", setting_probe("--kg-options", "max_rows=-1"), refused("max_rows")),
+    Probe("--temperature nan", setting_probe("--temperature", "nan"), refused("temperature")),
+    Probe("--max-tokens -5", setting_probe("--max-tokens", "-5"), refused("max_tokens")),
+    Probe("--kg-options memory_limit_gb=8G", setting_probe("--kg-options", "memory_limit_gb=8G"),
+          refused("memory_limit_gb")),
+    Probe("import grasp: messages as strings", grasp_line('r["messages"] = [m.get("content") or "" for m in '
+                                                          'r["messages"]]'), grasp_held("peer.jsonl, line 1")),
+    Probe("import grasp: elapsed 1e308", grasp_line('r["elapsed"] = 1e308'), grasp_held("peer.jsonl, line 1")),
+    Probe("import grasp: elapsed -1e9", grasp_line('r["elapsed"] = -1e9'), grasp_held("peer.jsonl, line 1")),
+    Probe("leaderboard --run of a record edited to 50", edited_score, refused("predictions.jsonl, line 1")),
+    Probe("own dataset: gold queries failing / empty", failing_gold, refused("q2", "q3", "--allow-gold-errors")),
+    Probe("external on a non-challenge dataset", external_own, refused("dataset_iri")),
+    Probe("genop on a dataset without GenOp queries", genop_own, refused("genop", "'query'")),
+    Probe("import answers for a non-TEXT2SPARQL dataset", import_own, imported_held),
+    Probe("notebook 11's grid in an init workspace", workspace_grid, ok_line()),
+    Probe("sparqlab train sft without peft", no_train_extra, refused("pip install 'sparqlab[train]'")),
+    Probe("resume: .lock is a link outside", linked(".lock"), refused("symbolic link")),
+    Probe("resume: predictions.jsonl is a link outside", linked("predictions.jsonl"), refused("symbolic link")),
+    Probe("runs report -o onto a full disk", full_report, full_report_held),
+    Probe("init cut by a full disk, then rerun", cut_init, ok_line()),
+    Probe("runs merge of a shard line edited to f1 50", damaged_shard, refused("f1 is 50")),
+    Probe("read-only cache folder", read_only_cache, read_only_held),
+    Probe("README install line with a fresh venv's pip", install_line, ok_line()),
+]
+PROBES += [Probe(p.name, isolated(p.setup), p.held) for p in MISTAKE_PROBES]
+
 def run_probe(probe: Probe, disk_full_wrap: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="sparqlab-probe-") as folder, contextlib.ExitStack() as stack:
         scratch = Path(folder)

@@ -1,30 +1,29 @@
-"""sparqlab as a library (issue 39): the wheel built from this checkout, pip-installed with its dependencies into a
-fresh virtual environment, used from an empty folder as a researcher would — the README's first session (its
-commands read from README.md, so this is where that block runs) writes
-everything there and nothing into the environment, ``environment.json`` names the commit the wheel was built
-from, and a command whose extra is not installed stops with one line naming it.
+"""sparqlab as a library (issue 39): this checkout installed by the README's own install line (read from
+README.md and run as written, with the pip a fresh ``python3.11 -m venv`` gets — issue 51: an older pip refused
+the line), with its dependencies, used from an empty folder as a researcher would — the README's first session
+(its commands read from README.md, so this is where that block runs) writes everything there and nothing into the
+environment, ``environment.json`` names the commit the install was built from, and a command whose extra is not
+installed stops with one line naming it.
 
-Slow (building the wheel, ~50 s of installing, ~40 s of session; CI runs it): the environment is made once for
-the module. The install uses the project's constraints (the versions the suite is tested with) and pip's
-configured package index; torch is not pulled (it is only in extras)."""
+Slow (pip builds the wheel from a clone of the committed checkout, ~60 s of installing, ~40 s of session; CI
+runs it): the environment is made once for the module. The install uses the project's constraints (the versions
+the suite is tested with, through ``PIP_CONSTRAINT``) and pip's configured package index; torch is not pulled (it
+is only in extras)."""
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from sparqlab.core.paths import CHECKOUT, WORKSPACE_MARKER
-from support.docs import first_session
+from support.docs import first_session, install_command
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900),
               pytest.mark.skipif(CHECKOUT is None, reason="builds the wheel from the checkout")]
@@ -37,26 +36,27 @@ def timed(argv: list[str], **options) -> tuple[subprocess.CompletedProcess, floa
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> dict:
-    """The wheel built from the checkout, installed into a fresh venv: its ``bin`` folder, the wheel and the
-    seconds each step took (printed for the notes)."""
+    """A fresh venv (``python3.11 -m venv``, its own pip) into which the README's install line, as written there,
+    installs the checkout (at ``$HOME/src/sparqlab``: a link to it): its ``bin`` folder, the installed version and
+    the seconds the install took (printed for the notes). pip clones the committed checkout."""
     root = tmp_path_factory.mktemp("install")
-    lock = Path(tempfile.gettempdir()) / f"sparqlab-wheel-{hashlib.sha256(bytes(CHECKOUT)).hexdigest()[:12]}.lock"
-    with lock.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # setuptools builds in the checkout's build/: one build at a time
-        built, build_s = timed([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w",
-                                str(root / "dist"), str(CHECKOUT)])
-    assert built.returncode == 0, built.stderr[-3000:]
-    wheel = next((root / "dist").glob("sparqlab-*.whl"))
-    made, _ = timed([sys.executable, "-m", "venv", str(root / "venv")])
+    home = root / "home"
+    (home / "src").mkdir(parents=True)
+    (home / "src" / "sparqlab").symlink_to(CHECKOUT)
+    made, _ = timed([shutil.which("python3.11") or sys.executable, "-m", "venv", str(root / "venv")])
     assert made.returncode == 0, made.stderr
     bin_dir = root / "venv" / "bin"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARQLAB_", "VIRTUAL_ENV", "PYTHON"))}
-    done, install_s = timed([str(bin_dir / "pip"), "install", "--quiet", "--no-compile", "-c",
-                             str(CHECKOUT / "constraints.txt"), str(wheel)], env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    print(f"\nwheel {wheel.name}: {wheel.stat().st_size / 1e6:.1f} MB, built in {build_s:.0f} s; "
-          f"installed with its dependencies in {install_s:.0f} s")
-    return {"bin": bin_dir, "wheel": wheel, "venv": root / "venv"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARQLAB_", "VIRTUAL_ENV", "PYTHON", "PIP_"))}
+    env.update(HOME=str(home), PIP_CONSTRAINT=str(CHECKOUT / "constraints.txt"), PIP_NO_COMPILE="1")
+    line = [word.replace("$HOME", str(home)) for word in install_command()]
+    done, install_s = timed([str(bin_dir / "pip"), *line[1:]], env=env, cwd=root)
+    assert done.returncode == 0, f"{' '.join(line)}:\n{done.stderr[-3000:]}"
+    pip = timed([str(bin_dir / "pip"), "--version"])[0].stdout.split()[1]
+    version = timed([str(bin_dir / "python"), "-c", "from importlib.metadata import version; "
+                     "print(version('sparqlab'))"])[0].stdout.strip()
+    print(f"\n{' '.join(line)} with pip {pip}: sparqlab {version} installed with its dependencies in "
+          f"{install_s:.0f} s")
+    return {"bin": bin_dir, "version": version, "venv": root / "venv"}
 
 
 def session_env(installed: dict, home: Path) -> dict[str, str]:
@@ -94,7 +94,7 @@ def test_the_first_session_runs_from_an_empty_folder_and_writes_only_there(insta
     environment = json.loads(next((folder / "runs" / "try").glob("*/environment.json")).read_text())
     head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True)
     assert environment["git"]["revision"] == head.stdout.strip()
-    version = installed["wheel"].name.split("-")[1]
+    version = installed["version"]
     assert environment["packages"]["sparqlab"] == version and "+g" in version  # a version per commit
     assert venv_files(installed["venv"]) == before, "the session wrote into the environment"
     assert {p.name for p in folder.iterdir()} == {".cache", "runs", "figures"}
@@ -103,11 +103,11 @@ def test_the_first_session_runs_from_an_empty_folder_and_writes_only_there(insta
 def test_without_its_extra_a_command_stops_with_one_line_naming_it(installed, tmp_path):
     env = session_env(installed, tmp_path / "home")
     for argv, extra in [(["run", "desq", "-d", "mcqa-movies", "--limit", "2", "-m", "standin-desq"], "desq"),
-                        (["lab"], "lab")]:
+                        (["train", "sft", "--base", "b", "--data", "d.jsonl", "--out", "out"], "train")]:
         done, _ = timed([str(installed["bin"] / "sparqlab"), *argv], cwd=tmp_path, env=env, timeout=120)
         assert done.returncode == 1
         assert len(done.stderr.strip().splitlines()) == 1 and f"pip install 'sparqlab[{extra}]'" in done.stderr
-    assert not (tmp_path / "runs").exists()  # stopped before the run started
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "out").exists()  # stopped before any work
 
 
 def test_init_makes_a_workspace_that_subfolders_write_to(installed, tmp_path):
@@ -117,8 +117,7 @@ def test_init_makes_a_workspace_that_subfolders_write_to(installed, tmp_path):
     assert done.returncode == 0, done.stderr
     study = tmp_path / "study"
     assert (study / WORKSPACE_MARKER).is_file() and (study / "experiments" / "all_methods.yaml").is_file()
-    with zipfile.ZipFile(installed["wheel"]) as wheel:
-        bundled = {Path(n).name for n in wheel.namelist() if n.startswith("sparqlab/bundled/notebooks/")}
+    bundled = {p.name for p in installed["venv"].glob("lib/python3*/site-packages/sparqlab/bundled/notebooks/*.ipynb")}
     assert {p.name for p in (study / "notebooks").glob("*.ipynb")} == bundled and "00_quickstart.ipynb" in bundled
     (study / "notes").mkdir()
     done, _ = timed([sparqlab, "reproduce", "status", "00_quickstart"], cwd=study / "notes", env=env)

@@ -31,7 +31,7 @@ def test_a_failed_gold_query_reads_the_same_from_a_run_and_from_scoring_later(tm
     questions.write_text(json.dumps({"id": "broken", "text": "who directed Alien", "kg": "movies",
                                      "gold_sparql": BROKEN_GOLD}) + "\n", encoding="utf-8")
     settings = dict(kg="movies", dataset=str(questions), model="standin-keyword-rules", progress=False,
-                    cache_path=str(tmp_path / "responses.sqlite"))
+                    cache_path=str(tmp_path / "responses.sqlite"), allow_gold_errors=True)
     normal = run(DirectSparql(), config=RunConfig(experiment="normal", **settings))
     generated = run(DirectSparql(), config=RunConfig(experiment="gen", generate_only=True, **settings))
     assert generated.metrics["n_gold_errors"] == 0  # a generation-only line was not judged

@@ -122,7 +122,7 @@ def test_pass_at_k_is_the_unbiased_estimator_and_bad_k_or_repeats_are_refused(ca
     with pytest.raises(ValueError, match="k must be between 1 and the number of repeats n=5"):
         pass_at_k(5, 2, 6)
     assert main([*COMMAND[:-6], "--repeats", "0"]) != 0
-    assert "repeats must be at least 1" in capsys.readouterr().err
+    assert "repeats must be >= 1" in capsys.readouterr().err
 
 
 def test_the_stochastic_standin_is_a_seeded_draw():

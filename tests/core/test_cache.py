@@ -2,7 +2,14 @@
 
 import json
 import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
+
+import pytest
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import canonical_json, stable_hash
@@ -55,3 +62,31 @@ def test_stable_hash_ignores_key_order():
     assert stable_hash({"a": 1, "b": [1, 2]}) == stable_hash({"b": [1, 2], "a": 1})
     assert stable_hash({"a": 1}) != stable_hash({"a": 2})
     assert json.loads(canonical_json({"b": 1, "a": 2})) == {"a": 2, "b": 1}
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux) for a read-only mount")
+def test_a_read_only_cache_folder_is_a_storage_error_that_never_advises_deleting(tmp_path):
+    """A cache on a folder mounted read-only (a tmpfs remounted ro in a private mount namespace: honest for root,
+    whom chmod does not stop) is not a corrupt cache: deleting it would destroy model output."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    script = textwrap.dedent(f"""
+        mount -t tmpfs -o size=4m tmpfs {folder}
+        {sys.executable} -c "from sparqlab.core.cache import JsonCache; JsonCache('{folder}/r.sqlite').put('n', 'k', 1)"
+        mount -o remount,ro {folder}
+        {sys.executable} -c "
+        from sparqlab.core.cache import JsonCache
+        try:
+            JsonCache('{folder}/r.sqlite')
+        except Exception as error:
+            print(type(error).__name__, error)
+        "
+    """)
+    done = subprocess.run(["unshare", "-rm", "sh", "-ec", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    if "mount" in done.stderr and done.returncode:
+        pytest.skip(f"no private read-only mount here: {done.stderr.strip()[:200]}")
+    out = done.stdout.strip()
+    assert out.startswith(f"StorageFull cannot write {folder}/r.sqlite: unable to open database file"), \
+        out + done.stderr
+    assert "make it writable" in out and "rm -f" not in out and "corrupt" not in out

@@ -57,16 +57,22 @@ def test_outside_a_checkout_the_current_folder_is_the_workspace(tmp_path, monkey
     assert paths.runs_dir() == tmp_path / "runs" and paths.cache_dir() == tmp_path / ".cache"
 
 
-def test_init_copies_notebooks_and_grids_and_keeps_what_is_there(tmp_path):
+def test_init_copies_notebooks_and_grids_keeps_readable_files_and_sets_truncated_ones_aside(tmp_path):
     edited = tmp_path / "notebooks" / "00_quickstart.ipynb"
     edited.parent.mkdir(parents=True)
-    edited.write_text("my edits")
-    copied, kept = init_workspace(tmp_path)
-    assert kept == [edited] and edited.read_text() == "my edits"
+    edited.write_text('{"cells": [], "metadata": {"mine": "my edits"}}')
+    bundled_09 = (PROJECT_ROOT / "notebooks" / "09_corrector_data_composition.ipynb").read_bytes()
+    truncated = tmp_path / "notebooks" / "09_corrector_data_composition.ipynb"
+    truncated.write_bytes(bundled_09[:1000])  # what an init cut by a full disk left
+    files = init_workspace(tmp_path)
+    assert files.kept == [edited] and "my edits" in edited.read_text()
+    assert files.replaced == [truncated] and truncated.read_bytes() == bundled_09
+    assert truncated.with_name(truncated.name + ".damaged").read_bytes() == bundled_09[:1000], "nothing is lost"
     assert (tmp_path / WORKSPACE_MARKER).is_file()
     bundled = {p.name for p in (PROJECT_ROOT / "notebooks").glob("*.ipynb")} | \
         {p.name for p in (PROJECT_ROOT / "experiments").glob("*.yaml")}
-    assert {p.name for p in copied} == bundled - {"00_quickstart.ipynb"}
+    assert {p.name for p in files.copied} == bundled - {edited.name, truncated.name}
+    assert not [p for p in tmp_path.rglob("*.tmp")], "no scratch file is left"
 
 
 def test_a_workspace_notebook_hides_the_bundled_one_and_misses_say_where_they_looked(tmp_path):
@@ -108,6 +114,39 @@ def test_a_method_missing_its_extra_stops_the_run_before_it_starts(tmp_path, mon
     assert error.strip().splitlines() == [
         "sparqlab run: MissingExtra: method desq needs no_such_module_for_this_test, not installed: "
         "pip install 'sparqlab[desq]'"]
+
+
+def test_training_without_the_train_extra_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    """``sparqlab train`` and notebook 09's experiment stop before any work, naming the extra, not with a bare
+    ``ModuleNotFoundError`` from deep inside (the module list is the extra's, one entry missing here)."""
+    from sparqlab.experiments.train import composition_experiment
+
+    monkeypatch.setitem(extras.EXTRAS, "train", ("torch", "no_such_module_for_this_test"))
+    code = main(["train", "sft", "--base", str(tmp_path), "--data", str(tmp_path / "d.jsonl"), "--out",
+                 str(tmp_path / "out")])
+    assert code == 1 and not (tmp_path / "out").exists()
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "sparqlab train: MissingExtra: sparqlab train sft needs no_such_module_for_this_test, not installed: "
+        "pip install 'sparqlab[train]'"]
+    with pytest.raises(extras.MissingExtra, match=r"notebook 09\) needs no_such_module_for_this_test"):
+        composition_experiment(tmp_path / "composition")
+    assert not (tmp_path / "composition").exists()
+
+
+def test_a_grid_a_notebook_names_is_the_workspace_copy_before_the_bundled_one(tmp_path, monkeypatch):
+    """Notebook 11 runs in the workspace's notebooks/ and names experiments/all_methods.yaml: the workspace's
+    copy (perhaps edited) is read, not the bundled one."""
+    from sparqlab.experiments.grid import load_grid
+
+    init_workspace(tmp_path)
+    grid = tmp_path / "experiments" / "all_methods.yaml"
+    grid.write_text(grid.read_text(encoding="utf-8").replace("metaqa-1hop", "metaqa-2hop"), encoding="utf-8")
+    monkeypatch.setenv("SPARQLAB_WORKSPACE", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "notebooks")
+    loaded = load_grid("experiments/all_methods.yaml")
+    assert loaded.path == grid
+    assert "metaqa-2hop" in {cell.dataset for cell in loaded.cells}
+    assert str(paths.find_input("experiments/none.yaml")) == "experiments/none.yaml", "a miss is named as given"
 
 
 def _declared() -> tuple[set[str], dict[str, set[str]]]:

@@ -76,7 +76,7 @@ def test_the_shipped_grid_tests_against_a_direct_baseline_that_reads_ck25_s_sche
     ({"datasets": {"d": {"dataset": "d", "experiment": "e"}}}, "experiment belong to the sweep"),
     ({"axes": {"colour": [1]}}, "unknown setting 'colour'"),
     ({"axes": {"seed": []}}, "non-empty list"),
-    ({"run": {"concurrency": 0}}, "concurrency must be at least 1"),
+    ({"run": {"concurrency": 0}}, "concurrency must be >= 1"),
     ({"exclude": [{"row": "x"}]}, "unknown key(s) row"),
     ({"executor": {"slurm": {"partitoin": "gpu"}}}, "unknown key(s) partitoin"),
     ({"datasets": {}}, "at least one entry"),

@@ -99,7 +99,7 @@ def test_paired_repeats_recomputed_independently():
 def test_repeats_and_shards_do_not_combine(write_grid):
     with pytest.raises(GridError, match="repeats and shards do not combine"):
         load_grid(write_grid(GRID.replace("rules: {{method: direct}}", "rules: {{method: direct, shards: 2}}")))
-    with pytest.raises(GridError, match="repeats must be at least 1"):
+    with pytest.raises(GridError, match="repeats must be >= 1"):
         load_grid(write_grid(GRID.replace("repeats: 3", "repeats: 0")))
 
 

@@ -69,7 +69,8 @@ def _run(dataset, kg_url, tmp_path, **config):
         warnings.simplefilter("ignore", LenientLoad)
         method = FixedQueries(queries={"g1": GOLD["g1"], "g2": GOLD["g2"], "g3": GOLD["g3"]})
         return run(method, config=RunConfig(dataset=str(dataset), kg="wikidata", kg_url=str(kg_url),
-                                            output_root=str(tmp_path / "runs"), progress=False, **config))
+                                            output_root=str(tmp_path / "runs"), progress=False,
+                                            allow_gold_errors=True, **config))
 
 
 def test_snapshot_gold_records_answers_digests_and_gold_errors(wikidata_shaped_endpoint, dataset, tmp_path, capsys):

@@ -62,14 +62,19 @@ def test_a_damaged_line_is_named_set_aside_and_its_question_redone(finished, dam
     assert original not in aside.read_bytes()
 
 
-def test_an_impossible_score_is_damage_not_a_result(finished):
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("f1", 50, "f1 is 50, outside [0, 1]"),  # a hand edit: 50 instead of 0.5
+    ("latency_s", 1e308, "latency_s must be in [0, 3.1536e+07]; got 1e+308"),  # overflows every listing's sum
+    ("latency_s", -1e9, "latency_s must be in [0, 3.1536e+07]; got -1000000000.0"),
+])
+def test_an_impossible_score_or_time_is_damage_not_a_result(finished, field, value, problem):
     config, predictions, _ = finished
     lines = predictions.read_text(encoding="utf-8").splitlines()
     record = json.loads(lines[1])
-    record["f1"] = 50  # a hand edit: 50 instead of 0.5
+    record[field] = value
     _replace_line(predictions, 2, json.dumps(record).encode())
     result, message = _resume(config)
-    assert f"{predictions}:2: f1 is 50, outside [0, 1] (question {record['id']})" in message
+    assert f"{predictions}:2: {problem} (question {record['id']})" in message
     assert result.answered == 1 and result.metrics["f1"] == 1.0
 
 

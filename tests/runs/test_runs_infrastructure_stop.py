@@ -116,7 +116,7 @@ def test_a_storage_error_in_the_run_folder_names_the_file(tmp_path):
     store = RunStore(tmp_path / "run")
     store.open()
     store._predictions = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115 - every write: ENOSPC
-    with pytest.raises(StorageFull, match="cannot write /dev/full: No space left on device"):
+    with pytest.raises(StorageFull, match=f"cannot write {tmp_path / 'run' / 'predictions.jsonl'}: No space left"):
         store.append({"id": "q0"}, [])
     store.close()  # the unwritten rest of the line is what the append reported, not a second error
 

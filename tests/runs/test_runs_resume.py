@@ -7,8 +7,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from runs_helpers import LookupMethod, TinyKG, tiny_questions
 
+from sparqlab.core.files import LinkRefused
 from sparqlab.core.jsonl import read_jsonl
 from sparqlab.runs import RunConfig, run, run_summary
 from sparqlab.runs.store import repair_torn_line
@@ -95,3 +97,20 @@ def test_repair_torn_line_cuts_only_the_partial_line(tmp_path):
     assert repair_torn_line(path) is False
     path.write_bytes(b'{"id": ')
     assert repair_torn_line(path) is True and path.read_bytes() == b""
+
+
+@pytest.mark.parametrize("name", [".lock", "predictions.jsonl"])
+def test_a_run_folder_holding_a_link_is_refused_and_nothing_is_written_through_it(root, name):
+    """A link planted in a run folder (a group-writable runs/, an unpacked archive) would make resume truncate
+    the ``.lock``'s target or append predictions outside: the folder is refused, the target left as it was."""
+    config = RunConfig(experiment="links", output_root=str(root), progress=False)
+    first = run(LookupMethod(), tiny_questions(3), config, kg=TinyKG(3))
+    outside = root.parent / "outside.jsonl"
+    lines = (first.run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    outside.write_text("".join(lines[:2]), encoding="utf-8")  # sound lines: resume would append the third
+    before = outside.read_bytes()
+    (first.run_dir / name).unlink()
+    (first.run_dir / name).symlink_to(outside)
+    with pytest.raises(LinkRefused, match=f"{first.run_dir / name} is a symbolic link"):
+        run(LookupMethod(), tiny_questions(3), config, kg=TinyKG(3))
+    assert outside.read_bytes() == before

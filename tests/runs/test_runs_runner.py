@@ -10,6 +10,7 @@ from sparqlab.core.jsonl import read_jsonl
 from sparqlab.data.question import Question
 from sparqlab.llm import ChatModel, ChatResponse, ModelRequestError, ModelUnavailable
 from sparqlab.runs import RunAborted, RunConfig, RunInProgressError, load_predictions, load_runs, run
+from sparqlab.runs.runner import GoldQueriesFailed
 from sparqlab.runs.store import RunStore
 
 REQUIRED_FIELDS = {"id", "question", "predicted_sparql", "predicted_answers", "gold_answers", "f1", "em", "empty",
@@ -157,7 +158,13 @@ def test_gold_answers_come_from_gold_sparql_when_missing(root):
     questions = tiny_questions(4, gold="sparql")
     questions.append(Question("q9", "no gold at all", kg="tiny"))
     questions.append(Question("q8", "broken gold", gold_sparql="SELECT ?v WHERE {", kg="tiny"))
-    result = run(LookupMethod({"q9": "wrong"}), questions, config(root), kg=kg)
+    questions.append(Question("q7", "empty gold", gold_sparql='SELECT ?v WHERE { ?s ?p "absent" }', kg="tiny"))
+    with pytest.raises(GoldQueriesFailed) as refused:  # named before any question is answered
+        run(LookupMethod({"q9": "wrong"}), questions, config(root), kg=kg)
+    assert "2 of 6 gold queries fail or return nothing" in str(refused.value)
+    assert "  q8: syntax_error: " in str(refused.value) and "  q7: no answer" in str(refused.value)
+    assert "--allow-gold-errors" in str(refused.value) and not any(root.rglob("predictions.jsonl"))
+    result = run(LookupMethod({"q9": "wrong"}), questions, config(root, allow_gold_errors=True), kg=kg)
     preds = predictions(result.run_dir)
     assert preds["q2"]["gold_answers"] == ["v2"] and preds["q2"]["gold_source"] == "gold_sparql"
     assert preds["q2"]["f1"] == 1.0
@@ -166,7 +173,7 @@ def test_gold_answers_come_from_gold_sparql_when_missing(root):
     assert result.metrics["n_scored"] == 4 and result.metrics["f1"] == 1.0
     # the broken gold query cannot be judged (gold_error); the question without any gold has nothing to judge
     # (no_gold): the count agrees with the records' error types
-    assert result.metrics["n_gold_errors"] == 1 == result.metrics["error_types"]["gold_error"]
+    assert result.metrics["n_gold_errors"] == 2 == result.metrics["error_types"]["gold_error"]
     assert preds["q9"]["error_type"] == "no_gold" and result.metrics["error_types"]["no_gold"] == 1
 
 

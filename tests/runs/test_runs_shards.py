@@ -117,3 +117,15 @@ def test_merge_waits_for_running_shards(root):
         with pytest.raises(MergeError, match=r"shard\(s\) 1 of .* are still running"):
             merge_shards(shards[0].run_dir)
     assert merge_shards(shards[0].run_dir).complete
+
+
+def test_merge_refuses_a_damaged_shard_line_as_resume_would(root):
+    shards = run_shards(root, "damaged", tiny_questions(4), 2)
+    target = shards[1].run_dir / "predictions.jsonl"
+    records = list(read_jsonl(target))
+    records[1]["f1"] = 50  # a hand edit resume sets aside: merged, it would be averaged into the run's F1
+    write_jsonl(target, records)
+    with pytest.raises(MergeError, match=rf"1 damaged line\(s\) in {target}:\n  {target}:2: f1 is 50, outside "
+                                         r"\[0, 1\]\nresume that shard"):
+        merge_shards(shards[0].run_dir)
+    assert not (root / "damaged" / shards[0].run_id).exists(), "nothing merged"

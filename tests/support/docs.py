@@ -1,6 +1,7 @@
-"""What the documentation tests and the install test share: the shell commands of a fenced block, and the
-README's first session, which tests/test_install.py executes from the installed wheel in an empty folder (so the
-docs runner only parses it instead of running the same commands a second time)."""
+"""What the documentation tests and the install test share: the shell commands of a fenced block, the README's
+install line, which tests/test_install.py runs with the pip of a fresh venv, and the README's first session, which
+it executes from that install in an empty folder (so the docs runner only parses them instead of running the same
+commands a second time)."""
 
 from __future__ import annotations
 
@@ -39,12 +40,29 @@ def commands(code: str) -> list[list[str]]:
     return out
 
 
-def first_session() -> list[list[str]]:
-    """The ``sparqlab`` commands of the README's first session, as written there (the venv activation aside)."""
-    path, section = FIRST_SESSION
+INSTALL = (PROJECT_ROOT / "README.md", "Two commands")
+"""The README section whose block holds the line that installs sparqlab into a researcher's own environment."""
+
+
+def install_command() -> list[str]:
+    """The README's ``pip install "sparqlab[...] @ git+file://..."`` line, as written there (``$HOME`` unexpanded)."""
+    return next(argv for argv in section_commands(*INSTALL) if argv[:2] == ["pip", "install"]
+                and any("git+file://" in word for word in argv))
+
+
+def section_commands(path, section: str) -> list[list[str]]:
+    """The commands of every bash block under the ``## section`` heading of ``path``."""
     lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
     for block in extract_from_file(path):
         heading = next((line[3:].strip() for line in reversed(lines[: block.lineno]) if line.startswith("## ")), "")
         if heading == section and block.syntax == "bash":
-            return [argv for argv in commands(block.code) if argv[0] == "sparqlab"]
-    raise AssertionError(f"{path.name} has no bash block under '## {section}'")
+            found += commands(block.code)
+    if not found:
+        raise AssertionError(f"{path.name} has no bash block under '## {section}'")
+    return found
+
+
+def first_session() -> list[list[str]]:
+    """The ``sparqlab`` commands of the README's first session, as written there (the venv activation aside)."""
+    return [argv for argv in section_commands(*FIRST_SESSION) if argv[0] == "sparqlab"]

@@ -16,9 +16,14 @@ def register(subparsers) -> None:
         description="One run folder per FILE (method `imported`): the peer's final queries executed on the run's "
                     "KG and scored like every method's, its conversation, times and calls in the traces. "
                     "The run is an ordinary row of `sparqlab table`, `runs` and `leaderboard --run`. --language: the "
-                    "language of the questions the files answer (default en).")
+                    "language of the questions the files answer (default en). Any dataset: a TEXT2SPARQL "
+                    "edition's files are keyed by its qnames, another dataset's by its question ids or through "
+                    "--id-map.")
     parser.add_argument("format", choices=sorted(CONVERTERS), help="the files' format")
     parser.add_argument("files", nargs="+", metavar="FILE", help="the peer's output files")
+    parser.add_argument("--id-map", metavar="FILE",
+                        help="a JSON object mapping the files' question keys (qnames, GRASP ids) to the dataset's "
+                             "question ids, for a dataset whose ids the files do not use")
     add_run_options(parser, skip=("models", "repeats"),
                     defaults={"experiment": "peers"})
     parser.set_defaults(handler=handle)
@@ -33,7 +38,8 @@ def handle(args: argparse.Namespace) -> int:
     if not config.dataset:
         raise ValueError("name the dataset the files answer with --dataset (e.g. -d ck25 --kg ck25)")
     for path in args.files:
-        method = ImportedOutput(file=path, output_format=args.format, language=config.language or "en")
+        method = ImportedOutput(file=path, output_format=args.format, language=config.language or "en",
+                                id_map=args.id_map)
         result = run(method, config=config)
         metrics = result.metrics
         print(f"{path} -> {result.run_dir}  ({metrics['n_done']}/{metrics['n_questions']} questions; "

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from sparqlab.core.extras import require
+
 
 def register(subparsers) -> None:
     """Add ``train`` with its actions."""
@@ -176,6 +178,7 @@ DATA_OPTIONS = ("variant", "seed", "generator_share", "split_seed", "generator_d
 def _sft(args: argparse.Namespace) -> int:
     from sparqlab.train.sft import SFTConfig, train_sft
 
+    require("train", what="sparqlab train sft")
     config = SFTConfig(base=args.base, data=args.data, out=args.out, lora_r=args.lora_r, lora_alpha=args.lora_alpha,
                        lora_dropout=args.lora_dropout, target_modules=args.target_modules, epochs=args.epochs,
                        max_steps=args.max_steps, learning_rate=args.lr, batch_size=args.batch_size,
@@ -282,6 +285,7 @@ def handle_data(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    require("train", what="sparqlab train serve")
     from sparqlab.llm.local_transformers import LocalTransformersModel
     from sparqlab.serving.model_server import serve
 
@@ -290,6 +294,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _tiny(args: argparse.Namespace) -> int:
+    require("train", what="sparqlab train tiny")
     from sparqlab.train.records import read_records, record_messages
     from sparqlab.train.tiny import build_tiny_decoder, build_tiny_encoder
 

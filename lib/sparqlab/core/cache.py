@@ -74,7 +74,8 @@ class JsonCache:
         return conn
 
     def _check(self) -> str | None:
-        """``None`` if the file is absent or passes ``quick_check``, else what is wrong."""
+        """``None`` if the file is absent or passes ``quick_check``, else what is wrong; :class:`StorageFull`
+        when the file's folder cannot be written (read-only, full), which says nothing about its content."""
         if not self.path.exists() or self.path.stat().st_size == 0:
             return None
         try:
@@ -84,6 +85,8 @@ class JsonCache:
             finally:
                 conn.close()
         except sqlite3.DatabaseError as error:
+            if storage_failure(error):  # a read-only or full folder is not a damaged file: never advise deleting it
+                raise StorageFull(self.path, error) from None
             return str(error)
         found = [row[0] for row in rows]
         return None if found == ["ok"] else "; ".join(found[:3])

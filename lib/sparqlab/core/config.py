@@ -18,7 +18,17 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, get_type_hints
 
-from sparqlab.core.typed import coerce, is_config, is_optional, parse_text, plain, type_name
+from sparqlab.core.typed import (
+    RANGE_KEY,
+    Range,
+    check_range,
+    coerce,
+    is_config,
+    is_optional,
+    parse_text,
+    plain,
+    type_name,
+)
 
 _HELP_PART = re.compile(r"((?:``\w+``[\s,/]*(?:and\s+|or\s+)?)+):\s*(.*?)(?=;\s*``\w+``\s*:|$)")
 """One ``name``(s): text part of a docstring bullet."""
@@ -76,7 +86,8 @@ class TypedConfig:
     ``a`` / ``b``: text, or hold several ``; ``name``: text`` parts).
 
     Field types understood (:mod:`sparqlab.core.typed`): ``bool``, ``int``, ``float``, ``str``, ``tuple[X, ...]``,
-    ``dict[str, X]``, ``Literal[...]``, ``X | None`` and nested config classes (groups).
+    ``dict[str, X]``, ``Literal[...]``, ``X | None`` and nested config classes (groups). A numeric field declared
+    with :func:`~sparqlab.core.typed.bounded` must lie in its range; a float must be finite.
     """
 
     _type_cache: ClassVar[dict[type, dict[str, Any]]] = {}
@@ -91,6 +102,20 @@ class TypedConfig:
             hints = get_type_hints(cls)
             TypedConfig._type_cache[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
         return TypedConfig._type_cache[cls]
+
+    @classmethod
+    def field_range(cls, name: str) -> Range | None:
+        """The declared interval of field ``name`` (:func:`~sparqlab.core.typed.bounded`), if any."""
+        return cls.__dataclass_fields__[name].metadata.get(RANGE_KEY)
+
+    @classmethod
+    def checked_value(cls, name: str, value: Any) -> Any:
+        """``value`` as field ``name`` takes it: coerced to its type and inside its declared range; a
+        ``ValueError`` naming the setting otherwise."""
+        where = f"{cls.__name__}.{name}"
+        value = coerce(value, cls.field_types()[name], where)
+        check_range(value, cls.field_range(name), where)
+        return value
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -155,9 +180,7 @@ class TypedConfig:
         tuples for tuple fields, nested dicts become nested configs."""
         data = dict(data or {})
         cls._check_names(data)
-        types_ = cls.field_types()
-        values = {name: coerce(value, types_[name], f"{cls.__name__}.{name}") for name, value in data.items()}
-        return cls(**values)
+        return cls(**{name: cls.checked_value(name, value) for name, value in data.items()})
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> TypedConfig:
@@ -215,16 +238,16 @@ class TypedConfig:
 @dataclass(frozen=True)
 class CheckedConfig(TypedConfig):
     """A typed config validated at construction: every field is coerced to its declared type (a ``Literal``
-    refuses other values, a dict becomes its group's config) and :meth:`check` then tests what types cannot say
-    (ranges, relations between fields)."""
+    refuses other values, a dict becomes its group's config) and checked against its declared range; :meth:`check`
+    then tests what neither can say (relations between fields, the keys of a mapping)."""
 
     def __post_init__(self) -> None:
-        for name, kind in self.field_types().items():
-            object.__setattr__(self, name, coerce(getattr(self, name), kind, f"{type(self).__name__}.{name}"))
+        for name in self.field_names():
+            object.__setattr__(self, name, self.checked_value(name, getattr(self, name)))
         self.check()
 
     def check(self) -> None:
-        """Refuse values the types allow but the setting does not (a ``ValueError`` naming the field)."""
+        """Refuse values the types and ranges allow but the setting does not (a ``ValueError`` naming it)."""
 
 
 class FlatConfig(CheckedConfig):

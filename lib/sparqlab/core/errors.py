@@ -31,8 +31,8 @@ class StorageFull(InfrastructureError):
     def __init__(self, path: str | Path | None, error: BaseException):
         self.path = None if path is None else Path(path)
         where = f"cannot write {self.path}" if self.path else "cannot write a file"
-        super().__init__(f"{where}: {error_reason(error)}; free space there (or point the folder elsewhere) and "
-                         "rerun")
+        super().__init__(f"{where}: {error_reason(error)}; free space there or make it writable (or point the "
+                         "folder elsewhere) and rerun — nothing there needs deleting")
 
 
 class MissingDependency(InfrastructureError):

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from sparqlab.core.errors import InfrastructureError
+from sparqlab.core.files import atomic_write
 
 SIDECAR_SUFFIX = ".integrity.json"
 """The record of a single-file output, beside it."""
@@ -111,16 +110,7 @@ def sidecar_path(path: Path) -> Path:
 def write_sidecar(path: Path) -> None:
     """Record ``path``'s size and digest beside it (atomically: a reader sees the old record or the new; two
     writers each write a scratch file of their own)."""
-    sidecar = sidecar_path(path)
-    handle, scratch = tempfile.mkstemp(prefix=f".{sidecar.name}.", dir=sidecar.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(json.dumps({path.name: file_record(path)}) + "\n")
-        os.chmod(scratch, 0o644)  # mkstemp's 0600 would hide the record from other users of a shared cache
-        os.replace(scratch, sidecar)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
+    atomic_write(sidecar_path(path), json.dumps({path.name: file_record(path)}) + "\n")
 
 
 def sidecar_problem(path: Path) -> str | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.files import atomic_write
 from sparqlab.core.text import lone_surrogate
 
 _KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
@@ -113,9 +114,7 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
-    """Write ``records`` as JSON Lines, replacing the file."""
+    """Write ``records`` as JSON Lines, replacing the file atomically (no half-written file on a full disk)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    atomic_write(path, (json.dumps(record, ensure_ascii=False) + "\n" for record in records))

@@ -14,9 +14,15 @@ researcher can keep large build outputs on a scratch disk (``SPARQLAB_CACHE``) a
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from sparqlab.core.environment import setting
+from sparqlab.core.files import atomic_write
+from sparqlab.core.yaml_loader import load_yaml
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The installed ``sparqlab`` package folder."""
@@ -56,6 +62,16 @@ def workspace_root() -> Path:
     return CHECKOUT or find_workspace(Path.cwd())
 
 
+def find_input(path: str | Path) -> Path:
+    """Where a file a parameter names is read from: ``path`` itself when it exists (or is absolute), else the
+    workspace's copy (``experiments/all_methods.yaml`` from a workspace's ``notebooks/``: the copy ``sparqlab
+    init`` made, perhaps edited), else the bundled one; ``path`` when none exists (its reader names it)."""
+    path = Path(path)
+    if path.is_absolute() or path.exists():
+        return path
+    return next((root / path for root in (workspace_root(), PROJECT_ROOT) if (root / path).exists()), path)
+
+
 def data_dir() -> Path:
     """Bundled, licensed data (``data/`` in the checkout or the package, or ``SPARQLAB_DATA``)."""
     return Path(setting("SPARQLAB_DATA") or PROJECT_ROOT / "data")
@@ -90,15 +106,39 @@ WORKSPACE_COPIES = ("notebooks", "experiments")
 """What :func:`init_workspace` copies in from the bundled resources: the notebooks and the example grids."""
 
 
-def init_workspace(folder: Path) -> tuple[list[Path], list[Path]]:
+DAMAGED_COPY_SUFFIX = ".damaged"
+"""A workspace file that cannot be read (an init cut short by an older version) is moved to ``<name>.damaged``."""
+
+
+@dataclass
+class WorkspaceFiles:
+    """What :func:`init_workspace` did with each bundled file: ``copied`` in, ``kept`` as it was (readable, perhaps
+    edited), ``replaced``: unreadable, moved aside to ``<name>.damaged`` and copied anew."""
+
+    copied: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)
+    replaced: list[Path] = field(default_factory=list)
+
+
+def readable_copy(path: Path) -> bool:
+    """Whether a workspace notebook or grid file reads as one (a JSON notebook with cells, a YAML mapping): a
+    truncated copy does not."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":
+            return isinstance(json.loads(text).get("cells"), list)
+        return isinstance(load_yaml(text), dict)
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, yaml.YAMLError):
+        return False
+
+
+def init_workspace(folder: Path) -> WorkspaceFiles:
     """Make ``folder`` a workspace: write :data:`WORKSPACE_MARKER` and copy the bundled notebooks and example
-    grids in. A file already there is kept (a researcher's edits are never overwritten). Returns the files
-    ``(copied, kept)``."""
+    grids in, each atomically (an interrupted init leaves no half file). A readable file already there is kept (a
+    researcher's edits are never overwritten); an unreadable one is moved aside, never deleted, and copied anew."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / WORKSPACE_MARKER).write_text("# a sparqlab workspace: runs/, figures/ and .cache/ are written here\n",
-                                          encoding="utf-8")
-    copied: list[Path] = []
-    kept: list[Path] = []
+    atomic_write(folder / WORKSPACE_MARKER, "# a sparqlab workspace: runs/, figures/ and .cache/ are written here\n")
+    files = WorkspaceFiles()
     for name in WORKSPACE_COPIES:
         source = PROJECT_ROOT / name
         for path in sorted(source.glob("*")):
@@ -106,12 +146,16 @@ def init_workspace(folder: Path) -> tuple[list[Path], list[Path]]:
                 continue
             target = folder / name / path.name
             if target.exists():
-                kept.append(target)
-                continue
+                if readable_copy(target):
+                    files.kept.append(target)
+                    continue
+                target.replace(target.with_name(target.name + DAMAGED_COPY_SUFFIX))
+                files.replaced.append(target)
+            else:
+                files.copied.append(target)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(path.read_bytes())
-            copied.append(target)
-    return copied, kept
+            atomic_write(target, path.read_bytes())
+    return files
 
 
 def outside_package(path: Path, option: str) -> Path:

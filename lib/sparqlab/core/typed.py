@@ -7,13 +7,20 @@ Types understood: ``bool``, ``int``, ``float``, ``str``, ``Any``, ``tuple[X, ...
 with a ``from_text`` class method also takes its one-string form, e.g. a model role's ``NAME@URL``).
 Shell strings: booleans as true/false/yes/no/on/off/1/0, ``none``/``null`` for optional values, sequences as
 comma-separated items or a ``[...]`` literal, mappings and nested configs as JSON or YAML.
+
+Numbers are finite: NaN and infinities are refused for every ``float`` setting (a NaN timeout or temperature
+passes every comparison test as false and silently zeroes a run). A setting's allowed interval is declared with
+it (:class:`Range`, :func:`bounded`) and checked by :func:`check_range` wherever the setting is read.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import math
 import types
 import typing
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, get_args, get_origin
 
@@ -80,17 +87,19 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
         raise ValueError(f"{where} must be a {kind.__name__} or a mapping of its fields; got {value!r}")
     if origin in (tuple, list) or kind in (tuple, list):
         if not isinstance(value, list | tuple):
-            raise ValueError(f"{where} must be a list; got {type(value).__name__} {value!r}")
+            raise ValueError(f"{where} must be a list; got {type(value).__name__} {shown(value)}")
         item = args[0] if args else Any
         items = [coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if (origin or kind) is tuple else items
     if origin is dict or kind is dict:
         if not isinstance(value, dict):
-            raise ValueError(f"{where} must be a mapping; got {type(value).__name__} {value!r}")
+            raise ValueError(f"{where} must be a mapping; got {type(value).__name__} {shown(value)}")
         item = args[1] if len(args) == 2 else Any
         return {k: coerce(v, item, f"{where}[{k!r}]") for k, v in value.items()}
     if kind is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ValueError(f"{where} must be a finite number; got {value!r}")
             return float(value)
     elif kind is int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -99,7 +108,54 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
         return str(value)
     elif isinstance(kind, type) and isinstance(value, kind):
         return value
-    raise ValueError(f"{where} must be {type_name(kind)}; got {type(value).__name__} {value!r}")
+    raise ValueError(f"{where} must be {type_name(kind)}; got {type(value).__name__} {shown(value)}")
+
+
+def shown(value: Any, width: int = 80) -> str:
+    """``repr(value)`` cut to ``width`` characters, for a message about a value that may be a whole document."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Range:
+    """The interval a numeric setting may take: above ``gt`` (exclusive) or from ``ge``, up to ``le``."""
+
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
+
+    def describe(self) -> str:
+        """``> 0``, ``>= 1``, ``in [0, 1]`` ..."""
+        low = f"> {self.gt:g}" if self.gt is not None else f">= {self.ge:g}" if self.ge is not None else ""
+        if self.le is None:
+            return low
+        if self.gt is not None:
+            return f"in ({self.gt:g}, {self.le:g}]"
+        return f"in [{self.ge:g}, {self.le:g}]" if self.ge is not None else f"<= {self.le:g}"
+
+    def holds(self, value: float) -> bool:
+        return ((self.gt is None or value > self.gt) and (self.ge is None or value >= self.ge)
+                and (self.le is None or value <= self.le))
+
+
+RANGE_KEY = "range"
+"""The dataclass field metadata key holding a setting's :class:`Range`."""
+
+
+def bounded(default: Any, *, gt: float | None = None, ge: float | None = None, le: float | None = None) -> Any:
+    """A dataclass field with ``default`` whose numeric value must lie in the given interval (``None`` is left to
+    the type: an optional setting may be unset)."""
+    return dataclasses.field(default=default, metadata={RANGE_KEY: Range(gt=gt, ge=ge, le=le)})
+
+
+def check_range(value: Any, allowed: Range | None, where: str) -> None:
+    """Refuse a number outside ``allowed`` (or not finite) with a ``ValueError`` naming ``where``; ``None`` and
+    non-numbers (left to the type check) pass."""
+    if allowed is None or value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    if not math.isfinite(value) or not allowed.holds(value):
+        raise ValueError(f"{where} must be {allowed.describe()}; got {value!r}")
 
 
 def parse_text(text: Any, kind: Any, where: str) -> Any:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.environment import setting
+from sparqlab.core.files import atomic_write
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import data_dir
 from sparqlab.data.question import Question
@@ -95,10 +96,7 @@ class GoldSnapshot:
     def save(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(".tmp")
-        scratch.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        scratch.replace(path)
-        return path
+        return atomic_write(path, json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> GoldSnapshot:

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from sparqlab.core.typed import Range, check_range, coerce
 from sparqlab.kg.results import QueryResult
 
 ORDER_METRIC = "ndcg"
@@ -222,9 +223,21 @@ def record_scores(score: OfficialScore) -> dict[str, float]:
             **({f"{OFFICIAL_METRIC}_{ORDER_METRIC}": score.ndcg} if score.ndcg is not None else {})}
 
 
+SCORE_RANGE = Range(ge=0, le=1)
+"""Every official score is a fraction."""
+
+
 def score_from_record(scores: Mapping[str, float]) -> OfficialScore | None:
-    """The official scores a run record carries (:func:`record_scores`), or ``None`` when it has none."""
+    """The official scores a run record carries (:func:`record_scores`), or ``None`` when it has none; a
+    ``ValueError`` naming the key when one is missing, not a number or outside [0, 1] (an edited or damaged
+    record is never averaged into a row)."""
     if OFFICIAL_METRIC not in scores:
         return None
-    return OfficialScore(scores[f"{OFFICIAL_METRIC}_set_P"], scores[f"{OFFICIAL_METRIC}_set_recall"],
-                         scores[OFFICIAL_METRIC], scores.get(f"{OFFICIAL_METRIC}_{ORDER_METRIC}"))
+    keys = (f"{OFFICIAL_METRIC}_set_P", f"{OFFICIAL_METRIC}_set_recall", OFFICIAL_METRIC,
+            f"{OFFICIAL_METRIC}_{ORDER_METRIC}")
+    values = []
+    for key in keys:
+        value = coerce(scores.get(key), float | None if key == keys[-1] else float, f"scores.{key}")
+        check_range(value, SCORE_RANGE, f"scores.{key}")
+        values.append(value)
+    return OfficialScore(*values)

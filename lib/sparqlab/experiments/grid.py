@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.core.paths import find_input
 from sparqlab.experiments.serving import ServeSpec
 from sparqlab.kg.engines import ENGINES
 from sparqlab.runs.config import RoleSpec, RunConfig
@@ -237,9 +237,9 @@ def _axis_label(name: str, value: Any) -> str:
 
 
 def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> Grid:
-    """Read and expand a grid file (a relative path that does not exist here is looked up in the project root,
-    e.g. ``experiments/all_methods.yaml`` from ``notebooks/``); ``overrides`` are RunConfig settings applied to
-    every cell last."""
+    """Read and expand a grid file (a relative path that does not exist here is looked up in the workspace, then
+    in the bundled files, :func:`~sparqlab.core.paths.find_input`: ``experiments/all_methods.yaml`` from
+    ``notebooks/``); ``overrides`` are RunConfig settings applied to every cell last."""
     path, document = _read_document(path)
     return expand_grid(document, name=path.stem, base=path.parent, overrides=overrides, path=path)
 
@@ -249,9 +249,7 @@ def _read_document(path: str | Path) -> tuple[Path, dict[str, Any]]:
 
     from sparqlab.core.yaml_loader import load_yaml
 
-    path = Path(path)
-    if not path.is_absolute() and not path.exists() and (PROJECT_ROOT / path).exists():
-        path = PROJECT_ROOT / path
+    path = find_input(path)
     try:
         document = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:

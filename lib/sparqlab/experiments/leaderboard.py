@@ -155,10 +155,12 @@ def _scores_of(table: Mapping[str, Any]) -> dict[str, OfficialScore]:
 def run_entry(run: str | Path, questions: Sequence[Question], label: str | None = None) -> Entry:
     """A sparqlab run's row from its records' official scores (records of other questions are ignored), named
     ``label`` (default: the run folder's name) with `` [sparqlab]``; a run group's row (``sparqlab run
-    --repeats``, named by the group) holds each repeat's scores."""
+    --repeats``, named by the group) holds each repeat's scores. A record whose scores are not fractions (edited,
+    damaged) is refused naming the file and line."""
+    from sparqlab.core.jsonl import scan_jsonl
     from sparqlab.runs.groups import find_group, group_members
     from sparqlab.runs.results import find_run
-    from sparqlab.runs.store import PREDICTIONS, read_json, read_records
+    from sparqlab.runs.store import PREDICTIONS, read_json
 
     group = find_group(run)
     if group is not None:
@@ -168,9 +170,16 @@ def run_entry(run: str | Path, questions: Sequence[Question], label: str | None 
     folder = Path(run) if Path(run).is_dir() else find_run(str(run))
     known = {q.id for q in questions}
     scores = {}
-    for record in read_records(folder / PREDICTIONS):
-        score = score_from_record(record.get("scores") or {})
-        if record["id"] in known and score is not None:
+    scan = scan_jsonl(folder / PREDICTIONS)
+    if scan.damaged:
+        raise ValueError(str(scan.damaged[0]))
+    for number, record in zip(scan.numbers, scan.records, strict=True):
+        try:
+            score = score_from_record(record.get("scores") or {})
+        except ValueError as error:
+            raise ValueError(f"{folder / PREDICTIONS}, line {number}: {error}; the leaderboard shows no score it "
+                             "cannot trust: rescore the run (sparqlab runs score) or rerun it") from None
+        if record.get("id") in known and score is not None:
             scores[record["id"]] = score
     if not scores:
         raise ValueError(f"run {folder} has no TEXT2SPARQL-scored question of this dataset")

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from sparqlab.core.extras import require
 from sparqlab.methods.ggc.split import GENERATOR_SHARE, SPLIT_SEED
 from sparqlab.train.records import read_records, record_messages
 
@@ -97,6 +98,7 @@ def composition_experiment(out: str | Path, *, kg_name: str = "movies", dataset:
     gates to train (``encoder``, ``sbert``). ``train_generator``: also fine-tune the generator (Table 6's first
     row). ``generator_share`` / ``split_seed``: the share of the split that is the generator's and the seed of its draw (module docstring). ``seed``: composition seed. ``progress``: progress bars.
     """
+    require("train", what="the corrector data composition experiment (notebook 09)")
     from sparqlab.data.registry import load
     from sparqlab.experiments.ggc import every_question_failed, with_standin_memory
     from sparqlab.kg import open_kg

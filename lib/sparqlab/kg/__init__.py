@@ -15,6 +15,7 @@ from pathlib import Path
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.plugins import KG_GROUP, load_plugins
+from sparqlab.core.typed import Range, check_range, coerce
 from sparqlab.kg import search as _search_backends  # noqa: F401  registers "local" and "wikidata_api"
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions, check_read_only
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
@@ -37,7 +38,7 @@ __all__ = [
     "PROFILES", "EmbeddedKG", "EndpointError", "EndpointKG", "EndpointUnavailable", "KGError", "KGProfile",
     "KnowledgeGraph", "QueryOptions", "QueryResult", "QueryTimeout", "SearchHit", "SparqlSyntaxError", "Term",
     "UnsupportedFunction", "UpdateRefused",
-    "check_read_only", "get_profile", "open_kg", "query_cache", "register_file_kg",
+    "check_kg_options", "check_read_only", "get_profile", "open_kg", "query_cache", "register_file_kg",
 ]
 
 
@@ -47,6 +48,26 @@ known_prefixes()  # the prefixes queries are read with: fixed now, once every KG
 
 SEARCH_BACKENDS = {"local": "local", "api": "wikidata_api"}
 """``open_kg(search=...)`` values and the profile search backends they select."""
+
+
+KG_NUMBERS: dict[str, tuple[type, Range]] = {
+    "timeout_s": (float, Range(gt=0)),
+    "max_rows": (int, Range(ge=1)),
+    "workers": (int, Range(ge=1)),
+    "memory_limit_gb": (float, Range(gt=0)),
+    "max_in_flight": (int, Range(ge=1)),
+}
+"""The numeric options of :func:`open_kg`: their type and allowed interval (a zero row cap or timeout would
+answer every query with nothing; ``memory_limit_gb="8G"`` would be multiplied into a 2 GiB string)."""
+
+
+def check_kg_options(options: dict, where: str = "open_kg") -> None:
+    """Refuse a numeric KG option of the wrong type or outside its range (:data:`KG_NUMBERS`), with a
+    ``ValueError`` naming it; ``None`` leaves an option to its default."""
+    for name, (kind, allowed) in KG_NUMBERS.items():
+        value = options.get(name)
+        if value is not None:
+            check_range(coerce(value, kind, f"{where} {name}"), allowed, f"{where} {name}")
 
 
 def query_cache() -> JsonCache:
@@ -81,6 +102,8 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
     (:data:`~sparqlab.kg.engines.ENGINES`), started on 127.0.0.1 for as long as the KG object lives (closed or
     collected) and named by the KG's content and the engine, so its results are cached and its runs resumed.
     """
+    check_kg_options({"timeout_s": timeout_s, "max_rows": max_rows, "workers": workers,
+                      "memory_limit_gb": memory_limit_gb, "max_in_flight": max_in_flight})
     if engine not in (None, "embedded"):
         if graph:
             raise ValueError(f"graph={graph} names a graph of an endpoint; engine={engine} serves the KG itself")
@@ -98,8 +121,6 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
         profile = profile or (PROFILES.get(target) if named else _derive(target, path, cache, timeout_s, max_rows))
         profile = dataclasses.replace(profile, search=SEARCH_BACKENDS[search])
     query_cache_ = query_cache() if cache is True else cache if isinstance(cache, JsonCache) else None
-    if max_in_flight is not None and max_in_flight < 1:
-        raise ValueError(f"max_in_flight must be at least 1 (or None for the profile's); got {max_in_flight}")
     options = QueryOptions(timeout_s=timeout_s, max_rows=max_rows, max_in_flight=max_in_flight,
                            retry=RetryPolicy.from_value(retry))
     endpoint = {"cache": query_cache_, "options": options, "graph": graph}

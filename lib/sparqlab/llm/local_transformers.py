@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.extras import require
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import ContextOverflow, ModelError
 
@@ -54,6 +55,7 @@ class LocalTransformersModel(ChatModel):
         model = AutoModelForCausalLM.from_pretrained(str(base))
         self.is_standin = bool(getattr(model.config, STANDIN_CONFIG_KEY, False))
         if adapter is not None:
+            require("train", what="serving a LoRA adapter")
             from peft import PeftModel
 
             model = PeftModel.from_pretrained(model, str(adapter))

@@ -18,6 +18,7 @@ Extension points, all optional except :meth:`Method.answer`:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -113,6 +114,12 @@ class Method:
         return set()
 
     # -- the work -----------------------------------------------------------------------------------------------
+
+    def cannot_answer(self, questions: Sequence[Question]) -> str | None:
+        """Why this method (as configured) cannot answer ``questions`` (their public form), or ``None``: the
+        runner refuses the run with this reason before any work, instead of recording every question as failed
+        (e.g. GenOp on questions without a GenOp query)."""
+        return None
 
     async def prepare(self, ctx: PrepareContext) -> None:
         """Once per run, before any question: build or load what all questions share."""

@@ -10,6 +10,7 @@ stand-ins with :func:`sparqlab.runs.model_label`) before :func:`save_figure` wri
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import textwrap
@@ -29,6 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
 from sparqlab.core.environment import notebook_overrides
+from sparqlab.core.files import atomic_write
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import figures_dir
 from sparqlab.eval.metrics import ANSWER_METRICS, PRIMARY_METRIC, RATE, find_metric, judged_frame
@@ -130,14 +132,14 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
     problems = [str(problem) for problem in check_figure(fig)]
     paths = []
     for fmt in formats:
-        path = folder / f"{stem}.{fmt}"
-        fig.savefig(path, format=fmt)
-        paths.append(path)
+        rendered = io.BytesIO()
+        fig.savefig(rendered, format=fmt)
+        paths.append(atomic_write(folder / f"{stem}.{fmt}", rendered.getvalue()))
     sidecar = {"figure": name, "experiment": experiment, "params": dict(params or {}),
                "runs": [_run_reference(r) for r in runs], "files": [p.name for p in paths],
                "layout_problems": problems, "texts": figure_texts(fig),
                "created": datetime.now(UTC).isoformat(timespec="seconds")}
-    (folder / f"{stem}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n", encoding="utf-8")
+    atomic_write(folder / f"{stem}.json", json.dumps(sidecar, indent=2, default=str) + "\n")
     if problems:
         message = f"figure {folder / stem} has layout problems: " + "; ".join(problems)
         if strict():

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.files import atomic_write
 from sparqlab.core.names import short_name
 from sparqlab.eval.metrics import ANSWER_METRICS, EM_KEY, F1_KEY, RATE, find_metric, metric_list
 from sparqlab.platform.trace import TraceEvent
@@ -374,11 +375,11 @@ def report_page(runs: Sequence[str | Path], max_failures: int | None = None) -> 
 
 
 def write_report(runs: Sequence[str | Path], output: str | Path, max_failures: int | None = None) -> Path:
-    """:func:`report_page` written to ``output`` (its folder is created)."""
+    """:func:`report_page` written to ``output`` (its folder is created) atomically: a full disk leaves no
+    truncated page and names the file."""
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(report_page(runs, max_failures), encoding="utf-8")
-    return output
+    return atomic_write(output, report_page(runs, max_failures))
 
 
 def _answer_list(record: Mapping[str, Any]) -> str:

@@ -17,10 +17,10 @@ content, and the digest of the gold snapshot the run scores against (:mod:`sparq
 when its gold queries run live). An edited KG, refinement, dataset or snapshot file is therefore a new run, never
 a silent resume. The execution group (concurrency, progress bar, output folder, cache mode, shard fields), the KG
 options that only change how queries reach the KG (``workers``, ``max_in_flight``, ``retry``), the
-``gold_snapshot`` setting itself (its digest stands for it) and the experiment name are left out
-(:data:`NOT_IN_RUN_ID`), so a rerun with more concurrency resumes the same folder, and one configuration has one
-id in every experiment. Shard fields go into
-the shard folder's name, so every shard of one configuration shares the id of the unsharded run.
+``gold_snapshot`` setting itself (its digest stands for it), ``allow_gold_errors`` and the experiment name are
+left out (:data:`NOT_IN_RUN_ID`), so a rerun with more concurrency resumes the same folder, and one configuration
+has one id in every experiment. Shard fields go into the shard folder's name, so every shard of one configuration
+shares the id of the unsharded run.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from sparqlab.core.config import CheckedConfig, FlatConfig
 from sparqlab.core.environment import model_defaults
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import runs_dir
+from sparqlab.core.typed import bounded
 from sparqlab.data.question import Question
 from sparqlab.eval.matching import ANSWER_MATCH_MODES
+from sparqlab.kg import check_kg_options
 from sparqlab.kg.engines import Engine
 from sparqlab.llm.base import SAMPLING_PARAMETERS
 from sparqlab.llm.cache import CACHE_MODES
@@ -73,9 +75,9 @@ class SamplingParams(CheckedConfig):
     - ``extra``: server-specific request fields, sent as they are.
     """
 
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
+    temperature: float | None = bounded(None, ge=0)
+    top_p: float | None = bounded(None, gt=0, le=1)
+    max_tokens: int | None = bounded(None, ge=1)
     stop: tuple[str, ...] | None = None
     reasoning_effort: str | None = None
     seed: int | None = None
@@ -155,6 +157,9 @@ class KGSettings(CheckedConfig):
     kg_url: str | None = None
     kg_options: dict[str, Any] = field(default_factory=dict)
 
+    def check(self) -> None:
+        check_kg_options(self.kg_options, "kg_options")
+
 
 @dataclass(frozen=True)
 class QuestionSelection(CheckedConfig):
@@ -174,15 +179,10 @@ class QuestionSelection(CheckedConfig):
     dataset: str | None = None
     split: str | None = None
     language: str | None = None
-    limit: int | None = None
-    sample: int | None = None
+    limit: int | None = bounded(None, ge=0)
+    sample: int | None = bounded(None, ge=0)
     sample_seed: int = 0
     select: Selection | None = None
-
-    def check(self) -> None:
-        for name in ("limit", "sample"):
-            if (getattr(self, name) or 0) < 0:
-                raise ValueError(f"{name} must be >= 0 or None; got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
@@ -200,12 +200,15 @@ class EvaluationSettings(CheckedConfig):
       snapshot in data/gold_snapshots when there is one (``sparqlab data snapshot-gold``; else the gold queries run
       live), off = run the gold queries live, or the path of a snapshot file. The snapshot used is named in
       metrics.json and its digest enters the run id.
+    - ``allow_gold_errors``: run although gold queries fail or return nothing on the run's KG (listed before
+      any question is answered; without it the run stops there); their questions count as gold errors.
     """
 
-    question_timeout_s: float | None = 300.0
+    question_timeout_s: float | None = bounded(300.0, gt=0)
     answer_match: AnswerMatch | None = None
     generate_only: bool = False
     gold_snapshot: str = "auto"
+    allow_gold_errors: bool = False
 
     def check(self) -> None:
         if not self.gold_snapshot:
@@ -231,22 +234,18 @@ class ExecutionSettings(CheckedConfig):
       (docs/runs.md); 1: one run.
     """
 
-    concurrency: int = 8
-    shard_index: int = 0
-    num_shards: int = 1
+    concurrency: int = bounded(8, ge=1)
+    shard_index: int = bounded(0, ge=0)
+    num_shards: int = bounded(1, ge=1)
     cache: CacheMode = "read_write"
     cache_path: str | None = None
     progress: bool = True
     output_root: str | None = None
     served_urls: dict[str, str] = field(default_factory=dict)
-    repeats: int = 1
+    repeats: int = bounded(1, ge=1)
 
     def check(self) -> None:
-        if self.repeats < 1:
-            raise ValueError(f"repeats must be at least 1; got {self.repeats}")
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1; got {self.concurrency}")
-        if self.num_shards < 1 or not 0 <= self.shard_index < self.num_shards:
+        if self.shard_index >= self.num_shards:
             raise ValueError(f"shard_index must be in 0..num_shards-1; got shard_index={self.shard_index}, "
                              f"num_shards={self.num_shards}")
 
@@ -323,10 +322,12 @@ def check_format(document: dict[str, Any], where: str) -> None:
                          "rerun — run the same settings again for a new folder")
 
 
-NOT_IN_RUN_ID = frozenset({"experiment", "execution", "evaluation.gold_snapshot", "graph.kg_options.workers",
+NOT_IN_RUN_ID = frozenset({"experiment", "execution", "evaluation.gold_snapshot", "evaluation.allow_gold_errors",
+                           "graph.kg_options.workers",
                            "graph.kg_options.max_in_flight", "graph.kg_options.retry"})
 """What of a RunConfig does not enter the run id, by path: the experiment (where the folder lives), the execution
-group, the gold snapshot setting (the digest of the snapshot used enters instead) and the KG options that only
+group, the gold snapshot setting (the digest of the snapshot used enters instead), ``allow_gold_errors`` (it
+decides whether a run starts, not its answers) and the KG options that only
 change how queries reach the KG (see the module docstring)."""
 
 

@@ -3,7 +3,9 @@
 Shards of a run live next to each other as ``<run_id>-shard<i>of<n>/`` and hold positions ``i, i+n, ...`` of the
 question list (:func:`sparqlab.runs.config.select_shard`). :func:`merge_shards` checks that they belong together
 (same run id, question fingerprint and shard count, and the same configuration in each ``config.json``: run
-identity and method), that no question appears in two shards, and that every shard is present and finished; it
+identity and method), that every line of a shard is sound (the checks resume applies: a damaged line is refused
+naming its file and line, to be set aside by resuming that shard), that no question appears in two shards, and
+that every shard is present and finished; it
 then writes ``<run_id>/`` with predictions and traces in question order and
 metrics recomputed from the merged predictions, exactly as an unsharded run would have them (``wall_time_s`` is
 the shards' sum, i.e. compute time). Missing shards or questions are an error listing what is missing, unless
@@ -23,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.jsonl import write_jsonl
+from sparqlab.core.jsonl import scan_jsonl, write_jsonl
 from sparqlab.core.paths import runs_dir
 from sparqlab.runs.config import check_format
 from sparqlab.runs.manifest import manifest_document, now_iso
 from sparqlab.runs.metrics import gold_snapshot_entry, kg_client_totals, metrics_document
-from sparqlab.runs.records import header_from
+from sparqlab.runs.records import header_from, prediction_problem, trace_problem
 from sparqlab.runs.store import (
     CONFIG,
     ENVIRONMENT,
@@ -38,7 +40,6 @@ from sparqlab.runs.store import (
     TRACES,
     is_locked,
     read_json,
-    read_records,
     write_json,
 )
 
@@ -129,6 +130,17 @@ def resolve_merge_target(ref: str | Path, root: str | Path | None = None) -> Pat
     return experiments[0] / path.name
 
 
+def _sound_lines(path: Path, check) -> list[dict[str, Any]]:
+    """The records of a shard's JSONL file, checked as resume checks them; a damaged line is a
+    :class:`MergeError` naming every one (resuming the shard sets them aside and answers their questions again)."""
+    scan = scan_jsonl(path, check)
+    if scan.damaged:
+        listed = "\n".join(f"  {line}" for line in scan.damaged[:10])
+        raise MergeError(f"{len(scan.damaged)} damaged line(s) in {path}:\n{listed}\nresume that shard (it sets them "
+                         "aside and answers their questions again), then merge")
+    return scan.records
+
+
 def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrite: bool = False) -> MergeReport:
     """Merge the shards of the run whose folder is ``target`` (``runs/<experiment>/<run_id>``; a shard folder
     names its run too) and return a report. See the module docstring for the checks."""
@@ -151,7 +163,7 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
     for index, path in sorted(shards.items()):
         expected = manifests[index]["question_ids"]
         expected_set = set(expected)
-        for record in read_records(path / PREDICTIONS):
+        for record in _sound_lines(path / PREDICTIONS, prediction_problem):
             qid = record["id"]
             if qid in owner:
                 raise MergeError(f"question {qid!r} is in shard {owner[qid]} and shard {index}: the shards overlap")
@@ -169,7 +181,8 @@ def merge_shards(target: str | Path, *, allow_incomplete: bool = False, overwrit
 
     order = [q for q in _question_order(manifests, num_shards) if q in predictions]
     merged = [predictions[q] for q in order]
-    traces = {r["id"]: r for path in shards.values() for r in read_records(path / TRACES) if r["id"] in predictions}
+    traces = {r["id"]: r for path in shards.values() for r in _sound_lines(path / TRACES, trace_problem)
+              if r["id"] in predictions}
     final, target = target, target.with_name(f".{target.name}{MERGING_SUFFIX}")
     shutil.rmtree(target, ignore_errors=True)  # what a killed merge left
     target.mkdir(parents=True)

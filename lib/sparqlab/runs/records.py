@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sparqlab.core.errors import InfrastructureError
+from sparqlab.core.typed import Range, check_range
 from sparqlab.eval.metrics import EM_KEY, F1_KEY, RATE, metric_list
 from sparqlab.kg import errors as _kg_errors  # noqa: F401 - registers the KG layer's infrastructure errors
 from sparqlab.llm import errors as _llm_errors  # noqa: F401 - and the model layer's
@@ -96,9 +97,14 @@ def rate_fields() -> list[str]:
     return [metric.field for metric in metric_list() if metric.unit == RATE and metric.field and "." not in metric.field]
 
 
+TIME_FIELDS = {"latency_s": Range(ge=0, le=365 * 86400), "model_latency_s": Range(ge=0, le=365 * 86400)}
+"""Seconds fields of a prediction line and their range: a negative time, or one that overflows when a listing
+sums the column (an imported ``elapsed: 1e308``), makes the line damaged instead of every later listing fail."""
+
+
 def prediction_problem(record: Mapping[str, Any]) -> str | None:
     """What makes a prediction line unusable (missing required fields, an id that is not text, a score outside
-    [0, 1]), or ``None`` for a sound line."""
+    [0, 1], a time that is not a number of seconds in :data:`TIME_FIELDS`), or ``None`` for a sound line."""
     missing = [key for key in REQUIRED_PREDICTION_FIELDS if key not in record]
     if missing:
         return f"missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
@@ -110,6 +116,14 @@ def prediction_problem(record: Mapping[str, Any]) -> str | None:
             continue
         if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:  # NaN fails both comparisons
             return f"{key} is {value!r}, outside [0, 1]"
+    for key, allowed in TIME_FIELDS.items():
+        value = record.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return f"{key} is {value!r}, not a number of seconds"
+        try:
+            check_range(value, allowed, key)
+        except ValueError as problem:
+            return str(problem)
     return None
 
 

@@ -100,6 +100,28 @@ class RunAborted(RuntimeError):
     """The run stopped early; finished questions are saved and the same call resumes."""
 
 
+class MethodCannotAnswer(ValueError):
+    """The method, as configured, cannot answer the run's questions (:meth:`Method.cannot_answer`): said before
+    any work instead of a run whose every question fails."""
+
+
+def gold_problem(answers: list[str] | None, source: str | None) -> str | None:
+    """What is wrong with a gold query's outcome (:meth:`Runner._gold_answers`): the engine's error, or ``no
+    answer`` for an empty result; ``None`` when it answered."""
+    if source and source.startswith("error: "):
+        return source.removeprefix("error: ")
+    return "no answer" if source in ("gold_sparql", SNAPSHOT_SOURCE) and not answers else None
+
+
+class GoldQueriesFailed(ValueError):
+    """Gold queries of the run's questions fail or return nothing on the run's KG: found before any question is
+    answered, so a researcher's own dataset or KG is fixed before a run scores against nothing."""
+
+
+SHOWN_GOLD_PROBLEMS = 10
+"""At most this many gold problems are listed one by one; the rest are counted."""
+
+
 @contextlib.contextmanager
 def scoring(question: Question, scorer: str) -> Iterator[None]:
     """A crash of the workbench's own scoring code is :class:`ScorerFailed` naming the scorer and the question: it
@@ -727,10 +749,36 @@ class Runner:
 
     # -- the run --------------------------------------------------------------------------------------------
 
+    async def check_gold(self) -> None:
+        """Run the gold queries of this shard's questions (their answers are kept for scoring; a gold snapshot's
+        entries are read instead) and list those that fail or return nothing on the run's KG, before any question
+        is answered: a :class:`GoldQueriesFailed` unless ``allow_gold_errors``, then a note."""
+        if self.config.generate_only:
+            return
+        asked = [q for q in self.questions if q.gold_answers is None and q.gold_sparql]
+        found = await asyncio.gather(*(self._gold_answers(q) for q in asked))
+        problems = [f"{q.id}: {problem}" for q, (answers, source) in zip(asked, found, strict=True)
+                    if (problem := gold_problem(answers, source))]
+        if not problems:
+            return
+        listed = "\n".join(f"  {line}" for line in problems[:SHOWN_GOLD_PROBLEMS])
+        more = f"\n  ... and {len(problems) - SHOWN_GOLD_PROBLEMS} more" if len(problems) > SHOWN_GOLD_PROBLEMS else ""
+        what = (f"{len(problems)} of {len(asked)} gold queries fail or return nothing on {self.kg.profile.name}"
+                f":\n{listed}{more}\n")
+        if not self.config.allow_gold_errors:
+            raise GoldQueriesFailed(what + "their questions cannot be scored: fix the dataset or the KG, or pass "
+                                    "--allow-gold-errors (RunConfig.allow_gold_errors) to run and count them as "
+                                    "gold errors")
+        print(f"sparqlab run: note: {what}they count as gold errors (allow_gold_errors)", file=sys.stderr)
+
     async def execute(self, redo_errors: set[str]) -> RunResult:
         started = time.perf_counter()
         self._kg_stats_start = self.kg.service.stats()
         try:
+            reason = self.method.cannot_answer([q.public() for q in self.questions])
+            if reason:
+                raise MethodCannotAnswer(f"{self.method.name} cannot answer these questions: {reason}")
+            await self.check_gold()
             await self.prepare()
         except BaseException as error:  # an interruption too: the pool and the model are released either way
             self._pool.shutdown(wait=False)

@@ -8,6 +8,10 @@ writes) are dropped, so the question is redone and nothing is duplicated.
 
 One process at a time may write a folder: an exclusive ``flock`` on ``.lock`` (released by the OS even after
 SIGKILL) turns a second concurrent writer into a clear error instead of interleaved lines.
+
+Nothing is written through a link: a folder holding a symbolic link is refused when opened, appends and the lock
+open their files with ``O_NOFOLLOW``, and whole files are replaced by renaming a scratch file over them
+(:mod:`sparqlab.core.files`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.errors import StorageFull, storage_failure
+from sparqlab.core.errors import storage_failure
+from sparqlab.core.files import atomic_write, naming_storage_failures, open_appending, refuse_links
 from sparqlab.core.jsonl import DamagedLine, read_jsonl, scan_jsonl
 from sparqlab.core.text import scrub
 from sparqlab.runs.records import infrastructure_failure, prediction_problem, trace_problem
@@ -49,28 +54,10 @@ class DamagedLinesWarning(UserWarning):
     """Resume found damaged lines in a run folder, set them aside and will answer their questions again."""
 
 
-@contextlib.contextmanager
-def naming_storage_failures(path: Path) -> Iterator[None]:
-    """Turn a write that fails for lack of storage (disk full, quota, read-only) into :class:`StorageFull` naming
-    ``path``: Python's own message ("No space left on device") names no file when the write goes to an open handle."""
-    try:
-        yield
-    except OSError as error:
-        if storage_failure(error):
-            raise StorageFull(path, error) from None
-        raise
-
-
 def write_json(path: Path, data: Any) -> None:
-    """Replace ``path`` atomically (temp file + rename), so readers never see half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with naming_storage_failures(path):
-        with tmp.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False, default=str)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+    """Replace ``path`` atomically (:func:`~sparqlab.core.files.atomic_write`), so readers never see half a
+    file."""
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def read_json(path: Path) -> Any:
@@ -144,12 +131,7 @@ def first_per_id(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _rewrite(path: Path, records: list[dict[str, Any]]) -> None:
     """Replace a JSONL file atomically with ``records``."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.writelines(_line(record) for record in records)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    atomic_write(path, "".join(_line(record) for record in records))
 
 
 def is_locked(path: Path) -> bool:
@@ -157,7 +139,7 @@ def is_locked(path: Path) -> bool:
     lock = path / ".lock"
     if not lock.exists():
         return False
-    with lock.open("a+") as handle:
+    with open_appending(lock, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -171,7 +153,7 @@ def hold_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive lock on the file ``path`` (waiting for another holder): what :func:`is_locked` sees for
     ``path.parent`` when ``path`` is its ``.lock``; released by the kernel however the process ends."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+") as handle:
+    with open_appending(path, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
@@ -222,17 +204,18 @@ class RunStore:
         :class:`DamagedLinesWarning`.
         """
         self.path.mkdir(parents=True, exist_ok=True)
+        refuse_links(self.path)
         self._lock()
         repair_torn_line(self.predictions_path)
         repair_torn_line(self.traces_path)
         done = self._keep_predictions(redo_errors)
         self._drop_orphan_traces(done)
-        self._predictions = self.predictions_path.open("a", encoding="utf-8")
-        self._traces = self.traces_path.open("a", encoding="utf-8")
+        self._predictions = open_appending(self.predictions_path)
+        self._traces = open_appending(self.traces_path)
         return done
 
     def _lock(self) -> None:
-        handle = (self.path / ".lock").open("a+")
+        handle = open_appending(self.path / ".lock", "a+")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -253,7 +236,7 @@ class RunStore:
         scan = scan_jsonl(path, check)
         if scan.damaged:
             aside = path.with_name(path.name + DAMAGED_SUFFIX)
-            with aside.open("ab") as handle:
+            with open_appending(aside, "ab") as handle:
                 handle.writelines(line.raw + b"\n" for line in scan.damaged)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -283,9 +266,9 @@ class RunStore:
         """Persist one finished question: trace line, then prediction line, each fsynced."""
         if self._predictions is None:
             raise RuntimeError("RunStore.open() must be called before append()")
-        for handle, record in ((self._traces, {"id": prediction["id"], "trace": trace}),
-                               (self._predictions, prediction)):
-            with naming_storage_failures(Path(handle.name)):
+        for handle, path, record in ((self._traces, self.traces_path, {"id": prediction["id"], "trace": trace}),
+                                     (self._predictions, self.predictions_path, prediction)):
+            with naming_storage_failures(path):
                 handle.write(_line(record))
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -201,6 +201,7 @@ def _check_resumable(out: Path, identity: dict[str, Any]) -> bool:
 def train_sft(config: SFTConfig, *, figure: bool = True) -> SFTResult:
     """Fine-tune ``config.base`` with LoRA on ``config.data``; resume from the output folder's checkpoints when
     the same training was interrupted. ``figure``: also save the loss curve through :mod:`sparqlab.plots`."""
+    require("train", what="training a model")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import peft
     import torch

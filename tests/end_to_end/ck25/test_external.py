@@ -211,3 +211,17 @@ def test_a_declared_example_pool_gets_its_leakage_report(tmp_path):
     report = json.loads((result.run_dir / "metrics.json").read_text())["leakage"][str(pool)]
     assert (report["n_pool"], report["n_test"], report["near_duplicates"]) == (1, 2, 0)
     assert server.datasets == {"https://text2sparql.aksw.org/2026/corporate/"}  # CK26's IRI, from the questions
+
+
+def test_questions_naming_no_dataset_iri_are_refused_naming_the_option(tmp_path, capsys):
+    """A researcher's own questions (no edition's qname, no dataset metadata) cannot tell the system which dataset
+    to answer: the run is refused before the system is called, naming ``-o dataset_iri``."""
+    from sparqlab.cli import main
+
+    questions = tmp_path / "own.jsonl"
+    questions.write_text(json.dumps({"id": "own-1", "text": "Who supplies bolts?", "kg": "ck25"}) + "\n")
+    code = main(["run", "external", "-o", "endpoint=http://127.0.0.1:9/", "-d", str(questions), "--kg", "ck25",
+                 "--output-root", str(tmp_path / "runs"), "--progress", "false"])
+    assert code == 1 and not (tmp_path / "runs").exists()
+    assert ("MethodCannotAnswer: external cannot answer these questions: 1 of 1 questions (e.g. 'own-1') name no "
+            "TEXT2SPARQL dataset IRI") in capsys.readouterr().err

@@ -10,8 +10,10 @@ import pytest
 
 from sparqlab.cli import main
 from sparqlab.core.paths import data_dir
+from sparqlab.data import registry
 from sparqlab.data.peers import read_peer_output
-from sparqlab.experiments.leaderboard import build_leaderboard, published_folder
+from sparqlab.eval.text2sparql import OfficialScore, record_scores
+from sparqlab.experiments.leaderboard import build_leaderboard, published_folder, run_entry
 
 GRASP = data_dir() / "peers" / "grasp" / "ck25"
 RUNS = {"grasp-gpt-4.1": "gpt-41.search_extended_with_feedback.jsonl",
@@ -48,6 +50,56 @@ def test_peer_outputs_are_checked(tmp_path):
         read_peer_output(broken, prefix="ck25")
     with pytest.raises(ValueError, match="unknown peer output format 'qald'"):
         read_peer_output(broken, "qald", prefix="ck25")
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"messages": ["You are a question answering assistant.", "SELECT ..."]},
+     "not a GRASP output: messages[0] must be a mapping; got str 'You are"),
+    ({"elapsed": 1e308}, "not a GRASP output: elapsed must be in [0, 3.1536e+07]; got 1e+308"),
+    ({"elapsed": -1e9}, "not a GRASP output: elapsed must be in [0, 3.1536e+07]; got -1000000000.0"),
+    ({"elapsed": "12 s"}, "not a GRASP output: elapsed must be float; got str '12 s'"),
+])
+def test_a_grasp_line_of_another_shape_is_refused_naming_file_and_line(tmp_path, change, problem):
+    lines = (GRASP / RUNS["grasp-gpt-4.1"]).read_text(encoding="utf-8").splitlines()[:3]
+    lines[2] = json.dumps({**json.loads(lines[2]), **change})
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as refused:
+        read_peer_output(edited, prefix="ck25")
+    assert str(refused.value).startswith(f"{edited}, line 3: {problem}")
+    assert main(["import", "grasp", str(edited), "-d", "ck25", "--kg", "ck25", "--output-root",
+                 str(tmp_path / "runs"), "--progress", "false"]) == 1
+    assert not (tmp_path / "runs").exists(), "nothing is written before the file is read"
+
+
+def test_answers_of_a_dataset_that_is_no_edition_import_by_question_id_or_through_an_id_map(tmp_path, capsys):
+    ids = [q.id for q in registry.load("metaqa-1hop")[:2]]
+    query = "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1"
+    keyed = tmp_path / "keyed.json"
+    keyed.write_text(json.dumps([{"qname": "a", "query": query}, {"qname": "b", "query": None}]), encoding="utf-8")
+    common = ["-d", "metaqa-1hop", "--limit", "2", "--output-root", str(tmp_path / "runs"), "--progress", "false"]
+    assert main(["import", "answers", str(keyed), *common]) == 1
+    assert (f"keyed.json answers none of the run's questions: its keys (e.g. 'a') are not question ids (e.g. "
+            f"{ids[0]!r}); map them with --id-map FILE") in capsys.readouterr().err
+    id_map = tmp_path / "ids.json"
+    id_map.write_text(json.dumps({"a": ids[0], "b": ids[1]}), encoding="utf-8")
+    assert main(["import", "answers", str(keyed), "--id-map", str(id_map), *common]) == 0
+    folder, = (tmp_path / "runs" / "peers").iterdir()
+    records = {r["id"]: r for r in map(json.loads, (folder / "predictions.jsonl").read_text().splitlines())}
+    assert records[ids[0]]["predicted_sparql"] == query
+    assert records[ids[1]]["error_category"] == "external_no_query"
+
+
+def test_the_leaderboard_refuses_a_run_record_whose_score_is_not_a_fraction(tmp_path):
+    questions = registry.load("ck25")[:2]
+    good = record_scores(OfficialScore(1.0, 1.0, 1.0))
+    records = [{"id": questions[0].id, "scores": good}, {"id": questions[1].id, "scores": {**good, "text2sparql": 50}}]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"predictions.jsonl, line 2: scores.text2sparql must be in \[0, 1\]; got 50"):
+        run_entry(tmp_path, questions)
+    records[1]["scores"]["text2sparql"] = 0.5
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert run_entry(tmp_path, questions).scores[questions[1].id].set_F == 0.5
 
 
 def test_grasp_runs_are_leaderboard_rows_beside_the_published_teams(leaderboard):

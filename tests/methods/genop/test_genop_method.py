@@ -12,6 +12,7 @@ from sparqlab.data.question import Question
 from sparqlab.methods import get_method
 from sparqlab.methods.genop.method import GenOpConfig, GenOpMethod
 from sparqlab.runs import RunConfig, run
+from sparqlab.runs.runner import MethodCannotAnswer
 
 EXAMPLE1_Y = EXAMPLE1.replace("SELECT ?x ?y ?z", "SELECT ?y")
 EXAMPLE2 = PREFIX + 'SELECT ?y WHERE { ?x a :City . GENOP("Describe the city ?x" AS ?y) }'
@@ -52,6 +53,16 @@ def test_genop_method_runs_question_files_through_the_runner(tmp_path, example_k
     assert oracle["propose"] == 8 and oracle["validate"] > 0
     assert records["describe"]["role_usage"]["oracle"]["calls"]["propose"] == 1
     assert records["cyclic"]["kg_calls"]["query"] >= 1           # BGPs go through the counted ctx.query
+
+
+def test_questions_without_genop_queries_are_refused_before_any_work(tmp_path, example_kg, script_file):
+    config = RunConfig(experiment="genop", output_root=str(tmp_path / "runs"), progress=False, cache="off",
+                       model="standin-genop-script", model_options={"script": str(script_file)})
+    plain = [q for q in questions() if "query" not in q.metadata]
+    with pytest.raises(MethodCannotAnswer, match="genop cannot answer these questions: none of the questions has "
+                                                 "a 'query' field holding a GenOp query"):
+        run(GenOpMethod(), plain, config, kg=example_kg)
+    assert not (tmp_path / "runs").exists(), "refused before the run folder is made"
 
 
 def test_genop_config_is_validated():

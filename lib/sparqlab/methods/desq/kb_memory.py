@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sparqlab.core.files import atomic_write
 from sparqlab.core.integrity import (
     REBUILT_ON_USE,
     DamagedOutput,
@@ -242,9 +243,7 @@ class KBMemory:
         np.save(folder / "vectors.npy", self.vectors)
         document = {**self.info, "model": self.model, "digest": self.digest, "dimension": self.dimension,
                     "integrity": record_files(folder, MEMORY_FILES)}
-        scratch = folder / ".memory.json.tmp"
-        scratch.write_text(json.dumps(document, indent=2) + "\n")
-        scratch.replace(folder / "memory.json")
+        atomic_write(folder / "memory.json", json.dumps(document, indent=2) + "\n")
         return folder
 
     @classmethod

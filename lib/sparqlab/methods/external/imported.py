@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sparqlab.core.hashing import file_digest
-from sparqlab.data.peers import CONVERTERS, PeerAnswer, read_peer_output
+from sparqlab.data.peers import CONVERTERS, PeerAnswer, apply_id_map, read_peer_output
 from sparqlab.data.question import Question
+from sparqlab.data.text2sparql import EDITIONS
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
@@ -36,11 +37,15 @@ class ImportedConfig(MethodConfig):
     - ``output_format``: its format (:data:`sparqlab.data.peers.CONVERTERS`; ``None``: ``grasp`` for ``.jsonl``,
       else ``answers``).
     - ``language``: the language of the questions the file answers (GRASP's ids carry none).
+    - ``id_map``: a JSON object mapping the file's question keys (qnames, GRASP ids) to the run's question ids,
+      for a dataset that is no TEXT2SPARQL edition whose ids the file does not use (``None``: the keys are the
+      question ids, or a TEXT2SPARQL edition's qnames).
     """
 
     file: str = ""
     output_format: str | None = None
     language: str = "en"
+    id_map: str | None = None
 
     def __post_init__(self) -> None:
         if not self.file:
@@ -63,17 +68,24 @@ class ImportedOutput(Method):
         self._digest: str | None = None
 
     def artifacts(self) -> dict[str, str]:
-        return {"peer_output": self._digest} if self._digest else {}
+        if not self._digest:
+            return {}
+        mapped = {"id_map": file_digest(self.config.id_map, 16)} if self.config.id_map else {}
+        return {"peer_output": self._digest, **mapped}
 
     async def prepare(self, ctx: PrepareContext) -> None:
         prefixes = {qid.partition(":")[0] for qid in ctx.scored_ids}
-        if len(prefixes) != 1:
-            raise ValueError(f"imported answers the questions of one TEXT2SPARQL dataset; scored qname prefixes: "
-                             f"{', '.join(sorted(prefixes))}")
+        edition = next(iter(prefixes)) if len(prefixes) == 1 and prefixes <= EDITIONS.keys() else None
         path = Path(self.config.file)
-        answers = await asyncio.to_thread(read_peer_output, path, self.config.output_format,
-                                          prefix=prefixes.pop(), language=self.config.language)
+        answers = await asyncio.to_thread(read_peer_output, path, self.config.output_format, prefix=edition,
+                                          language=self.config.language)
+        if self.config.id_map:
+            answers = apply_id_map(answers, self.config.id_map)
         self.answers = {a.qname: a for a in answers}
+        if answers and not self.answers.keys() & ctx.scored_ids:
+            raise ValueError(f"{path} answers none of the run's questions: its keys (e.g. {answers[0].qname!r}) "
+                             f"are not question ids (e.g. {min(ctx.scored_ids)!r}); map them with --id-map FILE "
+                             "(a JSON object {file key: question id})")
         self._digest = file_digest(path, 16)
         ctx.log("peer_output", file=str(path), answers=len(answers))
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -43,7 +44,7 @@ import httpx
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.http import ReplyRefused, bounded_get
 from sparqlab.data.question import Question
-from sparqlab.data.text2sparql import edition
+from sparqlab.data.text2sparql import EDITIONS, edition
 from sparqlab.llm.errors import ExternalUnavailable
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
@@ -161,6 +162,17 @@ class ExternalSystem(Method):
         info = {str(key)[:100]: _cut(value) for key, value in list(document["info"].items())[:20]}
         paths = sorted(str(path)[:200] for path in document.get("paths") or {})[:MAX_SELF_DESCRIPTION_PATHS]
         return {"info": info, "paths": paths}
+
+    def cannot_answer(self, questions: Sequence[Question]) -> str | None:
+        if self.config.dataset_iri:
+            return None
+        unknown = [q.id for q in questions
+                   if not q.metadata.get("dataset") and q.id.partition(":")[0] not in EDITIONS]
+        if not unknown:
+            return None
+        return (f"{len(unknown)} of {len(questions)} questions (e.g. {unknown[0]!r}) name no TEXT2SPARQL dataset "
+                "IRI (no 'dataset' metadata, no edition's qname prefix): give the dataset the system answers "
+                "with -o dataset_iri=IRI")
 
     def dataset_iri(self, question: Question) -> str:
         """The ``dataset`` sent: ``dataset_iri``, else the question's (its edition's IRI)."""

@@ -10,6 +10,7 @@ scripted model is ``-m standin-genop-script`` with the option ``script=FILE.json
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -58,6 +59,12 @@ class GenOpConfig(MethodConfig):
     call_kinds: ClassVar[tuple[str, ...]] = ("propose", "validate")
 
 
+def _genop_text(question: Question) -> str | None:
+    """The GenOp query a question carries (its ``query`` metadata), if any."""
+    text = question.metadata.get("query")
+    return text if isinstance(text, str) and text.strip() else None
+
+
 @register_method("genop")
 class GenOpMethod(Method):
     """Generative SPARQL: the question's ``query`` is evaluated with model calls (paper Sects 3–6)."""
@@ -67,9 +74,15 @@ class GenOpMethod(Method):
     prompts = PROMPTS
     needs_model = True
 
+    def cannot_answer(self, questions: Sequence[Question]) -> str | None:
+        if any(_genop_text(q) for q in questions):
+            return None
+        return ("none of the questions has a 'query' field holding a GenOp query to evaluate (genop evaluates "
+                "given queries; it does not write them): give a question file with one (docs/genop.md)")
+
     async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
-        text = question.metadata.get("query")
-        if not isinstance(text, str) or not text.strip():
+        text = _genop_text(question)
+        if text is None:
             return MethodOutput(None, "no_query", {"message": "the question has no 'query' field to evaluate"})
         try:
             query = parse_genop_query(text, ctx.kg.profile.prefixes)

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from sparqlab.core.files import atomic_write
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.integrity import (
     REBUILT_ON_USE,
@@ -229,9 +230,7 @@ class SchemaIndex:
     def save(self, path: Path) -> None:
         """Write the index atomically, with its integrity record beside it (:mod:`sparqlab.core.integrity`)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(".tmp")
-        scratch.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True), encoding="utf-8")
-        scratch.replace(path)
+        atomic_write(path, json.dumps(self.to_json(), indent=1, sort_keys=True))
         write_sidecar(path)
 
     @classmethod
