@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import re
 import time
@@ -299,6 +300,35 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
                         reasoning=reasoning, retries=retries, tool_calls=tool_calls)
 
 
+IDENTIFIED_BY_ROOT = "vllm_root"
+"""``identified_by``: the server named the weights it serves (vLLM's ``root`` / ``max_model_len``)."""
+IDENTIFIED_BY_PROPS = "llama_cpp_props"
+"""``identified_by``: the endpoint URL and the server's ``/props`` self-description (llama.cpp)."""
+IDENTIFIED_BY_ENDPOINT = "endpoint_only"
+"""``identified_by``: the endpoint URL alone (the server described neither its weights nor itself)."""
+
+PROPS_FIELDS = ("model_path", "build_info")
+"""Text fields of llama-server's ``/props`` that say what answers (kept as they are)."""
+
+
+def props_identity(props: dict[str, Any]) -> dict[str, Any]:
+    """What of a llama.cpp server's ``/props`` says what answers: ``model_path``, ``build_info``, the context size
+    (``default_generation_settings.n_ctx``), the chat template's SHA-256 (the template itself is long and may
+    change only in whitespace that still matters) and sparqlab's launcher's ``identity`` object; fields that are
+    missing or of another type are left out (other servers describe themselves differently). Slots are not
+    identity: they change how many requests run at once, not what they answer."""
+    described: dict[str, Any] = {key: props[key] for key in PROPS_FIELDS if isinstance(props.get(key), str)}
+    settings = props.get("default_generation_settings")
+    if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
+        described["n_ctx"] = settings["n_ctx"]
+    if isinstance(props.get("chat_template"), str):
+        described["chat_template_sha256"] = hashlib.sha256(props["chat_template"].encode("utf-8")).hexdigest()
+    if isinstance(props.get("identity"), dict):
+        described["identity"] = {key: value for key, value in props["identity"].items()
+                                 if isinstance(value, str | int | float | bool) or value is None}
+    return described
+
+
 class OpenAIModel(ChatModel):
     """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
@@ -308,7 +338,12 @@ class OpenAIModel(ChatModel):
     (a question, a method's ``prepare``); reasoning models can take minutes for a long answer, hence the generous
     default. ``max_reply_bytes`` caps one reply's body (:data:`MAX_REPLY_BYTES`).
     A served stand-in (name ``standin-*``) stays marked ``is_standin``. ``http_transport`` picks the HTTP client
-    under the SDK (:data:`HTTP_TRANSPORTS`).
+    under the SDK (:data:`HTTP_TRANSPORTS`). ``accept_unlisted_name`` accepts a name the endpoint's ``/v1/models``
+    does not list (a server that serves one model under any name and lists something else), with a warning in
+    :attr:`warnings` (recorded in environment.json); otherwise such a name is :class:`UnknownModel`.
+
+    After :meth:`served_identity`: :attr:`identified_by` (what identified the served model, ``IDENTIFIED_BY_*``)
+    and :attr:`slots` (requests the server serves at once, when its ``/props`` announces ``total_slots``).
     """
 
     def __init__(
@@ -322,6 +357,7 @@ class OpenAIModel(ChatModel):
         connect_timeout_s: float = 10.0,
         http_transport: str = "aiohttp",
         max_reply_bytes: int = MAX_REPLY_BYTES,
+        accept_unlisted_name: bool = False,
     ):
         # every model of this backend is served over HTTP, a served stand-in too
         name, base_url = model_defaults(model, base_url, served_over_http=lambda _name: True)
@@ -338,6 +374,10 @@ class OpenAIModel(ChatModel):
         if http_transport not in HTTP_TRANSPORTS:
             raise ValueError(f"http_transport must be one of {', '.join(HTTP_TRANSPORTS)} (got {http_transport!r})")
         self.http_transport = http_transport
+        self.accept_unlisted_name = accept_unlisted_name
+        self.warnings: list[str] = []
+        self.identified_by: str | None = None
+        self.slots: int | None = None
         self._clients: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, AsyncGenerator[None]]] = {}
 
     def _client(self) -> openai.AsyncOpenAI:
@@ -404,17 +444,58 @@ class OpenAIModel(ChatModel):
         """The model names the endpoint serves (``GET /v1/models``), without retries."""
         return [entry.id for entry in await self._served_models()]
 
-    async def served_identity(self) -> dict[str, Any] | None:
-        """This model's ``/v1/models`` entry as identity: ``id``, ``root`` (vLLM: the weights served under the
-        name) and ``max_model_len``; ``None`` when the server does not list the name. A server that says it
-        serves a stand-in (``standin: true``, as ``sparqlab train serve`` of a tiny random model does) marks this
-        model ``is_standin``. Raises :class:`ModelUnavailable` when the endpoint cannot be reached."""
-        for entry in await self._served_models():
-            if entry.id == self.name:
-                extra = entry.model_extra or {}
-                self.is_standin = self.is_standin or bool(extra.get("standin"))
-                return {"id": entry.id, "root": extra.get("root"), "max_model_len": extra.get("max_model_len")}
-        return None
+    async def served_identity(self) -> dict[str, Any]:
+        """What answers under this model's name, as the response cache's identity; raises :class:`UnknownModel`
+        when the endpoint does not list the name (llama.cpp's servers answer any name, so a misspelt one would
+        be recorded as served) unless ``accept_unlisted_name`` (then a :attr:`warnings` entry says so), and
+        :class:`ModelUnavailable` when the endpoint cannot be reached.
+
+        A server that identifies its model in its ``/v1/models`` entry (vLLM: ``root``, the weights served under
+        the name, and ``max_model_len``) gives ``{"id", "root", "max_model_len"}``, the identity responses were
+        always stored with. Any other (llama.cpp) names only an alias, so the endpoint URL and the server's
+        self-description (``GET /props``, :func:`props_identity`) enter the identity: two servers with other
+        weights or chat templates under one alias do not share cached replies. :attr:`identified_by` says which
+        case held. A server that says it serves a stand-in (``standin: true``, as ``sparqlab train serve`` of a
+        tiny random model does) marks this model ``is_standin``."""
+        entries = await self._served_models()
+        entry = next((entry for entry in entries if entry.id == self.name), None)
+        if entry is None and not self.accept_unlisted_name:
+            raise UnknownModel(self._unknown_model_message(self.name, [entry.id for entry in entries]))
+        if entry is None:
+            listed = ", ".join(repr(entry.id) for entry in entries) or "no models"
+            self.warnings.append(f"the endpoint {self.base_url} does not list the model {self.name!r} (it lists "
+                                 f"{listed}); accepted because accept_unlisted_name is set: the name recorded is "
+                                 "the one asked for, not one the server confirmed")
+        extra = (entry.model_extra or {}) if entry is not None else {}
+        self.is_standin = self.is_standin or bool(extra.get("standin"))
+        if extra.get("root") is not None or extra.get("max_model_len") is not None:
+            self.identified_by = IDENTIFIED_BY_ROOT
+            return {"id": self.name, "root": extra.get("root"), "max_model_len": extra.get("max_model_len")}
+        props = await self._props()
+        self.slots = props.get("total_slots") if isinstance(props.get("total_slots"), int) else None
+        described = props_identity(props)
+        self.identified_by = IDENTIFIED_BY_PROPS if described else IDENTIFIED_BY_ENDPOINT
+        return {"id": self.name, "endpoint": self.base_url, **({"props": described} if described else {})}
+
+    @property
+    def props_url(self) -> str:
+        """Where a llama.cpp server describes itself: ``/props`` beside the ``/v1`` path."""
+        root = self.base_url.removesuffix("/v1") if self.base_url.endswith("/v1") else self.base_url
+        return f"{root}/props"
+
+    async def _props(self) -> dict[str, Any]:
+        """The endpoint's ``GET /props`` object (llama-server's shape), ``{}`` when it has none (404, another
+        server's answer, a body that is not a JSON object)."""
+        try:
+            raw = await self._client().with_options(max_retries=0).get(self.props_url, cast_to=httpx2.Response)
+            props = json.loads(raw.content)
+        except openai.APIStatusError:
+            return {}
+        except openai.APIError as error:
+            raise await self._translate(error, self.name, diagnose=False) from error
+        except (ValueError, RecursionError):
+            return {}
+        return props if isinstance(props, dict) else {}
 
     async def check(self) -> None:
         """Fail fast, before a run: raise :class:`ModelUnavailable` or :class:`UnknownModel` unless the endpoint
@@ -485,4 +566,7 @@ class OpenAIModel(ChatModel):
             "max_retries": self.max_retries,
             "timeout_s": self.timeout_s,
             "http_transport": self.http_transport,
+            "identified_by": self.identified_by,
+            **({"slots": self.slots} if self.slots is not None else {}),
+            **({"warnings": list(self.warnings)} if self.warnings else {}),
         }

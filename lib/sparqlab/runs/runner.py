@@ -533,6 +533,10 @@ class Runner:
         write_json(config_path, self._config_json())
         env = provenance.environment(self.model, self.kg)
         env["roles"] = {role: provenance.describe_model(spec.model) for role, spec in self.roles.items()}
+        warnings = sorted({warning for described in [env["model"], *env["roles"].values()] if described
+                           for warning in described.get("warnings", ())})
+        if warnings:  # e.g. a model name the endpoint does not list, accepted on request
+            env["warnings"] = warnings
         env_path = self.run_dir / ENVIRONMENT
         if env_path.exists():
             first = read_json(env_path)
@@ -728,6 +732,7 @@ class Runner:
         started = time.perf_counter()
         self._kg_stats_start = self.kg.service.stats()
         try:
+            await self._check_models()
             await self.prepare()
         except BaseException as error:  # an interruption too: the pool and the model are released either way
             self._pool.shutdown(wait=False)
@@ -737,9 +742,6 @@ class Runner:
                 raise
             raise RunAborted(f"preparing the run stopped: {cause}; nothing was answered or written, the same call "
                              "starts again") from cause
-        for model in self.models:  # what each endpoint serves under the name: environment.json and the cache key
-            if isinstance(model, CachedModel):
-                await model.check_identity()
         store = RunStore(self.run_dir)
         done = store.open(redo_errors)
         try:
@@ -764,6 +766,13 @@ class Runner:
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 await self._release_model()
         return RunResult(self.run_dir, self.run_id, self.config, metrics, answered)
+
+    async def _check_models(self) -> None:
+        """Before any work: ask each endpoint what it serves under the name (environment.json and the cache key);
+        a name it does not serve stops the run (:class:`~sparqlab.llm.errors.UnknownModel`)."""
+        for model in self.models:
+            if isinstance(model, CachedModel):
+                await model.check_identity()
 
     async def _release_model(self) -> None:
         """Close the models' connections of this event loop (a sync ``run`` closes its loop afterwards)."""
