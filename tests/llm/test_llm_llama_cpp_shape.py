@@ -4,6 +4,7 @@ decide which cached replies are its own."""
 
 import hashlib
 import json
+import time
 
 import pytest
 
@@ -87,3 +88,17 @@ def test_the_identity_check_gives_the_served_models_in_its_error():
     with serve_llama_like(LlamaLike()) as url, pytest.raises(UnknownModel, match="it serves 'smollm2-135m'"):
         run_sync(OpenAIModel("smollm2", base_url=url).served_identity())
 
+
+def test_a_reply_that_never_ends_holds_its_question_no_longer_than_the_deadline(config):
+    """llama-cpp-python's ``chatml-function-calling`` ignores ``max_tokens`` on later tool calls and generates to
+    the end of the context: the question's deadline cancels the request and closes its connection."""
+    server = LlamaLike(drip=True)
+    with serve_llama_like(server) as url:
+        result = run(DirectSparql(), config=config(model="smollm2-135m", model_url=url, limit=1, cache="off",
+                                                   question_timeout_s=1.0))
+        deadline = time.monotonic() + 5
+        while not server.closed_at and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert result.predictions()["error_category"].tolist() == ["question_timeout"]
+    assert server.requests[0]["max_tokens"] == 2048  # the call kind's declared budget went on the wire
+    assert len(server.closed_at) == 1 and server.closed_at[0] - server.asked_at[0] < 2  # the 1 s deadline
