@@ -102,3 +102,16 @@ def test_a_reply_that_never_ends_holds_its_question_no_longer_than_the_deadline(
     assert result.predictions()["error_category"].tolist() == ["question_timeout"]
     assert server.requests[0]["max_tokens"] == 2048  # the call kind's declared budget went on the wire
     assert len(server.closed_at) == 1 and server.closed_at[0] - server.asked_at[0] < 2  # the 1 s deadline
+
+
+def test_no_more_requests_in_flight_than_the_server_has_slots(config):
+    announced = LlamaLike(props={"total_slots": 1}, delay_s=0.2)
+    with serve_llama_like(announced) as url:
+        one = run(DirectSparql(), config=config(model="smollm2-135m", model_url=url, limit=4, concurrency=4))
+    assert announced.most_at_once == 1 and len(announced.requests) == 4
+    assert one.metrics["model_slots_last_session"] == {"slots": {url: 1}, "questions_in_flight": 1}
+    silent = LlamaLike(delay_s=0.2)  # announces nothing: the setting decides
+    with serve_llama_like(silent) as url:
+        two = run(DirectSparql(), config=config(model="smollm2-135m", model_url=url, limit=4, concurrency=4,
+                                                model_slots=2, experiment="two"))
+    assert silent.most_at_once == 2 and two.metrics["model_slots_last_session"]["questions_in_flight"] == 2

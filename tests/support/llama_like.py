@@ -25,6 +25,7 @@ class LlamaLike:
     - ``usage_extra``: fields added to ``usage`` (``prompt_tokens_details``); ``timings``: llama-server's
       ``timings`` object, when given.
     - ``drip``: answer completions with headers and then a byte every 0.05 s, forever (until the client closes).
+    - ``delay_s``: the time each completion takes (the most completions under way at once is kept).
     """
 
     alias: str = "smollm2-135m"
@@ -33,12 +34,27 @@ class LlamaLike:
     usage_extra: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, Any] | None = None
     drip: bool = False
+    delay_s: float = 0.0
+    most_at_once: int = 0
+    """The most completions under way at once."""
     requests: list[dict[str, Any]] = field(default_factory=list)
     """The JSON bodies of the completions asked for, in order."""
     asked_at: list[float] = field(default_factory=list)
     """``time.monotonic()`` when each completion was asked for."""
     closed_at: list[float] = field(default_factory=list)
     """``time.monotonic()`` when the client closed a dripped reply's connection."""
+    _under_way: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The completion of ``body``, after ``delay_s``, counting the completions under way."""
+        with self._lock:
+            self._under_way += 1
+            self.most_at_once = max(self.most_at_once, self._under_way)
+        time.sleep(self.delay_s)
+        with self._lock:
+            self._under_way -= 1
+        return self.completion(body)
 
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
         usage = {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28, **self.usage_extra}
@@ -77,7 +93,7 @@ def _handler(server: LlamaLike) -> type[BaseHTTPRequestHandler]:
             server.requests.append(body)
             server.asked_at.append(time.monotonic())
             if not server.drip:
-                self._json(200, server.completion(body))
+                self._json(200, server.answer(body))
                 return
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -148,6 +148,9 @@ class CachedModel(ChatModel):
     async def aclose(self) -> None:
         await self.inner.aclose()
 
+    def endpoints(self) -> list[ChatModel]:
+        return self.inner.endpoints()
+
     def stats(self) -> dict[str, Any]:
         """Calls and hits so far, with the mode, file, served identity, a note when the endpoint was not
         contacted, and for a replica set each replica's calls, failures and latencies keyed by its URL."""

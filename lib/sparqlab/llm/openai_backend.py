@@ -24,7 +24,7 @@ import openai
 from sparqlab.core.environment import api_key as default_api_key
 from sparqlab.core.environment import model_defaults
 from sparqlab.core.urls import origin
-from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
+from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, InFlightLimit, Usage
 from sparqlab.llm.errors import (
     ContextOverflow,
     ModelAccessRefused,
@@ -257,12 +257,26 @@ def _token_count(usage: dict[str, Any], key: str) -> int:
     return value
 
 
+def cached_prompt_tokens(data: dict[str, Any], usage: dict[str, Any]) -> int | None:
+    """The prompt tokens a completion says came from the server's prefix cache: ``usage.prompt_tokens_details.
+    cached_tokens`` (vLLM, OpenAI, the project's server), else llama-server's ``timings.cache_n``; ``None`` when
+    neither is there (llama-cpp-python 0.3's server reports neither). A count that is not one is a ValueError."""
+    details = _field(usage, "prompt_tokens_details", dict, "usage")
+    if details is not None and details.get("cached_tokens") is not None:
+        return _token_count(details, "cached_tokens")
+    timings = _field(data, "timings", dict, "completion")
+    if timings is not None and timings.get("cache_n") is not None:
+        return _token_count(timings, "cache_n")
+    return None
+
+
 def completion_response(content: bytes, request: ChatRequest, latency_s: float, retries: int,
                         base_url: str) -> ChatResponse:
     """A :class:`ChatResponse` from the JSON of a chat completion (OpenAI's ``chat.completion`` object): the first
     choice's ``message.content`` as text, vLLM's ``reasoning`` (or the older ``reasoning_content``) as reasoning,
     its ``tool_calls`` (:func:`read_tool_calls`), ``finish_reason`` (``stop`` when absent), the served ``model``
-    name and the reported ``usage``, estimated (:meth:`Usage.estimate`) when the server reports none. A body that
+    name and the reported ``usage`` (with the prompt tokens served from the server's cache where it says so:
+    :func:`cached_prompt_tokens`), estimated (:meth:`Usage.estimate`) when the server reports none. A body that
     is not such an object (token counts that are not whole numbers from 0 to :data:`MAX_TOKEN_COUNT` included, a
     body nested too deeply to read) is a :class:`ModelReplyInvalid` (the server is broken: the run stops), quoting
     the body's own message."""
@@ -287,7 +301,8 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
         if reported is None:
             usage = Usage.estimate(request, text)
         else:
-            usage = Usage(_token_count(reported, "prompt_tokens"), _token_count(reported, "completion_tokens"))
+            usage = Usage(_token_count(reported, "prompt_tokens"), _token_count(reported, "completion_tokens"),
+                          cached_tokens=cached_prompt_tokens(data, reported))
     except RecursionError:
         raise ModelReplyInvalid(f"the model endpoint {base_url}/chat/completions answered with a body nested too "
                                 "deeply to be a completion; check the server's log and rerun: the same call "
@@ -344,6 +359,8 @@ class OpenAIModel(ChatModel):
 
     After :meth:`served_identity`: :attr:`identified_by` (what identified the served model, ``IDENTIFIED_BY_*``)
     and :attr:`slots` (requests the server serves at once, when its ``/props`` announces ``total_slots``).
+    :attr:`in_flight_limit` (set by the runner, shared by every model calling the endpoint) holds back a request
+    until the server has a free slot.
     """
 
     def __init__(
@@ -378,6 +395,7 @@ class OpenAIModel(ChatModel):
         self.warnings: list[str] = []
         self.identified_by: str | None = None
         self.slots: int | None = None
+        self.in_flight_limit: InFlightLimit | None = None
         self._clients: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, AsyncGenerator[None]]] = {}
 
     def _client(self) -> openai.AsyncOpenAI:
@@ -409,6 +427,12 @@ class OpenAIModel(ChatModel):
             await entry[1].aclose()
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        """The call, once the endpoint has a free slot (:attr:`in_flight_limit`; the wait is not the call's
+        latency)."""
+        async with self.in_flight_limit.slot() if self.in_flight_limit else contextlib.nullcontext():
+            return await self._post(request)
+
+    async def _post(self, request: ChatRequest) -> ChatResponse:
         """One ``POST /chat/completions`` through the client's documented low-level ``post`` (retries, timeouts,
         auth and status errors are the client's own) with a plain JSON body, answered as the raw HTTP response and
         read by :func:`completion_response`: the SDK's typed path spent most of a call's client CPU transforming
@@ -558,6 +582,9 @@ class OpenAIModel(ChatModel):
                 404: " Check that the base URL ends in /v1."}.get(status, "")
         refused = ModelAccessRefused if status in (401, 403, 404) else ModelRequestError
         return refused(f"{self.base_url} refused the request for {name!r} (HTTP {status}): {error.message}.{hint}")
+
+    def endpoints(self) -> list[ChatModel]:
+        return [self]
 
     def describe(self) -> dict[str, Any]:
         return {

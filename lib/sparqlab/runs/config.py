@@ -217,6 +217,10 @@ class ExecutionSettings(CheckedConfig):
     """How and where a run executes; none of these enters the run id.
 
     - ``concurrency``: questions in flight at once.
+    - ``model_slots``: requests a model endpoint serves at once (e.g. llama.cpp's ``--n_parallel``); ``None``:
+      what the endpoint announces (llama.cpp's ``/props`` ``total_slots``), else no limit. The runner never has
+      more requests in flight to one endpoint, nor more questions in flight than the slots of the run's model:
+      more would only queue, their time counting against the question's deadline.
     - ``shard_index`` / ``num_shards``: this process answers the questions at positions i with i % num_shards ==
       shard_index (Slurm array jobs; ``sparqlab runs merge`` joins the shards).
     - ``cache``: the model response cache's mode: read_write, replay (cached responses only; a miss aborts) or off.
@@ -229,6 +233,7 @@ class ExecutionSettings(CheckedConfig):
     """
 
     concurrency: int = 8
+    model_slots: int | None = None
     shard_index: int = 0
     num_shards: int = 1
     cache: CacheMode = "read_write"
@@ -240,6 +245,8 @@ class ExecutionSettings(CheckedConfig):
     def check(self) -> None:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be at least 1; got {self.concurrency}")
+        if self.model_slots is not None and self.model_slots < 1:
+            raise ValueError(f"model_slots must be at least 1 (or unset); got {self.model_slots}")
         if self.num_shards < 1 or not 0 <= self.shard_index < self.num_shards:
             raise ValueError(f"shard_index must be in 0..num_shards-1; got shard_index={self.shard_index}, "
                              f"num_shards={self.num_shards}")

@@ -50,6 +50,7 @@ from sparqlab.kg.results import QueryResult
 from sparqlab.llm import (
     CachedModel,
     ChatModel,
+    InFlightLimit,
     ModelError,
     RunBinding,
     bind_standins,
@@ -397,6 +398,8 @@ class Runner:
         self._kg_stats_start = self.kg.service.stats()
         self.method_config: dict[str, Any] = {}
         self.leakage: dict[str, Any] | None = None  # near-duplicates of the pools the method read, by pool
+        self.endpoint_slots: dict[str, int] = {}
+        self.question_workers = self.config.resources.question_workers
         self.run_id = ""
         self.identity: dict[str, Any] = {}
         self.run_dir = Path()
@@ -769,10 +772,36 @@ class Runner:
 
     async def _check_models(self) -> None:
         """Before any work: ask each endpoint what it serves under the name (environment.json and the cache key);
-        a name it does not serve stops the run (:class:`~sparqlab.llm.errors.UnknownModel`)."""
+        a name it does not serve stops the run (:class:`~sparqlab.llm.errors.UnknownModel`). Then fit the run to
+        the endpoints' slots (:meth:`_fit_to_slots`)."""
         for model in self.models:
             if isinstance(model, CachedModel):
                 await model.check_identity()
+        self._fit_to_slots()
+
+    def _fit_to_slots(self) -> None:
+        """Each endpoint gets at most its slots of requests at once (``model_slots``, else what it announced),
+        shared by every model calling it; and no more questions are in flight than the slots of any model of the
+        run, so that no question spends its deadline queueing for one."""
+        by_url: dict[str, list[Any]] = {}
+        for model in self.models:
+            for endpoint in model.endpoints():
+                by_url.setdefault(endpoint.base_url, []).append(endpoint)
+        for url, endpoints in by_url.items():
+            slots = self.config.model_slots or next((e.slots for e in endpoints if e.slots), None)
+            if slots:
+                limit = InFlightLimit(slots)
+                for endpoint in endpoints:
+                    endpoint.in_flight_limit = limit
+                self.endpoint_slots[url] = slots
+        totals = [sum(self.endpoint_slots[url] for url in {e.base_url for e in model.endpoints()})
+                  for model in self.models
+                  if model.endpoints() and all(e.base_url in self.endpoint_slots for e in model.endpoints())]
+        self.question_workers = min([self.config.resources.question_workers, *totals])
+        if self.question_workers < self.config.concurrency:
+            print(f"sparqlab run: note: {self.question_workers} question(s) in flight, not {self.config.concurrency}:"
+                  f" the model endpoint serves {min(totals)} request(s) at once (--model-slots, or its /props "
+                  "total_slots)", file=sys.stderr)
 
     async def _release_model(self) -> None:
         """Close the models' connections of this event loop (a sync ``run`` closes its loop afterwards)."""
@@ -798,7 +827,7 @@ class Runner:
 
         try:
             async with asyncio.TaskGroup() as group:
-                for _ in range(min(self.config.resources.question_workers, len(todo))):
+                for _ in range(min(self.question_workers, len(todo))):
                     group.create_task(worker())
         except BaseExceptionGroup as failures:
             first = failures.exceptions[0]
@@ -836,6 +865,9 @@ class Runner:
         metrics["gold_snapshot"] = gold_snapshot_entry(self.gold_snapshot_note, records)
         if self.model is not None:
             metrics["model_cache_last_session"] = self.model.stats()
+        if self.endpoint_slots:  # what the last session fitted its concurrency to
+            metrics["model_slots_last_session"] = {"slots": dict(self.endpoint_slots),
+                                                   "questions_in_flight": self.question_workers}
         role_stats = {role: spec.model.stats() for role, spec in self.roles.items() if spec.model is not self.model}
         if role_stats:
             metrics["role_cache_last_session"] = role_stats
