@@ -789,8 +789,9 @@ class Runner:
                 by_url.setdefault(endpoint.base_url, []).append(endpoint)
         for url, endpoints in by_url.items():
             slots = self.config.model_slots or next((e.slots for e in endpoints if e.slots), None)
-            if slots:
-                limit = InFlightLimit(slots)
+            if slots:  # a nested run (GGC's gate data) keeps the limit its parent run shares with other roles
+                limit = next((e.in_flight_limit for e in endpoints
+                              if e.in_flight_limit and e.in_flight_limit.slots == slots), None) or InFlightLimit(slots)
                 for endpoint in endpoints:
                     endpoint.in_flight_limit = limit
                 self.endpoint_slots[url] = slots
