@@ -496,7 +496,8 @@ class OpenAIModel(ChatModel):
             self.identified_by = IDENTIFIED_BY_ROOT
             return {"id": self.name, "root": extra.get("root"), "max_model_len": extra.get("max_model_len")}
         props = await self._props()
-        self.slots = props.get("total_slots") if isinstance(props.get("total_slots"), int) else None
+        slots = props.get("total_slots")
+        self.slots = slots if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1 else None
         described = props_identity(props)
         self.identified_by = IDENTIFIED_BY_PROPS if described else IDENTIFIED_BY_ENDPOINT
         return {"id": self.name, "endpoint": self.base_url, **({"props": described} if described else {})}
@@ -504,8 +505,7 @@ class OpenAIModel(ChatModel):
     @property
     def props_url(self) -> str:
         """Where a llama.cpp server describes itself: ``/props`` beside the ``/v1`` path."""
-        root = self.base_url.removesuffix("/v1") if self.base_url.endswith("/v1") else self.base_url
-        return f"{root}/props"
+        return f"{self.base_url.removesuffix('/v1')}/props"
 
     async def _props(self) -> dict[str, Any]:
         """The endpoint's ``GET /props`` object (llama-server's shape), ``{}`` when it has none (404, another

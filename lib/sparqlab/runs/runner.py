@@ -743,8 +743,8 @@ class Runner:
             cause = as_infrastructure(error, f"preparing method {self.method.name!r}")
             if cause is None:
                 raise
-            raise RunAborted(f"preparing the run stopped: {cause}; nothing was answered or written, the same call "
-                             "starts again") from cause
+            raise RunAborted(f"preparing the run stopped: {str(cause).rstrip('.')}; nothing was answered or written, "
+                             "the same call starts again") from cause
         store = RunStore(self.run_dir)
         done = store.open(redo_errors)
         try:
