@@ -53,7 +53,7 @@ def main() -> None:
         rows = []
         for status in grid_status(grid):
             metrics = json.loads((status.run_dir / "metrics.json").read_text())
-            cache, tokens, done = metrics["prefix_cache"], metrics["usage"]["tokens"], metrics["n_done"]
+            cache, tokens, done = metrics["prefix_cache"]["simulated"], metrics["usage"]["tokens"], metrics["n_done"]
             rows.append({"method": status.cell.row, "questions": done,
                          "calls_per_q": round(metrics["usage"]["model_calls"]["total"] / done, 2),
                          "prompt_per_q": round(tokens["prompt"] / done), "completion_per_q": round(tokens["completion"] / done),

@@ -19,6 +19,18 @@ def test_totals_by_call_kind_and_merge():
     assert summary["model_latency_s"] == 0.75
 
 
+def test_reported_cached_tokens_are_summed_only_where_a_server_reported_them():
+    totals = UsageTotals()
+    totals.add(ChatResponse("a", Usage(10, 5)))
+    assert "prompt_cached" not in totals.to_dict()["tokens"]  # nothing reported is not zero reported
+    totals.add(ChatResponse("b", Usage(10, 5, cached_tokens=8)))
+    other = UsageTotals()
+    other.add(ChatResponse("c", Usage(10, 5, cached_tokens=0)))
+    other.add(ChatResponse("d", Usage(10, 5, cached_tokens=3)))
+    totals.merge(other)
+    assert totals.to_dict()["tokens"]["prompt_cached"] == 11
+
+
 def test_aggregate_over_question_records_of_either_form():
     records = [
         {"model_calls": {"generate": 2, "gate": 1}, "tokens": {"prompt": 100, "completion": 20, "total": 120},

@@ -134,7 +134,7 @@ def test_a_replica_killed_mid_run_loses_no_question(tmp_path):
         assert per_replica[urls[0]]["calls"] > 0 and per_replica[urls[2]]["calls"] > 0
         assert per_replica[urls[0]]["latency_s"]["mean"] >= 0.15
         # what the run's prompts would cost a server with prefix caching: the shared instructions are reused
-        cache = metrics["prefix_cache"]
+        cache = metrics["prefix_cache"]["simulated"]
         assert cache["recomputed_prompt_tokens"] == metrics["usage"]["tokens"]["prompt_recomputed"]
         assert 0 < cache["recomputed_prompt_tokens"] < cache["prompt_tokens"] and 0 < cache["reused_share"] < 1
     finally:

@@ -110,6 +110,9 @@ def _show(args: argparse.Namespace) -> int:
     usage = summary.get("usage") or {}
     print(f"model calls {json.dumps(usage.get('model_calls'))}  uncached {summary.get('model_calls_uncached')}")
     print(f"tokens      {json.dumps(usage.get('tokens'))}")
+    reuse = summary.get("prefix_cache") or {}
+    print(f"prompt cache  reported by the server: {_reused(reuse.get('reported'), 'not reported')}; "
+          f"simulated (vLLM block model): {_reused(reuse.get('simulated'), 'not recorded')}")
     print(f"errors      {json.dumps(summary.get('error_categories'))}")
     print("config  " + json.dumps(config.get("run"), default=str))
     return 0
@@ -144,6 +147,15 @@ def group_text(metrics: dict) -> str:
     lines.append(f"stability {metrics['stability']:.3f} (mean share of repeats returning the majority answer set); "
                  f"{len(flipping)} questions flip between repeats" + (f": {', '.join(flipping[:20])}" if flipping else ""))
     return "\n".join(lines)
+
+
+def _reused(figures: dict | None, missing: str) -> str:
+    """One of ``metrics.json``'s ``prefix_cache`` figures as a phrase (the share of prompt tokens reused), else
+    ``missing``."""
+    share = (figures or {}).get("reused_share")
+    if share is None:
+        return missing
+    return f"{share:.0%} of {figures['prompt_tokens']:,} prompt tokens reused"
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -11,7 +11,16 @@ The embeddings are imported from their module (``sparqlab.llm.embeddings``), whi
 """
 
 from sparqlab.llm.accounting import UsageTotals, aggregate_usage
-from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Message, Usage, estimate_tokens, run_sync
+from sparqlab.llm.base import (
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    InFlightLimit,
+    Message,
+    Usage,
+    estimate_tokens,
+    run_sync,
+)
 from sparqlab.llm.cache import CACHE_MODES, CachedModel, default_cache_path, request_key
 from sparqlab.llm.errors import (
     ContextOverflow,
@@ -45,6 +54,7 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "EchoStandin",
+    "InFlightLimit",
     "LatencyStandin",
     "Message",
     "ModelError",

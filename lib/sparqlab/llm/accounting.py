@@ -17,13 +17,16 @@ from sparqlab.llm.base import ChatResponse
 @dataclass
 class UsageTotals:
     """Running totals over chat calls. ``estimated`` turns true as soon as one call's tokens were estimated
-    (stand-ins, servers reporting no usage), so an aggregate never passes estimates off as measurements."""
+    (stand-ins, servers reporting no usage), so an aggregate never passes estimates off as measurements.
+    ``prompt_cached`` sums the prompt tokens servers reported as taken from their prefix cache (``None`` while no
+    call reported any), beside ``prompt_recomputed``, the simulation of :mod:`sparqlab.llm.prefix_cache`."""
 
     calls: Counter = field(default_factory=Counter)
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     prompt_recomputed: int = 0
+    prompt_cached: int | None = None
     latency_s: float = 0.0
     estimated: bool = False
 
@@ -34,6 +37,7 @@ class UsageTotals:
         self.completion_tokens += response.usage.completion_tokens
         self.prompt_recomputed += response.usage.prompt_tokens if response.prompt_recomputed is None \
             else response.prompt_recomputed
+        self._add_cached(response.usage.cached_tokens)
         self.latency_s += response.latency_s
         self.estimated |= response.usage.estimated
 
@@ -43,8 +47,13 @@ class UsageTotals:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.prompt_recomputed += other.prompt_recomputed
+        self._add_cached(other.prompt_cached)
         self.latency_s += other.latency_s
         self.estimated |= other.estimated
+
+    def _add_cached(self, tokens: int | None) -> None:
+        if tokens is not None:
+            self.prompt_cached = (self.prompt_cached or 0) + tokens
 
     @property
     def total_calls(self) -> int:
@@ -60,6 +69,7 @@ class UsageTotals:
             "cached_calls": self.cached_calls,
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens,
                        "total": self.total_tokens, "prompt_recomputed": self.prompt_recomputed,
+                       **({} if self.prompt_cached is None else {"prompt_cached": self.prompt_cached}),
                        "estimated": self.estimated},
             "model_latency_s": round(self.latency_s, 6),
         }

@@ -131,11 +131,15 @@ def estimate_tokens(text: str) -> int:
 @dataclass
 class Usage:
     """Tokens one call cost. ``estimated`` is true when the counts come from :func:`estimate_tokens` (stand-ins,
-    servers that report no usage) rather than from the model's tokenizer."""
+    servers that report no usage) rather than from the model's tokenizer. ``cached_tokens`` are the prompt tokens
+    the server says it took from its prefix cache instead of computing them (vLLM's and OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens``, llama-server's ``timings.cache_n``); ``None`` when it does not
+    say."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False
+    cached_tokens: int | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -292,6 +296,27 @@ def run_sync(coroutine: Coroutine[Any, Any, T], *, reuse_loop: bool = False) -> 
         return pool.submit(asyncio.run, coroutine).result()
 
 
+class InFlightLimit:
+    """At most ``slots`` requests at once to one endpoint, shared by every model that calls it: a semaphore per
+    event loop (a semaphore belongs to the loop it first waited on; blocking calls each run in a loop of their
+    own)."""
+
+    def __init__(self, slots: int):
+        if slots < 1:
+            raise ValueError(f"an endpoint serves at least 1 request at once; got {slots}")
+        self.slots = slots
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = \
+            weakref.WeakKeyDictionary()
+
+    def slot(self) -> asyncio.Semaphore:
+        """The running loop's semaphore: ``async with limit.slot(): ...`` holds one slot."""
+        loop = asyncio.get_running_loop()
+        semaphore = self._semaphores.get(loop)
+        if semaphore is None:
+            semaphore = self._semaphores[loop] = asyncio.Semaphore(self.slots)
+        return semaphore
+
+
 class ChatModel:
     """A chat model. Subclasses implement :meth:`acomplete`; the other methods are conveniences over it.
 
@@ -335,6 +360,11 @@ class ChatModel:
         ``root`` weights, ``max_model_len``), so the response cache can tell two models served under one name
         apart. ``None`` for in-process models, whose identity is their code."""
         return None
+
+    def endpoints(self) -> list[ChatModel]:
+        """The models that call an endpoint over HTTP on this one's behalf (each with ``base_url``, ``slots`` and
+        ``in_flight_limit``): none for a model in process."""
+        return []
 
     def describe(self) -> dict[str, Any]:
         """What a manifest records about this model (no secrets)."""

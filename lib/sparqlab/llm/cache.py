@@ -9,10 +9,12 @@ reproducibility wins over diversity. To draw several samples, vary ``seed`` (it 
 Modes: ``read_write`` (serve hits, call and store misses), ``off`` (always call, store nothing), ``replay``
 (serve hits; a miss raises :class:`~sparqlab.llm.errors.ReplayMiss`).
 
-A model name alone does not say what is served: another model (or other weights) served under the same name would
-get the old responses. Outside replay, :class:`CachedModel` therefore asks the server once which model it serves
-under the name (:meth:`ChatModel.served_identity`, vLLM's ``root`` and ``max_model_len``) and stores that identity
-with each response; a stored response whose identity differs from the server's current one is a miss. Replay
+A model name alone does not say what is served: another model (or other weights, another chat template) served under
+the same name would get the old responses. Outside replay, :class:`CachedModel` therefore asks the server once what
+it serves under the name (:meth:`ChatModel.served_identity`: vLLM's ``root`` and ``max_model_len``; for a server
+that names only an alias, as llama.cpp's do, the endpoint URL and the server's ``/props`` self-description) and
+stores that identity with each response; a stored response whose identity differs from the server's current one is
+a miss. A name the server does not serve stops the caller with :class:`~sparqlab.llm.errors.UnknownModel`. Replay
 never contacts the endpoint (so a laptop replays a GPU run's cache), and says so in :meth:`CachedModel.stats`; so
 does a read-write run whose endpoint could not be reached.
 """
@@ -27,7 +29,7 @@ from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import cache_dir
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse
-from sparqlab.llm.errors import ModelError, ReplayMiss
+from sparqlab.llm.errors import ModelError, ReplayMiss, UnknownModel
 from sparqlab.llm.prefix_cache import PrefixCacheModel
 from sparqlab.llm.replicas import ReplicaModel
 
@@ -84,14 +86,19 @@ class CachedModel(ChatModel):
         return getattr(self.inner, "root", None)
 
     async def check_identity(self) -> dict[str, Any] | None:
-        """Ask the server once what it serves under this model's name (not in replay or without a cache)."""
-        if self._identity_checked or self.cache is None:
+        """Ask the server once what it serves under this model's name (never in replay, which must work without
+        the endpoint). A server that does not serve the name raises :class:`UnknownModel`, whatever the cache
+        mode: a run must not record a name nothing answers to. An unreachable endpoint is noted (cached responses
+        are still served; a miss then fails on its own)."""
+        if self._identity_checked:
             return self.identity
         if self.mode == "replay":
             self.endpoint_note = "replay: the model endpoint was not contacted; responses came from the cache"
         else:
             try:
                 self.identity = await self.inner.served_identity()
+            except UnknownModel:
+                raise
             except ModelError as error:
                 self.endpoint_note = (f"the model endpoint could not be asked what it serves ({error}); cached "
                                       "responses were served without contacting it")
@@ -140,6 +147,9 @@ class CachedModel(ChatModel):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+    def endpoints(self) -> list[ChatModel]:
+        return self.inner.endpoints()
 
     def stats(self) -> dict[str, Any]:
         """Calls and hits so far, with the mode, file, served identity, a note when the endpoint was not

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import re
 import time
@@ -23,7 +24,7 @@ import openai
 from sparqlab.core.environment import api_key as default_api_key
 from sparqlab.core.environment import model_defaults
 from sparqlab.core.http import ReplyRefused, check_origin, read_capped
-from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
+from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, InFlightLimit, Usage
 from sparqlab.llm.errors import (
     ContextOverflow,
     ModelAccessRefused,
@@ -251,12 +252,26 @@ def _token_count(usage: dict[str, Any], key: str) -> int:
     return value
 
 
+def cached_prompt_tokens(data: dict[str, Any], usage: dict[str, Any]) -> int | None:
+    """The prompt tokens a completion says came from the server's prefix cache: ``usage.prompt_tokens_details.
+    cached_tokens`` (vLLM, OpenAI, the project's server), else llama-server's ``timings.cache_n``; ``None`` when
+    neither is there (llama-cpp-python 0.3's server reports neither). A count that is not one is a ValueError."""
+    details = _field(usage, "prompt_tokens_details", dict, "usage")
+    if details is not None and details.get("cached_tokens") is not None:
+        return _token_count(details, "cached_tokens")
+    timings = _field(data, "timings", dict, "completion")
+    if timings is not None and timings.get("cache_n") is not None:
+        return _token_count(timings, "cache_n")
+    return None
+
+
 def completion_response(content: bytes, request: ChatRequest, latency_s: float, retries: int,
                         base_url: str) -> ChatResponse:
     """A :class:`ChatResponse` from the JSON of a chat completion (OpenAI's ``chat.completion`` object): the first
     choice's ``message.content`` as text, vLLM's ``reasoning`` (or the older ``reasoning_content``) as reasoning,
     its ``tool_calls`` (:func:`read_tool_calls`), ``finish_reason`` (``stop`` when absent), the served ``model``
-    name and the reported ``usage``, estimated (:meth:`Usage.estimate`) when the server reports none. A body that
+    name and the reported ``usage`` (with the prompt tokens served from the server's cache where it says so:
+    :func:`cached_prompt_tokens`), estimated (:meth:`Usage.estimate`) when the server reports none. A body that
     is not such an object (token counts that are not whole numbers from 0 to :data:`MAX_TOKEN_COUNT` included, a
     body nested too deeply to read) is a :class:`ModelReplyInvalid` (the server is broken: the run stops), quoting
     the body's own message."""
@@ -281,7 +296,8 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
         if reported is None:
             usage = Usage.estimate(request, text)
         else:
-            usage = Usage(_token_count(reported, "prompt_tokens"), _token_count(reported, "completion_tokens"))
+            usage = Usage(_token_count(reported, "prompt_tokens"), _token_count(reported, "completion_tokens"),
+                          cached_tokens=cached_prompt_tokens(data, reported))
     except RecursionError:
         raise ModelReplyInvalid(f"the model endpoint {base_url}/chat/completions answered with a body nested too "
                                 "deeply to be a completion; check the server's log and rerun: the same call "
@@ -294,6 +310,35 @@ def completion_response(content: bytes, request: ChatRequest, latency_s: float, 
                         reasoning=reasoning, retries=retries, tool_calls=tool_calls)
 
 
+IDENTIFIED_BY_ROOT = "vllm_root"
+"""``identified_by``: the server named the weights it serves (vLLM's ``root`` / ``max_model_len``)."""
+IDENTIFIED_BY_PROPS = "llama_cpp_props"
+"""``identified_by``: the endpoint URL and the server's ``/props`` self-description (llama.cpp)."""
+IDENTIFIED_BY_ENDPOINT = "endpoint_only"
+"""``identified_by``: the endpoint URL alone (the server described neither its weights nor itself)."""
+
+PROPS_FIELDS = ("model_path", "build_info")
+"""Text fields of llama-server's ``/props`` that say what answers (kept as they are)."""
+
+
+def props_identity(props: dict[str, Any]) -> dict[str, Any]:
+    """What of a llama.cpp server's ``/props`` says what answers: ``model_path``, ``build_info``, the context size
+    (``default_generation_settings.n_ctx``), the chat template's SHA-256 (the template itself is long and may
+    change only in whitespace that still matters) and sparqlab's launcher's ``identity`` object; fields that are
+    missing or of another type are left out (other servers describe themselves differently). Slots are not
+    identity: they change how many requests run at once, not what they answer."""
+    described: dict[str, Any] = {key: props[key] for key in PROPS_FIELDS if isinstance(props.get(key), str)}
+    settings = props.get("default_generation_settings")
+    if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
+        described["n_ctx"] = settings["n_ctx"]
+    if isinstance(props.get("chat_template"), str):
+        described["chat_template_sha256"] = hashlib.sha256(props["chat_template"].encode("utf-8")).hexdigest()
+    if isinstance(props.get("identity"), dict):
+        described["identity"] = {key: value for key, value in props["identity"].items()
+                                 if isinstance(value, str | int | float | bool) or value is None}
+    return described
+
+
 class OpenAIModel(ChatModel):
     """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
@@ -303,7 +348,14 @@ class OpenAIModel(ChatModel):
     (a question, a method's ``prepare``); reasoning models can take minutes for a long answer, hence the generous
     default. ``max_reply_bytes`` caps one reply's body (:data:`MAX_REPLY_BYTES`).
     A served stand-in (name ``standin-*``) stays marked ``is_standin``. ``http_transport`` picks the HTTP client
-    under the SDK (:data:`HTTP_TRANSPORTS`).
+    under the SDK (:data:`HTTP_TRANSPORTS`). ``accept_unlisted_name`` accepts a name the endpoint's ``/v1/models``
+    does not list (a server that serves one model under any name and lists something else), with a warning in
+    :attr:`warnings` (recorded in environment.json); otherwise such a name is :class:`UnknownModel`.
+
+    After :meth:`served_identity`: :attr:`identified_by` (what identified the served model, ``IDENTIFIED_BY_*``)
+    and :attr:`slots` (requests the server serves at once, when its ``/props`` announces ``total_slots``).
+    :attr:`in_flight_limit` (set by the runner, shared by every model calling the endpoint) holds back a request
+    until the server has a free slot.
     """
 
     def __init__(
@@ -317,6 +369,7 @@ class OpenAIModel(ChatModel):
         connect_timeout_s: float = 10.0,
         http_transport: str = "aiohttp",
         max_reply_bytes: int = MAX_REPLY_BYTES,
+        accept_unlisted_name: bool = False,
     ):
         # every model of this backend is served over HTTP, a served stand-in too
         name, base_url = model_defaults(model, base_url, served_over_http=lambda _name: True)
@@ -333,6 +386,11 @@ class OpenAIModel(ChatModel):
         if http_transport not in HTTP_TRANSPORTS:
             raise ValueError(f"http_transport must be one of {', '.join(HTTP_TRANSPORTS)} (got {http_transport!r})")
         self.http_transport = http_transport
+        self.accept_unlisted_name = accept_unlisted_name
+        self.warnings: list[str] = []
+        self.identified_by: str | None = None
+        self.slots: int | None = None
+        self.in_flight_limit: InFlightLimit | None = None
         self._clients: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, AsyncGenerator[None]]] = {}
 
     def _client(self) -> openai.AsyncOpenAI:
@@ -364,6 +422,12 @@ class OpenAIModel(ChatModel):
             await entry[1].aclose()
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        """The call, once the endpoint has a free slot (:attr:`in_flight_limit`; the wait is not the call's
+        latency)."""
+        async with self.in_flight_limit.slot() if self.in_flight_limit else contextlib.nullcontext():
+            return await self._post(request)
+
+    async def _post(self, request: ChatRequest) -> ChatResponse:
         """One ``POST /chat/completions`` through the client's documented low-level ``post`` (retries, timeouts,
         auth and status errors are the client's own) with a plain JSON body, answered as the raw HTTP response and
         read by :func:`completion_response`: the SDK's typed path spent most of a call's client CPU transforming
@@ -399,17 +463,58 @@ class OpenAIModel(ChatModel):
         """The model names the endpoint serves (``GET /v1/models``), without retries."""
         return [entry.id for entry in await self._served_models()]
 
-    async def served_identity(self) -> dict[str, Any] | None:
-        """This model's ``/v1/models`` entry as identity: ``id``, ``root`` (vLLM: the weights served under the
-        name) and ``max_model_len``; ``None`` when the server does not list the name. A server that says it
-        serves a stand-in (``standin: true``, as ``sparqlab train serve`` of a tiny random model does) marks this
-        model ``is_standin``. Raises :class:`ModelUnavailable` when the endpoint cannot be reached."""
-        for entry in await self._served_models():
-            if entry.id == self.name:
-                extra = entry.model_extra or {}
-                self.is_standin = self.is_standin or bool(extra.get("standin"))
-                return {"id": entry.id, "root": extra.get("root"), "max_model_len": extra.get("max_model_len")}
-        return None
+    async def served_identity(self) -> dict[str, Any]:
+        """What answers under this model's name, as the response cache's identity; raises :class:`UnknownModel`
+        when the endpoint does not list the name (llama.cpp's servers answer any name, so a misspelt one would
+        be recorded as served) unless ``accept_unlisted_name`` (then a :attr:`warnings` entry says so), and
+        :class:`ModelUnavailable` when the endpoint cannot be reached.
+
+        A server that identifies its model in its ``/v1/models`` entry (vLLM: ``root``, the weights served under
+        the name, and ``max_model_len``) gives ``{"id", "root", "max_model_len"}``, the identity responses were
+        always stored with. Any other (llama.cpp) names only an alias, so the endpoint URL and the server's
+        self-description (``GET /props``, :func:`props_identity`) enter the identity: two servers with other
+        weights or chat templates under one alias do not share cached replies. :attr:`identified_by` says which
+        case held. A server that says it serves a stand-in (``standin: true``, as ``sparqlab train serve`` of a
+        tiny random model does) marks this model ``is_standin``."""
+        entries = await self._served_models()
+        entry = next((entry for entry in entries if entry.id == self.name), None)
+        if entry is None and not self.accept_unlisted_name:
+            raise UnknownModel(self._unknown_model_message(self.name, [entry.id for entry in entries]))
+        if entry is None:
+            listed = ", ".join(repr(entry.id) for entry in entries) or "no models"
+            self.warnings.append(f"the endpoint {self.base_url} does not list the model {self.name!r} (it lists "
+                                 f"{listed}); accepted because accept_unlisted_name is set: the name recorded is "
+                                 "the one asked for, not one the server confirmed")
+        extra = (entry.model_extra or {}) if entry is not None else {}
+        self.is_standin = self.is_standin or bool(extra.get("standin"))
+        if extra.get("root") is not None or extra.get("max_model_len") is not None:
+            self.identified_by = IDENTIFIED_BY_ROOT
+            return {"id": self.name, "root": extra.get("root"), "max_model_len": extra.get("max_model_len")}
+        props = await self._props()
+        slots = props.get("total_slots")
+        self.slots = slots if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1 else None
+        described = props_identity(props)
+        self.identified_by = IDENTIFIED_BY_PROPS if described else IDENTIFIED_BY_ENDPOINT
+        return {"id": self.name, "endpoint": self.base_url, **({"props": described} if described else {})}
+
+    @property
+    def props_url(self) -> str:
+        """Where a llama.cpp server describes itself: ``/props`` beside the ``/v1`` path."""
+        return f"{self.base_url.removesuffix('/v1')}/props"
+
+    async def _props(self) -> dict[str, Any]:
+        """The endpoint's ``GET /props`` object (llama-server's shape), ``{}`` when it has none (404, another
+        server's answer, a body that is not a JSON object)."""
+        try:
+            raw = await self._client().with_options(max_retries=0).get(self.props_url, cast_to=httpx2.Response)
+            props = json.loads(raw.content)
+        except openai.APIStatusError:
+            return {}
+        except openai.APIError as error:
+            raise await self._translate(error, self.name, diagnose=False) from error
+        except (ValueError, RecursionError):
+            return {}
+        return props if isinstance(props, dict) else {}
 
     async def check(self) -> None:
         """Fail fast, before a run: raise :class:`ModelUnavailable` or :class:`UnknownModel` unless the endpoint
@@ -479,6 +584,9 @@ class OpenAIModel(ChatModel):
         refused = ModelAccessRefused if status in (401, 403, 404) else ModelRequestError
         return refused(f"{self.base_url} refused the request for {name!r} (HTTP {status}): {error.message}.{hint}")
 
+    def endpoints(self) -> list[ChatModel]:
+        return [self]
+
     def describe(self) -> dict[str, Any]:
         return {
             **super().describe(),
@@ -486,4 +594,7 @@ class OpenAIModel(ChatModel):
             "max_retries": self.max_retries,
             "timeout_s": self.timeout_s,
             "http_transport": self.http_transport,
+            "identified_by": self.identified_by,
+            **({"slots": self.slots} if self.slots is not None else {}),
+            **({"warnings": list(self.warnings)} if self.warnings else {}),
         }

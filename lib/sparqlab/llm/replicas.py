@@ -119,6 +119,9 @@ class ReplicaModel(ChatModel):
     async def check(self) -> None:
         await self._first_answer(lambda model: model.check())
 
+    def endpoints(self) -> list[ChatModel]:
+        return [endpoint for replica in self.replicas for endpoint in replica.model.endpoints()]
+
     async def aclose(self) -> None:
         await asyncio.gather(*(replica.model.aclose() for replica in self.replicas))
 

@@ -16,6 +16,15 @@ from typing import Any, ClassVar
 
 from sparqlab.core.config import TypedConfig
 
+RESPONSE_CAP_TOKENS = 2048
+"""The default ``max_tokens`` of a call kind whose paper gives no budget of its own: SAGA's Implementation
+Details "cap each response at 2,048 tokens" for every system compared, baselines included; the GGC and DeSQ papers
+give none, GenOp's leaves decoding parameters to the implementation. Without a budget a server generates to the
+end of its context (on llama.cpp up to ~7,600 tokens for one call)."""
+
+REPARSE_MAX_TOKENS = 400
+"""The default ``max_tokens`` of a re-parse call: SAGA appendix F.1's budget for rewriting a reply as JSON."""
+
 CALL_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "reasoning_effort")
 """Request parameters a method config may set per call kind as ``{kind}_<param>`` fields."""
 
@@ -31,8 +40,9 @@ class MethodConfig(TypedConfig):
     """
 
     call_kinds: ClassVar[tuple[str, ...]] = ()
-    """The model call kinds of the method (``ctx.chat(kind=...)``); each has a ``{kind}_max_tokens`` and a
-    ``{kind}_reasoning_effort`` field (budgets per call kind, no hard-coded ``max_tokens``)."""
+    """The model call kinds of the method (``ctx.chat(kind=...)``); each has a ``{kind}_max_tokens`` field with a
+    declared default (sent on the wire; the paper's value where it gives one, else :data:`RESPONSE_CAP_TOKENS`)
+    and a ``{kind}_reasoning_effort`` field."""
 
     def call_params(self, kind: str) -> dict[str, Any]:
         """The method's default request parameters for one call kind: the ``{kind}_<param>`` fields of

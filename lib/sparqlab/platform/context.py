@@ -37,11 +37,14 @@ KG_TOOLS = ("query", "search", "lookup", "examples")
 
 
 def token_counts(usage: UsageTotals) -> dict[str, int]:
-    """``{"prompt", "completion", "total", "prompt_recomputed"}`` tokens of ``usage``: the ``tokens`` shape of
-    records and metrics (``prompt_recomputed``: the prompt tokens a vLLM server with automatic prefix caching would
-    compute, :mod:`sparqlab.llm.prefix_cache`)."""
-    return {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.total_tokens,
-            "prompt_recomputed": usage.prompt_recomputed}
+    """``{"prompt", "completion", "total", "prompt_recomputed"}`` tokens of ``usage``, plus ``prompt_cached``
+    when a server reported it: the ``tokens`` shape of records and metrics (``prompt_recomputed``: the prompt
+    tokens a vLLM server with automatic prefix caching would compute, simulated by
+    :mod:`sparqlab.llm.prefix_cache`; ``prompt_cached``: the prompt tokens the servers said they took from their
+    cache)."""
+    counts = {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.total_tokens,
+              "prompt_recomputed": usage.prompt_recomputed}
+    return counts if usage.prompt_cached is None else {**counts, "prompt_cached": usage.prompt_cached}
 
 
 @dataclass

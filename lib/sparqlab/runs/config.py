@@ -220,6 +220,10 @@ class ExecutionSettings(CheckedConfig):
     """How and where a run executes; none of these enters the run id.
 
     - ``concurrency``: questions in flight at once.
+    - ``model_slots``: requests a model endpoint serves at once (e.g. llama.cpp's ``--n_parallel``); ``None``:
+      what the endpoint announces (llama.cpp's ``/props`` ``total_slots``), else no limit. The runner never has
+      more requests in flight to one endpoint, nor more questions in flight than the slots of the run's model:
+      more would only queue, their time counting against the question's deadline.
     - ``shard_index`` / ``num_shards``: this process answers the questions at positions i with i % num_shards ==
       shard_index (Slurm array jobs; ``sparqlab runs merge`` joins the shards).
     - ``cache``: the model response cache's mode: read_write, replay (cached responses only; a miss aborts) or off.
@@ -235,6 +239,7 @@ class ExecutionSettings(CheckedConfig):
     """
 
     concurrency: int = bounded(8, ge=1)
+    model_slots: int | None = bounded(None, ge=1)
     shard_index: int = bounded(0, ge=0)
     num_shards: int = bounded(1, ge=1)
     cache: CacheMode = "read_write"

@@ -157,13 +157,18 @@ def compute_metrics(records: Iterable[Mapping[str, Any]], n_questions: int) -> d
 
 
 def prefix_cache_summary(usage: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's prompt tokens, those a vLLM server with automatic prefix caching would recompute
-    (:mod:`sparqlab.llm.prefix_cache`) and the share it would reuse; ``None`` for records made without the
-    count."""
+    """The run's prompt tokens and how many a prefix cache spared, twice: ``simulated`` (what a vLLM server with
+    automatic prefix caching would recompute, :mod:`sparqlab.llm.prefix_cache`: ``recomputed_prompt_tokens``,
+    ``None`` for records made without the count) and ``reported`` (``cached_prompt_tokens``: what the servers said
+    they took from their cache, ``None`` when no server said), each with the share reused."""
     tokens = usage.get("tokens") or {}
-    prompt, recomputed = tokens.get("prompt", 0), tokens.get("prompt_recomputed")
-    return {"block_tokens": BLOCK_TOKENS, "prompt_tokens": prompt, "recomputed_prompt_tokens": recomputed,
-            "reused_share": round(1 - recomputed / prompt, 4) if prompt and recomputed is not None else None}
+    prompt, recomputed, cached = tokens.get("prompt", 0), tokens.get("prompt_recomputed"), tokens.get("prompt_cached")
+    return {"simulated": {"block_tokens": BLOCK_TOKENS, "prompt_tokens": prompt,
+                          "recomputed_prompt_tokens": recomputed,
+                          "reused_share": round(1 - recomputed / prompt, 4) if prompt and recomputed is not None
+                          else None},
+            "reported": {"prompt_tokens": prompt, "cached_prompt_tokens": cached,
+                         "reused_share": round(cached / prompt, 4) if prompt and cached is not None else None}}
 
 
 def metrics_document(header: Mapping[str, Any], records: Iterable[Mapping[str, Any]], n_questions: int,

@@ -50,6 +50,7 @@ from sparqlab.kg.results import QueryResult
 from sparqlab.llm import (
     CachedModel,
     ChatModel,
+    InFlightLimit,
     ModelError,
     RunBinding,
     bind_standins,
@@ -422,6 +423,8 @@ class Runner:
         self._kg_stats_start = self.kg.service.stats()
         self.method_config: dict[str, Any] = {}
         self.leakage: dict[str, Any] | None = None  # near-duplicates of the pools the method read, by pool
+        self.endpoint_slots: dict[str, int] = {}
+        self.question_workers = self.config.resources.question_workers
         self.run_id = ""
         self.identity: dict[str, Any] = {}
         self.run_dir = Path()
@@ -558,6 +561,10 @@ class Runner:
         write_json(config_path, self._config_json())
         env = provenance.environment(self.model, self.kg)
         env["roles"] = {role: provenance.describe_model(spec.model) for role, spec in self.roles.items()}
+        warnings = sorted({warning for described in [env["model"], *env["roles"].values()] if described
+                           for warning in described.get("warnings", ())})
+        if warnings:  # e.g. a model name the endpoint does not list, accepted on request
+            env["warnings"] = warnings
         env_path = self.run_dir / ENVIRONMENT
         if env_path.exists():
             first = read_json(env_path)
@@ -775,6 +782,7 @@ class Runner:
         started = time.perf_counter()
         self._kg_stats_start = self.kg.service.stats()
         try:
+            await self._check_models()
             reason = self.method.cannot_answer([q.public() for q in self.questions])
             if reason:
                 raise MethodCannotAnswer(f"{self.method.name} cannot answer these questions: {reason}")
@@ -786,11 +794,8 @@ class Runner:
             cause = as_infrastructure(error, f"preparing method {self.method.name!r}")
             if cause is None:
                 raise
-            raise RunAborted(f"preparing the run stopped: {cause}; nothing was answered or written, the same call "
-                             "starts again") from cause
-        for model in self.models:  # what each endpoint serves under the name: environment.json and the cache key
-            if isinstance(model, CachedModel):
-                await model.check_identity()
+            raise RunAborted(f"preparing the run stopped: {str(cause).rstrip('.')}; nothing was answered or written, "
+                             "the same call starts again") from cause
         store = RunStore(self.run_dir)
         done = store.open(redo_errors)
         try:
@@ -816,6 +821,40 @@ class Runner:
                 await self._release_model()
         return RunResult(self.run_dir, self.run_id, self.config, metrics, answered)
 
+    async def _check_models(self) -> None:
+        """Before any work: ask each endpoint what it serves under the name (environment.json and the cache key);
+        a name it does not serve stops the run (:class:`~sparqlab.llm.errors.UnknownModel`). Then fit the run to
+        the endpoints' slots (:meth:`_fit_to_slots`)."""
+        for model in self.models:
+            if isinstance(model, CachedModel):
+                await model.check_identity()
+        self._fit_to_slots()
+
+    def _fit_to_slots(self) -> None:
+        """Each endpoint gets at most its slots of requests at once (``model_slots``, else what it announced),
+        shared by every model calling it; and no more questions are in flight than the slots of any model of the
+        run, so that no question spends its deadline queueing for one."""
+        by_url: dict[str, list[Any]] = {}
+        for model in self.models:
+            for endpoint in model.endpoints():
+                by_url.setdefault(endpoint.base_url, []).append(endpoint)
+        for url, endpoints in by_url.items():
+            slots = self.config.model_slots or next((e.slots for e in endpoints if e.slots), None)
+            if slots:  # a nested run (GGC's gate data) keeps the limit its parent run shares with other roles
+                limit = next((e.in_flight_limit for e in endpoints
+                              if e.in_flight_limit and e.in_flight_limit.slots == slots), None) or InFlightLimit(slots)
+                for endpoint in endpoints:
+                    endpoint.in_flight_limit = limit
+                self.endpoint_slots[url] = slots
+        totals = [sum(self.endpoint_slots[url] for url in {e.base_url for e in model.endpoints()})
+                  for model in self.models
+                  if model.endpoints() and all(e.base_url in self.endpoint_slots for e in model.endpoints())]
+        self.question_workers = min([self.config.resources.question_workers, *totals])
+        if self.question_workers < self.config.concurrency:
+            print(f"sparqlab run: note: {self.question_workers} question(s) in flight, not {self.config.concurrency}:"
+                  f" the model endpoint serves {min(totals)} request(s) at once (--model-slots, or its /props "
+                  "total_slots)", file=sys.stderr)
+
     async def _release_model(self) -> None:
         """Close the models' connections of this event loop (a sync ``run`` closes its loop afterwards)."""
         for model in self.models:
@@ -840,7 +879,7 @@ class Runner:
 
         try:
             async with asyncio.TaskGroup() as group:
-                for _ in range(min(self.config.resources.question_workers, len(todo))):
+                for _ in range(min(self.question_workers, len(todo))):
                     group.create_task(worker())
         except BaseExceptionGroup as failures:
             first = failures.exceptions[0]
@@ -878,6 +917,9 @@ class Runner:
         metrics["gold_snapshot"] = gold_snapshot_entry(self.gold_snapshot_note, records)
         if self.model is not None:
             metrics["model_cache_last_session"] = self.model.stats()
+        if self.endpoint_slots:  # what the last session fitted its concurrency to
+            metrics["model_slots_last_session"] = {"slots": dict(self.endpoint_slots),
+                                                   "questions_in_flight": self.question_workers}
         role_stats = {role: spec.model.stats() for role, spec in self.roles.items() if spec.model is not self.model}
         if role_stats:
             metrics["role_cache_last_session"] = role_stats

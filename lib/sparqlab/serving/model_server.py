@@ -5,7 +5,9 @@ Endpoints: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completi
 and ``GET /health``. Like vLLM (:class:`Limits`): ``max_tokens`` cuts a reply with ``finish_reason: "length"``; a
 served ``max_model_len`` (reported by ``/v1/models``) answers a longer prompt with a 400 carrying vLLM's
 context-length message, and without ``max_tokens`` leaves the rest of the context as the budget; a reasoning model's
-reasoning is returned apart (``reasoning`` and ``reasoning_content``); ``tools`` and ``tool_choice`` reach the model,
+reasoning is returned apart (``reasoning`` and ``reasoning_content``); ``usage.prompt_tokens_details.cached_tokens``
+reports the prompt tokens vLLM's prefix cache would have held (:mod:`sparqlab.llm.prefix_cache` over the requests
+served so far); ``tools`` and ``tool_choice`` reach the model,
 whose function calls come back as ``message.tool_calls`` with ``finish_reason: "tool_calls"`` (a tool-calling
 stand-in such as ``standin-agent`` or ``standin-script`` makes them, like vLLM's ``--enable-auto-tool-choice``); over ``max_in_flight`` concurrent requests
 the server answers 429 (or 503) with ``Retry-After``. Every error, on every route, uses OpenAI's body ``{"error": {"message", "type", "param",
@@ -46,6 +48,7 @@ from sparqlab.core.text import lone_surrogate
 from sparqlab.llm.base import ChatModel, ChatRequest, estimate_tokens
 from sparqlab.llm.errors import ModelError
 from sparqlab.llm.factory import get_model
+from sparqlab.llm.prefix_cache import PrefixCacheModel
 from sparqlab.llm.standins import LatencyStandin
 from sparqlab.serving.guard import ConnectionLimits, guarded_server, listen_socket
 
@@ -252,6 +255,7 @@ def create_app(model: ChatModel, limits: Limits | None = None) -> FastAPI:
     if limits.max_model_len is not None:
         card["max_model_len"] = limits.max_model_len
     in_flight = [0]
+    prefix_cache = PrefixCacheModel()  # what a vLLM server would have kept: its cached_tokens
 
     def error(status: int, message: str, kind: str, param: str | None = None, code: str | None = None,
               headers: dict[str, str] | None = None):
@@ -323,6 +327,7 @@ def create_app(model: ChatModel, limits: Limits | None = None) -> FastAPI:
             return error(502, f"{type(failure).__name__}: {failure}", "server_error", code=failure.kind)
         finally:
             in_flight[0] -= 1
+        recomputed = prefix_cache.recomputed(request, response.text, response.usage.prompt_tokens)
         message = {"role": "assistant", "content": response.text}
         if response.tool_calls:  # OpenAI's shape: arguments a JSON string; no text is a null content
             message["tool_calls"] = response.tool_calls
@@ -338,7 +343,8 @@ def create_app(model: ChatModel, limits: Limits | None = None) -> FastAPI:
                          "logprobs": None}],
             "usage": {"prompt_tokens": response.usage.prompt_tokens,
                       "completion_tokens": response.usage.completion_tokens,
-                      "total_tokens": response.usage.total_tokens},
+                      "total_tokens": response.usage.total_tokens,
+                      "prompt_tokens_details": {"cached_tokens": response.usage.prompt_tokens - recomputed}},
         }
 
     return app

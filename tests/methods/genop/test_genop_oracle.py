@@ -79,6 +79,16 @@ def test_unparseable_replies_count_as_no_and_no_proposals():
     assert run_sync(oracle.validate(0, "m", "p", ["y"], ("a",), 1)) is False
     assert run_sync(oracle.propose(0, "m", "p", ["y"], 5)) == []
     assert oracle.parse_failures == 2
+    assert oracle.stats()["reply_failures"] == {"unreadable_reply": 2}
+
+
+def test_a_reply_cut_by_its_budget_is_counted_as_truncated():
+    async def cut(messages, kind="", **params):
+        return ChatResponse('{"y": ["Flor', finish_reason="length")
+
+    oracle = Oracle(cut)
+    assert run_sync(oracle.propose(0, "m", "p", ["y"], 5)) == []
+    assert oracle.stats()["reply_failures"] == {"truncated_reply": 1}
 
 
 def test_scripted_model_answers_the_oracle_prompts():

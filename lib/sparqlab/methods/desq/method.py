@@ -55,7 +55,7 @@ from sparqlab.methods.desq.prompts import PROMPTS
 from sparqlab.methods.desq.structured import output_json, parse_output
 from sparqlab.methods.desq.verbalise import verbalise_with_model, verbalise_with_templates
 from sparqlab.platform.base import Method, MethodOutput
-from sparqlab.platform.config import MethodConfig
+from sparqlab.platform.config import RESPONSE_CAP_TOKENS, MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.registry import register_method
 from sparqlab.sparql.tree import SparqlParseError
@@ -102,8 +102,9 @@ class DesqConfig(MethodConfig):
     - ``restrict_kind``: URI retrieval among memory entries of the slot's kind (entity / property / class) only;
       an extension, off as in the paper (retrieval over the whole memory).
     - ``decompose_max_tokens`` / ``map_max_tokens`` / ``verbalise_max_tokens``: the completion budget per call
-      kind (``None``: the server's default). Method defaults: an explicit run or role setting wins
-      (docs/replies.md).
+      kind (2,048 each: the DeSQ paper gives none, so SAGA's cap for every system it compares,
+      :data:`RESPONSE_CAP_TOKENS`; ``None``: the server's default, up to the whole context). Method defaults: an
+      explicit run or role setting wins (docs/replies.md).
     - ``decompose_reasoning_effort`` / ``map_reasoning_effort`` / ``verbalise_reasoning_effort``: a reasoning
       model's effort per call kind (``low`` / ``medium`` / ``high``; ``None``: the server's default).
     """
@@ -122,11 +123,11 @@ class DesqConfig(MethodConfig):
     memory_dir: str | None = None
     verbaliser: Literal["template", "model"] = "template"
     restrict_kind: bool = False
-    decompose_max_tokens: int | None = None
+    decompose_max_tokens: int | None = RESPONSE_CAP_TOKENS
     decompose_reasoning_effort: str | None = None
-    map_max_tokens: int | None = None
+    map_max_tokens: int | None = RESPONSE_CAP_TOKENS
     map_reasoning_effort: str | None = None
-    verbalise_max_tokens: int | None = None
+    verbalise_max_tokens: int | None = RESPONSE_CAP_TOKENS
     verbalise_reasoning_effort: str | None = None
 
     call_kinds: ClassVar[tuple[str, ...]] = ("decompose", "map", "verbalise")

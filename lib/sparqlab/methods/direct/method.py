@@ -20,7 +20,7 @@ from sparqlab.kg.describe import kg_notes
 from sparqlab.llm.base import Message
 from sparqlab.llm.replies import reply_error
 from sparqlab.platform.base import Method, MethodOutput
-from sparqlab.platform.config import MethodConfig
+from sparqlab.platform.config import REPARSE_MAX_TOKENS, RESPONSE_CAP_TOKENS, MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.parsing import extract_sparql
 from sparqlab.platform.prompts import PromptTemplate, prompt_table
@@ -57,8 +57,10 @@ class DirectConfig(MethodConfig):
       KG profile's ``train_dataset``).
     - ``allow_other_kg``: take few-shot examples from a dataset of another KG than the run's (refused otherwise).
     - ``reparse_attempts``: re-ask calls for a reply that contains no query.
-    - ``generate_max_tokens`` / ``reparse_max_tokens``: the completion budget per call kind (``None``: the server's
-      default). Method defaults: an explicit run or role setting wins (docs/replies.md).
+    - ``generate_max_tokens`` / ``reparse_max_tokens``: the completion budget per call kind: 2,048 (no paper
+      for this baseline: SAGA's cap for every system it compares, :data:`RESPONSE_CAP_TOKENS`) and 400 (SAGA
+      appendix F.1's re-parse budget); ``None``: the server's default, up to the whole context. Method defaults:
+      an explicit run or role setting wins (docs/replies.md).
     - ``generate_reasoning_effort`` / ``reparse_reasoning_effort``: a reasoning model's effort per call kind
       (``low`` / ``medium`` / ``high``; ``None``: the server's default).
     """
@@ -68,9 +70,9 @@ class DirectConfig(MethodConfig):
     few_shot_ids: tuple[str, ...] = ()
     allow_other_kg: bool = False
     reparse_attempts: int = 1
-    generate_max_tokens: int | None = None
+    generate_max_tokens: int | None = RESPONSE_CAP_TOKENS
     generate_reasoning_effort: str | None = None
-    reparse_max_tokens: int | None = None
+    reparse_max_tokens: int | None = REPARSE_MAX_TOKENS
     reparse_reasoning_effort: str | None = None
 
     call_kinds: ClassVar[tuple[str, ...]] = ("generate", "reparse")

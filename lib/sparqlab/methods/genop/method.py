@@ -23,7 +23,7 @@ from sparqlab.methods.genop.oracle import PROMPTS, Oracle
 from sparqlab.methods.genop.semantics import EvalSettings, Evaluation, GenOpEvaluationError
 from sparqlab.methods.genop.syntax import parse_genop_query
 from sparqlab.platform.base import Method, MethodOutput
-from sparqlab.platform.config import MethodConfig
+from sparqlab.platform.config import RESPONSE_CAP_TOKENS, MethodConfig
 from sparqlab.platform.context import QuestionContext
 from sparqlab.platform.registry import register_method
 
@@ -43,17 +43,18 @@ class GenOpConfig(MethodConfig):
     - ``aggregation``: how the R validation votes combine (``all``, ``majority``, ``any``).
     - ``memoise``: the proposal and validation caches of App. A.1 (off only to measure what they save).
     - ``propose_max_tokens`` / ``propose_reasoning_effort`` / ``validate_max_tokens`` / ``validate_reasoning_effort``:
-      per call kind, the completion budget (``None``: the server's default) and a reasoning model's effort
-      (``low`` / ``medium`` / ``high``; ``None``: the server's default). Method defaults: an explicit run or role
-      setting wins (docs/replies.md).
+      per call kind, the completion budget (2,048 each: the GenOp paper leaves decoding parameters to the
+      implementation, so SAGA's cap for every system it compares, :data:`RESPONSE_CAP_TOKENS`; ``None``: the
+      server's default, up to the whole context) and a reasoning model's effort (``low`` / ``medium`` / ``high``;
+      ``None``: the server's default). Method defaults: an explicit run or role setting wins (docs/replies.md).
     """
 
     evaluation: EvalSettings = EvalSettings()
     aggregation: Literal["all", "majority", "any"] = "majority"
     memoise: bool = True
-    propose_max_tokens: int | None = None
+    propose_max_tokens: int | None = RESPONSE_CAP_TOKENS
     propose_reasoning_effort: str | None = None
-    validate_max_tokens: int | None = None
+    validate_max_tokens: int | None = RESPONSE_CAP_TOKENS
     validate_reasoning_effort: str | None = None
 
     call_kinds: ClassVar[tuple[str, ...]] = ("propose", "validate")

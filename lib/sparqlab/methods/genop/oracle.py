@@ -5,7 +5,8 @@ Proposal (``Propose(g, θ, K)``): the instantiated prompt goes into :data:`PROMP
 JSON object ``{"y": ["…", …]}`` with one list per output variable and at most K entries (the i-th entries of the
 lists form one tuple). Parsing (``Parse_M``) takes the first JSON object in the reply (code fences allowed),
 keeps string/number entries, zips the lists to the shortest, drops duplicates and keeps the first K tuples; a
-reply that is not such an object parses to no tuples (counted in ``parse_failures``).
+reply that is not such an object parses to no tuples (counted in ``parse_failures``, and by why in
+``reply_failures``: a reply cut by ``max_tokens`` is ``truncated_reply``, :func:`~sparqlab.llm.replies.failure_kind`).
 
 Validation (``Validate(g, θ, ν; R)``): :data:`PROMPTS` ``validate`` shows the instantiated prompt and the candidate
 tuple and asks for YES or NO. The reply's first word decides (anything else counts as NO and as a parse failure).
@@ -38,7 +39,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sparqlab.llm.base import ChatRequest
+from sparqlab.llm.base import ChatRequest, ChatResponse
+from sparqlab.llm.replies import failure_kind
 from sparqlab.llm.standins import StandinModel, register_standin
 from sparqlab.platform.parsing import first_json_object, parse_yes_no
 from sparqlab.platform.prompts import PromptTemplate, prompt_table
@@ -146,6 +148,7 @@ class Oracle:
         self.calls: Counter[str] = Counter()
         self.memo_hits: Counter[str] = Counter()
         self.parse_failures = 0
+        self.reply_failures: Counter[str] = Counter()
         self._proposals: dict[tuple, list[tuple[str, ...]]] = {}
         self._validations: dict[tuple, bool] = {}
 
@@ -181,7 +184,7 @@ class Oracle:
         self.calls["propose"] += 1
         tuples = parse_proposals(response.text, outputs, k)
         if tuples is None:
-            self.parse_failures += 1
+            self._unreadable(response)
             tuples = []
         if self.memoise:
             self._proposals[key] = tuples
@@ -205,16 +208,21 @@ class Oracle:
             self.calls["validate"] += 1
             verdict = parse_verdict(response.text)
             if verdict is None:
-                self.parse_failures += 1
+                self._unreadable(response)
             votes.append(bool(verdict))
         accepted = aggregate(votes, self.aggregation)
         if self.memoise:
             self._validations[key] = accepted
         return accepted
 
+    def _unreadable(self, response: ChatResponse) -> None:
+        """Count a reply that gave no proposal or verdict, and why (truncated, empty, unreadable)."""
+        self.parse_failures += 1
+        self.reply_failures[failure_kind(response.text, response.finish_reason, response.reasoning)] += 1
+
     def stats(self) -> dict[str, Any]:
         return {"model_calls": self.model_calls, "calls": dict(self.calls), "memo_hits": dict(self.memo_hits),
-                "parse_failures": self.parse_failures}
+                "parse_failures": self.parse_failures, "reply_failures": dict(sorted(self.reply_failures.items()))}
 
 
 # --- the scripted model ---------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ from sparqlab.methods.ggc.prompts import (
 )
 from sparqlab.methods.ggc.split import GENERATOR_SHARE, SPLIT_SEED, check_generator_share, gate_questions
 from sparqlab.platform.base import Method, MethodOutput
-from sparqlab.platform.config import MethodConfig
+from sparqlab.platform.config import RESPONSE_CAP_TOKENS, MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.parsing import extract_sparql
 from sparqlab.platform.registry import register_method
@@ -99,9 +99,10 @@ class GGCConfig(MethodConfig):
     - ``skip_unparseable``: when s(0) has no readable query, stop there (no gate, no corrector) instead of
       passing its text on as Algorithm 1 does.
     - ``generate_max_tokens`` / ``generate_reasoning_effort`` / ``correct_max_tokens`` / ``correct_reasoning_effort``:
-      per call kind, the completion budget (``None``: the server's default) and a reasoning model's effort
-      (``low`` / ``medium`` / ``high``; ``None``: the server's default). Method defaults: an explicit run or role
-      setting wins (docs/replies.md).
+      per call kind, the completion budget (2,048: the GGC paper gives none, so SAGA's cap for every system it
+      compares, :data:`RESPONSE_CAP_TOKENS`; ``None``: the server's default, up to the whole context) and a
+      reasoning model's effort (``low`` / ``medium`` / ``high``; ``None``: the server's default). Method defaults:
+      an explicit run or role setting wins (docs/replies.md).
 
     A loaded gate (``gate_path``) follows one rule (:func:`loaded_gate_settings`): its saved settings are the
     gate's settings. A ``gate`` field left at its default takes the saved value; a field set to anything else must
@@ -126,9 +127,9 @@ class GGCConfig(MethodConfig):
     allow_overlap: bool = False
     allow_other_kg: bool = False
     skip_unparseable: bool = False
-    generate_max_tokens: int | None = None
+    generate_max_tokens: int | None = RESPONSE_CAP_TOKENS
     generate_reasoning_effort: str | None = None
-    correct_max_tokens: int | None = None
+    correct_max_tokens: int | None = RESPONSE_CAP_TOKENS
     correct_reasoning_effort: str | None = None
 
     call_kinds: ClassVar[tuple[str, ...]] = ("generate", "correct")
