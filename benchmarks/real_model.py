@@ -89,8 +89,8 @@ def table(rows: list[dict[str, Any]]) -> str:
              "|---|---:|---:|---:|---:|---:|---|---|---:|"]
     for r in rows:
         lines.append(f"| {r['method']} | {r['questions']} | {r['calls_per_q']:.1f} "
-                     f"| {r['prompt_tokens_per_q']:,.0f} | {r['completion_tokens_per_q']:,.0f} | {r['s_per_q']:.1f} "
-                     f"| {counts(r['error_types'])} "
+                     f"| {r['prompt_tokens_per_q']:,.0f} | {r['completion_tokens_per_q']:,.0f} "
+                     f"| {r['s_per_q']:.1f} | {counts(r['error_types'])} "
                      f"| {counts(r['error_categories'])} | {r['reply_outcomes'].get('truncated', 0)} |")
     return "\n".join(lines)
 

