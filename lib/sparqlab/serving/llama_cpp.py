@@ -13,6 +13,8 @@ llama-cpp-python computes one request at a time (``total_slots`` 1); ``/v1/model
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -111,13 +113,11 @@ def create_llama_app(path: Path, name: str, *, n_ctx: int, n_threads: int, chat_
     model_settings = ModelSettings(model=str(path), model_alias=name, n_ctx=n_ctx, n_threads=n_threads,
                                    n_threads_batch=n_threads, chat_format=chat_format, verbose=False)
     app = create_app(server_settings=ServerSettings(host="127.0.0.1", port=0), model_settings=[model_settings])
-    # The template and chat format the server uses, read from the file as llama_cpp.Llama reads them (the
-    # vocabulary alone: no weights, no second context).
-    vocabulary = llama_cpp.Llama(model_path=str(path), vocab_only=True, chat_format=chat_format, verbose=False)
-    template = vocabulary.metadata.get("tokenizer.chat_template", "")
+    served = asyncio.run(_served_llama())
+    template = served.metadata.get("tokenizer.chat_template", "")
     props = {
         "total_slots": TOTAL_SLOTS,
-        "default_generation_settings": {"n_ctx": n_ctx, "model": name},
+        "default_generation_settings": {"n_ctx": served.n_ctx(), "model": name},
         "chat_template": template,
         "model_path": str(path),
         "build_info": f"llama-cpp-python {llama_cpp.__version__}",
@@ -127,17 +127,26 @@ def create_llama_app(path: Path, name: str, *, n_ctx: int, n_threads: int, chat_
             "model_file": path.name,
             "model_sha256": file_digest(path),
             "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest(),
-            "chat_format": vocabulary.chat_format,
-            "n_ctx": n_ctx,
+            "chat_format": served.chat_format,
+            "n_ctx": served.n_ctx(),
         },
     }
-    vocabulary.close()
 
     @app.get("/props", summary="What is served (llama-server's /props, with sparqlab's identity)")
     async def server_props() -> dict[str, Any]:
         return props
 
     return app
+
+
+async def _served_llama():
+    """The ``llama_cpp.Llama`` the app answers with, taken as its routes take it (the dependency
+    ``llama_cpp.server.app.get_llama_proxy``, closed again at once): its chat format and template are what the
+    identity reports, not a second reading of the file."""
+    from llama_cpp.server.app import get_llama_proxy
+
+    async with contextlib.aclosing(get_llama_proxy()) as proxies:
+        return (await anext(proxies))()
 
 
 def serve_llama(model: str, *, port: int = 0, n_ctx: int | None = None, n_threads: int | None = None,
@@ -187,17 +196,16 @@ class LlamaServer:
 
 def start_llama_server(model: str = "smollm2-135m", *, port: int | None = None, n_ctx: int | None = None,
                        n_threads: int | None = None, chat_format: str | None = None) -> LlamaServer:
-    """Start ``sparqlab model serve MODEL`` as a child process and return once it answers ``/props``.
+    """Start :func:`serve_llama` as a child process (``python -m sparqlab.serving.llama_cpp SETTINGS``: the
+    server of ``sparqlab model serve`` without the command line's start-up) and return once it answers ``/props``.
 
     ``model``: a bundled name or a ``FILE.gguf``; ``port``: ``None`` for a free one; ``n_ctx`` / ``n_threads`` /
     ``chat_format``: as :func:`create_llama_app` (defaults: :data:`DEFAULT_N_CTX`, every core, the file's
     template). :class:`FileNotFoundError` when the server or model is not installed; :class:`RuntimeError` with
     the server's last output when it exits or stays silent for :data:`STARTUP_TIMEOUT_S`."""
     require_llama_server(model)  # a missing install, file or unknown name: the caller's error, before any process
-    command = [sys.executable, "-m", "sparqlab", "model", "serve", model, "--port", str(port or 0)]
-    for flag, value in (("--n-ctx", n_ctx), ("--n-threads", n_threads), ("--chat-format", chat_format)):
-        if value is not None:
-            command += [flag, str(value)]
+    settings = {"model": model, "port": port or 0, "n_ctx": n_ctx, "n_threads": n_threads, "chat_format": chat_format}
+    command = [sys.executable, "-m", __name__, json.dumps(settings)]
     with tempfile.TemporaryFile("w+") as stderr:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
         try:
@@ -210,7 +218,7 @@ def start_llama_server(model: str = "smollm2-135m", *, port: int | None = None, 
             stop_process(process)
             stderr.seek(0)
             detail = " ".join(stderr.read().split())[-800:] or "no output"
-            raise RuntimeError(f"`sparqlab model serve {model}` did not start: {detail}")
+            raise RuntimeError(f"the llama.cpp server of {model} did not start: {detail}")
     return LlamaServer(process, url, props["default_generation_settings"]["model"], props)
 
 
@@ -235,3 +243,7 @@ def _props(url: str, process: subprocess.Popen, timeout_s: float) -> dict[str, A
         except (urllib.error.URLError, ConnectionError):
             time.sleep(0.05)
     return None
+
+
+if __name__ == "__main__":  # the child process of start_llama_server
+    serve_llama(**json.loads(sys.argv[1]))
