@@ -1,5 +1,5 @@
 """Every method on the real small model: SmolLM2-135M-Instruct served by llama-cpp-python on this machine
-(``sparqlab model serve smollm2-135m``, started here and stopped at the end), a few MetaQA 1-hop questions each on
+(``sparqlab model serve smollm2-135m``, started here and stopped at the end), a few MCQA movie questions each on
 the movie KG, one question at a time (the server computes one request at a time).
 
 Reported per method, from each run's metrics.json: model calls, prompt and completion tokens (the server's counts)
@@ -47,7 +47,7 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
 def method_options(options: dict[str, Any]) -> dict[str, Any]:
     """The options as the method takes them (the few-shot ids looked up)."""
     if "few_shot_ids" in options:
-        return {**options, "few_shot_ids": tuple(q.id for q in load("metaqa-1hop", "train")[:3])}
+        return {**options, "few_shot_ids": tuple(q.id for q in load("mcqa-movies", "train")[:3])}
     return options
 
 
@@ -61,7 +61,7 @@ def measure(row: str, server, kg, limit: int, root: Path) -> dict[str, Any]:
         questions = [Question(f"genop-{i}", "related genres of Ridley Scott's films",
                               metadata={"query": MOVIE_QUERY}) for i in range(limit)]
     else:
-        config = config.replace(dataset="metaqa-1hop", split="test", limit=limit)
+        config = config.replace(dataset="mcqa-movies", split="test", limit=limit)
     started = time.perf_counter()
     result = run(make_method(method, **method_options(options)), questions, config, kg=kg)
     wall = time.perf_counter() - started

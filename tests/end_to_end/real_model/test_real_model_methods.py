@@ -1,9 +1,10 @@
 """Every method against a real language model: SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1
-(:mod:`support.real_model`), two MetaQA questions each on the movie KG. A 135M model scores about nothing; what is
-asserted is what holds whatever it writes: every question ends in a typed outcome (a query with its error category,
-or a typed failure such as a parse failure — never ``method_error``), the tokens are the server's counts (never
-estimated), the run is not marked as a stand-in's, and environment.json names the server that answered. Replies are
-kept short per call kind (the methods' ``*_max_tokens`` options) so the set stays within the suite's budget."""
+(:mod:`support.real_model`), two MCQA movie questions each on the movie KG (a dataset with a training split, for
+the few-shot examples and DeSQ's memory). A 135M model scores about nothing; what is asserted is what holds whatever
+it writes: every question ends in a typed outcome (a query with its error category, or a typed failure such as a
+parse failure — never ``method_error``), the tokens are the server's counts (never estimated), the run is not marked
+as a stand-in's, and environment.json names the server that answered. Replies are kept short per call kind (the
+methods' ``*_max_tokens`` options) so the set stays within the suite's budget."""
 
 from __future__ import annotations
 
@@ -33,13 +34,13 @@ AGENT_OPTIONS = {"max_actions": 4, "controller_max_tokens": 96, "reparse_max_tok
 
 
 def real_run(real_model, movies_kg, tmp_path, method: str, questions=None, **options):
-    """``method`` over the first :data:`LIMIT` MetaQA 1-hop test questions (or ``questions``), against the real
+    """``method`` over the first :data:`LIMIT` MCQA movie test questions (or ``questions``), against the real
     model, one question at a time (llama-cpp-python computes one request at a time); checked as
     :func:`check_real_outcomes` says."""
     config = RunConfig(experiment=f"real-{method}", kg="movies", model=real_model.name, model_url=real_model.url,
                        cache="off", progress=False, concurrency=1, output_root=str(tmp_path / "runs"))
     if questions is None:
-        config = config.replace(dataset="metaqa-1hop", split="test", limit=LIMIT)
+        config = config.replace(dataset="mcqa-movies", split="test", limit=LIMIT)
     result = run(make_method(method, **options), questions, config, kg=movies_kg)
     check_real_outcomes(result, real_model)
     return result
@@ -66,21 +67,21 @@ def check_real_outcomes(result, real_model) -> None:
     assert model["is_standin"] is False
 
 
-def test_direct_zero_shot_and_few_shot(real_model, movies_kg, tmp_path):
-    options = {"generate_max_tokens": 64, "reparse_max_tokens": 64}
-    zero = real_run(real_model, movies_kg, tmp_path, "direct", **options)
-    examples = tuple(q.id for q in load("metaqa-1hop", "train")[:3])
-    few = real_run(real_model, movies_kg, tmp_path, "direct", few_shot_ids=examples, **options)
-    shown = (few.run_dir / "traces.jsonl").read_text(encoding="utf-8")
-    assert all(json.dumps(q.text)[1:-1] in shown for q in load("metaqa-1hop", "train")[:3])  # the worked examples
-    assert zero.run_dir != few.run_dir
+@pytest.mark.parametrize("shots", [0, 3])
+def test_direct_zero_shot_and_few_shot(shots, real_model, movies_kg, tmp_path):
+    examples = load("mcqa-movies", "train")[:shots]
+    result = real_run(real_model, movies_kg, tmp_path, "direct", few_shot_ids=tuple(q.id for q in examples),
+                      generate_max_tokens=64, reparse_max_tokens=64)
+    shown = (result.run_dir / "traces.jsonl").read_text(encoding="utf-8")
+    assert all(json.dumps(q.text)[1:-1] in shown for q in examples)  # the worked examples were asked with
+    assert result.metrics["usage"]["model_calls"]["generate"] == LIMIT
 
 
-def test_spinach_and_saga_with_text_actions(real_model, movies_kg, tmp_path):
-    for name in ("spinach", "saga"):
-        result = real_run(real_model, movies_kg, tmp_path, name, action_format="text", **AGENT_OPTIONS)
-        calls = result.metrics["usage"]["model_calls"]
-        assert calls.get("controller", 0) >= LIMIT, calls  # every question asked the controller at least once
+@pytest.mark.parametrize("method", ["spinach", "saga"])
+def test_spinach_and_saga_with_text_actions(method, real_model, movies_kg, tmp_path):
+    result = real_run(real_model, movies_kg, tmp_path, method, action_format="text", **AGENT_OPTIONS)
+    calls = result.metrics["usage"]["model_calls"]
+    assert calls.get("controller", 0) >= LIMIT, calls  # every question asked the controller at least once
 
 
 def test_ggc_calls_the_real_model_as_generator_and_corrector(real_model, movies_kg, tmp_path):
@@ -99,7 +100,7 @@ def test_desq_decomposes_and_maps_with_the_real_model(real_model, movies_kg, tmp
 def test_genop_proposes_with_the_real_model(real_model, movies_kg, tmp_path):
     questions = [Question(f"genop-{i}", "related genres of Ridley Scott's films", metadata={"query": MOVIE_QUERY})
                  for i in range(LIMIT)]
-    result = real_run(real_model, movies_kg, tmp_path, "genop", questions, evaluation={"k": 2},
+    result = real_run(real_model, movies_kg, tmp_path, "genop", questions, evaluation={"k": 1},
                       propose_max_tokens=24, validate_max_tokens=8)
     assert result.metrics["usage"]["model_calls"].get("propose", 0) >= 1
 
@@ -115,7 +116,7 @@ def test_external_against_sparqlab_serve_backed_by_the_real_model(real_model, mo
     try:
         line = served.stdout.readline()
         assert line.startswith("serving direct at "), served.stderr.read() if served.poll() is not None else line
-        config = RunConfig(experiment="real-external", kg="movies", dataset="metaqa-1hop", split="test",
+        config = RunConfig(experiment="real-external", kg="movies", dataset="mcqa-movies", split="test",
                            limit=LIMIT, progress=False, output_root=str(tmp_path / "runs"))
         result = run(make_method("external", endpoint=line.split()[-1], dataset_iri=iri, timeout_s=120, retries=0),
                      config=config, kg=movies_kg)
@@ -133,7 +134,7 @@ def test_external_against_sparqlab_serve_backed_by_the_real_model(real_model, mo
 
 def test_the_quickstart_notebook_headless_on_the_real_model(real_model, tmp_path):
     done = reproduce(tmp_path, "00_quickstart", cache=with_movie_store(tmp_path), parameters={
-        "model": real_model.name, "model_url": real_model.url, "datasets": "metaqa-1hop", "sample": "None",
+        "model": real_model.name, "model_url": real_model.url, "datasets": "mcqa-movies", "sample": "None",
         "limit": str(LIMIT), "max_tokens": "64", "concurrency": "1", "cache": "off"})
     assert "[standin]" not in done.text("00_quickstart")
     metrics = [json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "runs").rglob("metrics.json")]
