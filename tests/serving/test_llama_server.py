@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -86,3 +87,32 @@ def test_a_model_it_cannot_serve_is_one_line_before_anything_starts(model, messa
                           text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.strip() == f"sparqlab model: {message}"
+
+
+def _exited(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie nobody has reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.slow
+def test_a_server_whose_parent_is_killed_exits_too():
+    require_real_model()
+    parent = subprocess.Popen([sys.executable, "-c", "import time\nfrom sparqlab.serving.llama_cpp import "
+                               "start_llama_server\nserver = start_llama_server(n_threads=1, n_ctx=512)\n"
+                               "print(server.process.pid, flush=True)\ntime.sleep(300)"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        server = int(parent.stdout.readline())
+        assert not _exited(server)
+    finally:
+        parent.kill()  # no finally of its own runs: only the pipe tells the server
+        parent.wait()
+        parent.stdout.close()
+    deadline = time.monotonic() + 30
+    while not _exited(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _exited(server)

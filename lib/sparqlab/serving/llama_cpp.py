@@ -181,8 +181,8 @@ class LlamaServer:
         """Stop the server (SIGTERM, then SIGKILL after 10 s) and reap it; calling it again does nothing."""
         if self.process.returncode is None:
             stop_process(self.process)
-        if self.process.stdout:
-            self.process.stdout.close()
+        for pipe in (self.process.stdin, self.process.stdout):
+            pipe.close()
 
     def __enter__(self) -> LlamaServer:
         return self
@@ -204,10 +204,12 @@ def start_llama_server(model: str = "smollm2-135m", *, port: int | None = None, 
     template). :class:`FileNotFoundError` when the server or model is not installed; :class:`RuntimeError` with
     the server's last output when it exits or stays silent for :data:`STARTUP_TIMEOUT_S`."""
     require_llama_server(model)  # a missing install, file or unknown name: the caller's error, before any process
-    settings = {"model": model, "port": port or 0, "n_ctx": n_ctx, "n_threads": n_threads, "chat_format": chat_format}
-    command = [sys.executable, "-m", __name__, json.dumps(settings)]
+    settings = {"model": model, "port": port or 0, "n_ctx": n_ctx, "n_threads": n_threads,
+                "chat_format": chat_format}
+    command = [sys.executable, "-m", __name__, json.dumps(settings)]  # stdin: a pipe it exits with
     with tempfile.TemporaryFile("w+") as stderr:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                   text=True)
         try:
             url = _announced_url(process, STARTUP_TIMEOUT_S)
             props = _props(url, process, STARTUP_TIMEOUT_S) if url else None
@@ -245,5 +247,16 @@ def _props(url: str, process: subprocess.Popen, timeout_s: float) -> dict[str, A
     return None
 
 
+def _exit_with_parent() -> None:
+    """End this process as soon as its stdin — a pipe from the parent that started it — reaches its end: a
+    parent killed before it could stop the server (SIGKILL, a crash) leaves no server computing for nobody."""
+    def watch() -> None:
+        sys.stdin.read()
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+
 if __name__ == "__main__":  # the child process of start_llama_server
+    _exit_with_parent()
     serve_llama(**json.loads(sys.argv[1]))
