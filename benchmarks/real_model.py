@@ -5,9 +5,9 @@ the movie KG, one question at a time (the server computes one request at a time)
 Reported per method, from each run's metrics.json: model calls, prompt and completion tokens (the server's counts)
 and seconds per question, and the outcome categories (``error_types``: correct, no_query, syntax_error,
 empty_result, semantic:…; and the ``error_categories`` behind them, e.g. parse_failure). Replies are capped per
-call kind as below (the same kinds the suite caps, a little more generously).
+call kind as the suite's real-model tests cap them (below).
 
-    .venv/bin/python benchmarks/real_model.py [--limit 5] [--threads N] [--only direct-0shot saga ...] [--json]
+    .venv/bin/python benchmarks/real_model.py [--limit 2] [--threads N] [--only direct-0shot saga ...] [--json]
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import argparse
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +27,20 @@ from sparqlab.methods.genop.examples import MOVIE_QUERY
 from sparqlab.runs import RunConfig, run
 from sparqlab.serving.llama_cpp import start_llama_server
 
-AGENT = {"action_format": "text", "max_actions": 6, "controller_max_tokens": 128, "reparse_max_tokens": 96,
-         "prune_max_tokens": 96}
+AGENT = {"action_format": "text", "max_actions": 4, "controller_max_tokens": 96, "reparse_max_tokens": 64,
+         "prune_max_tokens": 64, "max_parse_failures": 2}
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {
-    "direct-0shot": ("direct", {"generate_max_tokens": 128, "reparse_max_tokens": 128}),
-    "direct-3shot": ("direct", {"generate_max_tokens": 128, "reparse_max_tokens": 128,
+    "direct-0shot": ("direct", {"generate_max_tokens": 64, "reparse_max_tokens": 64}),
+    "direct-3shot": ("direct", {"generate_max_tokens": 64, "reparse_max_tokens": 64,
                                 "few_shot_ids": "first three training questions"}),
     "spinach": ("spinach", AGENT),
     "saga": ("saga", AGENT),
-    "ggc": ("ggc", {"mode": "all", "generate_max_tokens": 128, "correct_max_tokens": 128}),
+    "ggc": ("ggc", {"mode": "all", "generate_max_tokens": 64, "correct_max_tokens": 64}),
     "desq": ("desq", {"train_limit": 20, "memory_limit": 100, "embedder": "hashing", "shots": 1,
-                      "decompose_max_tokens": 128, "map_max_tokens": 128}),
-    "genop": ("genop", {"evaluation": {"k": 2}, "propose_max_tokens": 24, "validate_max_tokens": 8}),
+                      "decompose_max_tokens": 96, "map_max_tokens": 96}),
+    "genop": ("genop", {"evaluation": {"k": 1}, "propose_max_tokens": 24, "validate_max_tokens": 8}),
 }
-"""Row name → (method, options)."""
+"""Row name → (method, options): the caps of the suite's real-model tests (tests/end_to_end/real_model/)."""
 
 
 def method_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -51,10 +50,10 @@ def method_options(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def measure(row: str, server, kg, limit: int, root: Path) -> dict[str, Any]:
+def measure(row_name: str, server, kg, limit: int, root: Path) -> dict[str, Any]:
     """One method's run over ``limit`` questions against ``server``; its costs and outcomes per question."""
-    method, options = METHODS[row]
-    config = RunConfig(experiment=f"real-{row}", kg="movies", model=server.name, model_url=server.url, cache="off",
+    method, options = METHODS[row_name]
+    config = RunConfig(experiment=f"real-{row_name}", kg="movies", model=server.name, model_url=server.url, cache="off",
                        progress=False, concurrency=1, output_root=str(root))
     questions = None
     if method == "genop":  # generative queries, not questions: the movie example's query, asked limit times
@@ -62,17 +61,19 @@ def measure(row: str, server, kg, limit: int, root: Path) -> dict[str, Any]:
                               metadata={"query": MOVIE_QUERY}) for i in range(limit)]
     else:
         config = config.replace(dataset="mcqa-movies", split="test", limit=limit)
-    started = time.perf_counter()
     result = run(make_method(method, **method_options(options)), questions, config, kg=kg)
-    wall = time.perf_counter() - started
-    metrics = json.loads((result.run_dir / "metrics.json").read_text(encoding="utf-8"))
+    return row(row_name, json.loads((result.run_dir / "metrics.json").read_text(encoding="utf-8")))
+
+
+def row(row_name: str, metrics: dict[str, Any]) -> dict[str, Any]:
+    """A table row from a run's metrics.json: its costs and outcomes per question (time: the run's wall time)."""
     n = metrics["n_done"]
     tokens = metrics["usage"]["tokens"]
     return {
-        "method": row, "questions": n, "calls_per_q": metrics["usage"]["model_calls"]["total"] / n,
+        "method": row_name, "questions": n, "calls_per_q": metrics["usage"]["model_calls"]["total"] / n,
         "prompt_tokens_per_q": tokens.get("prompt", 0) / n,
         "completion_tokens_per_q": tokens.get("completion", 0) / n,
-        "s_per_q": wall / n, "error_types": metrics["error_types"],
+        "s_per_q": metrics["wall_time_s"] / n, "error_types": metrics["error_types"],
         "error_categories": {k: v for k, v in metrics["error_categories"].items() if k != "none"},
         "reply_outcomes": metrics["reply_outcomes"]["total"], "tokens_estimated": metrics["tokens_estimated"],
         "model_is_standin": metrics["model_is_standin"],
@@ -97,7 +98,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--limit", type=int, default=5, help="questions per method (default 5)")
+    parser.add_argument("--limit", type=int, default=2, help="questions per method (default 2)")
     parser.add_argument("--threads", type=int, default=None, help="the server's threads (default: every core)")
     parser.add_argument("--only", nargs="+", choices=sorted(METHODS), default=None, help="these rows only")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
@@ -107,9 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             open_kg("movies", cache=False) as kg:
         print(f"{server.name} on {server.identity['engine']} {server.identity['engine_version']} "
               f"(n_ctx {server.identity['n_ctx']}, {args.threads or 'all'} threads)", file=sys.stderr)
-        for row in args.only or METHODS:
-            rows.append(measure(row, server, kg, args.limit, Path(root)))
-            print(f"{row}: {rows[-1]['s_per_q']:.1f} s/question", file=sys.stderr)
+        for name in args.only or METHODS:
+            rows.append(measure(name, server, kg, args.limit, Path(root)))
+            print(f"{name}: {rows[-1]['s_per_q']:.1f} s/question", file=sys.stderr)
     print(json.dumps(rows, indent=1) if args.json else table(rows))
     return 0
 
