@@ -53,8 +53,8 @@ def method_options(options: dict[str, Any]) -> dict[str, Any]:
 def measure(row_name: str, server, kg, limit: int, root: Path) -> dict[str, Any]:
     """One method's run over ``limit`` questions against ``server``; its costs and outcomes per question."""
     method, options = METHODS[row_name]
-    config = RunConfig(experiment=f"real-{row_name}", kg="movies", model=server.name, model_url=server.url, cache="off",
-                       progress=False, concurrency=1, output_root=str(root))
+    config = RunConfig(experiment=f"real-{row_name}", kg="movies", model=server.name, model_url=server.url,
+                       cache="off", progress=False, concurrency=1, output_root=str(root))
     questions = None
     if method == "genop":  # generative queries, not questions: the movie example's query, asked limit times
         questions = [Question(f"genop-{i}", "related genres of Ridley Scott's films",

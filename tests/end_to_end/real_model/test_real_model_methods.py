@@ -1,10 +1,10 @@
 """Every method against a real language model: SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1
 (:mod:`support.real_model`), two MCQA movie questions each on the movie KG (a dataset with a training split, for
-the few-shot examples and DeSQ's memory). A 135M model scores about nothing; what is asserted is what holds whatever
-it writes: every question ends in a typed outcome (a query with its error category, or a typed failure such as a
-parse failure — never ``method_error``), the tokens are the server's counts (never estimated), the run is not marked
-as a stand-in's, and environment.json names the server that answered. Replies are kept short per call kind (the
-methods' ``*_max_tokens`` options) so the set stays within the suite's budget."""
+the few-shot examples and DeSQ's memory). A 135M model scores about nothing; what is asserted is what holds
+whatever it writes: every question ends in a typed outcome (a query with its error category, or a typed failure
+such as a parse failure — never ``method_error``), the tokens are the server's counts (never estimated), the run
+is not marked as a stand-in's, and environment.json names the server that answered. Replies are kept short per
+call kind (the methods' ``*_max_tokens`` options) so the set stays within the suite's budget."""
 
 from __future__ import annotations
 
