@@ -28,6 +28,10 @@ pytestmark = pytest.mark.slow
 LIMIT = 2
 """Questions per method."""
 
+QUESTION_TIMEOUT_S = 120
+"""Each question's deadline: two questions end well within the suite's 300 s per test even on a loaded machine
+(a question cut there is a typed ``question_timeout``, its calls so far still counted)."""
+
 AGENT_OPTIONS = {"max_actions": 4, "controller_max_tokens": 96, "reparse_max_tokens": 64, "prune_max_tokens": 64,
                  "max_parse_failures": 2}
 """SPINACH's and SAGA's text actions, kept short: a few steps of at most 96 tokens each."""
@@ -38,7 +42,8 @@ def real_run(real_model, movies_kg, tmp_path, method: str, questions=None, **opt
     model, one question at a time (llama-cpp-python computes one request at a time); checked as
     :func:`check_real_outcomes` says."""
     config = RunConfig(experiment=f"real-{method}", kg="movies", model=real_model.name, model_url=real_model.url,
-                       cache="off", progress=False, concurrency=1, output_root=str(tmp_path / "runs"))
+                       cache="off", progress=False, concurrency=1, output_root=str(tmp_path / "runs"),
+                       question_timeout_s=QUESTION_TIMEOUT_S)
     if questions is None:
         config = config.replace(dataset="mcqa-movies", split="test", limit=LIMIT)
     result = run(make_method(method, **options), questions, config, kg=movies_kg)
