@@ -30,6 +30,8 @@ VARIABLES = {
     "SPARQLAB_SERVE_TOKEN": "bearer token `sparqlab serve` requires when --token is not given (ServeSettings.token)",
     "SPARQLAB_NOTEBOOK_OVERRIDES": "set by `sparqlab reproduce` for a notebook's kernel: the parameters it overrode "
                                    "(JSON), which figure names then include (sparqlab.plots.figure_stem)",
+    "SPARQLAB_MODELS_RECORD": "set by `sparqlab reproduce` for a notebook's kernel: the file where every model it "
+                              "makes is noted, for the executed copy's banner (sparqlab.core.labels)",
 }
 """The defaults read from the environment, with what each sets."""
 
