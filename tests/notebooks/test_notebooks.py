@@ -4,8 +4,8 @@ import json
 
 import nbformat
 import pytest
-from PIL import Image
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from PIL import Image
 
 from sparqlab.core.labels import STANDIN_BANNER
 from sparqlab.notebooks import NOTEBOOKS_DIR, execute_notebook, find_notebooks, parse_parameter
