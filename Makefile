@@ -3,18 +3,24 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Wheels built once and kept between runs (CI keeps this folder): llama-cpp-python (scripts/llama_cpp_wheel.sh)
+WHEELS := $(or $(SPARQLAB_CI_CACHE),$(HOME)/.cache/sparqlab-ci)/wheels
 
 .PHONY: setup test lint reproduce kg bench clean lab check-gold check-mutations
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml setup.py
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml setup.py scripts/llama_cpp_wheel.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet pip==26.3
+	# llama-cpp-python, the real model's server: its wheel built once into $(WHEELS) (the log says built or cached)
+	scripts/llama_cpp_wheel.sh $(BIN)/pip "$(WHEELS)"
 	# torch first and pinned: the CPU build on disk, never a CUDA build pulled in by another package.
 	$(BIN)/pip install --quiet torch==2.13.0 -c constraints.txt
 	# the package with every extra, at the pinned versions (a missing pin for a declared dependency fails here)
-	$(BIN)/pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt -e '.[all]'
+	# (llama-cpp-python only from the wheel above: never a second, silent 20-minute build from its source)
+	$(BIN)/pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt -e '.[all]' \
+		--find-links "$(WHEELS)" --only-binary llama-cpp-python
 	touch $(STAMP)
 
 # Three worker processes (pytest-xdist) on the project's 2-core machines: the suite waits on servers, subprocesses

@@ -2,7 +2,8 @@
 start, which inherit the environment) is checked strictly, so a layout problem fails the test that drew it; one
 movie KG for the session (folders that need another variant, such as tests/kg, define their own); the two
 Wikidata-shaped fixtures every Wikidata test runs on (``wikidata_ttl``); the SPARQL servers an
-embedded-vs-endpoint test runs against (``endpoint_engine``: oxigraph's server and Virtuoso)."""
+embedded-vs-endpoint test runs against (``endpoint_engine``: oxigraph's server and Virtuoso); the real small model
+(``real_model``: SmolLM2-135M on llama.cpp, :mod:`support.real_model`)."""
 
 import os
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from sparqlab.plots.check import CHECK_ENV
 from support.engines import ENDPOINT_ENGINES, require_engine
+from support.real_model import real_model  # noqa: F401 - the session's llama.cpp server of SmolLM2-135M
 from support.wikidata_fixtures import WIKIDATA_FIXTURES, wikidata_store
 
 os.environ[CHECK_ENV] = "strict"

