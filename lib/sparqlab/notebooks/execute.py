@@ -231,16 +231,22 @@ def reproduce(names: list[str] | None = None, parameters: dict[str, Any] | None 
     nothing runs when one is wrong. ``progress`` prints ``[i/n] name`` with the elapsed time per notebook on
     stderr and shows a per-cell bar.
     """
-    output_dir = output_dir or runs_dir() / "notebooks"
-    notebooks = find_notebooks(names)
-    checked = check_parameters(notebooks, parameters or {})
+    checked = check_parameters(find_notebooks(names), parameters or {})
+    return execute_all(checked, output_dir or runs_dir() / "notebooks", progress)
+
+
+def execute_all(checked: dict[Path, dict[str, Any]], output_dir: Path, progress: bool = False,
+                notes: dict[str, str] | None = None) -> ReproduceReport:
+    """Execute each notebook of ``checked`` with its (checked) parameters, in order, recording each state; with
+    ``progress``, ``[i/n] name`` lines on stderr, the first one with the notebook's entry of ``notes``."""
     report = ReproduceReport()
-    for position, notebook in enumerate(notebooks, 1):
+    for position, (notebook, parameters) in enumerate(checked.items(), 1):
         if progress:
-            print(f"[{position}/{len(notebooks)}] {notebook.name} ...", file=sys.stderr, flush=True)
-        outcome = execute_recorded(notebook, output_dir, checked[notebook], progress=progress)
+            note = f" ({notes[notebook.stem]})" if notes and notebook.stem in notes else ""
+            print(f"[{position}/{len(checked)}] {notebook.name}{note} ...", file=sys.stderr, flush=True)
+        outcome = execute_recorded(notebook, output_dir, parameters, progress=progress)
         if progress:
-            print(f"[{position}/{len(notebooks)}] {notebook.name} {'ok' if outcome.ok else 'FAILED'} in "
+            print(f"[{position}/{len(checked)}] {notebook.name} {'ok' if outcome.ok else 'FAILED'} in "
                   f"{outcome.seconds:.1f}s", file=sys.stderr, flush=True)
         report.outcomes.append(outcome)
     return report
