@@ -25,11 +25,17 @@ from sparqlab.notebooks.parameters import check_parameters
 REAL_MODEL = "smollm2-135m"
 """The model ``--real`` serves unless told otherwise: the bundled SmolLM2-135M-Instruct (``sparqlab[real]``)."""
 
+REAL_THREADS = 1
+"""Threads of the served model. One: the notebook's kernel shares the cores, and on a busy 2-core machine a
+two-thread llama.cpp waits on its own threads (measured here under load: 64 tokens in 6 s with one thread, 175 s
+with two)."""
+
 MODEL, URL = "{model}", "{url}"
 """Placeholders of :data:`REAL_PARAMETERS`: the served model's name and its ``/v1`` URL."""
 
-AGENT = {"model": MODEL, "model_url": URL, "concurrency": 1, "max_actions": 4, "sample": None, "limit": 1}
-"""The agent notebooks' settings: one question per dataset and variant, at most four actions each."""
+AGENT = {"model": MODEL, "model_url": URL, "concurrency": 1, "max_actions": 4, "max_tokens": 128, "sample": None,
+         "limit": 1}
+"""The agent notebooks' settings: one question per dataset and variant, at most four actions of 128 tokens."""
 
 GGC = {"model": MODEL, "model_url": URL, "corrector": MODEL, "corrector_url": URL, "max_tokens": 128,
        "train_limit": 8, "test_limit": 3}
@@ -51,7 +57,7 @@ REAL_PARAMETERS: dict[str, dict[str, Any]] = {
     "09_corrector_data_composition": {"generator": MODEL, "generator_url": URL, "limit": 12,
                                       "compositions": ["W1.0", "W1.0+C0.5"], "max_steps": 2},
     "10_text2sparql_ck25": {"model": MODEL, "model_url": URL, "datasets": ["ck25"], "methods": ["direct", "saga"],
-                            "limit": 2, "concurrency": 1},
+                            "limit": 1, "max_tokens": 128, "concurrency": 1},
     "11_all_methods": {"model": MODEL, "model_url": URL, "grid": "experiments/all_methods_real.yaml",
                        "datasets": ["metaqa-1hop"]},
 }
@@ -102,7 +108,7 @@ def exported(variables: Mapping[str, str]) -> Iterator[None]:
 
 def reproduce_real(names: list[str] | None = None, overrides: Mapping[str, Any] | None = None,
                    model: str = REAL_MODEL, output_dir: Path | None = None, progress: bool = False) -> ReproduceReport:
-    """Start ``model`` with llama.cpp's server, run the chosen notebooks (default: all) against it one after the
+    """Start ``model`` with llama.cpp's server (:data:`REAL_THREADS`), run the chosen notebooks (default: all) against it one after the
     other, stop the server; a failing notebook does not stop the rest. ``overrides`` (``-p``) win over
     :data:`REAL_PARAMETERS` and are checked, with them, before the server starts. ``output_dir`` defaults to
     ``runs/notebooks-real/<model>``."""
@@ -118,5 +124,5 @@ def reproduce_real(names: list[str] | None = None, overrides: Mapping[str, Any] 
     checked("http://127.0.0.1:0/v1")  # wrong parameters fail before the model loads
     places = {"SPARQLAB_RUNS": str(runs_dir() / "real" / name), "SPARQLAB_FIGURES": str(figures_dir() / "real" / name)}
     output_dir = output_dir or real_output_dir(model)
-    with start_llama_server(model) as server, exported(places):
+    with start_llama_server(model, n_threads=REAL_THREADS) as server, exported(places):
         return execute_all(checked(server.url), output_dir, progress, REAL_NOTES)
