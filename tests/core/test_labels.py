@@ -1,7 +1,8 @@
 """What an output says it was made from: the stand-in banner, the real model's name, or both for a mix; and the
 models a notebook kernel notes for its executed copy."""
 
-from sparqlab.core.labels import STANDIN_BANNER, merged, models_recorded, note_model, noted_models, provenance_line
+from sparqlab.core.environment import models_recorded
+from sparqlab.core.labels import STANDIN_BANNER, merged, note_model, noted_models, provenance_line
 
 
 def test_stand_ins_get_the_banner_real_models_their_name_and_a_mix_says_which_is_which():

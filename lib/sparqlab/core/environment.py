@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NamedTuple
 
 VARIABLES = {
@@ -101,3 +102,31 @@ def overrides_announced(overrides: dict[str, Any]) -> Iterator[None]:
             os.environ.pop("SPARQLAB_NOTEBOOK_OVERRIDES", None)
         else:
             os.environ["SPARQLAB_NOTEBOOK_OVERRIDES"] = previous
+
+
+
+@contextmanager
+def exported(values: dict[str, str]) -> Iterator[None]:
+    """Set some of :data:`VARIABLES` for the processes started inside (notebook kernels inherit them), then put
+    back what was there."""
+    unknown = sorted(set(values) - set(VARIABLES))
+    if unknown:
+        raise KeyError(f"{', '.join(unknown)}: not sparqlab run defaults; known: {', '.join(VARIABLES)}")
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def models_recorded(record: Path):
+    """``SPARQLAB_MODELS_RECORD`` set to ``record`` (emptied first) for the kernels started inside, where every
+    model made is noted (:func:`sparqlab.core.labels.note_model`)."""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.unlink(missing_ok=True)
+    return exported({"SPARQLAB_MODELS_RECORD": str(record)})

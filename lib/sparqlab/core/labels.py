@@ -10,9 +10,7 @@ its banner; figures drawn without runs take their line from it too.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from sparqlab.core.environment import setting
@@ -21,7 +19,8 @@ STANDIN_BANNER = "stand-in baselines — a pipeline check, not LLM results"
 """The line every output made from stand-in models carries."""
 
 RECORD_ENV = "SPARQLAB_MODELS_RECORD"
-"""Set by ``sparqlab reproduce`` for a notebook's kernel: the JSON-lines file where each model it makes is noted."""
+"""Set by ``sparqlab reproduce`` for a notebook's kernel (:func:`sparqlab.core.environment.models_recorded`): the
+JSON-lines file where each model it makes is noted."""
 
 
 def provenance_line(models: Mapping[str, bool]) -> str | None:
@@ -65,18 +64,3 @@ def noted_models(record: str | Path | None = None) -> dict[str, bool]:
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     return merged((entry["model"], entry["standin"]) for entry in map(json.loads, filter(None, lines)))
 
-
-@contextmanager
-def models_recorded(record: Path) -> Iterator[None]:
-    """Set ``SPARQLAB_MODELS_RECORD`` to ``record`` (emptied first) for the kernels started inside."""
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.unlink(missing_ok=True)
-    previous = os.environ.get(RECORD_ENV)
-    os.environ[RECORD_ENV] = str(record)
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(RECORD_ENV, None)
-        else:
-            os.environ[RECORD_ENV] = previous

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.environment import overrides_announced
-from sparqlab.core.labels import models_recorded, noted_models, provenance_line
+from sparqlab.core.environment import models_recorded, overrides_announced
+from sparqlab.core.labels import noted_models, provenance_line
 from sparqlab.core.paths import PROJECT_ROOT, notebooks_dirs, runs_dir, workspace_root
 from sparqlab.notebooks.parameters import check_parameters, notebook_parameters
 from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json

@@ -12,12 +12,11 @@ used is named in its banner line (:mod:`sparqlab.core.labels`).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sparqlab.core.environment import exported
 from sparqlab.core.paths import figures_dir, runs_dir
 from sparqlab.notebooks.execute import ReproduceReport, execute_all, find_notebooks
 from sparqlab.notebooks.parameters import check_parameters
@@ -89,21 +88,6 @@ def real_output_dir(model: str = REAL_MODEL) -> Path:
     from sparqlab.serving.llama_cpp import served_name
 
     return runs_dir() / "notebooks-real" / served_name(model)
-
-
-@contextmanager
-def exported(variables: Mapping[str, str]) -> Iterator[None]:
-    """``variables`` set in this process's environment (so the notebook kernels inherit them), then restored."""
-    previous = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def reproduce_real(names: list[str] | None = None, overrides: Mapping[str, Any] | None = None,
