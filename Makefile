@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Wheels built once and kept between runs (CI keeps this folder): llama-cpp-python (scripts/llama_cpp_wheel.sh)
 WHEELS := $(or $(SPARQLAB_CI_CACHE),$(HOME)/.cache/sparqlab-ci)/wheels
 
-.PHONY: setup test lint reproduce kg bench clean lab check-gold check-mutations
+.PHONY: setup test lint reproduce reproduce-real kg bench clean lab check-gold check-mutations
 
 setup: $(STAMP)
 
@@ -40,6 +40,10 @@ kg: setup
 
 reproduce: setup kg
 	HF_HUB_OFFLINE=1 $(BIN)/sparqlab reproduce
+
+# Every notebook against the bundled SmolLM2-135M served here by llama.cpp (~30 min on 2 cores; docs/performance.md).
+reproduce-real: setup kg
+	HF_HUB_OFFLINE=1 $(BIN)/sparqlab reproduce --real
 
 lab: setup kg
 	# JupyterLab on 127.0.0.1 serving the checkout; prints the URL (with its token) to open in a browser.

@@ -4,6 +4,7 @@ stands for all its runs; `runs list` shows readable names, date, selection and p
 import pytest
 
 from sparqlab.cli import main
+from sparqlab.core.labels import STANDIN_BANNER
 from sparqlab.methods import DirectSparql
 from sparqlab.runs import RunConfig, run
 
@@ -67,6 +68,7 @@ def test_report_lists_every_wrong_question_with_both_queries_and_answer_sets(run
     assert main(["runs", "report", rules.run_id, "-o", str(tmp_path / "one.html")]) == 0
     page = (tmp_path / "one.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "[standin]" in page
+    assert f'<p class="sq-standin">{STANDIN_BANNER} (standin-keyword-rules)</p>' in page, "said at the top"
     assert not re.search(r"<(script|link)\b|src=", page), "self-contained: nothing fetched, no script"
     failing = [r for r in rules.predictions().to_dict("records") if not r["em"]]
     assert failing, "the keyword baseline misses some sampled questions"

@@ -7,6 +7,8 @@ second block (the numbers a doc quotes are the ones the code produces). A block 
 ``# needs: ...`` comment says what it needs (a GPU endpoint, a cluster, a live
 Wikidata) and is only parsed: each ``sparqlab`` command goes through the real argument parser (an unknown flag or
 subcommand fails), ``python FILE`` / ``make TARGET`` must name an existing file / target, and Python compiles.
+A block whose first line is ``# uses: the real model ...`` runs like any other where the real model's server is
+installed, and is skipped saying why where it is not (failing in CI: :mod:`support.real_model`).
 A section another test executes from the doc itself is parsed the same way here (``support.docs.RUN_ELSEWHERE``:
 the README's first session runs from the installed wheel, in an empty folder, in tests/test_install.py).
 The fenced blocks are collected by pytest-codeblocks' Markdown reader; one test per ``## `` section keeps its blocks
@@ -18,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -28,11 +31,13 @@ from pytest_codeblocks import extract_from_file
 
 from sparqlab.core.paths import PROJECT_ROOT
 from support.docs import RUN_ELSEWHERE, commands
+from support.real_model import require_real_model
 
 DOCS = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
 SHELL = {"bash", "sh"}
 RUNNABLE = SHELL | {"python"}
 NEEDS = re.compile(r"#\s*needs:\s*(?P<what>.+)")
+USES_REAL_MODEL = re.compile(r"#\s*uses:\s*the real model\b")
 SHARED_CACHE = ("kg", "search", "artifacts", "leakage")
 """Cache folders of content-addressed, lock-protected builds the doc runs share with the rest of the suite."""
 BLOCK_TIMEOUT_S = 240
@@ -42,10 +47,13 @@ def blocks(path: Path) -> list:
     return extract_from_file(path)
 
 
+def first_line(block) -> str:
+    return next((line.strip() for line in block.code.splitlines() if line.strip()), "")
+
+
 def needs(block) -> str | None:
     """What a block needs that the tests cannot give it (its visible first-line marker), or ``None``."""
-    first = next((line for line in block.code.splitlines() if line.strip()), "")
-    match = NEEDS.match(first.strip())
+    match = NEEDS.match(first_line(block))
     return match["what"] if match else None
 
 
@@ -93,11 +101,20 @@ def scratch(tmp_path: Path) -> tuple[Path, dict]:
 
 
 def execute(block, cwd: Path, env: dict) -> None:
+    """Run one block in its own process group: a block that overruns is killed with what it started in the
+    background (a model server)."""
     if block.syntax == "python":
         argv = [sys.executable, "-c", block.code]
     else:
         argv = ["bash", "-e", "-o", "pipefail", "-c", block.code]
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=BLOCK_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
+    done = subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
     if done.returncode != 0:
         raise AssertionError(f"block at line {block.lineno} failed (exit {done.returncode}):\n{block.code}\n"
                              f"--- stdout (tail)\n{done.stdout[-3000:]}\n--- stderr (tail)\n{done.stderr[-3000:]}")
@@ -129,6 +146,8 @@ def run_document(path: Path, tmp_path: Path, section: str | None = None) -> tupl
             parse_only(block)
             parsed += 1
         else:
+            if USES_REAL_MODEL.match(first_line(block)):
+                require_real_model()
             start = time.perf_counter()
             execute(block, cwd, env)
             print(f"{path.name}:{block.lineno} ran in {time.perf_counter() - start:.1f} s")

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from sparqlab.cli import main
+from sparqlab.core.labels import STANDIN_BANNER
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.experiments.executors import run_local
 from sparqlab.experiments.grid import load_grid
@@ -92,9 +93,10 @@ def test_latex_is_booktabs_with_the_best_value_bold_and_compiles(finished, tmp_p
     assert any(r"\textbf" in cell for r in rows for cell in r)
     f1 = table.value("direct [standin]", "metaqa-1hop", "f1")
     assert rows[0][1].replace(r"\textbf{", "").startswith(f"{100 * f1:.1f}" + r"\,$\pm$\,")
-    assert re.search(r"\\caption\{.*bootstrap", latex)
-    markdown = to_markdown(table, columns=["f1"])
-    assert markdown.splitlines()[0] == "| method | metaqa-1hop: F1 (%) | metaqa-2hop: F1 (%) |"
+    assert re.search(r"\\caption\{.*bootstrap.*Stand-in baselines --- a pipeline check, not LLM results", latex)
+    markdown = to_markdown(table, columns=["f1"]).splitlines()  # made from stand-ins, and says so first
+    assert markdown[0] == f"*{STANDIN_BANNER} (standin-keyword-rules, standin-echo)*" and markdown[1] == ""
+    assert markdown[2] == "| method | metaqa-1hop: F1 (%) | metaqa-2hop: F1 (%) |"
     if shutil.which("pdflatex") is None:
         pytest.skip("no pdflatex here (apt-get install texlive-latex-base texlive-latex-recommended); "
                     "structure checked above")

@@ -5,7 +5,9 @@ import json
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from PIL import Image
 
+from sparqlab.core.labels import STANDIN_BANNER
 from sparqlab.notebooks import NOTEBOOKS_DIR, execute_notebook, find_notebooks, parse_parameter
 from support.notebooks import reproduce
 
@@ -44,12 +46,19 @@ def test_quickstart_reproduces_headless_then_replays_from_cache(tmp_path):
     code = first.code_cells("00_quickstart")
     assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1)), "every code cell ran, in order"
     assert not [out for cell in code for out in cell.outputs if out.output_type == "error"]
+    # made from a stand-in, and it says so: first in the executed copy, in the summary, under and in the figure
+    banner = f"{STANDIN_BANNER} (standin-keyword-rules)"
+    first_cell = first.notebook("00_quickstart").cells[0]
+    assert first_cell.cell_type == "markdown" and first_cell.source == f"**{banner}**"
+    assert banner in first.process.stdout
     # figures go under the experiment, named by the parameters that select questions, with a sidecar of runs
     stem = tmp_path / "figures" / "quickstart" / "f1_by_dataset--model-standin-keyword-rules--sample-40--seed-0--limit-2"
     assert stem.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert stem.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
     sidecar = json.loads(stem.with_suffix(".json").read_text())
     assert len(sidecar["runs"]) == 3 and all("/quickstart/direct-" in run for run in sidecar["runs"])
+    assert sidecar["made_from"] == banner and banner in sidecar["texts"]
+    assert Image.open(stem.with_suffix(".png")).info["Description"] == banner
     metrics = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "quickstart").glob("*/metrics.json")]
     assert len(metrics) == 4 and all(m["model_is_standin"] for m in metrics)
     showcase = [m for m in metrics if m["n_questions"] == 1]

@@ -5,6 +5,7 @@ import json
 from runs_helpers import EchoChatMethod, LookupMethod, TinyKG, tiny_questions
 
 from sparqlab.cli import main
+from sparqlab.core.labels import STANDIN_BANNER
 from sparqlab.runs import RunConfig, run
 
 
@@ -44,7 +45,7 @@ def test_show_prints_metrics_and_config(root, capsys):
     code, out, _ = cli(capsys, "runs", "show", echo.run_id, "--root", str(root))
     assert code == 0
     assert f"run cli/{echo.run_id}  (complete)" in out
-    assert "standin-echo [standin]" in out and "not an LLM result" in out
+    assert "standin-echo [standin]" in out and STANDIN_BANNER in out
     assert '"generate": 4' in out and '"refine": 4' in out
     code, out, _ = cli(capsys, "runs", "show", f"cli/{echo.run_id}", "--root", str(root), "--json")
     data = json.loads(out)

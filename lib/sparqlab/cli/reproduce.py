@@ -35,6 +35,12 @@ def register(subparsers) -> None:
     parser.add_argument("--serve", type=Path, default=None, metavar="FILE.yaml",
                         help="job settings: a `serve:` block (each job starts that model server; the notebooks get "
                              "its model and model_url) and `executor.slurm` resources, as in a grid file (docs/sweeps.md)")
+    parser.add_argument("--real", action="store_true",
+                        help="run the notebooks against a real model served here by llama.cpp (`sparqlab model "
+                             "serve`; needs sparqlab[real]), each with limits that fit ~30 min on 2 cores; outputs "
+                             "in runs/notebooks-real/MODEL, runs/real/MODEL and figures/real/MODEL (docs/performance.md)")
+    parser.add_argument("--real-model", default=None, metavar="MODEL",
+                        help="with --real: the model to serve, smollm2-135m (default) or a FILE.gguf")
     parser.add_argument("--no-wait", action="store_true",
                         help="with --executor: submit and return (check with `sparqlab reproduce status`)")
     parser.set_defaults(handler=_reproduce)
@@ -53,9 +59,15 @@ def _reproduce(args: argparse.Namespace) -> int:
     from sparqlab.core.paths import runs_dir
     from sparqlab.core.yaml_loader import load_yaml_file
     from sparqlab.notebooks.jobs import JobSettings, collect, load_job_settings, run_notebooks, submit_notebooks
+    from sparqlab.notebooks.real import REAL_MODEL, real_output_dir, reproduce_real
 
     _export_workspace()
-    output_dir = args.output_dir or runs_dir() / "notebooks"
+    if args.real_model and not args.real:
+        raise ValueError("--real-model needs --real")
+    if args.real and (args.executor or args.serve):
+        raise ValueError("--real serves its model here, in this process: not with --executor or --serve")
+    real_model = args.real_model or REAL_MODEL
+    output_dir = args.output_dir or (real_output_dir(real_model) if args.real else runs_dir() / "notebooks")
     if args.notebooks[:1] == ["status"]:
         return _status(args.notebooks[1:] or None, output_dir)
     parameters = {}
@@ -67,7 +79,9 @@ def _reproduce(args: argparse.Namespace) -> int:
     parameters.update(dict(args.parameter))
     settings = load_job_settings(args.serve) if args.serve else JobSettings()
     names = args.notebooks or None
-    if args.executor is None:
+    if args.real:
+        report = reproduce_real(names, parameters, real_model, output_dir, progress=not args.no_progress)
+    elif args.executor is None:
         report = run_notebooks(names, parameters, output_dir, settings.serve, progress=not args.no_progress)
     else:
         submitted = submit_notebooks(names, parameters, output_dir, settings, cluster=args.executor)

@@ -81,6 +81,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from sparqlab.core.labels import STANDIN_BANNER
     from sparqlab.eval.metrics import metric_list
     from sparqlab.runs.groups import find_group, group_metrics
     from sparqlab.runs.results import find_run, format_table, load_config, model_label, run_summary
@@ -99,7 +100,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"run {summary['experiment']}/{summary['folder']}  ({summary['status']})")
     print(f"model   {model}")
     if summary.get("model_is_standin"):
-        print("        a stand-in model: not an LLM result")
+        print(f"        {STANDIN_BANNER}")
     print(f"method  {json.dumps(config.get('method'))}")
     print(f"data    {summary.get('dataset')} {summary.get('split') or ''} on KG {summary.get('kg')}  "
           f"({summary['n_done']}/{summary['n_questions']} done, {summary['n_scored']} scored)")

@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NamedTuple
 
 VARIABLES = {
@@ -30,6 +31,8 @@ VARIABLES = {
     "SPARQLAB_SERVE_TOKEN": "bearer token `sparqlab serve` requires when --token is not given (ServeSettings.token)",
     "SPARQLAB_NOTEBOOK_OVERRIDES": "set by `sparqlab reproduce` for a notebook's kernel: the parameters it overrode "
                                    "(JSON), which figure names then include (sparqlab.plots.figure_stem)",
+    "SPARQLAB_MODELS_RECORD": "set by `sparqlab reproduce` for a notebook's kernel: the file where every model it "
+                              "makes is noted, for the executed copy's banner (sparqlab.core.labels)",
 }
 """The defaults read from the environment, with what each sets."""
 
@@ -99,3 +102,31 @@ def overrides_announced(overrides: dict[str, Any]) -> Iterator[None]:
             os.environ.pop("SPARQLAB_NOTEBOOK_OVERRIDES", None)
         else:
             os.environ["SPARQLAB_NOTEBOOK_OVERRIDES"] = previous
+
+
+
+@contextmanager
+def exported(values: dict[str, str]) -> Iterator[None]:
+    """Set some of :data:`VARIABLES` for the processes started inside (notebook kernels inherit them), then put
+    back what was there."""
+    unknown = sorted(set(values) - set(VARIABLES))
+    if unknown:
+        raise KeyError(f"{', '.join(unknown)}: not sparqlab run defaults; known: {', '.join(VARIABLES)}")
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def models_recorded(record: Path):
+    """``SPARQLAB_MODELS_RECORD`` set to ``record`` (emptied first) for the kernels started inside, where every
+    model made is noted (:func:`sparqlab.core.labels.note_model`)."""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.unlink(missing_ok=True)
+    return exported({"SPARQLAB_MODELS_RECORD": str(record)})

@@ -38,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from sparqlab.core.labels import merged, provenance_line
 from sparqlab.eval.metrics import (
     EMPTY_RATE_KEY,
     F1_KEY,
@@ -127,8 +128,9 @@ def cost_values(metrics: dict[str, Any]) -> dict[str, float | None]:
 @dataclass
 class ComparisonTable:
     """The table in long form (``frame``: row, dataset, measure, value, ci_low, ci_high, sd — the sd between the
-    runs of a repeated cell — and run), its measures in column order, the row and dataset order, and notes
-    (missing cells, unpaired questions)."""
+    runs of a repeated cell — and run), its measures in column order, the row and dataset order, notes (missing
+    cells, unpaired questions) and what its runs were ``made_from`` (:func:`sparqlab.core.labels.provenance_line`:
+    the stand-in banner, or the models), which every rendering but CSV shows above or under the table."""
 
     frame: pd.DataFrame
     measures: list[Measure]
@@ -136,6 +138,7 @@ class ComparisonTable:
     datasets: list[str]
     baseline: str | None = None
     notes: list[str] = field(default_factory=list)
+    made_from: str | None = None
 
     def value(self, row: str, dataset: str, measure: str) -> float | None:
         hit = self.frame[(self.frame["row"] == row) & (self.frame["dataset"] == dataset)
@@ -240,7 +243,9 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
     frame = pd.DataFrame(lines, columns=["row", "dataset", "measure", "value", "ci_low", "ci_high", "sd", "run"])
     table = ComparisonTable(frame, measures, [labels[r] for r in grid.rows],
                             [d for d in grid.datasets if any(c.dataset == d for c in cells)],
-                            labels.get(baseline) if baseline else None, notes)
+                            labels.get(baseline) if baseline else None, notes,
+                            provenance_line(merged((m.get("model"), m.get("model_is_standin"))
+                                                   for m in metrics_of.values())))
     label = find_metric(PRIMARY_METRIC).label
     for (method, dataset), scores in store_dependence(table, PRIMARY_METRIC).iterrows():
         shown = ", ".join(f"{engine} {value:.3f}" for engine, value in scores.drop("spread").dropna().items())
@@ -390,12 +395,12 @@ def to_markdown(table: ComparisonTable, columns: list[str] | None = None) -> str
     heads = ["method"] + [f"{d}: {m.label}" + (" (%)" if m.percent else "") for d, m in header]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join([":---"] + ["---:"] * len(header)) + "|"]
     lines += ["| " + " | ".join([row, *cells]) + " |" for row, cells in zip(table.rows, body, strict=True)]
-    return "\n".join(lines) + "\n"
+    return (f"*{table.made_from}*\n\n" if table.made_from else "") + "\n".join(lines) + "\n"
 
 
 LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$",
-                  "–": "--"}
+                  "–": "--", "—": "---"}
 
 
 def latex_escape(text: str) -> str:
@@ -423,6 +428,8 @@ def to_latex(table: ComparisonTable, columns: list[str] | None = None, caption: 
                        "best value per column in bold; costs per question."
                        + (f" Significance against {latex_escape(table.baseline)}: McNemar's exact test on EM, "
                           "paired bootstrap on F1." if table.baseline else ""))
+    if table.made_from:
+        note += f" {latex_escape(table.made_from[0].upper() + table.made_from[1:])}."
     lines += [rf"\caption{{{note}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
@@ -453,7 +460,7 @@ def render(table: ComparisonTable, fmt: str = "text", columns: list[str] | None 
         for column in wide.columns:
             measure = measures[column[1]]
             shown[column] = [_text_cell(indexed, measure, (row, *column), value) for row, value in wide[column].items()]
-        return shown.to_string()
+        return (f"{table.made_from}\n" if table.made_from else "") + shown.to_string()
     raise ValueError(f"unknown table format {fmt!r}; use text, csv, md or latex")
 
 
@@ -470,5 +477,7 @@ def emit(table: ComparisonTable, fmt: str = "text", columns: list[str] | None = 
         print(output)
     else:
         print(text, end="" if text.endswith("\n") else "\n", flush=True)
+    if fmt == "csv" and table.made_from:  # the rows say [standin]; the file stays plain CSV
+        print(table.made_from, file=sys.stderr)
     for note in table.notes:
         print(note, file=sys.stderr)

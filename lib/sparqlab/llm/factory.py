@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sparqlab.core.environment import model_defaults
+from sparqlab.core.labels import note_model
 from sparqlab.llm.base import ChatModel
 from sparqlab.llm.cache import CachedModel
 from sparqlab.llm.local_transformers import LOCAL_PREFIX, local_model
@@ -74,11 +75,17 @@ def make_model(config: str | Mapping[str, Any] | ChatModel | None = None) -> Cac
     options.
     """
     if isinstance(config, ChatModel):
-        return CachedModel(config)
+        return _noted(CachedModel(config))
     if config is None or isinstance(config, str):
         config = {"model": config}
     config = dict(config)
     mode = config.pop("cache_mode", "read_write")
     path = config.pop("cache_path", None)
-    return CachedModel(get_model(config), path=path, mode=mode)
+    return _noted(CachedModel(get_model(config), path=path, mode=mode))
+
+
+def _noted(model: CachedModel) -> CachedModel:
+    """``model``, noted as made by this process (what a notebook's banner says it was made from)."""
+    note_model(model.name, model.is_standin)
+    return model
 

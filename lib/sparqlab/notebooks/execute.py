@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sparqlab.core.environment import overrides_announced
+from sparqlab.core.environment import models_recorded, overrides_announced
+from sparqlab.core.labels import noted_models, provenance_line
 from sparqlab.core.paths import PROJECT_ROOT, notebooks_dirs, runs_dir, workspace_root
 from sparqlab.notebooks.parameters import check_parameters, notebook_parameters
 from sparqlab.runs.store import hold_lock, is_locked, read_json, write_json
@@ -31,6 +32,9 @@ STATE_DIR = ".reproduce"
 """Under the output folder: one folder per notebook with ``state.json`` (its last execution), ``job.json`` (the
 job it was last submitted to) and the ``.lock`` its execution holds; the scheduled jobs' folders in ``jobs/``."""
 
+MODELS_RECORD = "models.jsonl"
+"""In a notebook's state folder: the models its last execution's kernel made (``SPARQLAB_MODELS_RECORD``)."""
+
 NOTEBOOK_STATUSES = ("pending", "running", "done", "failed", "missing")
 """``pending``: submitted, not started; ``running``: a process executes it now; ``done`` / ``failed``: how its
 last execution ended (a ``running`` state whose process is gone is ``failed``); ``missing``: never executed."""
@@ -38,12 +42,14 @@ last execution ended (a ``running`` state whose process is gone is ``failed``); 
 
 @dataclass
 class NotebookOutcome:
-    """How one notebook execution ended: ``error`` is ``None`` on success, else the failing cell's error."""
+    """How one notebook execution ended: ``error`` is ``None`` on success, else the failing cell's error;
+    ``made_from`` says what its outputs were made from (the stand-in banner or the model)."""
 
     notebook: str
     output: Path
     seconds: float
     error: str | None = None
+    made_from: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -59,7 +65,8 @@ class ReproduceReport:
         return [o for o in self.outcomes if not o.ok]
 
     def summary(self) -> str:
-        lines = [f"{'ok' if o.ok else 'FAILED':6} {o.notebook:40} {o.seconds:7.1f}s  -> {o.output}" for o in self.outcomes]
+        lines = [f"{'ok' if o.ok else 'FAILED':6} {o.notebook:40} {o.seconds:7.1f}s  -> {o.output}"
+                 + (f"\n{'':6} {o.made_from}" if o.made_from else "") for o in self.outcomes]
         for outcome in self.failed:
             lines.append(f"\n{outcome.notebook} failed:\n{outcome.error}")
         verdict = ("no notebook ran" if not self.outcomes else "all notebooks ran" if not self.failed
@@ -104,7 +111,9 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
 
     ``progress`` shows papermill's per-cell progress bar (on stderr). The copy — also of a failed execution —
     gets static fallbacks for its widget outputs and is signed (:func:`sparqlab.notebooks.static.finish_executed`),
-    so JupyterLab shows finished progress bars and nbconvert or GitHub show what the widgets showed.
+    so JupyterLab shows finished progress bars and nbconvert or GitHub show what the widgets showed. Its first
+    cell says what it was made from: the models its kernel made, noted in the notebook's state folder
+    (:func:`sparqlab.core.labels.provenance_line`: the stand-in banner, or the model's name).
     """
     import papermill
 
@@ -115,19 +124,19 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
     workspace = workspace_root()
     # a bundled notebook (inside the installed package) runs in the workspace: nothing is written into the package
     cwd = notebook.parent if notebook.resolve().is_relative_to(workspace) else workspace
-    start = time.perf_counter()
+    record = state_folder(output_dir, notebook) / MODELS_RECORD
+    start, error_line = time.perf_counter(), None
     try:
-        with overrides_announced(changed_parameters(notebook, parameters or {})):
+        with overrides_announced(changed_parameters(notebook, parameters or {})), models_recorded(record):
             papermill.execute_notebook(
                 str(notebook), str(output), parameters=parameters or {}, kernel_name=kernel_name,
                 cwd=str(cwd), progress_bar=progress, log_output=False,
             )
     except papermill.PapermillExecutionError as error:
-        finish_executed(output)
-        return NotebookOutcome(notebook.name, output, time.perf_counter() - start,
-                               f"cell {error.exec_count}: {cell_error_line(error, output)}")
-    finish_executed(output)
-    return NotebookOutcome(notebook.name, output, time.perf_counter() - start)
+        error_line = f"cell {error.exec_count}: {cell_error_line(error, output)}"
+    made_from = provenance_line(noted_models(record))
+    finish_executed(output, made_from)
+    return NotebookOutcome(notebook.name, output, time.perf_counter() - start, error_line, made_from)
 
 
 def changed_parameters(notebook: Path, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -179,7 +188,7 @@ def execute_recorded(notebook: Path, output_dir: Path, parameters: dict[str, Any
         record_state(folder, "running")
         outcome = execute_notebook(notebook, output_dir, parameters, progress=progress)
         record_state(folder, "done" if outcome.ok else "failed", error=outcome.error,
-                     seconds=round(outcome.seconds, 1))
+                     seconds=round(outcome.seconds, 1), made_from=outcome.made_from)
     return outcome
 
 
@@ -222,16 +231,22 @@ def reproduce(names: list[str] | None = None, parameters: dict[str, Any] | None 
     nothing runs when one is wrong. ``progress`` prints ``[i/n] name`` with the elapsed time per notebook on
     stderr and shows a per-cell bar.
     """
-    output_dir = output_dir or runs_dir() / "notebooks"
-    notebooks = find_notebooks(names)
-    checked = check_parameters(notebooks, parameters or {})
+    checked = check_parameters(find_notebooks(names), parameters or {})
+    return execute_all(checked, output_dir or runs_dir() / "notebooks", progress)
+
+
+def execute_all(checked: dict[Path, dict[str, Any]], output_dir: Path, progress: bool = False,
+                notes: dict[str, str] | None = None) -> ReproduceReport:
+    """Execute each notebook of ``checked`` with its (checked) parameters, in order, recording each state; with
+    ``progress``, ``[i/n] name`` lines on stderr, the first one with the notebook's entry of ``notes``."""
     report = ReproduceReport()
-    for position, notebook in enumerate(notebooks, 1):
+    for position, (notebook, parameters) in enumerate(checked.items(), 1):
         if progress:
-            print(f"[{position}/{len(notebooks)}] {notebook.name} ...", file=sys.stderr, flush=True)
-        outcome = execute_recorded(notebook, output_dir, checked[notebook], progress=progress)
+            note = f" ({notes[notebook.stem]})" if notes and notebook.stem in notes else ""
+            print(f"[{position}/{len(checked)}] {notebook.name}{note} ...", file=sys.stderr, flush=True)
+        outcome = execute_recorded(notebook, output_dir, parameters, progress=progress)
         if progress:
-            print(f"[{position}/{len(notebooks)}] {notebook.name} {'ok' if outcome.ok else 'FAILED'} in "
+            print(f"[{position}/{len(checked)}] {notebook.name} {'ok' if outcome.ok else 'FAILED'} in "
                   f"{outcome.seconds:.1f}s", file=sys.stderr, flush=True)
         report.outcomes.append(outcome)
     return report

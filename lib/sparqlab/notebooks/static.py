@@ -112,14 +112,21 @@ def add_static_fallbacks(notebook: dict[str, Any]) -> int:
     return changed
 
 
-def finish_executed(path: str | Path) -> int:
-    """Static fallbacks for the executed copy at ``path`` (:func:`add_static_fallbacks`), then sign it for this
-    user; returns the number of widget outputs given a fallback."""
+BANNER_TAG = "sparqlab-made-from"
+"""The tag of the executed copy's first cell: what its outputs were made from (:mod:`sparqlab.core.labels`)."""
+
+
+def finish_executed(path: str | Path, made_from: str | None = None) -> int:
+    """Static fallbacks for the executed copy at ``path`` (:func:`add_static_fallbacks`), a first markdown cell
+    saying what its outputs were ``made_from`` (the stand-in banner or the model; none without a model), then sign
+    it for this user; returns the number of widget outputs given a fallback."""
     import nbformat
     from nbformat.sign import NotebookNotary
 
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
+    if made_from:
+        notebook.cells.insert(0, nbformat.v4.new_markdown_cell(f"**{made_from}**", metadata={"tags": [BANNER_TAG]}))
     changed = add_static_fallbacks(notebook)
     NotebookNotary().sign(notebook)
     nbformat.write(notebook, path)

@@ -32,9 +32,12 @@ from matplotlib.font_manager import FontProperties
 from sparqlab.core.environment import notebook_overrides
 from sparqlab.core.files import atomic_write
 from sparqlab.core.hashing import stable_hash
+from sparqlab.core.labels import merged, noted_models, provenance_line
 from sparqlab.core.paths import figures_dir
 from sparqlab.eval.metrics import ANSWER_METRICS, PRIMARY_METRIC, RATE, find_metric, judged_frame
 from sparqlab.plots.check import FigureLayoutError, check_figure, figure_texts, strict
+from sparqlab.runs.results import find_run
+from sparqlab.runs.store import MANIFEST, RunUnreadable, read_document
 
 PALETTE = "colorblind"
 """seaborn's colour-blind-safe palette (Okabe–Ito-like), used for every categorical colour."""
@@ -117,6 +120,11 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
     results, run folders or run ids) with the experiment and parameters, so a figure can be traced back to its
     data. ``name`` is a file stem (letters, digits, ``-``, ``_``, ``.``).
 
+    Every figure says what it was made from, under its panels and in the files' metadata (PNG ``Description``, PDF
+    ``Subject``) and the sidecar's ``made_from``: the models of ``runs`` (or, without runs, those the notebook's
+    kernel made: :func:`sparqlab.core.labels.noted_models`), as :func:`sparqlab.core.labels.provenance_line`
+    words it — the stand-in banner, or the model's name.
+
     Every figure is checked by :func:`sparqlab.plots.check.check_figure` (overlapping text, text cut at the canvas
     edge, empty panels) and the sidecar's ``layout_problems`` lists what it found (its ``texts``: every text the
     figure shows, :func:`~sparqlab.plots.check.figure_texts`); a problem warns, or raises
@@ -129,13 +137,17 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
     folder = figures_dir() / experiment if experiment else figures_dir()
     folder.mkdir(parents=True, exist_ok=True)
     stem = figure_stem(name, params)
+    runs = list(runs)
+    made_from = provenance_line(_run_models(runs) if runs else noted_models())
+    if made_from:
+        _footnote(fig, made_from)
     problems = [str(problem) for problem in check_figure(fig)]
     paths = []
     for fmt in formats:
         rendered = io.BytesIO()
-        fig.savefig(rendered, format=fmt)
+        fig.savefig(rendered, format=fmt, metadata=_file_metadata(fmt, made_from))
         paths.append(atomic_write(folder / f"{stem}.{fmt}", rendered.getvalue()))
-    sidecar = {"figure": name, "experiment": experiment, "params": dict(params or {}),
+    sidecar = {"figure": name, "experiment": experiment, "params": dict(params or {}), "made_from": made_from,
                "runs": [_run_reference(r) for r in runs], "files": [p.name for p in paths],
                "layout_problems": problems, "texts": figure_texts(fig),
                "created": datetime.now(UTC).isoformat(timespec="seconds")}
@@ -146,6 +158,35 @@ def save_figure(fig: Figure, name: str, formats: Iterable[str] = ("png", "pdf"),
             raise FigureLayoutError(message)
         warnings.warn(message, stacklevel=2)
     return paths
+
+
+def _run_models(runs: list[Any]) -> dict[str, bool]:
+    """The models of the runs a figure was drawn from (run results, folders or ids), stand-ins marked; a reference
+    to no run folder here (e.g. a run on another machine) adds none."""
+    headers = []
+    for run in runs:
+        metrics = getattr(run, "metrics", None)
+        if metrics is None:
+            try:
+                metrics = read_document(find_run(_run_reference(run)) / MANIFEST)
+            except (FileNotFoundError, RunUnreadable):
+                continue
+        headers.append(metrics)
+    return merged((header.get("model"), header.get("model_is_standin")) for header in headers)
+
+
+def _footnote(fig: Figure, line: str) -> None:
+    """``line`` in small italics under everything the figure shows, from its left edge."""
+    fig.draw_without_rendering()
+    drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # inches
+    fig.text(drawn.x0 / fig.get_figwidth(), drawn.y0 / fig.get_figheight(), line, ha="left", va="top",
+             fontsize="x-small", style="italic")
+
+
+def _file_metadata(fmt: str, made_from: str | None) -> dict[str, str] | None:
+    """What the saved file says it was made from, in the metadata field its format has for a description."""
+    key = {"png": "Description", "pdf": "Subject", "svg": "Description"}.get(fmt)
+    return {key: made_from} if key and made_from else None
 
 
 def _run_reference(run: Any) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.files import atomic_write
+from sparqlab.core.labels import merged, provenance_line
 from sparqlab.core.names import short_name
 from sparqlab.eval.metrics import ANSWER_METRICS, EM_KEY, F1_KEY, RATE, find_metric, metric_list
 from sparqlab.platform.trace import TraceEvent
@@ -365,13 +366,13 @@ def report_page(runs: Sequence[str | Path], max_failures: int | None = None) -> 
     title = " vs ".join(v.name for v in views)
     body = [comparison_fragment(*views)] if len(views) == 2 else []
     body += [run_fragment(v, max_failures) for v in views]
-    standin = any(v.standin for v in views)
+    made_from = provenance_line(merged((v.summary.get("model"), v.standin) for v in views))
+    style = "sq-standin" if any(v.standin for v in views) else "sq-model"
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>sparqlab report: {html.escape(title)}</title></head><body>",
         f"<h1>sparqlab report: {html.escape(title)}</h1>",
-        f'<p class="sq-standin">{STANDIN_LABEL}: answered by a deterministic stand-in model, not an LLM.</p>'
-        if standin else "", *body, "</body></html>"])
+        f'<p class="{style}">{html.escape(made_from)}</p>' if made_from else "", *body, "</body></html>"])
 
 
 def write_report(runs: Sequence[str | Path], output: str | Path, max_failures: int | None = None) -> Path:

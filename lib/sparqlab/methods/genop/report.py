@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from sparqlab.core.labels import note_model
 from sparqlab.methods.genop.oracle import Oracle, ScriptedModel
 from sparqlab.methods.genop.semantics import EvalSettings, GenResult, run_genop
 
@@ -23,6 +24,7 @@ def oracle_for(model: str, script: Mapping[str, Any] | str | Path | None = None,
     the name a server at ``model_url`` serves) behind the response cache."""
     if model == SCRIPTED:
         chat_model = ScriptedModel(script or {})
+        note_model(chat_model.name, chat_model.is_standin)
     else:
         from sparqlab.llm.factory import make_model
 
