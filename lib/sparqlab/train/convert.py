@@ -20,7 +20,7 @@ from typing import Any
 from sparqlab.core.extras import require
 from sparqlab.core.hashing import file_digest
 from sparqlab.core.paths import cache_dir
-from sparqlab.serving.llama_cpp import model_file, served_name
+from sparqlab.serving.llama_cpp import BUNDLED_MODELS, model_file, served_name
 
 SOURCE_FILE = "sparqlab_source.json"
 """Written into a converted folder: the model (a bundled name or the GGUF file's path), the file's name and sha256,
@@ -58,8 +58,8 @@ def convert_gguf(model: str, out: str | Path, *, dtype: str = "bfloat16") -> Pat
     shutil.rmtree(partial, ignore_errors=True)
     fresh.save_pretrained(partial, safe_serialization=True)
     tokenizer.save_pretrained(partial)
-    source = {"model": model if _is_bundled(model) else str(path), "gguf_file": path.name, "gguf_sha256": file_digest(path),
-              "dtype": dtype, "parameters": sum(p.numel() for p in fresh.parameters()),
+    source = {"model": model if model in BUNDLED_MODELS else str(path), "gguf_file": path.name,
+              "gguf_sha256": file_digest(path), "dtype": dtype, "parameters": sum(p.numel() for p in fresh.parameters()),
               "convert_s": round(time.monotonic() - started, 1)}
     (partial / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
     partial.rename(out)
@@ -80,7 +80,7 @@ def converted_base(model: str) -> Path:
 def base_folder(base: str) -> str:
     """The model folder of a ``--base``: a bundled GGUF name or ``FILE.gguf`` is converted once
     (:func:`converted_base`); a folder or hub name is returned unchanged."""
-    if base.endswith(".gguf") or _is_bundled(base):
+    if base.endswith(".gguf") or base in BUNDLED_MODELS:
         return str(converted_base(base))
     return base
 
@@ -89,9 +89,3 @@ def source_of(folder: str | Path) -> dict[str, Any] | None:
     """The conversion record of a converted folder (:data:`SOURCE_FILE`), ``None`` for any other folder."""
     record = Path(folder) / SOURCE_FILE
     return json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
-
-
-def _is_bundled(name: str) -> bool:
-    from sparqlab.serving.llama_cpp import BUNDLED_MODELS
-
-    return name in BUNDLED_MODELS
