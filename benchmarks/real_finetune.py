@@ -4,7 +4,7 @@ training questions, LoRA SFT, the adapter merged and exported to GGUF, and `spar
 sample before (the bundled model, 3-shot with the method's KG prompt) and after (the tuned model, asked with the
 prompt it was trained on), each model served by llama.cpp with one thread.
 
-    .venv/bin/python benchmarks/real_finetune.py metaqa-1hop [--records 200] [--epochs 2] [--out runs/real-finetune]
+    .venv/bin/python benchmarks/real_finetune.py metaqa-1hop [--records 200] [--epochs 2] [--out DIR]
 
 MetaQA ships only its test split: its records come from the rest of it, without the scored sample's questions and
 topic entities (``--exclude-sample``). MCQA-movies trains on its train split and is scored on its test split.
@@ -77,7 +77,8 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     train_split, scored_split = SPLITS[args.dataset]
-    data, tuned_dir, tuned = out / f"{args.dataset}.jsonl", out / f"sft-{args.dataset}", out / f"{args.dataset}.gguf"
+    data, tuned_dir = out / f"{args.dataset}.jsonl", out / f"sft-{args.dataset}"
+    tuned = out / f"{args.dataset}.gguf"
     times: dict[str, float] = {}
     timed("convert_s", times, "model", "convert", "smollm2-135m")
     held_out = (["--allow-test", "--exclude-sample", str(SAMPLE), "--exclude-seed", str(SAMPLE_SEED)]
@@ -96,7 +97,8 @@ def main() -> int:
     started = time.monotonic()
     after = evaluate(str(tuned), args.dataset, scored_split, out, "-o", "prompt=trained")
     times["evaluate_after_s"] = round(time.monotonic() - started, 1)
-    keys = ("steps", "train_runtime_s", "first_train_loss", "last_train_loss", "initial_eval_loss", "final_eval_loss")
+    keys = ("steps", "train_runtime_s", "first_train_loss", "last_train_loss", "initial_eval_loss",
+            "final_eval_loss")
     print(json.dumps({"dataset": args.dataset, "times": times, "load_average": os.getloadavg(),
                       "training": {**{k: training[k] for k in keys}, "tokens": training["data"]["train_tokens"]},
                       "before": before, "after": after}, indent=2))

@@ -1,7 +1,7 @@
-"""Real weights through the fine-tuning pipeline: the bundled SmolLM2-135M GGUF converted once into the cache, a few
-LoRA steps on MetaQA records of the shared prompt, the adapter merged, written back to GGUF and served by the real
-llama.cpp server, which then answers in the trained format; the held-out split and the prompt the direct method
-shares with the training records."""
+"""Real weights through the fine-tuning pipeline: the bundled SmolLM2-135M GGUF converted once into the cache, a
+few LoRA steps on MetaQA records of the shared prompt, the adapter merged, written back to GGUF and served by the
+real llama.cpp server, which then answers in the trained format; the held-out split and the prompt the direct
+method shares with the training records."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def test_metaqa_records_leave_out_the_evaluated_sample_and_ask_with_the_direct_m
     question = trained[0]
     asked = build_messages(question, "movies", "notes the trained prompt leaves out", prompt="trained")
     assert asked == records[0]["messages"][:2]
-    assert "notes the trained prompt" in build_messages(question, "movies", "notes the trained prompt")[0]["content"]
+    kg_prompt = build_messages(question, "movies", "notes the trained prompt")[0]["content"]
+    assert "notes the trained prompt" in kg_prompt
     with pytest.raises(ValueError, match="prompt must be one of kg, trained"):
         DirectConfig(prompt="tuned")
 

@@ -1,5 +1,5 @@
-"""`sparqlab model serve|convert` (a real model on llama.cpp; its weights for the trainer), `sparqlab serve-model` (an OpenAI-compatible server for any
-registered model, stand-ins included) and `sparqlab models list`."""
+"""`sparqlab model serve|convert` (a real model on llama.cpp; its weights for the trainer), `sparqlab serve-model`
+(an OpenAI-compatible server for any registered model, stand-ins included) and `sparqlab models list`."""
 
 from __future__ import annotations
 

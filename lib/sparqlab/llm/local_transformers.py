@@ -54,7 +54,8 @@ class LocalTransformersModel(ChatModel):
         import torch
 
         # a half-precision folder (a converted GGUF model) computes in float32 on CPU, as it was trained
-        model = AutoModelForCausalLM.from_pretrained(str(base), **({"dtype": torch.float32} if device == "cpu" else {}))
+        model = AutoModelForCausalLM.from_pretrained(str(base),
+                                                     **({"dtype": torch.float32} if device == "cpu" else {}))
         self.is_standin = bool(getattr(model.config, STANDIN_CONFIG_KEY, False))
         if adapter is not None:
             from peft import PeftModel

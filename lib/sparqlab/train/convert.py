@@ -4,7 +4,8 @@ into a Hugging Face model folder with its tokenizer and chat template, the base 
 
 transformers reads a GGUF file (dequantising it with the ``gguf`` package) but refuses ``save_pretrained`` on the
 model it loaded that way, so the dequantised weights go into a fresh model of the same configuration (without the
-GGUF quantisation entry, for which the trainer would refuse the model), which saves as safetensors (``dtype``: bfloat16 by default, half the size of float32; the trainer computes in float32 on CPU).
+GGUF quantisation entry, for which the trainer would refuse the model), which saves as safetensors (``dtype``:
+bfloat16 by default, half the size of float32; the trainer computes in float32 on CPU).
 :func:`converted_base` keeps one such folder per GGUF digest in the cache, so a base is converted once.
 """
 
@@ -59,7 +60,8 @@ def convert_gguf(model: str, out: str | Path, *, dtype: str = "bfloat16") -> Pat
     fresh.save_pretrained(partial, safe_serialization=True)
     tokenizer.save_pretrained(partial)
     source = {"model": model if model in BUNDLED_MODELS else str(path), "gguf_file": path.name,
-              "gguf_sha256": file_digest(path), "dtype": dtype, "parameters": sum(p.numel() for p in fresh.parameters()),
+              "gguf_sha256": file_digest(path), "dtype": dtype,
+              "parameters": sum(p.numel() for p in fresh.parameters()),
               "convert_s": round(time.monotonic() - started, 1)}
     (partial / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
     partial.rename(out)

@@ -126,7 +126,8 @@ def sparql_response(sparql: str) -> str:
 def held_out_portion(questions: Sequence[Question], exclude_sample: int | None = None, exclude_seed: int = 0,
                      order_seed: int | None = None) -> list[Question]:
     """The generic builder's portion of a split. ``exclude_sample``: the size of the scored sample drawn from the
-    same split (``sparqlab run --sample N --sample-seed exclude_seed``, :func:`~sparqlab.data.sampling.sample_questions`)
+    same split (``sparqlab run --sample N --sample-seed exclude_seed``,
+    :func:`~sparqlab.data.sampling.sample_questions`)
     whose questions and topic entities are left out (:func:`~sparqlab.data.sampling.disjoint_from`): MetaQA ships
     only its test split, so its training records come from the rest of it. ``order_seed``: the rest in a seeded
     random order, so ``--limit N`` takes a random N rather than the file's first (files are sorted by type);

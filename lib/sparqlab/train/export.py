@@ -37,7 +37,8 @@ def export_gguf(base: str, adapter: str | Path | None, out: str | Path, *, tenso
     folder = base_folder(base)
     source = source_of(folder)
     if source is None:
-        raise ValueError(f"{base} was not converted from a GGUF file (no sparqlab_source.json): GGUF export copies "
+        raise ValueError(f"{base} was not converted from a GGUF file (no sparqlab_source.json): GGUF export "
+                         "copies "
                          "that file's tokenizer and metadata; use --base smollm2-135m or a FILE.gguf")
     import gguf
 
@@ -47,7 +48,8 @@ def export_gguf(base: str, adapter: str | Path | None, out: str | Path, *, tenso
     reader = gguf.GGUFReader(path)
     architecture = reader.fields["general.architecture"].contents()
     if architecture != "llama":
-        raise ValueError(f"GGUF export writes the Llama architecture only; {source['gguf_file']} is {architecture}")
+        raise ValueError(f"GGUF export writes the Llama architecture only; {source['gguf_file']} is "
+                         f"{architecture}")
     weights = _merged_weights(folder, adapter)
     out = Path(out)
     partial = out.with_name(f".{out.name}.partial")
@@ -78,7 +80,7 @@ def export_gguf(base: str, adapter: str | Path | None, out: str | Path, *, tenso
 
 
 def _merged_weights(folder: str, adapter: str | Path | None) -> dict[str, Any]:
-    """The float32 numpy weights of the base folder with the adapter merged (peft's public ``merge_and_unload``)."""
+    """The float32 numpy weights of the base folder with the adapter merged (peft's ``merge_and_unload``)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import AutoModelForCausalLM
