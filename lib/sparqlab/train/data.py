@@ -25,7 +25,7 @@ from sparqlab.core.hashing import file_digest, id_set_record
 from sparqlab.core.jsonl import write_jsonl
 from sparqlab.core.registry import Registry
 from sparqlab.data.question import Question
-from sparqlab.train.prompts import PROMPTS
+from sparqlab.train.prompts import PROMPTS, question_messages
 
 
 @dataclass(frozen=True)
@@ -123,9 +123,30 @@ def sparql_response(sparql: str) -> str:
     return PROMPTS["sparql_response"].render(sparql=sparql.strip())
 
 
-@register_builder("generic", "dataset", needs_kg=False,
+def held_out_portion(questions: Sequence[Question], exclude_sample: int | None = None, exclude_seed: int = 0,
+                     order_seed: int | None = None) -> list[Question]:
+    """The generic builder's portion of a split. ``exclude_sample``: the size of the scored sample drawn from the
+    same split (``sparqlab run --sample N --sample-seed exclude_seed``,
+    :func:`~sparqlab.data.sampling.sample_questions`)
+    whose questions and topic entities are left out (:func:`~sparqlab.data.sampling.disjoint_from`): MetaQA ships
+    only its test split, so its training records come from the rest of it. ``order_seed``: the rest in a seeded
+    random order, so ``--limit N`` takes a random N rather than the file's first (files are sorted by type);
+    ``None`` keeps the file order."""
+    import random
+
+    from sparqlab.data.sampling import disjoint_from, sample_questions
+
+    rest = list(questions)
+    if exclude_sample is not None:
+        rest = disjoint_from(rest, sample_questions(rest, exclude_sample, exclude_seed))
+    if order_seed is not None:
+        random.Random(order_seed).shuffle(rest)
+    return rest
+
+
+@register_builder("generic", "dataset", needs_kg=False, portion=held_out_portion,
                   description="question -> gold SPARQL for any bundled dataset (KG notes in the system turn when a "
-                              "KG is given)")
+                              "KG is given; the prompt of `run direct -o prompt=trained`)")
 def generic_records(questions: Sequence[Question], kg: Any = None, progress: bool = True) -> tuple[list[dict], dict]:
     """The ``generic`` builder over an open KG (its notes go into the system turn) or none."""
     from sparqlab.kg.describe import kg_notes
@@ -140,11 +161,8 @@ def question_records(questions: Sequence[Question], kg_name: str | None = None, 
     for question in questions:
         if not question.gold_sparql:
             continue
-        notes = PROMPTS["question_notes"].render(notes=kg_notes.strip()) if kg_notes.strip() else ""
-        system = PROMPTS["question_system"].render(kg_name=kg_name or question.kg or "target", kg_notes=notes)
         records.append({"id": question.id, "messages": [
-            {"role": "system", "content": system},
-            {"role": "user", "content": PROMPTS["question_user"].render(question=question.text)},
+            *question_messages(question.text, kg_name or question.kg or "target", kg_notes),
             {"role": "assistant", "content": sparql_response(question.gold_sparql)}]})
     return records
 

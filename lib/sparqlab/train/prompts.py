@@ -22,3 +22,13 @@ PROMPTS: dict[str, PromptTemplate] = {p.name: p for p in (
     PromptTemplate("sparql_response", "```sparql\n{sparql}\n```"),
 )}
 """Every prompt of the generic builder by name."""
+
+
+def question_messages(question: str, kg_name: str, kg_notes: str = "") -> list[dict[str, str]]:
+    """The system and user turns of a generic training record for ``question``: what a model fine-tuned on such
+    records is asked at inference too (``sparqlab run direct -o prompt=trained``), since a tuned model answers
+    the prompt it was trained on. ``kg_notes`` (e.g. :func:`sparqlab.kg.describe.kg_notes`) go into the system
+    turn when not empty."""
+    notes = PROMPTS["question_notes"].render(notes=kg_notes.strip()) if kg_notes.strip() else ""
+    return [{"role": "system", "content": PROMPTS["question_system"].render(kg_name=kg_name, kg_notes=notes)},
+            {"role": "user", "content": PROMPTS["question_user"].render(question=question)}]

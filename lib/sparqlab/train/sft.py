@@ -30,6 +30,8 @@ from typing import Any
 
 from sparqlab.core.extras import require
 from sparqlab.core.hashing import file_digest
+from sparqlab.train.convert import base_folder, source_of
+from sparqlab.train.data import manifest_path
 from sparqlab.train.records import Encoded, collate, encode, read_records
 
 ADAPTER_DIR = "adapter"
@@ -46,7 +48,8 @@ RESUME_KEYS = ("base", "init_adapter", "data_sha256", "lora_r", "lora_alpha", "l
 class SFTConfig:
     """One fine-tuning job.
 
-    ``base``: local folder (or hub name, when a hub is reachable) of the base chat model; ``data``: JSONL records
+    ``base``: local folder (or hub name, when a hub is reachable) of the base chat model, or a GGUF chat model
+    (``smollm2-135m``, ``FILE.gguf``) converted once into the cache (:mod:`sparqlab.train.convert`); ``data``: JSONL records
     (:mod:`sparqlab.train.records`); ``out``: output folder. ``lora_r``, ``lora_alpha``, ``lora_dropout``: LoRA
     rank, scale and dropout; ``target_modules``: modules given adapters (``all-linear``: every linear layer but the
     output head, or a comma-separated list such as ``q_proj,v_proj``). ``epochs``; ``max_steps`` (> 0 overrides
@@ -140,7 +143,9 @@ def _encode_all(tokenizer: Any, records: list[dict[str, Any]], max_length: int) 
 
 
 def load_base(base: str, load_4bit: bool = False) -> tuple[Any, Any]:
-    """Tokenizer and causal LM from ``base``; 4-bit (bitsandbytes NF4) only on CUDA, with a clear error elsewhere."""
+    """Tokenizer and causal LM from ``base`` (a folder, a hub name, or a GGUF model converted once:
+    :func:`sparqlab.train.convert.base_folder`); 4-bit (bitsandbytes NF4) only on CUDA, with a clear error
+    elsewhere."""
     require("train", what="training a model")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -158,12 +163,15 @@ def load_base(base: str, load_4bit: bool = False) -> tuple[Any, Any]:
         options["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                                                              bnb_4bit_compute_dtype=torch.bfloat16)
         options["device_map"] = "auto"
+    base = base_folder(base)
     tokenizer = AutoTokenizer.from_pretrained(base)
     if tokenizer.chat_template is None:
         raise ValueError(f"{base} has no chat template; fine-tune an instruct/chat model (e.g. "
                          "Llama-3.2-3B-Instruct) whose tokenizer defines one")
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
+    if not torch.cuda.is_available():
+        options["dtype"] = torch.float32  # a half-precision folder (sparqlab.train.convert) trains in float32 on CPU
     model = AutoModelForCausalLM.from_pretrained(base, **options)
     return tokenizer, model
 
@@ -259,8 +267,10 @@ def train_sft(config: SFTConfig, *, figure: bool = True) -> SFTResult:
                  "train": len(train_set), "eval": len(eval_set), "skipped_too_long": skipped_train + skipped_eval,
                  "train_response_tokens": sum(e.response_tokens for e in train_set),
                  "train_tokens": sum(len(e.input_ids) for e in train_set)},
-        "base": {"path": config.base, "model_type": model.base_model.model.config.model_type,
+        "base": {"path": config.base, "folder": base_folder(config.base), "converted_from":
+                 source_of(base_folder(config.base)), "model_type": model.base_model.model.config.model_type,
                  "parameters": total, "trainable_parameters": trainable},
+        "data_manifest": _manifest(config.data),
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                      "peft": peft.__version__},
         "device": "cuda" if cuda else "cpu", "resumed": resume, "steps": trainer.state.global_step,
@@ -272,6 +282,12 @@ def train_sft(config: SFTConfig, *, figure: bool = True) -> SFTResult:
     (out / TRAINING_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     _loss_figure(out, history, figure, digest[:8])
     return SFTResult(out, adapter, summary)
+
+
+def _manifest(data: str) -> dict[str, Any] | None:
+    """The builder's manifest beside the data file (builder, sources, prompt), ``None`` for a hand-made file."""
+    path = manifest_path(data)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _loss_figure(out: Path, history: list[dict[str, Any]], save_copy: bool, data: str) -> None:

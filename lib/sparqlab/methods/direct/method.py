@@ -25,6 +25,7 @@ from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.parsing import extract_sparql
 from sparqlab.platform.prompts import PromptTemplate, prompt_table
 from sparqlab.platform.registry import register_method
+from sparqlab.train.prompts import question_messages
 
 PROMPTS = prompt_table(
     PromptTemplate("system", """\
@@ -46,6 +47,9 @@ Your reply did not contain a SPARQL query I could read. Reply again with only th
 )
 """The baseline's prompts; stand-ins read the text after ``Question:`` and the KG notes of the system prompt."""
 
+PROMPT_STYLES = ("kg", "trained")
+"""The values of :class:`DirectConfig`'s ``prompt``."""
+
 
 @dataclass(frozen=True)
 class DirectConfig(MethodConfig):
@@ -56,6 +60,10 @@ class DirectConfig(MethodConfig):
       ``few_shot_dataset`` ``None`` is the run's own training split (the scored dataset's ``train``, else the
       KG profile's ``train_dataset``).
     - ``allow_other_kg``: take few-shot examples from a dataset of another KG than the run's (refused otherwise).
+    - ``prompt``: ``kg`` (the method's own system prompt with the KG notes and rules) or ``trained`` (the prompt of
+      the generic training records, :func:`sparqlab.train.prompts.question_messages`, without KG notes: a model
+      fine-tuned on ``sparqlab train data --builder generic`` records built without ``--kg`` is asked with the
+      prompt it learnt).
     - ``reparse_attempts``: re-ask calls for a reply that contains no query.
     - ``generate_max_tokens`` / ``reparse_max_tokens``: the completion budget per call kind: 2,048 (no paper
       for this baseline: SAGA's cap for every system it compares, :data:`RESPONSE_CAP_TOKENS`) and 400 (SAGA
@@ -69,6 +77,7 @@ class DirectConfig(MethodConfig):
     few_shot_split: str = "train"
     few_shot_ids: tuple[str, ...] = ()
     allow_other_kg: bool = False
+    prompt: str = "kg"
     reparse_attempts: int = 1
     generate_max_tokens: int | None = RESPONSE_CAP_TOKENS
     generate_reasoning_effort: str | None = None
@@ -80,6 +89,8 @@ class DirectConfig(MethodConfig):
     def __post_init__(self) -> None:
         if self.reparse_attempts < 0:
             raise ValueError(f"reparse_attempts must be >= 0; got {self.reparse_attempts}")
+        if self.prompt not in PROMPT_STYLES:
+            raise ValueError(f"prompt must be one of {', '.join(PROMPT_STYLES)}; got {self.prompt!r}")
 
 
 def question_message(question: Question) -> Message:
@@ -99,10 +110,12 @@ def example_messages(examples: Sequence[Question]) -> list[Message]:
     return messages
 
 
-
-
-def build_messages(question: Question, kg_name: str, notes: str, examples: Sequence[Question] = ()) -> list[Message]:
-    """System prompt + examples + the question."""
+def build_messages(question: Question, kg_name: str, notes: str, examples: Sequence[Question] = (),
+                   prompt: str = "kg") -> list[Message]:
+    """System prompt + examples + the question; ``prompt``: :class:`DirectConfig`'s ``prompt``."""
+    if prompt == "trained":
+        system, user = question_messages(question.text, kg_name)
+        return [system, *example_messages(examples), user]
     system = PROMPTS["system"].render(kg_name=kg_name, kg_notes=notes)
     return [{"role": "system", "content": system}, *example_messages(examples), question_message(question)]
 
@@ -160,7 +173,7 @@ class DirectSparql(Method):
     async def answer(self, question: Question, ctx: QuestionContext) -> MethodOutput:
         if self._notes is None:
             raise RuntimeError("DirectSparql.prepare() must run before answer() (the runner calls it)")
-        messages = build_messages(question, self._kg_name, self._notes, self.examples)
+        messages = build_messages(question, self._kg_name, self._notes, self.examples, self.config.prompt)
         reply = await ctx.chat(messages, role="generator", kind="generate",
                                defaults=self.config.call_params("generate"))
         sparql = extract_sparql(reply.text)
