@@ -66,7 +66,7 @@ def test_a_metric_registered_by_a_third_party_package_reaches_every_listing(tmp_
     listed = sparqlab("runs", "list", "-e", "jac").splitlines()
     column = listed[0].index("answer_jaccard")  # columns are left-aligned (a date holds a space)
     assert listed[1][column:].split()[0] == f"{100 * metrics['answer_jaccard']:.1f}"
-    table = sparqlab("table", str(grid), "--format", "md").splitlines()
+    table = [line for line in sparqlab("table", str(grid), "--format", "md").splitlines() if line.startswith("|")]
     column = table[0].split(" | ").index("metaqa-1hop: Jaccard (%)")
     assert table[2].split(" | ")[column].startswith(f"{100 * metrics['answer_jaccard']:.1f} ± ")
 

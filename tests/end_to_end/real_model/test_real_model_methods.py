@@ -1,5 +1,5 @@
 """Every method against a real language model: SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1
-(:mod:`support.real_model`), two MCQA movie questions each on the movie KG (a dataset with a training split, for
+(:mod:`support.real_model`), one MCQA movie question each on the movie KG (a dataset with a training split, for
 the few-shot examples and DeSQ's memory). A 135M model scores about nothing; what is asserted is what holds
 whatever it writes: every question ends in a typed outcome (a query with its error category, or a typed failure
 such as a parse failure — never ``method_error``), the tokens are the server's counts (never estimated), the run
@@ -25,11 +25,12 @@ from support.notebooks import reproduce, with_movie_store
 
 pytestmark = pytest.mark.slow
 
-LIMIT = 2
-"""Questions per method."""
+LIMIT = 1
+"""Questions per method: one keeps the set within the suite's budget (prompts of 1,000-2,300 tokens at
+~150 tokens/s on one core); ``benchmarks/real_model.py --limit N`` measures more."""
 
 QUESTION_TIMEOUT_S = 120
-"""Each question's deadline: two questions end well within the suite's 300 s per test even on a loaded machine
+"""Each question's deadline: a question ends well within the suite's 300 s per test even on a loaded machine
 (a question cut there is a typed ``question_timeout``, its calls so far still counted)."""
 
 AGENT_OPTIONS = {"max_actions": 4, "controller_max_tokens": 96, "reparse_max_tokens": 64, "prune_max_tokens": 64,
