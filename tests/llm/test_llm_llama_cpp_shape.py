@@ -76,12 +76,14 @@ def test_servers_under_one_alias_keep_their_own_cached_replies(tmp_path):
 
 def test_a_server_describing_nothing_is_identified_by_its_endpoint(tmp_path):
     cache = tmp_path / "responses.sqlite"
-    for reply in ("first server", "second server"):  # two ports: two servers, however alike
-        with serve_llama_like(LlamaLike(reply=reply)) as url:
+    # both up at once, so on two ports (one after the other, the second may get the first one's port back)
+    with serve_llama_like(LlamaLike(reply="first server")) as first, \
+            serve_llama_like(LlamaLike(reply="second server")) as second:
+        for url, reply in ((first, "first server"), (second, "second server")):
             text, model = ask(url, cache)
-        assert text == reply and model.hits == 0
-        assert model.describe()["identified_by"] == "endpoint_only"
-        assert model.identity == {"id": "smollm2-135m", "endpoint": url}
+            assert text == reply and model.hits == 0
+            assert model.describe()["identified_by"] == "endpoint_only"
+            assert model.identity == {"id": "smollm2-135m", "endpoint": url}
 
 
 def test_the_identity_check_gives_the_served_models_in_its_error():
