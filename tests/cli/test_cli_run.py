@@ -44,3 +44,39 @@ def test_method_options_must_be_name_value(capsys):
 def test_unknown_method_is_a_clear_error(capsys):
     assert main(["run", "nope", "-d", "metaqa-1hop", "-m", "standin-echo"]) == 1
     assert "unknown method 'nope'" in capsys.readouterr().err
+
+
+def test_dry_run_prints_the_plan_without_calling_a_model_or_querying_the_kg(isolated_runs, monkeypatch, capsys):
+    """`--dry-run` resolves the model, roles, KG and questions and checks the method, but no model is called and
+    the KG answers no query (counted at the model's and the KG's public doors); the same command without it
+    does both, so the counters see what a run does."""
+    from sparqlab.kg.base import KnowledgeGraph
+    from sparqlab.llm import CachedModel
+
+    calls = {"model": 0, "kg": 0}
+
+    def counted(kind, real):
+        def wrapper(*args, **kwargs):
+            calls[kind] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(CachedModel, "acomplete", counted("model", CachedModel.acomplete))
+    monkeypatch.setattr(KnowledgeGraph, "query", counted("kg", KnowledgeGraph.query))
+    command = ["run", "direct", "-d", "metaqa-1hop", "--limit", "12", "-m", "standin-keyword-rules", "-e", "dry",
+               "--select", "answerable"]
+    assert main([*command, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert calls == {"model": 0, "kg": 0}
+    assert not (isolated_runs / "dry").exists()
+    assert "model      standin-keyword-rules" in out and "roles      generator=standin-keyword-rules" in out
+    assert "questions  12 of 12, from metaqa-1hop split test" in out
+    assert "select=answerable runs every gold query on the KG: not in a dry run" in out
+    assert main(command) == 0
+    assert calls["model"] > 0 and calls["kg"] > 0
+
+
+def test_dry_run_refuses_a_method_that_cannot_answer_the_questions(capsys):
+    assert main(["run", "genop", "-d", "metaqa-1hop", "--limit", "2", "-m", "standin-keyword-rules",
+                 "--dry-run"]) == 1
+    assert "genop cannot answer these questions" in capsys.readouterr().err

@@ -317,7 +317,7 @@ def test_the_movie_store_builder_is_registered_by_its_own_module():
 
 def test_embedded_query_workers_follow_the_run_concurrency(monkeypatch):
     from sparqlab.runs import RunConfig
-    from sparqlab.runs.runner import kg_open_options
+    from sparqlab.runs.plan import kg_open_options
 
     monkeypatch.setattr("os.cpu_count", lambda: 16)
     assert kg_open_options(RunConfig(concurrency=1)) == {"workers": 2}

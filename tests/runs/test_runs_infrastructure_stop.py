@@ -314,13 +314,13 @@ def test_run_redo_answers_a_recorded_category_again(root, capsys, movies_kg):
 
 
 def test_a_crash_of_the_workbench_scoring_names_the_scorer_and_the_question(root, monkeypatch):
-    import sparqlab.runs.runner as runner
+    import sparqlab.eval.assess as assess
 
     def broken(*args, **kwargs):
         raise KeyError("label")
 
-    monkeypatch.setattr(runner, "score_and_categorise", broken)
-    with pytest.raises(RunAborted, match=r"the scorer sparqlab.eval.score_and_categorise crashed on question q\d: "
+    monkeypatch.setattr(assess, "score_and_categorise", broken)
+    with pytest.raises(RunAborted, match=r"the scorer sparqlab.eval.assess crashed on question q\d: "
                                          r"KeyError: 'label'"):
         run(LookupMethod(), tiny_questions(2), RunConfig(experiment="eval", output_root=str(root), progress=False),
             kg=TinyKG(2))

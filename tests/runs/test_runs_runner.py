@@ -10,7 +10,7 @@ from sparqlab.core.jsonl import read_jsonl
 from sparqlab.data.question import Question
 from sparqlab.llm import ChatModel, ChatResponse, ModelRequestError, ModelUnavailable
 from sparqlab.runs import RunAborted, RunConfig, RunInProgressError, load_predictions, load_runs, run
-from sparqlab.runs.runner import GoldQueriesFailed
+from sparqlab.runs.gold_answers import GoldQueriesFailed
 from sparqlab.runs.store import RunStore
 
 REQUIRED_FIELDS = {"id", "question", "predicted_sparql", "predicted_answers", "gold_answers", "f1", "em", "empty",

@@ -111,7 +111,7 @@ def handle_snapshot(args: argparse.Namespace) -> int:
     from sparqlab.cli.run_options import run_config
     from sparqlab.core.paths import outside_package
     from sparqlab.data.gold_snapshot import gold_snapshots_dir, snapshot_name, take_snapshot
-    from sparqlab.runs.runner import load_run_questions, resolve_run_kg
+    from sparqlab.runs.plan import load_run_questions, resolve_run_kg
 
     config = run_config(args)
     if not config.dataset:

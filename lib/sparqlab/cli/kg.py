@@ -191,7 +191,7 @@ def add_kg_arguments(parser: argparse.ArgumentParser) -> None:
 def open_kg_from_arguments(args: argparse.Namespace):
     """The KG of :func:`add_kg_arguments`, opened as a run opens it."""
     from sparqlab.cli.run_options import run_config
-    from sparqlab.runs.runner import open_run_kg
+    from sparqlab.runs.plan import open_run_kg
 
     config = run_config(args)
     if not config.kg:

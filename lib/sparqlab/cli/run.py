@@ -36,6 +36,9 @@ def register(subparsers) -> None:
                         help="answer again the recorded questions of these error categories (e.g. endpoint_error "
                              "after an outage, model_request_error); `sparqlab runs show RUN` lists a run's "
                              "categories")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the run's plan (model and roles, KG, questions, gold) and check that the method "
+                             "can answer them, without calling a model or querying the KG; nothing is written")
     add_method_options(parser)
     add_run_options(parser)
     parser.set_defaults(handler=_run)
@@ -106,6 +109,9 @@ def _run(args: argparse.Namespace) -> int:
 
     method, config = _method_and_config(args)
     redo = redo_categories(args.redo)
+    if args.dry_run:
+        print(dry_run(method, config))
+        return 0
     try:
         if config.repeats > 1:
             group = run_repeats(lambda repeat: run(method, config=repeat, redo_errors=redo), config)
@@ -126,6 +132,19 @@ def _run(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     return 0
+
+
+def dry_run(method, config) -> str:
+    """What ``run --dry-run`` prints: the plan (:class:`sparqlab.runs.plan.RunPlan`), checked."""
+    from sparqlab.runs.plan import build_plan
+
+    plan = build_plan(method, None, config, dry_run=True)
+    try:
+        plan.check()
+    finally:
+        plan.close()
+    repeats = f"\nrepeats    {config.repeats}, one run per sampling seed" if config.repeats > 1 else ""
+    return f"{plan.describe()}{repeats}\nchecked    the method can answer these questions; nothing was run or written"
 
 
 def group_lines(group) -> str:

@@ -83,3 +83,11 @@ def as_infrastructure(error: BaseException, where: str = "") -> InfrastructureEr
         return MissingDependency(f"{where + ': ' if where else ''}{missing} is not installed ({error}); install "
                                  "it (or the extra that provides it) and rerun")
     return None
+
+
+def stop_if_infrastructure(error: Exception, where: str) -> None:
+    """Raise ``error`` as an :class:`InfrastructureError` when it is a failure of the machinery in disguise (a
+    full disk, a missing module) so that it stops the run instead of becoming the question's answer."""
+    cause = as_infrastructure(error, where)
+    if cause is not None:
+        raise cause from error

@@ -385,6 +385,10 @@ class Metric:
     - ``score``: ``(predicted, gold) -> value`` of a judged question from its normalised answer sets
       (``predicted`` ``None``: no answer), written to the prediction line under ``key``; ``None`` for a value
       something else records (the answer-set scores, a method's ``Method.score``).
+    - ``outcome``: ``(question, outcome) -> {scores key: value}`` of a metric that needs the whole per-question
+      outcome (:class:`sparqlab.eval.assess.Outcome`: the final result's rows in order, the answer form, the
+      gold), not only two answer sets; its entries go to the prediction line's ``scores`` (``field`` then reads
+      ``scores.<key>``). TEXT2SPARQL's official measures are scored so (:mod:`sparqlab.eval.text2sparql`).
     - ``higher_is_better``: the direction (``None``: not ranked); ``unit``: :data:`RATE`, :data:`COUNT` or
       :data:`SECONDS`; ``views``: where it is a column by default (:data:`VIEWS`: all of them).
     - ``judged``: aggregated over the judged questions only (answer metrics) or over every record (a method's
@@ -403,6 +407,7 @@ class Metric:
     aggregate: Callable[[Sequence[Mapping[str, Any]]], float | None]
     field: str | None = None
     score: Callable[[AbstractSet[str] | None, AbstractSet[str]], Any] | None = None
+    outcome: Callable[[Any, Any], Mapping[str, Any]] | None = None
     higher_is_better: bool | None = True
     unit: str = RATE
     views: frozenset[str] = VIEWS

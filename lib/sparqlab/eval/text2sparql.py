@@ -35,12 +35,16 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.typed import Range, check_range, coerce
+from sparqlab.eval.metrics import register_metric
 from sparqlab.kg.results import QueryResult
+
+if TYPE_CHECKING:
+    from sparqlab.eval.assess import Outcome
 
 ORDER_METRIC = "ndcg"
 """The client's default ``--order_metric`` for ``RESULT_ORDER_MATTERS`` questions."""
@@ -103,9 +107,10 @@ def ndcg(run: Mapping[str, float], judged: Mapping[str, int]) -> float:
 
 OFFICIAL_METRIC = "text2sparql"
 """The published convention's name (``--metric text2sparql``). A question whose ``metadata["official_metric"]``
-is this is scored by the runner with it too: its record's ``scores`` gain ``text2sparql`` (set_F),
+is this is scored with it in every run too: the official measures are registered metrics
+(:data:`OFFICIAL_KEYS`, end of this module), so its record's ``scores`` gain ``text2sparql`` (set_F),
 ``text2sparql_set_P``, ``text2sparql_set_recall`` and, where order matters, ``text2sparql_ndcg``, and
-``metrics.json`` their means (``method_scores``)."""
+``metrics.json`` their published means (as registered metrics, and as ``method_scores``' plain means)."""
 
 STRICT_METRIC = "text2sparql-strict"
 """The convention a careful reader expects (module docstring)."""
@@ -205,22 +210,30 @@ def summarise_official(scores: Mapping[str, OfficialScore], *, convention: str =
     return summary
 
 
-def official_question_scores(question: Any, result: QueryResult | None, gold: Iterable[str] | None) -> dict[str, float]:
-    """The published convention's per-question scores of a run's final result (``{}`` for a question of another
-    benchmark or without gold; an empty gold set scores 0, as in the published files)."""
-    if question.metadata.get("official_metric") != OFFICIAL_METRIC or gold is None:
+def official_question_scores(question: Any, outcome: Outcome) -> dict[str, float]:
+    """The published convention's per-question scores of a run's final result, as the registered official
+    metric's ``outcome`` scorer (:func:`sparqlab.eval.assess.assess` calls it for every question): ``{}`` for a
+    question of another benchmark or without gold; an empty gold set scores 0, as in the published files."""
+    if question.metadata.get("official_metric") != OFFICIAL_METRIC or outcome.gold_answers is None:
         return {}
-    judged = gold_relevance(gold, question.answer_form)
+    judged = gold_relevance(outcome.gold_answers, question.answer_form)
     order_matters = bool(question.metadata.get("order_matters"))
-    score = official_scores(flatten_result(result), judged, order_matters, ask=question.answer_form == "ask")
+    score = official_scores(flatten_result(outcome.result), judged, order_matters, ask=question.answer_form == "ask")
     return record_scores(score)
 
 
+OFFICIAL_KEYS = {"set_P": f"{OFFICIAL_METRIC}_set_P", "set_recall": f"{OFFICIAL_METRIC}_set_recall",
+                 "set_F": OFFICIAL_METRIC, ORDER_METRIC: f"{OFFICIAL_METRIC}_{ORDER_METRIC}",
+                 COMBINED: f"{OFFICIAL_METRIC}_{COMBINED}"}
+"""The official measures (the organisers' names, in the leaderboard's column order) and their keys in the metric
+registry, ``metrics.json`` and (all but the combined one, which is corpus-level) a run record's ``scores``."""
+
+
 def record_scores(score: OfficialScore) -> dict[str, float]:
-    """One question's official scores as a run record's ``scores`` keys (:data:`OFFICIAL_METRIC`)."""
-    return {OFFICIAL_METRIC: score.set_F, f"{OFFICIAL_METRIC}_set_P": score.set_P,
-            f"{OFFICIAL_METRIC}_set_recall": score.set_recall,
-            **({f"{OFFICIAL_METRIC}_{ORDER_METRIC}": score.ndcg} if score.ndcg is not None else {})}
+    """One question's official scores as a run record's ``scores`` keys (:data:`OFFICIAL_KEYS`)."""
+    return {OFFICIAL_KEYS["set_F"]: score.set_F, OFFICIAL_KEYS["set_P"]: score.set_P,
+            OFFICIAL_KEYS["set_recall"]: score.set_recall,
+            **({OFFICIAL_KEYS[ORDER_METRIC]: score.ndcg} if score.ndcg is not None else {})}
 
 
 SCORE_RANGE = Range(ge=0, le=1)
@@ -233,11 +246,32 @@ def score_from_record(scores: Mapping[str, float]) -> OfficialScore | None:
     record is never averaged into a row)."""
     if OFFICIAL_METRIC not in scores:
         return None
-    keys = (f"{OFFICIAL_METRIC}_set_P", f"{OFFICIAL_METRIC}_set_recall", OFFICIAL_METRIC,
-            f"{OFFICIAL_METRIC}_{ORDER_METRIC}")
+    keys = [OFFICIAL_KEYS[measure] for measure in (*SET_MEASURES, ORDER_METRIC)]
     values = []
     for key in keys:
         value = coerce(scores.get(key), float | None if key == keys[-1] else float, f"scores.{key}")
         check_range(value, SCORE_RANGE, f"scores.{key}")
         values.append(value)
     return OfficialScore(*values)
+
+
+def official_mean(measure: str) -> Callable[[Sequence[Mapping[str, Any]]], float | None]:
+    """The run's value of an official ``measure``: the published mean (:func:`summarise_official`) over the
+    records that carry official scores, ``None`` when none does (a run of another benchmark)."""
+    def aggregate(records: Sequence[Mapping[str, Any]]) -> float | None:
+        scores = {str(record.get("id")): score for record in records
+                  if (score := score_from_record(record.get("scores") or {})) is not None}
+        return summarise_official(scores).get(measure) if scores else None
+
+    aggregate.__qualname__ = f"official_mean({measure!r})"
+    return aggregate
+
+
+for _measure, _key in OFFICIAL_KEYS.items():
+    register_metric(_key, f"TEXT2SPARQL {_measure}", official_mean(_measure),
+                    field=None if _measure == COMBINED else f"scores.{_key}",
+                    outcome=official_question_scores if _key == OFFICIAL_METRIC else None,
+                    judged=False, optional=True,
+                    views=frozenset({"show"}) if _measure in ("set_F", COMBINED) else frozenset(),
+                    description=f"the TEXT2SPARQL challenge's {_measure}, published convention (mean over every "
+                                "question, an empty gold set scoring 0)")

@@ -15,8 +15,9 @@ evaluation (``*_eval.json`` / ``*_results.json``) and its answers. A team's row 
 ``answers`` adds rows the same way from peers' output files (:mod:`sparqlab.data.peers`: an answers file, GRASP's
 JSONL), e.g. GRASP's released CK25 runs beside the published teams.
 
-A sparqlab run's row comes from its records' official scores (the runner scores TEXT2SPARQL questions with the
-published convention; :func:`sparqlab.eval.text2sparql.record_scores`). Every row gets the published means
+A sparqlab run's row comes from its records' official scores (the official measures are registered metrics, so a
+run scores TEXT2SPARQL questions with the published convention; :func:`sparqlab.eval.text2sparql.record_scores`);
+the columns are those registered measures (:func:`score_measures`). Every row gets the published means
 (:func:`sparqlab.eval.text2sparql.summarise_official`), overall and per language, 95 % percentile bootstrap
 intervals over its questions, and against a ``baseline`` row the paired bootstrap interval of the set_F
 difference and McNemar's exact test on the questions answered exactly (set_F = 1), over the questions both rows
@@ -39,21 +40,21 @@ import pandas as pd
 
 from sparqlab.core.paths import data_dir
 from sparqlab.data.question import Question
-from sparqlab.eval.metrics import EM_KEY, F1_KEY
+from sparqlab.eval.metrics import EM_KEY, F1_KEY, METRICS
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.eval.repeats import paired_repeats, two_level_interval
 from sparqlab.eval.text2sparql import (
     COMBINED,
+    OFFICIAL_KEYS,
     OFFICIAL_METRIC,
     ORDER_METRIC,
-    SET_MEASURES,
     OfficialScore,
     check_convention,
     language_of,
     score_from_record,
     summarise_official,
 )
-from sparqlab.experiments.table import ComparisonTable, Measure
+from sparqlab.experiments.table import ComparisonTable, Measure, score_measure
 from sparqlab.runs.result_sets import (
     NotGenuine,
     compare_with_published,
@@ -71,14 +72,22 @@ OVERALL = "overall"
 ALL = "all"
 RUN_MARK = " [sparqlab]"
 
-SCORE_MEASURES = tuple(Measure(key, key, "high", digits=4) for key in (*SET_MEASURES, ORDER_METRIC, COMBINED))
+
+
+def score_measures() -> list[Measure]:
+    """The official measures' columns, read from the metric registry (:data:`~sparqlab.eval.text2sparql.OFFICIAL_KEYS`):
+    headed by the organisers' names, ranked as registered, to four digits as published."""
+    return [Measure(measure, measure, score_measure(METRICS[key]).better, digits=4)
+            for measure, key in OFFICIAL_KEYS.items()]
+
+
 PAIRED_MEASURES = (Measure("f1_diff", "Δ set_F", None, digits=4), Measure("p_mcnemar", "p (exact)", None, digits=3),
                    Measure("flips", "flips", None, digits=0))
 
 
 def published_folder(dataset: str) -> Path:
     """The shipped published files of a dataset: ``data/text2sparql/published/<dataset>``."""
-    return data_dir() / "text2sparql" / "published" / dataset
+    return data_dir() / "text2sparql/published" / dataset
 
 
 @dataclass
@@ -292,7 +301,7 @@ def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Pa
     for name, entry in entries.items():
         for group, (scores, summary) in summaries[name].items():
             repeated = [group_summaries(repeat, datasets, convention, years).get(group) for repeat in entry.repeats]
-            for measure in (*SET_MEASURES, ORDER_METRIC, COMBINED):
+            for measure in OFFICIAL_KEYS:
                 if measure not in summary:
                     continue
                 if repeated and None not in repeated:
@@ -313,7 +322,7 @@ def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Pa
                                    for suffix in ["", *(f"-{lang}" for lang in editions[d].languages)])]
              if g in present]
     rows = _ranked(frame, list(entries), order[0] if order else None)
-    measures = [*SCORE_MEASURES, *(PAIRED_MEASURES if baseline else ())]
+    measures = [*score_measures(), *(PAIRED_MEASURES if baseline else ())]
     return ComparisonTable(frame, measures, rows, order, baseline, notes)
 
 

@@ -6,10 +6,11 @@ file cut or edited after the run), and so are the intervals and the significance
 cannot be read (a damaged line, an F1 outside [0, 1]) is left empty with a note naming the file and line:
 
 - scores: the metrics of the ``table`` view (:data:`sparqlab.eval.metrics.METRICS`: F1, EM, any registered metric
-  shown there), then each metric a dataset declares in the grid (``metrics: [text2sparql]``, a key of
-  ``metrics.json``, dotted for nested ones such as ``method_scores.x``), each with a 95 % percentile bootstrap
-  interval over the questions (:func:`sparqlab.eval.paired.bootstrap_ci`; the declared metrics when their
-  per-question value is in the records' ``scores``);
+  shown there), then each metric a dataset declares in the grid (``metrics: [text2sparql]``: a registered metric,
+  read as registered, e.g. the TEXT2SPARQL challenge's official set_F; or another key of ``metrics.json``, dotted
+  for nested ones such as ``method_scores.x``), each with a 95 % percentile bootstrap interval over the questions
+  (:func:`sparqlab.eval.paired.bootstrap_ci`; for an unregistered key when its per-question value is in the
+  records' ``scores``);
 - failure rates: ``empty`` (no answer) and ``no_query`` (no final query) of the questions done;
 - cost per question: model calls, prompt and completion tokens, KG calls, seconds (mean question latency), and
   the ``prepare`` step apart (wall seconds and model calls of the run's last session);
@@ -49,6 +50,7 @@ from sparqlab.eval.metrics import (
     judged_records,
     metric_list,
 )
+from sparqlab.eval.metrics import METRICS as METRIC_REGISTRY
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.eval.repeats import paired_repeats, summarise_repeats
 from sparqlab.experiments.grid import ENGINE_AXIS, Cell, Grid
@@ -181,7 +183,10 @@ def build_table(grid: Grid, cells: list[Cell] | None = None, baseline: str | Non
     if baseline is not None and baseline not in grid.rows:
         raise ValueError(f"baseline {baseline!r} is not a row of grid {grid.name!r}; rows: {', '.join(grid.rows)}")
     scores = {metric.key: metric for metric in metric_list("table")}
-    extra = [m for m in dict.fromkeys(m for c in cells for m in c.metrics) if m not in scores]
+    declared = [m for m in dict.fromkeys(m for c in cells for m in c.metrics) if m not in scores]
+    registered = {m: metric for m in declared if (metric := METRIC_REGISTRY.find(m)) is not None}
+    extra = [m for m in declared if m not in registered]
+    scores.update(registered)
     measures = [*(score_measure(metric) for metric in scores.values()), *(Measure(m, m, "high", True) for m in extra),
                 *RATES, *COSTS, *(SIGNIFICANCE if baseline else ())]
     notes: list[str] = []

@@ -2,7 +2,7 @@
 
 A method that shows few-shot examples, remembers templates (GGC's ``standin-knn``), builds worked examples
 (DeSQ) or trains on a split reads a *pool* of questions. The runner's exact check
-(:func:`sparqlab.runs.runner.check_examples`) refuses shared ids and texts; this module finds what it cannot: a
+(:func:`sparqlab.runs.prepared.check_examples`) refuses shared ids and texts; this module finds what it cannot: a
 paraphrase of a scored question, or the same query behind different words. CK26 is the motivating case: its
 questions are CK25's, paraphrased, in the same order, with the same reference queries.
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from sparqlab.core.errors import InfrastructureError
 from sparqlab.core.typed import Range, check_range
+from sparqlab.eval.assess import score_fields
 from sparqlab.eval.metrics import EM_KEY, F1_KEY, RATE, metric_list
 from sparqlab.kg import errors as _kg_errors  # noqa: F401 - registers the KG layer's infrastructure errors
 from sparqlab.llm import errors as _llm_errors  # noqa: F401 - and the model layer's
@@ -64,25 +65,9 @@ RUN_FIELDS: dict[str, str] = {
 """The keys of a ``predictions.jsonl`` line after its scores (:func:`prediction_fields`)."""
 
 
-def score_fields() -> dict[str, str]:
-    """The per-question score fields of a prediction line, with their meaning: each registered metric's own
-    top-level field (``f1``, ``em``, ``empty``, ``precision``, ``recall``, a plug-in's), in registration order."""
-    fields: dict[str, str] = {}
-    for metric in metric_list():
-        if metric.field and "." not in metric.field:
-            fields.setdefault(metric.field, metric.description or metric.label)
-    return fields
-
-
 def prediction_fields() -> dict[str, str]:
     """Every key of a ``predictions.jsonl`` line, with its meaning, in line order."""
     return {**QUESTION_FIELDS, **score_fields(), **RUN_FIELDS}
-
-
-def score_values(scores: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A prediction line's score fields from ``scores`` (:func:`sparqlab.eval.score_prediction`); every one null
-    for a question that was not scored (``None``: a generation-only run)."""
-    return {key: (scores or {}).get(key) for key in score_fields()}
 
 
 REQUIRED_PREDICTION_FIELDS = ("id", "question", "predicted_sparql", "predicted_answers", "gold_answers",

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.jsonl import read_jsonl, write_jsonl
+from sparqlab.eval.assess import score_values
 from sparqlab.eval.errors import gold_error_source, score_and_categorise
 from sparqlab.eval.matching import match_either, resolve_mode, result_answers
 from sparqlab.kg.errors import KGError
 from sparqlab.runs.metrics import compute_metrics
-from sparqlab.runs.records import score_values
 from sparqlab.runs.store import PREDICTIONS, write_json
 
 if TYPE_CHECKING:

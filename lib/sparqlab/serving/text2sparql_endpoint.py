@@ -52,6 +52,7 @@ from sparqlab.platform.base import Method
 from sparqlab.runs.config import RunConfig
 from sparqlab.runs.manifest import manifest_document
 from sparqlab.runs.metrics import metrics_document
+from sparqlab.runs.plan import build_plan
 from sparqlab.runs.runner import Runner
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunStore, write_json
 from sparqlab.serving.guard import ConnectionLimits, guarded_server, listen_socket
@@ -184,14 +185,13 @@ class ServedRun:
         """Resolve models and KG, prepare the method once, open the session's run folder."""
         self._started = time.perf_counter()
         self.session = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        self.runner = Runner(self.method, [Question(**{**SESSION_QUESTION.to_dict(), "kg": self.config.kg})],
-                             self.config)
-        await self.runner.prepare()
-        self.run_dir = self.runner.run_dir.with_name(f"{self.runner.run_dir.name}-serve-{self.session}")
-        self.runner.run_dir = self.run_dir
+        self.runner = Runner(build_plan(self.method, [Question(**{**SESSION_QUESTION.to_dict(),
+                                                                  "kg": self.config.kg})], self.config))
+        prepared = await self.runner.prepare()
+        self.run_dir = prepared.run_dir = prepared.run_dir.with_name(f"{prepared.run_dir.name}-serve-{self.session}")
         self.store = RunStore(self.run_dir)
         self.store.open()
-        write_json(self.run_dir / CONFIG, {**self.runner._config_json(), "served": {  # noqa: SLF001
+        write_json(self.run_dir / CONFIG, {**prepared.config_json(), "served": {
             "datasets": dict(self.datasets), "session": self.session, "settings": self.settings.recorded()}})
         self._write_manifest("running")
         self._slots = asyncio.Semaphore(max(1, self.config.concurrency))
@@ -203,7 +203,7 @@ class ServedRun:
         questions, however many there are when it is read (``served``)."""
         ids = ids or []
         write_json(self.run_dir / MANIFEST, {**manifest_document(
-            self.runner._header(), status, len(ids), self.runner.fingerprint, len(ids), ids),  # noqa: SLF001
+            self.runner.prepared.header(), status, len(ids), self.runner.plan.fingerprint, len(ids), ids),
             "served": True})
 
     async def answer(self, question: str, dataset: str, arrived: float | None = None) -> dict[str, Any]:
@@ -265,13 +265,11 @@ class ServedRun:
             self._writer.shutdown(wait=True)
         records = self.store.predictions()
         write_json(self.run_dir / METRICS, metrics_document(
-            self.runner._header(), records, len(records), time.perf_counter() - self._started,  # noqa: SLF001
-            prepare=self.runner.prepare_stats))
+            self.runner.prepared.header(), records, len(records), time.perf_counter() - self._started,
+            prepare=self.runner.prepared.prepare_stats))
         self._write_manifest("complete", [r["id"] for r in records])
         self.store.close()
-        self.runner._pool.shutdown(wait=False)  # noqa: SLF001
-        for model in self.runner.models:
-            await model.aclose()
+        await self.runner.release()
         self.runner.kg.close()
 
 

@@ -12,7 +12,7 @@ from sparqlab.data.question import Question
 from sparqlab.methods import get_method
 from sparqlab.methods.genop.method import GenOpConfig, GenOpMethod
 from sparqlab.runs import RunConfig, run
-from sparqlab.runs.runner import MethodCannotAnswer
+from sparqlab.runs.plan import MethodCannotAnswer
 
 EXAMPLE1_Y = EXAMPLE1.replace("SELECT ?x ?y ?z", "SELECT ?y")
 EXAMPLE2 = PREFIX + 'SELECT ?y WHERE { ?x a :City . GENOP("Describe the city ?x" AS ?y) }'
