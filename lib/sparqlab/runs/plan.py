@@ -10,6 +10,7 @@ it can answer these questions; :meth:`RunPlan.describe` is what ``sparqlab run -
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -247,8 +248,9 @@ class RunPlan:
         models = [self.model, *(role.model for role in self.roles.values())]
         return list({id(m): m for m in models if m is not None}.values())
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
+        """The selected questions' fingerprint (part of the run id)."""
         return questions_fingerprint(self.all_questions)
 
     def check(self) -> None:

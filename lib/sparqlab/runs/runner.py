@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from sparqlab.kg.base import KnowledgeGraph
 
+
 def scalar_metadata(question: Question) -> dict[str, Any]:
     """The question's scalar metadata (question type, hops, template ...) for grouping results; structured
     values such as stored gold results stay out of the predictions file. A number that is not finite (NaN from a
@@ -195,7 +196,6 @@ class Runner:
         self.gold = GoldAnswers(self._execute, self._pool, plan.gold_snapshot)
         self.slots = InFlight({}, self.config.resources.question_workers)
         self.prepared: PreparedRun | None = None
-        self._kg_stats_start = self.kg.service.stats()
 
     async def _sub_run(self, method: Method, questions: Sequence[Question], *, experiment: str,
                        role: str) -> RunResult:
