@@ -66,3 +66,25 @@ def test_the_row_cap_applies_while_reading_the_rest_is_never_read():
     with hostile_server(http_reply(rows + b"]}}", RESULTS_TYPE)) as url:  # under the cap: read whole, as before
         whole = endpoint(url).query("SELECT ?a WHERE { ?a ?b ?c }", max_rows=20)
     assert len(whole) == 12 and not whole.truncated
+
+
+def test_the_bounds_hold_only_through_sparqlabs_opener_and_leave_other_urllib_use_alone(monkeypatch):
+    import urllib.request
+
+    install = urllib.request.install_opener
+    with hostile_server(http_reply(ANSWER, RESULTS_TYPE)) as elsewhere:
+        moved = http_reply(b"", "text/plain", "302 Found", {"Location": f"{elsewhere}/sparql"})
+        with hostile_server(moved) as url:
+            # outside a query the installed opener acts as urllib's own: the cross-origin redirect is followed
+            endpoint(elsewhere).query("SELECT ?a WHERE { ?a ?b ?c }")
+            with urllib.request.urlopen(f"{url}/sparql", timeout=5) as response:
+                assert response.read() == ANSWER
+        # another opener in place when the query opens (installed by a program between ours and urlopen): the
+        # answer is refused, not read without the bounds
+        install(urllib.request.build_opener())
+        monkeypatch.setattr(urllib.request, "install_opener", lambda opener: None)
+        try:
+            with pytest.raises(EndpointError, match="another urllib opener"):
+                endpoint(elsewhere).query("SELECT ?a WHERE { ?a ?b ?c }")
+        finally:
+            install(transport.OPENER)

@@ -185,3 +185,26 @@ def test_failed_index_build_leaves_nothing_behind(small_ttl, tmp_path, monkeypat
     with open_kg(small_ttl, cache=False) as kg, pytest.raises(KeyboardInterrupt):
         search.build_index(kg, tmp_path / "index.sqlite")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_api_search_is_one_bounded_exchange(tmp_path):
+    """The search reads through :func:`sparqlab.core.http.fetch`, as the model and ``external`` clients do: a
+    reply dripping a byte every 0.2 s ends at ``timeout_s`` (a per-read timeout never trips on it)."""
+    import time
+
+    from sparqlab.kg import EndpointError
+    from support.hostile_http import hostile_server, http_reply
+
+    ttl = tmp_path / "wd.ttl"
+    ttl.write_text("<http://www.wikidata.org/entity/Q42> <http://www.w3.org/2000/01/rdf-schema#label> 'x'@en .\n",
+                   encoding="utf-8")
+    kg = open_kg(ttl, profile=WIKIDATA)
+    try:
+        reply = http_reply(json.dumps({"search": [], "padding": "x" * 200}).encode())  # ~60 s at 0.2 s a byte
+        with hostile_server(reply, drip_from=20, interval_s=0.2) as url:
+            start = time.monotonic()
+            with pytest.raises(EndpointError, match="no complete reply within 1 s"):
+                WikidataApiSearch(kg, f"{url}/w/api.php", timeout_s=1.0).search("anything")
+            assert time.monotonic() - start < 8.0  # the first exchange also makes the TLS context
+    finally:
+        kg.close()

@@ -1,9 +1,9 @@
-"""One bounded HTTP exchange for the async clients (httpx, and HTTPX2 under the model SDK): the model client and
-``external`` read every reply through it.
+"""One bounded HTTP exchange on HTTPX2 (the HTTP stack under the model SDK): the model client, ``external`` and
+the entity search read every reply through it (the search, synchronous, through :func:`fetch`).
 
 A client's own timeout bounds each read, not the exchange: a server dripping a byte every half second never trips
 it. Here an attempt (sending, the headers, the whole body) ends at its deadline however the bytes come; the body is
-counted after decoding, so a gzip bomb is refused once its output passes the cap (httpx decodes one network chunk,
+counted after decoding, so a gzip bomb is refused once its output passes the cap (HTTPX2 decodes one network chunk,
 at most 64 KiB, at a time: a chunk's output, at most ~66 MiB for deflate's ratio, is the most held beyond the cap);
 a reply that a redirect brought from another origin (scheme, host, port) is refused, since a run records the
 endpoint it was given.
@@ -12,7 +12,12 @@ endpoint it was given.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
+import ssl
 from typing import Any
+
+import httpx2
 
 from sparqlab.core.urls import origin
 
@@ -22,7 +27,7 @@ class ReplyRefused(Exception):
 
 
 async def check_origin(asked: Any, response: Any) -> None:
-    """Raise :class:`ReplyRefused` (``response`` closed) when ``response`` (streamed, httpx or HTTPX2) came from
+    """Raise :class:`ReplyRefused` (``response`` closed) when ``response`` (streamed, HTTPX2) came from
     another origin than the URL ``asked``."""
     if origin(str(response.url)) != origin(str(asked)):
         await response.aclose()
@@ -31,7 +36,7 @@ async def check_origin(asked: Any, response: Any) -> None:
 
 
 async def read_capped(response: Any, max_bytes: int, hint: str = "") -> bytes:
-    """The decoded body of a streamed ``response`` (httpx or HTTPX2), read as it arrives and closed after;
+    """The decoded body of a streamed ``response`` (HTTPX2), read as it arrives and closed after;
     :class:`ReplyRefused` once it passes ``max_bytes`` (``hint`` says what to change)."""
     chunks, size = [], 0
     try:
@@ -48,9 +53,28 @@ async def read_capped(response: Any, max_bytes: int, hint: str = "") -> bytes:
 
 async def bounded_get(client: Any, url: str, *, timeout_s: float, max_bytes: int, hint: str = "",
                       params: dict[str, str] | None = None) -> tuple[Any, bytes]:
-    """One GET through ``client`` (an ``httpx.AsyncClient``) within ``timeout_s`` as a whole (``TimeoutError``
+    """One GET through ``client`` (an ``httpx2.AsyncClient``) within ``timeout_s`` as a whole (``TimeoutError``
     after it): the response and its body, read by :func:`read_capped`."""
     async with asyncio.timeout(timeout_s):
         response = await client.send(client.build_request("GET", url, params=params), stream=True)
         await check_origin(url, response)
         return response, await read_capped(response, max_bytes, hint)
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """HTTPX2's default TLS context, made once: loading the CA certificates costs ~60 ms a client."""
+    return httpx2.create_ssl_context()
+
+
+def fetch(url: str, *, timeout_s: float, max_bytes: int, hint: str = "", params: dict[str, str] | None = None,
+          headers: dict[str, str] | None = None) -> tuple[httpx2.Response, bytes]:
+    """:func:`bounded_get` for a synchronous caller: run on a loop of its own in a worker thread, so it works
+    whether or not the calling thread runs an event loop (a notebook's does). Transport errors are HTTPX2's."""
+
+    async def exchange() -> tuple[httpx2.Response, bytes]:
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout_s, verify=_tls()) as client:
+            return await bounded_get(client, url, timeout_s=timeout_s, max_bytes=max_bytes, hint=hint, params=params)
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sparqlab-fetch") as worker:
+        return worker.submit(asyncio.run, exchange()).result()

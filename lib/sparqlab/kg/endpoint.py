@@ -130,9 +130,9 @@ class EndpointKG(KnowledgeGraph):
         return declare_prefixes(sparql, self.profile.prefixes, declared)
 
     def _execute(self, sparql: str, timeout_s: float, max_rows: int) -> QueryResult:
-        from SPARQLWrapper import GET, JSON, POST, TURTLE
+        from SPARQLWrapper import GET, JSON, POST, TURTLE, SPARQLWrapper
 
-        from sparqlab.kg.transport import DeadlineClient, Exchange, result_byte_cap
+        from sparqlab.kg.transport import Exchange, result_byte_cap
 
         found = scan(sparql)
         graph = found.keyword in ("CONSTRUCT", "DESCRIBE")
@@ -140,7 +140,7 @@ class EndpointKG(KnowledgeGraph):
 
         def attempt() -> tuple[bytes, Any]:
             with Exchange(self.url, timeout_s, result_byte_cap(max_rows), None if graph else max_rows) as exchange:
-                client = DeadlineClient(self.base_url, self.user_agent, exchange)
+                client = SPARQLWrapper(self.base_url, agent=self.user_agent)
                 for name, value in self.parameters:
                     client.addParameter(name, value)
                 client.setOnlyConneg(True)
@@ -171,8 +171,7 @@ class EndpointKG(KnowledgeGraph):
         from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
         try:
-            response = client.query().response
-            return exchange.read(response), response.headers
+            return exchange.query(client)
         except QueryBadFormed as error:
             body = _body(error)
             refusal = _engine_error(f"HTTP 400 from {self.url}: {body}")

@@ -263,6 +263,10 @@ MAXLAG_S = 5
 the API answers a ``maxlag`` error with ``Retry-After`` instead of adding load, and the request is retried."""
 
 
+MAX_SEARCH_REPLY_BYTES = 4 * 2**20
+"""Cap of one search reply's body (4 MiB; 50 hits of ``wbsearchentities`` take a few KiB)."""
+
+
 class WikidataApiSearch:
     """Search through a MediaWiki ``wbsearchentities`` API (the ``wikidata`` profile's ``search_api_url``), with
     the KG's retries and in-flight limit (:mod:`sparqlab.kg.service`): HTTP 429 / 5xx and ``maxlag`` errors are
@@ -286,27 +290,36 @@ class WikidataApiSearch:
         return data
 
     def _request(self, params: dict) -> dict:
-        """One API request: its JSON, :class:`~sparqlab.kg.service.Throttled` for an answer worth retrying."""
-        import httpx
+        """One API request, bounded as a whole (:func:`~sparqlab.core.http.fetch`: ``timeout_s`` however slowly
+        the reply comes, :data:`MAX_SEARCH_REPLY_BYTES`, same origin): its JSON, or
+        :class:`~sparqlab.kg.service.Throttled` for an answer worth retrying."""
+        import httpx2
+
+        from sparqlab.core.http import ReplyRefused, fetch
 
         try:
-            response = httpx.get(self.api_url, params=params, headers={"User-Agent": USER_AGENT},
-                                 timeout=self.timeout_s)
-        except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError) as error:
+            response, body = fetch(self.api_url, params={k: str(v) for k, v in params.items()},
+                                   headers={"User-Agent": USER_AGENT}, timeout_s=self.timeout_s,
+                                   max_bytes=MAX_SEARCH_REPLY_BYTES, hint="lower the search limit")
+        except (httpx2.ConnectError, httpx2.RemoteProtocolError, httpx2.ReadError) as error:
             raise Throttled(None, None, f"entity search at {self.api_url}: {error}", connection=True) from None
-        except httpx.HTTPError as error:
+        except TimeoutError:
+            raise EndpointError(f"entity search at {self.api_url} failed: no complete reply within "
+                                f"{self.timeout_s:g} s") from None
+        except (httpx2.HTTPError, ReplyRefused) as error:
             raise EndpointError(f"entity search at {self.api_url} failed: {error}") from None
+        text = body.decode("utf-8", "replace")
         retry_after = retry_after_seconds(response.headers.get("Retry-After"))
         if response.status_code in RETRYABLE_STATUS:
-            raise Throttled(response.status_code, retry_after, response.text[:300])
+            raise Throttled(response.status_code, retry_after, text[:300])
         if response.status_code == 403:
             self.kg.service.count("refused")
-            raise EndpointUnavailable(f"entity search at {self.api_url} refused this client (HTTP 403): "
-                                      f"{response.text[:300]}")
+            raise EndpointUnavailable(f"entity search at {self.api_url} refused this client (HTTP 403): {text[:300]}")
+        if response.status_code >= 400:
+            raise EndpointError(f"entity search at {self.api_url} failed: HTTP {response.status_code}: {text[:300]}")
         try:
-            response.raise_for_status()
-            data = response.json()
-        except (httpx.HTTPError, ValueError) as error:
+            data = json.loads(body)
+        except ValueError as error:
             raise EndpointError(f"entity search at {self.api_url} failed: {error}") from None
         error = data.get("error") if isinstance(data, dict) else None
         if error and error.get("code") == "maxlag":

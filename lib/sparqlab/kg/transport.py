@@ -1,4 +1,4 @@
-"""One HTTP exchange with a SPARQL endpoint, bounded as a whole: the transport under SPARQLWrapper.
+"""One HTTP exchange with a SPARQL endpoint, bounded as a whole, around SPARQLWrapper's public ``query()``.
 
 A socket timeout bounds each read, not the exchange: a server dripping one byte a second never trips it. An
 :class:`Exchange` is one attempt at a query with a total deadline: when it passes, the attempt's connection is
@@ -6,7 +6,9 @@ shut down, which ends a read blocked in the headers or in the body however the b
 reading a SPARQL JSON answer one binding past the row cap, caps the bytes read (so a huge result is refused while
 it arrives, not parsed whole first) and refuses a redirect to
 another origin (scheme, host, port): the run id names the endpoint it was given, and its answers must come from
-there.
+there. SPARQLWrapper is used through its public API only: it opens URLs with ``urllib.request.urlopen``, so the
+connections and redirects are watched by the opener installed through urllib's ``install_opener``
+(docs/security.md, "SPARQL endpoints").
 """
 
 from __future__ import annotations
@@ -18,19 +20,12 @@ import json
 import re
 import socket
 import threading
-import urllib.error
 import urllib.request
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urljoin
 
 from SPARQLWrapper import SPARQLWrapper
-from SPARQLWrapper.SPARQLExceptions import (
-    EndPointInternalError,
-    EndPointNotFound,
-    QueryBadFormed,
-    Unauthorized,
-    URITooLong,
-)
 
 from sparqlab.core.urls import origin
 from sparqlab.kg.errors import EndpointError, QueryTimeout
@@ -40,10 +35,6 @@ BYTES_PER_ROW = 4096
 """An answer may hold :data:`MIN_RESULT_BYTES` plus this many bytes per row of the query's row cap (64 MiB + 40
 MiB at the default 10,000 rows); a larger one is refused while it arrives: a query with no LIMIT over a large
 endpoint would otherwise be read and parsed whole (a 400 MB answer takes ~4 GB) before the row cap applies."""
-
-_STATUS_ERRORS = {400: QueryBadFormed, 401: Unauthorized, 404: EndPointNotFound, 414: URITooLong,
-                  500: EndPointInternalError}
-"""The statuses SPARQLWrapper turns into its own exceptions (its ``_query``), which the caller maps on."""
 
 
 def result_byte_cap(max_rows: int) -> int:
@@ -69,7 +60,6 @@ class Exchange:
         self._lock = threading.Lock()
         self._timer = threading.Timer(timeout_s, self._expire)
         self._timer.daemon = True
-        self.opener = urllib.request.build_opener(_Watched(self), _SameOrigin(url))
 
     def __enter__(self) -> Exchange:
         self._timer.start()
@@ -81,6 +71,26 @@ class Exchange:
             raise QueryTimeout(f"no complete answer from {self.url} within {self.timeout_s:g} s (the whole "
                                "exchange, however slowly it came); make the query more selective or raise the "
                                "timeout") from None
+
+    def query(self, client: SPARQLWrapper) -> tuple[bytes, Any]:
+        """``client.query()`` within this exchange: the body (read by :meth:`read`) and the headers of its answer.
+
+        SPARQLWrapper opens its request with ``urllib.request.urlopen``, that is through the opener installed
+        with ``urllib.request.install_opener`` (urllib's documented hook): :data:`OPENER` is installed, and it
+        watches the connections and redirects of the exchange the calling thread has started here. An answer that
+        came through another opener (a program installed its own since) is refused rather than read unbounded."""
+        urllib.request.install_opener(OPENER)
+        token = _CURRENT.set(self)
+        try:
+            response = client.query().response
+        finally:
+            _CURRENT.reset(token)
+        if not self._sockets:
+            response.close()
+            raise EndpointError(f"the query to {self.url} went through another urllib opener than sparqlab's (a "
+                                "program called urllib.request.install_opener), so its deadline, byte cap and "
+                                "origin check did not apply; refused")
+        return self.read(response), response.headers
 
     def watch(self, sock: socket.socket) -> None:
         """Shut ``sock`` down when the deadline passes (at once if it has)."""
@@ -212,61 +222,55 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
+_CURRENT: ContextVar[Exchange | None] = ContextVar("sparqlab_exchange", default=None)
+"""The exchange whose request the calling thread is opening (:meth:`Exchange.query`)."""
+
+
 class _Watched(urllib.request.BaseHandler):
-    """Opens http and https URLs (before urllib's own handlers) with connections the :class:`Exchange` watches."""
+    """Opens http and https URLs (before urllib's own handlers) with connections the current :class:`Exchange`
+    watches; without one, leaves the URL to urllib's own handlers."""
 
     handler_order = 400
 
-    def __init__(self, exchange: Exchange):
-        self.exchange = exchange
+    def __init__(self) -> None:
         self._http = urllib.request.HTTPHandler()
         self._https = urllib.request.HTTPSHandler()
 
     def http_open(self, request: urllib.request.Request) -> Any:
-        return self._http.do_open(self._connection(http.client.HTTPConnection), request)
+        exchange = _CURRENT.get()
+        return None if exchange is None else self._http.do_open(_watched(http.client.HTTPConnection, exchange),
+                                                                request)
 
     def https_open(self, request: urllib.request.Request) -> Any:
-        return self._https.do_open(self._connection(http.client.HTTPSConnection), request)
+        exchange = _CURRENT.get()
+        return None if exchange is None else self._https.do_open(_watched(http.client.HTTPSConnection, exchange),
+                                                                 request)
 
-    def _connection(self, kind: type) -> type:
-        exchange = self.exchange
 
-        class Watched(kind):  # type: ignore[misc, valid-type]
-            def connect(self) -> None:
-                super().connect()
-                exchange.watch(self.sock)
+def _watched(kind: type, exchange: Exchange) -> type:
+    """``kind`` of connection whose socket ``exchange`` shuts down at its deadline."""
 
-        return Watched
+    class Watched(kind):  # type: ignore[misc, valid-type]
+        def connect(self) -> None:
+            super().connect()
+            exchange.watch(self.sock)
+
+    return Watched
 
 
 class _SameOrigin(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect within the endpoint's origin; one to another origin is an :class:`EndpointError`."""
-
-    def __init__(self, url: str):
-        self.url = url
+    """Follows a redirect within the current :class:`Exchange`'s origin; one to another origin is an
+    :class:`EndpointError` (without an exchange, urllib's own redirect rules)."""
 
     def redirect_request(self, request: Any, fp: Any, code: int, message: str, headers: Any, new_url: str) -> Any:
+        exchange = _CURRENT.get()
         target = urljoin(request.full_url, new_url)
-        if origin(target) != origin(self.url):
-            raise EndpointError(f"the endpoint {self.url} redirected to another origin ({target}, HTTP {code}); "
+        if exchange is not None and origin(target) != origin(exchange.url):
+            raise EndpointError(f"the endpoint {exchange.url} redirected to another origin ({target}, HTTP {code}); "
                                 "refused: give that URL as the endpoint if it is the one meant")
         return super().redirect_request(request, fp, code, message, headers, new_url)
 
 
-class DeadlineClient(SPARQLWrapper):
-    """SPARQLWrapper sending its request through an :class:`Exchange` (SPARQLWrapper itself always opens URLs
-    with urllib's global opener, which has neither a total deadline nor an origin check)."""
-
-    def __init__(self, url: str, agent: str, exchange: Exchange):
-        super().__init__(url, agent=agent)
-        self.exchange = exchange
-
-    def _query(self) -> tuple[Any, str]:
-        request = self._createRequest()
-        try:
-            return self.exchange.opener.open(request, timeout=self.timeout), self.returnFormat
-        except urllib.error.HTTPError as error:
-            kind = _STATUS_ERRORS.get(error.code)
-            if kind is None:
-                raise
-            raise kind(error.read()) from error
+OPENER = urllib.request.build_opener(_Watched(), _SameOrigin())
+"""urllib's default opener plus the bounds of the current :class:`Exchange`, installed by :meth:`Exchange.query`
+for the process (urllib has one installed opener); a request outside an exchange goes through it unchanged."""

@@ -1,7 +1,8 @@
 """Serving at the edge of the library: the HTTP servers others reach, on one guarded uvicorn server.
 
-- :mod:`sparqlab.serving.guard` — uvicorn with the limits an endpoint reachable by others needs (read deadline,
-  connection bound, head-size limit, descriptor budget), through uvicorn's public interfaces only;
+- :mod:`sparqlab.serving.guard` — uvicorn on its documented settings for the local case (connection bound,
+  keep-alive, head-size limit) and an ASGI wrapper (body deadline, one framing); a reverse proxy for public
+  exposure (docs/security.md);
 - :mod:`sparqlab.serving.model_server` — ``sparqlab serve-model``: any model of the workbench (stand-ins, a
   fine-tuned adapter) behind an OpenAI-compatible API, for tests, offline runs and jobs;
 - :mod:`sparqlab.serving.text2sparql_endpoint` — ``sparqlab serve``: a method as a TEXT2SPARQL challenge endpoint.

@@ -14,9 +14,9 @@ the server answers 429 (or 503) with ``Retry-After``. Every error, on every rout
 "code"}}``: 404 for an unknown model name or path, 405 for a wrong method, 400 for a malformed request (invalid
 JSON or UTF-8, JSON nested too deeply, a lone surrogate in a string), 413 for a body over
 :data:`MAX_BODY_BYTES` or a request line and headers over :data:`MAX_HEAD_BYTES`; ``max_tokens`` over
-:data:`MAX_TOKENS_LIMIT` or a ``seed`` outside a signed 64-bit integer are malformed. A connection must deliver each
-request within ``read_timeout_s`` (default :data:`READ_TIMEOUT_S`) of opening or of its previous response, so
-half-open connections are closed, and open connections are bounded (:mod:`sparqlab.serving.guard`). Requests are
+:data:`MAX_TOKENS_LIMIT` or a ``seed`` outside a signed 64-bit integer are malformed. A request's body must
+arrive within ``read_timeout_s`` (default :data:`READ_TIMEOUT_S`) of its headers, and open connections are bounded
+(:mod:`sparqlab.serving.guard`, uvicorn's settings). Requests are
 handled on one event loop, so a model that awaits (e.g. ``standin-latency``'s sleep) serves many requests at once.
 """
 
@@ -59,7 +59,7 @@ MAX_BODY_BYTES = 16 * 2**20
 """Largest request body accepted (16 MiB: a 128k-token prompt is well under 1 MiB)."""
 
 READ_TIMEOUT_S = 30.0
-"""Default time a connection has to deliver a whole request."""
+"""Default time a request's body has to arrive once its headers have."""
 
 MAX_HEAD_BYTES = 64 * 1024
 """Largest request line plus headers accepted (413 beyond; the body has its own limit, :data:`MAX_BODY_BYTES`)."""
@@ -363,7 +363,7 @@ def model_for_serving(model: ChatModel | str, delay_ms: float | None = None, **o
 
 
 def openai_error_body(status: int, message: str) -> bytes:
-    """OpenAI's error body, for the answers the connection layer gives itself (413, 503)."""
+    """OpenAI's error body, for the answers the connection layer gives itself (400, 408, 413)."""
     kind = "server_error" if status >= 500 else "invalid_request_error"
     return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}}).encode()
 
@@ -405,7 +405,7 @@ def serve_in_background(
     By default the server runs on a thread of this process (``model`` may be a ready model); with
     ``process=True`` it is a ``sparqlab serve-model`` subprocess (``model`` must be a name), which keeps the
     server's work off this interpreter, as benchmarks want. ``read_timeout_s`` (thread only) is the time a
-    connection has to deliver a request; ``limits`` (thread only) the vLLM-like limits (:class:`Limits`);
+    request's body has to arrive; ``limits`` (thread only) the vLLM-like limits (:class:`Limits`);
     ``options`` a named stand-in's options (``serve-model --option KEY=VALUE``).
     """
     if process:

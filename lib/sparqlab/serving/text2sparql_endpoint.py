@@ -21,8 +21,9 @@ are answered at once and up to ``queue_size`` wait, beyond that a 503 with ``Ret
 ``question_timeout_s`` counts from its arrival, the wait in the queue included; a request over
 ``max_request_bytes`` is a 413; an optional bearer token (``token`` or the ``SPARQLAB_SERVE_TOKEN`` variable)
 turns every request without it into a 401; ``/docs`` and ``/openapi.json`` exist only when asked for. The
-connection layer (:mod:`sparqlab.serving.guard`) closes connections that do not deliver a request within
-``read_timeout_s`` and bounds how many are open. The server binds 127.0.0.1 unless told otherwise, and warns
+connection layer (:mod:`sparqlab.serving.guard`, uvicorn's settings) bounds how many connections are open and
+refuses a body that does not arrive within ``read_timeout_s``; a server others reach goes behind a reverse proxy
+(docs/security.md). The server binds 127.0.0.1 unless told otherwise, and warns
 when it binds another address without a token.
 """
 
@@ -81,11 +82,11 @@ class ServeSettings(CheckedConfig):
     - ``retry_after_s``: the longest wait in s a 503's ``Retry-After`` suggests.
     - ``max_question_chars``: the longest question accepted (longer: 422).
     - ``max_request_bytes``: the largest request line plus headers, or declared body, accepted (larger: 413).
-    - ``read_timeout_s``: seconds a connection has to deliver its whole request, from opening or from its last
-      answer; then it is closed.
+    - ``read_timeout_s``: seconds a request's whole body has to arrive once its headers have; then 408 and the
+      connection is closed.
     - ``keep_alive_s``: seconds an idle connection is kept open after an answer.
-    - ``max_connections``: open connections at most (fewer under a tight open-file limit); beyond, the
-      connection idle longest is closed.
+    - ``max_connections``: open connections at most (fewer under a tight open-file limit); beyond, uvicorn
+      answers 503.
     - ``docs``: serve FastAPI's ``/docs`` and ``/openapi.json`` (off: they describe the endpoint to anyone).
     """
 
@@ -369,5 +370,4 @@ def serve(served: ServedRun, log_level: str = "warning") -> None:
     sock = listen_socket(settings.host, settings.port)
     url = f"http://{settings.host}:{sock.getsockname()[1]}/text2sparql"
     print(f"serving {served.method.name} at {url}", flush=True)
-    guarded_server(create_app(served), settings.connection_limits(), log_level,
-                   retry_after_s=settings.retry_after_s).run(sockets=[sock])
+    guarded_server(create_app(served), settings.connection_limits(), log_level).run(sockets=[sock])

@@ -70,17 +70,16 @@ def test_a_streamed_oversized_body_is_refused(server):
     _openai_error(httpx.post(f"{server}/chat/completions", content=chunks()), 413)
 
 
-@pytest.mark.parametrize("opening", [b"", b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n",
-                                     b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{"])
-def test_half_open_connections_are_closed(server, opening):
-    """The server (read timeout 1 s) closes a connection that stalls; the 30 s socket timeout only guards the
-    test from hanging if it never does."""
+def test_a_stalled_body_is_408_and_its_connection_closed(server):
+    """The server (read timeout 1 s) answers 408 and closes a connection whose body stalls; the 30 s socket
+    timeout only guards the test from hanging if it never does. A connection idle or stalled in its headers is
+    uvicorn's to keep (a reverse proxy's timeouts close it; docs/security.md)."""
     with socket.create_connection(_address(server), timeout=30) as sock:
-        sock.sendall(opening)
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
         received = b""
         while chunk := sock.recv(65536):
             received += chunk
-    assert b"200 OK" not in received
+    assert received.startswith(b"HTTP/1.1 408 ") and b"within 1 s" in received
 
 
 def test_a_slow_model_is_not_cut_by_the_read_timeout():

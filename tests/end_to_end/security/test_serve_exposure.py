@@ -207,7 +207,7 @@ def _listening(served):
     from sparqlab.serving.text2sparql_endpoint import create_app
 
     settings = served.settings
-    server = guarded_server(create_app(served), settings.connection_limits(), retry_after_s=settings.retry_after_s)
+    server = guarded_server(create_app(served), settings.connection_limits())
     sock = listen_socket("127.0.0.1", 0)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -237,38 +237,6 @@ def _closed_by_server(conn: socket.socket, within_s: float = 20.0) -> bool:
         return False
 
 
-def _closed(conns: list[socket.socket], wanted: int, within_s: float = 20.0) -> list[socket.socket]:
-    """The ``conns`` the server has closed, waiting until ``wanted`` are or ``within_s`` passed (a bound on the
-    test, not a measured time)."""
-    import select
-
-    open_ones, closed = list(conns), []
-    deadline = time.monotonic() + within_s
-    while open_ones and len(closed) < wanted and time.monotonic() < deadline:
-        ready, _, _ = select.select(open_ones, [], [], 0.2)
-        for conn in ready:
-            try:
-                data = conn.recv(4096)
-            except ConnectionResetError:
-                data = b""
-            if not data:
-                open_ones.remove(conn)
-                closed.append(conn)
-    return closed
-
-
-def _trickled_until_closed(conn: socket.socket, data: bytes, pause_s: float = 0.05) -> bool:
-    """Send ``data`` a byte at a time (each byte well inside any deadline, the whole far beyond it): whether the
-    server closed the connection before the end."""
-    try:
-        for byte in data:
-            conn.sendall(bytes([byte]))
-            time.sleep(pause_s)
-    except (BrokenPipeError, ConnectionResetError):
-        return True
-    return False
-
-
 def _get(port: int, target: str, timeout_s: float = 30.0, attempts: int = 1) -> tuple[int, bytes]:
     """A GET on a connection of its own: status and body. With ``attempts`` > 1, a 503 is retried after its
     ``Retry-After``, as a well-behaved client does."""
@@ -293,18 +261,24 @@ def _target(question: str) -> str:
     return "/?" + urlencode({"question": question, "dataset": DATASET_IRI})
 
 
-def test_idle_and_half_sent_connections_are_closed(tmp_path):
+def test_connections_are_closed_once_idle_after_an_answer(tmp_path):
+    """uvicorn's ``timeout_keep_alive``; the endpoint reads no body, so one that stalls does not hold its
+    answer (a stalled body the application waits for is a 408: ``test_model_output_attacks.py``). A connection
+    idle before its first request, or stalled in its headers, is uvicorn's to keep: a reverse proxy's timeouts
+    close it (docs/security.md)."""
     from sparqlab.serving.text2sparql_endpoint import ServeSettings
 
-    with _listening(_served(tmp_path, settings=ServeSettings(read_timeout_s=0.5))) as port:
-        idle = socket.create_connection(("127.0.0.1", port))
-        half = socket.create_connection(("127.0.0.1", port))
-        half.sendall(b"GET /?question=Who HTTP/1.1\r\nHost: x\r\n")  # the headers never end
-        trickle = socket.create_connection(("127.0.0.1", port))
-        assert _trickled_until_closed(trickle, b"GET /?question=" + b"slow" * 100)
-        assert all(_closed_by_server(conn) for conn in (idle, half))
+    with _listening(_served(tmp_path, settings=ServeSettings(keep_alive_s=0.5))) as port:
+        stalled = socket.create_connection(("127.0.0.1", port))
+        stalled.sendall(f"GET {_target('Who')} HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{{".encode())
+        kept = socket.create_connection(("127.0.0.1", port))
+        kept.sendall(f"GET {_target('and then idle')} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        for conn in (stalled, kept):
+            conn.settimeout(20)
+            assert conn.recv(4096).startswith(b"HTTP/1.1 200 ")
+            assert _closed_by_server(conn), "closed after keep_alive_s idle"
         assert _get(port, _target("still answering?"))[0] == 200
-        for conn in (idle, half, trickle):
+        for conn in (stalled, kept):
             conn.close()
 
 
@@ -317,17 +291,18 @@ def test_a_request_over_the_size_limit_is_413(tmp_path):
         assert _get(port, _target("x" * 1000))[0] == 200
 
 
-def test_open_connections_are_bounded_and_idle_ones_make_room(tmp_path):
+def test_open_connections_are_bounded(tmp_path):
     from sparqlab.serving.text2sparql_endpoint import ServeSettings
 
-    settings = ServeSettings(max_connections=8, read_timeout_s=60, retry_after_s=1)
-    with _listening(_served(tmp_path, settings=settings)) as port:
-        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(40)]
-        refused = _closed(idle, 40 - 8)
-        assert len(refused) == 40 - 8, "the server keeps at most max_connections open"
-        # one of the 8 it keeps makes room once it has been idle a while; until then: 503 with Retry-After
-        assert _get(port, _target("answered despite 40 idle sockets?"), attempts=5)[0] == 200
-        kept = [conn for conn in idle if conn not in refused]
-        assert len(_closed(kept, 1)) == 1, "the connection idle longest was closed to make room"
+    with _listening(_served(tmp_path, settings=ServeSettings(max_connections=8))) as port:
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
+        time.sleep(0.5)  # accepted by the server
+        # uvicorn's limit_concurrency counts the idle ones: a request beyond them is a 503 (a reverse proxy in
+        # front closes idle connections; docs/security.md)
+        assert _get(port, _target("one too many"))[0] == 503
+        for conn in idle[:2]:
+            conn.close()
+        time.sleep(0.5)
+        assert _get(port, _target("room again"))[0] == 200
         for conn in idle:
             conn.close()

@@ -1,6 +1,7 @@
-"""A request whose framing is ambiguous — both Content-Length and Transfer-Encoding, or a folded header line — is
-answered 400 and its connection closed (RFC 9112 section 6.1), so a request hidden in its body is never answered
-(issue 51). The guard (`sparqlab.serving.guard`) serves `sparqlab serve` and `sparqlab serve-model` alike; this
+"""A request whose framing is ambiguous — both Content-Length and Transfer-Encoding, a folded Transfer-Encoding
+included — is answered 400 and its connection closed (RFC 9112 section 6.1), so a request hidden in its body is never
+answered (issue 51). A folded line alone is unfolded by h11, the one parser that reads it (no longer refused: the
+guard sees requests as ASGI does, after parsing; docs/security.md). The guard (`sparqlab.serving.guard`) serves `sparqlab serve` and `sparqlab serve-model` alike; this
 goes through `serve-model`'s stand-in server."""
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ BOTH = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: applica
         b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + HIDDEN)
 FOLDED = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
           b"Transfer-Encoding:\r\n chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + HIDDEN)
-FOLDED_ALONE = b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Note: a\r\n\tb\r\n\r\n"
-AMBIGUOUS = {"Content-Length and Transfer-Encoding": BOTH, "folded Transfer-Encoding": FOLDED,
-             "obs-fold": FOLDED_ALONE}
+AMBIGUOUS = {"Content-Length and Transfer-Encoding": BOTH, "folded Transfer-Encoding": FOLDED}
 
 
 def exchange(port: int, request: bytes) -> bytes:

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-import httpx
+import httpx2
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.http import ReplyRefused, bounded_get
@@ -143,12 +143,12 @@ class ExternalSystem(Method):
         """The system's ``/openapi.json`` ``info`` and paths (each text cut at :data:`SELF_DESCRIPTION_CHARS`),
         or ``None`` when it offers none or one over :data:`MAX_SELF_DESCRIPTION_BYTES`. An endpoint that cannot
         be reached at all stops the run here, before any question."""
-        url = str(httpx.URL(self.config.endpoint).join(SELF_DESCRIPTION_PATH))
+        url = str(httpx2.URL(self.config.endpoint).join(SELF_DESCRIPTION_PATH))
         try:
-            async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
+            async with httpx2.AsyncClient(timeout=self.config.timeout_s) as client:
                 response, body = await bounded_get(client, url, timeout_s=self.config.timeout_s,
                                                    max_bytes=MAX_SELF_DESCRIPTION_BYTES)
-        except httpx.TransportError as error:
+        except httpx2.TransportError as error:
             raise ExternalUnavailable(f"TEXT2SPARQL system {self.config.endpoint} cannot be reached: "
                                       f"{type(error).__name__}: {error}") from error
         except (ReplyRefused, TimeoutError):
@@ -182,7 +182,7 @@ class ExternalSystem(Method):
             iri = edition(prefix).iri  # an unknown prefix is an error naming the known editions
         return str(iri)
 
-    async def _attempt(self, client: httpx.AsyncClient, params: dict[str, str]) -> Attempt:
+    async def _attempt(self, client: httpx2.AsyncClient, params: dict[str, str]) -> Attempt:
         """One request, bounded as a whole (:func:`~sparqlab.core.http.bounded_get`): ``timeout_s`` from sending
         to the reply's last byte, :data:`MAX_REPLY_BYTES` of decoded body."""
         started = time.perf_counter()
@@ -190,10 +190,10 @@ class ExternalSystem(Method):
             response, body = await bounded_get(client, self.config.endpoint, params=params,
                                                timeout_s=self.config.timeout_s, max_bytes=MAX_REPLY_BYTES,
                                                hint="a TEXT2SPARQL reply is one query")
-        except (TimeoutError, httpx.TimeoutException):
+        except (TimeoutError, httpx2.TimeoutException):
             return Attempt("timeout", None, time.perf_counter() - started,
                            f"no complete reply within {self.config.timeout_s:g} s")
-        except httpx.TransportError as error:
+        except httpx2.TransportError as error:
             return Attempt("connection_error", None, time.perf_counter() - started,
                            f"{type(error).__name__}: {error}")
         except ReplyRefused as refused:
@@ -211,7 +211,7 @@ class ExternalSystem(Method):
         config = self.config
         params = {"question": question.text, "dataset": self.dataset_iri(question)}
         attempts: list[Attempt] = []
-        async with httpx.AsyncClient(timeout=config.timeout_s) as client:
+        async with httpx2.AsyncClient(timeout=config.timeout_s) as client:
             for number in range(config.retries + 1):
                 if number:
                     await asyncio.sleep(config.retry_sleep_s)
