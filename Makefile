@@ -32,8 +32,10 @@ PYTEST_WORKERS ?= 3
 test: setup
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
+# ruff over everything; mypy over the packages [tool.mypy] in pyproject.toml names
 lint: setup
 	$(BIN)/ruff check lib tests benchmarks scripts
+	$(BIN)/mypy
 
 kg: setup
 	$(BIN)/sparqlab kg build movies

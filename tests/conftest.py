@@ -3,7 +3,8 @@ start, which inherit the environment) is checked strictly, so a layout problem f
 movie KG for the session (folders that need another variant, such as tests/kg, define their own); the two
 Wikidata-shaped fixtures every Wikidata test runs on (``wikidata_ttl``); the SPARQL servers an
 embedded-vs-endpoint test runs against (``endpoint_engine``: oxigraph's server and Virtuoso); the real small model
-(``real_model``: SmolLM2-135M on llama.cpp, :mod:`support.real_model`)."""
+(``real_model``: SmolLM2-135M on llama.cpp, :mod:`support.real_model`); the stand-in model server the client and
+serving tests share (``echo_server``)."""
 
 import os
 from pathlib import Path
@@ -28,6 +29,16 @@ def movies_kg():
     kg = open_kg("movies", cache=False)
     yield kg
     kg.close()
+
+
+@pytest.fixture(scope="session")
+def echo_server():
+    """Base URL of `sparqlab serve-model --model standin-echo --port 0`, started as a subprocess once (it keeps
+    no state between requests)."""
+    from sparqlab.serving.model_server import serve_in_background
+
+    with serve_in_background("standin-echo", process=True) as url:
+        yield url
 
 
 @pytest.fixture(scope="session", params=sorted(WIKIDATA_FIXTURES))

@@ -1,18 +1,9 @@
-"""Shared fixtures: a real `sparqlab serve-model` process on a free 127.0.0.1 port."""
+"""Shared fixtures: a URL where no model server listens (the served one, ``echo_server``, is suite-wide:
+tests/serving uses it too)."""
 
 import socket
 
 import pytest
-
-from sparqlab.serving.model_server import serve_in_background
-
-
-@pytest.fixture(scope="session")
-def echo_server():
-    """Base URL of `sparqlab serve-model --model standin-echo --port 0`, started as a subprocess once (it keeps
-    no state between requests)."""
-    with serve_in_background("standin-echo", process=True) as url:
-        yield url
 
 
 @pytest.fixture

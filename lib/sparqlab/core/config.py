@@ -15,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, get_type_hints
+from typing import Any, ClassVar, Self, get_type_hints
 
 from sparqlab.core.typed import (
     RANGE_KEY,
@@ -69,7 +70,7 @@ def suggestion(name: str, valid: list[str]) -> str | None:
 
 
 def unknown_names_error(unknown: list[str], valid: list[str], owner: str, what: str = "option",
-                        also: list[str] = ()) -> ValueError:
+                        also: Sequence[str] = ()) -> ValueError:
     """``ValueError`` naming each unknown name with a did-you-mean and listing the valid ones (``also``: more
     names a suggestion may be, such as every dotted path, not listed)."""
     hints = []
@@ -175,7 +176,7 @@ class TypedConfig:
     # -- construction -------------------------------------------------------------------------------------------
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None = None) -> TypedConfig:
+    def from_dict(cls, data: dict[str, Any] | None = None) -> Self:
         """Build from plain values (``config.json``, keyword arguments); names and types are checked, lists become
         tuples for tuple fields, nested dicts become nested configs."""
         data = dict(data or {})
@@ -183,7 +184,7 @@ class TypedConfig:
         return cls(**{name: cls.checked_value(name, value) for name, value in data.items()})
 
     @classmethod
-    def from_options(cls, options: dict[str, str]) -> TypedConfig:
+    def from_options(cls, options: dict[str, str]) -> Self:
         """Build from shell strings (``-o threshold=0.3 -o few_shot_ids=a,b -o gate.backend=tfidf``), each parsed by
         its field's type (:func:`sparqlab.core.typed.parse_text`); a dotted name sets one field of a nested config,
         the others keeping the defaults of the field's default value."""
@@ -213,20 +214,20 @@ class TypedConfig:
             values[head] = {**start, **kind.parse_options(sub, current if not isinstance(given, dict) else None)}
         return values
 
-    def with_options(self, options: dict[str, Any]) -> TypedConfig:
+    def with_options(self, options: dict[str, Any]) -> Self:
         """A copy with shell-string ``options`` applied over this config's own values (``-o`` over a saved
         config)."""
         return type(self).from_dict({**self.to_dict(), **type(self).parse_options(options, self)})
 
     @classmethod
-    def _check_names(cls, data: dict[str, Any], dotted: list[str] = ()) -> None:
+    def _check_names(cls, data: dict[str, Any], dotted: Sequence[str] = ()) -> None:
         valid = cls.field_names()
         unknown = [name for name in data if name not in valid]
         if unknown:
             given = {name.partition(".")[0]: name for name in dotted}
             raise unknown_names_error([given.get(name, name) for name in unknown], cls.valid_names(), cls.__name__)
 
-    def replace(self, **changes: Any) -> TypedConfig:
+    def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` applied, validated like :meth:`from_dict`."""
         return type(self).from_dict({**self.to_dict(), **changes})
 
@@ -256,6 +257,10 @@ class FlatConfig(CheckedConfig):
     and whole groups (a config or a mapping) are accepted too; a group given in part keeps the defaults of the
     rest. Subclasses are ``@dataclass(frozen=True, init=False)``: this class's ``__init__`` maps the names,
     checked against the declaration."""
+
+    # each subclass's own, read from its __dict__ and set on first use
+    _flat_cache: ClassVar[dict[str, Leaf]]
+    _group_cache: ClassVar[dict[str, type[TypedConfig]]]
 
     def __init__(self, **values: Any):
         nested = type(self).nest(values)
@@ -358,11 +363,11 @@ class FlatConfig(CheckedConfig):
             return leaf.path
         return next((path for path in cls.group_paths() if path.rpartition(".")[2] == name), None)
 
-    def replace(self, **changes: Any) -> FlatConfig:
+    def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` (flat, dotted or whole groups) applied, validated."""
         return type(self)(**{**self.to_dict(), **changes})
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None = None) -> FlatConfig:
+    def from_dict(cls, data: dict[str, Any] | None = None) -> Self:
         """From ``to_dict``'s nested form (``config.json``) or any mix of flat and dotted names."""
         return cls(**dict(data or {}))

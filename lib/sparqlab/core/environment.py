@@ -82,7 +82,7 @@ def api_key() -> str | None:
 
 def notebook_overrides() -> dict[str, Any]:
     """``SPARQLAB_NOTEBOOK_OVERRIDES``: the notebook parameters ``sparqlab reproduce`` overrode ({} outside it)."""
-    text = setting("SPARQLAB_NOTEBOOK_OVERRIDES")
+    text = setting("SPARQLAB_NOTEBOOK_OVERRIDES") or ""
     try:
         found = json.loads(text) if text else {}
     except json.JSONDecodeError as error:

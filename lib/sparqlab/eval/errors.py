@@ -91,7 +91,7 @@ def _categorise_sets(predicted_sparql: str | None, predicted: set[str] | None, q
     """:func:`categorise` on normalised answer sets (``None``: the query did not run / no gold)."""
     if _no_gold(gold, gold_sparql, gold_source):
         return NO_GOLD
-    if _gold_error(gold, gold_source):
+    if gold is None or _gold_error(gold, gold_source):
         return GOLD_ERROR
     if not predicted_sparql:
         return NO_QUERY
@@ -168,11 +168,12 @@ def query_shape(sparql: str) -> QueryShape | None:
     triples = [e for e in elements if isinstance(e, Triple)]
     filters = [e.expression for e in elements if isinstance(e, Filter)]
     filters += [q.having for q in queries if q.having is not None]
-    predicate_vars = {t.predicate[0] for t in triples if len(t.predicate) == 1 and t.predicate[0].is_variable}
+    predicate_vars = {t.predicate[0] for t in triples
+                      if len(t.predicate) == 1 and isinstance(t.predicate[0], Term) and t.predicate[0].is_variable}
     relations: set[str] = set()
     entities: set[str] = set()
     for triple in triples:
-        single = triple.predicate[0] if len(triple.predicate) == 1 else None
+        single = triple.predicate[0] if len(triple.predicate) == 1 and isinstance(triple.predicate[0], Term) else None
         if single is None:  # a property path: every IRI in it is a relation
             relations.update(t.value for t in triple.predicate if isinstance(t, Term) and _is_constant(t))
         elif _is_constant(single) and single.value not in LABEL_PREDICATES:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from sparqlab.eval.normalise import answers_from_result, fetch_labels, normalise_answer
 
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from sparqlab.kg.base import KnowledgeGraph
     from sparqlab.kg.results import QueryResult
 
-ANSWER_MATCH_MODES = ("iri", "label", "either")
+AnswerMatch = Literal["iri", "label", "either"]
+ANSWER_MATCH_MODES = get_args(AnswerMatch)
 
 
 def resolve_mode(mode: str | None, kg: KnowledgeGraph | None) -> str:
@@ -40,7 +41,7 @@ def resolve_mode(mode: str | None, kg: KnowledgeGraph | None) -> str:
 class _Keyed:
     """A KG seen with another ``answer_key`` (everything else is the KG's own)."""
 
-    def __init__(self, kg: KnowledgeGraph, answer_key: str):
+    def __init__(self, kg: KnowledgeGraph, answer_key: Literal["iri", "label"]):
         self._kg = kg
         self.profile = dataclasses.replace(kg.profile, answer_key=answer_key)
 

@@ -95,7 +95,7 @@ def normalise_answer(value: Any) -> str:
     if isinstance(value, int | float | Decimal):
         return _decimal(Decimal(repr(value)) if isinstance(value, float) else Decimal(value))
     if isinstance(value, Mapping):
-        value = Term.from_json(value)
+        value = Term.from_json(dict(value))
     if isinstance(value, Term):
         return normalise_term(value)
     if isinstance(value, str):

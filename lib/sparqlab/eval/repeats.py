@@ -114,16 +114,19 @@ def summarise_repeats(runs: Sequence[Sequence[Mapping[str, Any]]], k: int | None
         values = [summary.get(metric.key) for summary in summaries]
         if all(value is None for value in values) and metric.optional:
             continue
-        known = None not in values
+        present = [value for value in values if value is not None]
+        known = len(present) == len(values)
         matrix = value_matrix(runs, metric)[1] if known and metric.averages_field else None
         scores[metric.key] = {
-            "runs": values, "mean": statistics.fmean(values) if known else None,
-            "sd": (statistics.stdev(values) if n > 1 else 0.0) if known else None,
+            "runs": values, "mean": statistics.fmean(present) if known else None,
+            "sd": (statistics.stdev(present) if n > 1 else 0.0) if known else None,
             "interval": list(two_level_interval(matrix, ci, resamples, seed)) if matrix is not None and matrix.size
             else None}
     over_repeats = {}
     for metric in metric_list(over_repeats=True):
-        per_question = metric.over_repeats(questions, k)
+        over = metric.over_repeats
+        assert over is not None  # metric_list(over_repeats=True) lists only the metrics that have one
+        per_question = over(questions, k)
         over_repeats[metric.at(k)] = {
             "value": statistics.fmean(per_question) if per_question else None,
             "interval": list(bootstrap_ci(per_question, ci, resamples, seed)) if per_question else None}

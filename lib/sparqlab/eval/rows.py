@@ -76,7 +76,9 @@ def _flat(rows: list[Mapping[str, Any]] | bool) -> set[str]:
 
 def _as_rows(rows: Rows) -> list[Mapping[str, Any]] | bool | None:
     if isinstance(rows, QueryResult):
-        return bool(rows.boolean) if rows.kind == "ask" else rows.rows
+        if rows.kind == "ask":
+            return bool(rows.boolean)
+        return list(rows.rows)
     if rows is None or isinstance(rows, bool):
         return rows
     return list(rows)

@@ -31,6 +31,7 @@ import re
 import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from sparqlab.kg.profiles import known_prefixes
@@ -91,7 +92,15 @@ def _units(query: Query, scope: str = "") -> Iterator[tuple[str, Callable[[TermP
         yield from _units(named, f"{scope}with{number}:{name}/")
     yield from _group_units(query.where, scope + "where/")
     for number in range(len(modifier_texts(query))):
-        yield scope + f"mod{number}", lambda show, n=number: modifier_texts(query, show)[n]
+        yield scope + f"mod{number}", partial(_modifier_text, query, number)
+
+
+def _modifier_text(query: Query, number: int, show: TermPrinter) -> str:
+    return modifier_texts(query, show)[number]
+
+
+def _shown(term: Term, show: TermPrinter) -> str:
+    return show(term)
 
 
 def _group_units(group: Group, scope: str) -> Iterator[tuple[str, Callable[[TermPrinter], str]]]:
@@ -99,12 +108,12 @@ def _group_units(group: Group, scope: str) -> Iterator[tuple[str, Callable[[Term
     for element in group.elements:
         if isinstance(element, Triple | Filter):
             kind = "triple" if isinstance(element, Triple) else "filter"
-            yield scope + kind, lambda show, e=element: element_text(e, show, True)
+            yield scope + kind, partial(element_text, element, ordered=True)
             continue
         place += 1
         inner = f"{scope}{type(element).__name__}{place}/"
         if isinstance(element, Bind | InlineValues | Include):
-            yield inner, lambda show, e=element: element_text(e, show, True)
+            yield inner, partial(element_text, element, ordered=True)
         elif isinstance(element, Group):
             yield from _group_units(element, inner)
         elif isinstance(element, Optional | Minus):
@@ -114,7 +123,7 @@ def _group_units(group: Group, scope: str) -> Iterator[tuple[str, Callable[[Term
                 yield from _group_units(part, f"{inner}{branch}/")
         elif isinstance(element, GraphOf | Service):
             name = element.name if isinstance(element, GraphOf) else element.endpoint
-            yield inner + "name", lambda show, t=name: show(t)
+            yield inner + "name", partial(_shown, name)
             yield from _group_units(element.group, inner)
         elif isinstance(element, SubSelect):
             yield from _units(element.query, inner)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
@@ -33,7 +33,8 @@ from sparqlab.llm.errors import ModelError, ReplayMiss, UnknownModel
 from sparqlab.llm.prefix_cache import PrefixCacheModel
 from sparqlab.llm.replicas import ReplicaModel
 
-CACHE_MODES = ("read_write", "off", "replay")
+CacheMode = Literal["read_write", "off", "replay"]
+CACHE_MODES = get_args(CacheMode)
 NAMESPACE = "chat"
 """The :class:`JsonCache` namespace of chat responses (one file may hold other caches too)."""
 

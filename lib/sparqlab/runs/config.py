@@ -26,6 +26,7 @@ shares the id of the unsharded run.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -36,11 +37,11 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import runs_dir
 from sparqlab.core.typed import bounded
 from sparqlab.data.question import Question
-from sparqlab.eval.matching import ANSWER_MATCH_MODES
+from sparqlab.eval.matching import AnswerMatch
 from sparqlab.kg import check_kg_options
 from sparqlab.kg.engines import Engine
 from sparqlab.llm.base import SAMPLING_PARAMETERS
-from sparqlab.llm.cache import CACHE_MODES
+from sparqlab.llm.cache import CacheMode
 from sparqlab.llm.factory import served_over_http
 from sparqlab.runs.resources import ExecutionResources
 
@@ -52,12 +53,8 @@ SERVED_PREFIX = "serve:"
 """The endpoint of a model served by the job itself (``serve:MODEL``, :mod:`sparqlab.experiments.serving`); the
 URL called is ``served_urls[MODEL]`` of the run's execution settings, so the run id does not depend on the port."""
 
-SELECTIONS = ("answerable",)
+Selection = Literal["answerable"]
 """Rule-defined question subsets (``RunConfig.select``)."""
-
-AnswerMatch = Literal[ANSWER_MATCH_MODES]
-CacheMode = Literal[CACHE_MODES]
-Selection = Literal[SELECTIONS]
 
 
 @dataclass(frozen=True)
@@ -388,8 +385,7 @@ def shard_folder_name(run_id: str, shard_index: int, num_shards: int) -> str:
 def apply_limit(questions: list[Question], limit: int | None) -> list[Question]:
     """The first ``limit`` questions; duplicate ids are an error (a run keys everything by id)."""
     selected = list(questions if limit is None else questions[:limit])
-    seen: set[str] = set()
-    duplicates = sorted({q.id for q in selected if q.id in seen or seen.add(q.id)})
+    duplicates = sorted(id_ for id_, count in Counter(q.id for q in selected).items() if count > 1)
     if duplicates:
         raise ValueError(f"question ids must be unique within a run; duplicated: {', '.join(duplicates[:10])}")
     return selected

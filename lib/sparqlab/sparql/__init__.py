@@ -5,7 +5,7 @@
   query, and the parser message shown to a reader;
 - :mod:`~sparqlab.sparql.tree` — the one parser for structure (a query as a tree of group elements, with a
   printer that can rename variables or replace IRIs); structural EM, error categories, complexity features, the
-  store worker's ``SERVICE`` check and DeSQ's fragments all read it;
+  store worker's ``SERVICE`` check, DeSQ's fragments and SAGA's triple patterns (its tolerant mode) all read it;
 - :mod:`~sparqlab.sparql.rewrite` — the documented, optional rewrite of derived-integer casts;
 - :mod:`~sparqlab.sparql.extract` — where a query sits in free text (model replies).
 

@@ -93,8 +93,9 @@ class Scan:
 
 def _tokens(sparql: str) -> Iterator[tuple[str, str]]:
     for match in _TOKEN.finditer(sparql):
-        if match.lastgroup not in ("space", "comment"):
-            yield match.lastgroup, match.group()
+        kind = str(match.lastgroup)  # every alternative of the tokenizer is a named group
+        if kind not in ("space", "comment"):
+            yield kind, match.group()
 
 
 def expand_escapes(sparql: str) -> str:

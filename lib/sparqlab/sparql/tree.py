@@ -1,9 +1,11 @@
 """The one SPARQL parser for structure: a query as a tree of graph-pattern elements, and its printer.
 
 Structural exact match (:mod:`sparqlab.eval.structural`), error categories (:mod:`sparqlab.eval.errors`),
-complexity features (:mod:`sparqlab.eval.complexity`), the worker's ``SERVICE`` check (:func:`uses_service`) and
-DeSQ's fragment extraction all read this tree; nothing else in the library parses SPARQL for its structure (GenOp
-alone translates queries to SPARQL algebra with rdflib, because the paper defines its operators over that algebra).
+complexity features (:mod:`sparqlab.eval.complexity`), the worker's ``SERVICE`` check (:func:`uses_service`),
+DeSQ's fragment extraction and SAGA's triple patterns (:mod:`sparqlab.methods.agents.schema.patterns`, through the
+tolerant mode that reads an agent's broken draft as far as it can) all read this tree; nothing else in the library
+parses SPARQL for its structure (GenOp alone translates queries to SPARQL algebra with rdflib, because the paper
+defines its operators over that algebra).
 Neither pyoxigraph nor rdflib's algebra gives a query back in source form, which the printers need. The tree keeps
 what the query says, not its algebra: a group is a list of elements (triple patterns, FILTER, BIND, VALUES,
 OPTIONAL, MINUS, UNION, GRAPH, SERVICE, sub-SELECT, nested group); expressions are token lists in which every
@@ -173,7 +175,7 @@ _LEXER = re.compile(
   | (?P<string>{_STRING})
   | (?P<iri><[^<>"{{}}|^`\\\s]*>)
   | (?P<var>[?$][A-Za-z0-9_\u00B7-\uFFFF]+)
-  | (?P<bnode>_:[A-Za-z0-9_][\w\-.]*)
+  | (?P<bnode>_:[A-Za-z0-9_](?:[\w\-]|\.(?=[\w\-]))*)
   | (?P<include>%[A-Za-z_]\w*)
   | (?P<lang>@[A-Za-z]+(?:-[A-Za-z0-9]+)*)
   | (?P<number>(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+))
@@ -203,14 +205,18 @@ def _unescape(body: str) -> str:
     return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", replace, body)
 
 
-def _lex(text: str) -> list[_Lexeme]:
+def _lex(text: str, tolerant: bool = False) -> list[_Lexeme]:
+    """The query's lexemes; ``tolerant`` passes over a character no lexeme starts with instead of refusing it."""
     lexemes, position = [], 0
     while position < len(text):
         match = _LEXER.match(text, position)
+        if match is None and tolerant:
+            position += 1
+            continue
         if match is None:
             raise SparqlParseError(f"unexpected character {text[position]!r} at offset {position}: "
                                    f"...{text[max(0, position - 30):position + 30]!r}")
-        kind = match.lastgroup
+        kind = str(match.lastgroup)  # every alternative of the lexer is a named group
         if kind != "ws":
             lexemes.append(_Lexeme(kind, match.group(), position))
         position = match.end()
@@ -224,8 +230,9 @@ _QUERY_END = {"GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "VALUES"}
 
 
 class _Parser:
-    def __init__(self, text: str, prefixes: Mapping[str, str] | None):
-        self.lexemes = _lex(text)
+    def __init__(self, text: str, prefixes: Mapping[str, str] | None, tolerant: bool = False):
+        self.tolerant = tolerant
+        self.lexemes = _lex(text, tolerant)
         self.index = 0
         self.prefixes = dict(prefixes or {})
         self.base = ""
@@ -281,7 +288,7 @@ class _Parser:
         if kind == "string":
             quote = 3 if text[:3] in ('"""', "'''") else 1
             value = _unescape(text[quote:-quote])
-            if self.peek() is not None and self.peek().kind == "lang":
+            if (following := self.peek()) is not None and following.kind == "lang":
                 return Term("literal", value, lang=self.take().text[1:].lower())
             if self.is_punct("^^"):
                 self.take()
@@ -346,6 +353,22 @@ class _Parser:
 
     # -- query
     def parse_query(self, top: bool = True) -> Query:
+        if not self.tolerant:
+            return self.strict_query(top)
+        start = self.index
+        try:
+            return self.strict_query(top)
+        except SparqlParseError:
+            if not top:
+                raise  # a sub-SELECT: its enclosing group passes over it
+        # the head or the tail could not be read: keep the PREFIX declarations read so far and the first group
+        self.index = start
+        while self.peek() is not None and not self.is_punct("{"):
+            self.take()
+        query = Query(form="SELECT", where=self.group() if self.peek() is not None else Group())
+        return query
+
+    def strict_query(self, top: bool) -> Query:
         if top:
             self.prologue()
         form = self.keyword()
@@ -383,6 +406,8 @@ class _Parser:
             query.where = self.group()
         elif form != "DESCRIBE":
             raise self.error("expected the WHERE clause '{'")
+        if self.tolerant and top:  # the solution modifiers hold no patterns: what follows the WHERE clause is passed over
+            return query
         self.modifiers(query)
         if top and self.peek() is not None:
             raise self.error("unexpected text after the query")
@@ -460,14 +485,39 @@ class _Parser:
             return Group([SubSelect(query)])
         group = Group()
         while not self.is_punct("}"):
+            if self.peek() is None and self.tolerant:
+                return group  # a query cut off inside the group
             if self.peek() is None:
                 raise self.error("unclosed '{'")
             if self.is_punct("."):
                 self.take()
                 continue
-            group.elements += self.element()
+            start = self.index
+            try:
+                group.elements += self.element()
+            except SparqlParseError:
+                if not self.tolerant:
+                    raise
+                self.index = start
+                self.pass_over_element()
         self.take()
         return group
+
+    def pass_over_element(self) -> None:
+        """Tolerant mode: move past an element that cannot be read, to the ``.`` after it or the ``}`` that
+        closes its group (brackets inside it are skipped whole)."""
+        depth = 0
+        while (lexeme := self.peek()) is not None:
+            if lexeme.kind == "punct" and lexeme.text in "({[":
+                depth += 1
+            elif lexeme.kind == "punct" and lexeme.text in ")}]":
+                if depth == 0:
+                    return
+                depth -= 1
+            elif depth == 0 and lexeme.kind == "punct" and lexeme.text == ".":
+                self.take()
+                return
+            self.take()
 
     def element(self) -> list[Element]:
         word = self.keyword()
@@ -499,8 +549,8 @@ class _Parser:
             silent = word == "SERVICE" and self.keyword() == "SILENT"
             if silent:
                 self.take()
-            name = self.term(self.take())
-            return [Service(name, self.group(), silent) if word == "SERVICE" else GraphOf(name, self.group())]
+            target = self.term(self.take())
+            return [Service(target, self.group(), silent) if word == "SERVICE" else GraphOf(target, self.group())]
         if self.is_punct("{"):
             groups = [self.group()]
             while self.keyword() == "UNION":
@@ -509,8 +559,8 @@ class _Parser:
             if len(groups) > 1:
                 return [UnionOf(groups)]
             inner = groups[0]
-            return [SubSelect(inner.elements[0].query)] if _is_subselect(inner) else [inner]
-        return self.triples_same_subject()
+            return [inner.elements[0]] if _is_subselect(inner) else [inner]
+        return [*self.triples_same_subject()]
 
     def exists_groups(self, start: int, end: int) -> list[Group]:
         """The ``EXISTS { ... }`` groups among the lexemes ``start:end`` (read again as groups; the cursor is
@@ -571,7 +621,7 @@ class _Parser:
         if self.is_punct("("):
             raise self.error("RDF collections '( ... )' in triple patterns are not supported")
         lexeme = self.take()
-        if lexeme.kind == "punct" and lexeme.text in "+-" and self.peek() and self.peek().kind == "number":
+        if lexeme.kind == "punct" and lexeme.text in "+-" and (number := self.peek()) and number.kind == "number":
             return Term("number", lexeme.text + self.take().text)
         return self.term(lexeme)
 
@@ -633,9 +683,15 @@ def _is_subselect(group: Group) -> bool:
     return len(group.elements) == 1 and isinstance(group.elements[0], SubSelect)
 
 
-def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> Query:
+def parse_query(text: str, prefixes: Mapping[str, str] | None = None, *, tolerant: bool = False) -> Query:
     """Parse a SPARQL query. ``prefixes`` are those a query may use without declaring them (the KG's predefined
     ones, :func:`sparqlab.kg.profiles.known_prefixes`); a prefixed name under no known prefix stays a ``pname``.
+
+    ``tolerant`` reads what it can of a broken or cut-off query (an agent's draft, checked before it is run): a
+    group element it cannot read is passed over to the next ``.`` or ``}``, an unclosed group ends with the text,
+    characters no lexeme starts with are passed over, and a query whose head (prologue, form, projection) cannot
+    be read is taken as ``SELECT *`` over its first group; the solution modifiers are not read. Nesting deeper
+    than the limit and an empty query are refused in both modes.
 
     Raises :class:`SparqlParseError` (a ``ValueError``) saying where the query stops making sense, and for
     brackets nested deeper than the screen's :data:`~sparqlab.sparql.screen.MAX_NESTING` (the parser and the
@@ -646,7 +702,7 @@ def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> Query:
     depth = scan(text).max_depth
     if depth > MAX_NESTING:
         raise SparqlParseError(f"brackets nested {depth} deep, more than the limit of {MAX_NESTING}")
-    return _Parser(text, prefixes).parse_query()
+    return _Parser(text, prefixes, tolerant).parse_query()
 
 
 def parts_of(query: Query, *, services: bool = True, exists: bool = True) -> Iterator[Query | Group]:
@@ -828,5 +884,10 @@ def query_text(query: Query, show: TermPrinter = default_term, ordered: bool = F
 def iter_terms(query: Query) -> Iterator[Term]:
     """Every term of the query in printing order (projection, dataset, pattern, modifiers)."""
     found: list[Term] = []
-    query_text(query, lambda t: found.append(t) or "")
+
+    def record(term: Term) -> str:
+        found.append(term)
+        return ""
+
+    query_text(query, record)
     return iter(found)

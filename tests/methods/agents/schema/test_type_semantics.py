@@ -105,3 +105,16 @@ def test_triple_patterns_follow_abbreviations_and_skip_expressions():
     ]
     assert type_patterns(triple_patterns(query, WIKIDATA.prefixes), WIKIDATA.type_predicate) == [
         ("?x", HUMAN), ("?a", "http://ex/Thing")]
+
+
+def test_triple_patterns_skip_comments_read_spaced_paths_and_what_a_broken_draft_holds():
+    """The [BLOCKED] check sees a draft before the KG does: a comment is no pattern, a path written with spaces is
+    one predicate, and a pattern the parser cannot read (here one without its object) leaves the others checked."""
+    draft = """SELECT ?c WHERE { # wd:Q42 wdt:P1082 ?n is only a comment
+      ?x wdt:P31 / wdt:P279 * wd:Q515 . ?x wdt:P19 . wd:Q42 wdt:P17 ?c"""
+    triples = triple_patterns(draft, WIKIDATA.prefixes)
+    assert [(t.subject, t.predicate, t.object) for t in triples] == [
+        ("?x", f"<{WDT}P31>/<{WDT}P279>*", CITY), (WD + "Q42", WDT + "P17", "?c")]
+    theta = TypeState()
+    theta.add(WD + "Q42", {HUMAN})
+    assert [t.predicate for t, _, _ in domain_conflicts(triples, theta, INDEX)] == [WDT + "P17"]

@@ -1,137 +1,96 @@
 """Triple patterns read out of a (generated, untrusted) SPARQL query, for the type state and the [BLOCKED] check.
 
-This is a tokenizer, not a SPARQL evaluator: it walks the WHERE body, expands prefixed names with the query's
-own PREFIX declarations and the KG profile's predefined prefixes, follows ``;`` and ``,`` abbreviations, and skips
-the insides of FILTER / BIND / VALUES and similar expressions. Terms it cannot read are kept as they are
-written, so they simply never match a property or a class. Property paths stay one token (``wdt:P31/wdt:P279*``).
+The query is read by the one SPARQL parser (:func:`sparqlab.sparql.tree.parse_query`) in its tolerant mode: an
+agent's draft is checked before the KG sees it, so a pattern the parser cannot read is passed over and the rest
+still counts. Prefixed names are expanded with the query's own PREFIX declarations and the KG profile's
+predefined prefixes; ``;`` and ``,`` abbreviations are expanded; FILTER / BIND / VALUES expressions and the
+solution modifiers hold no patterns (a FILTER's EXISTS patterns do). Terms under an unknown prefix are kept as
+written, so they never match a property or a class. A property path stays one predicate (``<…P31>/<…P279>*``).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-_TOKEN = re.compile(r"""
-    (?P<iri><[^<>"\s]*>)
-  | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')(?:@[\w-]+|\^\^\S+)?
-  | (?P<var>[?$]\w+)
-  | (?P<path>(?:[\w-]*:[\w.%-]*|<[^<>"\s]*>|\ba\b)(?:[/|^](?:\^?(?:[\w-]*:[\w.%-]*|<[^<>"\s]*>|\ba\b))[*+?]?)+[*+?]?
-             |(?:[\w-]*:[\w.%-]*|<[^<>"\s]*>)[*+?])
-  | (?P<pname>[\w-]*:[\w.%-]*(?<!\.))
-  | (?P<number>[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
-  | (?P<word>[A-Za-z_]\w*)
-  | (?P<punct>[{}().;,\[\]])
-  | (?P<other>\S)
-""", re.VERBOSE)
+from sparqlab.sparql.tree import (
+    RDF,
+    Filter,
+    GraphOf,
+    Group,
+    Minus,
+    Optional,
+    Query,
+    Service,
+    SparqlParseError,
+    SubSelect,
+    Term,
+    UnionOf,
+    default_term,
+    parse_query,
+)
+from sparqlab.sparql.tree import Triple as TreeTriple
 
-_EXPRESSION_KEYWORDS = {"FILTER", "BIND", "HAVING", "ORDER", "GROUP"}
-_PREFIX_DECL = re.compile(r"PREFIX\s+([\w-]*):\s*<([^>]*)>", re.IGNORECASE)
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+RDF_TYPE = RDF + "type"
 
 
 @dataclass(frozen=True)
 class Triple:
-    """One triple pattern: each term an expanded IRI, a ``?var``, a literal as written, or a path as written."""
+    """One triple pattern: each term an expanded IRI, a ``?var``, a literal (quoted), or a path as ``<iri>``
+    steps with their operators."""
 
     subject: str
     predicate: str
     object: str
 
 
-def _expand(token: str, kind: str, prefixes: dict[str, str]) -> str:
-    if kind == "iri":
-        return token[1:-1]
-    if kind == "var":
-        return "?" + token[1:]
-    if kind == "word" and token == "a":
-        return RDF_TYPE
-    if kind == "pname":
-        prefix, _, local = token.partition(":")
-        if prefix in prefixes:
-            return prefixes[prefix] + local
-    if kind == "path":  # each step as <expanded IRI>, operators kept: <...P31>/<...P279>*
-        return re.sub(r"<[^<>\s]*>|[\w-]*:[\w.%-]*|\ba\b",
-                      lambda m: "<" + _expand(m.group(), "word" if m.group() == "a" else
-                                              "iri" if m.group().startswith("<") else "pname", prefixes) + ">",
-                      token)
-    return token
+def _text(term: Term) -> str:
+    """An IRI bare, a variable as ``?name``, anything else in SPARQL syntax (a literal starts with a quote)."""
+    return term.value if term.kind in ("iri", "pname") else default_term(term)
 
 
-def _body(sparql: str) -> str:
-    """The text from the first ``{`` on (prologue and projection are not patterns)."""
-    index = sparql.find("{")
-    return sparql[index:] if index >= 0 else ""
+def _predicate(tokens: list) -> str:
+    """One term bare; a path with each step as ``<iri>`` and its operators, without spaces."""
+    if len(tokens) == 1 and isinstance(tokens[0], Term):
+        return _text(tokens[0])
+    return "".join(f"<{t.value}>" if isinstance(t, Term) and t.kind in ("iri", "pname") else
+                   default_term(t) if isinstance(t, Term) else t for t in tokens)
 
 
-def triple_patterns(sparql: str, prefixes: dict[str, str] | None = None) -> list[Triple]:
-    """Every triple pattern of ``sparql`` in textual order (see the module docstring for what is read)."""
-    known = {**(prefixes or {}), **{name: iri for name, iri in _PREFIX_DECL.findall(sparql)}}
-    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(_body(sparql))]
-    triples: list[Triple] = []
-    terms: list[str] = []
-    subject = predicate = None
-    index = 0
-    while index < len(tokens):
-        kind, text = tokens[index]
-        upper = text.upper()
-        if kind == "word" and upper == "SELECT":  # a subquery's projection is no pattern
-            while index < len(tokens) and tokens[index][1] != "{" and tokens[index][1].upper() != "WHERE":
-                index += 1
-            continue
-        if kind == "word" and upper in _EXPRESSION_KEYWORDS or kind == "word" and upper == "VALUES":
-            index = _skip_expression(tokens, index + 1, values=upper == "VALUES")
-            terms, subject, predicate = [], None, None
-            continue
-        index += 1
-        if kind == "punct":
-            if text == ";" and subject is not None:
-                terms, predicate = [subject], None
-            elif text == "," and subject is not None and predicate is not None:
-                terms = [subject, predicate]
-            else:  # '.', braces and brackets end a pattern
-                terms, subject, predicate = [], None, None
-            continue
-        if kind == "word" and text != "a":  # OPTIONAL, UNION, MINUS, SERVICE, GRAPH ...
-            terms, subject, predicate = [], None, None
-            continue
-        terms.append(_expand(text, kind, known))
-        if len(terms) == 3:
-            subject, predicate = terms[0], terms[1]
-            triples.append(Triple(*terms))
-            terms = []
-    return triples
+def _tree_triples(query: Query) -> Iterator[TreeTriple]:
+    """The query's triple patterns in the order they are written (named subqueries, CONSTRUCT template, WHERE)."""
+    for _, named in query.named:
+        yield from _tree_triples(named)
+    yield from query.template
+    yield from _group_triples(query.where)
 
 
-def _skip_expression(tokens: list[tuple[str, str]], index: int, values: bool) -> int:
-    """Index after a FILTER/BIND/... expression (balanced parentheses, function calls, ORDER/GROUP BY keys) or
-    a VALUES block (up to its closing ``}``)."""
-    if values:
-        while index < len(tokens) and tokens[index][1] != "{":
-            index += 1
-        depth = 0
-        while index < len(tokens):
-            text = tokens[index][1]
-            depth += text == "{"
-            depth -= text == "}"
-            index += 1
-            if depth == 0:
-                return index
-        return index
-    depth = 0
-    while index < len(tokens):
-        kind, text = tokens[index]
-        followed_by_paren = index + 1 < len(tokens) and tokens[index + 1][1] == "("
-        if text == "(":
-            depth += 1
-        elif text == ")":
-            depth -= 1
-            if depth <= 0:
-                return index + 1
-        elif depth == 0 and not (kind == "var" or kind == "word" and (
-                followed_by_paren or text.upper() in ("NOT", "EXISTS", "BY"))):
-            return index
-        index += 1
-    return index
+def _group_triples(group: Group) -> Iterator[TreeTriple]:
+    for element in group.elements:
+        if isinstance(element, TreeTriple):
+            yield element
+        elif isinstance(element, Group):
+            yield from _group_triples(element)
+        elif isinstance(element, Optional | Minus | GraphOf | Service):
+            yield from _group_triples(element.group)
+        elif isinstance(element, UnionOf):
+            for branch in element.groups:
+                yield from _group_triples(branch)
+        elif isinstance(element, Filter):
+            for exists in element.exists:
+                yield from _group_triples(exists)
+        elif isinstance(element, SubSelect):
+            yield from _tree_triples(element.query)
+
+
+def triple_patterns(sparql: str, prefixes: Mapping[str, str] | None = None) -> list[Triple]:
+    """Every triple pattern of ``sparql`` in textual order (see the module docstring for what is read); none for
+    an empty query or one nested deeper than the parser's limit (the screen refuses those before they run)."""
+    try:
+        query = parse_query(sparql, prefixes, tolerant=True)
+    except SparqlParseError:
+        return []
+    return [Triple(_text(t.subject), _predicate(t.predicate), _text(t.object)) for t in _tree_triples(query)]
 
 
 def _first_step(predicate: str) -> str:
