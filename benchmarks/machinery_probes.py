@@ -498,7 +498,7 @@ def external_asking(respond: Callable[[str, socket.socket], None], timeout_s: fl
             from sparqlab.kg import EndpointKG
             from sparqlab.kg.profiles import generic_profile
             from sparqlab.llm.base import run_sync
-            from sparqlab.methods.external import ExternalSystem
+            from sparqlab.text2sparql.external import ExternalSystem
             from sparqlab.platform.context import PrepareContext, QuestionContext
             kg = EndpointKG("http://127.0.0.1:9/sparql", generic_profile("unused"))
             system = ExternalSystem(endpoint="{url}/", timeout_s={timeout_s}, retries=0, dataset_iri="urn:d")

@@ -498,7 +498,7 @@ has an rdfs:label (employees also pv:name); find an instance by its label (`?e r
 look its IRI up. Select the answer resources' IRIs (or the literal values the question asks for).""",
     schema_in_prompt=True,
 )
-"""The CK25 corporate KG of the TEXT2SPARQL'25 challenge (:mod:`sparqlab.kg.ck25`, ``data/ck25``): answers are
+"""The CK25 corporate KG of the TEXT2SPARQL'25 challenge (:mod:`sparqlab.text2sparql.ck25_store`, ``data/ck25``): answers are
 IRIs and literal values, as the challenge's official metric compares them; ``pv:`` is the questions' default
 namespace and its ``rdfs:domain``/``rdfs:range`` declarations are the schema index's formal constraints."""
 

@@ -23,5 +23,5 @@ USER_AGENT = f"sparqlab/{__version__} (text-to-SPARQL research workbench; SPARQL
 
 CK25_VOCAB = "http://ld.company.org/prod-vocab/"
 CK25_INSTANCES = "http://ld.company.org/prod-instances/"
-"""Namespaces of the CK25 corporate KG (:mod:`sparqlab.kg.ck25`): its vocabulary ``pv:`` (the questions' default
-namespace) and its instances ``prodi:``."""
+"""Namespaces of the CK25 corporate KG (:mod:`sparqlab.text2sparql.ck25_store`): its vocabulary ``pv:`` (the
+questions' default namespace) and its instances ``prodi:``."""

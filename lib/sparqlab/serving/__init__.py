@@ -3,8 +3,10 @@
 - :mod:`sparqlab.serving.guard` — uvicorn with the limits an endpoint reachable by others needs (read deadline,
   connection bound, head-size limit, descriptor budget), through uvicorn's public interfaces only;
 - :mod:`sparqlab.serving.model_server` — ``sparqlab serve-model``: any model of the workbench (stand-ins, a
-  fine-tuned adapter) behind an OpenAI-compatible API, for tests, offline runs and jobs;
-- :mod:`sparqlab.serving.text2sparql_endpoint` — ``sparqlab serve``: a method as a TEXT2SPARQL challenge endpoint.
+  fine-tuned adapter) behind an OpenAI-compatible API, for tests, offline runs and jobs.
+
+A method as a TEXT2SPARQL challenge endpoint (``sparqlab serve``) is served by the TEXT2SPARQL wing
+(:mod:`sparqlab.text2sparql.endpoint`) on this guarded server.
 
 Nothing below this layer imports it: the runner, the methods and the models are the same whether served or not.
 """
