@@ -20,8 +20,8 @@ import time
 from typing import Any
 
 from sparqlab.data import registry
+from sparqlab.engines import serve_on
 from sparqlab.kg import open_kg
-from sparqlab.kg.server import serve_on
 from sparqlab.text2sparql.answers import reference_answers, score_answers
 from sparqlab.text2sparql.engine_report import execution, store_difference
 
@@ -56,8 +56,8 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="print the agreement table as Markdown")
     args = parser.parse_args()
 
-    from sparqlab.kg.movies import ensure_store as movie_store
-    from sparqlab.kg.virtuoso import serve_virtuoso
+    from sparqlab.engines.virtuoso import serve_virtuoso
+    from sparqlab.graphs.movies import ensure_store as movie_store
     from sparqlab.text2sparql.ck25_store import ensure_store as ck25_store
 
     start = time.perf_counter()

@@ -555,8 +555,8 @@ def endpoint_turning_html(scratch: Path, stack: contextlib.ExitStack) -> tuple[l
     ``recovered`` exists; the child runs, recovers it and reruns."""
     import urllib.request
 
-    from sparqlab.kg.movies import ensure_store
-    from sparqlab.kg.server import serve_store
+    from sparqlab.engines.oxigraph_server import serve_store
+    from sparqlab.graphs.movies import ensure_store
 
     oxigraph = stack.enter_context(serve_store(ensure_store()))
     seen = [0]

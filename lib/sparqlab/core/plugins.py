@@ -48,8 +48,8 @@ COMMAND_GROUP = "sparqlab.commands"
 BUILT_IN: dict[str, tuple[str, ...]] = {
     PLUGIN_GROUP: ("sparqlab.train.tiny",  # standin-tiny-random (a tiny random decoder, for garbage-in tests)
                    "sparqlab.text2sparql.external"),  # the peers' adapters: methods `external` and `imported`
-    KG_GROUP: ("sparqlab.text2sparql.ck25_store", "sparqlab.kg.dbpedia", "sparqlab.kg.freebase",
-               "sparqlab.kg.movies", "sparqlab.kg.orkg"),
+    KG_GROUP: ("sparqlab.graphs.profiles", "sparqlab.text2sparql.ck25_store", "sparqlab.graphs.dbpedia",
+               "sparqlab.kg.freebase", "sparqlab.graphs.movies", "sparqlab.graphs.orkg"),
     DATASET_GROUP: ("sparqlab.data.registry", "sparqlab.text2sparql.editions"),
     COMMAND_GROUP: tuple(f"sparqlab.cli.{name}" for name in (
         "data", "desq", "evaluate", "genop", "ggc", "peers", "init", "kg", "leaderboard", "leakage", "methods",

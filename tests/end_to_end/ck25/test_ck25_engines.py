@@ -17,7 +17,7 @@ GRAPH = "urn:sparqlab:ck25"
 @pytest.fixture(scope="module")
 def ck25_virtuoso():
     require_engine("virtuoso")
-    from sparqlab.kg.virtuoso import serve_virtuoso
+    from sparqlab.engines.virtuoso import serve_virtuoso
     from sparqlab.text2sparql.ck25_store import ensure_store
 
     with serve_virtuoso({GRAPH: [ensure_store()]}) as url:

@@ -18,7 +18,8 @@ import urllib.request
 
 import pytest
 
-from sparqlab.kg.server import free_port, serve_store
+from sparqlab.core.processes import free_port
+from sparqlab.engines.oxigraph_server import serve_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]  # first use builds the client's venv
 

@@ -31,7 +31,7 @@ def isolated_paths(tmp_path, monkeypatch):
 
 def _link_project_store(module) -> Path:
     """The test's own cache folder (``SPARQLAB_CACHE``) holding a link to the project's store of a bundled KG
-    (``module``: :mod:`sparqlab.kg.movies` or :mod:`sparqlab.text2sparql.ck25_store`), so the store is built once
+    (``module``: :mod:`sparqlab.graphs.movies` or :mod:`sparqlab.text2sparql.ck25_store`), so the store is built once
     per checkout, not per test (stores are opened read-only; a test that damages a store builds its own)."""
     import os
 
@@ -54,7 +54,7 @@ def _link_project_store(module) -> Path:
 @pytest.fixture
 def movie_cache(isolated_paths):
     """The test's cache folder with the project's movie KG store linked in (:func:`_link_project_store`)."""
-    from sparqlab.kg import movies
+    from sparqlab.graphs import movies
 
     return _link_project_store(movies)
 
