@@ -1,5 +1,6 @@
-"""The TEXT2SPARQL wing is one package: outside it, only the CLI's command modules import it, and what the rest of
-the library needs from it (its datasets, the CK25 store, the peers' methods) is found through the plug-in tables."""
+"""The TEXT2SPARQL wing is one package: outside it, only the CLI's command modules import it, and what the rest
+of the library needs from it (its datasets, the CK25 store, the peers' methods) is found through the plug-in
+tables."""
 
 from __future__ import annotations
 

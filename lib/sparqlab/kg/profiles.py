@@ -36,8 +36,8 @@ __all__ = ["DECLARED_SCHEMAS", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "S
 STORE_BUILDERS: Registry[Callable[..., Path]] = Registry("store builder", group=KG_GROUP)
 """Profile name → ``builder(force=False)`` returning the directory of a pyoxigraph store with a ``build.json``
 beside it, for KGs bundled with the workbench or a plug-in. Builders register themselves
-(:func:`register_store_builder`) from their own module (:mod:`sparqlab.graphs.movies`), so this module imports none of
-them."""
+(:func:`register_store_builder`) from their own module (:mod:`sparqlab.graphs.movies`), so this module imports
+none of them."""
 
 
 def register_store_builder(profile_name: str, builder: Callable[..., Path]) -> None:

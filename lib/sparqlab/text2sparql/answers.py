@@ -188,5 +188,6 @@ def peer_cost_line(predictions) -> str:
                                 ("extra.peer_tool_calls", "tool calls", "")):
         values = predictions[column].dropna() if column in predictions else []
         if len(values):
-            parts.append(f"{label} per question: mean {values.mean():.1f}{unit}, median {values.median():.1f}{unit}")
+            parts.append(f"{label} per question: mean {values.mean():.1f}{unit}, "
+                         f"median {values.median():.1f}{unit}")
     return "; ".join(parts) or "the file records no times or calls"
