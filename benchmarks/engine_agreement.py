@@ -3,7 +3,7 @@ server and Virtuoso (Debian's virtuoso-opensource; its KG in a named graph, reac
 
 Reports, per query set and server, how many queries give rows identical to the embedded store's, the same rows
 in another order, the same flattened values, or different results, with the cause of each difference
-(:func:`sparqlab.runs.engine_report.store_difference`); the official-metric score (TEXT2SPARQL, ``set_F``) of the
+(:func:`sparqlab.text2sparql.engine_report.store_difference`); the official-metric score (TEXT2SPARQL, ``set_F``) of the
 50 CK25 reference queries on each store; and Virtuoso's start-up time (empty database, then with each KG loaded).
 
 Usage: python benchmarks/engine_agreement.py [--metaqa 100] [--json OUT] [--markdown]
@@ -20,10 +20,10 @@ import time
 from typing import Any
 
 from sparqlab.data import registry
+from sparqlab.engines import serve_on
 from sparqlab.kg import open_kg
-from sparqlab.kg.server import serve_on
-from sparqlab.runs.engine_report import execution, store_difference
-from sparqlab.runs.text2sparql import reference_answers, score_answers
+from sparqlab.text2sparql.answers import reference_answers, score_answers
+from sparqlab.text2sparql.engine_report import execution, store_difference
 
 SERVERS = ("oxigraph-server", "virtuoso")
 
@@ -56,9 +56,9 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="print the agreement table as Markdown")
     args = parser.parse_args()
 
-    from sparqlab.kg.ck25 import ensure_store as ck25_store
-    from sparqlab.kg.movies import ensure_store as movie_store
-    from sparqlab.kg.virtuoso import serve_virtuoso
+    from sparqlab.engines.virtuoso import serve_virtuoso
+    from sparqlab.graphs.movies import ensure_store as movie_store
+    from sparqlab.text2sparql.ck25_store import ensure_store as ck25_store
 
     start = time.perf_counter()
     with serve_virtuoso({}):

@@ -51,8 +51,8 @@ print(json.dumps({"open_s": opened, "first_check_s": first, "again_s": again, "b
 
 def outputs(scratch: Path) -> dict[str, Path]:
     """The three outputs measured: the movie store's build folder, a label index, a KB memory folder."""
+    from sparqlab.graphs.movies import build_dir, ensure_store
     from sparqlab.kg import open_kg
-    from sparqlab.kg.movies import build_dir, ensure_store
     from sparqlab.kg.search import LabelIndex
     from sparqlab.methods.desq.kb_memory import KBMemory, kg_entries
 

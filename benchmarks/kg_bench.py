@@ -43,7 +43,7 @@ def misspell(name: str, rng: random.Random) -> str:
 
 def build_benchmark() -> dict:
     """Build the store from scratch into a temporary cache (the project's cache is left alone)."""
-    from sparqlab.kg import movies
+    from sparqlab.graphs import movies
 
     start = time.perf_counter()
     triples = movies.read_kb()
@@ -58,7 +58,7 @@ def build_benchmark() -> dict:
 
 def labels_of(store, *classes: str) -> list[str]:
     """The sorted labels of the movie KG's entities of the given classes."""
-    from sparqlab.kg.movies import class_iri
+    from sparqlab.graphs.movies import class_iri
     from sparqlab.kg.profiles import RDFS
 
     values = " ".join(f"<{class_iri(cls)}>" for cls in classes)
@@ -69,7 +69,7 @@ def labels_of(store, *classes: str) -> list[str]:
 def query_sets(store, rng: random.Random, samples: int) -> dict[str, list[str]]:
     """Queries of four shapes over randomly chosen films and people (same texts for every engine)."""
     from sparqlab.data.movieqa import PREFIXES
-    from sparqlab.kg.movies import FILM, entity_iri, relation_iri
+    from sparqlab.graphs.movies import FILM, entity_iri, relation_iri
 
     picked_films = rng.sample(labels_of(store, FILM), samples)
     picked_people = rng.sample(labels_of(store, "Person"), samples)

@@ -498,7 +498,7 @@ def external_asking(respond: Callable[[str, socket.socket], None], timeout_s: fl
             from sparqlab.kg import EndpointKG
             from sparqlab.kg.profiles import generic_profile
             from sparqlab.llm.base import run_sync
-            from sparqlab.methods.external import ExternalSystem
+            from sparqlab.text2sparql.external import ExternalSystem
             from sparqlab.platform.context import PrepareContext, QuestionContext
             kg = EndpointKG("http://127.0.0.1:9/sparql", generic_profile("unused"))
             system = ExternalSystem(endpoint="{url}/", timeout_s={timeout_s}, retries=0, dataset_iri="urn:d")
@@ -555,8 +555,8 @@ def endpoint_turning_html(scratch: Path, stack: contextlib.ExitStack) -> tuple[l
     ``recovered`` exists; the child runs, recovers it and reruns."""
     import urllib.request
 
-    from sparqlab.kg.movies import ensure_store
-    from sparqlab.kg.server import serve_store
+    from sparqlab.engines.oxigraph_server import serve_store
+    from sparqlab.graphs.movies import ensure_store
 
     oxigraph = stack.enter_context(serve_store(ensure_store()))
     seen = [0]

@@ -418,7 +418,7 @@ MUTATIONS = [
     Mutation("agents: type-blindness ignores the entities' declared types",
              "lib/sparqlab/experiments/agents.py::type_blind", 'state.add(subject, entity_types(kg, f"<{subject}>"))',
              "pass", (f"{CONTROLLER_TESTS}::test_type_blind_failures_are_counted_from_final_queries",)),
-    Mutation("tautology: kg build reports one triple fewer than it stored", "lib/sparqlab/kg/movies.py",
+    Mutation("tautology: kg build reports one triple fewer than it stored", "lib/sparqlab/graphs/movies.py",
              '"triples": len(lines),', '"triples": len(lines) - 1,',
              ("tests/kg/test_kg_cli.py::test_kg_build_prints_counts",)),
     Mutation("tautology: bench speedup of each level against itself", "benchmarks/concurrency.py",

@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-from sparqlab.data.text2sparql import load_edition
 from sparqlab.eval.text2sparql import gold_relevance, summarise_official
-from sparqlab.experiments.leaderboard import EVALUATION_PATTERNS, RESULT_SET_PATTERNS, published_folder
-from sparqlab.runs.engine_report import explain_difference
-from sparqlab.runs.result_sets import (
+from sparqlab.text2sparql.editions import load_edition
+from sparqlab.text2sparql.engine_report import explain_difference
+from sparqlab.text2sparql.leaderboard import EVALUATION_PATTERNS, RESULT_SET_PATTERNS, published_folder
+from sparqlab.text2sparql.result_sets import (
     NotGenuine,
     compare_with_published,
     read_published_scores,
@@ -68,7 +68,7 @@ def means() -> None:
 
 def answers_route() -> None:
     from sparqlab.kg import open_kg
-    from sparqlab.runs.text2sparql import execute_flat, read_answers, score_answers
+    from sparqlab.text2sparql.answers import execute_flat, read_answers, score_answers
 
     print("== answers route: the team's queries on our store (CK25), against the published evaluation")
     questions = {q.id: q for q in load_edition("ck25")}

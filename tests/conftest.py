@@ -22,8 +22,8 @@ os.environ[CHECK_ENV] = "strict"
 @pytest.fixture(scope="session")
 def movies_kg():
     """The movie KG (built on first use into the project cache) without a query cache, shared by the session."""
+    from sparqlab.graphs.movies import ensure_store
     from sparqlab.kg import open_kg
-    from sparqlab.kg.movies import ensure_store
 
     ensure_store()
     kg = open_kg("movies", cache=False)
@@ -52,7 +52,7 @@ def wikidata_shaped_endpoint(tmp_path_factory, wikidata_ttl):
     """A small Wikidata-shaped test KG (each fixture in turn) behind a real ``oxigraph serve-read-only`` on
     127.0.0.1. Like QLever (and unlike Wikidata's service) it predefines no prefixes, so it stands in for a QLever
     mirror of Wikidata."""
-    from sparqlab.kg.server import serve_store
+    from sparqlab.engines.oxigraph_server import serve_store
 
     with serve_store(wikidata_store(wikidata_ttl, tmp_path_factory.mktemp("wd"))) as url:
         yield url
@@ -68,10 +68,10 @@ def endpoint_engine(request) -> str:
 
 @pytest.fixture(scope="session")
 def movie_endpoint(endpoint_engine):
-    """The movie KG behind each server (:func:`sparqlab.kg.server.serve_on`; on Virtuoso in a named graph, the
+    """The movie KG behind each server (:func:`sparqlab.engines.serve_on`; on Virtuoso in a named graph, the
     URL carrying ``default-graph-uri``)."""
-    from sparqlab.kg.movies import ensure_store
-    from sparqlab.kg.server import serve_on
+    from sparqlab.engines import serve_on
+    from sparqlab.graphs.movies import ensure_store
 
     with serve_on(endpoint_engine, ensure_store()) as url:
         yield url

@@ -73,7 +73,7 @@ def test_a_noisy_standin_is_named_as_such_and_cached_as_any_model(tmp_path):
 
 def test_a_method_run_with_its_noisy_standin_keeps_its_f1(tmp_path, monkeypatch):
     """Every reply re-wrapped (rate 1) and the direct baseline still scores as on the bare stand-in."""
-    from sparqlab.kg.movies import ensure_store
+    from sparqlab.graphs.movies import ensure_store
 
     ensure_store()  # the runner opens the movie KG by name
     monkeypatch.setenv("SPARQLAB_RUNS", str(tmp_path / "runs"))

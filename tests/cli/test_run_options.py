@@ -72,7 +72,7 @@ def test_serve_takes_the_endpoint_settings_by_their_declared_name_help_and_defau
     """``sparqlab serve``'s endpoint flags are generated from ServeSettings like the run flags from RunConfig,
     and the flags given make the settings the server runs with."""
     from sparqlab.cli.config_options import config_from_arguments
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     parser = command_parser(("serve",))
     by_dest = {action.dest: action for action in parser._actions}  # noqa: SLF001

@@ -57,7 +57,7 @@ def test_the_method_packages_are_found_on_disk_and_command_modules_are_listed_in
     module with a ``register(subparsers)`` is one line of :data:`BUILT_IN`."""
     packages = {f"sparqlab.methods.{name}" for name in METHOD_PACKAGES}
     assert set(method_packages()) == packages
-    assert {point.value for point in declared(PLUGIN_GROUP)} >= packages | {"sparqlab.train.tiny"}
+    assert {point.value for point in declared(PLUGIN_GROUP)} >= packages | set(BUILT_IN[PLUGIN_GROUP])
     commands = {f"sparqlab.cli.{p.stem}" for p in (LIB / "cli").glob("*.py") if "\ndef register(" in p.read_text()}
     assert set(BUILT_IN[COMMAND_GROUP]) == commands
 
@@ -78,7 +78,9 @@ def test_built_in_methods_and_commands_are_found_without_any_entry_point_metadat
     """)
     found = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                       check=True).stdout)
-    assert {module.split(".")[2] for module in found["methods"].values()} == METHOD_PACKAGES, found["methods"]
+    packages = {".".join(module.split(".")[:3]) for module in found["methods"].values()}
+    assert packages == {f"sparqlab.methods.{name}" for name in METHOD_PACKAGES} | {"sparqlab.text2sparql.external"}, \
+        found["methods"]
     assert set(BUILT_IN[COMMAND_GROUP]) <= set(found["modules"])
 
 

@@ -34,5 +34,5 @@ def test_a_loader_runs_once_on_the_first_lookup_and_restored_undoes_registration
 def test_a_miss_loads_the_declared_plugins_of_the_tables_group():
     from sparqlab.kg.profiles import STORE_BUILDERS
 
-    # the movie store builder is registered by sparqlab.kg.movies, declared as a sparqlab.kgs entry point
-    assert STORE_BUILDERS.known("movies") and STORE_BUILDERS.get("movies").__module__ == "sparqlab.kg.movies"
+    # the movie store builder is registered by sparqlab.graphs.movies, declared as a sparqlab.kgs entry point
+    assert STORE_BUILDERS.known("movies") and STORE_BUILDERS.get("movies").__module__ == "sparqlab.graphs.movies"

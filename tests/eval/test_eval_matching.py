@@ -11,8 +11,8 @@ DRUM = "http://sparqlab.org/movies/entity/Film/Drum"
 
 @pytest.fixture(scope="module")
 def movies():
+    from sparqlab.graphs.movies import ensure_store
     from sparqlab.kg import open_kg
-    from sparqlab.kg.movies import ensure_store
 
     ensure_store()
     with open_kg("movies") as kg:

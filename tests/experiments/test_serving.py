@@ -17,7 +17,7 @@ import pytest
 
 from sparqlab.experiments.executors import run_local, run_submitit, slurm_parameters, submit_cells
 from sparqlab.experiments.grid import GridError, load_grid
-from sparqlab.experiments.serving import LOG_NAME, STATE_NAME
+from sparqlab.experiments.model_launcher import LOG_NAME, STATE_NAME
 from sparqlab.experiments.sweep import grid_status
 
 SERVED = """\

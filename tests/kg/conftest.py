@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sparqlab.kg.server import free_port, serve_store
+from sparqlab.core.processes import free_port
+from sparqlab.engines.oxigraph_server import serve_store
 
 SMALL_TTL = """\
 @prefix ex: <http://example.org/> .
@@ -28,7 +29,7 @@ ex:age rdfs:label "age" .
 @pytest.fixture(scope="session")
 def movie_store() -> Path:
     """The movie KG store (built on first use into ``SPARQLAB_CACHE`` or the project's ``.cache``)."""
-    from sparqlab.kg.movies import ensure_store
+    from sparqlab.graphs.movies import ensure_store
 
     return ensure_store()
 

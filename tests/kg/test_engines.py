@@ -9,11 +9,11 @@ import dataclasses
 import pytest
 
 from sparqlab.core.cache import JsonCache
+from sparqlab.engines import engine_from_server, serve_on
+from sparqlab.graphs.profiles import MOVIES
 from sparqlab.kg import EndpointError, EndpointKG, UnsupportedFunction, open_kg
 from sparqlab.kg.endpoint import split_endpoint_url
-from sparqlab.kg.engines import engine_from_server
-from sparqlab.kg.profiles import MOVIES, generic_profile
-from sparqlab.kg.server import serve_on
+from sparqlab.kg.profiles import generic_profile
 from support.engines import require_engine
 
 EX = "http://example.org/"
@@ -86,7 +86,7 @@ def virtuoso_two_kgs(small_ttl, tmp_path_factory):
     """One Virtuoso holding two KGs in two named graphs — the small test KG and 150 numbered things — that cuts
     every result at 100 rows (``ResultSetMaxRows``)."""
     require_engine("virtuoso")
-    from sparqlab.kg.virtuoso import serve_virtuoso
+    from sparqlab.engines.virtuoso import serve_virtuoso
 
     things = tmp_path_factory.mktemp("things") / "things.nt"
     things.write_text("".join(f"<{EX}thing{i}> <{EX}number> \"{i}\" .\n" for i in range(150)), encoding="utf-8")
@@ -159,7 +159,7 @@ def test_virtuosos_missing_functions_and_integer_division(virtuoso_two_kgs):
 
 
 def test_two_engines_are_two_runs():
-    from sparqlab.kg.engines import Engine
+    from sparqlab.engines import Engine
     from sparqlab.runs.config import RunConfig, identity, make_run_id
 
     config = RunConfig(dataset="metaqa-1hop", kg="movies", kg_url="http://127.0.0.1:8890/sparql", model="m")
@@ -182,7 +182,7 @@ def test_a_full_read_cut_by_the_engine_is_an_error_naming_the_cap(virtuoso_two_k
 @pytest.mark.slow
 def test_a_loaded_database_is_kept_and_the_next_start_reuses_it(small_ttl, tmp_path, monkeypatch):
     require_engine("virtuoso")
-    from sparqlab.kg.virtuoso import database_key, serve_virtuoso, virtuoso_binaries
+    from sparqlab.engines.virtuoso import database_key, serve_virtuoso, virtuoso_binaries
 
     monkeypatch.setenv("SPARQLAB_CACHE", str(tmp_path / "cache"))
     graphs = {"urn:small": [small_ttl]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sparqlab.graphs.profiles import MOVIES
 from sparqlab.kg import (
     EndpointError,
     EndpointKG,
@@ -16,7 +17,7 @@ from sparqlab.kg import (
     UpdateRefused,
     open_kg,
 )
-from sparqlab.kg.profiles import MOVIES, generic_profile
+from sparqlab.kg.profiles import generic_profile
 from sparqlab.kg.service import RetryPolicy
 
 EX = "http://example.org/"

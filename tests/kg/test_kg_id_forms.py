@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from sparqlab.kg.movies import entity_iri, relation_iri
+from sparqlab.graphs.movies import entity_iri, relation_iri
+from sparqlab.graphs.profiles import MOVIES, WIKIDATA
 from sparqlab.kg.neighbourhood import lookup, property_examples
-from sparqlab.kg.profiles import MOVIES, WIKIDATA, IdForm, KGProfile, generic_profile
+from sparqlab.kg.profiles import IdForm, KGProfile, generic_profile
 from sparqlab.methods.agents.schema import entity_types
 
 WD, WDT = "http://www.wikidata.org/entity/", "http://www.wikidata.org/prop/direct/"

@@ -8,8 +8,8 @@ from collections import defaultdict
 
 import pytest
 
-from sparqlab.kg import movies
-from sparqlab.kg.profiles import MOVIES
+from sparqlab.graphs import movies
+from sparqlab.graphs.profiles import MOVIES
 
 RANGES = {
     "starred_actors": "Person", "directed_by": "Person", "written_by": "Person", "has_genre": "Genre",

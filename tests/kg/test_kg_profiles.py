@@ -6,8 +6,9 @@ import re
 
 import pytest
 
+from sparqlab.graphs.profiles import MOVIES, WIKIDATA
 from sparqlab.kg import get_profile, open_kg
-from sparqlab.kg.profiles import MOVIES, PROFILES, WIKIDATA, generic_profile
+from sparqlab.kg.profiles import PROFILES, generic_profile
 
 
 def test_registry_and_unknown_names():
@@ -81,8 +82,8 @@ def test_open_kg_by_name_picks_the_profile_backend(movie_store):
 def test_schema_description_is_read_from_the_kg(movies_kg, small_ttl):
     from dataclasses import replace
 
+    from sparqlab.graphs.movies import CLASS_COMMENTS, RELATION_RANGES
     from sparqlab.kg.describe import describe_schema
-    from sparqlab.kg.movies import CLASS_COMMENTS, RELATION_RANGES
 
     lines = describe_schema(movies_kg).splitlines()
     middle = lines.index("Relations (subject class -> object class):")

@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from sparqlab.core.cache import JsonCache
+from sparqlab.graphs.profiles import WIKIDATA
 from sparqlab.kg import open_kg
-from sparqlab.kg.profiles import WIKIDATA
 from sparqlab.kg.search import LabelIndex, WikidataApiSearch, similarity
 
 PERSON = "http://sparqlab.org/movies/class/Person"

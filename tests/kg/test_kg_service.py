@@ -12,11 +12,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from sparqlab.graphs.profiles import WIKIDATA
 from sparqlab.kg import EndpointKG, EndpointUnavailable, KGError, QueryOptions, QueryTimeout, open_kg
-from sparqlab.kg.profiles import WIKIDATA, generic_profile
+from sparqlab.kg.profiles import generic_profile
 from sparqlab.kg.search import WikidataApiSearch
-from sparqlab.kg.server import ServiceRules, serve_service_rules
 from sparqlab.kg.service import RetryPolicy, ServiceClient, Throttled, retry_after_seconds
+from support.service_rules import ServiceRules, serve_service_rules
 
 EX = "http://example.org/"
 FAST = RetryPolicy(base_s=0.001, cap_s=0.01)
@@ -66,7 +67,7 @@ def test_retry_after_dates_and_garbage():
 
 @pytest.fixture(scope="module")
 def small_upstream(small_store):
-    from sparqlab.kg.server import serve_store
+    from sparqlab.engines.oxigraph_server import serve_store
 
     with serve_store(small_store) as url:
         yield url

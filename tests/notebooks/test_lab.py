@@ -45,8 +45,7 @@ def test_sparqlab_lab_serves_the_workspace_and_its_url_opens_the_quickstart(tmp_
     from pathlib import Path
 
     from sparqlab.core.paths import init_workspace
-    from sparqlab.core.processes import stop_process
-    from sparqlab.kg.server import free_port
+    from sparqlab.core.processes import free_port, stop_process
 
     init_workspace(tmp_path)
     env = {**os.environ, "SPARQLAB_WORKSPACE": str(tmp_path)}

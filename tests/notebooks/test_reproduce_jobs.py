@@ -12,7 +12,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from sparqlab.cli import main
-from sparqlab.experiments.serving import LOG_NAME
+from sparqlab.experiments.model_launcher import LOG_NAME
 from sparqlab.notebooks.execute import notebook_status, record_state, state_folder
 from support.notebooks import isolated_env, with_movie_store
 

@@ -308,8 +308,9 @@ def test_kg_modules_import_each_other_without_cycles():
 
 
 def test_the_movie_store_builder_is_registered_by_its_own_module():
-    from sparqlab.kg import movies
-    from sparqlab.kg.profiles import MOVIES, STORE_BUILDERS, WIKIDATA
+    from sparqlab.graphs import movies
+    from sparqlab.graphs.profiles import MOVIES, WIKIDATA
+    from sparqlab.kg.profiles import STORE_BUILDERS
 
     assert STORE_BUILDERS["movies"] is movies.ensure_store and MOVIES.store_builder is movies.ensure_store
     assert WIKIDATA.store_builder is None
@@ -337,7 +338,7 @@ def test_packages_import_only_the_layers_docs_design_lists_above_them():
     lib = Path(sparqlab.__file__).parent
     design = (lib.parents[1] / "docs" / "DESIGN.md").read_text()
     block = design.split("## Layers", 1)[1].split("```")[1]
-    order = [m.group(1) for m in re.finditer(r"^([a-z]+)\s", block, re.MULTILINE)]
+    order = [m.group(1) for m in re.finditer(r"^([a-z][a-z0-9]*)\s", block, re.MULTILINE)]
     rank = {name: i for i, name in enumerate(order)}
     problems = []
     for path in sorted(lib.rglob("*.py")):
@@ -354,3 +355,57 @@ def test_packages_import_only_the_layers_docs_design_lists_above_them():
                 if parts[0] == "sparqlab" and len(parts) > 1 and rank.get(parts[1], -1) > rank[layer]:
                     problems.append(f"{path.relative_to(lib)} imports {node.module}")
     assert not problems, problems
+
+
+def test_no_library_module_is_used_only_by_the_tests():
+    """Every module under lib/ is reached from the library, its commands, notebooks, scripts, benchmarks or docs
+    (imported, or listed in the plug-in tables): test equipment lives in tests/support/, not in the package."""
+    import ast
+    import json
+    from pathlib import Path
+
+    import sparqlab
+    from sparqlab.core.plugins import BUILT_IN, method_packages
+
+    lib = Path(sparqlab.__file__).parent
+    root = lib.parents[1]
+
+    def module_name(path: Path) -> str:
+        parts = path.relative_to(lib.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    def imported(source: str, package: str) -> set[str]:
+        names = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package.split(".")[:len(package.split(".")) - node.level + 1], base]).strip(".")
+                names.add(base)
+                names.update(f"{base}.{alias.name}" for alias in node.names)
+        return names
+
+    modules = {module_name(path): path for path in lib.rglob("*.py")}
+    reached = {"sparqlab", "sparqlab.__main__"}
+    reached |= {module for group in BUILT_IN.values() for module in group} | set(method_packages())
+    reached.add("sparqlab.cli")  # the console script
+    for path in sorted(lib.rglob("*.py")):
+        package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+        reached |= imported(path.read_text(), package) - {module_name(path)}
+    for folder in ("scripts", "benchmarks"):
+        for path in (root / folder).rglob("*.py"):
+            reached |= imported(path.read_text(), "")
+    for path in (root / "notebooks").glob("*.ipynb"):
+        cells = json.loads(path.read_text())["cells"]
+        code = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
+        reached |= imported("\n".join(line for line in code.splitlines()
+                                      if not line.lstrip().startswith(("%", "!"))), "")
+    docs = "\n".join(p.read_text() for p in [root / "README.md", *(root / "docs").glob("*.md")])
+    reached |= {name for name in modules if f"python -m {name}" in docs or f"from {name} import" in docs}
+    reached |= {name.rsplit(".", depth)[0] for name in reached for depth in range(1, name.count(".") + 1)}
+    # (importing a module runs its packages)
+    only_tests = sorted(set(modules) - reached)
+    assert not only_tests, f"modules reached by no library code, command, notebook, script, benchmark or doc: " \
+                           f"{only_tests}"

@@ -81,7 +81,7 @@ def test_every_run_folder_has_a_format_and_another_format_is_refused_clearly(tmp
 
 
 def test_run_from_a_folder_reruns_its_config_with_the_flags_over_it(tmp_path, capsys, monkeypatch):
-    from sparqlab.kg.movies import ensure_store
+    from sparqlab.graphs.movies import ensure_store
 
     ensure_store()
     base = ["run", "direct", "-d", "metaqa-1hop", "--limit", "2", "-m", "standin-keyword-rules", "-e", "again",

@@ -11,7 +11,7 @@ import pytest
 from runs_helpers import EX, LookupMethod, tiny_questions
 
 from sparqlab.cli import main
-from sparqlab.kg.server import serve_store
+from sparqlab.engines.oxigraph_server import serve_store
 from sparqlab.runs import RunConfig, run
 from sparqlab.runs.config import identity
 

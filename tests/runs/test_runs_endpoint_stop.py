@@ -9,8 +9,8 @@ import socket
 import urllib.request
 
 from sparqlab.cli import main
-from sparqlab.kg.movies import ensure_store
-from sparqlab.kg.server import serve_store
+from sparqlab.engines.oxigraph_server import serve_store
+from sparqlab.graphs.movies import ensure_store
 from support.hostile_http import http_reply, scripted_server
 
 HEALTHY_REQUESTS = 4

@@ -4,7 +4,7 @@ set, as ``.ci/run`` does after installing the package), where a missing Virtuoso
 
 from __future__ import annotations
 
-from sparqlab.kg.virtuoso import INSTALL_HINT, virtuoso_installed
+from sparqlab.engines.virtuoso import INSTALL_HINT, virtuoso_installed
 from support.ci import require_program
 
 ENDPOINT_ENGINES = ("oxigraph-server", "virtuoso")

@@ -23,7 +23,7 @@ def isolated_env(tmp_path: Path, cache: Path | None = None) -> dict[str, str]:
 
 def with_movie_store(tmp_path: Path) -> Path:
     """A private cache holding a copy of the built movie KG store, so a notebook does not rebuild it."""
-    from sparqlab.kg.movies import ensure_store
+    from sparqlab.graphs.movies import ensure_store
 
     store = ensure_store()
     shutil.copytree(store.parent, tmp_path / "cache" / "kg" / store.parent.name)

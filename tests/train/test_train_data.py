@@ -90,8 +90,8 @@ def test_a_dataset_without_a_train_split_names_where_training_questions_are(tmp_
 
 def test_desq_and_ggc_generator_builders_use_their_packages_prompts(tmp_path):
     from sparqlab.data.registry import load
+    from sparqlab.graphs.movies import ensure_store
     from sparqlab.kg import open_kg
-    from sparqlab.kg.movies import ensure_store
     from sparqlab.methods.desq.structured import parse_output
     from sparqlab.methods.ggc.prompts import GENERATOR_USER
     from sparqlab.methods.ggc.split import training_split

@@ -92,7 +92,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _is_text2sparql(dataset: str | None) -> bool:
-    from sparqlab.data.text2sparql import EDITIONS
+    from sparqlab.text2sparql.editions import EDITIONS
 
     return dataset in EDITIONS
 
@@ -100,7 +100,7 @@ def _is_text2sparql(dataset: str | None) -> bool:
 def text2sparql_command(args: argparse.Namespace, convention: str) -> int:
     """Score a result-set file (no KG), an answers file or a run's final queries with a TEXT2SPARQL metric."""
     from sparqlab.data import registry
-    from sparqlab.runs.result_sets import (
+    from sparqlab.text2sparql.result_sets import (
         compare_with_published,
         read_published_scores,
         read_result_set,
@@ -116,7 +116,7 @@ def text2sparql_command(args: argparse.Namespace, convention: str) -> int:
         table = score_result_set(args.result_set, questions, convention=convention)
     else:
         from sparqlab.kg import open_kg
-        from sparqlab.runs.text2sparql import read_answers, run_answers, score_answers
+        from sparqlab.text2sparql.answers import read_answers, run_answers, score_answers
 
         if not args.kg:
             raise ValueError("an answers file or run is executed on a KG: give --kg (e.g. ck25); to score the "

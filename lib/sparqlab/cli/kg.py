@@ -138,8 +138,9 @@ def build_command(args: argparse.Namespace) -> int:
 def serve_fixture_command(args: argparse.Namespace) -> int:
     """Serve the fixture until Ctrl-C, SIGTERM or SIGHUP (each stops the oxigraph child); the URL goes to stdout as
     the first line."""
-    from sparqlab.kg import dbpedia, freebase
-    from sparqlab.kg.server import serve_store
+    from sparqlab.engines.oxigraph_server import serve_store
+    from sparqlab.graphs import dbpedia
+    from sparqlab.kg import freebase
 
     store = {"freebase": freebase.fixture_store, "dbpedia": dbpedia.fixture_store}[args.name]()
     with serve_store(store) as url:
@@ -149,9 +150,8 @@ def serve_fixture_command(args: argparse.Namespace) -> int:
 def serve_kg_command(args: argparse.Namespace) -> int:
     """Serve the KG's store until Ctrl-C, SIGTERM or SIGHUP (each stops the server); the URL goes to stdout as the
     first line."""
+    from sparqlab.engines import PRODUCTS, serve_on
     from sparqlab.kg import local_store
-    from sparqlab.kg.engines import PRODUCTS
-    from sparqlab.kg.server import serve_on
 
     store, _, _ = local_store(args.kg)
     with serve_on(PRODUCTS[args.engine], store, timeout_s=args.timeout, max_rows=args.max_rows) as url:

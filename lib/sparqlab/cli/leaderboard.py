@@ -41,8 +41,8 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from sparqlab.experiments.leaderboard import build_leaderboard
     from sparqlab.experiments.table import emit
+    from sparqlab.text2sparql.leaderboard import build_leaderboard
 
     folders = {}
     for item in args.published_dir:

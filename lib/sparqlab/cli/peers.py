@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sparqlab.data.peers import CONVERTERS
+from sparqlab.text2sparql.peers import CONVERTERS
 
 
 def register(subparsers) -> None:
@@ -31,29 +31,10 @@ def register(subparsers) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from sparqlab.cli.run_options import run_config
-    from sparqlab.methods.external import ImportedOutput
-    from sparqlab.runs import run
+    from sparqlab.text2sparql.answers import import_peer_outputs, peer_cost_line
 
-    config = run_config(args)
-    if not config.dataset:
-        raise ValueError("name the dataset the files answer with --dataset (e.g. -d ck25 --kg ck25)")
-    for path in args.files:
-        method = ImportedOutput(file=path, output_format=args.format, language=config.language or "en",
-                                id_map=args.id_map)
-        result = run(method, config=config)
+    for path, result in import_peer_outputs(args.files, args.format, run_config(args), args.id_map):
         metrics = result.metrics
         print(f"{path} -> {result.run_dir}  ({metrics['n_done']}/{metrics['n_questions']} questions; "
               f"{peer_cost_line(result.predictions())})")
     return 0
-
-
-def peer_cost_line(predictions) -> str:
-    """The peer's cost per question as its file recorded it (the run's model calls are the replay's: none)."""
-    parts = []
-    for column, label, unit in (("extra.peer_elapsed_s", "peer seconds", " s"),
-                                ("extra.peer_model_calls", "model calls", ""),
-                                ("extra.peer_tool_calls", "tool calls", "")):
-        values = predictions[column].dropna() if column in predictions else []
-        if len(values):
-            parts.append(f"{label} per question: mean {values.mean():.1f}{unit}, median {values.median():.1f}{unit}")
-    return "; ".join(parts) or "the file records no times or calls"

@@ -16,7 +16,7 @@ session answers them."""
 def register(subparsers) -> None:
     from sparqlab.cli.config_options import add_config_arguments
     from sparqlab.cli.run_options import add_method_options, add_run_options
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     parser = subparsers.add_parser(
         "serve", help="serve a method as a TEXT2SPARQL challenge endpoint (every request a run-folder line)",
@@ -38,7 +38,7 @@ def register(subparsers) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from sparqlab.cli.config_options import config_from_arguments
     from sparqlab.cli.run_options import method_from_options, run_config
-    from sparqlab.serving.text2sparql_endpoint import DEFAULT_DATASETS, ServedRun, ServeSettings, serve
+    from sparqlab.text2sparql.endpoint import DEFAULT_DATASETS, ServedRun, ServeSettings, serve
 
     method = method_from_options(args.method, args.option)
     config = run_config(args, progress=False)

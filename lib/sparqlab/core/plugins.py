@@ -46,10 +46,11 @@ COMMAND_GROUP = "sparqlab.commands"
 """Modules with ``register(subparsers)`` adding a ``sparqlab`` subcommand."""
 
 BUILT_IN: dict[str, tuple[str, ...]] = {
-    PLUGIN_GROUP: ("sparqlab.train.tiny",),  # standin-tiny-random (a tiny random decoder, for garbage-in tests)
-    KG_GROUP: ("sparqlab.kg.ck25", "sparqlab.kg.dbpedia", "sparqlab.kg.freebase", "sparqlab.kg.movies",
-               "sparqlab.kg.orkg"),
-    DATASET_GROUP: ("sparqlab.data.registry",),
+    PLUGIN_GROUP: ("sparqlab.train.tiny",  # standin-tiny-random (a tiny random decoder, for garbage-in tests)
+                   "sparqlab.text2sparql.external"),  # the peers' adapters: methods `external` and `imported`
+    KG_GROUP: ("sparqlab.graphs.profiles", "sparqlab.text2sparql.ck25_store", "sparqlab.graphs.dbpedia",
+               "sparqlab.kg.freebase", "sparqlab.graphs.movies", "sparqlab.graphs.orkg"),
+    DATASET_GROUP: ("sparqlab.data.registry", "sparqlab.text2sparql.editions"),
     COMMAND_GROUP: tuple(f"sparqlab.cli.{name}" for name in (
         "data", "desq", "evaluate", "genop", "ggc", "peers", "init", "kg", "leaderboard", "leakage", "methods",
         "models", "reproduce", "run", "runs", "schema", "serve", "sweep", "train")),

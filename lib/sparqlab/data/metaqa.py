@@ -19,7 +19,7 @@ from sparqlab.core.paths import data_dir
 from sparqlab.data.files import require_file
 from sparqlab.data.movieqa import ROLE_CLASS, hop_relations, select_labels
 from sparqlab.data.question import Question
-from sparqlab.kg.movies import class_iri
+from sparqlab.graphs.movies import class_iri
 from sparqlab.sparql.tree import quote_literal
 
 _TOPIC = re.compile(r"\[([^\]]+)\]")

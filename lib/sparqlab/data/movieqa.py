@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from sparqlab.kg.movies import FILM, RELATION_RANGES
+from sparqlab.graphs.movies import FILM, RELATION_RANGES
 from sparqlab.kg.profiles import RDFS
 from sparqlab.kg.results import QueryResult
 

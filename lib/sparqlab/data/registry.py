@@ -123,20 +123,6 @@ def _json_list(relative: str, grasp_relative: str | None = None) -> list[Questio
     return load_json_list(data_dir() / relative, grasp_jsonl=grasp)
 
 
-def _text2sparql(name: str, language: str | None = None) -> list[Question]:
-    from sparqlab.data.text2sparql import load_edition
-
-    return load_edition(name, language)
-
-
-def _text2sparql_dataset(name: str, description: str) -> Dataset:
-    from sparqlab.data.text2sparql import EDITIONS
-
-    edition = EDITIONS[name]
-    return Dataset(name, edition.kg, description, {"test": partial(_text2sparql, name)},
-                   languages=edition.languages)
-
-
 def _freebase(loader: str, *args: str) -> list[Question]:
     from sparqlab.data import freebase
 
@@ -223,18 +209,6 @@ for _dataset in [
             },
             paper_sizes={"dev": 149, "test": 156}, paper_rule="answerable",
         ),
-        _text2sparql_dataset(
-            "ck25", "TEXT2SPARQL'25 corporate KG questions (50, English); gold = the challenge's official true "
-                    "result set"),
-        _text2sparql_dataset(
-            "ck26", "TEXT2SPARQL'26 corporate: CK25's 50 questions paraphrased, English and German (100 qnames), "
-                    "on the CK25 KG; gold = the official true result set"),
-        _text2sparql_dataset(
-            "db25", "TEXT2SPARQL'25 DBpedia: 100 questions in English and Spanish (200 qnames); gold = the "
-                    "official true result set"),
-        _text2sparql_dataset(
-            "db26", "TEXT2SPARQL'26 DBpedia: 50 new questions in English and Spanish (100 qnames); gold = the "
-                    "official true result set"),
         Dataset(
             "webqsp",
             "freebase",

@@ -69,7 +69,7 @@ def flatten_result(result: QueryResult | Mapping[str, Any] | None) -> dict[str, 
 
 
 def gold_relevance(gold_answers: Iterable[str], answer_form: str) -> dict[str, int]:
-    """A question's gold answers (:func:`sparqlab.data.text2sparql.gold_from_result_set`) back as the official
+    """A question's gold answers (:func:`sparqlab.text2sparql.editions.gold_from_result_set`) back as the official
     judgements: ASK ``["true"]``/``["false"]`` is ``{"true": 1}``/``{"true": 0}``, else every value with 1."""
     answers = list(gold_answers)
     if answer_form == "ask":

@@ -17,7 +17,7 @@ to finish merges them into the cell's run.
   and resumes its run; a job killed otherwise resumes when the sweep is submitted again. ``cluster="local"`` uses
   submitit's own local executor (real job folders, pickled calls, logs) for tests and single machines.
 
-A grid with a ``serve:`` block (:mod:`sparqlab.experiments.serving`) brings its own model server: on Slurm the
+A grid with a ``serve:`` block (:mod:`sparqlab.experiments.model_launcher`) brings its own model server: on Slurm the
 cells are split over ``serve.jobs`` jobs, each starting one server (log in its job folder) that all its cells
 share, one cell after the other; locally the sweep starts one server that every worker calls. A server that does
 not start fails the job's cells with one line and the log's tail; one that dies mid-job stops the running cell
@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from sparqlab.core.extras import require
 from sparqlab.core.registry import Registry
 from sparqlab.experiments.grid import Cell, Grid
-from sparqlab.experiments.serving import ServerStartError, ServeSpec, served_model
+from sparqlab.experiments.model_launcher import ServerStartError, ServeSpec, served_model
 from sparqlab.experiments.sweep import cell_done, failure_path, grid_status, one_line, record_failure, run_cell
 from sparqlab.runs.store import write_json
 

@@ -60,8 +60,8 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.core.paths import find_input
-from sparqlab.experiments.serving import ServeSpec
-from sparqlab.kg.engines import ENGINES
+from sparqlab.engines import ENGINES
+from sparqlab.experiments.model_launcher import ServeSpec
 from sparqlab.runs.config import RoleSpec, RunConfig
 from sparqlab.runs.groups import repeat_configs
 

@@ -16,11 +16,11 @@ from sparqlab.core.cache import JsonCache
 from sparqlab.core.paths import cache_dir
 from sparqlab.core.plugins import KG_GROUP, load_plugins
 from sparqlab.core.typed import Range, check_range, coerce
+from sparqlab.engines import ENGINES
 from sparqlab.kg import search as _search_backends  # noqa: F401  registers "local" and "wikidata_api"
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions, check_read_only
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG
-from sparqlab.kg.engines import ENGINES
 from sparqlab.kg.errors import (
     EndpointError,
     EndpointUnavailable,
@@ -99,7 +99,7 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
     the KG's identity), as for a KG loaded into a named graph of Virtuoso; an endpoint URL may also carry
     ``?default-graph-uri=...`` and other parameters itself (docs/engines.md). ``engine``: answer the queries of a
     bundled, file or folder KG with another engine than the embedded store — ``oxigraph-server`` or ``virtuoso``
-    (:data:`~sparqlab.kg.engines.ENGINES`), started on 127.0.0.1 for as long as the KG object lives (closed or
+    (:data:`~sparqlab.engines.ENGINES`), started on 127.0.0.1 for as long as the KG object lives (closed or
     collected) and named by the KG's content and the engine, so its results are cached and its runs resumed.
     """
     check_kg_options({"timeout_s": timeout_s, "max_rows": max_rows, "workers": workers,
@@ -158,7 +158,7 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
 
 def _served(target: str | Path, engine: str, *, profile: KGProfile | str | None, **options) -> EndpointKG:
     """The KG ``target`` (bundled, file or folder) behind a local server of ``engine`` (:func:`open_kg`)."""
-    from sparqlab.kg.server import serve_on
+    from sparqlab.engines import serve_on
 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.registry import Registry
-from sparqlab.kg.engines import Engine
+from sparqlab.engines import Engine
 from sparqlab.kg.errors import EndpointError, KGError, QueryTimeout, error_from_kind
 from sparqlab.kg.results import QueryResult, SearchHit
 from sparqlab.kg.service import RetryPolicy, ServiceClient
@@ -81,7 +81,7 @@ class KnowledgeGraph:
         raise NotImplementedError
 
     def engine(self) -> Engine:
-        """The SPARQL engine that answers this KG's queries (:mod:`sparqlab.kg.engines`)."""
+        """The SPARQL engine that answers this KG's queries (:mod:`sparqlab.engines`)."""
         return Engine("unknown")
 
     def cache_key(self, sparql: str, max_rows: int) -> str:

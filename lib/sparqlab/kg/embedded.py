@@ -44,8 +44,8 @@ from typing import Any
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import file_digest, stable_hash, store_digest
+from sparqlab.engines import RELATIVE_BASE, Engine
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
-from sparqlab.kg.engines import RELATIVE_BASE, Engine
 from sparqlab.kg.errors import (
     EndpointError,
     QueryTimeout,

@@ -14,7 +14,7 @@ nested too deeply, an ASK whose boolean is a string) is an :class:`~sparqlab.kg.
 query; an answer that is no SPARQL result at all (an HTML page) is a failure of the endpoint, not of the query:
 :class:`~sparqlab.kg.errors.EndpointUnavailable` stops the run. A URL may carry parameters sent with
 every query (``default-graph-uri``, an API key: :func:`split_endpoint_url`), and ``graph`` names the default graph;
-the engine is read from the ``Server`` header of the answers (:mod:`sparqlab.kg.engines`).
+the engine is read from the ``Server`` header of the answers (:mod:`sparqlab.engines`).
 
 A public service's limits are handled by the KG's :class:`~sparqlab.kg.service.ServiceClient`: at most the
 profile's ``max_in_flight`` queries per endpoint at once (Wikidata: 5), HTTP 429 / 502 / 503 / 504 and refused or
@@ -37,8 +37,8 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from sparqlab.core.cache import JsonCache
+from sparqlab.engines import Engine, engine_from_server
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
-from sparqlab.kg.engines import Engine, engine_from_server
 from sparqlab.kg.errors import (
     EndpointError,
     EndpointUnavailable,

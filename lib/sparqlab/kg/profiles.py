@@ -4,9 +4,10 @@ Code outside this module never spells a KG-specific IRI, prefix or endpoint: it 
 predicates, how IDs look, how domain/range constraints are declared, which search backend to use, whether answers
 are compared by IRI or by label).
 
-Adding a KG means adding one profile (docs/adding-a-kg.md). A KG with its own module registers its profile from
-there (:func:`register_profile`), as :mod:`sparqlab.kg.freebase` does, declared as a ``sparqlab.kgs`` entry point,
-so this module imports none of them. An RDF file or an endpoint without a registered profile gets one derived from
+Adding a KG means adding one profile (docs/adding-a-kg.md). A KG's own module registers its profile from there
+(:func:`register_profile`), as :mod:`sparqlab.kg.freebase` does, listed in :mod:`sparqlab.core.plugins` or
+declared as a ``sparqlab.kgs`` entry point, so this module imports none of them (the named KGs:
+:mod:`sparqlab.graphs`). An RDF file or an endpoint without a registered profile gets one derived from
 its data (:mod:`sparqlab.kg.derive`).
 """
 
@@ -24,19 +25,19 @@ from urllib.parse import quote, unquote
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.plugins import KG_GROUP
 from sparqlab.core.registry import Registry
-from sparqlab.kg.catalogue import CatalogueEntry, wikidata_catalogue
-from sparqlab.kg.vocab import CK25_INSTANCES, CK25_VOCAB, MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, XSD
+from sparqlab.kg.catalogue import CatalogueEntry
+from sparqlab.kg.vocab import MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, WD, XSD
 
-__all__ = ["CK25", "DECLARED_SCHEMAS", "MOVIES", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
-           "STANDARD_PREFIXES", "STORE_BUILDERS", "WIKIDATA", "XSD", "CatalogueEntry", "ConstraintScheme",
+__all__ = ["DECLARED_SCHEMAS", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
+           "STANDARD_PREFIXES", "STORE_BUILDERS", "XSD", "CatalogueEntry", "ConstraintScheme",
            "DeclaredSchema", "IdForm", "KGProfile", "PromptConventions", "StatementScheme", "generic_profile",
            "get_profile", "known_prefixes", "register_declared_schema", "register_profile", "register_store_builder"]
 
 STORE_BUILDERS: Registry[Callable[..., Path]] = Registry("store builder", group=KG_GROUP)
 """Profile name → ``builder(force=False)`` returning the directory of a pyoxigraph store with a ``build.json``
 beside it, for KGs bundled with the workbench or a plug-in. Builders register themselves
-(:func:`register_store_builder`) from their own module (:mod:`sparqlab.kg.movies`), so this module imports none of
-them."""
+(:func:`register_store_builder`) from their own module (:mod:`sparqlab.graphs.movies`), so this module imports
+none of them."""
 
 
 def register_store_builder(profile_name: str, builder: Callable[..., Path]) -> None:
@@ -356,161 +357,9 @@ def _swap_prefix(iri: str, old: str | None, new: str | None) -> str:
     return new + iri[len(old):] if old and new and iri.startswith(old) else iri
 
 
-MOVIES = KGProfile(
-    name="movies",
-    type_predicate=RDF + "type",
-    label_predicate=RDFS + "label",
-    description_predicate=RDFS + "comment",
-    prefixes={**STANDARD_PREFIXES, "movie": MOVIES_NS + "entity/", "mclass": MOVIES_NS + "class/",
-              "mrel": MOVIES_NS + "relation/"},
-    entity_id_pattern=r"^http://sparqlab\.org/movies/entity/[A-Za-z]+/[^/]+$",
-    entity_id_example="<http://sparqlab.org/movies/entity/Person/Matthias%20Schoenaerts>",
-    property_id_pattern=r"^http://sparqlab\.org/movies/relation/[a-z_]+$",
-    constraints=ConstraintScheme("rdfs", domain_predicate=RDFS + "domain", range_predicate=RDFS + "range"),
-    answer_key="label",
-    namespace=MOVIES_NS,
-    prompt_notes="""\
-Every entity, class and relation is an IRI that carries an rdfs:label. Match entities and relations by their
-exact label instead of guessing IRIs, e.g. `?film ?rel ?person . ?rel rdfs:label "directed_by" .
-?person rdfs:label "Ridley Scott" .` One name can label entities of two classes (a film and a tag both called
-"Rain"); add `?x rdf:type mclass:Film` when the question makes the class clear. Select the answer entity and its
-label: `SELECT DISTINCT ?label ?uri WHERE { ... ?uri rdfs:label ?label . }`.""",
-    schema_in_prompt=True,
-    id_forms=(
-        IdForm("entity", r"[A-Z][A-Za-z]*/(?P<name>.+)", MOVIES_NS + "entity/", "Person/Ridley Scott"),
-        IdForm("property", r"[a-z][a-z_]*", MOVIES_NS + "relation/", "directed_by"),
-        IdForm("class", r"[A-Z][A-Za-z]*", MOVIES_NS + "class/", "Film"),
-    ),
-    id_shapes=(
-        IdForm("entity", r"entity/.+", MOVIES_NS, "entity/Person/Ridley%20Scott"),
-        IdForm("property", r"relation/.+", MOVIES_NS, "relation/directed_by"),
-        IdForm("class", r"class/.+", MOVIES_NS, "class/Film"),
-    ),
-    conventions=PromptConventions(topic="films", query_rules="""\
-Everything is matched by its label. A name in square brackets, such as [Blade Runner], is a topic entity: match \
-it with rdfs:label and the exact text inside the brackets. Relations are matched by label too: bind a variable \
-with ?rel rdfs:label "relation_label" and use that variable as the predicate, for example
-  ?film ?rel ?person . ?rel rdfs:label "directed_by" . ?person rdfs:label "Ridley Scott" .
-Return the answer entities as ?uri together with their labels as ?label (SELECT DISTINCT ?label ?uri)."""),
-    train_dataset="mcqa-movies",
-)
-"""The bundled MetaQA/WikiMovies KG (:mod:`sparqlab.kg.movies`); gold answers are names, so ``answer_key`` is
-``label`` and gold SPARQL is label-based (``?rel rdfs:label "starred_actors"``)."""
-
-WD = "http://www.wikidata.org/"
-WIKIBASE = "http://wikiba.se/ontology#"
-SKOS = "http://www.w3.org/2004/02/skos/core#"
-
-WIKIDATA = KGProfile(
-    name="wikidata",
-    type_predicate=WD + "prop/direct/P31",
-    label_predicate=RDFS + "label",
-    description_predicate=SCHEMA + "description",
-    prefixes={
-        **STANDARD_PREFIXES,
-        "wd": WD + "entity/", "wdt": WD + "prop/direct/", "p": WD + "prop/", "ps": WD + "prop/statement/",
-        "pq": WD + "prop/qualifier/", "wds": WD + "entity/statement/", "wdv": WD + "value/",
-        "wikibase": WIKIBASE, "schema": SCHEMA, "skos": SKOS,
-        "bd": "http://www.bigdata.com/rdf#", "psv": WD + "prop/statement/value/",
-        "pqv": WD + "prop/qualifier/value/", "pr": WD + "prop/reference/", "prov": "http://www.w3.org/ns/prov#",
-    },
-    entity_id_pattern=r"^http://www\.wikidata\.org/entity/Q[1-9][0-9]*$",
-    entity_id_example="wd:Q42",
-    property_id_pattern=r"^http://www\.wikidata\.org/(entity|prop/direct)/P[1-9][0-9]*$",
-    constraints=ConstraintScheme(
-        "wikidata", statement_predicate=WD + "prop/P2302", statement_value=WD + "prop/statement/P2302",
-        subject_type_item=WD + "entity/Q21503250", value_type_item=WD + "entity/Q21510865",
-        class_qualifier=WD + "prop/qualifier/P2308", relation_qualifier=WD + "prop/qualifier/P2309",
-        instance_relation_item=WD + "entity/Q21503252", subclass_relation_item=WD + "entity/Q21514624",
-        either_relation_item=WD + "entity/Q30208840", rank_predicate=WIKIBASE + "rank",
-        deprecated_rank=WIKIBASE + "DeprecatedRank",
-    ),
-    answer_key="iri",
-    endpoint="https://query.wikidata.org/sparql",
-    search="wikidata_api",
-    search_api_url="https://www.wikidata.org/w/api.php",
-    label_languages=("en",),
-    property_types=(WIKIBASE + "Property",),
-    subclass_predicate=WD + "prop/direct/P279",
-    property_entity_prefix=WD + "entity/",
-    direct_property_prefix=WD + "prop/direct/",
-    id_forms=(
-        IdForm("entity", r"Q[1-9][0-9]*", WD + "entity/", "Q42"),
-        # A property's own item: where a predicate is meant, predicate_iri maps it to wdt:P...
-        IdForm("property", r"P[1-9][0-9]*", WD + "entity/", "P57"),
-    ),
-    statements=StatementScheme(
-        truthy_prefix=WD + "prop/direct/", claim_prefix=WD + "prop/", value_prefix=WD + "prop/statement/",
-        qualifier_prefix=WD + "prop/qualifier/", entity_prefix=WD + "entity/", best_rank=WIKIBASE + "BestRank",
-        property_type=WIKIBASE + "propertyType", identifier_type=WIKIBASE + "ExternalId",
-    ),
-    alias_predicates=(SKOS + "altLabel",),
-    max_in_flight=5,
-    id_shapes=(
-        IdForm("entity", r"Q[1-9][0-9]*", WD + "entity/", "Q42", "wd"),
-        IdForm("property", r"P[1-9][0-9]*", WD + "entity/", "P31", "wd"),
-        *(IdForm("property", r"P[1-9][0-9]*", WD + path, "P31", name) for name, path in (
-            ("wdt", "prop/direct/"), ("p", "prop/"), ("ps", "prop/statement/"), ("pq", "prop/qualifier/"),
-            ("psv", "prop/statement/value/"), ("pqv", "prop/qualifier/value/"),
-            ("psn", "prop/statement/value-normalized/"), ("pr", "prop/reference/"), ("wdno", "prop/novalue/"))),
-    ),
-    conventions=PromptConventions(
-        relation_word="properties",
-        prompt_prefixes=("wd", "wdt", "rdfs"),
-        query_rules="""\
-A name in square brackets, such as [Douglas Adams], is a topic entity. Use the prefixes wd: \
-<http://www.wikidata.org/entity/> and rdfs: <http://www.w3.org/2000/01/rdf-schema#> when you need them, match \
-entities you are unsure of by their English rdfs:label, and use only identifiers you are certain of.""",
-        answer_types=(
-            ("person / human", "wd:Q5"), ("country", "wd:Q6256"), ("city", "wd:Q515"), ("film / movie", "wd:Q11424"),
-            ("organization", "wd:Q43229"), ("award", "wd:Q618779"), ("language", "wd:Q34770"),
-            ("university", "wd:Q3918"), ("sports team", "wd:Q12973014"), ("literary work", "wd:Q7725634"),
-        ),
-    ),
-    catalogue=wikidata_catalogue,
-    prompt_notes="""\
-Entities are Wikidata items `wd:Q...`; direct claims use `wdt:P...`, statements with qualifiers `p:`/`ps:`/`pq:`.
-The prefixes wd, wdt, p, ps, pq, rdfs, schema and wikibase are predefined. Entity types are given by
-`wdt:P31` (instance of) and `wdt:P279` (subclass of). Labels are `rdfs:label` literals with language tags; select
-entity IRIs rather than labels for entity answers.""",
-)
-"""Wikidata through its public query service (or any mirror: pass its URL with ``profile=WIKIDATA``)."""
-
-CK25 = KGProfile(
-    name="ck25",
-    type_predicate=RDF + "type",
-    label_predicate=RDFS + "label",
-    description_predicate=RDFS + "comment",
-    prefixes={**STANDARD_PREFIXES, "pv": CK25_VOCAB, "prodi": CK25_INSTANCES,
-              "foaf": "http://xmlns.com/foaf/0.1/", "skos": "http://www.w3.org/2004/02/skos/core#"},
-    entity_id_pattern=r"^http://ld\.company\.org/prod-instances/\S+$",
-    entity_id_example="prodi:dept-73191",
-    property_id_pattern=r"^http://ld\.company\.org/prod-vocab/[A-Za-z_]+$",
-    constraints=ConstraintScheme("rdfs", domain_predicate=RDFS + "domain", range_predicate=RDFS + "range"),
-    answer_key="iri",
-    property_types=(RDF + "Property", OWL + "ObjectProperty", OWL + "DatatypeProperty"),
-    namespace=CK25_VOCAB,
-    prompt_notes="""\
-A company's product and staff data. Classes and properties are in the vocabulary `pv:`
-(<http://ld.company.org/prod-vocab/>, e.g. pv:Employee, pv:Department, pv:Hardware, pv:memberOf, pv:hasManager,
-pv:price); instances in `prodi:` (<http://ld.company.org/prod-instances/>). Every instance, class and property
-has an rdfs:label (employees also pv:name); find an instance by its label (`?e rdfs:label "Karen Brant"`) or
-look its IRI up. Select the answer resources' IRIs (or the literal values the question asks for).""",
-    schema_in_prompt=True,
-)
-"""The CK25 corporate KG of the TEXT2SPARQL'25 challenge (:mod:`sparqlab.kg.ck25`, ``data/ck25``): answers are
-IRIs and literal values, as the challenge's official metric compares them; ``pv:`` is the questions' default
-namespace and its ``rdfs:domain``/``rdfs:range`` declarations are the schema index's formal constraints."""
-
-
-
 PROFILES: Registry[KGProfile] = Registry("KG profile", group=KG_GROUP)
-"""KG profiles by name: the bundled ones here, the others registered by their own modules (``sparqlab.kgs`` entry
-points; a lazily derived profile, such as a plug-in's RDF file, as a loader)."""
-
-for _profile in (MOVIES, WIKIDATA, CK25):
-    PROFILES.register(_profile.name, _profile)
-
+"""KG profiles by name, each registered by its own module (sparqlab's in :mod:`sparqlab.graphs`, a plug-in's as a
+``sparqlab.kgs`` entry point; a lazily derived profile, such as a plug-in's RDF file, as a loader)."""
 
 def register_profile(profile: KGProfile | Callable[[], KGProfile], name: str | None = None) -> None:
     """Add a profile defined in its own module (:mod:`sparqlab.kg.freebase`) to :data:`PROFILES`; a callable

@@ -21,7 +21,7 @@ from typing import Any
 
 from sparqlab.experiments.executors import job_executor, job_groups
 from sparqlab.experiments.grid import load_job_blocks
-from sparqlab.experiments.serving import ServerStartError, ServeSpec, served_model
+from sparqlab.experiments.model_launcher import ServerStartError, ServeSpec, served_model
 from sparqlab.experiments.sweep import one_line
 from sparqlab.notebooks.execute import (
     STATE_DIR,

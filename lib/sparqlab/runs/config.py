@@ -37,9 +37,9 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.paths import runs_dir
 from sparqlab.core.typed import bounded
 from sparqlab.data.question import Question
+from sparqlab.engines import Engine
 from sparqlab.eval.matching import AnswerMatch
 from sparqlab.kg import check_kg_options
-from sparqlab.kg.engines import Engine
 from sparqlab.llm.base import SAMPLING_PARAMETERS
 from sparqlab.llm.cache import CacheMode
 from sparqlab.llm.factory import served_over_http
@@ -50,7 +50,7 @@ RUN_FORMAT = 2
 format (1: before the typed, grouped run configuration; no ``format`` key) are not resumed or rerun."""
 
 SERVED_PREFIX = "serve:"
-"""The endpoint of a model served by the job itself (``serve:MODEL``, :mod:`sparqlab.experiments.serving`); the
+"""The endpoint of a model served by the job itself (``serve:MODEL``, :mod:`sparqlab.experiments.model_launcher`); the
 URL called is ``served_urls[MODEL]`` of the run's execution settings, so the run id does not depend on the port."""
 
 Selection = Literal["answerable"]

@@ -23,7 +23,7 @@ from sparqlab.llm import errors as _llm_errors  # noqa: F401 - and the model lay
 HEADER_FIELDS = ("run_id", "experiment", "folder", "method", "model", "model_is_standin", "kg", "engine",
                  "dataset", "split", "shard_index", "num_shards", "answer_match")
 """Identifying fields shared by ``manifest.json`` and ``metrics.json`` (``engine``: the SPARQL engine and version
-that answered the KG's queries, :mod:`sparqlab.kg.engines`; ``answer_match``: the answer comparison rule the
+that answered the KG's queries, :mod:`sparqlab.engines`; ``answer_match``: the answer comparison rule the
 scores use, :mod:`sparqlab.eval.matching`)."""
 
 QUESTION_FIELDS: dict[str, str] = {

@@ -4,8 +4,10 @@
   keep-alive, head-size limit) and an ASGI wrapper (body deadline, one framing); a reverse proxy for public
   exposure (docs/security.md);
 - :mod:`sparqlab.serving.model_server` — ``sparqlab serve-model``: any model of the workbench (stand-ins, a
-  fine-tuned adapter) behind an OpenAI-compatible API, for tests, offline runs and jobs;
-- :mod:`sparqlab.serving.text2sparql_endpoint` — ``sparqlab serve``: a method as a TEXT2SPARQL challenge endpoint.
+  fine-tuned adapter) behind an OpenAI-compatible API, for tests, offline runs and jobs.
+
+A method as a TEXT2SPARQL challenge endpoint (``sparqlab serve``) is served by the TEXT2SPARQL wing
+(:mod:`sparqlab.text2sparql.endpoint`) on this guarded server.
 
 Nothing below this layer imports it: the runner, the methods and the models are the same whether served or not.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from sparqlab.kg.ck25 import ck25_dir
+from sparqlab.text2sparql.ck25_store import ck25_dir
 
 
 def test_fifty_questions_with_qnames_and_official_gold(ck25_questions):
@@ -29,7 +29,7 @@ def test_features_classes_properties_are_withheld(ck25_questions):
 
 
 def test_differing_questions_keep_the_official_gold(ck25_questions):
-    from sparqlab.data.ck25 import DIFFERING_REFERENCE
+    from sparqlab.text2sparql.ck25_questions import DIFFERING_REFERENCE
 
     by_id = {q.id: q for q in ck25_questions}
     assert len(DIFFERING_REFERENCE) == 5

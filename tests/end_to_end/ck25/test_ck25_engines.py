@@ -17,8 +17,8 @@ GRAPH = "urn:sparqlab:ck25"
 @pytest.fixture(scope="module")
 def ck25_virtuoso():
     require_engine("virtuoso")
-    from sparqlab.kg.ck25 import ensure_store
-    from sparqlab.kg.virtuoso import serve_virtuoso
+    from sparqlab.engines.virtuoso import serve_virtuoso
+    from sparqlab.text2sparql.ck25_store import ensure_store
 
     with serve_virtuoso({GRAPH: [ensure_store()]}) as url:
         yield url
@@ -31,8 +31,8 @@ def test_direct_on_virtuoso_answers_as_embedded_or_the_cause_is_named(ck25_virtu
     from sparqlab.kg import open_kg
     from sparqlab.platform.registry import get_method
     from sparqlab.runs.config import RunConfig
-    from sparqlab.runs.engine_report import execution, store_difference
     from sparqlab.runs.runner import run
+    from sparqlab.text2sparql.engine_report import execution, store_difference
 
     where = {"embedded": {},
              "url": {"kg_url": f"{ck25_virtuoso}?default-graph-uri={GRAPH}"},
@@ -74,7 +74,7 @@ def test_direct_on_virtuoso_answers_as_embedded_or_the_cause_is_named(ck25_virtu
 def test_every_reference_query_agrees_with_the_embedded_store_or_its_cause_is_named(ck25_virtuoso, ck25_kg,
                                                                                       ck25_questions):
     from sparqlab.kg import open_kg
-    from sparqlab.runs.engine_report import execution, store_difference
+    from sparqlab.text2sparql.engine_report import execution, store_difference
 
     virtuoso = open_kg(f"{ck25_virtuoso}?default-graph-uri={GRAPH}", profile="ck25", cache=False)
     found = {q.id: store_difference(q.gold_sparql, execution(ck25_kg, q.gold_sparql),
@@ -95,7 +95,7 @@ def sorted_or_none(values):
 
 
 def test_the_engine_report_names_virtuosos_failure_modes():
-    from sparqlab.runs.engine_report import CAUSES, explain_difference
+    from sparqlab.text2sparql.engine_report import CAUSES, explain_difference
 
     division = "SELECT ?r WHERE { ?r :w ?w BIND(?w / 1000 AS ?kg) } ORDER BY DESC(?kg) LIMIT 1"
     assert explain_difference("SELECT (7/2 AS ?x) {}", {"3.5": 1}, {"3": 1}, None)[0] == "integer division"

@@ -8,7 +8,7 @@ from sparqlab.kg.vocab import CK25_VOCAB
 
 
 def test_store_holds_both_turtle_files(ck25_kg):
-    from sparqlab.kg.ck25 import ensure_store
+    from sparqlab.text2sparql.ck25_store import ensure_store
 
     stats = json.loads((ensure_store().parent / "build.json").read_text())
     assert stats["triples"] == 26_907  # PROVENANCE.md's count for the two files

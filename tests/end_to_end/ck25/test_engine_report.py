@@ -7,14 +7,14 @@ import json
 import pytest
 
 from sparqlab.core.paths import data_dir
-from sparqlab.runs.engine_report import CAUSES, explain_difference
+from sparqlab.text2sparql.engine_report import CAUSES, explain_difference
 
 LABIC = data_dir() / "text2sparql" / "published" / "ck25" / "LABIC"
 
 
 def test_published_answers_reproduce_their_scores_and_the_differences_are_explained(ck25_kg, ck25_questions):
-    from sparqlab.runs.result_sets import compare_with_published, read_published_scores, read_result_set
-    from sparqlab.runs.text2sparql import read_answers, score_answers
+    from sparqlab.text2sparql.answers import read_answers, score_answers
+    from sparqlab.text2sparql.result_sets import compare_with_published, read_published_scores, read_result_set
 
     table = score_answers(read_answers(LABIC / "ck25_answers.json"), ck25_questions, ck25_kg,
                           system=read_result_set(LABIC / "ck25_system_result_set.json"))

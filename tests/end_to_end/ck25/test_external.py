@@ -14,7 +14,7 @@ import pytest
 
 from sparqlab.cli import main
 from sparqlab.core.paths import data_dir
-from sparqlab.data.ck25 import DATASET_IRI
+from sparqlab.text2sparql.ck25_questions import DATASET_IRI
 
 TIMEOUT_S = 1.5
 """Long enough for an answer on a loaded machine; the slow question takes twice as long."""
@@ -127,7 +127,7 @@ def test_external_run_scores_exactly_as_eval_on_the_same_answers(system, ck25_qu
         assert (scores["text2sparql"], scores["text2sparql_set_P"], scores["text2sparql_set_recall"]) == \
             (row["set_F"], row["set_P"], row["set_recall"]), question.id
     # the run is a leaderboard row beside the published teams, with the means of those scores
-    from sparqlab.experiments.leaderboard import build_leaderboard
+    from sparqlab.text2sparql.leaderboard import build_leaderboard
 
     table = build_leaderboard(["ck25"], runs={"scripted": run_dir})
     name = next(row for row in table.rows if row.startswith("scripted"))
@@ -138,8 +138,8 @@ def test_external_run_scores_exactly_as_eval_on_the_same_answers(system, ck25_qu
 
 
 def test_a_system_that_keeps_failing_stops_the_run_or_is_recorded(ck25_questions, tmp_path):
-    from sparqlab.methods.external import ExternalSystem
     from sparqlab.runs import RunAborted, RunConfig, run
+    from sparqlab.text2sparql.external import ExternalSystem
 
     questions = ck25_questions[:3]
     server = ScriptedSystem({q.text: "ASK {}" for q in questions}, broken=[questions[1].text])
@@ -194,8 +194,8 @@ def test_a_declared_example_pool_gets_its_leakage_report(tmp_path):
     no words with the questions here, so no embedding model is loaded; the near-duplicate search itself, e.g.
     CK25's questions in a pool for CK26, is tests/end_to_end/text2sparql/test_leakage.py's)."""
     from sparqlab.data import registry
-    from sparqlab.methods.external import ExternalSystem
     from sparqlab.runs import RunConfig, run
+    from sparqlab.text2sparql.external import ExternalSystem
 
     questions = registry.load("ck26", language="en")[:2]
     pool = tmp_path / "pool.jsonl"

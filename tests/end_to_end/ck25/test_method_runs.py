@@ -7,7 +7,7 @@ import pytest
 
 
 def test_direct_with_schema_rules_is_scored_officially(ck25_kg, ck25_questions, tmp_path):
-    from sparqlab.runs.text2sparql import official_frame, run_methods
+    from sparqlab.text2sparql.answers import official_frame, run_methods
 
     folders = run_methods(["direct"], ["standin-schema-rules"], ck25_kg, output_root=tmp_path, limit=3,
                           cache="off", progress=False)

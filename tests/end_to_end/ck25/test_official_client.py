@@ -18,7 +18,8 @@ import urllib.request
 
 import pytest
 
-from sparqlab.kg.server import free_port, serve_store
+from sparqlab.core.processes import free_port
+from sparqlab.engines.oxigraph_server import serve_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]  # first use builds the client's venv
 
@@ -66,9 +67,9 @@ def test_client_scores_equal_ours(client, served_method, tmp_path):
     from sparqlab.data import registry
     from sparqlab.eval.text2sparql import OfficialScore, summarise_official
     from sparqlab.kg import open_kg
-    from sparqlab.kg.ck25 import ck25_dir, ensure_store
-    from sparqlab.runs.result_sets import MEASURES
-    from sparqlab.runs.text2sparql import read_answers, score_answers
+    from sparqlab.text2sparql.answers import read_answers, score_answers
+    from sparqlab.text2sparql.ck25_store import ck25_dir, ensure_store
+    from sparqlab.text2sparql.result_sets import MEASURES
 
     url, runs = served_method
     questions_file = ck25_dir() / "questions.yml"
@@ -126,9 +127,9 @@ def test_client_round_trip_on_ck26_in_both_languages(client, served_method, tmp_
     from sparqlab.core.paths import data_dir
     from sparqlab.data import registry
     from sparqlab.kg import open_kg
-    from sparqlab.kg.ck25 import ensure_store
-    from sparqlab.runs.result_sets import score_result_set
-    from sparqlab.runs.text2sparql import read_answers, score_answers
+    from sparqlab.text2sparql.answers import read_answers, score_answers
+    from sparqlab.text2sparql.ck25_store import ensure_store
+    from sparqlab.text2sparql.result_sets import score_result_set
 
     url, runs = served_method
     folder = data_dir() / "text2sparql" / "ck26"

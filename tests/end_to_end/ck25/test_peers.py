@@ -11,9 +11,9 @@ import pytest
 from sparqlab.cli import main
 from sparqlab.core.paths import data_dir
 from sparqlab.data import registry
-from sparqlab.data.peers import read_peer_output
 from sparqlab.eval.text2sparql import OfficialScore, record_scores
-from sparqlab.experiments.leaderboard import build_leaderboard, published_folder, run_entry
+from sparqlab.text2sparql.leaderboard import build_leaderboard, published_folder, run_entry
+from sparqlab.text2sparql.peers import read_peer_output
 
 GRASP = data_dir() / "peers" / "grasp" / "ck25"
 RUNS = {"grasp-gpt-4.1": "gpt-41.search_extended_with_feedback.jsonl",

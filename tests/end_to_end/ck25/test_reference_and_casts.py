@@ -14,7 +14,7 @@ from sparqlab.sparql.rewrite import rewrite_casts
 
 @pytest.fixture(scope="module")
 def reference_file(ck25_questions, tmp_path_factory):
-    from sparqlab.runs.text2sparql import reference_answers
+    from sparqlab.text2sparql.answers import reference_answers
 
     path = tmp_path_factory.mktemp("answers") / "reference.json"
     path.write_text(json.dumps(reference_answers(ck25_questions)))
@@ -40,8 +40,8 @@ def test_rewrite_leaves_strings_and_other_prefixes_alone():
 
 
 def test_reference_queries_score_one_except_the_reported_ones(ck25_kg, ck25_questions):
-    from sparqlab.data.ck25 import DIFFERING_REFERENCE, TIE_DEPENDENT_ON_DISK
-    from sparqlab.runs.text2sparql import reference_answers, score_answers
+    from sparqlab.text2sparql.answers import reference_answers, score_answers
+    from sparqlab.text2sparql.ck25_questions import DIFFERING_REFERENCE, TIE_DEPENDENT_ON_DISK
 
     table = score_answers(reference_answers(ck25_questions), ck25_questions, ck25_kg, rewrite=True)
     empty_gold = {q.id for q in ck25_questions if not q.gold_answers}

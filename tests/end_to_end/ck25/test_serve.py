@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sparqlab.data.ck25 import DATASET_IRI
 from sparqlab.platform.base import Method, MethodOutput
+from sparqlab.text2sparql.ck25_questions import DATASET_IRI
 
 
 class EchoQuery(Method):
@@ -35,7 +35,7 @@ def client(tmp_path, monkeypatch):
     from fastapi.testclient import TestClient
 
     from sparqlab.runs import RunConfig
-    from sparqlab.serving.text2sparql_endpoint import ServedRun, create_app
+    from sparqlab.text2sparql.endpoint import ServedRun, create_app
 
     config = RunConfig(experiment="serve", kg="ck25", model="standin-echo", output_root=tmp_path, cache="off",
                        progress=False, concurrency=3)
@@ -98,7 +98,7 @@ def test_a_served_session_is_a_run_to_browse(tmp_path, client):
 
 
 def test_2026_dataset_iris_and_the_questions_language(client):
-    from sparqlab.data.text2sparql import EDITIONS, question_language
+    from sparqlab.text2sparql.editions import EDITIONS, question_language
 
     served = client.served
     assert set(served.datasets) == {EDITIONS["ck25"].iri, EDITIONS["ck26"].iri}  # the IRIs of the served KG

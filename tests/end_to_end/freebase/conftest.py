@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sparqlab.kg.server import serve_store
+from sparqlab.engines.oxigraph_server import serve_store
 
 
 @pytest.fixture(scope="session")

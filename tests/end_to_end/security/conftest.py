@@ -31,8 +31,8 @@ def isolated_paths(tmp_path, monkeypatch):
 
 def _link_project_store(module) -> Path:
     """The test's own cache folder (``SPARQLAB_CACHE``) holding a link to the project's store of a bundled KG
-    (``module``: :mod:`sparqlab.kg.movies` or :mod:`sparqlab.kg.ck25`), so the store is built once per checkout,
-    not per test (stores are opened read-only; a test that damages a store builds its own)."""
+    (``module``: :mod:`sparqlab.graphs.movies` or :mod:`sparqlab.text2sparql.ck25_store`), so the store is built once
+    per checkout, not per test (stores are opened read-only; a test that damages a store builds its own)."""
     import os
 
     from sparqlab.core.paths import cache_dir
@@ -54,7 +54,7 @@ def _link_project_store(module) -> Path:
 @pytest.fixture
 def movie_cache(isolated_paths):
     """The test's cache folder with the project's movie KG store linked in (:func:`_link_project_store`)."""
-    from sparqlab.kg import movies
+    from sparqlab.graphs import movies
 
     return _link_project_store(movies)
 
@@ -62,7 +62,7 @@ def movie_cache(isolated_paths):
 @pytest.fixture
 def ck25_cache(isolated_paths):
     """The test's cache folder with the project's CK25 store linked in (:func:`_link_project_store`)."""
-    from sparqlab.kg import ck25
+    from sparqlab.text2sparql import ck25_store as ck25
 
     return _link_project_store(ck25)
 

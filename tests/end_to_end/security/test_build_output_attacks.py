@@ -41,7 +41,7 @@ def _warnings_during(call):
 @pytest.fixture
 def ck25_store(isolated_paths):
     """A ck25 store built in the test's own cache (2 MB, about a second), so it can be damaged."""
-    from sparqlab.kg.ck25 import ensure_store
+    from sparqlab.text2sparql.ck25_store import ensure_store
 
     return ensure_store()
 

@@ -14,9 +14,9 @@ from sparqlab.data.question import Question
 from sparqlab.kg import EndpointKG
 from sparqlab.kg.profiles import generic_profile
 from sparqlab.llm.base import run_sync
-from sparqlab.methods.external import ExternalSystem
-from sparqlab.methods.external.system import MAX_REPLY_BYTES, SELF_DESCRIPTION_CHARS
 from sparqlab.platform.context import PrepareContext, QuestionContext
+from sparqlab.text2sparql.external import ExternalSystem
+from sparqlab.text2sparql.external.system import MAX_REPLY_BYTES, SELF_DESCRIPTION_CHARS
 from support.hostile_http import hostile_server, http_reply, scripted_server
 
 REPLY = json.dumps({"dataset": "urn:d", "question": "q", "query": "SELECT * WHERE { ?s ?p ?o }"}).encode()

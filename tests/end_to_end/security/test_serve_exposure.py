@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sparqlab.data.ck25 import DATASET_IRI
 from sparqlab.platform.base import Method, MethodOutput
+from sparqlab.text2sparql.ck25_questions import DATASET_IRI
 
 
 class Sleepy(Method):
@@ -46,7 +46,7 @@ def _ck25(ck25_cache):
 
 def _served(tmp_path, method=None, settings=None, **run):
     from sparqlab.runs import RunConfig
-    from sparqlab.serving.text2sparql_endpoint import ServedRun
+    from sparqlab.text2sparql.endpoint import ServedRun
 
     config = RunConfig(**{"experiment": "serve", "kg": "ck25", "output_root": tmp_path, "cache": "off",
                           "progress": False, "concurrency": 2, **run})
@@ -57,7 +57,7 @@ def _served(tmp_path, method=None, settings=None, **run):
 def _client(served):
     from fastapi.testclient import TestClient
 
-    from sparqlab.serving.text2sparql_endpoint import create_app
+    from sparqlab.text2sparql.endpoint import create_app
 
     with TestClient(create_app(served)) as client:
         yield client
@@ -79,7 +79,7 @@ def test_blank_and_too_long_questions_are_422(tmp_path):
         for blank in (" ", "\t\n  ", "\u3000"):
             response = _ask(client, blank)
             assert response.status_code == 422 and "empty" in response.json()["detail"]
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     with _client(_served(tmp_path, settings=ServeSettings(max_question_chars=100))) as client:
         response = _ask(client, "x" * 101)
@@ -90,7 +90,7 @@ def test_blank_and_too_long_questions_are_422(tmp_path):
 def test_a_declared_body_over_the_limit_is_413(tmp_path):
     """The request line and headers are bounded by the connection layer; a body is bounded by its declared
     length, refused before any of it is read."""
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     with _client(_served(tmp_path, settings=ServeSettings(max_request_bytes=4096))) as client:
         params = {"question": "Which departments are there?", "dataset": DATASET_IRI}
@@ -108,7 +108,7 @@ def test_a_declared_body_over_the_limit_is_413(tmp_path):
     ("queue_size", "many", "queue_size"), ("docs", "sometimes", "docs"),
 ])
 def test_impossible_endpoint_settings_are_refused_naming_the_setting(setting, value, message):
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     with pytest.raises(ValueError, match=message):
         ServeSettings(**{setting: value})
@@ -123,7 +123,7 @@ def test_served_records_say_no_gold(tmp_path):
 
 
 def test_the_token_is_required_when_set(tmp_path, monkeypatch):
-    from sparqlab.serving.text2sparql_endpoint import TOKEN_ENV, ServeSettings
+    from sparqlab.text2sparql.endpoint import TOKEN_ENV, ServeSettings
 
     monkeypatch.setenv(TOKEN_ENV, "from-the-environment")
     for settings, token in ((ServeSettings(token="s3cret"), "s3cret"), (ServeSettings(), "from-the-environment")):
@@ -141,14 +141,14 @@ def test_the_token_is_required_when_set(tmp_path, monkeypatch):
 def test_the_api_description_is_off_unless_asked_for(tmp_path):
     with _client(_served(tmp_path / "default")) as client:
         assert client.get("/docs").status_code == 404 and client.get("/openapi.json").status_code == 404
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     with _client(_served(tmp_path / "docs", settings=ServeSettings(docs=True))) as client:
         assert client.get("/docs").status_code == 200 and client.get("/openapi.json").status_code == 200
 
 
 def test_a_full_queue_is_503_with_retry_after(tmp_path):
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     served = _served(tmp_path, _sleepy(1.0), ServeSettings(queue_size=1, retry_after_s=7), concurrency=1)
     with _client(served) as client, ThreadPoolExecutor(max_workers=4) as pool:
@@ -175,7 +175,7 @@ def test_the_question_timeout_counts_from_arrival(tmp_path):
 
 
 def test_binding_another_address_without_a_token_warns(tmp_path, monkeypatch):
-    from sparqlab.serving import text2sparql_endpoint as serving
+    from sparqlab.text2sparql import endpoint as serving
 
     class Stop(Exception):
         pass
@@ -204,7 +204,7 @@ def _listening(served):
     """The served method on a real uvicorn server (its connection layer included) on 127.0.0.1; yields the
     port."""
     from sparqlab.serving.guard import guarded_server, listen_socket
-    from sparqlab.serving.text2sparql_endpoint import create_app
+    from sparqlab.text2sparql.endpoint import create_app
 
     settings = served.settings
     server = guarded_server(create_app(served), settings.connection_limits())
@@ -266,7 +266,7 @@ def test_connections_are_closed_once_idle_after_an_answer(tmp_path):
     answer (a stalled body the application waits for is a 408: ``test_model_output_attacks.py``). A connection
     idle before its first request, or stalled in its headers, is uvicorn's to keep: a reverse proxy's timeouts
     close it (docs/security.md)."""
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     with _listening(_served(tmp_path, settings=ServeSettings(keep_alive_s=0.5))) as port:
         stalled = socket.create_connection(("127.0.0.1", port))
@@ -283,7 +283,7 @@ def test_connections_are_closed_once_idle_after_an_answer(tmp_path):
 
 
 def test_a_request_over_the_size_limit_is_413(tmp_path):
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     with _listening(_served(tmp_path, settings=ServeSettings(max_request_bytes=4096))) as port:
         status, body = _get(port, _target("x" * 5000))
@@ -292,7 +292,7 @@ def test_a_request_over_the_size_limit_is_413(tmp_path):
 
 
 def test_open_connections_are_bounded(tmp_path):
-    from sparqlab.serving.text2sparql_endpoint import ServeSettings
+    from sparqlab.text2sparql.endpoint import ServeSettings
 
     with _listening(_served(tmp_path, settings=ServeSettings(max_connections=8))) as port:
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from sparqlab.kg.server import serve_store
+from sparqlab.engines.oxigraph_server import serve_store
 
 
 @pytest.fixture(scope="session")
 def dbpedia_url() -> Iterator[str]:
-    from sparqlab.kg.dbpedia import fixture_store
+    from sparqlab.graphs.dbpedia import fixture_store
 
     with serve_store(fixture_store()) as url:
         yield url
@@ -29,9 +29,9 @@ def dbpedia_kg(dbpedia_url):
 @pytest.fixture(scope="session")
 def dbpedia_each_engine(endpoint_engine):
     """The DBpedia-shaped fixture behind each server in turn (oxigraph's, Virtuoso), opened with the profile."""
+    from sparqlab.engines import serve_on
+    from sparqlab.graphs.dbpedia import fixture_store
     from sparqlab.kg import open_kg
-    from sparqlab.kg.dbpedia import fixture_store
-    from sparqlab.kg.server import serve_on
 
     with serve_on(endpoint_engine, fixture_store()) as url:
         yield open_kg(url, profile="dbpedia", cache=False)

@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from sparqlab.core.paths import data_dir
-from sparqlab.data.text2sparql import load_edition
 from sparqlab.eval.text2sparql import OfficialScore, summarise_official
-from sparqlab.runs.result_sets import (
+from sparqlab.text2sparql.editions import load_edition
+from sparqlab.text2sparql.result_sets import (
     NotGenuine,
     compare_with_published,
     read_published_scores,

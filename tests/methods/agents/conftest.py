@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sparqlab.kg.server import serve_on
+from sparqlab.engines import serve_on
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,11 @@ import pytest
 
 from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.data import load
-from sparqlab.kg.server import ServiceRules, serve_service_rules, serve_store
+from sparqlab.engines.oxigraph_server import serve_store
 from sparqlab.methods import make_method
 from sparqlab.runs import RunAborted, RunConfig, run
 from sparqlab.runs.results import identity_changes
+from support.service_rules import ServiceRules, serve_service_rules
 
 QUESTIONS = PROJECT_ROOT / "data" / "wikidata_test" / "questions.jsonl"
 RETRY = {"base_s": 0.01, "cap_s": 0.1, "max_attempts": 12}

@@ -42,7 +42,7 @@ def movies(movie_store):
 
 @pytest.fixture(scope="module")
 def movie_store():
-    from sparqlab.kg.movies import ensure_store
+    from sparqlab.graphs.movies import ensure_store
 
     return ensure_store()
 

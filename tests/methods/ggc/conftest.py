@@ -15,7 +15,7 @@ from ggc_helpers import TRAIN_LIMIT, base_config, environment
 @pytest.fixture(scope="session")
 def session_cache(tmp_path_factory) -> Path:
     """A cache folder for the session whose ``kg`` entry links to the project's built movie KG."""
-    from sparqlab.kg.movies import ensure_store
+    from sparqlab.graphs.movies import ensure_store
 
     store = ensure_store()
     cache = tmp_path_factory.mktemp("ggc-cache")

@@ -9,7 +9,7 @@ import pytest
 
 from sparqlab.core.jsonl import write_jsonl
 from sparqlab.data.question import Question
-from sparqlab.kg.profiles import MOVIES
+from sparqlab.graphs.profiles import MOVIES
 from sparqlab.methods.ggc.data import (
     COMPOSITIONS,
     LabelledQuery,

@@ -2,7 +2,7 @@
 subclass of") decides which classes of an entity a declared domain is matched against; matching itself stays the
 exact intersection of Eq. (3), with subclass closure an option."""
 
-from sparqlab.kg.profiles import WIKIDATA
+from sparqlab.graphs.profiles import WIKIDATA
 from sparqlab.methods.agents.schema import (
     PropertySchema,
     SchemaIndex,

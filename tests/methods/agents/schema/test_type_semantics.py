@@ -1,6 +1,6 @@
 """P_tau(e) (Eq. 3), the persistent type state and the execute-time conflict check, pinned on a hand-made index."""
 
-from sparqlab.kg.profiles import WIKIDATA
+from sparqlab.graphs.profiles import WIKIDATA
 from sparqlab.methods.agents.schema import (
     PropertySchema,
     SchemaIndex,

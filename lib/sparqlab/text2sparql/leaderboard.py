@@ -4,15 +4,15 @@ A folder of published files holds one sub-folder per team (``data/text2sparql/pu
 organisers' layout): its system result set (``*_system_result_set.json`` / ``*_pred_result_set.json``), its
 evaluation (``*_eval.json`` / ``*_results.json``) and its answers. A team's row comes from
 
-1. its system result set, scored against the true result set (:func:`sparqlab.runs.result_sets.score_result_set`;
+1. its system result set, scored against the true result set (:func:`sparqlab.text2sparql.result_sets.score_result_set`;
    when an evaluation file is there too, the row notes whether every per-question score equals it); or
 2. its evaluation file's per-question scores when it has no result set, or when the result set is not genuine
-   (:class:`~sparqlab.runs.result_sets.NotGenuine`; the reasons are noted). Only the published convention can be
+   (:class:`~sparqlab.text2sparql.result_sets.NotGenuine`; the reasons are noted). Only the published convention can be
    read from an evaluation file, so under ``text2sparql-strict`` such a team is left out (noted);
 3. its answers file (``*_answers.json``) when it has neither: the queries executed on the dataset's KG and scored
-   like any answers file (:func:`sparqlab.runs.text2sparql.score_answers`, the result-set route).
+   like any answers file (:func:`sparqlab.text2sparql.answers.score_answers`, the result-set route).
 
-``answers`` adds rows the same way from peers' output files (:mod:`sparqlab.data.peers`: an answers file, GRASP's
+``answers`` adds rows the same way from peers' output files (:mod:`sparqlab.text2sparql.peers`: an answers file, GRASP's
 JSONL), e.g. GRASP's released CK25 runs beside the published teams.
 
 A sparqlab run's row comes from its records' official scores (the official measures are registered metrics, so a
@@ -55,7 +55,7 @@ from sparqlab.eval.text2sparql import (
     summarise_official,
 )
 from sparqlab.experiments.table import ComparisonTable, Measure, score_measure
-from sparqlab.runs.result_sets import (
+from sparqlab.text2sparql.result_sets import (
     NotGenuine,
     compare_with_published,
     read_published_scores,
@@ -141,10 +141,10 @@ def team_entry(folder: Path, questions: Sequence[Question], dataset: str, conven
 
 def answers_entry(name: str, path: Path, questions: Sequence[Question], dataset: str, kg: KnowledgeGraph,
                   convention: str) -> Entry:
-    """A row from a system's answers (an answers file or another peer output format, :mod:`sparqlab.data.peers`):
-    each query executed on ``kg`` and scored (:func:`sparqlab.runs.text2sparql.score_answers`)."""
-    from sparqlab.data.peers import as_answers_file, read_peer_output
-    from sparqlab.runs.text2sparql import score_answers
+    """A row from a system's answers (an answers file or another peer output format, :mod:`sparqlab.text2sparql.peers`):
+    each query executed on ``kg`` and scored (:func:`sparqlab.text2sparql.answers.score_answers`)."""
+    from sparqlab.text2sparql.answers import score_answers
+    from sparqlab.text2sparql.peers import as_answers_file, read_peer_output
 
     answers = read_peer_output(path, prefix=dataset)
     table = score_answers(as_answers_file(answers), questions, kg, convention=convention)
@@ -253,11 +253,11 @@ def build_leaderboard(datasets: Sequence[str], *, folders: Mapping[str, str | Pa
     """The leaderboard of ``datasets`` (one or several of ck25, db25, ck26, db26) from the published folders
     (default :func:`published_folder` per dataset), ``runs`` and ``answers``, as a :class:`ComparisonTable` (one
     column group per dataset, per dataset-language and ``overall``; rows in ranking order of the first group).
-    ``runs`` is a list of run folders or names, or ``{label: run}`` (:func:`sparqlab.runs.text2sparql.run_methods`'
+    ``runs`` is a list of run folders or names, or ``{label: run}`` (:func:`sparqlab.text2sparql.answers.run_methods`'
     output); ``answers`` is ``{row name: peer output file}`` of one dataset, executed on ``kg`` (default: the
     dataset's own KG, opened when an answers file needs it)."""
     from sparqlab.data import registry
-    from sparqlab.data.text2sparql import edition
+    from sparqlab.text2sparql.editions import edition
 
     check_convention(convention)
     if answers and len(datasets) != 1:

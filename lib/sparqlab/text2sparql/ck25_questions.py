@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparqlab.data.question import Question
-from sparqlab.data.text2sparql import EDITIONS
+from sparqlab.text2sparql.editions import EDITIONS
 
 DATASET_IRI = EDITIONS["ck25"].iri
 """The challenge's dataset id for CK25: what a client sends as ``dataset`` to a TEXT2SPARQL endpoint."""
@@ -39,7 +39,7 @@ in-memory pyoxigraph store but keep other tied rows on the on-disk store that ``
 
 def load_ck25(folder: str | Path | None = None) -> list[Question]:
     """The 50 questions of ``questions.yml`` with the official true result set as gold answers
-    (:func:`sparqlab.data.text2sparql.load_edition`)."""
-    from sparqlab.data.text2sparql import load_edition
+    (:func:`sparqlab.text2sparql.editions.load_edition`)."""
+    from sparqlab.text2sparql.editions import load_edition
 
     return load_edition("ck25", folder=folder)

@@ -1,7 +1,7 @@
 """A real Virtuoso on 127.0.0.1: Debian's ``virtuoso-opensource`` (``virtuoso-t``, ``isql-vt``) over a database of
 its own in a temporary folder, with RDF bulk-loaded into named graphs (once: the loaded database is kept under the
-cache) — the tests' second SPARQL engine beside ``oxigraph serve-read-only`` (:mod:`sparqlab.kg.server`) and what
-``sparqlab kg serve --engine virtuoso`` starts.
+cache) — the tests' second SPARQL engine beside ``oxigraph serve-read-only``
+(:mod:`sparqlab.engines.oxigraph_server`) and what ``sparqlab kg serve --engine virtuoso`` starts.
 
 Virtuoso differs from oxigraph where a result can depend on it (docs/engines.md): its default graph is the union
 of every graph it holds (its own system graphs included), so a KG is loaded into a named graph and queried with

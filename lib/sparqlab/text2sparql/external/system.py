@@ -44,12 +44,12 @@ import httpx2
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.http import ReplyRefused, bounded_get
 from sparqlab.data.question import Question
-from sparqlab.data.text2sparql import EDITIONS, edition
 from sparqlab.llm.errors import ExternalUnavailable
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.registry import register_method
+from sparqlab.text2sparql.editions import EDITIONS, edition
 
 SELF_DESCRIPTION_PATH = "openapi.json"
 """Where a FastAPI system (SPARQL-LLM's challenge API, ``sparqlab serve --docs``) describes itself."""

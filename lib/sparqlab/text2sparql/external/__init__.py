@@ -7,7 +7,7 @@
 In both the runner executes the system's final query on the run's KG and scores it like every method's.
 """
 
-from sparqlab.methods.external.imported import ImportedConfig, ImportedOutput
-from sparqlab.methods.external.system import ExternalConfig, ExternalSystem, ExternalUnavailable
+from sparqlab.text2sparql.external.imported import ImportedConfig, ImportedOutput
+from sparqlab.text2sparql.external.system import ExternalConfig, ExternalSystem, ExternalUnavailable
 
 __all__ = ["ExternalConfig", "ExternalSystem", "ExternalUnavailable", "ImportedConfig", "ImportedOutput"]

@@ -3,7 +3,7 @@
 An answers file is what the official client's ``ask`` writes: a JSON list of ``{"dataset", "question", "query",
 "qname", ...}``, one per question asked, from any system (ours, served by ``sparqlab serve``, or a published
 challenge entry). :func:`score_answers` executes each query on the KG under the read-only guard and the
-timeout, flattens the result as the organisers do and scores it (:func:`sparqlab.runs.result_sets.score_runs`)
+timeout, flattens the result as the organisers do and scores it (:func:`sparqlab.text2sparql.result_sets.score_runs`)
 against the gold judgements:
 
 * ``gold="official"`` (default): the question's gold answers, i.e. the challenge's official true result set, what
@@ -14,26 +14,27 @@ against the gold judgements:
 A question with no answer in the file scores as an empty result, as in the client. ``rewrite`` applies the
 documented ``xsd:int(...)`` rewrite (:mod:`sparqlab.sparql.rewrite`) to a query the engine refuses for it, and
 records the rewritten query in that question's row. Given the organisers' system result set of the same answers,
-the table also holds the engine report (:mod:`sparqlab.runs.engine_report`). Result-set files without a KG are
-scored by :mod:`sparqlab.runs.result_sets`.
+the table also holds the engine report (:mod:`sparqlab.text2sparql.engine_report`). Result-set files without a KG are
+scored by :mod:`sparqlab.text2sparql.result_sets`. A peer's output files become run folders of method ``imported``
+(:func:`import_peer_outputs`, ``sparqlab import``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from sparqlab.data.question import Question
-from sparqlab.data.text2sparql import read_answers  # noqa: F401  (callers read answers files from here too)
 from sparqlab.eval.metrics import cost_amount
 from sparqlab.eval.text2sparql import OFFICIAL_METRIC, flatten_result
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.errors import KGError, UnsupportedFunction
-from sparqlab.runs.engine_report import engine_report
-from sparqlab.runs.result_sets import ResultSet, score_runs
 from sparqlab.sparql.rewrite import rewrite_casts
+from sparqlab.text2sparql.editions import read_answers  # noqa: F401  (callers read answers files from here too)
+from sparqlab.text2sparql.engine_report import engine_report
+from sparqlab.text2sparql.result_sets import ResultSet, score_runs
 
 GoldSource = Literal["official", "execute"]
 ANSWER_KEYS = ("qname", "query")
@@ -71,7 +72,7 @@ def score_answers(answers: Sequence[Mapping[str, Any]], questions: Iterable[Ques
                   system: ResultSet | None = None) -> dict[str, Any]:
     """Per-question official scores of an answers file, each query executed on ``kg``, and their means.
 
-    Returns :func:`~sparqlab.runs.result_sets.score_runs`' table with, per qname, ``answered``, ``error``,
+    Returns :func:`~sparqlab.text2sparql.result_sets.score_runs`' table with, per qname, ``answered``, ``error``,
     ``message``, ``rewritten_query`` and ``seconds`` added, ``store`` (which store produced the results) and,
     given the organisers' ``system`` result set of the same answers, ``engine_report``
     (:func:`engine_report`). A qname answered twice is an error (which answer counts would be arbitrary).
@@ -161,3 +162,32 @@ def run_methods(methods: Sequence[str], models: Sequence[str], kg: KnowledgeGrap
         result = run(method, config=config, kg=kg)
         folders[f"{name} ({model_label(model, result.metrics['model_is_standin'])})"] = result.run_dir
     return folders
+
+
+def import_peer_outputs(files: Sequence[str], output_format: str, config: Any,
+                        id_map: str | None = None) -> Iterator[tuple[str, Any]]:
+    """Each of a peer's output ``files`` as one run folder of method ``imported`` under ``config`` (a
+    :class:`~sparqlab.runs.config.RunConfig` naming the dataset the files answer), yielded ``(file, RunResult)``
+    as each run finishes."""
+    from sparqlab.runs.runner import run
+    from sparqlab.text2sparql.external import ImportedOutput
+
+    if not config.dataset:
+        raise ValueError("name the dataset the files answer with --dataset (e.g. -d ck25 --kg ck25)")
+    for path in files:
+        method = ImportedOutput(file=path, output_format=output_format, language=config.language or "en",
+                                id_map=id_map)
+        yield path, run(method, config=config)
+
+
+def peer_cost_line(predictions) -> str:
+    """The peer's cost per question as its file recorded it (the run's model calls are the replay's: none)."""
+    parts = []
+    for column, label, unit in (("extra.peer_elapsed_s", "peer seconds", " s"),
+                                ("extra.peer_model_calls", "model calls", ""),
+                                ("extra.peer_tool_calls", "tool calls", "")):
+        values = predictions[column].dropna() if column in predictions else []
+        if len(values):
+            parts.append(f"{label} per question: mean {values.mean():.1f}{unit}, "
+                         f"median {values.median():.1f}{unit}")
+    return "; ".join(parts) or "the file records no times or calls"

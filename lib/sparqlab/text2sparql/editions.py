@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from sparqlab.core.paths import data_dir
 from sparqlab.data.files import require_file
 from sparqlab.data.question import Question
+from sparqlab.data.registry import Dataset, register_dataset
 from sparqlab.eval.text2sparql import OFFICIAL_METRIC
 
 ORDER_FEATURE = "RESULT_ORDER_MATTERS"
@@ -35,7 +37,8 @@ ORDER_REQUIRED = "order_required"
 @dataclass(frozen=True)
 class Edition:
     """One TEXT2SPARQL dataset: name (= the qname prefix), challenge year, dataset IRI, the KG its queries run
-    on, its languages, and where its questions and true result set are under ``data/``."""
+    on, its languages, where its questions and true result set are under ``data/``, and the one line
+    ``sparqlab data list`` shows for it."""
 
     name: str
     year: int
@@ -44,6 +47,7 @@ class Edition:
     languages: tuple[str, ...]
     questions_file: str
     true_result_set: str
+    description: str
 
     def folder(self) -> Path:
         return data_dir() / Path(self.questions_file).parent
@@ -56,13 +60,20 @@ class Edition:
 
 EDITIONS: dict[str, Edition] = {edition.name: edition for edition in (
     Edition("ck25", 2025, "https://text2sparql.aksw.org/2025/corporate/", "ck25", ("en",),
-            "ck25/questions.yml", "ck25/ck25_true_result_set.json"),
+            "ck25/questions.yml", "ck25/ck25_true_result_set.json",
+            "TEXT2SPARQL'25 corporate KG questions (50, English); gold = the challenge's official true result set"),
     Edition("db25", 2025, "https://text2sparql.aksw.org/2025/dbpedia/", "dbpedia", ("en", "es"),
-            "text2sparql/db25/questions_db25.yaml", "text2sparql/db25/db25_true_result_set.json"),
+            "text2sparql/db25/questions_db25.yaml", "text2sparql/db25/db25_true_result_set.json",
+            "TEXT2SPARQL'25 DBpedia: 100 questions in English and Spanish (200 qnames); gold = the official true "
+            "result set"),
     Edition("ck26", 2026, "https://text2sparql.aksw.org/2026/corporate/", "ck25", ("en", "de"),
-            "text2sparql/ck26/questions_ck26.yml", "text2sparql/ck26/ck26_true_result_set.json"),
+            "text2sparql/ck26/questions_ck26.yml", "text2sparql/ck26/ck26_true_result_set.json",
+            "TEXT2SPARQL'26 corporate: CK25's 50 questions paraphrased, English and German (100 qnames), on the "
+            "CK25 KG; gold = the official true result set"),
     Edition("db26", 2026, "https://text2sparql.aksw.org/2026/dbpedia/", "dbpedia", ("en", "es"),
-            "text2sparql/db26/questions_db26.yml", "text2sparql/db26/db26_true_result_set.json"),
+            "text2sparql/db26/questions_db26.yml", "text2sparql/db26/db26_true_result_set.json",
+            "TEXT2SPARQL'26 DBpedia: 50 new questions in English and Spanish (100 qnames); gold = the official "
+            "true result set"),
 )}
 """The editions by name. CK26 paraphrases CK25's questions and runs on the same corporate KG (``ck25``)."""
 
@@ -196,3 +207,8 @@ def read_answers(path: str | Path) -> list[dict[str, Any]]:
         if not isinstance(entry.get("query"), str | None):
             raise ValueError(f"{path}, entry {number} ({entry['qname']}): 'query' must be a string or null")
     return entries
+
+
+for _edition in EDITIONS.values():  # a sparqlab.datasets module (sparqlab.core.plugins): the editions by name
+    register_dataset(Dataset(_edition.name, _edition.kg, _edition.description,
+                             {"test": partial(load_edition, _edition.name)}, languages=_edition.languages))

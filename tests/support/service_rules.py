@@ -1,76 +1,16 @@
-"""A real SPARQL 1.1 endpoint on 127.0.0.1: ``oxigraph serve-read-only`` over a store folder, for the tests and
-checks of the endpoint backend (the KG counterpart of :func:`sparqlab.serving.model_server.serve_in_background`); and a
-local stand-in for a public query service's limits in front of it (:func:`serve_service_rules`)."""
+"""A local stand-in for a public query service's limits (Wikidata's), in front of a real SPARQL server: the tests
+of the service client (retries, ``Retry-After``, the in-flight limit) run against it."""
 
 from __future__ import annotations
 
 import contextlib
-import shutil
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-from sparqlab.core.processes import free_port, stop_process, wait_until_answering
-
-
-def oxigraph_binary() -> str:
-    """The ``oxigraph`` server program beside this interpreter (the venv's) or on ``PATH``."""
-    local = Path(sys.executable).with_name("oxigraph")
-    found = str(local) if local.exists() else shutil.which("oxigraph")
-    if not found:
-        raise FileNotFoundError("the oxigraph server is not installed (pip install -r requirements-dev.txt)")
-    return found
-
-
-@contextlib.contextmanager
-def serve_store(store: str | Path, timeout_s: float | None = None, startup_timeout_s: float = 30.0) -> Iterator[str]:
-    """Run ``oxigraph serve-read-only`` over ``store`` on a free local port while the block runs; yields the query
-    URL. ``timeout_s``: the server's own per-query limit (``--timeout-s``); ``startup_timeout_s``: how long it may
-    take to answer a first ``ASK {}``. Raises :class:`RuntimeError` when it exits or does not answer in time."""
-    port = free_port()
-    command = [oxigraph_binary(), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"]
-    if timeout_s:
-        command += ["--timeout-s", str(timeout_s)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/query"
-    try:
-        wait_until_answering(url, process, "oxigraph server", startup_timeout_s,
-                             lambda: process.stderr.read().decode(errors="replace"))
-        yield url
-    finally:
-        stop_process(process)
-        process.stderr.close()
-
-
-TEST_GRAPH = "urn:sparqlab:kg"
-"""The named graph :func:`serve_on` loads a KG into on Virtuoso."""
-
-
-@contextlib.contextmanager
-def serve_on(engine: str, store: str | Path, *, timeout_s: int | None = None, max_rows: int = 10_000,
-             graph: str = TEST_GRAPH) -> Iterator[str]:
-    """Serve the pyoxigraph store folder ``store`` on 127.0.0.1 with ``engine`` (``oxigraph-server`` or
-    ``virtuoso``, :data:`sparqlab.kg.engines.ENGINES`) while the block runs; yields the URL a client opens — on
-    Virtuoso with ``?default-graph-uri=`` naming the graph the KG was loaded into. ``max_rows`` is Virtuoso's
-    own row cap (oxigraph has none); ``timeout_s`` the server's per-query limit."""
-    from urllib.parse import quote
-
-    if engine == "oxigraph-server":
-        with serve_store(store, timeout_s=timeout_s) as url:
-            yield url
-    elif engine == "virtuoso":
-        from sparqlab.kg.virtuoso import serve_virtuoso
-
-        with serve_virtuoso({graph: [store]}, max_rows=max_rows, timeout_s=timeout_s or 60) as url:
-            yield f"{url}?default-graph-uri={quote(graph, safe='')}"
-    else:
-        raise ValueError(f"engine must be oxigraph-server or virtuoso (the embedded store needs no server); "
-                         f"got {engine!r}")
+from sparqlab.core.processes import free_port
 
 
 @dataclass

@@ -47,7 +47,6 @@ from sparqlab.core.config import CheckedConfig
 from sparqlab.core.environment import serve_token
 from sparqlab.core.errors import InfrastructureError
 from sparqlab.data.question import Question
-from sparqlab.data.text2sparql import DATASET_IRIS, EDITIONS, question_language
 from sparqlab.kg.endpoint import declare_prefixes
 from sparqlab.platform.base import Method
 from sparqlab.runs.config import RunConfig
@@ -57,6 +56,7 @@ from sparqlab.runs.plan import build_plan
 from sparqlab.runs.runner import Runner
 from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunStore, write_json
 from sparqlab.serving.guard import ConnectionLimits, guarded_server, listen_socket
+from sparqlab.text2sparql.editions import DATASET_IRIS, EDITIONS, question_language
 
 DEFAULT_DATASETS = {edition.iri: edition.kg for edition in EDITIONS.values()}
 """Dataset IRI -> KG name served without configuration: CK25's and CK26's IRIs on the ``ck25`` KG, DB25's and

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.data.question import Question
-from sparqlab.data.text2sparql import ORDER_REQUIRED, edition_of
 from sparqlab.eval.text2sparql import (
     COMBINED,
     OFFICIAL_METRIC,
@@ -34,6 +33,7 @@ from sparqlab.eval.text2sparql import (
     official_scores,
     summarise_official,
 )
+from sparqlab.text2sparql.editions import ORDER_REQUIRED, edition_of
 
 MEASURES = (*SET_MEASURES, ORDER_METRIC)
 

@@ -1,6 +1,6 @@
 """``imported``: a peer's published output file as a method, so a released run becomes an ordinary run folder.
 
-Each question's answer is the peer's final query for its qname (:mod:`sparqlab.data.peers` reads the file:
+Each question's answer is the peer's final query for its qname (:mod:`sparqlab.text2sparql.peers` reads the file:
 GRASP's JSONL, the official answers format, SPARQL-LLM's), executed on the run's KG and scored by the runner like
 every method's. The trace keeps what the file says about how the answer came about: the peer's conversation
 (``peer_conversation``: the messages in the OpenAI chat schema, tool calls included) and its times and calls
@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sparqlab.core.hashing import file_digest
-from sparqlab.data.peers import CONVERTERS, PeerAnswer, apply_id_map, read_peer_output
 from sparqlab.data.question import Question
-from sparqlab.data.text2sparql import EDITIONS
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.config import MethodConfig
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.platform.registry import register_method
+from sparqlab.text2sparql.editions import EDITIONS
+from sparqlab.text2sparql.peers import CONVERTERS, PeerAnswer, apply_id_map, read_peer_output
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ImportedConfig(MethodConfig):
     """Settings of :class:`ImportedOutput`.
 
     - ``file``: the peer's output file.
-    - ``output_format``: its format (:data:`sparqlab.data.peers.CONVERTERS`; ``None``: ``grasp`` for ``.jsonl``,
+    - ``output_format``: its format (:data:`sparqlab.text2sparql.peers.CONVERTERS`; ``None``: ``grasp`` for ``.jsonl``,
       else ``answers``).
     - ``language``: the language of the questions the file answers (GRASP's ids carry none).
     - ``id_map``: a JSON object mapping the file's question keys (qnames, GRASP ids) to the run's question ids,

@@ -12,7 +12,7 @@ Formats (:data:`CONVERTERS`):
 - ``grasp``: GRASP's output JSONL (``grasp file``; data/peers/grasp/): one line per question with ``id`` (the
   question number of the edition's questions file), ``sparql`` (null when GRASP gave none), ``elapsed``,
   ``error`` and ``messages``;
-- ``answers``: the official client's ``ask`` output (:func:`sparqlab.data.text2sparql.read_answers`), which any
+- ``answers``: the official client's ``ask`` output (:func:`sparqlab.text2sparql.editions.read_answers`), which any
   TEXT2SPARQL system's organisers' run produces; no times or conversation;
 - ``sparql-llm``: SPARQL-LLM answers the challenge through its TEXT2SPARQL endpoint, so what it publishes is the
   official client's answers file; its queries open with a ``#+ endpoint:`` comment, which stays (a comment).
@@ -29,7 +29,7 @@ from typing import Any
 
 from sparqlab.core.typed import Range, check_range, coerce
 from sparqlab.data.files import read_records, require_file
-from sparqlab.data.text2sparql import qname, read_answers
+from sparqlab.text2sparql.editions import qname, read_answers
 
 
 @dataclass(frozen=True)
@@ -142,5 +142,5 @@ def apply_id_map(answers: Sequence[PeerAnswer], id_map: str | Path) -> list[Peer
 
 def as_answers_file(answers: Sequence[PeerAnswer]) -> list[dict[str, Any]]:
     """The answers in the official client's shape (``qname``, ``query``), for scoring with an answers file's
-    route (:func:`sparqlab.runs.text2sparql.score_answers`)."""
+    route (:func:`sparqlab.text2sparql.answers.score_answers`)."""
     return [{"qname": a.qname, "query": a.query, "question": a.question} for a in answers]

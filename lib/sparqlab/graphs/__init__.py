@@ -1,0 +1,13 @@
+"""The KGs the workbench names, one module each: their profiles (:mod:`.profiles`: movies, Wikidata, CK25), the
+bundled movie KG's store builder (:mod:`.movies`), DBpedia (with its fixture and search) and ORKG. Each registers
+itself on import; :mod:`sparqlab.core.plugins` lists them, so a KG is found by name. Freebase's module stays
+:mod:`sparqlab.kg.freebase`: its profile names its element catalogue by the loader's module, which every Freebase
+run id hashes.
+
+How a KG is reached (an embedded store, an endpoint), the ``KGProfile`` type and the views agents use are
+:mod:`sparqlab.kg`'s; adding a KG: docs/adding-a-kg.md.
+"""
+
+# The KG layer imports every KG module when it loads and then fixes the prefixes queries are read with: load it
+# before one of this package's modules runs, so that module is imported whole by it (not seen half-run).
+import sparqlab.kg  # noqa: F401
