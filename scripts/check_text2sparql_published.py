@@ -13,10 +13,10 @@
 
 from __future__ import annotations
 
-from sparqlab.eval.text2sparql import gold_relevance, summarise_official
 from sparqlab.text2sparql.editions import load_edition
 from sparqlab.text2sparql.engine_report import explain_difference
 from sparqlab.text2sparql.leaderboard import EVALUATION_PATTERNS, RESULT_SET_PATTERNS, published_folder
+from sparqlab.text2sparql.metric import gold_relevance, summarise_official
 from sparqlab.text2sparql.result_sets import (
     NotGenuine,
     compare_with_published,

@@ -3,8 +3,8 @@
 from sparqlab.data.question import Question
 from sparqlab.eval.assess import Outcome, assess, score_fields
 from sparqlab.eval.metrics import METRICS, NOT_EXECUTED, register_metric
-from sparqlab.eval.text2sparql import OFFICIAL_KEYS, OFFICIAL_METRIC
 from sparqlab.kg.results import QueryResult
+from sparqlab.text2sparql.metric import OFFICIAL_KEYS, OFFICIAL_METRIC
 
 EX = "http://example.org/"
 SPARQL = f"SELECT ?x WHERE {{ <{EX}film> <{EX}director> ?x }}"

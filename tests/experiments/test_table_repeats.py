@@ -107,9 +107,9 @@ def test_leaderboard_row_of_a_run_group(tmp_path):
     """A group of three (hand-made) runs over two db26 questions is one row: the mean over repeats of set_F, the
     sd between runs and the two-level interval; against a single run its ΔF uses the paired two-level bootstrap."""
     from sparqlab.eval.repeats import two_level_interval
-    from sparqlab.eval.text2sparql import OfficialScore, record_scores
     from sparqlab.text2sparql.editions import load_edition
     from sparqlab.text2sparql.leaderboard import build_leaderboard
+    from sparqlab.text2sparql.metric import OfficialScore, record_scores
 
     questions = load_edition("db26")[:2]
     set_f = [[1.0, 0.5], [0.0, 0.5], [1.0, 1.0]]  # per repeat, per question

@@ -46,10 +46,13 @@ def test_the_wing_is_found_through_the_plug_in_tables():
 
     wing_modules = {module for group in BUILT_IN.values() for module in group if module.startswith(WING)}
     assert wing_modules == {"sparqlab.text2sparql.editions", "sparqlab.text2sparql.ck25_store",
-                            "sparqlab.text2sparql.external"}
+                            "sparqlab.text2sparql.external", "sparqlab.text2sparql.metric"}
     from sparqlab.text2sparql.editions import EDITIONS
 
     assert {name: DATASETS[name].kg for name in EDITIONS} == {name: e.kg for name, e in EDITIONS.items()}
     assert STORE_BUILDERS.get("ck25").__module__ == "sparqlab.text2sparql.ck25_store"
     assert get_method("imported").__module__.startswith(f"{WING}.external")
     assert get_method("external").__module__.startswith(f"{WING}.external")
+    from sparqlab.eval.metrics import find_metric
+
+    assert find_metric("text2sparql").outcome.__module__ == f"{WING}.metric"

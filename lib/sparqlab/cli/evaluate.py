@@ -17,7 +17,7 @@ from typing import Any
 
 from sparqlab.cli.kg import add_profile_option
 from sparqlab.core.text import text_table
-from sparqlab.eval.text2sparql import CONVENTIONS, OFFICIAL_METRIC
+from sparqlab.text2sparql.metric import CONVENTIONS, OFFICIAL_METRIC
 
 MISSING = "(none)"
 

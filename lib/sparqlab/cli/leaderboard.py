@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sparqlab.eval.text2sparql import CONVENTIONS, OFFICIAL_METRIC
+from sparqlab.text2sparql.metric import CONVENTIONS, OFFICIAL_METRIC
 
 
 def register(subparsers) -> None:

@@ -47,7 +47,8 @@ COMMAND_GROUP = "sparqlab.commands"
 
 BUILT_IN: dict[str, tuple[str, ...]] = {
     PLUGIN_GROUP: ("sparqlab.train.tiny",  # standin-tiny-random (a tiny random decoder, for garbage-in tests)
-                   "sparqlab.text2sparql.external"),  # the peers' adapters: methods `external` and `imported`
+                   "sparqlab.text2sparql.external",  # the peers' adapters: methods `external` and `imported`
+                   "sparqlab.text2sparql.metric"),  # TEXT2SPARQL's official measures (registered metrics)
     KG_GROUP: ("sparqlab.graphs.profiles", "sparqlab.text2sparql.ck25_store", "sparqlab.graphs.dbpedia",
                "sparqlab.kg.freebase", "sparqlab.graphs.movies", "sparqlab.graphs.orkg"),
     DATASET_GROUP: ("sparqlab.data.registry", "sparqlab.text2sparql.editions"),

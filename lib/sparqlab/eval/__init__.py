@@ -27,17 +27,9 @@ from sparqlab.eval.normalise import (
     normalise_term,
 )
 from sparqlab.eval.rows import row_f1
-from sparqlab.eval.text2sparql import (
-    OfficialScore,
-    flatten_result,
-    gold_relevance,
-    official_scores,
-    summarise_official,
-)
 
 __all__ = [
     "COST_FIELDS",
-    "OfficialScore",
     "SCORING_RULES",
     "SetScore",
     "answer_columns",
@@ -50,17 +42,13 @@ __all__ = [
     "error_table",
     "no_query_causes",
     "fetch_labels",
-    "flatten_result",
-    "gold_relevance",
     "judged_frame",
     "judged_scores",
     "normalise_answer",
     "normalise_term",
-    "official_scores",
     "row_f1",
     "score_prediction",
     "set_f1",
     "set_scores",
     "summarise",
-    "summarise_official",
 ]

@@ -388,7 +388,7 @@ class Metric:
     - ``outcome``: ``(question, outcome) -> {scores key: value}`` of a metric that needs the whole per-question
       outcome (:class:`sparqlab.eval.assess.Outcome`: the final result's rows in order, the answer form, the
       gold), not only two answer sets; its entries go to the prediction line's ``scores`` (``field`` then reads
-      ``scores.<key>``). TEXT2SPARQL's official measures are scored so (:mod:`sparqlab.eval.text2sparql`).
+      ``scores.<key>``). TEXT2SPARQL's official measures are scored so (:mod:`sparqlab.text2sparql.metric`).
     - ``higher_is_better``: the direction (``None``: not ranked); ``unit``: :data:`RATE`, :data:`COUNT` or
       :data:`SECONDS`; ``views``: where it is a column by default (:data:`VIEWS`: all of them).
     - ``judged``: aggregated over the judged questions only (answer metrics) or over every record (a method's

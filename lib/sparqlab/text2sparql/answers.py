@@ -1,4 +1,4 @@
-"""Scoring TEXT2SPARQL answers files on a store with the official metric (:mod:`sparqlab.eval.text2sparql`).
+"""Scoring TEXT2SPARQL answers files on a store with the official metric (:mod:`sparqlab.text2sparql.metric`).
 
 An answers file is what the official client's ``ask`` writes: a JSON list of ``{"dataset", "question", "query",
 "qname", ...}``, one per question asked, from any system (ours, served by ``sparqlab serve``, or a published
@@ -28,12 +28,12 @@ from typing import Any, Literal
 
 from sparqlab.data.question import Question
 from sparqlab.eval.metrics import cost_amount
-from sparqlab.eval.text2sparql import OFFICIAL_METRIC, flatten_result
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.errors import KGError, UnsupportedFunction
 from sparqlab.sparql.rewrite import rewrite_casts
 from sparqlab.text2sparql.editions import read_answers  # noqa: F401  (callers read answers files from here too)
 from sparqlab.text2sparql.engine_report import engine_report
+from sparqlab.text2sparql.metric import OFFICIAL_METRIC, flatten_result
 from sparqlab.text2sparql.result_sets import ResultSet, score_runs
 
 GoldSource = Literal["official", "execute"]

@@ -25,7 +25,7 @@ from sparqlab.core.paths import data_dir
 from sparqlab.data.files import require_file
 from sparqlab.data.question import Question
 from sparqlab.data.registry import Dataset, register_dataset
-from sparqlab.eval.text2sparql import OFFICIAL_METRIC
+from sparqlab.text2sparql.metric import OFFICIAL_METRIC
 
 ORDER_FEATURE = "RESULT_ORDER_MATTERS"
 """The feature flag of questions whose answer order the official evaluation scores with nDCG."""

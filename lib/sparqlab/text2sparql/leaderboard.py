@@ -16,9 +16,9 @@ evaluation (``*_eval.json`` / ``*_results.json``) and its answers. A team's row 
 JSONL), e.g. GRASP's released CK25 runs beside the published teams.
 
 A sparqlab run's row comes from its records' official scores (the official measures are registered metrics, so a
-run scores TEXT2SPARQL questions with the published convention; :func:`sparqlab.eval.text2sparql.record_scores`);
+run scores TEXT2SPARQL questions with the published convention; :func:`sparqlab.text2sparql.metric.record_scores`);
 the columns are those registered measures (:func:`score_measures`). Every row gets the published means
-(:func:`sparqlab.eval.text2sparql.summarise_official`), overall and per language, 95 % percentile bootstrap
+(:func:`sparqlab.text2sparql.metric.summarise_official`), overall and per language, 95 % percentile bootstrap
 intervals over its questions, and against a ``baseline`` row the paired bootstrap interval of the set_F
 difference and McNemar's exact test on the questions answered exactly (set_F = 1), over the questions both rows
 have (:func:`sparqlab.eval.paired.paired_comparison`). Rows are ranked as the organisers rank: by set_F_ndcg
@@ -43,7 +43,8 @@ from sparqlab.data.question import Question
 from sparqlab.eval.metrics import EM_KEY, F1_KEY, METRICS
 from sparqlab.eval.paired import bootstrap_ci, paired_comparison
 from sparqlab.eval.repeats import paired_repeats, two_level_interval
-from sparqlab.eval.text2sparql import (
+from sparqlab.experiments.table import ComparisonTable, Measure, score_measure
+from sparqlab.text2sparql.metric import (
     COMBINED,
     OFFICIAL_KEYS,
     OFFICIAL_METRIC,
@@ -54,7 +55,6 @@ from sparqlab.eval.text2sparql import (
     score_from_record,
     summarise_official,
 )
-from sparqlab.experiments.table import ComparisonTable, Measure, score_measure
 from sparqlab.text2sparql.result_sets import (
     NotGenuine,
     compare_with_published,
@@ -75,7 +75,7 @@ RUN_MARK = " [sparqlab]"
 
 
 def score_measures() -> list[Measure]:
-    """The official measures' columns, read from the metric registry (:data:`~sparqlab.eval.text2sparql.OFFICIAL_KEYS`):
+    """The official measures' columns, read from the metric registry (:data:`~sparqlab.text2sparql.metric.OFFICIAL_KEYS`):
     headed by the organisers' names, ranked as registered, to four digits as published."""
     return [Measure(measure, measure, score_measure(METRICS[key]).better, digits=4)
             for measure, key in OFFICIAL_KEYS.items()]

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from sparqlab.data.question import Question
-from sparqlab.eval.text2sparql import (
+from sparqlab.text2sparql.editions import ORDER_REQUIRED, edition_of
+from sparqlab.text2sparql.metric import (
     COMBINED,
     OFFICIAL_METRIC,
     ORDER_METRIC,
@@ -33,7 +34,6 @@ from sparqlab.eval.text2sparql import (
     official_scores,
     summarise_official,
 )
-from sparqlab.text2sparql.editions import ORDER_REQUIRED, edition_of
 
 MEASURES = (*SET_MEASURES, ORDER_METRIC)
 

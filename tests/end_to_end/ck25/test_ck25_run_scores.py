@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from sparqlab.eval.text2sparql import flatten_result, gold_relevance, official_scores
 from sparqlab.platform import Method, MethodOutput
 from sparqlab.runs import RunConfig, run
+from sparqlab.text2sparql.metric import flatten_result, gold_relevance, official_scores
 
 
 class ReferenceQueries(Method):

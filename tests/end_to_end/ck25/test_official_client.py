@@ -65,10 +65,10 @@ def served_method(tmp_path_factory):
 
 def test_client_scores_equal_ours(client, served_method, tmp_path):
     from sparqlab.data import registry
-    from sparqlab.eval.text2sparql import OfficialScore, summarise_official
     from sparqlab.kg import open_kg
     from sparqlab.text2sparql.answers import read_answers, score_answers
     from sparqlab.text2sparql.ck25_store import ck25_dir, ensure_store
+    from sparqlab.text2sparql.metric import OfficialScore, summarise_official
     from sparqlab.text2sparql.result_sets import MEASURES
 
     url, runs = served_method

@@ -11,8 +11,8 @@ import pytest
 from sparqlab.cli import main
 from sparqlab.core.paths import data_dir
 from sparqlab.data import registry
-from sparqlab.eval.text2sparql import OfficialScore, record_scores
 from sparqlab.text2sparql.leaderboard import build_leaderboard, published_folder, run_entry
+from sparqlab.text2sparql.metric import OfficialScore, record_scores
 from sparqlab.text2sparql.peers import read_peer_output
 
 GRASP = data_dir() / "peers" / "grasp" / "ck25"

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from sparqlab.eval.text2sparql import (
+from sparqlab.text2sparql.metric import (
     OfficialScore,
     flatten_result,
     gold_relevance,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from sparqlab.data import registry
-from sparqlab.eval.text2sparql import flatten_result, gold_relevance
 from sparqlab.methods import make_method
 from sparqlab.runs import RunConfig, run
+from sparqlab.text2sparql.metric import flatten_result, gold_relevance
 
 CRASHES = {"method_error", "question_timeout"}
 FIXTURE_QUESTIONS = {"db25": {"db25:3", "db25:7", "db25:8", "db25:9", "db25:12", "db25:16"},

@@ -60,8 +60,8 @@ def test_two_datasets_give_an_overall_group(tmp_path):
 
 def test_a_sparqlab_run_is_an_extra_row(tmp_path):
     """A run's records carry the official scores; a fake run of two perfect answers is a row over those two."""
-    from sparqlab.eval.text2sparql import OfficialScore, record_scores
     from sparqlab.text2sparql.editions import load_edition
+    from sparqlab.text2sparql.metric import OfficialScore, record_scores
 
     questions = load_edition("db26")[:2]
     run = tmp_path / "direct-db26-standin"

@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from sparqlab.core.paths import data_dir
-from sparqlab.eval.text2sparql import OfficialScore, summarise_official
 from sparqlab.text2sparql.editions import load_edition
+from sparqlab.text2sparql.metric import OfficialScore, summarise_official
 from sparqlab.text2sparql.result_sets import (
     NotGenuine,
     compare_with_published,
