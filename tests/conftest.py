@@ -13,7 +13,7 @@ import pytest
 
 from sparqlab.plots.check import CHECK_ENV
 from support.engines import ENDPOINT_ENGINES, require_engine
-from support.real_model import real_model  # noqa: F401 - the session's llama.cpp server of SmolLM2-135M
+from support.real_model import converted_real_model, real_model  # noqa: F401 - SmolLM2-135M served; converted
 from support.wikidata_fixtures import WIKIDATA_FIXTURES, wikidata_store
 
 os.environ[CHECK_ENV] = "strict"

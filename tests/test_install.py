@@ -6,9 +6,9 @@ environment, ``environment.json`` names the commit the install was built from, a
 installed stops with one line naming it.
 
 Slow (pip builds the wheel from a clone of the committed checkout, ~60 s of installing, ~40 s of session; CI
-runs it): the environment is made once for the module. The install uses the project's constraints (the versions
-the suite is tested with, through ``PIP_CONSTRAINT``) and pip's configured package index; torch is not pulled (it
-is only in extras)."""
+runs it): the environment is made once for the test run, by whichever xdist worker meets it first. The install
+uses the project's constraints (the versions the suite is tested with, through ``PIP_CONSTRAINT``) and pip's
+configured package index; torch is not pulled (it is only in extras)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ import pytest
 
 from sparqlab.core.paths import CHECKOUT, WORKSPACE_MARKER
 from support.docs import first_session, install_command
+from support.shared import built_once
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900),
               pytest.mark.skipif(CHECKOUT is None, reason="builds the wheel from the checkout")]
@@ -38,8 +39,14 @@ def timed(argv: list[str], **options) -> tuple[subprocess.CompletedProcess, floa
 def installed(tmp_path_factory) -> dict:
     """A fresh venv (``python3.11 -m venv``, its own pip) into which the README's install line, as written there,
     installs the checkout (at ``$HOME/src/sparqlab``: a link to it): its ``bin`` folder, the installed version and
-    the seconds the install took (printed for the notes). pip clones the committed checkout."""
-    root = tmp_path_factory.mktemp("install")
+    the seconds the install took (printed for the notes). pip clones the committed checkout. Made once per test
+    run and shared by the xdist workers (:func:`support.shared.built_once`)."""
+    made = built_once(tmp_path_factory, "install", install_checkout)
+    return {"bin": Path(made["bin"]), "version": made["version"], "venv": Path(made["venv"])}
+
+
+def install_checkout(root: Path) -> dict[str, str]:
+    """The README's install line run in a fresh venv under ``root``; the record :func:`installed` reads."""
     home = root / "home"
     (home / "src").mkdir(parents=True)
     (home / "src" / "sparqlab").symlink_to(CHECKOUT)
@@ -56,7 +63,7 @@ def installed(tmp_path_factory) -> dict:
                      "print(version('sparqlab'))"])[0].stdout.strip()
     print(f"\n{' '.join(line)} with pip {pip}: sparqlab {version} installed with its dependencies in "
           f"{install_s:.0f} s")
-    return {"bin": bin_dir, "version": version, "venv": root / "venv"}
+    return {"bin": str(bin_dir), "version": version, "venv": str(root / "venv")}
 
 
 def session_env(installed: dict, home: Path) -> dict[str, str]:

@@ -15,7 +15,6 @@ from sparqlab.data.registry import load
 from sparqlab.data.sampling import disjoint_from, sample_questions
 from sparqlab.methods.direct.method import DirectConfig, build_messages
 from sparqlab.train.data import build_from_dataset
-from support.real_model import require_real_model
 
 
 def _question(qid: str, text: str, *entities: str) -> Question:
@@ -59,15 +58,14 @@ def test_gguf_export_needs_a_base_converted_from_gguf(tiny_decoder, tmp_path):
 
 
 @pytest.mark.timeout(900)  # about a minute on 2 idle cores (the conversion, ~2 minutes, once per cache)
-def test_real_weights_fine_tune_and_the_merged_adapter_served_by_llama_cpp(tmp_path):
-    require_real_model()
+def test_real_weights_fine_tune_and_the_merged_adapter_served_by_llama_cpp(converted_real_model, tmp_path):
     from sparqlab.serving.llama_cpp import model_file, start_llama_server
     from sparqlab.train.convert import SOURCE_FILE, converted_base
     from sparqlab.train.export import export_gguf
     from sparqlab.train.sft import SFTConfig, train_sft
 
     folder = converted_base("smollm2-135m")
-    assert converted_base("smollm2-135m") == folder  # content-addressed: converted once
+    assert folder == converted_real_model  # content-addressed: converted once (kept in the CI cache)
     source = json.loads((folder / SOURCE_FILE).read_text())
     assert source["gguf_sha256"] == file_digest(model_file("smollm2-135m"))
     assert "quantization_config" not in json.loads((folder / "config.json").read_text())

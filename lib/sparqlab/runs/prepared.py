@@ -29,7 +29,7 @@ from sparqlab.runs.resources import InFlight
 from sparqlab.runs.store import CONFIG, ENVIRONMENT, MANIFEST, METRICS, read_json, write_json
 
 if TYPE_CHECKING:
-    from sparqlab.kg.engines import Engine
+    from sparqlab.engines import Engine
 
 
 def _normalised_text(text: str) -> str:

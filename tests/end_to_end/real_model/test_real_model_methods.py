@@ -19,7 +19,6 @@ from sparqlab.data import load
 from sparqlab.data.question import Question
 from sparqlab.eval.errors import CATEGORIES
 from sparqlab.methods import make_method
-from sparqlab.methods.genop.examples import MOVIE_QUERY
 from sparqlab.runs import RunConfig, run
 from support.notebooks import reproduce, with_movie_store
 
@@ -104,8 +103,19 @@ def test_desq_decomposes_and_maps_with_the_real_model(real_model, movies_kg, tmp
     assert result.metrics["usage"]["model_calls"].get("decompose", 0) >= LIMIT
 
 
+GENOP_QUERY = """\
+SELECT ?film ?genre ?related WHERE {
+  ?director rdfs:label "Ridley Scott" .
+  ?film rdfs:label "Alien" ; mrel:directed_by ?director ; mrel:has_genre ?genre .
+  GENOP("Name a film genre that is closely related to ?genre" AS ?related, "gpt-oss-120b") .
+  { ?related a mclass:Genre }
+}"""
+"""The movie demo's generative query (:data:`sparqlab.methods.genop.examples.MOVIE_QUERY`) for one of Ridley
+Scott's films: one genre to propose for, not the sixteen films' (a model call per genre)."""
+
+
 def test_genop_proposes_with_the_real_model(real_model, movies_kg, tmp_path):
-    questions = [Question(f"genop-{i}", "related genres of Ridley Scott's films", metadata={"query": MOVIE_QUERY})
+    questions = [Question(f"genop-{i}", "related genres of Ridley Scott's Alien", metadata={"query": GENOP_QUERY})
                  for i in range(LIMIT)]
     result = real_run(real_model, movies_kg, tmp_path, "genop", questions, evaluation={"k": 1},
                       propose_max_tokens=24, validate_max_tokens=8)
