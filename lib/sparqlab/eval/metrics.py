@@ -146,7 +146,7 @@ def score_prediction(pred_answers: Iterable[Any] | None, gold_answers: Iterable[
     if gold_answers is None:
         raise ValueError("cannot score a prediction without gold answers (execute the gold SPARQL first)")
     predicted = check_answers(pred_answers, "predicted answers")
-    gold = answer_set(check_answers(gold_answers, "gold answers"))
+    gold = answer_set(check_answers(gold_answers, "gold answers") or [])
     return normalised_scores(None if predicted is None else answer_set(predicted), gold, rule)
 
 
@@ -160,11 +160,11 @@ def normalised_scores(predicted: AbstractSet[str] | None, gold: AbstractSet[str]
     was obtained); the question is judged by :func:`judge`."""
     empty = not predicted
     score = judge(predicted, gold, rule=rule)
-    scored = [metric for metric in metric_list() if metric.score is not None]
+    scorers = {metric.key: metric.score for metric in metric_list() if metric.score is not None}
     if score is None:
-        return {**NOT_JUDGED, "empty": empty, **{metric.key: None for metric in scored}}
+        return {**NOT_JUDGED, "empty": empty, **dict.fromkeys(scorers)}
     return {F1_KEY: score.f1, EM_KEY: score.em, "empty": empty, PRECISION_KEY: score.precision,
-            RECALL_KEY: score.recall, **{metric.key: metric.score(predicted, gold) for metric in scored}}
+            RECALL_KEY: score.recall, **{key: scorer(predicted, gold) for key, scorer in scorers.items()}}
 
 
 SCORING_RULES = ("exclude", "count", "spinach")
@@ -466,13 +466,13 @@ def register_metric(key: str, label: str, aggregate: Callable[[Sequence[Mapping[
     ``field`` (``key`` when it is scored per question by ``score``)."""
     if declared.get("score") is not None:
         declared.setdefault("field", key)
-    if aggregate is None and declared.get("over_repeats") is None:
+    if declared.get("over_repeats") is not None:
+        aggregate = aggregate or _needs_repeats(key)
+    elif aggregate is None:
         if declared.get("field") is None:
             raise ValueError(f"metric {key!r}: give an aggregate or the per-question field it averages")
         aggregate = mean_of(declared["field"])
         declared.setdefault("averages_field", True)
-    if declared.get("over_repeats") is not None:
-        aggregate = aggregate or _needs_repeats(key)
     unknown = set(declared.get("views", ())) - VIEWS
     if unknown:
         raise ValueError(f"metric {key!r}: unknown views {sorted(unknown)}; known: {', '.join(sorted(VIEWS))}")

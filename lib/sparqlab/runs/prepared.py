@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.data.question import Question
+from sparqlab.llm.cache import CachedModel
 from sparqlab.platform.base import Method
 from sparqlab.platform.context import PrepareContext, SubRunner, token_counts
 from sparqlab.runs import manifest as provenance
@@ -210,12 +211,13 @@ class PreparedRun:
             metrics["leakage"] = self.leakage
         metrics.update(self._kg_client_metrics(metrics_path, kg_stats_start))
         metrics["gold_snapshot"] = gold_snapshot_entry(plan.gold_snapshot_note, records)
-        if plan.model is not None:
+        if isinstance(plan.model, CachedModel):  # a run's models come with the response cache (runs.plan)
             metrics["model_cache_last_session"] = plan.model.stats()
         if slots.endpoint_slots:  # what the last session fitted its concurrency to
             metrics["model_slots_last_session"] = {"slots": dict(slots.endpoint_slots),
                                                    "questions_in_flight": slots.question_workers}
-        role_stats = {role: spec.model.stats() for role, spec in plan.roles.items() if spec.model is not plan.model}
+        role_stats = {role: spec.model.stats() for role, spec in plan.roles.items()
+                      if isinstance(spec.model, CachedModel) and spec.model is not plan.model}
         if role_stats:
             metrics["role_cache_last_session"] = role_stats
         write_json(metrics_path, metrics)

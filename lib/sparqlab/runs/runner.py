@@ -282,7 +282,7 @@ class Runner:
         output = await self._call_method(public, ctx, deadline)
         if output.reported_latency_s is not None:  # answered elsewhere (a peer's file): its time, not the replay's
             started = time.perf_counter() - output.reported_latency_s
-        result = None
+        result, gold_source = None, None
         if self.config.generate_only:  # queries only; sparqlab.runs.scoring executes and scores them later
             predicted, query_error = None, None
             gold, gold_source = question.gold_answers, GENERATED_ONLY
