@@ -75,7 +75,7 @@ def scores(run_dir: Path) -> dict:
 
     rows = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
     f1, em = [r["f1"] for r in rows], [float(r["em"]) for r in rows]
-    return {"run": str(run_dir), "n": len(rows), "f1": sum(f1) / len(rows), "f1_ci95": bootstrap_ci(f1),
+    return {"run": run_dir.name, "n": len(rows), "f1": sum(f1) / len(rows), "f1_ci95": bootstrap_ci(f1),
             "em": sum(em) / len(rows), "em_ci95": bootstrap_ci(em),
             "no_query": sum(r["predicted_sparql"] is None for r in rows) / len(rows)}
 
