@@ -32,6 +32,18 @@ def test_every_notebook_has_real_parameters_it_declares():
         assert ("http://h:1/v1" in values[notebook].values()) != stand_ins_only, notebook.stem
 
 
+
+def test_an_override_can_make_the_served_model_the_ggc_generator():
+    """A fine-tuned generator served by --real-model takes the stand-in generator's place through -p (its URL is
+    known only once it listens); without the override the stand-in stays the generator."""
+    notebook = find_notebooks(["04_ggc_main"])[0]
+    overrides = check_parameters([notebook], {"model": "{model}", "model_url": "{url}"})[notebook]
+    tuned = real_parameters(notebook.stem, "mcqa-generator", "http://h:1/v1", overrides)
+    assert [tuned[k] for k in ("model", "model_url", "corrector", "corrector_url")] == [
+        "mcqa-generator", "http://h:1/v1", "mcqa-generator", "http://h:1/v1"]
+    default = real_parameters(notebook.stem, "mcqa-generator", "http://h:1/v1")
+    assert (default["model"], default["model_url"]) == ("standin-knn", None)
+
 def test_the_quickstart_reproduced_against_the_real_model_names_it(tmp_path):
     require_real_model()
     env = isolated_env(tmp_path, with_movie_store(tmp_path))

@@ -63,26 +63,31 @@ REAL_PARAMETERS: dict[str, dict[str, Any]] = {
 """Per notebook: the parameters of its real-model run ("{model}" / "{url}" filled in; ``-p`` overrides win)."""
 
 REAL_NOTES: dict[str, str] = {
-    "04_ggc_main": "the real model corrects; the generator is the stand-in standin-knn (the gate learns from its "
-                   "outputs: SmolLM2-135M gets every training question wrong) and the gates are the offline tf-idf "
-                   "substitute",
-    "05_gate_threshold_sweep": "as 04: real corrector, stand-in generator, tf-idf gate",
-    "06_error_categorisation": "as 04: real corrector, stand-in generator, tf-idf gate",
+    "04_ggc_main": "by default the real model corrects; the generator is the stand-in standin-knn (the bundled "
+                   "SmolLM2-135M gets every training question wrong, so no gate learns from it) and the gates are "
+                   "the offline tf-idf substitute; a fine-tuned generator served with --real-model FILE.gguf is the "
+                   "generator with -p model {model} -p model_url {url}",
+    "05_gate_threshold_sweep": "as 04: real corrector, stand-in generator, tf-idf gate unless -p says otherwise",
+    "06_error_categorisation": "as 04: real corrector, stand-in generator, tf-idf gate unless -p says otherwise",
     "07_uri_correction": "the movie comparison only: the offline Wikidata sections take a model name, no endpoint",
-    "09_corrector_data_composition": "stand-ins only: its gate needs a generator that is sometimes right and its "
-                                     "correctors are fine-tuned from weights a GGUF server does not give (issue "
-                                     "50), so it checks the pipeline",
+    "09_corrector_data_composition": "stand-ins by default: its gate needs a generator that is sometimes right and "
+                                     "its correctors are fine-tuned from a Hugging Face folder, not a GGUF server; "
+                                     "a fine-tuned generator served with --real-model FILE.gguf labels the data "
+                                     "with -p generator {model} -p generator_url {url}, and -p base_model DIR "
+                                     "(sparqlab model convert) trains real correctors",
 }
 """What a notebook's real run uses besides the served model, said before it runs (its banner says it too)."""
 
 
 def real_parameters(notebook: str, model: str, url: str, overrides: Mapping[str, Any] | None = None) -> dict:
-    """The parameters of ``notebook`` (a stem) against ``model`` served at ``url``, ``overrides`` over them."""
+    """The parameters of ``notebook`` (a stem) against ``model`` served at ``url``, ``overrides`` over them. An
+    override may name the served model too ("{model}" / "{url}"), e.g. to make a fine-tuned model GGC's generator
+    (``-p model {model} -p model_url {url}``): the URL is known only once the server listens."""
     if notebook not in REAL_PARAMETERS:
         raise KeyError(f"no real-model parameters for notebook {notebook!r}; known: {', '.join(REAL_PARAMETERS)}")
-    filled = {name: {MODEL: model, URL: url}.get(value, value) if isinstance(value, str) else value
-              for name, value in REAL_PARAMETERS[notebook].items()}
-    return {**filled, **(overrides or {})}
+    chosen = {**REAL_PARAMETERS[notebook], **(overrides or {})}
+    return {name: {MODEL: model, URL: url}.get(value, value) if isinstance(value, str) else value
+            for name, value in chosen.items()}
 
 
 def real_output_dir(model: str = REAL_MODEL) -> Path:
