@@ -190,7 +190,7 @@ MUTATIONS = [
     Mutation("saga: empty-result rate over all questions (no query counted as empty)", "lib/sparqlab/eval/metrics.py",
              'generated = [r for r in records if r["predicted_sparql"]]', "generated = list(records)",
              ("tests/methods/agents/test_empty_rate_definition.py",)),
-    Mutation("saga: --select answerable ignored", "lib/sparqlab/runs/runner.py",
+    Mutation("saga: --select answerable ignored", "lib/sparqlab/runs/plan.py",
              'if config.select == "answerable":', "if False:", ("tests/methods/agents/test_saga_datasets.py",)),
     # issue 25: semantic mutations per method and for the metrics, named by the behaviour they break; each changes
     # a published number (docs/fidelity.md, "Mutation score")
