@@ -13,6 +13,15 @@ import pytest
 
 from sparqlab.plots.check import CHECK_ENV
 from support.engines import ENDPOINT_ENGINES, require_engine
+from support.kg_stores import (  # noqa: F401 - the KG, engine and graph tests' stores and servers
+    movie_server,
+    movie_store,
+    refused_url,
+    small_server,
+    small_store,
+    small_triples,
+    small_ttl,
+)
 from support.real_model import converted_real_model, real_model  # noqa: F401 - SmolLM2-135M served; converted
 from support.wikidata_fixtures import WIKIDATA_FIXTURES, wikidata_store
 

@@ -1,5 +1,5 @@
-"""Shared fixtures of the KG, engine and graph tests (imported by their folders' conftest.py): the movie KG (built once into the project cache), a small RDF file, and real
-``oxigraph serve-read-only`` servers on 127.0.0.1."""
+"""Fixtures of the KG, engine and graph tests (imported by tests/conftest.py): the movie KG's store (built once
+into the project cache), a small RDF file and store, and real ``oxigraph serve-read-only`` servers on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -32,16 +32,6 @@ def movie_store() -> Path:
     from sparqlab.graphs.movies import ensure_store
 
     return ensure_store()
-
-
-@pytest.fixture(scope="session")
-def movies_kg(movie_store):
-    """The movie KG without a query cache, shared by the session's tests."""
-    from sparqlab.kg import open_kg
-
-    kg = open_kg("movies", cache=False)
-    yield kg
-    kg.close()
 
 
 @pytest.fixture(scope="session")
