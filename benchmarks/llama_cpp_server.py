@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 
 from sparqlab.core.processes import free_port, stop_process
+from sparqlab.core.text import markdown_table
 from sparqlab.methods import DirectSparql
 from sparqlab.runs import RunConfig, run
 
@@ -100,8 +101,7 @@ def main() -> None:
     header = list(rows[0])
     lines = [f"direct on the first {args.limit} MetaQA 1-hop test questions, SmolLM2-135M-Instruct Q4_1 on "
              f"llama-cpp-python's server (1 thread, n_ctx {args.n_ctx}), no response cache", "",
-             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(row[key]) for key in header) + " |" for row in rows]
+             markdown_table(header, [[row[key] for key in header] for row in rows])]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.output:

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from sparqlab.core.paths import PROJECT_ROOT
+from sparqlab.core.text import markdown_table
 from sparqlab.core.yaml_loader import load_yaml
 from sparqlab.experiments.executors import run_local
 from sparqlab.experiments.grid import expand_grid
@@ -63,8 +64,7 @@ def main() -> None:
               "reused_share"]
     lines = [f"Prefix-cache reuse on {args.dataset} ({args.sample} questions per method, stand-in models, "
              "vLLM block-hash model with 16-token blocks, no eviction)", "",
-             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(row[key]) for key in header) + " |" for row in rows]
+             markdown_table(header, [[row[key] for key in header] for row in rows])]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.output:

@@ -102,3 +102,11 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, rule: bo
 
     ruled = [["-" * width for width in widths]] if rule else []
     return "\n".join(line(cells) for cells in [header, *ruled, *rows])
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub-flavoured Markdown table of ``rows`` under ``header``, each cell as ``str()`` gives it (the
+    benchmarks' reports, pasted into docs)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows])
+
