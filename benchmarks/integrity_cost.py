@@ -30,7 +30,7 @@ def timed(call):
 
 if what == "store":
     import pyoxigraph
-    from sparqlab.kg.bundled import store_problem
+    from sparqlab.engines.oxigraph_store import store_problem
     opened = timed(lambda: pyoxigraph.Store.read_only(str(folder / "store")))
     first, again = timed(lambda: store_problem(folder)), timed(lambda: store_problem(folder))
 elif what == "search":

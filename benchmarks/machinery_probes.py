@@ -384,9 +384,9 @@ def killed_build(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str],
         env = dict(os.environ, SPARQLAB_CACHE=str(cache))
         # a build killed while it writes: its scratch folder stays behind
         child = subprocess.Popen([sys.executable, "-c", "import pathlib, time, tempfile\\n"
-            "from sparqlab.kg import bundled\\n"
+            "from sparqlab.engines import oxigraph_store\\n"
             "def fill(store):\\n    time.sleep(60)\\n"
-            "bundled.install_store(pathlib.Path(r'{cache}') / 'kg' / 'victim', fill)"], env=env)
+            "oxigraph_store.install_store(pathlib.Path(r'{cache}') / 'kg' / 'victim', fill)"], env=env)
         while not list((cache / "kg").glob(".building-*")):
             time.sleep(0.1)
         child.send_signal(signal.SIGKILL); child.wait()

@@ -339,7 +339,7 @@ MUTATIONS = [
              'if name != "id" and str(entry.get("placeholder")) in unknown:', "if False:",
              (f"{DESQ_FIDELITY_TESTS}::test_an_unknown_slot_says_so_and_is_left_out_of_label_em",)),
     Mutation("desq: the Wikidata memory without items (properties only)",
-             "lib/sparqlab/kg/catalogue.py::wikidata_catalogue",
+             "lib/sparqlab/graphs/wikidata.py::wikidata_catalogue",
              "return wikidata_properties() + wikidata_items()", "return wikidata_properties()",
              (f"{DESQ_FIDELITY_TESTS}::test_wikidata_gold_slots_carry_the_kb_label_and_description",)),
     Mutation("desq: retrieval text cut to the first 12 description words",

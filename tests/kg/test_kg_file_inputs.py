@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from sparqlab.engines.oxigraph_store import BUILDING
 from sparqlab.kg import open_kg
-from sparqlab.kg.bundled import BUILDING
 from sparqlab.kg.embedded import load_in_worker
 
 LAUGHS = """<?xml version="1.0"?>

@@ -11,8 +11,9 @@ import pytest
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.graphs.profiles import WIKIDATA
+from sparqlab.graphs.wikidata import WikidataApiSearch
 from sparqlab.kg import open_kg
-from sparqlab.kg.search import LabelIndex, WikidataApiSearch, similarity
+from sparqlab.kg.search import LabelIndex, similarity
 
 PERSON = "http://sparqlab.org/movies/class/Person"
 

@@ -13,9 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from sparqlab.graphs.profiles import WIKIDATA
+from sparqlab.graphs.wikidata import WikidataApiSearch
 from sparqlab.kg import EndpointKG, EndpointUnavailable, KGError, QueryOptions, QueryTimeout, open_kg
 from sparqlab.kg.profiles import generic_profile
-from sparqlab.kg.search import WikidataApiSearch
 from sparqlab.kg.service import RetryPolicy, ServiceClient, Throttled, retry_after_seconds
 from support.service_rules import ServiceRules, serve_service_rules
 

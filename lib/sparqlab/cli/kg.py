@@ -139,8 +139,7 @@ def serve_fixture_command(args: argparse.Namespace) -> int:
     """Serve the fixture until Ctrl-C, SIGTERM or SIGHUP (each stops the oxigraph child); the URL goes to stdout as
     the first line."""
     from sparqlab.engines.oxigraph_server import serve_store
-    from sparqlab.graphs import dbpedia
-    from sparqlab.kg import freebase
+    from sparqlab.graphs import dbpedia, freebase
 
     store = {"freebase": freebase.fixture_store, "dbpedia": dbpedia.fixture_store}[args.name]()
     with serve_store(store) as url:

@@ -26,7 +26,7 @@ from typing import Any
 from sparqlab.data.forms import answer_form
 from sparqlab.data.question import Question
 from sparqlab.eval.normalise import answer_set
-from sparqlab.kg.freebase import freebase_dir, mid_to_iri, read_json_gz
+from sparqlab.graphs.freebase import freebase_dir, mid_to_iri, read_json_gz
 from sparqlab.kg.results import Term
 
 KG = "freebase"

@@ -1,8 +1,7 @@
 """The KGs the workbench names, one module each: their profiles (:mod:`.profiles`: movies, Wikidata, CK25), the
-bundled movie KG's store builder (:mod:`.movies`), DBpedia (with its fixture and search) and ORKG. Each registers
-itself on import; :mod:`sparqlab.core.plugins` lists them, so a KG is found by name. Freebase's module stays
-:mod:`sparqlab.kg.freebase`: its profile names its element catalogue by the loader's module, which every Freebase
-run id hashes.
+bundled movie KG's store builder (:mod:`.movies`), Wikidata's element catalogue and search API (:mod:`.wikidata`),
+Freebase (its curated schema, fixture, catalogue and search), DBpedia (with its fixture and search) and ORKG. Each
+registers itself on import; :mod:`sparqlab.core.plugins` lists them, so a KG is found by name.
 
 How a KG is reached (an embedded store, an endpoint), the ``KGProfile`` type and the views agents use are
 :mod:`sparqlab.kg`'s; adding a KG: docs/adding-a-kg.md.

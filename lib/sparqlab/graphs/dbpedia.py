@@ -183,6 +183,6 @@ def fixture_store() -> Path:
     """A pyoxigraph store of the fixture (``cache_dir()/kg/dbpedia-fixture-<hash>/store``, built on first use),
     to serve with ``oxigraph serve-read-only`` (:func:`sparqlab.engines.oxigraph_server.serve_store`) as a DBpedia
     endpoint."""
-    from sparqlab.kg.bundled import turtle_store
+    from sparqlab.engines.oxigraph_store import turtle_store
 
     return turtle_store("dbpedia-fixture", fixture_ttl())

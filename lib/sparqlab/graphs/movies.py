@@ -7,11 +7,11 @@ from relation positions: any subject is a Film, the objects of each relation bel
 class; a name used in two roles (a film and a tag called "Wind") becomes two entities with the same label, the
 ambiguity an agent has to resolve. Descriptions (``rdfs:comment``) are built from the KB's own facts.
 
-The store is bulk-loaded once into ``cache_dir()/kg/movies-{build hash}/store``; the hash covers this module's
-source (and the store installer's), the input file and the pyoxigraph version, so changing the builder rebuilds
-instead of reusing; the store is checked against the integrity record of its build before each use
-(:func:`sparqlab.kg.bundled.ensure_built`). Older
-builds are left in place (another process may still be reading one); ``make clean`` removes them.
+The store is bulk-loaded once into ``cache_dir()/kg/movies-{build hash}/store``; the hash covers this builder's
+declared version (:data:`BUILD_RECIPE`), the store format's, the input file and the pyoxigraph version, so a
+changed builder rebuilds instead of reusing; the store is checked against the integrity record of its build
+before each use (:func:`sparqlab.engines.oxigraph_store.ensure_built`). Older builds are left in place (another
+process may still be reading one); ``make clean`` removes them.
 """
 
 from __future__ import annotations
@@ -23,10 +23,15 @@ from pathlib import Path
 from urllib.parse import quote
 
 from sparqlab.core.paths import cache_dir, data_dir
-from sparqlab.kg.bundled import builder_hash, ensure_built, install_store
+from sparqlab.engines.oxigraph_store import builder_hash, ensure_built, install_store
 from sparqlab.kg.profiles import register_store_builder
 from sparqlab.kg.vocab import MOVIES_NS, RDF, RDFS
 from sparqlab.sparql.tree import quote_literal
+
+BUILD_RECIPE = "676004958768c3112d1fe01022c1df857c5285e70e82a143ed7efa4c5e9451fd"
+"""The version of what :func:`build` writes (part of the store's hash): give it a new value whenever the RDF it
+makes from the KB changes. The first value is the SHA-256 this module's source had when the hash covered the
+source instead, so the store built before, and the run ids naming it, stay valid."""
 
 FILM = "Film"
 RELATION_RANGES = {
@@ -181,11 +186,11 @@ def to_ntriples(triples: list[tuple[str, str, str]]) -> tuple[str, dict]:
 
 
 def build_hash(path: Path | None = None) -> str:
-    """Changes whenever the store would: this builder's code, the input KB, the pyoxigraph version."""
+    """Changes whenever the store would: this builder's recipe, the input KB, the pyoxigraph version."""
     import pyoxigraph
 
     data = hashlib.sha256((path or kb_path()).read_bytes()).hexdigest()
-    return builder_hash(Path(__file__), data, pyoxigraph.__version__, MOVIES_NS)
+    return builder_hash(BUILD_RECIPE, data, pyoxigraph.__version__, MOVIES_NS)
 
 
 def build_dir() -> Path:

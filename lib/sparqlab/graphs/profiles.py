@@ -1,12 +1,13 @@
-"""The profiles of the KGs the workbench names without a module of their own: the bundled movie KG, Wikidata and
-the TEXT2SPARQL challenge's CK25 (its store is :mod:`sparqlab.text2sparql.ck25_store`). DBpedia and ORKG each have
-a module beside this one (Freebase: :mod:`sparqlab.kg.freebase`); each module registers its profile on import
-(:mod:`sparqlab.core.plugins` lists them).
+"""The profiles of the bundled movie KG, Wikidata and the TEXT2SPARQL challenge's CK25, registered on import in
+this order (the order every process reads the KGs' prefixes in). Their other pieces are in modules of their own:
+the movie store's builder (:mod:`.movies`), Wikidata's catalogue and search API (:mod:`.wikidata`), CK25's store
+(:mod:`sparqlab.text2sparql.ck25_store`). DBpedia, ORKG and Freebase each have one module beside this one; each
+module registers its profile on import (:mod:`sparqlab.core.plugins` lists them).
 """
 
 from __future__ import annotations
 
-from sparqlab.kg.catalogue import wikidata_catalogue
+from sparqlab.graphs import wikidata
 from sparqlab.kg.profiles import (
     ConstraintScheme,
     IdForm,
@@ -55,7 +56,7 @@ with ?rel rdfs:label "relation_label" and use that variable as the predicate, fo
 Return the answer entities as ?uri together with their labels as ?label (SELECT DISTINCT ?label ?uri)."""),
     train_dataset="mcqa-movies",
 )
-"""The bundled MetaQA/WikiMovies KG (:mod:`sparqlab.kg.movies`); gold answers are names, so ``answer_key`` is
+"""The bundled MetaQA/WikiMovies KG (:mod:`sparqlab.graphs.movies`); gold answers are names, so ``answer_key`` is
 ``label`` and gold SPARQL is label-based (``?rel rdfs:label "starred_actors"``)."""
 
 WIKIBASE = "http://wikiba.se/ontology#"
@@ -127,7 +128,7 @@ entities you are unsure of by their English rdfs:label, and use only identifiers
             ("university", "wd:Q3918"), ("sports team", "wd:Q12973014"), ("literary work", "wd:Q7725634"),
         ),
     ),
-    catalogue=wikidata_catalogue,
+    catalogue=wikidata.CATALOGUE,
     prompt_notes="""\
 Entities are Wikidata items `wd:Q...`; direct claims use `wdt:P...`, statements with qualifiers `p:`/`ps:`/`pq:`.
 The prefixes wd, wdt, p, ps, pq, rdfs, schema and wikibase are predefined. Entity types are given by

@@ -550,7 +550,7 @@ def file_store(path: Path) -> Path:
     import pyoxigraph
 
     from sparqlab.core.paths import cache_dir
-    from sparqlab.kg.bundled import ensure_built, install_built
+    from sparqlab.engines.oxigraph_store import ensure_built, install_built
 
     digest = stable_hash([file_digest(path), pyoxigraph.__version__], 16)
     slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in path.stem)[:40]

@@ -5,7 +5,7 @@ predicates, how IDs look, how domain/range constraints are declared, which searc
 are compared by IRI or by label).
 
 Adding a KG means adding one profile (docs/adding-a-kg.md). A KG's own module registers its profile from there
-(:func:`register_profile`), as :mod:`sparqlab.kg.freebase` does, listed in :mod:`sparqlab.core.plugins` or
+(:func:`register_profile`), as :mod:`sparqlab.graphs.freebase` does, listed in :mod:`sparqlab.core.plugins` or
 declared as a ``sparqlab.kgs`` entry point, so this module imports none of them (the named KGs:
 :mod:`sparqlab.graphs`). An RDF file or an endpoint without a registered profile gets one derived from
 its data (:mod:`sparqlab.kg.derive`).
@@ -25,12 +25,11 @@ from urllib.parse import quote, unquote
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.plugins import KG_GROUP
 from sparqlab.core.registry import Registry
-from sparqlab.kg.catalogue import CatalogueEntry
 from sparqlab.kg.vocab import MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, WD, XSD
 
 __all__ = ["DECLARED_SCHEMAS", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
            "STANDARD_PREFIXES", "STORE_BUILDERS", "XSD", "CatalogueEntry", "ConstraintScheme",
-           "DeclaredSchema", "IdForm", "KGProfile", "PromptConventions", "StatementScheme", "generic_profile",
+           "DeclaredSchema", "ElementCatalogue", "IdForm", "KGProfile", "PromptConventions", "StatementScheme", "generic_profile",
            "get_profile", "known_prefixes", "register_declared_schema", "register_profile", "register_store_builder"]
 
 STORE_BUILDERS: Registry[Callable[..., Path]] = Registry("store builder", group=KG_GROUP)
@@ -65,6 +64,26 @@ DECLARED_SCHEMAS: Registry[Callable[[], DeclaredSchema]] = Registry("declared sc
 def register_declared_schema(profile_name: str, loader: Callable[[], DeclaredSchema]) -> None:
     """Make ``loader`` the source of formal domain/range declarations of the profile called ``profile_name``."""
     DECLARED_SCHEMAS.register(profile_name, loader)
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """One element of a KG known without reading the KG: its IRI, label, description and kind."""
+
+    iri: str
+    label: str
+    description: str
+    kind: Literal["entity", "property", "class"]
+
+
+@dataclass(frozen=True)
+class ElementCatalogue:
+    """A KG's elements listed without reading the KG (:attr:`KGProfile.catalogue`; DeSQ's KB memory of a KG far
+    too large to read), under a declared ``name``: a profile's digest, and so every run id over it, hashes the
+    name, not where ``load`` lives, so the loader's code can move without making existing runs new ones."""
+
+    name: str
+    load: Callable[[], list[CatalogueEntry]]
 
 
 @dataclass(frozen=True)
@@ -258,8 +277,8 @@ class KGProfile:
     wherever an entity or property is asked for; ``id_shapes`` say which IRIs of a query are the KG's own ids and
     of which kind (:class:`IdForm`), and ``vocabulary`` the IRIs that have such a shape but are schema
     vocabulary written literally (Freebase's ``type.object.type``). ``conventions`` are the prompt pieces of
-    :class:`PromptConventions`. ``catalogue`` lists the KG's elements without reading the KG, for KGs too large to
-    read (Wikidata's properties, Freebase's schema and the entities its datasets name). ``train_dataset`` names a
+    :class:`PromptConventions`. ``catalogue`` (:class:`ElementCatalogue`) lists the KG's elements without reading
+    the KG, for KGs too large to read (Wikidata's properties, Freebase's schema and the entities its datasets name). ``train_dataset`` names a
     dataset over this KG whose ``train`` split methods learn from when the scored dataset has no training split of
     its own (:func:`sparqlab.data.training_source`).
     """
@@ -294,7 +313,7 @@ class KGProfile:
     id_shapes: tuple[IdForm, ...] = ()
     vocabulary: tuple[str, ...] = ()
     conventions: PromptConventions = PromptConventions()
-    catalogue: Callable[[], list[CatalogueEntry]] | None = None
+    catalogue: ElementCatalogue | None = None
     train_dataset: str | None = None
 
     def resolve_id(self, text: str, kind: IdKind | None = None) -> str:
@@ -328,11 +347,11 @@ class KGProfile:
 
     def digest(self, length: int = 16) -> str:
         """A content digest of what this profile tells the methods (prefixes, predicates, id forms and shapes,
-        notes, prompt conventions ...; a catalogue by its loader's name, its entries ship with the code): a run id
+        notes, prompt conventions ...; a catalogue by its declared name, its entries ship with the code): a run id
         hashes it, so a profile refined by another ``<name>.kg.yaml`` is a new run."""
         fields = asdict(replace(self, catalogue=None))
         if self.catalogue is not None:
-            fields["catalogue"] = f"{self.catalogue.__module__}.{getattr(self.catalogue, '__qualname__', '')}"
+            fields["catalogue"] = self.catalogue.name
         return stable_hash(fields, length)
 
     @property
@@ -362,7 +381,7 @@ PROFILES: Registry[KGProfile] = Registry("KG profile", group=KG_GROUP)
 ``sparqlab.kgs`` entry point; a lazily derived profile, such as a plug-in's RDF file, as a loader)."""
 
 def register_profile(profile: KGProfile | Callable[[], KGProfile], name: str | None = None) -> None:
-    """Add a profile defined in its own module (:mod:`sparqlab.kg.freebase`) to :data:`PROFILES`; a callable
+    """Add a profile defined in its own module (:mod:`sparqlab.graphs.freebase`) to :data:`PROFILES`; a callable
     (with its ``name``) is a loader run on the first lookup (a profile derived from a file)."""
     if isinstance(profile, KGProfile):
         PROFILES.register(profile.name, profile)

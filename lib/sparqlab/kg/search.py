@@ -7,9 +7,9 @@ name still shares most trigrams with the right one; candidates are ranked with r
 matched and ties broken by how many triples mention the entity. A hit shows the label in the profile's language
 and, when the query matched another name, that name (``matched``). The index's size and digest are recorded
 beside it when it is written and checked when it is opened: a damaged index is rebuilt (with a warning naming
-it), never read into failing searches. Wikidata's profile uses the public ``wbsearchentities`` API instead: its
-hits are kept in the API's order, alias matches included (responses cached in the KG's query cache for replay;
-types fetched with one SPARQL query); any similarity threshold is the caller's option.
+it), never read into failing searches. Other backends are registered by their KG's module (Wikidata's
+``wbsearchentities`` API in :mod:`sparqlab.graphs.wikidata`, Freebase's and DBpedia's in theirs) and build on the
+similarity, ranking and typing here.
 """
 
 from __future__ import annotations
@@ -28,11 +28,8 @@ from sparqlab.core.hashing import stable_hash
 from sparqlab.core.integrity import RebuiltOutputWarning, sidecar_problem, write_sidecar
 from sparqlab.core.paths import cache_dir
 from sparqlab.kg.base import KnowledgeGraph, register_searcher
-from sparqlab.kg.errors import EndpointError, EndpointUnavailable
 from sparqlab.kg.profiles import IdKind, KGProfile
 from sparqlab.kg.results import SearchHit, check_bound
-from sparqlab.kg.service import RETRYABLE_STATUS, Throttled, retry_after_seconds
-from sparqlab.kg.vocab import USER_AGENT
 
 _CANDIDATES = 400
 
@@ -70,7 +67,7 @@ def rank(query: str, hits: list[tuple[SearchHit, int]], limit: int) -> list[Sear
     return [hit for _, hit in ordered[:limit]]
 
 
-def _matches_types(hit: SearchHit, types: list[str] | None) -> bool:
+def matches_types(hit: SearchHit, types: list[str] | None) -> bool:
     return not types or any(t in hit.types or t in hit.type_ids for t in types)
 
 
@@ -85,7 +82,7 @@ class LabelIndex:
     def __init__(self, kg: KnowledgeGraph, path: str | Path | None = None,
                  rows: Callable[[], list[tuple]] | None = None):
         """``rows``: where the index's rows (:func:`index_row`) come from instead of reading the whole KG (a KG
-        too large to read, whose module knows its entity names: :mod:`sparqlab.kg.freebase`)."""
+        too large to read, whose module knows its entity names: :mod:`sparqlab.graphs.freebase`)."""
         self.kg = kg
         self.path = Path(path) if path else default_index_path(kg)
         self._local = threading.local()
@@ -132,7 +129,7 @@ class LabelIndex:
             ).fetchall()
         hits = [(SearchHit(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), r[5],
                            matched="" if r[7] == r[1] else r[7]), r[6]) for r in rows]
-        return rank(text, [(h, p) for h, p in hits if _matches_types(h, types)], limit)
+        return rank(text, [(h, p) for h, p in hits if matches_types(h, types)], limit)
 
     def __len__(self) -> int:
         return self._connection().execute("SELECT COUNT(DISTINCT id) FROM items").fetchone()[0]
@@ -258,101 +255,6 @@ def _kind(iri: str, types: dict[str, str], predicates: set[str], profile: KGProf
     return "entity"
 
 
-MAXLAG_S = 5
-"""The ``maxlag`` every search request sends (Wikimedia's guidance for automated clients): under replication lag
-the API answers a ``maxlag`` error with ``Retry-After`` instead of adding load, and the request is retried."""
-
-
-MAX_SEARCH_REPLY_BYTES = 4 * 2**20
-"""Cap of one search reply's body (4 MiB; 50 hits of ``wbsearchentities`` take a few KiB)."""
-
-
-class WikidataApiSearch:
-    """Search through a MediaWiki ``wbsearchentities`` API (the ``wikidata`` profile's ``search_api_url``), with
-    the KG's retries and in-flight limit (:mod:`sparqlab.kg.service`): HTTP 429 / 5xx and ``maxlag`` errors are
-    waited out, within the run's retry budget."""
-
-    def __init__(self, kg: KnowledgeGraph, api_url: str, language: str = "en", timeout_s: float = 20.0):
-        self.kg = kg
-        self.api_url = api_url
-        self.language = language
-        self.timeout_s = timeout_s
-
-    def _call(self, params: dict) -> dict:
-        key = stable_hash(params, 32)
-        namespace = f"search:{self.api_url}"
-        if self.kg.cache is not None and (hit := self.kg.cache.get(namespace, key)) is not None:
-            return hit
-        limit = self.kg.options.max_in_flight or self.kg.profile.max_in_flight
-        data = self.kg.service.call(self.api_url, limit, lambda: self._request({**params, "maxlag": MAXLAG_S}))
-        if self.kg.cache is not None:
-            self.kg.cache.put(namespace, key, data)
-        return data
-
-    def _request(self, params: dict) -> dict:
-        """One API request, bounded as a whole (:func:`~sparqlab.core.http.fetch`: ``timeout_s`` however slowly
-        the reply comes, :data:`MAX_SEARCH_REPLY_BYTES`, same origin): its JSON, or
-        :class:`~sparqlab.kg.service.Throttled` for an answer worth retrying."""
-        import httpx2
-
-        from sparqlab.core.http import ReplyRefused, fetch
-
-        try:
-            response, body = fetch(self.api_url, params={k: str(v) for k, v in params.items()},
-                                   headers={"User-Agent": USER_AGENT}, timeout_s=self.timeout_s,
-                                   max_bytes=MAX_SEARCH_REPLY_BYTES, hint="lower the search limit")
-        except (httpx2.ConnectError, httpx2.RemoteProtocolError, httpx2.ReadError) as error:
-            raise Throttled(None, None, f"entity search at {self.api_url}: {error}", connection=True) from None
-        except TimeoutError:
-            raise EndpointError(f"entity search at {self.api_url} failed: no complete reply within "
-                                f"{self.timeout_s:g} s") from None
-        except (httpx2.HTTPError, ReplyRefused) as error:
-            raise EndpointError(f"entity search at {self.api_url} failed: {error}") from None
-        text = body.decode("utf-8", "replace")
-        retry_after = retry_after_seconds(response.headers.get("Retry-After"))
-        if response.status_code in RETRYABLE_STATUS:
-            raise Throttled(response.status_code, retry_after, text[:300])
-        if response.status_code == 403:
-            self.kg.service.count("refused")
-            raise EndpointUnavailable(f"entity search at {self.api_url} refused this client (HTTP 403): {text[:300]}")
-        if response.status_code >= 400:
-            raise EndpointError(f"entity search at {self.api_url} failed: HTTP {response.status_code}: {text[:300]}")
-        try:
-            data = json.loads(body)
-        except ValueError as error:
-            raise EndpointError(f"entity search at {self.api_url} failed: {error}") from None
-        error = data.get("error") if isinstance(data, dict) else None
-        if error and error.get("code") == "maxlag":
-            raise Throttled(None, retry_after if retry_after is not None else float(MAXLAG_S), error.get("info", ""))
-        if error:
-            raise EndpointError(f"entity search at {self.api_url} failed: {error}")
-        return data
-
-    def search(self, text: str, *, kind: IdKind = "entity", limit: int = 10,
-               types: list[str] | None = None) -> list[SearchHit]:
-        if kind == "class":
-            kind = "entity"  # Wikidata classes are items
-        data = self._call({
-            "action": "wbsearchentities", "search": text, "language": self.language, "uselang": self.language,
-            "type": "item" if kind == "entity" else "property", "limit": 50 if types else min(limit, 50),
-            "format": "json",
-        })
-        hits = [api_hit(m, kind, text) for m in data.get("search", [])]
-        add_types(self.kg, hits, self.language)
-        return [h for h in hits if _matches_types(h, types)][:limit]
-
-
-def api_hit(match: dict, kind: IdKind, query: str) -> SearchHit:
-    """One ``wbsearchentities`` result as a hit: its label (the id when it has none), the alias or other-language
-    label the API matched (``match.text``) when that is not the label, and the similarity of the query to the
-    matched name as ``score`` (informative: the API's order is kept)."""
-    label = match.get("label", match["id"])
-    matched = (match.get("match") or {}).get("text", "")
-    matched = "" if matched == label else matched
-    return SearchHit(match["concepturi"], label, match.get("description", ""), kind=kind, matched=matched,
-                     score=round(similarity(query, matched or label), 2))
-
-
 def add_types(kg: KnowledgeGraph, hits: list[SearchHit], language: str) -> None:
     """Fill the types (IRIs and labels in ``language``) of ``hits`` with one query to the KG."""
     if not hits:
@@ -371,5 +273,3 @@ def add_types(kg: KnowledgeGraph, hits: list[SearchHit], language: str) -> None:
 
 
 register_searcher("local", LabelIndex)
-register_searcher("wikidata_api", lambda kg: WikidataApiSearch(kg, kg.profile.search_api_url or "",
-                                                                 kg.profile.label_languages[0]))

@@ -13,7 +13,7 @@ from sparqlab.engines.oxigraph_server import serve_store
 @pytest.fixture(scope="session")
 def freebase_url() -> Iterator[str]:
     """The query URL of the fixture endpoint (one server for the session)."""
-    from sparqlab.kg.freebase import fixture_store
+    from sparqlab.graphs.freebase import fixture_store
 
     with serve_store(fixture_store()) as url:
         yield url

@@ -8,7 +8,7 @@ import pytest
 
 from sparqlab.data.freebase import cwq_questions, grailqa_questions, webqsp_questions
 from sparqlab.data.registry import load
-from sparqlab.kg.freebase import FB, dataset_entity_names
+from sparqlab.graphs.freebase import FB, dataset_entity_names
 
 
 def test_webqsp_test_keeps_the_answered_questions_with_public_topic_entities():

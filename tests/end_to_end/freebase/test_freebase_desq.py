@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sparqlab.data.registry import load
 from sparqlab.eval.structural import structural_em
+from sparqlab.graphs.freebase import FB
 from sparqlab.kg import get_profile
-from sparqlab.kg.freebase import FB
 from sparqlab.methods.desq.fragments import assemble, decompose, scheme_for
 from sparqlab.methods.desq.kb_memory import catalogue_entries
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from sparqlab.graphs.freebase import FB, FREEBASE, iri_to_mid, mid_to_iri
 from sparqlab.kg import open_kg
-from sparqlab.kg.freebase import FB, FREEBASE, iri_to_mid, mid_to_iri
 from sparqlab.kg.neighbourhood import lookup
 from sparqlab.sparql.screen import portable_query
 

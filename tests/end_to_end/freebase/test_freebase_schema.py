@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sparqlab.cli import main
-from sparqlab.kg.freebase import FB, declared_schema, fb_roles, fb_types, reverse_properties
+from sparqlab.graphs.freebase import FB, declared_schema, fb_roles, fb_types, reverse_properties
 
 
 def test_fb_roles_is_read_with_the_fused_lines_skipped():

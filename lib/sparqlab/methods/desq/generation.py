@@ -197,7 +197,7 @@ class DesqStandin(StandinModel):
         profile = kg.profile
         if profile.catalogue is not None:
             labels: dict[str, list[str]] = {}
-            for element in profile.catalogue():
+            for element in profile.catalogue.load():
                 labels.setdefault(element.label, []).append(element.iri)
             rows = []
         else:

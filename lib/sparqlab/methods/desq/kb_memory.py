@@ -392,7 +392,7 @@ def catalogue_entries(profile) -> list[Entry]:
         raise ValueError(f"the {profile.name} KG's profile has no element catalogue; use memory=kg (read the KG)")
     scheme = scheme_for(profile)
     entries = []
-    for element in profile.catalogue():
+    for element in profile.catalogue.load():
         split = scheme.split(element.iri)
         if split is not None:
             entries.append(Entry(split[1], element.label, element.description, element.kind))

@@ -1,5 +1,6 @@
-"""Building a bundled KG's embedded store once, safely, and checking it before every use: shared by the movie KG
-and CK25.
+"""A pyoxigraph store folder built once, safely, and checked before every use: what the embedded engine and
+``oxigraph serve-read-only`` (:mod:`.oxigraph_server`) answer from, built for a bundled KG (the movie KG, CK25), a
+KG given as an RDF file (:mod:`sparqlab.kg.embedded`) and a hand-written fixture.
 
 A builder fills a fresh pyoxigraph store in a temporary folder beside the target, writes ``build.json`` (its
 counts, the build time, the pyoxigraph version and the store's integrity record: every file's size and SHA-256,
@@ -9,7 +10,6 @@ before it could clean up leaves its scratch folder, which the next build removes
 checks the record before the store is used: a damaged store is refused with the command that rebuilds it, never
 opened into a run of per-question errors.
 """
-
 from __future__ import annotations
 
 import gc
@@ -32,11 +32,18 @@ STORE_UNRECORDED = ("LOCK", "LOG")
 """Store files left out of the record: RocksDB's lock file and its informational logs (``LOG``, ``LOG.old.*``)."""
 
 
-def builder_hash(builder_source: Path, *parts: Any) -> str:
-    """A build folder's hash: the builder module's source, this module's (the store format and its record) and
-    ``parts`` (input digests, the pyoxigraph version ...), so changing any of them rebuilds instead of reusing."""
-    sources = [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in (builder_source, __file__)]
-    return stable_hash([*sources, *parts], 12)
+STORE_FORMAT = "a10c708565ceb4c28adfaa7b1cadc8dce70212a919dda34062dcb9dd4e56e28c"
+"""The version of what this module writes beside a store (``build.json``, its integrity record): part of every
+bundled store's hash (:func:`builder_hash`), so a new value rebuilds them all. Give it a new value when that
+changes. The first value is the SHA-256 this module's source had when store hashes covered source files instead,
+so the stores built before, and the run ids naming them, stay valid."""
+
+
+def builder_hash(recipe: str, *parts: Any) -> str:
+    """A bundled store's hash: its builder's declared ``recipe`` version (a new value whenever what the builder
+    writes changes), :data:`STORE_FORMAT` and ``parts`` (input digests, the pyoxigraph version ...), so a change to
+    any of them rebuilds instead of reusing."""
+    return stable_hash([recipe, STORE_FORMAT, *parts], 12)
 
 
 def install_store(target: Path, fill: Callable[[Any], dict], force: bool = False) -> dict:
@@ -150,9 +157,7 @@ def ensure_built(target: Path, build: Callable[[Path, bool], dict], force: bool 
 def turtle_store(name: str, turtle: Path) -> Path:
     """A pyoxigraph store of one Turtle file (``cache_dir()/kg/<name>-<hash>/store``; the hash covers the file and
     the pyoxigraph version), built on first use: a hand-written fixture to serve with ``oxigraph serve-read-only``
-    (:func:`sparqlab.kg.server.serve_store`) as a stand-in endpoint of a KG too large to bundle."""
-    import hashlib
-
+    (:func:`sparqlab.engines.oxigraph_server.serve_store`) as a stand-in endpoint of a KG too large to bundle."""
     import pyoxigraph
 
     from sparqlab.core.paths import cache_dir

@@ -36,6 +36,7 @@ from sparqlab.kg.profiles import (
     CatalogueEntry,
     ConstraintScheme,
     DeclaredSchema,
+    ElementCatalogue,
     IdForm,
     KGProfile,
     PromptConventions,
@@ -115,7 +116,7 @@ FREEBASE = KGProfile(
     vocabulary=(FB + "type.object.type", FB + "type.object.name"),
     conventions=PromptConventions(query_rules=QUERY_RULES, answer_types=FREEBASE_TYPE_CATALOGUE,
                                   prune_example=PRUNE_EXAMPLE),
-    catalogue=lambda: catalogue(),
+    catalogue=ElementCatalogue("sparqlab.kg.freebase.<lambda>", lambda: catalogue()),
     prompt_notes="""\
 Entities are Freebase MIDs `ns:m.0xxxx` (prefix `ns:` = <http://rdf.freebase.com/ns/> is predefined); relations
 are dotted `ns:domain.type.property` (e.g. `ns:location.country.languages_spoken`), types `ns:domain.type`
@@ -124,7 +125,9 @@ Many facts go through an unnamed mediator (CVT) node: `ns:m.0abc ns:government.p
 ?cvt . ?cvt ns:government.government_position_held.office_position_or_title ?x .` Select entity IRIs (MIDs), not
 names, and exclude the topic entity itself: `FILTER (?x != ns:m.0abc)`.""",
 )
-"""Freebase behind a user's SPARQL endpoint (no default endpoint: pass ``--kg-url``)."""
+"""Freebase behind a user's SPARQL endpoint (no default endpoint: pass ``--kg-url``). Its catalogue keeps the name
+its loader had when run ids began to hash it (a lambda in ``sparqlab.kg.freebase``), so Freebase runs keep their
+ids."""
 
 register_profile(FREEBASE)
 
@@ -271,7 +274,7 @@ def fixture_ttl() -> Path:
 def fixture_store() -> Path:
     """A pyoxigraph store of the fixture (``cache_dir()/kg/freebase-fixture-<hash>/store``, built on first use),
     to serve with ``oxigraph serve-read-only`` (:func:`sparqlab.engines.oxigraph_server.serve_store`) as a stand-in endpoint."""
-    from sparqlab.kg.bundled import turtle_store
+    from sparqlab.engines.oxigraph_store import turtle_store
 
     return turtle_store("freebase-fixture", fixture_ttl())
 
