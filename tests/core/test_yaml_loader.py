@@ -10,7 +10,7 @@ import yaml
 
 from sparqlab.cli import main
 from sparqlab.core.yaml_loader import YamlTooLarge, load_yaml
-from sparqlab.kg.derive import read_refinement
+from sparqlab.graphs.derive import read_refinement
 
 LEVELS = "\n".join(["  - &a [x, x, x, x, x, x, x, x, x, x]"] + [
     f"  - &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(9)])

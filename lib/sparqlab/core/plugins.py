@@ -50,7 +50,8 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
                    "sparqlab.text2sparql.external",  # the peers' adapters: methods `external` and `imported`
                    "sparqlab.text2sparql.metric"),  # TEXT2SPARQL's official measures (registered metrics)
     KG_GROUP: ("sparqlab.graphs.profiles", "sparqlab.text2sparql.ck25_store", "sparqlab.graphs.dbpedia",
-               "sparqlab.graphs.freebase", "sparqlab.graphs.movies", "sparqlab.graphs.orkg"),
+               "sparqlab.graphs.freebase", "sparqlab.graphs.movies", "sparqlab.graphs.orkg",
+               "sparqlab.graphs.derive"),
     DATASET_GROUP: ("sparqlab.data.registry", "sparqlab.text2sparql.editions"),
     COMMAND_GROUP: tuple(f"sparqlab.cli.{name}" for name in (
         "data", "desq", "evaluate", "genop", "ggc", "peers", "init", "kg", "leaderboard", "leakage", "methods",

@@ -24,8 +24,9 @@ from urllib.parse import quote
 
 from sparqlab.core.paths import cache_dir, data_dir
 from sparqlab.engines.oxigraph_store import builder_hash, ensure_built, install_store
+from sparqlab.graphs.profiles import MOVIES_NS
 from sparqlab.kg.profiles import register_store_builder
-from sparqlab.kg.vocab import MOVIES_NS, RDF, RDFS
+from sparqlab.kg.vocab import RDF, RDFS
 from sparqlab.sparql.tree import quote_literal
 
 BUILD_RECIPE = "676004958768c3112d1fe01022c1df857c5285e70e82a143ed7efa4c5e9451fd"

@@ -16,7 +16,15 @@ from sparqlab.kg.profiles import (
     StatementScheme,
     register_profile,
 )
-from sparqlab.kg.vocab import CK25_INSTANCES, CK25_VOCAB, MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, WD
+from sparqlab.kg.vocab import OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, WD
+
+MOVIES_NS = "http://sparqlab.org/movies/"
+"""Namespace of the bundled movie KG (:mod:`sparqlab.graphs.movies`)."""
+
+CK25_VOCAB = "http://ld.company.org/prod-vocab/"
+CK25_INSTANCES = "http://ld.company.org/prod-instances/"
+"""Namespaces of the CK25 corporate KG (:mod:`sparqlab.text2sparql.ck25_store`): its vocabulary ``pv:`` (the
+questions' default namespace) and its instances ``prodi:``."""
 
 MOVIES = KGProfile(
     name="movies",

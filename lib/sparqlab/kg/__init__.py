@@ -84,7 +84,7 @@ def open_kg(name_or_url_or_path: str | Path, *, profile: KGProfile | str | None 
     """Open a KG by profile name (``movies``, ``wikidata``), SPARQL endpoint URL, RDF file or store directory.
 
     ``profile`` overrides the profile (e.g. ``profile="wikidata"`` for a QLever mirror's URL); without it a URL,
-    file or store folder gets the profile derived from its data (:mod:`sparqlab.kg.derive`: its prefixes,
+    file or store folder gets the profile derived from its data (:mod:`sparqlab.graphs.derive`: its prefixes,
     labels and schema, refined by a ``<name>.kg.yaml`` file beside a file or folder). A name is a registered
     profile's (``sparqlab kg prefixes`` lists them; plug-ins add more). ``cache`` is ``True`` for the shared query cache, ``False`` for none,
     or a :class:`JsonCache` to use. ``timeout_s`` and ``max_rows`` are the defaults of every ``query`` call;

@@ -44,6 +44,7 @@ from typing import Any
 
 from sparqlab.core.cache import JsonCache
 from sparqlab.core.hashing import file_digest, stable_hash, store_digest
+from sparqlab.core.processes import OUT_OF_MEMORY, cap_heap, exit_cause, exit_with_parent, python_child_env
 from sparqlab.engines import RELATIVE_BASE, Engine
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions
 from sparqlab.kg.errors import (
@@ -53,7 +54,7 @@ from sparqlab.kg.errors import (
     classify_engine_message,
     error_from_kind,
 )
-from sparqlab.kg.profiles import RDF, XSD, KGProfile, generic_profile
+from sparqlab.kg.profiles import RDF, XSD, KGProfile, derive_from_data, generic_profile
 from sparqlab.kg.results import QueryResult, Term
 from sparqlab.sparql.rewrite import REWRITE_HINT
 from sparqlab.sparql.screen import syntax_message
@@ -131,8 +132,8 @@ def serve_worker(store_path: str, memory_limit_bytes: str = "0") -> None:
     # Ctrl-C (or a notebook kernel's interrupt) goes to the whole process group; the parent decides what stops,
     # and this worker ends with it (end of input, or the parent watch below).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _exit_with_parent()
-    _cap_memory(int(memory_limit_bytes))
+    exit_with_parent()
+    cap_heap(int(memory_limit_bytes))
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     store = pyoxigraph.Store.read_only(store_path)
@@ -160,53 +161,8 @@ def serve_worker(store_path: str, memory_limit_bytes: str = "0") -> None:
         replies.flush()
 
 
-def _cap_memory(limit_bytes: int) -> None:
-    """Cap this process's heap at ``limit_bytes`` (RLIMIT_DATA; 0: no cap)."""
-    if limit_bytes > 0:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, limit_bytes))
-
-
-def _worker_env() -> dict[str, str]:
-    """The environment of a worker process: this one's, with this package importable."""
-    import sparqlab
-
-    env = dict(os.environ)
-    package_root = str(Path(sparqlab.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    return env
-
-
-def _exit_with_parent() -> None:
-    """End the worker when its parent dies, even in the middle of a long query (end of input comes too late)."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 class _Expired(Exception):
     """The worker did not answer before the deadline."""
-
-
-OUT_OF_MEMORY = "it ran out of its memory limit"
-"""How :func:`exit_cause` says that a capped worker hit its heap cap."""
-
-
-def exit_cause(code: int, stderr: Any) -> str:
-    """Why a worker process ended, from its exit status and the last 4 KiB of its ``stderr`` (a binary file)."""
-    stderr.seek(max(0, stderr.seek(0, os.SEEK_END) - 4096))
-    tail = stderr.read().decode("utf-8", "replace")
-    if "memory allocation" in tail or "MemoryError" in tail:
-        return OUT_OF_MEMORY
-    if code < 0:
-        return f"it crashed ({signal.Signals(-code).name})"
-    return f"it exited with code {code}"
 
 
 class _WorkerDied(Exception):
@@ -220,7 +176,7 @@ class _Worker:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in kill()
         self.process = subprocess.Popen(
             [sys.executable, "-c", _WORKER_CODE, str(store_path), str(memory_limit_bytes)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=_worker_env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=python_child_env(),
         )
         self._pending = bytearray()
         try:
@@ -477,7 +433,7 @@ def load_worker(store_dir: str, path: str, memory_limit_bytes: str) -> None:
     prefixes and report (or the error that refused the file) as one JSON line on stdout."""
     import pyoxigraph
 
-    _cap_memory(int(memory_limit_bytes))
+    cap_heap(int(memory_limit_bytes))
     try:
         store = pyoxigraph.Store(store_dir)
         prefixes, report = load_rdf(store, path)
@@ -494,7 +450,7 @@ def load_in_worker(store_dir: Path, path: Path, memory_limit_bytes: int) -> dict
     "load_report"}``, or ValueError naming the file."""
     with tempfile.TemporaryFile() as stderr:
         done = subprocess.run([sys.executable, "-c", _LOAD_CODE, str(store_dir), str(path), str(memory_limit_bytes)],
-                              stdout=subprocess.PIPE, stderr=stderr, env=_worker_env(), check=False)
+                              stdout=subprocess.PIPE, stderr=stderr, env=python_child_env(), check=False)
         lines = done.stdout.decode("utf-8", "replace").splitlines()
         answer = json.loads(lines[-1]) if done.returncode == 0 and lines else None
         if answer is None:
@@ -524,7 +480,7 @@ def load_rdf_file(path: str | Path, profile: KGProfile | None = None, **kwargs: 
     load's report is the KG's ``load_report`` (part of :meth:`EmbeddedKG.describe`) and warned as
     :class:`LenientLoad` on every opening when it names refused language tags.
 
-    Without ``profile`` the KG gets the profile derived from its data (:mod:`sparqlab.kg.derive`: the file's
+    Without ``profile`` the KG gets the profile derived from its data (:mod:`sparqlab.graphs.derive`: the file's
     prefixes, its label predicate and schema, refined by a ``<name>.kg.yaml`` beside it). The query-cache identity
     is the file's content hash, so the same file gives the same cache entries wherever it lives.
     """
@@ -569,14 +525,11 @@ def file_store(path: Path) -> Path:
 def derived_profile(source: KnowledgeGraph | Path, name: str, prefixes: dict[str, str], data: Path | None,
                     identity: str | None = None) -> KGProfile:
     """The profile derived from the data of a KG or of a store folder (read through a generic profile), refined
-    by the YAML file beside ``data`` when there is one."""
-    from sparqlab.kg.derive import derive_profile, read_refinement, refinement_path
-
-    refinement = read_refinement(refinement_path(data)) if data is not None else {}
+    by the YAML file beside ``data`` when there is one (:func:`~sparqlab.kg.profiles.derive_from_data`)."""
     if isinstance(source, KnowledgeGraph):
-        return derive_profile(source, name, prefixes=prefixes, refinement=refinement)
+        return derive_from_data(source, name, prefixes, data)
     with EmbeddedKG(source, generic_profile(name), identity=identity, workers=1) as probe:
-        return derive_profile(probe, name, prefixes=prefixes, refinement=refinement)
+        return derive_from_data(probe, name, prefixes, data)
 
 
 def register_file_kg(name: str, path: str | Path) -> None:

@@ -8,7 +8,7 @@ Adding a KG means adding one profile (docs/adding-a-kg.md). A KG's own module re
 (:func:`register_profile`), as :mod:`sparqlab.graphs.freebase` does, listed in :mod:`sparqlab.core.plugins` or
 declared as a ``sparqlab.kgs`` entry point, so this module imports none of them (the named KGs:
 :mod:`sparqlab.graphs`). An RDF file or an endpoint without a registered profile gets one derived from
-its data (:mod:`sparqlab.kg.derive`).
+its data (:data:`PROFILE_DERIVERS`: :mod:`sparqlab.graphs.derive`).
 """
 
 from __future__ import annotations
@@ -19,17 +19,21 @@ from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote, unquote
 
 from sparqlab.core.hashing import stable_hash
 from sparqlab.core.plugins import KG_GROUP
 from sparqlab.core.registry import Registry
-from sparqlab.kg.vocab import MOVIES_NS, OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, WD, XSD
+from sparqlab.kg.vocab import OWL, RDF, RDFS, SCHEMA, STANDARD_PREFIXES, WD, XSD
 
-__all__ = ["DECLARED_SCHEMAS", "MOVIES_NS", "OWL", "PROFILES", "RDF", "RDFS", "SCHEMA",
+if TYPE_CHECKING:
+    from sparqlab.kg.base import KnowledgeGraph
+
+__all__ = ["DECLARED_SCHEMAS", "OWL", "PROFILES", "PROFILE_DERIVERS", "RDF", "RDFS", "SCHEMA",
            "STANDARD_PREFIXES", "STORE_BUILDERS", "XSD", "CatalogueEntry", "ConstraintScheme",
-           "DeclaredSchema", "ElementCatalogue", "IdForm", "KGProfile", "PromptConventions", "StatementScheme", "generic_profile",
+           "DeclaredSchema", "ElementCatalogue", "IdForm", "KGProfile", "PromptConventions", "StatementScheme",
+           "derive_from_data", "generic_profile",
            "get_profile", "known_prefixes", "register_declared_schema", "register_profile", "register_store_builder"]
 
 STORE_BUILDERS: Registry[Callable[..., Path]] = Registry("store builder", group=KG_GROUP)
@@ -42,6 +46,18 @@ none of them."""
 def register_store_builder(profile_name: str, builder: Callable[..., Path]) -> None:
     """Make ``builder`` the store builder of the profile called ``profile_name``."""
     STORE_BUILDERS.register(profile_name, builder)
+
+
+PROFILE_DERIVERS: Registry[Callable[..., KGProfile]] = Registry("profile deriver", group=KG_GROUP)
+"""``"data"`` → ``derive(kg, name, prefixes, data)``: the profile of a KG no registered profile describes (an RDF
+file, a store folder, an endpoint URL), read from its own data (``prefixes``: those its file declares) and refined
+by the YAML file beside ``data``. The KGs' package registers it (:mod:`sparqlab.graphs.derive`), as it registers
+store builders and searchers, so that opening a KG here imports nothing above this layer."""
+
+
+def derive_from_data(kg: KnowledgeGraph, name: str, prefixes: dict[str, str], data: Path | None) -> KGProfile:
+    """The profile derived from the data of ``kg`` (:data:`PROFILE_DERIVERS`)."""
+    return PROFILE_DERIVERS.get("data")(kg, name, prefixes, data)
 
 
 @dataclass(frozen=True)

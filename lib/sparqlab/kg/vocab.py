@@ -1,4 +1,4 @@
-"""Constants shared by the KG modules: standard RDF vocabularies, the named KGs' namespaces, the HTTP user
+"""Constants shared by the KG modules: standard RDF vocabularies, Wikidata's namespace root, the HTTP user
 agent (``rdf:`` and ``xsd:``, which the SPARQL language fixes, come from :mod:`sparqlab.sparql.tree`). A leaf module
 (it imports nothing from ``sparqlab.kg``), so profiles, results, the movie builder, search
 and endpoints can all use these without importing each other."""
@@ -15,17 +15,9 @@ SCHEMA = "http://schema.org/"
 STANDARD_PREFIXES = {"rdf": RDF, "rdfs": RDFS, "xsd": XSD, "owl": OWL}
 """Prefixes every profile predefines; any SPARQL 1.1 endpoint understands their IRIs."""
 
-MOVIES_NS = "http://sparqlab.org/movies/"
-"""Namespace of the bundled movie KG (:mod:`sparqlab.graphs.movies`)."""
-
 WD = "http://www.wikidata.org/"
 """Wikidata's namespace root: its entities, properties and statements, and the prefixes its query service
 predefines (:data:`sparqlab.kg.profiles.WDQS_PREFIXES`) are below it."""
 
 USER_AGENT = f"sparqlab/{__version__} (text-to-SPARQL research workbench; SPARQLWrapper)"
 """What the workbench sends to public SPARQL and search services (Wikimedia asks for an identifying agent)."""
-
-CK25_VOCAB = "http://ld.company.org/prod-vocab/"
-CK25_INSTANCES = "http://ld.company.org/prod-instances/"
-"""Namespaces of the CK25 corporate KG (:mod:`sparqlab.text2sparql.ck25_store`): its vocabulary ``pv:`` (the
-questions' default namespace) and its instances ``prodi:``."""

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from sparqlab.core.paths import cache_dir, data_dir
 from sparqlab.engines.oxigraph_store import builder_hash, ensure_built, install_store
+from sparqlab.graphs.profiles import CK25_VOCAB
 from sparqlab.kg.profiles import register_store_builder
-from sparqlab.kg.vocab import CK25_VOCAB, RDF, RDFS
+from sparqlab.kg.vocab import RDF, RDFS
 
 TURTLE_FILES = ("prod-inst.ttl", "text2sparql.ttl")
 

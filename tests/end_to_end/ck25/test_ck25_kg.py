@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sparqlab.kg.vocab import CK25_VOCAB
+from sparqlab.graphs.profiles import CK25_VOCAB
 
 
 def test_store_holds_both_turtle_files(ck25_kg):

@@ -14,7 +14,8 @@ What is read (bounded queries, outside the query cache so that it holds only wha
   resources under each declared prefix) and an example id.
 
 A YAML file beside the data refines the result (:func:`refinement_path`: ``university.ttl`` →
-``university.kg.yaml``; the keys of :data:`REFINABLE`, documented in docs/adding-a-kg.md).
+``university.kg.yaml``; the keys of :data:`REFINABLE`, documented in docs/adding-a-kg.md). Registered on import as
+the KG layer's :data:`~sparqlab.kg.profiles.PROFILE_DERIVERS`, which ``open_kg`` asks for a file, folder or URL.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 from sparqlab.kg.base import KnowledgeGraph
 from sparqlab.kg.errors import KGError
 from sparqlab.kg.profiles import (
+    PROFILE_DERIVERS,
     ConstraintScheme,
     IdForm,
     KGProfile,
@@ -281,3 +283,13 @@ def _notes(profile: KGProfile, schema: Schema) -> str:
             more = [f"- ... and {len(lines) - len(shown)} more"] if len(lines) > len(shown) else []
             text += "\n\n" + "\n".join([title, *shown, *more])
     return text
+
+
+def profile_from_data(kg: KnowledgeGraph, name: str, prefixes: dict[str, str], data: Path | None) -> KGProfile:
+    """:func:`derive_profile` of ``kg``, refined by the YAML file beside ``data`` (its file or store folder) when
+    there is one."""
+    refinement = read_refinement(refinement_path(data)) if data is not None else {}
+    return derive_profile(kg, name, prefixes=prefixes, refinement=refinement)
+
+
+PROFILE_DERIVERS.register("data", profile_from_data)
