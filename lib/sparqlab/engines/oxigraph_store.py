@@ -10,6 +10,7 @@ before it could clean up leaves its scratch folder, which the next build removes
 checks the record before the store is used: a damaged store is refused with the command that rebuilds it, never
 opened into a run of per-question errors.
 """
+
 from __future__ import annotations
 
 import gc

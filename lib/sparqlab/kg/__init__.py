@@ -17,7 +17,7 @@ from sparqlab.core.paths import cache_dir
 from sparqlab.core.plugins import KG_GROUP, load_plugins
 from sparqlab.core.typed import Range, check_range, coerce
 from sparqlab.engines import ENGINES
-from sparqlab.kg import search as _search_backends  # noqa: F401  registers "local" and "wikidata_api"
+from sparqlab.kg import search as _search_backends  # noqa: F401  registers "local"
 from sparqlab.kg.base import KnowledgeGraph, QueryOptions, check_read_only
 from sparqlab.kg.embedded import EmbeddedKG, derived_profile, load_rdf_file, register_file_kg
 from sparqlab.kg.endpoint import EndpointKG

@@ -162,9 +162,9 @@ class KnowledgeGraph:
 
 
 SEARCHERS: Registry[Callable[[KnowledgeGraph], Searcher]] = Registry("search backend")
-"""Search backends by the profile ``search`` value they serve -> ``factory(kg)``: ``local`` (the label index) and
-``wikidata_api`` (both in :mod:`sparqlab.kg.search`, which the package imports), and those KG modules register
-(Freebase's ``freebase_labels``). The table lives here, beside the interface whose :meth:`KnowledgeGraph.search`
+"""Search backends by the profile ``search`` value they serve -> ``factory(kg)``: ``local`` (the label index, in
+:mod:`sparqlab.kg.search`, which the package imports) and those KG modules register (Wikidata's ``wikidata_api``,
+Freebase's ``freebase_labels``). The table lives here, beside the interface whose :meth:`KnowledgeGraph.search`
 reads it, so that the backends build on the interface and not the other way round."""
 
 
