@@ -10,7 +10,8 @@ subcommand fails), ``python FILE`` / ``make TARGET`` must name an existing file 
 A block whose first line is ``# uses: the real model ...`` runs like any other where the real model's server is
 installed, and is skipped saying why where it is not (failing in CI: :mod:`support.real_model`).
 A section another test executes from the doc itself is parsed the same way here (``support.docs.RUN_ELSEWHERE``:
-the README's first session runs from the installed wheel, in an empty folder, in tests/test_install.py).
+the README's first session runs from the installed wheel, in an empty folder, in tests/test_install.py; the
+sweeps guide's notebooks-as-jobs commands in tests/notebooks/test_reproduce_jobs.py).
 The fenced blocks are collected by pytest-codeblocks' Markdown reader; one test per ``## `` section keeps its blocks
 in order (sections do not depend on each other, so xdist spreads them over the workers).
 """
@@ -30,13 +31,12 @@ import pytest
 from pytest_codeblocks import extract_from_file
 
 from sparqlab.core.paths import PROJECT_ROOT
-from support.docs import RUN_ELSEWHERE, commands
+from support.docs import RUN_ELSEWHERE, commands, first_line, needs
 from support.real_model import require_real_model
 
 DOCS = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
 SHELL = {"bash", "sh"}
 RUNNABLE = SHELL | {"python"}
-NEEDS = re.compile(r"#\s*needs:\s*(?P<what>.+)")
 USES_REAL_MODEL = re.compile(r"#\s*uses:\s*the real model\b")
 SHARED_CACHE = ("kg", "search", "artifacts", "leakage")
 """Cache folders of content-addressed, lock-protected builds the doc runs share with the rest of the suite."""
@@ -45,16 +45,6 @@ BLOCK_TIMEOUT_S = 240
 
 def blocks(path: Path) -> list:
     return extract_from_file(path)
-
-
-def first_line(block) -> str:
-    return next((line.strip() for line in block.code.splitlines() if line.strip()), "")
-
-
-def needs(block) -> str | None:
-    """What a block needs that the tests cannot give it (its visible first-line marker), or ``None``."""
-    match = NEEDS.match(first_line(block))
-    return match["what"] if match else None
 
 
 def parse_only(block) -> None:

@@ -12,21 +12,11 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from sparqlab.cli import main
+from sparqlab.core.paths import PROJECT_ROOT
 from sparqlab.experiments.model_launcher import LOG_NAME
 from sparqlab.notebooks.execute import notebook_status, record_state, state_folder
+from support.docs import notebook_jobs
 from support.notebooks import isolated_env, with_movie_store
-
-SERVE = """\
-serve:
-  model: standin-keyword-rules
-  command: sparqlab serve-model --model {model} --host {host} --port {port}
-  gpus: 0
-  start_timeout_s: 120
-  stop_grace_s: 5
-  timeout_min: 10
-executor:
-  slurm: {partition: gpu, cpus_per_task: 1}
-"""
 
 
 @pytest.fixture
@@ -54,13 +44,17 @@ def _status(capsys, *names) -> str:
     return capsys.readouterr().out
 
 
-def test_reproduce_as_jobs_runs_the_quickstart_against_the_jobs_own_server(isolated, capsys):
+def test_reproduce_as_jobs_runs_the_quickstart_against_the_jobs_own_server(isolated, capsys, monkeypatch):
+    """The sweeps guide's commands as written there (its job settings, experiments/reproduce_served.yaml, read from
+    a working folder that links the checkout's), with a failing notebook added to the job."""
+    reproduce, status = notebook_jobs()
+    (isolated / "experiments").symlink_to(PROJECT_ROOT / "experiments", target_is_directory=True)
+    monkeypatch.chdir(isolated)
     broken = _notebook(isolated / "broken.ipynb", "1 / 0")
-    settings = isolated / "serve.yaml"
-    settings.write_text(SERVE, encoding="utf-8")
     assert "missing  00_quickstart.ipynb" in _status(capsys, "00_quickstart")
-    code = main(["reproduce", "00_quickstart", str(broken), "--executor", "local", "--serve", str(settings),
-                 "-p", "limit", "2", "--no-progress"])
+    first_option = next(i for i, word in enumerate(reproduce) if word.startswith("-"))
+    assert reproduce[1:first_option] == ["reproduce", "00_quickstart"] and "--serve" in reproduce
+    code = main([*reproduce[1:first_option], str(broken), *reproduce[first_option:]])
     printed = capsys.readouterr()
     assert code == 1, printed.err
     [job_line] = [line for line in printed.err.splitlines() if line.startswith("job ")]
@@ -75,11 +69,12 @@ def test_reproduce_as_jobs_runs_the_quickstart_against_the_jobs_own_server(isola
     urls = {c["run"]["models"]["model_url"] for c in configs}
     assert len(configs) == 4 and len(urls) == 1 and urls.pop().startswith("http://127.0.0.1:")
 
-    status = notebook_status(output / "00_quickstart.ipynb", output)
-    log = (isolated / "runs" / "notebooks" / ".reproduce" / "jobs" / status.job_id / LOG_NAME).read_text()
+    state = notebook_status(output / "00_quickstart.ipynb", output)
+    log = (isolated / "runs" / "notebooks" / ".reproduce" / "jobs" / state.job_id / LOG_NAME).read_text()
     assert "starting: sparqlab serve-model --model standin-keyword-rules" in log and "--- stopped" in log
+    assert main(status[1:]) == 0 and "done     00_quickstart.ipynb" in capsys.readouterr().out  # as the guide
     shown = _status(capsys, "00_quickstart", str(broken))
-    assert "done     00_quickstart.ipynb" in shown and f"job {status.job_id}" in shown
+    assert "done     00_quickstart.ipynb" in shown and f"job {state.job_id}" in shown
     assert "failed   broken.ipynb" in shown and "cell 2: ZeroDivisionError: division by zero" in shown
     assert shown.rstrip().endswith("2 notebooks — 1 done, 1 failed")
 

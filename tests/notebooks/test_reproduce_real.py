@@ -52,15 +52,18 @@ def test_the_quickstart_reproduced_against_the_real_model_names_it(tmp_path):
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     executed = tmp_path / "runs" / "notebooks-real" / "smollm2-135m" / "00_quickstart.ipynb"
-    first_cell = json.loads(executed.read_text(encoding="utf-8"))["cells"][0]
-    assert "".join(first_cell["source"]) == "**model: smollm2-135m**"
+    cells = json.loads(executed.read_text(encoding="utf-8"))["cells"]
+    assert "".join(cells[0]["source"]) == "**model: smollm2-135m**"
     assert STANDIN_BANNER not in executed.read_text(encoding="utf-8") + done.stdout
     figures = list((tmp_path / "figures" / "real" / "smollm2-135m" / "quickstart").glob("*--model-smollm2-135m*.png"))
     assert figures, "figures beside the stand-ins', named by the model"
     assert not (tmp_path / "figures" / "quickstart").exists(), "nothing written over the stand-ins' figures"
     assert all(Image.open(png).info["Description"] == "model: smollm2-135m" for png in figures)
+    assert "[standin]" not in "".join(str(output) for cell in cells for output in cell.get("outputs", []))
     runs = list((tmp_path / "runs" / "real" / "smollm2-135m" / "quickstart").glob("*/metrics.json"))
-    assert runs and all(json.loads(path.read_text())["model_is_standin"] is False for path in runs)
+    metrics = [json.loads(path.read_text()) for path in runs]
+    assert metrics and all(m["model_is_standin"] is False and m["tokens_estimated"] is False for m in metrics)
+    assert all("method_error" not in m["error_categories"] for m in metrics)  # each question a typed outcome
     page = report_page([runs[0].parent])
     assert '<p class="sq-model">model: smollm2-135m</p>' in page and STANDIN_BANNER not in page
 

@@ -15,9 +15,27 @@ from sparqlab.core.paths import PROJECT_ROOT
 FIRST_SESSION = (PROJECT_ROOT / "README.md", "A first session")
 """The README section whose block is the researcher's first session."""
 
-RUN_ELSEWHERE = {FIRST_SESSION: ("tests/test_install.py", "first_session")}
+NOTEBOOK_JOBS = (PROJECT_ROOT / "docs" / "sweeps.md", "Notebooks as jobs (`sparqlab reproduce --executor`)")
+"""The sweeps guide's section that reproduces the quickstart as a job with its own model server."""
+
+RUN_ELSEWHERE = {FIRST_SESSION: ("tests/test_install.py", "first_session"),
+                 NOTEBOOK_JOBS: ("tests/notebooks/test_reproduce_jobs.py", "notebook_jobs")}
 """Doc sections executed by another test, with the reader of this module it takes the section's commands from:
-the docs runner parses them only."""
+the docs runner parses them only (running them there too would execute the same notebooks twice)."""
+
+
+NEEDS = re.compile(r"#\s*needs:\s*(?P<what>.+)")
+"""A block's first-line marker saying what it needs that the tests cannot give it (a GPU endpoint, a cluster)."""
+
+
+def first_line(block) -> str:
+    return next((line.strip() for line in block.code.splitlines() if line.strip()), "")
+
+
+def needs(block) -> str | None:
+    """What a block needs that the tests cannot give it (its visible first-line marker), or ``None``."""
+    match = NEEDS.match(first_line(block))
+    return match["what"] if match else None
 
 
 def commands(code: str) -> list[list[str]]:
@@ -50,17 +68,24 @@ def install_command() -> list[str]:
                 and any("git+file://" in word for word in argv))
 
 
-def section_commands(path, section: str) -> list[list[str]]:
-    """The commands of every bash block under the ``## section`` heading of ``path``."""
+def section_commands(path, section: str, runnable_only: bool = False) -> list[list[str]]:
+    """The commands of every bash block under the ``## section`` heading of ``path`` (with ``runnable_only``, not
+    of the blocks marked ``# needs: ...``, which the docs runner only parses)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     found = []
     for block in extract_from_file(path):
         heading = next((line[3:].strip() for line in reversed(lines[: block.lineno]) if line.startswith("## ")), "")
-        if heading == section and block.syntax == "bash":
+        if heading == section and block.syntax == "bash" and not (runnable_only and needs(block)):
             found += commands(block.code)
     if not found:
         raise AssertionError(f"{path.name} has no bash block under '## {section}'")
     return found
+
+
+def notebook_jobs() -> list[list[str]]:
+    """The ``sparqlab`` commands of the sweeps guide's runnable "Notebooks as jobs" block (the cluster block is
+    marked ``# needs:``)."""
+    return [argv for argv in section_commands(*NOTEBOOK_JOBS, runnable_only=True) if argv[0] == "sparqlab"]
 
 
 def first_session() -> list[list[str]]:

@@ -1,5 +1,7 @@
 """The official TEXT2SPARQL client (PyPI ``text2sparql-client``) in a virtual environment of its own, built once
-and cached in ``cache_dir()``: it pins numpy < 2 and fastapi 0.128, so it can never share the workbench's venv.
+and kept in the folder CI keeps between runs (:func:`support.ci.ci_cache`, keyed by the requirements and the
+Python it runs on, so a fresh clone does not build it again): it pins numpy < 2 and fastapi 0.128, so it can never
+share the workbench's venv.
 
 Its ``pytrec-eval`` dependency builds from a source download; ``pytrec-eval-terrier`` ships the same
 ``pytrec_eval`` module as wheels, so the dependencies are installed first (with it) and the client itself with
@@ -9,11 +11,13 @@ Its ``pytrec-eval`` dependency builds from a source download; ``pytrec-eval-terr
 from __future__ import annotations
 
 import fcntl
+import platform
 import subprocess
 import sys
 from pathlib import Path
 
-from sparqlab.core.paths import cache_dir
+from sparqlab.core.hashing import stable_hash
+from support.ci import ci_cache
 
 CLIENT = "text2sparql-client==2.1.0"
 DEPENDENCIES = ("pytrec-eval-terrier", "SPARQLWrapper>=2,<3", "click>=8.1.8,<9", "fastapi>=0.128,<0.129",
@@ -25,7 +29,8 @@ DEPENDENCIES = ("pytrec-eval-terrier", "SPARQLWrapper>=2,<3", "click>=8.1.8,<9",
 def client_program() -> Path:
     """The ``text2sparql`` program of the cached environment, built on first use. Raises ``RuntimeError`` with
     pip's last output lines when the environment cannot be built (no package registry, for example)."""
-    venv = cache_dir() / f"venv-{CLIENT.replace('==', '-')}"
+    key = stable_hash([CLIENT, DEPENDENCIES, sys.base_prefix, platform.python_version()], 12)
+    venv = ci_cache() / f"venv-{CLIENT.replace('==', '-')}-{key}"
     program = venv / "bin" / "text2sparql"
     done = venv / ".installed"
     venv.parent.mkdir(parents=True, exist_ok=True)
