@@ -437,7 +437,7 @@ class OpenAIModel(ChatModel):
         23 target 5, docs/performance.md section 5)."""
         start = time.perf_counter()
         try:
-            raw = await self._client().post("/chat/completions", body=request_body(request), cast_to=httpx2.Response)
+            raw = await self._client().post(self.completions_url, body=request_body(request), cast_to=httpx2.Response)
         except ForeignRedirect as error:
             raise ModelAccessRefused(str(error)) from None
         except RefusedReply as error:
@@ -498,6 +498,12 @@ class OpenAIModel(ChatModel):
         described = props_identity(props)
         self.identified_by = IDENTIFIED_BY_PROPS if described else IDENTIFIED_BY_ENDPOINT
         return {"id": self.name, "endpoint": self.base_url, **({"props": described} if described else {})}
+
+    @property
+    def completions_url(self) -> str:
+        """Where chat completions are posted, as a whole URL: the client then takes it as it is instead of joining
+        a relative path to its base URL (a URL copy and parse) on every call."""
+        return f"{self.base_url}/chat/completions"
 
     @property
     def props_url(self) -> str:
