@@ -10,6 +10,7 @@ reader for code that needs every line.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,10 @@ from typing import Any
 
 from sparqlab.core.files import atomic_write
 from sparqlab.core.text import lone_surrogate
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``-``\\uDFFF`` escape: the only way JSON read from UTF-8 bytes (which cannot encode a surrogate) holds
+one, so a line without it is not searched value by value (that walk was most of reading a run's predictions)."""
 
 _KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
           type(None): "null"}
@@ -42,7 +47,7 @@ def decode_line(raw: bytes) -> dict[str, Any]:
         raise LineProblem("JSON nested too deeply to read") from None
     if not isinstance(record, dict):
         raise LineProblem(f"expected a JSON object, got {_KINDS.get(type(record), type(record).__name__)}")
-    surrogate = lone_surrogate(record)
+    surrogate = lone_surrogate(record) if _SURROGATE_ESCAPE.search(raw) else None
     if surrogate:
         raise LineProblem(f"{surrogate} is a lone UTF-16 surrogate, which is not text")
     return record

@@ -23,7 +23,7 @@ import openai
 
 from sparqlab.core.environment import api_key as default_api_key
 from sparqlab.core.environment import model_defaults
-from sparqlab.core.http import ReplyRefused, check_origin, read_capped
+from sparqlab.core.http import ReplyRefused, check_origin, read_capped, tls_context
 from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, InFlightLimit, Usage
 from sparqlab.llm.errors import (
     ContextOverflow,
@@ -395,8 +395,9 @@ class OpenAIModel(ChatModel):
 
     def _client(self) -> openai.AsyncOpenAI:
         """The client of the running event loop: an async connection pool belongs to one loop, and blocking
-        calls (``complete``, ``chat_sync``) each run in a fresh loop. It is closed by :meth:`aclose`, else when
-        the loop shuts down (:func:`_closed_with_loop`)."""
+        calls (``complete``, ``chat_sync``) each run in a fresh loop; every client shares the process's TLS context
+        (:func:`~sparqlab.core.http.tls_context`). It is closed by :meth:`aclose`, else when the loop shuts down
+        (:func:`_closed_with_loop`)."""
         loop = asyncio.get_running_loop()
         entry = self._clients.get(loop)
         if entry is None:
@@ -408,7 +409,8 @@ class OpenAIModel(ChatModel):
                 max_retries=self.max_retries,
                 timeout=openai.Timeout(self.timeout_s, connect=min(self.connect_timeout_s, self.timeout_s)),
                 http_client=BOUNDED_TRANSPORTS[self.http_transport](attempt_timeout_s=self.timeout_s,
-                                                                    max_reply_bytes=self.max_reply_bytes),
+                                                                    max_reply_bytes=self.max_reply_bytes,
+                                                                    verify=tls_context()),
             )
             closer = _closed_with_loop(client)
             with contextlib.suppress(StopIteration):
@@ -435,7 +437,7 @@ class OpenAIModel(ChatModel):
         23 target 5, docs/performance.md section 5)."""
         start = time.perf_counter()
         try:
-            raw = await self._client().post("/chat/completions", body=request_body(request), cast_to=httpx2.Response)
+            raw = await self._client().post(self.completions_url, body=request_body(request), cast_to=httpx2.Response)
         except ForeignRedirect as error:
             raise ModelAccessRefused(str(error)) from None
         except RefusedReply as error:
@@ -496,6 +498,12 @@ class OpenAIModel(ChatModel):
         described = props_identity(props)
         self.identified_by = IDENTIFIED_BY_PROPS if described else IDENTIFIED_BY_ENDPOINT
         return {"id": self.name, "endpoint": self.base_url, **({"props": described} if described else {})}
+
+    @property
+    def completions_url(self) -> str:
+        """Where chat completions are posted, as a whole URL: the client then takes it as it is instead of joining
+        a relative path to its base URL (a URL copy and parse) on every call."""
+        return f"{self.base_url}/chat/completions"
 
     @property
     def props_url(self) -> str:
