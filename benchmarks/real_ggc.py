@@ -1,8 +1,8 @@
 """GGC with a real fine-tuned generator, summarised from the runs that ``sparqlab reproduce --real --real-model
 FILE.gguf 04_ggc_main 05_gate_threshold_sweep 06_error_categorisation`` left (docs/real-models.md, "GGC with the real
 fine-tuned generator"): the generator's fine-tune (``training.json``), notebook 04's generator-only / correct-all /
-gated table with 95 % intervals of the query accuracy, notebook 05's threshold sweep, and the gate-data run's
-outcome counts.
+gated table with 95 % intervals of the query accuracy, notebook 05's threshold sweep and its with-feedback row,
+notebook 06's outcome counts and the gate-data run's.
 
     .venv/bin/python benchmarks/real_ggc.py --runs RUNS/real/MODEL --training FT_DIR --gguf FILE.gguf [--kg movies]
 
@@ -89,7 +89,10 @@ def main() -> int:
     sweep_run = newest_run(args.runs, "ggc-sweep", "gated")
     sweep_frame = stage_frame(sweep_run, graph)
     thresholds = [float(t) for t in args.thresholds.split(",")]
+    feedback_run = newest_run(args.runs, "ggc-sweep", "gated", kg_feedback=True)
     gate_data = outcomes(newest_run(args.runs, "ggc-gate-data", "none"))
+    errors = {label: outcomes(newest_run(args.runs, "ggc-errors", mode)) for label, mode in
+              (("generator", "none"), ("after gated correction", "gated"))}
     print(json.dumps({
         "generator": {"gguf": args.gguf.name, "gguf_sha256": sha256(args.gguf), "base": training["base"]["converted_from"],
                       "data": {k: training["data"][k] for k in ("sha256", "records", "train", "eval", "train_tokens")},
@@ -103,7 +106,9 @@ def main() -> int:
         "nb05_sweep": {"run": sweep_run.name, "rows": [setting_row(sweep_frame, t) for t in thresholds],
                        "gate_probability_quantiles": {str(q): round(float(sweep_frame["gate_prob"].quantile(q)), 4)
                                                       for q in (0.0, 0.25, 0.5, 0.75, 1.0)}},
-        "load_average": os.getloadavg()}, indent=1))
+        "nb05_with_feedback": {"run": feedback_run.name,
+                               **setting_row(stage_frame(feedback_run, graph), args.threshold)},
+        "nb06_outcomes": errors, "load_average": os.getloadavg()}, indent=1))
     return 0
 
 
