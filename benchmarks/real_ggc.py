@@ -76,13 +76,15 @@ def main() -> int:
     parser.add_argument("--kg", default="movies", help="the KG the runs were scored on (default movies)")
     parser.add_argument("--thresholds", default="0.1,0.25,0.5,0.75,0.9", help="notebook 05's τ values")
     parser.add_argument("--threshold", type=float, default=0.5, help="notebook 04's τ (default 0.5)")
+    parser.add_argument("--main-experiment", default="ggc-main",
+                        help="notebook 04's experiment (its -p experiment; default ggc-main)")
     args = parser.parse_args()
     from sparqlab.kg import open_kg
     from sparqlab.methods.ggc.metrics import stage_frame
 
     graph = open_kg(args.kg)
     training = json.loads((args.training / "training.json").read_text(encoding="utf-8"))
-    main_runs = {label: newest_run(args.runs, "ggc-main", mode)
+    main_runs = {label: newest_run(args.runs, args.main_experiment, mode)
                  for label, mode in (("generator only", "none"), ("correct all", "all"), ("gated", "gated"))}
     table = {label: {"run": run.name, **setting_row(stage_frame(run, graph), None)}
              for label, run in main_runs.items()}
@@ -102,7 +104,7 @@ def main() -> int:
                       "training": {k: training[k] for k in TRAINING_KEYS},
                       "tokens_per_s": round(training["data"]["train_tokens"] / training["train_runtime_s"], 1)},
         "gate_data": gate_data,
-        "nb04_threshold": args.threshold, "nb04": table,
+        "nb04_experiment": args.main_experiment, "nb04_threshold": args.threshold, "nb04": table,
         "nb05_sweep": {"run": sweep_run.name, "rows": [setting_row(sweep_frame, t) for t in thresholds],
                        "gate_probability_quantiles": {str(q): round(float(sweep_frame["gate_prob"].quantile(q)), 4)
                                                       for q in (0.0, 0.25, 0.5, 0.75, 1.0)}},
