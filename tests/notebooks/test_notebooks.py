@@ -1,6 +1,7 @@
 """Notebook conventions, and headless reproduction with papermill through `sparqlab reproduce`."""
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -95,6 +96,22 @@ def test_failing_notebook_is_reported_by_name(tmp_path):
     result = reproduce(tmp_path, str(path), output_dir=tmp_path / "out", check=False).process
     assert result.returncode == 1
     assert "broken.ipynb failed" in result.stderr and "ZeroDivisionError" in result.stderr
+
+
+def test_a_relative_output_dir_is_where_the_kernel_notes_its_models(tmp_path, monkeypatch):
+    """The kernel runs in the workspace or the notebook's folder, not the caller's: a relative output folder (as
+    `reproduce --output-dir runs/x` gives) must still receive the models record the kernel writes."""
+    notebook = new_notebook(cells=[new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+                                   new_code_cell("from sparqlab.core.labels import note_model\n"
+                                                 "note_model('a-real-model', False)")],
+                            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                     "language": "python"}})
+    nbformat.write(notebook, tmp_path / "noting.ipynb")
+    monkeypatch.chdir(tmp_path)
+    outcome = execute_notebook(Path("noting.ipynb"), Path("relative") / "out")
+    assert outcome.ok, outcome.error
+    assert outcome.made_from == "model: a-real-model"
+    assert (tmp_path / "relative" / "out" / "noting.ipynb").is_file()
 
 
 def test_a_cell_without_error_output_reports_the_exception_it_printed(tmp_path):

@@ -44,6 +44,15 @@ def test_an_override_can_make_the_served_model_the_ggc_generator():
     default = real_parameters(notebook.stem, "mcqa-generator", "http://h:1/v1")
     assert (default["model"], default["model_url"]) == ("standin-knn", None)
 
+
+def test_real_threads_is_refused_without_real_and_below_one(tmp_path):
+    """--real-threads sizes the llama.cpp server --real starts: meaningless without it, and never zero."""
+    for arguments, message in ((["--real-threads", "2"], "--real-threads needs --real"),
+                               (["--real", "--real-threads", "0"], "--real-threads must be at least 1")):
+        done = subprocess.run([sys.executable, "-m", "sparqlab", "reproduce", *arguments, "00_quickstart"],
+                              capture_output=True, text=True, env=isolated_env(tmp_path), timeout=120)
+        assert done.returncode != 0 and message in done.stderr, done.stderr[-2000:]
+
 def test_the_quickstart_reproduced_against_the_real_model_names_it(tmp_path):
     require_real_model()
     env = isolated_env(tmp_path, with_movie_store(tmp_path))

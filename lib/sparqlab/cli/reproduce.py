@@ -41,6 +41,9 @@ def register(subparsers) -> None:
                              "in runs/notebooks-real/MODEL, runs/real/MODEL and figures/real/MODEL (docs/performance.md)")
     parser.add_argument("--real-model", default=None, metavar="MODEL",
                         help="with --real: the model to serve, smollm2-135m (default) or a FILE.gguf")
+    parser.add_argument("--real-threads", type=int, default=None, metavar="N",
+                        help="with --real: threads of the served model (default 1: the notebook's kernel shares "
+                             "the cores; 2 when nothing else runs)")
     parser.add_argument("--no-wait", action="store_true",
                         help="with --executor: submit and return (check with `sparqlab reproduce status`)")
     parser.set_defaults(handler=_reproduce)
@@ -59,11 +62,14 @@ def _reproduce(args: argparse.Namespace) -> int:
     from sparqlab.core.paths import runs_dir
     from sparqlab.core.yaml_loader import load_yaml_file
     from sparqlab.notebooks.jobs import JobSettings, collect, load_job_settings, run_notebooks, submit_notebooks
-    from sparqlab.notebooks.real import REAL_MODEL, real_output_dir, reproduce_real
+    from sparqlab.notebooks.real import REAL_MODEL, REAL_THREADS, real_output_dir, reproduce_real
 
     _export_workspace()
-    if args.real_model and not args.real:
-        raise ValueError("--real-model needs --real")
+    for option, value in (("--real-model", args.real_model), ("--real-threads", args.real_threads)):
+        if value is not None and not args.real:
+            raise ValueError(f"{option} needs --real")
+    if args.real_threads is not None and args.real_threads < 1:
+        raise ValueError(f"--real-threads must be at least 1, not {args.real_threads}")
     if args.real and (args.executor or args.serve):
         raise ValueError("--real serves its model here, in this process: not with --executor or --serve")
     real_model = args.real_model or REAL_MODEL
@@ -80,7 +86,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     settings = load_job_settings(args.serve) if args.serve else JobSettings()
     names = args.notebooks or None
     if args.real:
-        report = reproduce_real(names, parameters, real_model, output_dir, progress=not args.no_progress)
+        report = reproduce_real(names, parameters, real_model, output_dir, progress=not args.no_progress,
+                                threads=args.real_threads or REAL_THREADS)
     elif args.executor is None:
         report = run_notebooks(names, parameters, output_dir, settings.serve, progress=not args.no_progress)
     else:

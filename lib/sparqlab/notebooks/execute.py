@@ -119,6 +119,7 @@ def execute_notebook(notebook: Path, output_dir: Path, parameters: dict[str, Any
 
     from sparqlab.notebooks.static import finish_executed
 
+    output_dir = output_dir.resolve()  # the kernel runs in another folder and writes its models record here
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / notebook.name
     workspace = workspace_root()

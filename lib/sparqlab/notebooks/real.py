@@ -25,9 +25,9 @@ REAL_MODEL = "smollm2-135m"
 """The model ``--real`` serves unless told otherwise: the bundled SmolLM2-135M-Instruct (``sparqlab[real]``)."""
 
 REAL_THREADS = 1
-"""Threads of the served model. One: the notebook's kernel shares the cores, and on a busy 2-core machine a
-two-thread llama.cpp waits on its own threads (measured here under load: 64 tokens in 6 s with one thread, 175 s
-with two)."""
+"""Threads of the served model unless ``--real-threads`` says otherwise. One: the notebook's kernel shares the
+cores, and on a busy 2-core machine a two-thread llama.cpp waits on its own threads (measured here under load: 64
+tokens in 6 s with one thread, 175 s with two); on otherwise idle cores two are faster."""
 
 MODEL, URL = "{model}", "{url}"
 """Placeholders of :data:`REAL_PARAMETERS`: the served model's name and its ``/v1`` URL."""
@@ -98,8 +98,9 @@ def real_output_dir(model: str = REAL_MODEL) -> Path:
 
 
 def reproduce_real(names: list[str] | None = None, overrides: Mapping[str, Any] | None = None,
-                   model: str = REAL_MODEL, output_dir: Path | None = None, progress: bool = False) -> ReproduceReport:
-    """Start ``model`` with llama.cpp's server (:data:`REAL_THREADS`), run the chosen notebooks (default: all) against it one after the
+                   model: str = REAL_MODEL, output_dir: Path | None = None, progress: bool = False,
+                   threads: int = REAL_THREADS) -> ReproduceReport:
+    """Start ``model`` with llama.cpp's server (``threads`` threads), run the chosen notebooks (default: all) against it one after the
     other, stop the server; a failing notebook does not stop the rest. ``overrides`` (``-p``) win over
     :data:`REAL_PARAMETERS` and are checked, with them, before the server starts. ``output_dir`` defaults to
     ``runs/notebooks-real/<model>``."""
@@ -115,5 +116,5 @@ def reproduce_real(names: list[str] | None = None, overrides: Mapping[str, Any] 
     checked("http://127.0.0.1:0/v1")  # wrong parameters fail before the model loads
     places = {"SPARQLAB_RUNS": str(runs_dir() / "real" / name), "SPARQLAB_FIGURES": str(figures_dir() / "real" / name)}
     output_dir = output_dir or real_output_dir(model)
-    with start_llama_server(model, n_threads=REAL_THREADS) as server, exported(places):
+    with start_llama_server(model, n_threads=threads) as server, exported(places):
         return execute_all(checked(server.url), output_dir, progress, REAL_NOTES)
