@@ -86,6 +86,27 @@ def test_a_server_describing_nothing_is_identified_by_its_endpoint(tmp_path):
             assert model.identity == {"id": "smollm2-135m", "endpoint": url}
 
 
+def test_a_file_served_again_on_another_port_keeps_its_cached_replies(tmp_path):
+    """sparqlab's launcher names the served file by its SHA-256 in ``/props``: each ``reproduce --real`` serves it on
+    a new port, and the replies cached against the first port are the second's; other bytes are another model."""
+    cache = tmp_path / "responses.sqlite"
+
+    def launched(sha256: str) -> dict:
+        return {**props("{{ '<|im_start|>' }}"), "identity": {"engine": "llama-cpp-python", "model_sha256": sha256}}
+
+    first_server, again_server = LlamaLike(props=launched("ab" * 32), reply="first"), LlamaLike(props=launched("ab" * 32))
+    retrained = LlamaLike(props=launched("cd" * 32), reply="retrained")
+    with serve_llama_like(first_server) as first, serve_llama_like(again_server) as again, \
+            serve_llama_like(retrained) as other:
+        assert first != again
+        assert ask(first, cache)[0] == "first"
+        text, model = ask(again, cache)
+        assert (text, model.hits, len(again_server.requests)) == ("first", 1, 0)
+        assert model.describe()["identified_by"] == "served_file_sha256" and "endpoint" not in model.identity
+        text, model = ask(other, cache)
+        assert (text, model.hits, len(retrained.requests)) == ("retrained", 0, 1)
+
+
 def test_the_identity_check_gives_the_served_models_in_its_error():
     with serve_llama_like(LlamaLike()) as url, pytest.raises(UnknownModel, match="it serves 'smollm2-135m'"):
         run_sync(OpenAIModel("smollm2", base_url=url).served_identity())

@@ -314,6 +314,9 @@ IDENTIFIED_BY_ROOT = "vllm_root"
 """``identified_by``: the server named the weights it serves (vLLM's ``root`` / ``max_model_len``)."""
 IDENTIFIED_BY_PROPS = "llama_cpp_props"
 """``identified_by``: the endpoint URL and the server's ``/props`` self-description (llama.cpp)."""
+IDENTIFIED_BY_FILE = "served_file_sha256"
+"""``identified_by``: the ``/props`` self-description with the served file's SHA-256 (sparqlab's launcher), without
+the endpoint URL: the same file served again on another port (each ``reproduce --real``) keeps its cached replies."""
 IDENTIFIED_BY_ENDPOINT = "endpoint_only"
 """``identified_by``: the endpoint URL alone (the server described neither its weights nor itself)."""
 
@@ -475,8 +478,9 @@ class OpenAIModel(ChatModel):
         the name, and ``max_model_len``) gives ``{"id", "root", "max_model_len"}``, the identity responses were
         always stored with. Any other (llama.cpp) names only an alias, so the endpoint URL and the server's
         self-description (``GET /props``, :func:`props_identity`) enter the identity: two servers with other
-        weights or chat templates under one alias do not share cached replies. :attr:`identified_by` says which
-        case held. A server that says it serves a stand-in (``standin: true``, as ``sparqlab train serve`` of a
+        weights or chat templates under one alias do not share cached replies; when that description names the
+        served file by its SHA-256 (sparqlab's launcher) the URL is left out, so a file served again on another
+        port is the same model. :attr:`identified_by` says which case held. A server that says it serves a stand-in (``standin: true``, as ``sparqlab train serve`` of a
         tiny random model does) marks this model ``is_standin``."""
         entries = await self._served_models()
         entry = next((entry for entry in entries if entry.id == self.name), None)
@@ -496,6 +500,9 @@ class OpenAIModel(ChatModel):
         slots = props.get("total_slots")
         self.slots = slots if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1 else None
         described = props_identity(props)
+        if described.get("identity", {}).get("model_sha256"):
+            self.identified_by = IDENTIFIED_BY_FILE
+            return {"id": self.name, "props": described}
         self.identified_by = IDENTIFIED_BY_PROPS if described else IDENTIFIED_BY_ENDPOINT
         return {"id": self.name, "endpoint": self.base_url, **({"props": described} if described else {})}
 
