@@ -109,4 +109,3 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
     benchmarks' reports, pasted into docs)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows])
-

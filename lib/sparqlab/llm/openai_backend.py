@@ -480,8 +480,9 @@ class OpenAIModel(ChatModel):
         self-description (``GET /props``, :func:`props_identity`) enter the identity: two servers with other
         weights or chat templates under one alias do not share cached replies; when that description names the
         served file by its SHA-256 (sparqlab's launcher) the URL is left out, so a file served again on another
-        port is the same model. :attr:`identified_by` says which case held. A server that says it serves a stand-in (``standin: true``, as ``sparqlab train serve`` of a
-        tiny random model does) marks this model ``is_standin``."""
+        port is the same model. :attr:`identified_by` says which case held. A server that says it serves a
+        stand-in (``standin: true``, as ``sparqlab train serve`` of a tiny random model does) marks this model
+        ``is_standin``."""
         entries = await self._served_models()
         entry = next((entry for entry in entries if entry.id == self.name), None)
         if entry is None and not self.accept_unlisted_name:
