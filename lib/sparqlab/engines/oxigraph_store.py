@@ -157,24 +157,19 @@ def ensure_built(target: Path, build: Callable[[Path, bool], dict], force: bool 
 
 def turtle_store(name: str, turtle: Path) -> Path:
     """A pyoxigraph store of one Turtle file (``cache_dir()/kg/<name>-<hash>/store``; the hash covers the file and
-    the pyoxigraph version), built on first use: a hand-written fixture to serve with ``oxigraph serve-read-only``
-    (:func:`sparqlab.engines.oxigraph_server.serve_store`) as a stand-in endpoint of a KG too large to bundle."""
+    the pyoxigraph version), built on first use (by :func:`install_store`, like every other store): a hand-written
+    fixture to serve with ``oxigraph serve-read-only`` (:func:`sparqlab.engines.oxigraph_server.serve_store`) as a
+    stand-in endpoint of a KG too large to bundle."""
     import pyoxigraph
 
     from sparqlab.core.paths import cache_dir
 
+    def fill(store: Any) -> dict:
+        store.bulk_load(path=str(turtle), format=pyoxigraph.RdfFormat.TURTLE)
+        return {"triples": len(store)}
+
     digest = hashlib.sha256(turtle.read_bytes() + pyoxigraph.__version__.encode()).hexdigest()[:16]
     target = cache_dir() / "kg" / f"{name}-{digest}"
     if not (target / "store").is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        remove_abandoned_builds(target.parent)
-        scratch = Path(tempfile.mkdtemp(prefix=building_prefix(), dir=target.parent))
-        store = pyoxigraph.Store(str(scratch / "store"))
-        store.bulk_load(path=str(turtle), format=pyoxigraph.RdfFormat.TURTLE)
-        store.flush()
-        del store
-        try:
-            scratch.rename(target)
-        except OSError:  # another process built it first
-            shutil.rmtree(scratch, ignore_errors=True)
+        install_store(target, fill)
     return target / "store"
