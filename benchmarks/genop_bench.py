@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from sparqlab.core.event_loops import run_sync
 from sparqlab.kg import open_kg
-from sparqlab.llm.base import run_sync
 from sparqlab.methods.genop import EvalSettings, Oracle, ScriptedModel, run_genop
 from sparqlab.methods.genop.examples import EXAMPLES, write_example_files
 from sparqlab.methods.genop.semantics import evaluate, kg_query_fn

@@ -206,7 +206,8 @@ def sparql_drip(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], 
 def model_drip(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
     url = stack.enter_context(server(dripping(completion())))
     return catching(f"""
-        from sparqlab.llm.base import ChatRequest, run_sync
+        from sparqlab.core.event_loops import run_sync
+        from sparqlab.llm.base import ChatRequest
         from sparqlab.llm.openai_backend import OpenAIModel
         model = OpenAIModel("m", base_url="{url}/v1", timeout_s=10, max_retries=0)
         print("ok:", run_sync(model.acomplete(ChatRequest.build("m", "hi"))).text)
@@ -292,7 +293,8 @@ def huge_reply(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], d
     big = completion("x" * (50 * 2**20))
     url = stack.enter_context(server(model_server(big)))
     return catching(f"""
-        from sparqlab.llm.base import ChatRequest, run_sync
+        from sparqlab.core.event_loops import run_sync
+        from sparqlab.llm.base import ChatRequest
         from sparqlab.llm.openai_backend import OpenAIModel
         model = OpenAIModel("m", base_url="{url}/v1", max_retries=0)
         print("ok:", len(run_sync(model.acomplete(ChatRequest.build("m", "hi"))).text), "characters")
@@ -313,7 +315,8 @@ def usage(value: str) -> Callable[[Path, contextlib.ExitStack], tuple[list[str],
     def setup(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[str], dict[str, str]]:
         url = stack.enter_context(server(model_server(completion(usage=value))))
         return catching(f"""
-            from sparqlab.llm.base import ChatRequest, run_sync
+            from sparqlab.core.event_loops import run_sync
+            from sparqlab.llm.base import ChatRequest
             from sparqlab.llm.openai_backend import OpenAIModel
             model = OpenAIModel("m", base_url="{url}/v1", max_retries=0)
             print("ok:", run_sync(model.acomplete(ChatRequest.build("m", "hi"))).usage)
@@ -497,7 +500,7 @@ def external_asking(respond: Callable[[str, socket.socket], None], timeout_s: fl
             from sparqlab.data.question import Question
             from sparqlab.kg import EndpointKG
             from sparqlab.kg.profiles import generic_profile
-            from sparqlab.llm.base import run_sync
+            from sparqlab.core.event_loops import run_sync
             from sparqlab.text2sparql.external import ExternalSystem
             from sparqlab.platform.context import PrepareContext, QuestionContext
             kg = EndpointKG("http://127.0.0.1:9/sparql", generic_profile("unused"))
@@ -543,7 +546,8 @@ def model_throttled(scratch: Path, stack: contextlib.ExitStack) -> tuple[list[st
                             headers={"Retry-After": "999999"})
     url = stack.enter_context(server(model_server(throttled)))
     return catching(f"""
-        from sparqlab.llm.base import ChatRequest, run_sync
+        from sparqlab.core.event_loops import run_sync
+        from sparqlab.llm.base import ChatRequest
         from sparqlab.llm.openai_backend import OpenAIModel
         model = OpenAIModel("m", base_url="{url}/v1", max_retries=4)
         print("ok:", run_sync(model.acomplete(ChatRequest.build("m", "hi"))).text)

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from sparqlab.llm.base import ChatRequest, run_sync
+from sparqlab.core.event_loops import run_sync
+from sparqlab.llm.base import ChatRequest
 from sparqlab.llm.errors import ModelAccessRefused, ModelOverloaded, ModelRequestError
 from sparqlab.llm.openai_backend import OpenAIModel
 from support.hostile_http import hostile_server, http_reply

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from sparqlab.llm import CachedModel, OpenAIModel, UnknownModel, run_sync
+from sparqlab.core.event_loops import run_sync
+from sparqlab.llm import CachedModel, OpenAIModel, UnknownModel
 from sparqlab.methods import DirectSparql
 from sparqlab.runs import RunAborted, RunConfig, run
 from support.llama_like import LlamaLike, serve_llama_like

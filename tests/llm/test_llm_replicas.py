@@ -13,9 +13,10 @@ import time
 
 import pytest
 
+from sparqlab.core.event_loops import run_sync
 from sparqlab.core.processes import stop_process
 from sparqlab.llm import get_model
-from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage, run_sync
+from sparqlab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 from sparqlab.llm.errors import ModelUnavailable
 from sparqlab.llm.replicas import ReplicaModel, replica_urls
 

@@ -84,8 +84,8 @@ def _model(spec: str, url: str | None, query):
 
 def run_command(args: argparse.Namespace) -> int:
     """Parse, evaluate, print."""
+    from sparqlab.core.event_loops import run_sync
     from sparqlab.kg import open_kg
-    from sparqlab.llm.base import run_sync
     from sparqlab.methods.genop import EvalSettings, Oracle, parse_genop_query
     from sparqlab.methods.genop.report import typed_rows
     from sparqlab.methods.genop.semantics import evaluate, kg_query_fn

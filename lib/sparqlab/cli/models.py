@@ -115,7 +115,8 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from sparqlab.llm import ModelError, OpenAIModel, run_sync, standin_names
+    from sparqlab.core.event_loops import run_sync
+    from sparqlab.llm import ModelError, OpenAIModel, standin_names
     from sparqlab.llm.standins import standin_factory
 
     if args.url:

@@ -12,13 +12,13 @@ endpoint it was given.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import functools
 import ssl
 from typing import Any
 
 import httpx2
 
+from sparqlab.core.event_loops import run_sync
 from sparqlab.core.urls import origin
 
 
@@ -70,12 +70,11 @@ def tls_context() -> ssl.SSLContext:
 
 def fetch(url: str, *, timeout_s: float, max_bytes: int, hint: str = "", params: dict[str, str] | None = None,
           headers: dict[str, str] | None = None) -> tuple[httpx2.Response, bytes]:
-    """:func:`bounded_get` for a synchronous caller: run on a loop of its own in a worker thread, so it works
-    whether or not the calling thread runs an event loop (a notebook's does). Transport errors are HTTPX2's."""
+    """:func:`bounded_get` for a synchronous caller, through :func:`~sparqlab.core.event_loops.run_sync`, so it
+    works whether or not the calling thread runs an event loop (a notebook's does). Transport errors are HTTPX2's."""
 
     async def exchange() -> tuple[httpx2.Response, bytes]:
         async with httpx2.AsyncClient(headers=headers, timeout=timeout_s, verify=tls_context()) as client:
             return await bounded_get(client, url, timeout_s=timeout_s, max_bytes=max_bytes, hint=hint, params=params)
 
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sparqlab-fetch") as worker:
-        return worker.submit(asyncio.run, exchange()).result()
+    return run_sync(exchange())

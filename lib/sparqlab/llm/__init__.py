@@ -19,7 +19,6 @@ from sparqlab.llm.base import (
     Message,
     Usage,
     estimate_tokens,
-    run_sync,
 )
 from sparqlab.llm.cache import CACHE_MODES, CachedModel, default_cache_path, request_key
 from sparqlab.llm.errors import (
@@ -76,7 +75,6 @@ __all__ = [
     "make_model",
     "register_standin",
     "request_key",
-    "run_sync",
     "standin_names",
 ]
 

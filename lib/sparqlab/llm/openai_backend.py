@@ -146,7 +146,7 @@ def connection_failure(error: BaseException) -> bool:
 
 async def _closed_with_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[None]:
     """Closes ``client`` when closed itself. Started on the client's loop, it is one of the loop's async generators,
-    which ``asyncio.run`` (hence :func:`~sparqlab.llm.base.run_sync`) closes before closing the loop: a model used
+    which ``asyncio.run`` (hence :func:`~sparqlab.core.event_loops.run_sync`) closes before closing the loop: a model used
     in ``asyncio.run(...)`` without :meth:`ChatModel.aclose` leaves no open connection (aiohttp logs an error for
     each session it finds unclosed)."""
     try:

@@ -38,12 +38,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlab.core.errors import InfrastructureError, ScorerFailed, as_infrastructure, stop_if_infrastructure
+from sparqlab.core.event_loops import run_sync
 from sparqlab.data.question import Question
 from sparqlab.eval.assess import Outcome, assess
 from sparqlab.eval.matching import match_either, result_answers
 from sparqlab.kg.errors import KGError, QueryTimeout
 from sparqlab.kg.results import QueryResult
-from sparqlab.llm import CachedModel, ChatModel, ModelError, run_sync
+from sparqlab.llm import CachedModel, ChatModel, ModelError
 from sparqlab.platform.base import Method, MethodOutput
 from sparqlab.platform.context import QuestionContext, token_counts
 from sparqlab.runs.config import RunConfig

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
+from sparqlab.core.event_loops import run_sync
 from sparqlab.data.question import Question
 from sparqlab.kg import EndpointKG
 from sparqlab.kg.profiles import generic_profile
-from sparqlab.llm.base import run_sync
 from sparqlab.platform.context import PrepareContext, QuestionContext
 from sparqlab.text2sparql.external import ExternalSystem
 from sparqlab.text2sparql.external.system import MAX_REPLY_BYTES, SELF_DESCRIPTION_CHARS

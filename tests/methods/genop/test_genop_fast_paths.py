@@ -94,7 +94,7 @@ def test_parse_cache_is_keyed_by_prefixes_and_errors_are_not_cached():
 
 def test_run_genop_reuses_one_loop_and_gives_the_same_rows(example_kg):
     """Two calls from synchronous code: same rows as an evaluation in a fresh loop, on one kept loop."""
-    from sparqlab.llm.base import run_sync
+    from sparqlab.core.event_loops import run_sync
     from sparqlab.methods.genop.semantics import evaluate, kg_query_fn
 
     text = "PREFIX : <http://example.org/>\nSELECT ?s ?o WHERE { ?s ?p ?o } "

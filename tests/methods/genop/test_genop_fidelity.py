@@ -41,7 +41,7 @@ def test_diff_keeps_a_mapping_only_when_the_formula_is_false_not_an_error(exampl
     removes μ1; SPARQL's LeftJoin reading (error kept) stays for the Diff branch of OPTIONAL."""
     from genop_helpers import scripted
 
-    from sparqlab.llm.base import run_sync
+    from sparqlab.core.event_loops import run_sync
     from sparqlab.methods.genop.algebra import EqConst
     from sparqlab.methods.genop.semantics import Evaluation, kg_query_fn
     from sparqlab.methods.genop.terms import Mu, TypedTerm

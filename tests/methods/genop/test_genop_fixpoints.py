@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from genop_helpers import EXAMPLE1, EXAMPLE1_SCRIPT, PREFIX, run, values
 
-from sparqlab.llm.base import run_sync
+from sparqlab.core.event_loops import run_sync
 from sparqlab.methods.genop import analyse, parse_genop_query
 from sparqlab.methods.genop.semantics import GenOpEvaluationError, alternating_fixpoint
 

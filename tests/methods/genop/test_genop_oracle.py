@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from sparqlab.llm.base import ChatResponse, run_sync
+from sparqlab.core.event_loops import run_sync
+from sparqlab.llm.base import ChatResponse
 from sparqlab.methods.genop import PROMPTS, Oracle, ScriptedModel, load_script
 from sparqlab.methods.genop.oracle import aggregate, parse_proposals, parse_verdict
 

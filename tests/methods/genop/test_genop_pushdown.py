@@ -71,7 +71,7 @@ def counted(kg):
 
 
 def answers(kg, text: str, pushdown: bool, script: dict | None = None):
-    from sparqlab.llm.base import run_sync
+    from sparqlab.core.event_loops import run_sync
 
     query_fn, sent = counted(kg)
     result = run_sync(evaluate(parse_genop_query(text, kg.profile.prefixes), query_fn,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sparqlab.llm.base import run_sync
+from sparqlab.core.event_loops import run_sync
 from sparqlab.methods.genop.terms import Compatibility, Lexicaliser, Mu, TypedTerm, iri_fallback, normalise_text
 
 EX = "http://example.org/"

@@ -339,8 +339,8 @@ def evaluate_offline(method: Desq, questions: list[Question], kg, model: str, pr
     ``error_category`` and the scores as ``scores.<key>``). Model calls go through the response cache."""
     from tqdm.auto import tqdm
 
+    from sparqlab.core.event_loops import run_sync
     from sparqlab.llm import RunBinding, bind_standins
-    from sparqlab.llm.base import run_sync
     from sparqlab.llm.factory import make_model
     from sparqlab.platform.context import PrepareContext, QuestionContext, RoleModel
 

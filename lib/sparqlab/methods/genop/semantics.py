@@ -65,8 +65,8 @@ from typing import Any, Literal, get_args
 
 from tqdm.auto import tqdm
 
+from sparqlab.core.event_loops import run_sync
 from sparqlab.kg.results import QueryResult, Term
-from sparqlab.llm.base import run_sync
 from sparqlab.methods.genop.algebra import (
     BGP,
     And,

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from sparqlab.llm.base import run_sync
+from sparqlab.core.event_loops import run_sync
 
 
 async def running_loop() -> asyncio.AbstractEventLoop:
@@ -111,9 +111,9 @@ def test_reuse_loop_nested_and_concurrent_calls_do_not_wait_for_the_kept_worker(
 
 
 def _worker_is_busy() -> bool:
-    from sparqlab.llm import base
+    from sparqlab.core import event_loops
 
-    return base._KEPT_WORKER_BUSY.locked()
+    return event_loops._KEPT_WORKER_BUSY.locked()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -141,7 +141,7 @@ def test_reuse_loop_works_in_a_forked_child():
 
 KEPT_LOOP_CLIENT = """
 import asyncio, sys
-from sparqlab.llm.base import run_sync
+from sparqlab.core.event_loops import run_sync
 from sparqlab.llm.openai_backend import OpenAIModel
 from sparqlab.serving.model_server import serve_in_background
 
@@ -167,3 +167,19 @@ def test_kept_loops_close_the_model_client_at_exit():
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["main thread", "inside a loop"]
     assert "Unclosed" not in done.stderr, done.stderr
+
+
+def test_fetch_answers_from_synchronous_code_and_from_inside_a_running_loop():
+    """:func:`sparqlab.core.http.fetch` goes through ``run_sync``: the same bounded exchange from a script and from
+    a notebook cell (a running loop, where ``asyncio.run`` is refused)."""
+    from sparqlab.core.http import fetch
+    from support.hostile_http import hostile_server, http_reply
+
+    with hostile_server(http_reply(b'{"answer": 42}')) as url:
+        response, body = fetch(f"{url}/plain", timeout_s=5, max_bytes=1000)
+
+        async def notebook_cell() -> bytes:
+            return fetch(f"{url}/in-a-loop", timeout_s=5, max_bytes=1000)[1]
+
+        assert (response.status_code, body) == (200, b'{"answer": 42}')
+        assert asyncio.run(notebook_cell()) == body
