@@ -72,7 +72,7 @@ def handle_sweep(args: argparse.Namespace) -> int:
     with open_kg(config.kg) as kg:
         result, table = threshold_sweep(config, args.gate_path, thresholds, kg=kg, **options)
     columns = ["threshold", "gate_trigger_rate", "gate_precision", "gate_recall", "gate_f1", "gate_fpr", "accuracy",
-               "item_f1", "corrector_calls", "time_s"]
+               "item_f1", "corrector_calls", "time_s", "cached_calls"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table[columns].round(4).to_string(index=False))
     print(f"run: {result.run_dir}")

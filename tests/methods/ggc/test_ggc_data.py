@@ -150,6 +150,25 @@ def test_thresholds_select_from_one_run_and_subsets():
     assert np.array_equal(triggers(uncorrected, None), uncorrected["corrected"].to_numpy())
 
 
+def test_a_record_from_before_cached_stages_were_named_takes_the_runners_count(tmp_path):
+    """A GGC record written before ``extra.cached_stages``: its model stages count as cached when the runner
+    counted fewer uncached calls than calls, so an old replayed run's time leaves the replays out too."""
+    from sparqlab.methods.ggc.metrics import stage_frame
+
+    def record(i, **counts):
+        return {"id": str(i), "gold_answers": ["a"], "gold_source": "gold_query", "predicted_answers": ["a"],
+                "extra": {"initial_sparql": "S", "triggered": False, "t_generator_s": 0.5}, **counts}
+
+    write_jsonl(tmp_path / "predictions.jsonl", [
+        record(0, model_calls={"generate": 1}, model_calls_uncached=0),
+        record(1, model_calls={"generate": 1}, model_calls_uncached=1),
+        record(2, model_calls={"generate": 1}),  # from before the runner counted uncached calls
+    ])
+    frame = stage_frame(tmp_path, kg=None)
+    assert frame["t_generator_s"].isna().tolist() == [True, False, False]
+    assert pipeline_metrics(frame)["cached_calls"] == 1 and pipeline_metrics(frame)["time_s"] == pytest.approx(1.0)
+
+
 def test_sft_file_layout(tmp_path):
     from sparqlab.methods.ggc.data import write_corrector_data
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from ggc_helpers import TEST_LIMIT, base_config, environment
 
@@ -71,6 +72,37 @@ def test_threshold_extremes_equal_correct_all_and_generator_only(test_runs, trai
     config = json.loads((test_runs["zero"].run_dir / "config.json").read_text())
     assert config["method"]["artifacts"]["gate"] == trained.digest and "conventions" in config["method"]["artifacts"]
     assert test_runs["zero"].run_id != test_runs["above"].run_id
+
+
+def test_replies_from_the_response_cache_are_left_out_of_the_time(trained, movies, tmp_path):
+    """With the response cache on, the three settings share replies: ``correct all`` replays the generator-only
+    run's generator replies and ``gated`` also the corrections ``correct all`` made. A replayed reply (~0 s) is
+    left out of the time and counted in ``cached_calls``, as a run's ``model_latency_s`` counts it as 0 s; a time
+    ratio with such a setting is NaN, not the ratio of a replay."""
+    from sparqlab.experiments.ggc import run_modes
+    from sparqlab.methods.ggc import compare
+    from sparqlab.methods.ggc.metrics import time_ratios
+
+    config = base_config(dataset="mcqa-movies", split="test", limit=4, cache="read_write",
+                         cache_path=str(tmp_path / "responses.sqlite"))
+    results = run_modes(config, trained.folder, kg=movies, threshold=0.5)
+    runs = {setting: records(result) for setting, result in results.items()}
+    assert not any("cached_stages" in r["extra"] for r in runs["generator only"].values())
+    assert all(r["extra"]["cached_stages"] == ["generator"] for r in runs["correct all"].values())
+    triggered = [r for r in runs["gated"].values() if r["extra"]["triggered"]]
+    assert triggered and all(r["extra"]["cached_stages"] == ["generator", "corrector"] for r in triggered)
+
+    table = compare({setting: stage_frame(result.run_dir, movies) for setting, result in results.items()})
+    assert list(table["cached_calls"]) == [0, 4, 4 + len(triggered)] == [  # the runner's own count
+        result.metrics["usage"]["model_calls"]["total"] - result.metrics["model_calls_uncached"]
+        for result in results.values()]
+    assert table.loc["generator only", "time_s"] == pytest.approx(
+        sum(r["extra"]["t_generator_s"] for r in runs["generator only"].values()))
+    assert table.loc["correct all", "time_s"] == pytest.approx(
+        sum(r["extra"]["t_corrector_s"] for r in runs["correct all"].values()))  # no replayed generator time
+    assert table.loc["generator only", "time_vs_first"] == 1.0
+    assert table[["time_vs_first"]].iloc[1:].isna().all().all()
+    assert all(np.isnan(ratio) for ratio in time_ratios(table).values())
 
 
 def test_sweep_from_one_run_equals_the_run_at_that_threshold(test_runs, movies):

@@ -14,8 +14,9 @@ returns nothing counts as a generator error (label 1), as the paper's Table 3 co
 
 Every prediction's ``extra`` keeps what a sweep or an analysis needs without rerunning anything: the initial
 query, the gate probability and decision, the corrected query, the KG feedback, and the wall time of each stage
-(``t_generator_s``, ``t_feedback_s``, ``t_gate_s``, ``t_corrector_s``) — see :func:`sparqlab.methods.ggc.metrics.sweep`
-and :func:`sparqlab.experiments.ggc.threshold_sweep`.
+(``t_generator_s``, ``t_feedback_s``, ``t_gate_s``, ``t_corrector_s``; ``cached_stages`` names the stages whose
+model reply came from the response cache, which the metrics leave out of the time) — see
+:func:`sparqlab.methods.ggc.metrics.sweep` and :func:`sparqlab.experiments.ggc.threshold_sweep`.
 
 The gate is an artifact: loaded from ``gate_path``, or trained in :meth:`GGC.prepare` on the generator's own
 output over ``train_dataset``/``train_split`` (by default the run's own training split: the scored dataset's
@@ -335,6 +336,8 @@ class GGC(Method):
                                kind="generate", defaults=self.config.call_params("generate"))
         initial = extract_sparql(reply.text)
         extra.update(initial_sparql=initial, t_generator_s=round(time.perf_counter() - started, 6))
+        if reply.cached:
+            extra["cached_stages"] = ["generator"]
         unread = None  # the typed failure of an unreadable s(0), kept as the error when nothing replaces it
         if initial is None:
             unread = reply_error(reply.text, reply.finish_reason, reply.reasoning)
@@ -371,6 +374,8 @@ class GGC(Method):
                                role="corrector", kind="correct", defaults=self.config.call_params("correct"))
         corrected = extract_sparql(reply.text)
         extra.update(corrected_sparql=corrected, t_corrector_s=round(time.perf_counter() - started, 6))
+        if reply.cached:
+            extra["cached_stages"] = [*extra.get("cached_stages", []), "corrector"]
         if corrected is None:  # an unreadable correction keeps the initial query, as the corrector prompt asks
             error = reply_error(reply.text, reply.finish_reason, reply.reasoning)
             ctx.log("parse_failure", role="corrector", response=reply.text, finish_reason=reply.finish_reason,

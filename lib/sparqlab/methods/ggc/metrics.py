@@ -13,7 +13,9 @@ a generator error that no correction fixes, as the paper's Table 3 counts it amo
 (``gold_errors="count"``); ``gold_errors="exclude"`` leaves such questions out (ours before). For the gate, "correction required"
 (s(0) wrong) is the positive class; the trigger rate is the share of questions routed to the corrector.
 Inference time of a setting is the sum of its stages' wall times (generator, KG feedback, gate, and corrector
-for the triggered questions).
+for the triggered questions). A model reply served from the response cache is left out of it, as a run's
+``model_latency_s`` counts a cached reply as 0 s: its replay took ~0 s and says nothing of the model's cost; the
+setting's ``cached_calls`` says how many were left out, and a time ratio between settings with such calls is NaN.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from sparqlab.kg.errors import KGError
 from sparqlab.methods.ggc.gate import decide
 
 STAGES = ("generator", "feedback", "gate", "corrector")
+MODEL_STAGES = ("generator", "corrector")
+"""The stages that call a model, whose reply may come from the response cache."""
 
 
 def execute_answers(kg: Any, sparql: str | None) -> list[str] | None:
@@ -66,9 +70,24 @@ def initial_correct(answers: Iterable[str] | None, gold: Iterable[str] | None) -
 GOLD_ERRORS = ("count", "exclude")
 
 
+def cached_stages(record: Mapping[str, Any]) -> set[str]:
+    """The model stages of a GGC prediction record whose reply came from the response cache
+    (``extra.cached_stages``). A record written before GGC named them has only the runner's count
+    (``model_calls_uncached``): when one of its calls was cached, each of its model stages counts as cached, since
+    which one is not recorded."""
+    extra = record.get("extra") or {}
+    if "cached_stages" in extra:
+        return set(extra["cached_stages"])
+    calls = sum((record.get("model_calls") or {}).values())
+    if int(record.get("model_calls_uncached", calls)) >= calls:
+        return set()
+    return {stage for stage in MODEL_STAGES if f"t_{stage}_s" in extra}
+
+
 def stage_frame(run_dir: str | Path, kg: Any, gold_errors: str = "count") -> pd.DataFrame:
     """One row per question of a GGC run: the gate probability, whether the run corrected it, the outcome of s(0)
-    and of s(c) (``*_hits``, ``*_size``, ``*_correct``), the gold size, ``gold_error`` and the stage times.
+    and of s(c) (``*_hits``, ``*_size``, ``*_correct``), the gold size, ``gold_error`` and the stage times (NaN for
+    a stage whose model reply came from the response cache, :func:`cached_stages`: not a time the model took).
 
     s(0)'s answers are the record's own when the run kept s(0); otherwise s(0) is executed on ``kg`` (cached).
     A question the corrector was not called on has s(c) = s(0). ``gold_errors``: ``count`` (default, Table 3) —
@@ -86,7 +105,7 @@ def stage_frame(run_dir: str | Path, kg: Any, gold_errors: str = "count") -> pd.
         if "initial_sparql" not in extra:
             raise ValueError(f"{run_dir} is not a GGC run (question {record['id']} has no initial_sparql)")
         gold, failed = answer_set(record["gold_answers"] or ()), gold_failed(record.get("gold_source"))
-        triggered = bool(extra.get("triggered"))
+        triggered, cached = bool(extra.get("triggered")), cached_stages(record)
         final = record.get("predicted_answers")
         initial = execute_answers(kg, extra["initial_sparql"]) if triggered else final
         h0, n0, ok0 = _overlap(initial, gold, failed, gold_errors)
@@ -96,7 +115,8 @@ def stage_frame(run_dir: str | Path, kg: Any, gold_errors: str = "count") -> pd.
             "initial_hits": h0, "initial_size": n0, "initial_correct": ok0,
             "corrected_hits": hc, "corrected_size": nc, "corrected_correct": okc, "gold_size": len(gold),
             "gold_error": gold_error,
-            **{f"t_{stage}_s": float(extra.get(f"t_{stage}_s") or 0.0) for stage in STAGES},
+            **{f"t_{stage}_s": float("nan") if stage in cached else float(extra.get(f"t_{stage}_s") or 0.0)
+               for stage in STAGES},
             "model_calls": sum((record.get("model_calls") or {}).values()),
         })
     if not rows:
@@ -131,20 +151,22 @@ def gate_metrics(labels: Sequence[int] | np.ndarray, triggered: Sequence[bool] |
 
 def pipeline_metrics(frame: pd.DataFrame, threshold: float | None = None) -> dict[str, Any]:
     """Query-level accuracy, item-level micro P/R/F1, gate metrics and inference time of the pipeline whose
-    corrector runs on the questions :func:`triggers` selects."""
+    corrector runs on the questions :func:`triggers` selects; ``cached_calls``: its model calls served from the
+    response cache, whose time ``time_s`` leaves out (module docstring)."""
     chosen = triggers(frame, threshold)
     pick = lambda name: np.where(chosen, frame[f"corrected_{name}"], frame[f"initial_{name}"])  # noqa: E731
     hits, size, correct = pick("hits").sum(), pick("size").sum(), pick("correct").astype(bool)
     gold = frame["gold_size"].sum()
     precision, recall = (hits / size if size else 0.0), (hits / gold if gold else 0.0)
-    time_s = float((frame["t_generator_s"] + frame["t_feedback_s"] + frame["t_gate_s"]).sum()
+    time_s = float(frame[["t_generator_s", "t_feedback_s", "t_gate_s"]].sum().sum()
                    + frame["t_corrector_s"][chosen].sum())
+    cached_calls = int(frame["t_generator_s"].isna().sum() + frame["t_corrector_s"][chosen].isna().sum())
     labels = ~frame["initial_correct"].to_numpy(bool)
     return {"threshold": threshold, "n": len(frame), "accuracy": float(correct.mean()),
             "item_precision": float(precision), "item_recall": float(recall),
             "item_f1": float(2 * precision * recall / (precision + recall)) if precision + recall else 0.0,
             **gate_metrics(labels, chosen), "corrector_calls": int(chosen.sum()),
-            "time_s": time_s, "time_per_question_s": time_s / len(frame)}
+            "time_s": time_s, "time_per_question_s": time_s / len(frame), "cached_calls": cached_calls}
 
 
 def sweep(frame: pd.DataFrame, thresholds: Iterable[float]) -> pd.DataFrame:
@@ -176,18 +198,27 @@ def subset_analysis(frame: pd.DataFrame, threshold: float | None = None) -> pd.D
 
 def compare(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Table 2 layout: one row per setting (each frame evaluated with its run's own decisions), with time
-    relative to the first setting (normally generator-only)."""
+    relative to the first setting (normally generator-only; NaN where either has cached calls)."""
     table = pd.DataFrame({label: pipeline_metrics(frame) for label, frame in frames.items()}).T
-    first = table["time_s"].iloc[0]
-    table["time_vs_first"] = table["time_s"] / first if first else float("nan")
+    measured = model_times(table)
+    first = measured.iloc[0]
+    table["time_vs_first"] = measured / first if first else float("nan")
     return table
+
+
+def model_times(table: pd.DataFrame) -> pd.Series:
+    """Each setting's ``time_s``, NaN where some of its model replies came from the response cache: its time then
+    leaves their cost out and is no measure to compare settings by."""
+    return table["time_s"].where(table["cached_calls"] == 0).astype(float)
 
 
 def time_ratios(table: pd.DataFrame, gated: str = "gated", generator: str = "generator only",
                 correct_all: str = "correct all") -> dict[str, float]:
-    """The paper's cost shape: gated / generator-only and gated / correct-all inference time."""
-    return {"gated/generator": float(table.loc[gated, "time_s"] / table.loc[generator, "time_s"]),
-            "gated/correct_all": float(table.loc[gated, "time_s"] / table.loc[correct_all, "time_s"])}
+    """The paper's cost shape: gated / generator-only and gated / correct-all inference time (NaN where a setting
+    has cached calls, :func:`model_times`)."""
+    times = model_times(table)
+    return {"gated/generator": float(times[gated] / times[generator]),
+            "gated/correct_all": float(times[gated] / times[correct_all])}
 
 
 SWEEP_MEASURES = {"gate_trigger_rate": "trigger rate", "gate_precision": "gate precision", "gate_recall": "gate recall",
