@@ -103,6 +103,11 @@ class RunResult:
         return load_predictions(self.run_dir)
 
 
+INLINE_ANSWER_ROWS = 64
+"""A final result of at most this many rows is turned into answers on the event loop (microseconds), a larger one
+on the runner's pool."""
+
+
 def run(method: Method, questions: Sequence[Question] | None = None, config: RunConfig | None = None, *,
         kg: KnowledgeGraph | None = None, model: ChatModel | None = None,
         redo_errors: Iterable[str] = ()) -> RunResult:
@@ -254,6 +259,10 @@ class Runner:
         return sorted(result_answers(result, self.kg, self.config.answer_match))
 
     async def _answers_of(self, result: QueryResult) -> list[str]:
+        """:meth:`_answers` here when that is cheap (a small result, no labels to fetch from the KG), else on the
+        runner's pool: a thread hop costs more than normalising a few answers."""
+        if len(result) <= INLINE_ANSWER_ROWS and self.config.answer_match != "label":
+            return self._answers(result)
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._answers, result)
 
     def _execute(self, sparql: str) -> list[str]:
