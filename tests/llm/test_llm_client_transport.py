@@ -242,3 +242,42 @@ def test_a_client_on_each_new_loop_loads_no_ca_certificates(transport, echo_serv
     assert model.chat_sync("first loop").text == "first loop"
     assert model.chat_sync("second loop").text == "second loop"
     assert loads == []
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_endpoint_learns_nothing_about_the_machine_from_the_headers(transport):
+    """The SDK's platform headers (OS, architecture, Python and SDK versions, async library) are not sent; the
+    ones the exchange needs are."""
+    import http.server
+
+    received = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append({name.lower(): value for name, value in self.headers.items()})
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        model = OpenAIModel("m", base_url=f"http://127.0.0.1:{server.server_port}/v1", http_transport=transport,
+                            api_key="secret")
+        assert model.chat_sync("hello", max_tokens=1).text == "ok"
+    finally:
+        server.shutdown()
+        server.server_close()
+    headers = received[0]
+    assert not [name for name in headers if name.startswith("x-stainless") and name not in (
+        "x-stainless-retry-count", "x-stainless-read-timeout")], headers
+    assert headers["authorization"] == "Bearer secret" and headers["x-stainless-retry-count"] == "0"
+    assert headers["content-type"] == "application/json" and headers["user-agent"].startswith("AsyncOpenAI/Python")

@@ -126,6 +126,13 @@ BOUNDED_TRANSPORTS = {name: type(f"Bounded{client.__name__}", (_BoundedAttempts,
                       for name, client in HTTP_TRANSPORTS.items()}
 """:data:`HTTP_TRANSPORTS` with :class:`_BoundedAttempts`: what :class:`OpenAIModel` uses."""
 
+WITHOUT_PLATFORM_HEADERS = {name: openai.omit for name in (
+    "X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-OS", "X-Stainless-Arch", "X-Stainless-Runtime",
+    "X-Stainless-Runtime-Version", "X-Stainless-Async")}
+"""The client's ``default_headers``: the SDK would describe this machine (OS, architecture, Python and SDK
+versions, its async library) to every endpoint in seven headers; a run sends an endpoint what determines the reply, and each header
+left out is one less that the HTTP stack copies, normalises and searches on every request."""
+
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
 """The request header in which the ``openai`` client numbers its attempts at a call (0, 1, ...)."""
 
@@ -409,6 +416,7 @@ class OpenAIModel(ChatModel):
             client = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
+                default_headers=WITHOUT_PLATFORM_HEADERS,
                 max_retries=self.max_retries,
                 timeout=openai.Timeout(self.timeout_s, connect=min(self.connect_timeout_s, self.timeout_s)),
                 http_client=BOUNDED_TRANSPORTS[self.http_transport](attempt_timeout_s=self.timeout_s,

@@ -8,6 +8,7 @@ shard, model and whether that model is a stand-in.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import json
 import platform
@@ -32,14 +33,21 @@ def now_iso() -> str:
 
 
 def package_versions(names: tuple[str, ...] = KEY_PACKAGES) -> dict[str, str | None]:
-    """Installed versions (``None`` for a package that is not installed)."""
-    versions: dict[str, str | None] = {}
+    """Installed versions (``None`` for a package that is not installed), read once per process: a package
+    upgraded under a running process is not the code that process imported, and a run's provenance need not parse
+    13 metadata files each time."""
+    return dict(_versions_at_first_read(names))
+
+
+@functools.cache
+def _versions_at_first_read(names: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    versions: list[tuple[str, str | None]] = []
     for name in names:
         try:
-            versions[name] = metadata.version(name)
+            versions.append((name, metadata.version(name)))
         except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+            versions.append((name, None))
+    return tuple(versions)
 
 
 def git_state(root: Path | None = CHECKOUT) -> dict[str, Any]:

@@ -54,7 +54,7 @@ from sparqlab.runs.plan import RunPlan, build_plan
 from sparqlab.runs.prepared import PreparedRun
 from sparqlab.runs.records import prediction_record
 from sparqlab.runs.resources import InFlight, fit_to_slots
-from sparqlab.runs.store import MANIFEST, RunStore, write_json
+from sparqlab.runs.store import MANIFEST, GroupCommit, RunStore, write_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,6 +102,11 @@ class RunResult:
         from sparqlab.runs.results import load_predictions
 
         return load_predictions(self.run_dir)
+
+
+INLINE_ANSWER_ROWS = 64
+"""A final result of at most this many rows is turned into answers on the event loop (microseconds), a larger one
+on the runner's pool."""
 
 
 def run(method: Method, questions: Sequence[Question] | None = None, config: RunConfig | None = None, *,
@@ -255,6 +260,10 @@ class Runner:
         return sorted(result_answers(result, self.kg, self.config.answer_match))
 
     async def _answers_of(self, result: QueryResult) -> list[str]:
+        """:meth:`_answers` here when that is cheap (a small result, no labels to fetch from the KG), else on the
+        runner's pool: a thread hop costs more than normalising a few answers."""
+        if len(result) <= INLINE_ANSWER_ROWS and self.config.answer_match != "label":
+            return self._answers(result)
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._answers, result)
 
     def _execute(self, sparql: str) -> list[str]:
@@ -354,13 +363,12 @@ class Runner:
             store.close()
             self._pool.shutdown(wait=False)
             raise
-        # Appends (with their fsyncs) run on one writer thread, in completion order, off the event loop.
-        writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparqlab-writer")
+        appends = GroupCommit(store)  # one writer thread, off the event loop, fsyncs shared by what ends together
         answered = 0
         try:
-            answered = await self._answer_all(prepared, todo, store, writer)
+            answered = await self._answer_all(prepared, todo, appends)
         finally:
-            writer.shutdown(wait=True)
+            await appends.close()
             try:
                 metrics = prepared.finish(store.predictions(), time.perf_counter() - started, self._kg_stats_start,
                                           self.slots)
@@ -389,11 +397,9 @@ class Runner:
         for model in self.models:
             await model.aclose()
 
-    async def _answer_all(self, prepared: PreparedRun, todo: list[Question], store: RunStore,
-                          writer: ThreadPoolExecutor) -> int:
+    async def _answer_all(self, prepared: PreparedRun, todo: list[Question], appends: GroupCommit) -> int:
         from tqdm.auto import tqdm
 
-        loop = asyncio.get_running_loop()
         pending = iter(todo)
         answered = 0
         bar = tqdm(total=len(self.plan.questions), initial=len(self.plan.questions) - len(todo), unit="q",
@@ -403,7 +409,7 @@ class Runner:
             nonlocal answered
             for question in pending:
                 record, trace = await self.answer(question)
-                await loop.run_in_executor(writer, store.append, record, trace)
+                await appends.append(record, trace)
                 answered += 1
                 bar.update(1)
 

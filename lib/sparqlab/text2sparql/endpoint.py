@@ -38,7 +38,6 @@ import json
 import time
 import warnings
 from collections.abc import AsyncIterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +53,7 @@ from sparqlab.runs.manifest import manifest_document
 from sparqlab.runs.metrics import metrics_document
 from sparqlab.runs.plan import build_plan
 from sparqlab.runs.runner import Runner
-from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, RunStore, write_json
+from sparqlab.runs.store import CONFIG, MANIFEST, METRICS, GroupCommit, RunStore, write_json
 from sparqlab.serving.guard import ConnectionLimits, guarded_server, listen_socket
 from sparqlab.text2sparql.editions import DATASET_IRIS, EDITIONS, question_language
 
@@ -171,7 +170,7 @@ class ServedRun:
     _slots: asyncio.Semaphore | None = None
     _pending: int = 0
     _service_s: float = 1.0
-    _writer: ThreadPoolExecutor | None = None
+    _appends: GroupCommit | None = None
     _started: float = 0.0
 
     def __post_init__(self) -> None:
@@ -197,7 +196,7 @@ class ServedRun:
         self._write_manifest("running")
         self._slots = asyncio.Semaphore(max(1, self.config.concurrency))
         self._pending = 0
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparqlab-serve-writer")
+        self._appends = GroupCommit(self.store, "sparqlab-serve-writer")
 
     def _write_manifest(self, status: str, ids: list[str] | None = None) -> None:
         """``manifest.json`` of the session (``sparqlab runs list`` shows it): the served requests are its
@@ -243,7 +242,7 @@ class ServedRun:
                     self._service_s = 0.8 * self._service_s + 0.2 * (loop.time() - began)
         finally:
             self._pending -= 1
-        await loop.run_in_executor(self._writer, self.store.append, record, trace)
+        await self._appends.append(record, trace)
         return {"dataset": dataset, "question": question, "query": self.portable(record["predicted_sparql"])}
 
     def expected_wait_s(self) -> int:
@@ -262,8 +261,8 @@ class ServedRun:
         """Write the session's ``metrics.json`` (cost per request; unscored) and release everything."""
         if self.runner is None or self.store is None:
             return
-        if self._writer is not None:
-            self._writer.shutdown(wait=True)
+        if self._appends is not None:
+            await self._appends.close()
         records = self.store.predictions()
         write_json(self.run_dir / METRICS, metrics_document(
             self.runner.prepared.header(), records, len(records), time.perf_counter() - self._started,
