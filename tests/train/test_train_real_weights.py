@@ -73,13 +73,15 @@ def test_real_weights_fine_tune_and_the_merged_adapter_served_by_llama_cpp(conve
     data = tmp_path / "metaqa.jsonl"
     build_from_dataset("generic", "metaqa-1hop", "test", data, limit=2, allow_test=True, exclude_sample=100,
                        order_seed=0)
-    result = train_sft(SFTConfig(base="smollm2-135m", data=str(data), out=str(tmp_path / "sft"), max_steps=4,
+    result = train_sft(SFTConfig(base="smollm2-135m", data=str(data), out=str(tmp_path / "sft"), max_steps=2,
                                  batch_size=2, grad_accum=1, learning_rate=2e-3, eval_fraction=0, threads=2,
-                                 max_length=256, progress=False))  # the same two records each step
+                                 max_length=256, progress=False))
+    # the same two records each step; two steps take the loss from ~2.6 to ~2.0 and are enough for the fenced
+    # query below, which the base model does not write (it answers in prose)
     summary = result.summary
     assert summary["base"]["converted_from"]["gguf_sha256"] == source["gguf_sha256"]
     assert summary["data_manifest"]["sources"]["dataset"] == "metaqa-1hop"
-    assert summary["steps"] == 4 and summary["last_train_loss"] < summary["first_train_loss"]
+    assert summary["steps"] == 2 and summary["last_train_loss"] < summary["first_train_loss"]
 
     tuned = export_gguf("smollm2-135m", result.adapter, tmp_path / "tuned.gguf")
     record = json.loads(data.read_text().splitlines()[0])

@@ -33,6 +33,6 @@ def test_uri_correction_notebook_scores_freebase_without_an_endpoint(tmp_path, f
         "kg": "freebase", "kg_url": freebase_url, "dataset": "freebase-fixture", "limit": "5",
         "train_dataset": "webqsp", "train_limit": "40", "embedder": "hashing", "wikidata_sets": "[]",
         "freebase_sets": "['freebase-fixture']", "freebase_limit": "5", "freebase_memory_limit": "200", "lcquad2_limit": "0",
-        "experiment": "desq-fb"})
+        "freebase_train_limit": "40", "experiment": "desq-fb"})  # 40 worked examples, not all 3,098 of WebQSP's
     assert "freebase-fixture" in text and "roundtrip-exact" in text and "structural_em" in text  # offline table
     assert list((tmp_path / "figures" / "desq-fb").glob("uri_strategies--*.png"))

@@ -32,9 +32,12 @@ QUESTION_TIMEOUT_S = 120
 """Each question's deadline: a question ends well within the suite's 300 s per test even on a loaded machine
 (a question cut there is a typed ``question_timeout``, its calls so far still counted)."""
 
-AGENT_OPTIONS = {"max_actions": 4, "controller_max_tokens": 96, "reparse_max_tokens": 64, "prune_max_tokens": 64,
+AGENT_OPTIONS = {"max_actions": 2, "controller_max_tokens": 96, "reparse_max_tokens": 64, "prune_max_tokens": 64,
                  "max_parse_failures": 2}
-"""SPINACH's and SAGA's text actions, kept short: a few steps of at most 96 tokens each."""
+"""SPINACH's and SAGA's text actions, kept short: two steps of at most 96 tokens each — enough for a controller
+reply, its re-parse and an action run on the KG (or two unreadable replies ending the question as a typed parse
+failure), which is all the test asserts; each further step costs a prompt of 1,000-2,300 tokens (the measured table
+of benchmarks/real_model.py gives the agents four)."""
 
 
 def real_run(real_model, movies_kg, tmp_path, method: str, questions=None, **options):
