@@ -256,8 +256,8 @@ def test_the_endpoint_learns_nothing_about_the_machine_from_the_headers(transpor
         def do_POST(self):
             received.append({name.lower(): value for name, value in self.headers.items()})
             self.rfile.read(int(self.headers["Content-Length"]))
-            body = json.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]}).encode()
+            choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}
+            body = json.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [choice]}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))

@@ -74,9 +74,9 @@ def _run_on_thread_loop(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 def _new_kept_worker() -> None:
-    """One worker thread with a kept loop for ``reuse_loop`` calls made inside a running loop; the lock is held while
-    it runs a call, so a concurrent call, or one made from the worker itself (nested), gets a fresh thread instead of
-    waiting behind it. Made anew in a forked child, where the parent's threads and loops do not exist."""
+    """One worker thread with a kept loop for ``reuse_loop`` calls made inside a running loop; the lock is held
+    while it runs a call, so a concurrent call, or one made from the worker itself (nested), gets a fresh thread
+    instead of waiting behind it. Made anew in a forked child, where the parent's threads and loops do not exist."""
     global _KEPT_WORKER, _KEPT_WORKER_BUSY
     _KEPT_WORKER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparqlab-run-sync")
     _KEPT_WORKER_BUSY = threading.Lock()

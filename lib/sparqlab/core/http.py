@@ -71,7 +71,8 @@ def tls_context() -> ssl.SSLContext:
 def fetch(url: str, *, timeout_s: float, max_bytes: int, hint: str = "", params: dict[str, str] | None = None,
           headers: dict[str, str] | None = None) -> tuple[httpx2.Response, bytes]:
     """:func:`bounded_get` for a synchronous caller, through :func:`~sparqlab.core.event_loops.run_sync`, so it
-    works whether or not the calling thread runs an event loop (a notebook's does). Transport errors are HTTPX2's."""
+    works whether or not the calling thread runs an event loop (a notebook's does). Transport errors are
+    HTTPX2's."""
 
     async def exchange() -> tuple[httpx2.Response, bytes]:
         async with httpx2.AsyncClient(headers=headers, timeout=timeout_s, verify=tls_context()) as client:

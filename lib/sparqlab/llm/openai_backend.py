@@ -130,8 +130,9 @@ WITHOUT_PLATFORM_HEADERS = {name: openai.omit for name in (
     "X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-OS", "X-Stainless-Arch", "X-Stainless-Runtime",
     "X-Stainless-Runtime-Version", "X-Stainless-Async")}
 """The client's ``default_headers``: the SDK would describe this machine (OS, architecture, Python and SDK
-versions, its async library) to every endpoint in seven headers; a run sends an endpoint what determines the reply, and each header
-left out is one less that the HTTP stack copies, normalises and searches on every request."""
+versions, its async library) to every endpoint in seven headers; a run sends an endpoint what determines the
+reply, and each header left out is one less that the HTTP stack copies, normalises and searches on every
+request."""
 
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
 """The request header in which the ``openai`` client numbers its attempts at a call (0, 1, ...)."""
@@ -153,9 +154,9 @@ def connection_failure(error: BaseException) -> bool:
 
 async def _closed_with_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[None]:
     """Closes ``client`` when closed itself. Started on the client's loop, it is one of the loop's async generators,
-    which ``asyncio.run`` (hence :func:`~sparqlab.core.event_loops.run_sync`) closes before closing the loop: a model used
-    in ``asyncio.run(...)`` without :meth:`ChatModel.aclose` leaves no open connection (aiohttp logs an error for
-    each session it finds unclosed)."""
+    which ``asyncio.run`` (hence :func:`~sparqlab.core.event_loops.run_sync`) closes before closing the loop: a
+    model used in ``asyncio.run(...)`` without :meth:`ChatModel.aclose` leaves no open connection (aiohttp logs an
+    error for each session it finds unclosed)."""
     try:
         yield
     finally:

@@ -349,4 +349,3 @@ class GroupCommit:
                 await self._draining
         finally:
             self._writer.shutdown(wait=True)
-
